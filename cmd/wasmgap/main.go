@@ -1,0 +1,69 @@
+// Command wasmgap runs the project's kernels on every engine, serves the
+// playground page and the chat, and generates load.
+//
+// Usage:
+//
+//	wasmgap serve   [flags]   the playground page, its API and the chat under /chat/
+//	wasmgap chat    [flags]   the chat alone, with the source article's routes at the root
+//	wasmgap bench   [flags]   measure kernels on server engines and print a table
+//	wasmgap load    [flags]   generate HTTP, SSE or WebSocket load
+//	wasmgap version           print version information
+//
+// Each subcommand has its own flags; `wasmgap <command> -h` lists them.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// command is one subcommand: its one-line summary and its entry point.
+type command struct {
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+// commands lists every subcommand; each lives in a file of its own name.
+var commands = map[string]command{
+	"serve":   {"serve the playground page, its API and the chat under /chat/", runServe},
+	"chat":    {"serve the chat alone, with the source article's routes", runChat},
+	"bench":   {"measure kernels on server engines and print a table", runBench},
+	"load":    {"generate HTTP, SSE or WebSocket load against a server", runLoad},
+	"version": {"print version information", runVersion},
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "wasmgap: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	return cmd.run(args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: wasmgap <command> [flags]\n\ncommands:")
+	names := make([]string, 0, len(commands))
+	for name := range commands {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", name, commands[name].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'wasmgap <command> -h' for the flags of one command.")
+}
