@@ -1,0 +1,46 @@
+// Package engine defines the one shape every kernel engine has, server or browser:
+// load once, then run kernel K with arguments A and return the value it computed, or an
+// error that says what happened.
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/wasmgap/wasmgap/kernels"
+)
+
+// Names of the server engines, as the CLI, the API and the reports spell them.
+const (
+	Native            = "native"
+	WazeroCompiler    = "wazero-compiler"
+	WazeroInterpreter = "wazero-interpreter"
+	Yaegi             = "yaegi"
+)
+
+// Engine runs kernels. Load must be called once before Run; Run is not safe for
+// concurrent use (an engine that wants parallelism pools instances behind it).
+type Engine interface {
+	// Name is the engine's name, one of the constants above.
+	Name() string
+	// Load prepares the engine (compile, instantiate, parse) and says how long it took.
+	Load(ctx context.Context) (Setup, error)
+	// Run calls the kernel once with args (already checked against its Params).
+	Run(ctx context.Context, k *kernels.Kernel, args []int) (int64, error)
+	// Close releases what Load acquired.
+	Close(ctx context.Context) error
+}
+
+// Setup is the one-off cost of an engine, reported apart from run times.
+type Setup struct {
+	// Compile is the time to compile or parse the code (zero where there is nothing to do).
+	Compile time.Duration `json:"compile_ns"`
+	// Instantiate is the time to create a runnable instance.
+	Instantiate time.Duration `json:"instantiate_ns"`
+	// Cached is true when compilation came from an on-disk cache.
+	Cached bool `json:"cached,omitempty"`
+}
+
+// ErrStackOverflow is returned (wrapped) by Run when the kernel exhausted the engine's stack.
+var ErrStackOverflow = errors.New("stack overflow")

@@ -1,0 +1,31 @@
+// Package native is the native engine: the kernels compiled by the Go toolchain into
+// this binary and called in-process. It is the baseline every ratio is taken against.
+package native
+
+import (
+	"context"
+
+	"github.com/wasmgap/wasmgap/engine"
+	"github.com/wasmgap/wasmgap/kernels"
+)
+
+// Engine calls the kernels directly. Its zero value is ready to use.
+type Engine struct{}
+
+// New returns the native engine.
+func New() *Engine { return &Engine{} }
+
+// Name returns engine.Native.
+func (*Engine) Name() string { return engine.Native }
+
+// Load has nothing to prepare: the kernels were compiled with the binary.
+func (*Engine) Load(context.Context) (engine.Setup, error) { return engine.Setup{}, nil }
+
+// Run calls the kernel. A runaway or stack-exhausting kernel cannot be stopped from inside
+// the process: run measurements in worker processes (package runner) to survive them.
+func (*Engine) Run(_ context.Context, k *kernels.Kernel, args []int) (int64, error) {
+	return k.Call(args), nil
+}
+
+// Close does nothing.
+func (*Engine) Close(context.Context) error { return nil }
