@@ -171,9 +171,8 @@ function kernelRow(app: App, k: Kernel): HTMLElement {
     sel.kernels = app.cat.kernels.map((kk) => kk.name).filter((n) => chosen.has(n));
     changed(app);
   };
-  const summary = document.createElement("small");
-  summary.textContent = k.summary;
-  row.append(lab, params, summary, err);
+  row.title = k.summary;
+  row.append(lab, params, err);
   return row;
 }
 

@@ -33,7 +33,7 @@ scope.onmessage = async (ev: MessageEvent<WorkerRequest>) => {
         ConsoleStdout.lineBuffered((line) => stderr.push(line)), // stdout
         ConsoleStdout.lineBuffered((line) => stderr.push(line)), // stderr
       ];
-      const wasi = new WASI([], [], fds);
+      const wasi = new WASI([], [], fds, { debug: false });
       t0 = performance.now();
       const instance = await WebAssembly.instantiate(module, { wasi_snapshot_preview1: wasi.wasiImport });
       const exports = instance.exports as unknown as KernelExports;
