@@ -67,7 +67,7 @@ type Options struct {
 
 // message is one line a worker writes on its stdout: progress, or the final result.
 type message struct {
-	Progress *Progress      `json:"progress,omitempty"`
+	Progress *Progress       `json:"progress,omitempty"`
 	Result   *measure.Result `json:"result,omitempty"`
 }
 
