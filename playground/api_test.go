@@ -534,3 +534,26 @@ func TestUnknownAPIRoute(t *testing.T) {
 		t.Errorf("GET /api/run: %d", resp.StatusCode)
 	}
 }
+
+func TestRunNativeInWorker(t *testing.T) {
+	ts := fakeServer(t, Options{Engines: []string{"native"}, Timeout: 20 * time.Second}, nil)
+	resp := postRun(t, ts.URL, `{"kernel":"fib_rec","engine":"native","args":{"n":20},"runs":3,"warmup":1}`)
+	events := readEvents(t, resp.Body)
+	progress := 0
+	for _, e := range events {
+		if e.Type == "progress" {
+			progress++
+		}
+	}
+	last := events[len(events)-1]
+	if last.Type != "result" || last.Result == nil {
+		t.Fatalf("last event %+v, want the result", last)
+	}
+	r := last.Result
+	if r.Failure != "" || last.Value != "6765" || last.Expected != "6765" || len(r.Samples) != 3 || r.Median <= 0 {
+		t.Errorf("result %+v (value %s), want fib_rec(20) = 6765 from 3 timed runs", r, last.Value)
+	}
+	if progress == 0 {
+		t.Error("no progress events from the worker")
+	}
+}

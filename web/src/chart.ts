@@ -4,7 +4,7 @@
 import { info } from "./engines";
 import { duration } from "./format";
 import type { HistoryRow } from "./history";
-import type { Grid } from "./results";
+import { belowResolution, type Grid, medianText } from "./results";
 
 const SVG = "http://www.w3.org/2000/svg";
 const WIDTH = 760;
@@ -27,6 +27,8 @@ interface Bar {
   ns?: number;
   text?: string;
   historical?: boolean;
+  /** The time is under the timer's step: printed, not drawn. */
+  below?: boolean;
 }
 
 /** renderChart draws the grid (and the historical figures, when given) into host. */
@@ -36,7 +38,8 @@ export function renderChart(host: HTMLElement, grid: Grid, history: HistoryRow[]
     for (const e of grid.engines) {
       const s = grid.get(r, e);
       const color = info(e).color;
-      if (s.kind === "done" && !s.result.failure) bars.push({ name: info(e).title, color, ns: s.result.median_ns });
+      if (s.kind === "done" && !s.result.failure && belowResolution(s.result)) bars.push({ name: info(e).title, color, text: medianText(s.result, duration), below: true });
+      else if (s.kind === "done" && !s.result.failure) bars.push({ name: info(e).title, color, ns: s.result.median_ns });
       else if (s.kind === "done") bars.push({ name: info(e).title, color, text: s.result.failure });
       else if (s.kind === "error") bars.push({ name: info(e).title, color, text: "error" });
     }
@@ -85,7 +88,7 @@ export function renderChart(host: HTMLElement, grid: Grid, history: HistoryRow[]
         root.append(rect);
         root.append(svg("text", { x: LABEL_W + w + 4, y: y + BAR_H - 3, class: "value" }, duration(b.ns)));
       } else {
-        root.append(svg("text", { x: LABEL_W + 4, y: y + BAR_H - 3, class: "failure" }, b.text ?? ""));
+        root.append(svg("text", { x: LABEL_W + 4, y: y + BAR_H - 3, class: b.below ? "value" : "failure" }, b.text ?? ""));
       }
       y += BAR_H + GAP;
     }

@@ -1,13 +1,32 @@
-// The articles' historical figures (GET /api/history), grouped as rows beside the live ones.
+// The articles' historical figures (GET /api/history, package history's Figure), grouped
+// as rows beside the live ones: one row per call and article table.
 
-/** One historical figure: a runtime's time for a call, or what it failed with. */
+/** One figure as the API sends it (package history's Figure). */
+export interface Figure {
+  table: string;
+  article: string;
+  label: string;
+  language: string;
+  version: string;
+  hardware: string;
+  kernel: string;
+  args: number[];
+  text: string;
+  seconds: number;
+  failure?: string;
+  note?: string;
+}
+
+/** One historical figure in a row: a runtime's time for a call, or what it failed with. */
 export interface HistoricalFigure {
   runtime: string;
   seconds: number;
   failure?: string;
+  /** As the article printed it, with any note on how its code differs from the kernel. */
+  detail: string;
 }
 
-/** The historical figures of one call, from one article's machine. */
+/** The historical figures of one call, from one article table. */
 export interface HistoryRow {
   kernel: string;
   label: string;
@@ -15,37 +34,27 @@ export interface HistoryRow {
   figures: HistoricalFigure[];
 }
 
-type Loose = Record<string, unknown>;
-
-const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
-const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
-
-/** normalize groups the API's figures by call and source. */
+/** normalize groups the API's figures by call and table. */
 export function normalize(data: unknown): HistoryRow[] {
-  const list: unknown[] = Array.isArray(data)
-    ? data
-    : Array.isArray((data as Loose | null)?.["figures"])
-      ? ((data as Loose)["figures"] as unknown[])
-      : [];
+  const list = Array.isArray(data) ? (data as Partial<Figure>[]) : [];
   const rows = new Map<string, HistoryRow>();
-  for (const item of list) {
-    if (typeof item !== "object" || item === null) continue;
-    const f = item as Loose;
-    const kernel = str(f["kernel"]);
-    const runtime = str(f["runtime"]) ?? str(f["engine"]) ?? str(f["name"]);
-    if (!kernel || !runtime) continue;
-    const args = Array.isArray(f["args"]) ? (f["args"] as unknown[]).map(String) : [];
-    const label = str(f["label"]) ?? `${kernel}(${args.join(", ")})`;
-    const source = [str(f["machine"]), str(f["date"]) ?? str(f["year"]?.toString())].filter(Boolean).join(", ") || "the article";
-    const seconds = num(f["seconds"]) ?? (num(f["ns"]) ?? num(f["time_ns"]) ?? NaN) / 1e9;
-    const failure = str(f["failure"]) ?? str(f["note"] && !Number.isFinite(seconds) ? f["note"] : undefined);
+  for (const f of list) {
+    if (!f || typeof f.kernel !== "string" || typeof f.label !== "string") continue;
+    const args = Array.isArray(f.args) ? f.args : [];
+    const label = `${f.kernel}(${args.join(", ")})`;
+    const source = `${f.table ?? "the article"}, ${f.hardware ?? "unknown hardware"}`;
     const key = `${label}|${source}`;
     let row = rows.get(key);
     if (!row) {
-      row = { kernel, label, source, figures: [] };
+      row = { kernel: f.kernel, label, source, figures: [] };
       rows.set(key, row);
     }
-    row.figures.push({ runtime, seconds, failure: failure ?? (Number.isFinite(seconds) ? undefined : "no figure") });
+    row.figures.push({
+      runtime: f.label,
+      seconds: typeof f.seconds === "number" ? f.seconds : NaN,
+      failure: f.failure || undefined,
+      detail: [`printed: ${f.text ?? ""}`, f.note].filter(Boolean).join(" — "),
+    });
   }
   return [...rows.values()];
 }

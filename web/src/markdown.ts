@@ -3,7 +3,7 @@
 import { info } from "./engines";
 import { duration, ratio } from "./format";
 import type { HistoryRow } from "./history";
-import type { Grid } from "./results";
+import { type Grid, medianText } from "./results";
 import type { ServerEnvironment } from "./types";
 
 const cellText = (s: string): string => s.replaceAll("|", "\\|").replaceAll("\n", " ");
@@ -19,7 +19,7 @@ export function toMarkdown(grid: Grid, server: ServerEnvironment | undefined, hi
         case "done": {
           if (s.result.failure) return cellText(s.result.failure);
           const x = grid.ratio(r, e);
-          return `${duration(s.result.median_ns)} (${duration(s.result.min_ns)}–${duration(s.result.max_ns)})${x !== undefined ? ` ${ratio(x)}` : ""}`;
+          return `${medianText(s.result, duration)} (${duration(s.result.min_ns)}–${duration(s.result.max_ns)})${x !== undefined ? ` ${ratio(x)}` : ""}`;
         }
         case "error":
           return cellText(`error: ${s.message}`);

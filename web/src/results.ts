@@ -13,6 +13,18 @@ export interface Row {
   invalid?: string;
 }
 
+/** belowResolution reports whether a browser median is under the timer's smallest step:
+ * such a time says "faster than the clock can tell", and no ratio can be taken from it. */
+export function belowResolution(res: CellResult): boolean {
+  const step = res.browser?.timer_resolution_ns ?? 0;
+  return res.where === "browser" && step > 0 && res.median_ns < step;
+}
+
+/** medianText is a result's median as the table, chart and Markdown print it. */
+export function medianText(res: CellResult, fmt: (ns: number) => string): string {
+  return belowResolution(res) ? `< ${fmt(res.browser?.timer_resolution_ns ?? 0)}` : fmt(res.median_ns);
+}
+
 export class Grid {
   readonly cells = new Map<string, CellState>();
   constructor(
@@ -58,7 +70,7 @@ export class Grid {
     if (!base || base === engine) return undefined;
     const b = this.result(row, base);
     const c = this.result(row, engine);
-    if (!b || !c || b.median_ns <= 0) return undefined;
+    if (!b || !c || b.median_ns <= 0 || belowResolution(b) || belowResolution(c)) return undefined;
     return c.median_ns / b.median_ns;
   }
 

@@ -3,7 +3,7 @@
 import type { CellState } from "./cells";
 import { duration, ratio } from "./format";
 import { info } from "./engines";
-import type { Grid } from "./results";
+import { type Grid, medianText } from "./results";
 import type { HistoryRow } from "./history";
 
 export interface TableHooks {
@@ -62,6 +62,7 @@ export function renderTable(host: HTMLElement, grid: Grid, hooks: TableHooks, hi
       td.className = "history-cells";
       for (const f of h.figures) {
         const chip = el("span", "chip");
+        chip.title = f.detail;
         chip.append(el("b", undefined, f.runtime), document.createTextNode(" "), el("span", f.failure ? "failure" : undefined, f.failure ?? duration(f.seconds * 1e9)));
         td.append(chip);
       }
@@ -121,7 +122,7 @@ function fillCell(td: HTMLTableCellElement, grid: Grid, r: number, engine: strin
         td.classList.add("failed");
         parts.push(el("span", "failure", res.failure));
       } else {
-        const med = el("span", "median", duration(res.median_ns));
+        const med = el("span", "median", medianText(res, duration));
         med.dataset.ns = String(res.median_ns);
         parts.push(med);
         const x = grid.ratio(r, engine);
