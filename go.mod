@@ -4,6 +4,8 @@ go 1.26.4
 
 tool github.com/go-task/task/v3/cmd/task
 
+require github.com/traefik/yaegi v0.16.1
+
 require (
 	cel.dev/expr v0.25.2 // indirect
 	charm.land/bubbles/v2 v2.1.1 // indirect

@@ -28,6 +28,12 @@ import (
 // start none).
 var workersStarted atomic.Int64
 
+// Bounds on a job's runs and warm-up runs.
+const (
+	MaxRuns   = 1000
+	MaxWarmup = 100
+)
+
 // DefaultTimeout bounds a job whose Timeout is zero.
 const DefaultTimeout = 30 * time.Second
 
@@ -77,6 +83,12 @@ func (j Job) Validate() error {
 	if j.Timeout < 0 {
 		return fmt.Errorf("timeout %v is negative: give a positive duration, or zero for %v", j.Timeout, DefaultTimeout)
 	}
+	if j.Options.Runs < 0 || j.Options.Runs > MaxRuns {
+		return fmt.Errorf("runs = %d is out of range: allowed 1 to %d (0 for the default %d)", j.Options.Runs, MaxRuns, measure.DefaultRuns)
+	}
+	if j.Options.Warmup > MaxWarmup {
+		return fmt.Errorf("warm-up = %d is out of range: allowed up to %d (0 for the default %d, negative for none)", j.Options.Warmup, MaxWarmup, measure.DefaultWarmup)
+	}
 	if _, err := engineCheck(j.Engine); err != nil {
 		return err
 	}
@@ -107,7 +119,6 @@ func Run(ctx context.Context, job Job, opts Options) (measure.Result, error) {
 	if job.Timeout == 0 {
 		job.Timeout = DefaultTimeout
 	}
-	job.Options = job.Options.WithDefaults()
 	input, err := json.Marshal(job)
 	if err != nil {
 		return measure.Result{}, fmt.Errorf("encode job: %w", err)
@@ -160,8 +171,9 @@ func Run(ctx context.Context, job Job, opts Options) (measure.Result, error) {
 	}
 	base := measure.Result{
 		Kernel: job.Kernel, Args: append([]int(nil), job.Args...), Engine: job.Engine,
-		Runs: job.Options.Runs, Warmup: job.Options.Warmup,
 	}
+	opt := job.Options.WithDefaults()
+	base.Runs, base.Warmup = opt.Runs, opt.Warmup
 	if k, err := kernels.Lookup(job.Kernel); err == nil {
 		base.Expected = k.Expected(job.Args)
 	}
