@@ -557,3 +557,33 @@ func TestRunNativeInWorker(t *testing.T) {
 		t.Error("no progress events from the worker")
 	}
 }
+
+func TestHistory(t *testing.T) {
+	ts := fakeServer(t, Options{}, nil)
+	resp, err := http.Get(ts.URL + "/api/history")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var figures []struct {
+		Kernel  string  `json:"kernel"`
+		Label   string  `json:"label"`
+		Seconds float64 `json:"seconds"`
+		Failure string  `json:"failure"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&figures); err != nil {
+		t.Fatal(err)
+	}
+	var fibRecPHP7, hhvmAck bool
+	for _, f := range figures {
+		if f.Kernel == "fib_rec" && f.Label == "PHP 7.0.0" && f.Seconds > 19 && f.Seconds < 20 {
+			fibRecPHP7 = true
+		}
+		if f.Kernel == "ack_while" && f.Failure != "" {
+			hhvmAck = true
+		}
+	}
+	if !fibRecPHP7 || !hhvmAck {
+		t.Errorf("history lacks PHP 7's fib_rec(40) (19.47 s) or a failed ack_while: %d figures", len(figures))
+	}
+}

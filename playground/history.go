@@ -1,7 +1,13 @@
 package playground
 
-import "net/http"
+import (
+	"net/http"
 
+	"github.com/wasmgap/wasmgap/history"
+)
+
+// handleHistory answers the articles' historical figures, every one with its article,
+// table, hardware and what the article printed.
 func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
-	writeError(w, http.StatusNotImplemented, apiError{Error: "the articles' historical figures are not available in this build"})
+	writeJSON(w, http.StatusOK, history.All())
 }
