@@ -3,13 +3,10 @@
 
 import { info } from "./engines";
 import { duration } from "./format";
-import type { HistoryRow } from "./history";
+import { type HistoryRow, shown } from "./history";
 import { belowResolution, type Grid, medianText } from "./results";
 
 const SVG = "http://www.w3.org/2000/svg";
-const WIDTH = 760;
-const LABEL_W = 150;
-const RIGHT_PAD = 90;
 const BAR_H = 14;
 const GAP = 4;
 const GROUP_GAP = 16;
@@ -45,7 +42,8 @@ export function renderChart(host: HTMLElement, grid: Grid, history: HistoryRow[]
     }
     for (const h of history?.filter((h) => h.kernel === row.kernel.name) ?? []) {
       for (const f of h.figures) {
-        bars.push({ name: `${f.runtime}`, color: "var(--historical)", historical: true, ...(f.failure ? { text: f.failure } : { ns: f.seconds * 1e9 }) });
+        const drawn = !f.failure && f.seconds > 0;
+        bars.push({ name: f.runtime, color: "var(--historical)", historical: true, ...(drawn ? { ns: f.seconds * 1e9 } : { text: shown(f, duration), below: !f.failure }) });
       }
     }
     return { title: row.label, bars };
@@ -57,6 +55,10 @@ export function renderChart(host: HTMLElement, grid: Grid, history: HistoryRow[]
     return;
   }
   host.hidden = false;
+  // Drawn at the host's own width, so that its text stays readable on a phone.
+  const WIDTH = Math.max(320, Math.min(host.clientWidth || 760, 1100));
+  const LABEL_W = WIDTH < 500 ? 112 : 150;
+  const RIGHT_PAD = WIDTH < 500 ? 64 : 90;
   let lo = Math.floor(Math.log10(Math.min(...values)));
   let hi = Math.ceil(Math.log10(Math.max(...values)));
   if (hi === lo) hi = lo + 1;
@@ -69,10 +71,11 @@ export function renderChart(host: HTMLElement, grid: Grid, history: HistoryRow[]
   const root = svg("svg", { viewBox: `0 0 ${WIDTH} ${height}`, role: "img", "aria-label": "median time per kernel and engine, log scale", class: "chart" });
 
   // Axis: one line per power of ten.
+  const every = Math.max(1, Math.ceil(52 / (plotW / (hi - lo)))); // label spacing ≥ 52 px
   for (let p = lo; p <= hi; p++) {
     const px = x(10 ** p);
     root.append(svg("line", { x1: px, x2: px, y1: 18, y2: height - 6, class: "grid" }));
-    root.append(svg("text", { x: px, y: 12, "text-anchor": "middle", class: "axis" }, duration(10 ** p)));
+    if ((p - lo) % every === 0) root.append(svg("text", { x: px, y: 12, "text-anchor": "middle", class: "axis" }, duration(10 ** p)));
   }
 
   let y = 28;

@@ -44,7 +44,16 @@ export function showDetails(dialog: HTMLDialogElement, grid: Grid, r: number, en
     );
   }
   method.push(["headline", "the median of the timed calls; min and max beside it"]);
-  if (res.failure) method.push(["outcome", res.failure]);
+  if (res.failure) {
+    method.push(["outcome", res.failure]);
+    if (res.failure === "stack overflow" && res.where === "browser") {
+      method.push([
+        "why",
+        "a Web Worker's stack is smaller than the page's main thread's (in Chromium about half: some 9,000 frames of a small " +
+          "function against 17,000), and ack(3, m) recurses about 2^(m+3) calls deep; the kernels run in workers so that the page never freezes",
+      ]);
+    }
+  }
   else {
     method.push(["median", duration(res.median_ns)], ["min – max", `${duration(res.min_ns)} – ${duration(res.max_ns)}`]);
     if (res.samples_ns.length) method.push(["samples", res.samples_ns.map(duration).join(", ")]);

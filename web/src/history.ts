@@ -22,7 +22,9 @@ export interface HistoricalFigure {
   runtime: string;
   seconds: number;
   failure?: string;
-  /** As the article printed it, with any note on how its code differs from the kernel. */
+  /** As the article printed it ("0.0000s", "45.0391s"). */
+  printed: string;
+  /** The printed figure with any note on how the article's code differs from the kernel. */
   detail: string;
 }
 
@@ -32,6 +34,14 @@ export interface HistoryRow {
   label: string;
   source: string;
   figures: HistoricalFigure[];
+}
+
+/** shown is a figure as the page prints it: a duration, or the article's own text for a
+ * zero ("0.0000s": under the article's clock) and for a failure. */
+export function shown(f: HistoricalFigure, fmt: (ns: number) => string): string {
+  if (f.failure) return f.failure;
+  if (!(f.seconds > 0)) return f.printed || "—";
+  return fmt(f.seconds * 1e9);
 }
 
 /** normalize groups the API's figures by call and table. */
@@ -53,6 +63,7 @@ export function normalize(data: unknown): HistoryRow[] {
       runtime: f.label,
       seconds: typeof f.seconds === "number" ? f.seconds : NaN,
       failure: f.failure || undefined,
+      printed: f.text ?? "",
       detail: [`printed: ${f.text ?? ""}`, f.note].filter(Boolean).join(" — "),
     });
   }

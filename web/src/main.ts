@@ -59,6 +59,11 @@ async function start(): Promise<void> {
   $("isolation").textContent = crossOriginIsolated ? "cross-origin isolated: fine timers" : "not cross-origin isolated: coarse timers";
   $("isolation").classList.toggle("warn", !crossOriginIsolated);
   preview(app);
+  let resize: number | undefined;
+  window.addEventListener("resize", () => {
+    clearTimeout(resize);
+    resize = window.setTimeout(() => renderChart($("chart"), app.grid, app.sel.history ? app.history : undefined), 150);
+  });
   if (sel.history) await loadHistory(app);
   document.body.dataset.ready = "1";
   if (new URLSearchParams(location.search).get("run") === "1") void runAll(app);

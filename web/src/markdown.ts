@@ -2,7 +2,7 @@
 
 import { info } from "./engines";
 import { duration, ratio } from "./format";
-import type { HistoryRow } from "./history";
+import { type HistoryRow, shown } from "./history";
 import { type Grid, medianText } from "./results";
 import type { ServerEnvironment } from "./types";
 
@@ -45,7 +45,7 @@ export function toMarkdown(grid: Grid, server: ServerEnvironment | undefined, hi
   if (history?.length) {
     lines.push("", "The articles' figures:", "", "| call | source | figures |", "| --- | --- | --- |");
     for (const h of history.filter((h) => grid.rows.some((r) => r.kernel.name === h.kernel))) {
-      const figs = h.figures.map((f) => `${f.runtime} ${f.failure ?? duration(f.seconds * 1e9)}`).join(", ");
+      const figs = h.figures.map((f) => `${f.runtime} ${shown(f, duration)}`).join(", ");
       lines.push(`| \`${h.label}\` | ${cellText(h.source)} | ${cellText(figs)} |`);
     }
   }

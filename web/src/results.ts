@@ -13,16 +13,16 @@ export interface Row {
   invalid?: string;
 }
 
-/** belowResolution reports whether a browser median is under the timer's smallest step:
+/** belowResolution reports whether a browser median is within the timer's smallest step:
  * such a time says "faster than the clock can tell", and no ratio can be taken from it. */
 export function belowResolution(res: CellResult): boolean {
   const step = res.browser?.timer_resolution_ns ?? 0;
-  return res.where === "browser" && step > 0 && res.median_ns < step;
+  return res.where === "browser" && step > 0 && res.median_ns <= step;
 }
 
 /** medianText is a result's median as the table, chart and Markdown print it. */
 export function medianText(res: CellResult, fmt: (ns: number) => string): string {
-  return belowResolution(res) ? `< ${fmt(res.browser?.timer_resolution_ns ?? 0)}` : fmt(res.median_ns);
+  return belowResolution(res) ? `≤ ${fmt(res.browser?.timer_resolution_ns ?? 0)}` : fmt(res.median_ns);
 }
 
 export class Grid {

@@ -4,7 +4,7 @@ import type { CellState } from "./cells";
 import { duration, ratio } from "./format";
 import { info } from "./engines";
 import { type Grid, medianText } from "./results";
-import type { HistoryRow } from "./history";
+import { type HistoryRow, shown } from "./history";
 
 export interface TableHooks {
   /** Called when a finished cell is clicked: open its details. */
@@ -63,7 +63,7 @@ export function renderTable(host: HTMLElement, grid: Grid, hooks: TableHooks, hi
       for (const f of h.figures) {
         const chip = el("span", "chip");
         chip.title = f.detail;
-        chip.append(el("b", undefined, f.runtime), document.createTextNode(" "), el("span", f.failure ? "failure" : undefined, f.failure ?? duration(f.seconds * 1e9)));
+        chip.append(el("b", undefined, f.runtime), document.createTextNode(" "), el("span", f.failure ? "failure" : undefined, shown(f, duration)));
         td.append(chip);
       }
     }
