@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -77,7 +78,12 @@ func newBrowserPage(t *testing.T) *browserPage {
 	t.Helper()
 	exe := chromiumPath(t)
 	dist := distDir(t)
-	srv := New(Options{Dist: os.DirFS(dist), Timeout: 20 * time.Second})
+	// A stand-in chat panel (the real one is package chatserver's); no load panel.
+	chat := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><title>chat</title><p id="hello">chat panel at `+r.URL.Path+`</p>`)
+	})
+	srv := New(Options{Dist: os.DirFS(dist), Timeout: 20 * time.Second, Chat: chat})
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 
@@ -234,6 +240,14 @@ func TestPageInChromium(t *testing.T) {
 		if err != nil || !isolated {
 			t.Errorf("crossOriginIsolated = %v (%v): COOP/COEP missing, timers coarse", isolated, err)
 		}
+		// The chat panel is shown in its iframe (same origin, so it loads in the isolated
+		// page); the absent load panel is hidden.
+		p.waitFor(`document.querySelector("#chat-panel iframe")?.contentDocument?.getElementById("hello")?.textContent === "chat panel at /"`,
+			10*time.Second, "the chat panel's iframe")
+		hidden, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]bool](`[document.getElementById("chat-panel").hidden, document.getElementById("load-panel").hidden]`))
+		if err != nil || len(hidden) != 2 || hidden[0] || !hidden[1] {
+			t.Errorf("panels hidden = %v (%v), want chat shown and load hidden", hidden, err)
+		}
 	})
 
 	t.Run("browser engines compute the catalogue's values", func(t *testing.T) {
@@ -274,6 +288,43 @@ func TestPageInChromium(t *testing.T) {
 			t.Errorf("browser-js cell shows no ratio to native: %q", got.Text)
 		}
 		p.screenshot("results.png")
+
+		// The method and environment, one click away.
+		p.click(`#results-table tr[data-kernel="fib_rec"] td[data-engine="native"]`)
+		p.waitFor(`document.getElementById("details").open`, 5*time.Second, "the details dialog")
+		details, err := chromedp.Run(p.ctx, chromedp.Text(chromedp.CSS("#details .dialog-body")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"fib_rec(25) on native", "Method", "worker process", "3 timed calls", "median", "Environment", "GOMAXPROCS", "equal to the catalogue's"} {
+			if !strings.Contains(strings.ToLower(details), strings.ToLower(want)) {
+				t.Errorf("details lack %q:\n%s", want, details)
+			}
+		}
+		p.click("#details .close")
+		p.waitFor(`!document.getElementById("details").open`, 5*time.Second, "the dialog to close")
+
+		// Copy as Markdown (the clipboard is captured: headless has no real one).
+		if err := chromedp.Do(p.ctx, chromedp.Evaluate[chromedp.Void](`navigator.clipboard.writeText = async (t) => { window.copied = t; }`)); err != nil {
+			t.Fatal(err)
+		}
+		p.click("#copy")
+		p.waitFor(`typeof window.copied === "string"`, 5*time.Second, "the Markdown")
+		md, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`window.copied`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"| kernel | native | browser wasm | browser JS |", "| `fib_rec(25)` |", "Median of 3 timed runs", "Browser: "} {
+			if !strings.Contains(md, want) {
+				t.Errorf("Markdown lacks %q:\n%s", want, md)
+			}
+		}
+
+		// The URL reproduces the selection.
+		loc, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`location.search`))
+		if err != nil || !strings.Contains(loc, "k=fib_it,fib_rec") || !strings.Contains(loc, "fib_rec.n=25") || !strings.Contains(loc, "e=native,browser-wasm,browser-js") {
+			t.Errorf("location.search %q (%v) does not hold the selection", loc, err)
+		}
 	})
 
 	t.Run("an out-of-range argument shows the server's error", func(t *testing.T) {
