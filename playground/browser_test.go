@@ -102,7 +102,7 @@ func newBrowserPage(t *testing.T) *browserPage {
 		chromedp.Flag("disable-background-timer-throttling", true),
 		chromedp.Flag("disable-renderer-backgrounding", true),
 		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1400, 1000),
+		chromedp.WindowSize(1600, 1000),
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(allocCtx)
@@ -273,15 +273,17 @@ func TestPageInChromium(t *testing.T) {
 
 	t.Run("a server engine fills its cell", func(t *testing.T) {
 		p.t = t
-		p.open("k=fib_it,fib_rec&fib_it.n=90&fib_rec.n=25&e=native,browser-wasm,browser-js&runs=3&warmup=1")
+		p.open("k=fib_it,fib_rec&fib_it.n=90&fib_rec.n=25&e=native,wazero-compiler,browser-wasm,browser-js&runs=3&warmup=1")
 		p.runAll(2 * time.Minute)
 		for _, c := range []struct {
 			kernel string
 			n      int
 		}{{"fib_it", 90}, {"fib_rec", 25}} {
-			got := p.cell(c.kernel, "native")
-			if want := expected(t, c.kernel, c.n); got.State != "done" || got.Value != want {
-				t.Errorf("%s(%d) on native: %+v, want done with value %s", c.kernel, c.n, got, want)
+			for _, engine := range []string{"native", "wazero-compiler"} {
+				got := p.cell(c.kernel, engine)
+				if want := expected(t, c.kernel, c.n); got.State != "done" || got.Value != want {
+					t.Errorf("%s(%d) on %s: %+v, want done with value %s", c.kernel, c.n, engine, got, want)
+				}
 			}
 		}
 		if got := p.cell("fib_rec", "browser-js"); !strings.Contains(got.Text, "×") {
@@ -314,7 +316,7 @@ func TestPageInChromium(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{"| kernel | native | browser wasm | browser JS |", "| `fib_rec(25)` |", "Median of 3 timed runs", "Browser: "} {
+		for _, want := range []string{"| kernel | native | wazero compiler | browser wasm | browser JS |", "| `fib_rec(25)` |", "Median of 3 timed runs", "Browser: "} {
 			if !strings.Contains(md, want) {
 				t.Errorf("Markdown lacks %q:\n%s", want, md)
 			}
@@ -322,7 +324,7 @@ func TestPageInChromium(t *testing.T) {
 
 		// The URL reproduces the selection.
 		loc, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`location.search`))
-		if err != nil || !strings.Contains(loc, "k=fib_it,fib_rec") || !strings.Contains(loc, "fib_rec.n=25") || !strings.Contains(loc, "e=native,browser-wasm,browser-js") {
+		if err != nil || !strings.Contains(loc, "k=fib_it,fib_rec") || !strings.Contains(loc, "fib_rec.n=25") || !strings.Contains(loc, "e=native,wazero-compiler,browser-wasm,browser-js") {
 			t.Errorf("location.search %q (%v) does not hold the selection", loc, err)
 		}
 	})
