@@ -62,7 +62,7 @@ type catalogue struct {
 func (s *Server) handleKernels(w http.ResponseWriter, r *http.Request) {
 	timeout := s.opts.Timeout
 	if timeout == 0 {
-		timeout = 30 * time.Second
+		timeout = runner.DefaultTimeout
 	}
 	writeJSON(w, http.StatusOK, catalogue{
 		Kernels:     kernels.All(),

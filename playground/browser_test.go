@@ -271,6 +271,36 @@ func TestPageInChromium(t *testing.T) {
 		}
 	})
 
+	t.Run("every kernel's browser ports agree with the catalogue", func(t *testing.T) {
+		p.t = t
+		// Small sizes (the loops still share 200 values), fib_it(92) past 2^53.
+		args := map[string][]int{
+			"fib_it": {92}, "fib_rec": {20}, "ack_while": {2, 3}, "ack": {2, 3},
+			"test7": {1000}, "test8": {1000}, "test8b": {1000},
+		}
+		q := []string{"k=" + strings.Join(kernels.Names(), ","), "e=browser-wasm,browser-js", "runs=1", "warmup=0"}
+		for _, k := range kernels.All() {
+			a, ok := args[k.Name]
+			if !ok {
+				a = []int{30_000, 200}
+			}
+			args[k.Name] = a
+			for i, p := range k.Params {
+				q = append(q, fmt.Sprintf("%s.%s=%d", k.Name, p.Name, a[i]))
+			}
+		}
+		p.open(strings.Join(q, "&"))
+		p.runAll(3 * time.Minute)
+		for _, k := range kernels.All() {
+			want := expected(t, k.Name, args[k.Name]...)
+			for _, engine := range []string{"browser-wasm", "browser-js"} {
+				if got := p.cell(k.Name, engine); got.State != "done" || got.Value != want {
+					t.Errorf("%s on %s: %+v, want %s", k.Label(args[k.Name]), engine, got, want)
+				}
+			}
+		}
+	})
+
 	t.Run("a server engine fills its cell", func(t *testing.T) {
 		p.t = t
 		p.open("k=fib_it,fib_rec&fib_it.n=90&fib_rec.n=25&e=native,wazero-compiler,browser-wasm,browser-js&runs=3&warmup=1")
