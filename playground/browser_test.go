@@ -352,9 +352,15 @@ func TestPageInChromium(t *testing.T) {
 			}
 		}
 
+		// The articles' figures, toggled on beside the live rows and in the chart.
+		p.click("#history")
+		p.waitFor(`[...document.querySelectorAll('#results-table tr.history')].some(tr => tr.innerText.includes("PHP 7.0.0") && tr.innerText.includes("19.5 s"))`,
+			10*time.Second, "the historical rows")
+		p.waitFor(`[...document.querySelectorAll('#chart svg text')].some(t => t.textContent === "HHVM 3.8.1")`, 5*time.Second, "historical bars in the chart")
+
 		// The URL reproduces the selection.
 		loc, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`location.search`))
-		if err != nil || !strings.Contains(loc, "k=fib_it,fib_rec") || !strings.Contains(loc, "fib_rec.n=25") || !strings.Contains(loc, "e=native,wazero-compiler,browser-wasm,browser-js") {
+		if err != nil || !strings.Contains(loc, "k=fib_it,fib_rec") || !strings.Contains(loc, "fib_rec.n=25") || !strings.Contains(loc, "e=native,wazero-compiler,browser-wasm,browser-js") || !strings.Contains(loc, "history=1") {
 			t.Errorf("location.search %q (%v) does not hold the selection", loc, err)
 		}
 	})
