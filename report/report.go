@@ -76,10 +76,12 @@ type grid struct {
 	rows    []string // kernel labels, in order of first appearance
 	engines []string // engines, in order of first appearance
 	cells   map[[2]string]measure.Result
+	// runs is the number of timed runs asked for: a cell with fewer says so.
+	runs int
 }
 
-func arrange(results []measure.Result) grid {
-	g := grid{cells: map[[2]string]measure.Result{}}
+func arrange(results []measure.Result, runs int) grid {
+	g := grid{cells: map[[2]string]measure.Result{}, runs: runs}
 	for _, r := range results {
 		label := r.Label()
 		if !slices.Contains(g.rows, label) {
@@ -103,11 +105,15 @@ func (g grid) cell(row, eng string) string {
 		return r.Failure
 	}
 	s := FormatDuration(r.Median)
-	if eng == engine.Native {
-		return s
-	}
-	if base, ok := g.cells[[2]string{row, engine.Native}]; ok && !base.Failed() && base.Median > 0 {
+	if base, ok := g.cells[[2]string{row, engine.Native}]; ok && eng != engine.Native && !base.Failed() && base.Median > 0 {
 		s += " " + FormatRatio(float64(r.Median)/float64(base.Median))
+	}
+	if g.runs > 0 && r.Runs < g.runs {
+		s += fmt.Sprintf(" (%d run", r.Runs)
+		if r.Runs != 1 {
+			s += "s"
+		}
+		s += ")"
 	}
 	return s
 }
@@ -184,7 +190,7 @@ func (m Method) line() string {
 		s += "s"
 	}
 	if m.Timeout > 0 {
-		s += fmt.Sprintf(", time limit %v per cell", m.Timeout)
+		s += fmt.Sprintf(", time limit %v per cell (runs that would not fit are skipped: such a cell says how many ran)", m.Timeout)
 	}
 	if m.Timing != "" {
 		s += "; " + m.Timing
