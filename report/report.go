@@ -185,10 +185,7 @@ func setups(results []measure.Result, engines []string) []setupRow {
 }
 
 func (m Method) line() string {
-	s := fmt.Sprintf("median of %d timed runs after %d warm-up run", m.Runs, m.Warmup)
-	if m.Warmup != 1 {
-		s += "s"
-	}
+	s := fmt.Sprintf("median of %s after %s", plural(m.Runs, "timed run"), plural(m.Warmup, "warm-up run"))
 	if m.Timeout > 0 {
 		s += fmt.Sprintf(", time limit %v per cell (runs that would not fit are skipped: such a cell says how many ran)", m.Timeout)
 	}
@@ -202,4 +199,12 @@ func (e Environment) line() string {
 	return fmt.Sprintf("%s, %d cores, GOMAXPROCS %d, %s %s/%s, wazero %s, yaegi %s, %s",
 		e.CPU, e.Cores, e.GOMAXPROCS, e.GoVersion, e.OS, e.Arch, e.WazeroVersion, e.YaegiVersion,
 		e.Time.UTC().Format(time.RFC3339))
+}
+
+// plural renders "1 run", "5 runs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
