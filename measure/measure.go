@@ -37,6 +37,11 @@ type Options struct {
 	// Warmup is the number of untimed runs before them (default 1). A negative value
 	// means none.
 	Warmup int `json:"warmup"`
+	// Budget, when set, is the time the whole measurement should fit in, loading
+	// included: a run that would not fit (judged by the longest run so far) is skipped,
+	// warm-up runs first, then timed runs after the first. Result.Runs and Result.Warmup
+	// say how many ran. Zero means no budget: every run runs.
+	Budget time.Duration `json:"budget_ns,omitempty"`
 }
 
 // WithDefaults returns the options with zero fields set to their defaults.
@@ -106,6 +111,13 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 		Expected: k.Expected(args),
 	}
 
+	begin := now()
+	var longest time.Duration
+	// fits says whether one more run is likely to end within the budget.
+	fits := func() bool {
+		return opts.Budget <= 0 || now().Sub(begin)+longest <= opts.Budget
+	}
+
 	progress(PhaseLoad, 0, 1)
 	setup, err := e.Load(ctx)
 	r.Setup = setup
@@ -117,9 +129,10 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 	progress(PhaseLoad, 1, 1)
 
 	run := func() (time.Duration, bool) {
-		start := time.Now()
+		start := now()
 		v, err := e.Run(ctx, k, args)
-		d := time.Since(start)
+		d := now().Sub(start)
+		longest = max(longest, d)
 		r.Value = v
 		switch {
 		case errors.Is(err, engine.ErrStackOverflow):
@@ -133,13 +146,18 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 	}
 
 	progress(PhaseWarmup, 0, opts.Warmup)
+	r.Warmup = 0
 	for i := range opts.Warmup {
 		if !checkCtx(ctx, &r) {
 			return r
 		}
+		if i > 0 && !fits() {
+			break
+		}
 		if _, ok := run(); !ok {
 			return r
 		}
+		r.Warmup++
 		progress(PhaseWarmup, i+1, opts.Warmup)
 	}
 
@@ -149,6 +167,9 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 		if !checkCtx(ctx, &r) {
 			return r
 		}
+		if i > 0 && !fits() {
+			break
+		}
 		d, ok := run()
 		if !ok {
 			return r
@@ -157,9 +178,13 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 		progress(PhaseRun, i+1, opts.Runs)
 	}
 	r.Samples = samples
+	r.Runs = len(samples)
 	r.Min, r.Median, r.Max = Stats(samples)
 	return r
 }
+
+// now is the clock; tests replace it to make budgets deterministic.
+var now = time.Now
 
 func checkCtx(ctx context.Context, r *Result) bool {
 	if err := ctx.Err(); err != nil {

@@ -22,6 +22,9 @@ type fakeEngine struct {
 	calls   int
 	loaded  int
 	closed  int
+	// clock, when set, advances by cost on every Run (see withFakeClock).
+	clock *time.Time
+	cost  time.Duration
 }
 
 type fakeRun struct {
@@ -39,6 +42,9 @@ func (f *fakeEngine) Load(context.Context) (engine.Setup, error) {
 func (f *fakeEngine) Run(context.Context, *kernels.Kernel, []int) (int64, error) {
 	r := f.results[min(f.calls, len(f.results)-1)]
 	f.calls++
+	if f.clock != nil {
+		*f.clock = f.clock.Add(f.cost)
+	}
 	return r.value, r.err
 }
 
@@ -213,4 +219,47 @@ func ExampleMeasure() {
 	r := Measure(context.Background(), native.New(), k, []int{3, 5}, Options{Runs: 3}, nil)
 	fmt.Println(r.Label(), "on", r.Engine, "=", r.Value, "failed:", r.Failed(), "samples:", len(r.Samples))
 	// Output: ack(3, 5) on native = 253 failed: false samples: 3
+}
+
+// withFakeClock makes Measure read a clock that only the fake engine advances.
+func withFakeClock(t *testing.T) *time.Time {
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now = func() time.Time { return clock }
+	t.Cleanup(func() { now = time.Now })
+	return &clock
+}
+
+func TestMeasureBudget(t *testing.T) {
+	k, _ := kernels.Lookup("fib_it")
+	ok := fakeRun{value: k.Expected([]int{40})}
+	s := time.Second
+	for _, c := range []struct {
+		name                 string
+		cost, budget         time.Duration
+		opts                 Options
+		wantWarmup, wantRuns int
+	}{
+		{name: "no budget", cost: 10 * s, opts: Options{Runs: 5, Warmup: 2}, wantWarmup: 2, wantRuns: 5},
+		{name: "everything fits", cost: 1 * s, budget: 27 * s, opts: Options{Runs: 5, Warmup: 2}, wantWarmup: 2, wantRuns: 5},
+		// 8s a run in 27s: warm-up (8), run (16), run (24); a fourth would end at 32.
+		{name: "fewer timed runs", cost: 8 * s, budget: 27 * s, opts: Options{Runs: 5, Warmup: 1}, wantWarmup: 1, wantRuns: 2},
+		// 15s a run: one warm-up (15); a second would end at 30, so the timed runs start;
+		// the first always runs (30), a second would end at 45.
+		{name: "warm-up skipped first", cost: 15 * s, budget: 27 * s, opts: Options{Runs: 5, Warmup: 3}, wantWarmup: 1, wantRuns: 1},
+		{name: "at least one timed run", cost: 40 * s, budget: 27 * s, opts: Options{Runs: 5, Warmup: 1}, wantWarmup: 1, wantRuns: 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clock := withFakeClock(t)
+			f := &fakeEngine{results: []fakeRun{ok}, clock: clock, cost: c.cost}
+			opts := c.opts
+			opts.Budget = c.budget
+			r := Measure(context.Background(), f, k, []int{40}, opts, nil)
+			if r.Failed() || r.Warmup != c.wantWarmup || r.Runs != c.wantRuns || len(r.Samples) != c.wantRuns {
+				t.Errorf("warm-up %d, runs %d, samples %d, failure %q; want %d, %d", r.Warmup, r.Runs, len(r.Samples), r.Failure, c.wantWarmup, c.wantRuns)
+			}
+			if r.Median != c.cost {
+				t.Errorf("median %v, want %v", r.Median, c.cost)
+			}
+		})
+	}
 }

@@ -76,10 +76,12 @@ type grid struct {
 	rows    []string // kernel labels, in order of first appearance
 	engines []string // engines, in order of first appearance
 	cells   map[[2]string]measure.Result
+	// runs is the number of timed runs asked for: a cell with fewer says so.
+	runs int
 }
 
-func arrange(results []measure.Result) grid {
-	g := grid{cells: map[[2]string]measure.Result{}}
+func arrange(results []measure.Result, runs int) grid {
+	g := grid{cells: map[[2]string]measure.Result{}, runs: runs}
 	for _, r := range results {
 		label := r.Label()
 		if !slices.Contains(g.rows, label) {
@@ -103,11 +105,15 @@ func (g grid) cell(row, eng string) string {
 		return r.Failure
 	}
 	s := FormatDuration(r.Median)
-	if eng == engine.Native {
-		return s
-	}
-	if base, ok := g.cells[[2]string{row, engine.Native}]; ok && !base.Failed() && base.Median > 0 {
+	if base, ok := g.cells[[2]string{row, engine.Native}]; ok && eng != engine.Native && !base.Failed() && base.Median > 0 {
 		s += " " + FormatRatio(float64(r.Median)/float64(base.Median))
+	}
+	if g.runs > 0 && r.Runs < g.runs {
+		s += fmt.Sprintf(" (%d run", r.Runs)
+		if r.Runs != 1 {
+			s += "s"
+		}
+		s += ")"
 	}
 	return s
 }
@@ -179,12 +185,9 @@ func setups(results []measure.Result, engines []string) []setupRow {
 }
 
 func (m Method) line() string {
-	s := fmt.Sprintf("median of %d timed runs after %d warm-up run", m.Runs, m.Warmup)
-	if m.Warmup != 1 {
-		s += "s"
-	}
+	s := fmt.Sprintf("median of %s after %s", plural(m.Runs, "timed run"), plural(m.Warmup, "warm-up run"))
 	if m.Timeout > 0 {
-		s += fmt.Sprintf(", time limit %v per cell", m.Timeout)
+		s += fmt.Sprintf(", time limit %v per cell (runs that would not fit are skipped: such a cell says how many ran)", m.Timeout)
 	}
 	if m.Timing != "" {
 		s += "; " + m.Timing
@@ -196,4 +199,12 @@ func (e Environment) line() string {
 	return fmt.Sprintf("%s, %d cores, GOMAXPROCS %d, %s %s/%s, wazero %s, yaegi %s, %s",
 		e.CPU, e.Cores, e.GOMAXPROCS, e.GoVersion, e.OS, e.Arch, e.WazeroVersion, e.YaegiVersion,
 		e.Time.UTC().Format(time.RFC3339))
+}
+
+// plural renders "1 run", "5 runs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -95,7 +95,7 @@ func (d *doc) table(header []string, rows [][]string) {
 
 func writeText(w io.Writer, r Report, md bool) error {
 	d := &doc{w: w, md: md}
-	g := arrange(r.Results)
+	g := arrange(r.Results, r.Method.Runs)
 
 	d.heading("Kernels: median time per call (×ratio to native, same run, same machine)")
 	header := append([]string{"kernel"}, g.engines...)

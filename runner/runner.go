@@ -34,6 +34,11 @@ const (
 	MaxWarmup = 100
 )
 
+// budgetShare is the percentage of a job's time limit its runs are planned to fit in
+// (measure.Options.Budget), leaving room for the worker's start and a run slower than the
+// ones before it.
+const budgetShare = 85
+
 // DefaultTimeout bounds a job whose Timeout is zero.
 const DefaultTimeout = 30 * time.Second
 
@@ -52,7 +57,9 @@ type Job struct {
 	Kernel  string          `json:"kernel"`
 	Args    []int           `json:"args"`
 	Options measure.Options `json:"options"`
-	// Timeout bounds the whole job, setup included (default 30s).
+	// Timeout bounds the whole job, setup included (default 30s). Unless Options.Budget
+	// is set, runs that would not fit in 85% of it are skipped (Result.Runs says how many
+	// ran); a job still running at the limit is killed and reported as timed out.
 	Timeout time.Duration `json:"timeout_ns"`
 }
 
@@ -118,6 +125,11 @@ func Run(ctx context.Context, job Job, opts Options) (measure.Result, error) {
 	}
 	if job.Timeout == 0 {
 		job.Timeout = DefaultTimeout
+	}
+	if job.Options.Budget == 0 {
+		// Runs that would not end well inside the time limit are skipped, so that a slow
+		// cell reports fewer runs rather than no time at all.
+		job.Options.Budget = job.Timeout * budgetShare / 100
 	}
 	input, err := json.Marshal(job)
 	if err != nil {
