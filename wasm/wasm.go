@@ -56,9 +56,10 @@ type Options struct {
 // Engine runs kernels.wasm under wazero. It implements engine.Engine; like every engine,
 // it runs one call at a time.
 type Engine struct {
-	opts Options
-	code *compiled
-	inst *instance
+	opts   Options
+	code   *compiled
+	inst   *instance
+	closed bool
 }
 
 // New returns an engine; call Load before Run.
@@ -77,7 +78,7 @@ func (e *Engine) Name() string {
 // Setup.Cached is true when the code came from the disk cache or an earlier Load in this
 // process rather than a fresh compilation.
 func (e *Engine) Load(ctx context.Context) (engine.Setup, error) {
-	if e.code != nil {
+	if e.code != nil || e.closed {
 		return engine.Setup{}, fmt.Errorf("%s: Load called twice", e.Name())
 	}
 	start := time.Now()
@@ -102,6 +103,9 @@ func (e *Engine) Load(ctx context.Context) (engine.Setup, error) {
 // exhaustion as ErrOutOfMemory; other traps carry the kernel call and the wasm stack trace.
 // After a failed call the instance is replaced, so the engine stays usable.
 func (e *Engine) Run(ctx context.Context, k *kernels.Kernel, args []int) (int64, error) {
+	if e.closed {
+		return 0, fmt.Errorf("%s: Run after Close", e.Name())
+	}
 	if e.code == nil {
 		return 0, fmt.Errorf("%s: Run before Load", e.Name())
 	}
@@ -145,6 +149,7 @@ func (e *Engine) Run(ctx context.Context, k *kernels.Kernel, args []int) (int64,
 
 // Close releases the engine's instance; the compiled code stays shared by the process.
 func (e *Engine) Close(ctx context.Context) error {
+	e.closed = true
 	if e.inst == nil {
 		return nil
 	}

@@ -299,6 +299,48 @@ func TestLoadShares(t *testing.T) {
 	}
 }
 
+// Engines loaded and run from several goroutines at once share one compilation, each
+// with its own instance.
+func TestConcurrentEngines(t *testing.T) {
+	ctx := context.Background()
+	module := append(append([]byte(nil), testModule...), 0, 6, 4, 'c', 'o', 'n', 'c', 1)
+	fib, _ := kernels.Lookup("fib_rec")
+	const n = 4
+	engines := make([]*Engine, n)
+	errs := make(chan error, n)
+	for i := range engines {
+		engines[i] = New(Options{Interpreter: true, Module: module})
+		go func(e *Engine) {
+			if _, err := e.Load(ctx); err != nil {
+				errs <- err
+				return
+			}
+			for range 3 {
+				if got, err := e.Run(ctx, fib, []int{12}); err != nil || got != 144 {
+					errs <- fmt.Errorf("fib_rec(12) = %d, %v; want 144", got, err)
+					return
+				}
+			}
+			errs <- nil
+		}(engines[i])
+	}
+	for range engines {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	for _, e := range engines[1:] {
+		if e.code != engines[0].code {
+			t.Error("engines of one mode compiled the module more than once")
+		}
+	}
+	for _, e := range engines {
+		if err := e.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 // Misuse and bad modules give errors that say what to do.
 func TestErrors(t *testing.T) {
 	ctx := context.Background()
@@ -332,6 +374,16 @@ func TestErrors(t *testing.T) {
 	unknown := &kernels.Kernel{Name: "nope", Export: "nope"}
 	if _, err := e.Run(ctx, unknown, nil); err == nil || !strings.Contains(err.Error(), "no export") {
 		t.Errorf("unknown export: %v", err)
+	}
+	closed := New(Options{Interpreter: true, Module: testModule})
+	if _, err := closed.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := closed.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := closed.Run(ctx, fib, []int{1}); err == nil || !strings.Contains(err.Error(), "after Close") {
+		t.Errorf("Run after Close: %v", err)
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
