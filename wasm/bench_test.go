@@ -10,8 +10,8 @@ import (
 // benchArgs are small arguments, so that a benchmark of every kernel stays quick.
 var benchArgs = map[string][]int{
 	"fib_it": {40}, "fib_rec": {20}, "ack_while": {2, 50}, "ack": {2, 50},
-	"test1": {2_000, 100}, "test1b": {2_000, 100}, "test2": {2_000, 100}, "test3": {2_000, 100},
-	"test4": {2_000, 100}, "test5": {2_000, 100}, "test6": {2_000, 100},
+	"test1": {500, 20}, "test1b": {500, 20}, "test2": {500, 20}, "test3": {500, 20},
+	"test4": {500, 20}, "test5": {500, 20}, "test6": {500, 20},
 	"test7": {10_000}, "test8": {10_000}, "test8b": {10_000},
 }
 

@@ -488,6 +488,42 @@ func TestNode(t *testing.T) {
 	}
 }
 
+// The browser snippet in docs/EMBEDDING.md (a minimal WASI stub) runs as written, with
+// fetch answering from the test's module.
+func TestBrowserSnippet(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("node is not installed")
+		}
+		t.Skip("node is not installed")
+	}
+	doc, err := os.ReadFile("../docs/EMBEDDING.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, browser, ok := strings.Cut(string(doc), "\n## A browser\n")
+	_, code, ok2 := strings.Cut(browser, "```js\n")
+	code, _, ok3 := strings.Cut(code, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("docs/EMBEDDING.md has no js block under \"## A browser\"")
+	}
+	fetch := `import { readFile } from "node:fs/promises";
+const fetch = async (url) => new Response(await readFile(process.argv[2]), { headers: { "content-type": "application/wasm" } });
+`
+	script := filepath.Join(t.TempDir(), "browser.mjs")
+	if err := os.WriteFile(script, []byte(fetch+code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(node, script, testModulePath).Output()
+	if err != nil {
+		t.Fatalf("node %s: %s\n%s", script, describe(err), fetch+code)
+	}
+	if got := strings.TrimSpace(string(out)); got != "832040n" {
+		t.Errorf("the browser snippet printed %q, want 832040n", got)
+	}
+}
+
 func describe(err error) string {
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
