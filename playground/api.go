@@ -275,10 +275,11 @@ type event struct {
 	Type string `json:"type"`
 	// Position is the run's place in the queue (1 = next), for "queued".
 	Position int `json:"position,omitempty"`
-	// Phase, Done and Total report progress ("load", "warmup", "run").
+	// Phase, Done and Total report progress ("load", "warmup", "run"): Done of Total
+	// runs of the phase are done.
 	Phase string `json:"phase,omitempty"`
-	Done  int    `json:"done,omitempty"`
-	Total int    `json:"total,omitempty"`
+	Done  *int   `json:"done,omitempty"`
+	Total *int   `json:"total,omitempty"`
 	// Result is the measurement, for "result".
 	Result *measure.Result `json:"result,omitempty"`
 	// Value and Expected repeat the result's int64 values as decimal strings, exact in
@@ -346,7 +347,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	st.send(event{Type: "started"})
 
 	res, err := s.run(ctx, job, runner.Options{OnProgress: func(p runner.Progress) {
-		st.send(event{Type: "progress", Phase: p.Phase, Done: p.Done, Total: p.Total})
+		st.send(event{Type: "progress", Phase: p.Phase, Done: &p.Done, Total: &p.Total})
 	}})
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {

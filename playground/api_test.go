@@ -135,7 +135,7 @@ func TestRunStreamsProgressThenResult(t *testing.T) {
 	if want := "started progress progress progress result"; strings.Join(types, " ") != want {
 		t.Fatalf("events %q, want %q", types, want)
 	}
-	if e := events[2]; e.Phase != "run" || e.Done != 2 || e.Total != 3 {
+	if e := events[2]; e.Phase != "run" || e.Done == nil || *e.Done != 2 || e.Total == nil || *e.Total != 3 {
 		t.Errorf("second progress event %+v", e)
 	}
 	last := events[len(events)-1]
