@@ -60,7 +60,7 @@ export function showDetails(dialog: HTMLDialogElement, grid: Grid, r: number, en
     if (res.first_ns !== undefined) method.push(["first call", `${duration(res.first_ns)} (before the engine tiered the code up)`]);
     const x = grid.ratio(r, engine);
     const base = grid.baseline(r);
-    if (x !== undefined && base) method.push(["ratio", `${x.toFixed(3)} × ${info(base).title}'s median, from this same run`]);
+    if (x !== undefined && base) method.push(["ratio", `×${x.toFixed(3)}: this median over ${info(base).title}'s, from this same run on this machine`]);
   }
   method.push(["value", res.value ? grouped(res.value) : "—"], ["expected", grouped(res.expected)]);
   if (res.value) method.push(["check", res.value === res.expected ? "equal to the catalogue's (compared as exact decimal strings)" : "DIFFERENT from the catalogue's"]);
