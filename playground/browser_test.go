@@ -83,7 +83,7 @@ func newBrowserPage(t *testing.T) *browserPage {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, `<!doctype html><title>chat</title><p id="hello">chat panel at `+r.URL.Path+`</p>`)
 	})
-	srv := New(Options{Dist: os.DirFS(dist), Timeout: 20 * time.Second, Chat: chat})
+	srv := New(Options{Dist: os.DirFS(dist), Timeout: time.Minute, Chat: chat})
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 
@@ -106,7 +106,7 @@ func newBrowserPage(t *testing.T) *browserPage {
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(allocCtx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 5*time.Minute)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 10*time.Minute)
 	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
 
 	p := &browserPage{t: t, ctx: ctx, url: ts.URL, srv: srv}
@@ -382,7 +382,7 @@ func TestPageInChromium(t *testing.T) {
 	t.Run("ack(3,10) on wazero-interpreter overflows its stack", func(t *testing.T) {
 		p.t = t
 		p.open("k=ack&ack.n=3&ack.m=10&e=wazero-interpreter&runs=1&warmup=0")
-		p.runAll(time.Minute)
+		p.runAll(2 * time.Minute)
 		if got := p.cell("ack", "wazero-interpreter"); got.State != "done" || !strings.Contains(got.Text, "stack overflow") {
 			t.Errorf("cell %+v, want \"stack overflow\"", got)
 		}
