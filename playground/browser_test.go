@@ -367,15 +367,25 @@ func TestPageInChromium(t *testing.T) {
 
 	t.Run("an out-of-range argument shows the server's error", func(t *testing.T) {
 		p.t = t
-		p.open("k=fib_rec&fib_rec.n=200&e=native&runs=1&warmup=0")
+		p.open("k=fib_rec&fib_rec.n=200&e=native,browser-js&runs=1&warmup=0")
 		formError, err := chromedp.Run(p.ctx, chromedp.Text(chromedp.CSS(`.kernel[data-kernel="fib_rec"] .field-error`)))
 		if err != nil || !strings.Contains(formError, "allowed 0 to 92") {
 			t.Errorf("the form's own check: %q (%v)", formError, err)
 		}
 		p.runAll(30 * time.Second)
-		got := p.cell("fib_rec", "native")
-		if got.State != "error" || !strings.Contains(got.Text, "fib_rec: n = 200 is out of range: allowed 0 to 92") {
-			t.Errorf("cell %+v, want the server's error", got)
+		for _, engine := range []string{"native", "browser-js"} {
+			got := p.cell("fib_rec", engine)
+			if got.State != "error" || !strings.Contains(got.Text, "fib_rec: n = 200 is out of range: allowed 0 to 92") {
+				t.Errorf("%s cell %+v, want the server's error", engine, got)
+			}
+		}
+
+		p.open("k=fib_rec&fib_rec.n=10&e=native,browser-js&runs=0&warmup=0")
+		p.runAll(30 * time.Second)
+		for _, engine := range []string{"native", "browser-js"} {
+			if got := p.cell("fib_rec", engine); got.State != "error" || !strings.Contains(got.Text, "runs = 0 is out of range: allowed 1 to 100") {
+				t.Errorf("%s cell with runs = 0: %+v", engine, got)
+			}
 		}
 	})
 

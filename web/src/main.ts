@@ -3,7 +3,7 @@
 
 import "./style.css";
 import { fetchCatalogue, fetchHistory } from "./api";
-import { type Bundle, type CellRun, runCell } from "./cells";
+import { type Bundle, type CellRun, isBrowserEngine, runCell } from "./cells";
 import { renderChart } from "./chart";
 import { showDetails } from "./details";
 import { info, order } from "./engines";
@@ -254,6 +254,9 @@ async function runAll(app: App): Promise<void> {
   validate(app);
   const runs = Number(app.sel.runs);
   const warmup = Number(app.sel.warmup);
+  // The page's own check of runs and warm-up, for the browser cells (the server checks its own).
+  const badCount = checkInt(app.sel.runs, "runs", app.cat.runs.min, app.cat.runs.max).error ??
+    checkInt(app.sel.warmup, "warmup", app.cat.warmup.min, app.cat.warmup.max).error;
   const grid = new Grid(rowsOf(app), order(app.sel.engines));
   app.grid = grid;
   app.running = true;
@@ -272,6 +275,11 @@ async function runAll(app: App): Promise<void> {
       if (!app.running) break outer;
       n++;
       $("status").textContent = `Running ${n} of ${total}: ${row.label} on ${info(engine).title}…`;
+      if (badCount && isBrowserEngine(engine)) {
+        grid.set(r, engine, { kind: "error", message: badCount });
+        updateRow(host, grid, r, hooks);
+        continue;
+      }
       const run = runCell(
         { kernel: row.kernel, args: row.args, engine, runs, warmup },
         app.bundle,
