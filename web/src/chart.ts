@@ -24,6 +24,8 @@ interface Bar {
   ns?: number;
   text?: string;
   historical?: boolean;
+  /** A caption line instead of a bar (which article table the bars below come from). */
+  caption?: boolean;
   /** The time is under the timer's step: printed, not drawn. */
   below?: boolean;
 }
@@ -41,6 +43,7 @@ export function renderChart(host: HTMLElement, grid: Grid, history: HistoryRow[]
       else if (s.kind === "error") bars.push({ name: info(e).title, color, text: "error" });
     }
     for (const h of history?.filter((h) => h.kernel === row.kernel.name) ?? []) {
+      bars.push({ name: `the article: ${h.label}, ${h.source}`, color: "", caption: true });
       for (const f of h.figures) {
         const drawn = !f.failure && f.seconds > 0;
         bars.push({ name: f.runtime, color: "var(--historical)", historical: true, ...(drawn ? { ns: f.seconds * 1e9 } : { text: shown(f, duration), below: !f.failure }) });
@@ -57,7 +60,10 @@ export function renderChart(host: HTMLElement, grid: Grid, history: HistoryRow[]
   host.hidden = false;
   // Drawn at the host's own width, so that its text stays readable on a phone.
   const WIDTH = Math.max(320, Math.min(host.clientWidth || 760, 1100));
-  const LABEL_W = WIDTH < 500 ? 112 : 150;
+  const longest = Math.max(0, ...groups.flatMap((g) => g.bars.filter((b) => !b.caption).map((b) => b.name.length)));
+  const LABEL_W = WIDTH < 500 ? 112 : Math.min(220, Math.max(150, Math.round(longest * 6.4) + 12));
+  const maxChars = Math.floor((LABEL_W - 10) / 6.2);
+  const fit = (name: string): string => (name.length > maxChars ? `${name.slice(0, maxChars - 1)}…` : name);
   const RIGHT_PAD = WIDTH < 500 ? 64 : 90;
   let lo = Math.floor(Math.log10(Math.min(...values)));
   let hi = Math.ceil(Math.log10(Math.max(...values)));
@@ -83,7 +89,14 @@ export function renderChart(host: HTMLElement, grid: Grid, history: HistoryRow[]
     root.append(svg("text", { x: 0, y: y + 10, class: "group" }, g.title));
     y += 14 + 2;
     for (const b of g.bars) {
-      root.append(svg("text", { x: LABEL_W - 6, y: y + BAR_H - 3, "text-anchor": "end", class: b.historical ? "name historical" : "name" }, b.name));
+      if (b.caption) {
+        root.append(svg("text", { x: LABEL_W, y: y + BAR_H - 3, class: "caption" }, b.name));
+        y += BAR_H + GAP;
+        continue;
+      }
+      const name = svg("text", { x: LABEL_W - 6, y: y + BAR_H - 3, "text-anchor": "end", class: b.historical ? "name historical" : "name" }, fit(b.name));
+      name.append(svg("title", {}, b.name));
+      root.append(name);
       if (b.ns !== undefined && b.ns > 0) {
         const w = Math.max(2, x(b.ns) - LABEL_W);
         const rect = svg("rect", { x: LABEL_W, y, width: w, height: BAR_H, rx: 2, fill: b.color, class: b.historical ? "bar historical" : "bar" });
