@@ -95,7 +95,7 @@ export function renderChart(host: HTMLElement, grid: Grid, history: HistoryRow[]
         continue;
       }
       const name = svg("text", { x: LABEL_W - 6, y: y + BAR_H - 3, "text-anchor": "end", class: b.historical ? "name historical" : "name" }, fit(b.name));
-      name.append(svg("title", {}, b.name));
+      if (fit(b.name) !== b.name) name.append(svg("title", {}, b.name));
       root.append(name);
       if (b.ns !== undefined && b.ns > 0) {
         const w = Math.max(2, x(b.ns) - LABEL_W);
