@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -395,6 +396,38 @@ func TestPageInChromium(t *testing.T) {
 		p.runAll(2 * time.Minute)
 		if got := p.cell("ack", "wazero-interpreter"); got.State != "done" || !strings.Contains(got.Text, "stack overflow") {
 			t.Errorf("cell %+v, want \"stack overflow\"", got)
+		}
+	})
+
+	t.Run("a queued run shows its place in line", func(t *testing.T) {
+		p.t = t
+		// Take every slot with long runs from outside the page.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		for i := 0; i < p.srv.queue.slots; i++ {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, p.url+"/api/run",
+				strings.NewReader(`{"kernel":"fib_rec","engine":"native","args":{"n":60},"runs":1,"warmup":0}`))
+			go func() {
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}()
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for running, _ := p.srv.queue.stats(); running < p.srv.queue.slots; running, _ = p.srv.queue.stats() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d slots taken", running, p.srv.queue.slots)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		p.open("k=fib_rec&fib_rec.n=20&e=native&runs=1&warmup=0")
+		p.click("#run")
+		p.waitFor(`document.querySelector('td[data-engine="native"]')?.innerText.includes("queued: #1 in line")`, 10*time.Second, "the queue position")
+		cancel() // the slots free up: the page's run goes next
+		p.waitFor(`document.body.dataset.running === "0"`, time.Minute, "the queued run to finish")
+		if got := p.cell("fib_rec", "native"); got.State != "done" || got.Value != expected(t, "fib_rec", 20) {
+			t.Errorf("the queued run's cell: %+v", got)
 		}
 	})
 
