@@ -54,7 +54,7 @@ type catalogue struct {
 	Warmup      limit             `json:"warmup"`
 	TimeoutNS   time.Duration     `json:"timeout_ns"`
 	Slots       int               `json:"slots"`
-	Environment Environment       `json:"environment"`
+	Environment environment       `json:"environment"`
 	Panels      map[string]bool   `json:"panels"`
 	Articles    map[string]string `json:"articles"`
 }
@@ -287,7 +287,7 @@ type event struct {
 	Value    string `json:"value,omitempty"`
 	Expected string `json:"expected,omitempty"`
 	// Environment is the machine and versions behind the result.
-	Environment *Environment `json:"environment,omitempty"`
+	Environment *environment `json:"environment,omitempty"`
 	// Error says why the run could not be made, for "error".
 	Error string `json:"error,omitempty"`
 }

@@ -8,9 +8,9 @@ import (
 	"strings"
 )
 
-// Environment is what stands behind every server number: the machine and the versions
+// environment is what stands behind every server number: the machine and the versions
 // of the toolchain and engines that produced it.
-type Environment struct {
+type environment struct {
 	CPU        string            `json:"cpu"`
 	Cores      int               `json:"cores"`
 	GOMAXPROCS int               `json:"gomaxprocs"`
@@ -27,8 +27,8 @@ var engineModules = map[string]string{
 }
 
 // currentEnvironment describes this process's machine and build.
-func currentEnvironment() Environment {
-	env := Environment{
+func currentEnvironment() environment {
+	env := environment{
 		CPU:        cpuModel(),
 		Cores:      runtime.NumCPU(),
 		GOMAXPROCS: runtime.GOMAXPROCS(0),

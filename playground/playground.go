@@ -71,7 +71,7 @@ type Server struct {
 	engines []string
 	queue   *queue
 	static  *static
-	env     Environment
+	env     environment
 	run     runFunc
 	mux     *http.ServeMux
 }

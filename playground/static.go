@@ -17,9 +17,9 @@ import (
 	"sync"
 )
 
-// Manifest is web/dist/manifest.json, written by the build: which content-hashed file
+// manifest is web/dist/manifest.json, written by the build: which content-hashed file
 // holds each logical part of the page.
-type Manifest struct {
+type manifest struct {
 	// Files maps logical names ("main.js", "main.css", "worker-wasm.js", "worker-js.js",
 	// "kernels.wasm") to the hashed file names in dist.
 	Files map[string]string `json:"files"`
@@ -42,13 +42,13 @@ type asset struct {
 
 func newStatic(dist fs.FS) *static { return &static{dist: dist} }
 
-// manifest reads the manifest, or says that the bundle is not built.
-func (s *static) manifest() (*Manifest, error) {
+// readManifest reads the manifest, or says that the bundle is not built.
+func (s *static) readManifest() (*manifest, error) {
 	b, err := fs.ReadFile(s.dist, "manifest.json")
 	if err != nil {
 		return nil, err
 	}
-	var m Manifest
+	var m manifest
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (s *static) manifest() (*Manifest, error) {
 }
 
 // hashed reports whether name is one of the manifest's content-hashed files or their maps.
-func (m *Manifest) hashed(name string) bool {
+func (m *manifest) hashed(name string) bool {
 	base := strings.TrimSuffix(name, ".map")
 	for _, f := range m.Files {
 		if f == base {
@@ -76,7 +76,7 @@ func (s *static) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if name == "" {
 		name = "index.html"
 	}
-	m, err := s.manifest()
+	m, err := s.readManifest()
 	if err != nil {
 		if name == "index.html" {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -129,7 +129,7 @@ func (s *static) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // asset reads a file of dist, from the cache when it is content-hashed.
-func (s *static) asset(m *Manifest, name string) (*asset, error) {
+func (s *static) asset(m *manifest, name string) (*asset, error) {
 	immutable := m.hashed(name)
 	if immutable {
 		if a, ok := s.cache.Load(name); ok {
