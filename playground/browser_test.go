@@ -388,6 +388,13 @@ func TestPageInChromium(t *testing.T) {
 				t.Errorf("%s cell with runs = 0: %+v", engine, got)
 			}
 		}
+
+		// fib(80) is past 2^53: the JavaScript port says so rather than answer wrong.
+		p.open("k=fib_rec&fib_rec.n=80&e=browser-js&runs=1&warmup=0")
+		p.runAll(30 * time.Second)
+		if got := p.cell("fib_rec", "browser-js"); got.State != "done" || !strings.Contains(got.Text, "exceeds 2^53") {
+			t.Errorf("fib_rec(80) on browser-js: %+v, want the port's refusal", got)
+		}
 	})
 
 	t.Run("ack(3,10) on wazero-interpreter overflows its stack", func(t *testing.T) {
