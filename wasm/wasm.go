@@ -7,7 +7,8 @@
 // Engine costs an instantiation, a few milliseconds, not a compilation).
 //
 // The compiled machine code is also kept in a cache on disk (see Options.CacheDir), so a
-// second process compiles in tens of milliseconds instead of the better part of a second.
+// later process loads it instead of compiling again: about a twentieth of the CPU time
+// (0.1 s instead of 1.8 s on the 2-core machine of docs/EMBEDDING.md's figures).
 //
 // Calls are not interrupted by context cancellation: wazero's per-loop cancellation checks
 // cost 7–12x on Go-built wasm (wazero issue 2466). Hosts that need a time limit run the
@@ -28,9 +29,11 @@ import (
 )
 
 // MemoryLimitPages caps each instance's linear memory, in 64 KiB pages: 1 GiB. The largest
-// catalogue arguments need far less (test7 and test8 with large = 10,000,000 hold an
-// 80 MB array; test1 with big = 1,000,000 boxes 1,000,000 values), so the cap only stops a
-// runaway module from taking the host's memory; going past it fails with ErrOutOfMemory.
+// catalogue arguments need about 80 MB at once (test7 and test8 with large = 10,000,000),
+// but memory never shrinks and Go's heap reuses it imperfectly: an instance that ran test1,
+// test7, test8 and test8b at their largest sizes three times in turn grew to 532 MiB. The
+// cap leaves room for that and stops a runaway module from taking the host's memory; going
+// past it fails with ErrOutOfMemory.
 const MemoryLimitPages = 16384
 
 // ErrOutOfMemory is returned (wrapped) by Run when the module's memory reached
@@ -47,7 +50,8 @@ type Options struct {
 	Module []byte
 	// CacheDir is where compiled machine code is cached across processes; "" means
 	// os.UserCacheDir()/wasmgap/wazero (no cache when that is unknown). The interpreter
-	// does not use it.
+	// does not use it. Each build of kernels.wasm adds an entry of about 8 MB and old ones
+	// stay: delete the directory to reclaim the space.
 	CacheDir string
 	// NoCache turns the on-disk compilation cache off.
 	NoCache bool
@@ -56,9 +60,10 @@ type Options struct {
 // Engine runs kernels.wasm under wazero. It implements engine.Engine; like every engine,
 // it runs one call at a time.
 type Engine struct {
-	opts Options
-	code *compiled
-	inst *instance
+	opts   Options
+	code   *compiled
+	inst   *instance
+	closed bool
 }
 
 // New returns an engine; call Load before Run.
@@ -77,6 +82,9 @@ func (e *Engine) Name() string {
 // Setup.Cached is true when the code came from the disk cache or an earlier Load in this
 // process rather than a fresh compilation.
 func (e *Engine) Load(ctx context.Context) (engine.Setup, error) {
+	if e.closed {
+		return engine.Setup{}, fmt.Errorf("%s: Load after Close", e.Name())
+	}
 	if e.code != nil {
 		return engine.Setup{}, fmt.Errorf("%s: Load called twice", e.Name())
 	}
@@ -102,6 +110,9 @@ func (e *Engine) Load(ctx context.Context) (engine.Setup, error) {
 // exhaustion as ErrOutOfMemory; other traps carry the kernel call and the wasm stack trace.
 // After a failed call the instance is replaced, so the engine stays usable.
 func (e *Engine) Run(ctx context.Context, k *kernels.Kernel, args []int) (int64, error) {
+	if e.closed {
+		return 0, fmt.Errorf("%s: Run after Close", e.Name())
+	}
 	if e.code == nil {
 		return 0, fmt.Errorf("%s: Run before Load", e.Name())
 	}
@@ -145,6 +156,7 @@ func (e *Engine) Run(ctx context.Context, k *kernels.Kernel, args []int) (int64,
 
 // Close releases the engine's instance; the compiled code stays shared by the process.
 func (e *Engine) Close(ctx context.Context) error {
+	e.closed = true
 	if e.inst == nil {
 		return nil
 	}
