@@ -82,7 +82,10 @@ func (e *Engine) Name() string {
 // Setup.Cached is true when the code came from the disk cache or an earlier Load in this
 // process rather than a fresh compilation.
 func (e *Engine) Load(ctx context.Context) (engine.Setup, error) {
-	if e.code != nil || e.closed {
+	if e.closed {
+		return engine.Setup{}, fmt.Errorf("%s: Load after Close", e.Name())
+	}
+	if e.code != nil {
 		return engine.Setup{}, fmt.Errorf("%s: Load called twice", e.Name())
 	}
 	start := time.Now()

@@ -239,30 +239,58 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-// A second compilation with the same cache directory (a fresh runtime, as in a new
-// process) takes the machine code from disk.
+// A process that finds the module in the cache directory takes its machine code from
+// there and says so in Setup.Cached.
 func TestCompilationCache(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	first, err := compile(ctx, testModule, false, dir)
-	if err != nil {
-		t.Fatal(err)
+	// A custom section makes a module no other test compiled: id 0, 6 bytes, name "disk",
+	// one byte of content.
+	module := append(append([]byte(nil), testModule...), 0, 6, 4, 'd', 'i', 's', 'k', 1)
+	opts := Options{Module: module, CacheDir: t.TempDir()}
+	load := func() engine.Setup {
+		t.Helper()
+		e := New(opts)
+		setup, err := e.Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return setup
 	}
-	defer first.rt.Close(ctx)
-	if first.fromDisk {
-		t.Error("first compilation into an empty cache reported a cache hit")
+	if setup := load(); setup.Cached {
+		t.Errorf("first Load with an empty cache directory: %+v, want Cached false", setup)
 	}
-	if cacheEntries(dir) == 0 {
+	if cacheEntries(opts.CacheDir) == 0 {
 		t.Fatal("compilation left no entry in the cache directory")
 	}
-	second, err := compile(ctx, testModule, false, dir)
+	forgetCompiled(t, opts) // as if this were a new process
+	if setup := load(); !setup.Cached {
+		t.Errorf("Load in a new process with a filled cache directory: %+v, want Cached true", setup)
+	}
+	code, _, err := shared(ctx, opts)
+	if err != nil || !code.fromDisk {
+		t.Errorf("the second compilation did not come from the disk cache (err %v)", err)
+	}
+}
+
+// forgetCompiled drops the process's compiled code for opts, so that the next Load
+// compiles again as a new process would.
+func forgetCompiled(t *testing.T, opts Options) {
+	_, hash, err := module(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer second.rt.Close(ctx)
-	if !second.fromDisk {
-		t.Error("second compilation did not come from the cache")
+	k := key{interpreter: opts.Interpreter, cacheDir: cacheDir(opts), hash: hash}
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	ent, ok := sharedBy[k]
+	if !ok {
+		t.Fatal("no compiled code to forget")
 	}
+	_ = ent.code.rt.Close(context.Background())
+	delete(sharedBy, k)
 }
 
 // Engines of one mode share one compilation: the second Load reports it as cached.
