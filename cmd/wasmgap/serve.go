@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/playground"
+	"github.com/wasmgap/wasmgap/web"
 )
 
 func runServe(args []string, stdout, stderr io.Writer) int {
@@ -43,12 +45,17 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 
 	opts := playground.Options{MaxConcurrent: *maxConcurrent, Timeout: *timeout}
+	page := web.Dist()
 	if *dist != "" {
 		if st, err := os.Stat(*dist); err != nil || !st.IsDir() {
 			fmt.Fprintf(stderr, "wasmgap serve: -dist %s is not a folder\n", *dist)
 			return 2
 		}
-		opts.Dist = os.DirFS(*dist)
+		page = os.DirFS(*dist)
+		opts.Dist = page
+	}
+	if _, err := iofs.Stat(page, "manifest.json"); err != nil {
+		fmt.Fprintln(stderr, "wasmgap serve: the page is not built (the API works): run `go tool task build`, then serve again")
 	}
 	// The panels beside the playground: set opts.Chat and opts.Load to their handlers
 	// (mounted under /chat/ and /load/; the page shows a panel for each one set).
