@@ -220,11 +220,15 @@ func (s *Server) job(req runRequest) (runner.Job, *apiError) {
 			return runner.Job{}, &apiError{Error: fmt.Sprintf("warmup = %d is out of range: allowed 0 to %d", warmup, MaxWarmup), Field: "warmup"}
 		}
 	}
+	opts := measure.Options{Runs: runs, Warmup: warmup}
+	if warmup == 0 {
+		opts.Warmup = -1 // measure's zero means its default; the API's zero means none
+	}
 	return runner.Job{
 		Engine:  req.Engine,
 		Kernel:  k.Name,
 		Args:    args,
-		Options: measure.Options{Runs: runs, Warmup: warmup},
+		Options: opts,
 		Timeout: s.opts.Timeout,
 	}, nil
 }

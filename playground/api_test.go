@@ -166,6 +166,11 @@ func TestRunDefaults(t *testing.T) {
 	if len(got.Args) != 2 || got.Args[0] != 50_000 || got.Args[1] != 10 {
 		t.Errorf("args %v, want the default big and small = 10", got.Args)
 	}
+
+	readEvents(t, postRun(t, ts.URL, `{"kernel":"fib_it","engine":"native","warmup":0}`).Body)
+	if got.Options.Warmup >= 0 {
+		t.Errorf("warmup 0 became measure's warm-up %d: the harness reads 0 as its default, so none must be negative", got.Options.Warmup)
+	}
 }
 
 func TestRunErrorAfterStartIsAnEvent(t *testing.T) {
@@ -537,7 +542,7 @@ func TestUnknownAPIRoute(t *testing.T) {
 
 func TestRunNativeInWorker(t *testing.T) {
 	ts := fakeServer(t, Options{Engines: []string{"native"}, Timeout: 20 * time.Second}, nil)
-	resp := postRun(t, ts.URL, `{"kernel":"fib_rec","engine":"native","args":{"n":20},"runs":3,"warmup":1}`)
+	resp := postRun(t, ts.URL, `{"kernel":"fib_rec","engine":"native","args":{"n":20},"runs":3,"warmup":0}`)
 	events := readEvents(t, resp.Body)
 	progress := 0
 	for _, e := range events {
@@ -550,8 +555,8 @@ func TestRunNativeInWorker(t *testing.T) {
 		t.Fatalf("last event %+v, want the result", last)
 	}
 	r := last.Result
-	if r.Failure != "" || last.Value != "6765" || last.Expected != "6765" || len(r.Samples) != 3 || r.Median <= 0 {
-		t.Errorf("result %+v (value %s), want fib_rec(20) = 6765 from 3 timed runs", r, last.Value)
+	if r.Failure != "" || last.Value != "6765" || last.Expected != "6765" || len(r.Samples) != 3 || r.Median <= 0 || r.Warmup != 0 {
+		t.Errorf("result %+v (value %s), want fib_rec(20) = 6765 from 3 timed runs and no warm-up", r, last.Value)
 	}
 	if progress == 0 {
 		t.Error("no progress events from the worker")

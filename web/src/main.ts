@@ -258,6 +258,7 @@ async function runAll(app: App): Promise<void> {
   const badCount = checkInt(app.sel.runs, "runs", app.cat.runs.min, app.cat.runs.max).error ??
     checkInt(app.sel.warmup, "warmup", app.cat.warmup.min, app.cat.warmup.max).error;
   const grid = new Grid(rowsOf(app), order(app.sel.engines));
+  grid.requestedRuns = runs;
   app.grid = grid;
   app.running = true;
   document.body.dataset.running = "1";

@@ -33,7 +33,7 @@ export function toMarkdown(grid: Grid, server: ServerEnvironment | undefined, hi
   lines.push("");
   if (runs?.kind === "done") {
     lines.push(
-      `Median of ${runs.result.runs} timed runs after ${runs.result.warmup} warm-up(s), min–max in brackets; ` +
+      `Median of ${grid.requestedRuns || runs.result.runs} timed runs (fewer where a cell's time limit allowed fewer) after ${runs.result.warmup} warm-up(s), min–max in brackets; ` +
         `× is the median over the row's ${grid.baseline(0) ?? "native"} median, from this one run.`,
     );
   }

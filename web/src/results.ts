@@ -27,6 +27,8 @@ export function medianText(res: CellResult, fmt: (ns: number) => string): string
 
 export class Grid {
   readonly cells = new Map<string, CellState>();
+  /** The timed runs asked for (a server cell may fit fewer in its time limit). */
+  requestedRuns = 0;
   constructor(
     readonly rows: Row[],
     readonly engines: string[],

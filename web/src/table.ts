@@ -130,6 +130,9 @@ function fillCell(td: HTMLTableCellElement, grid: Grid, r: number, engine: strin
         else if (grid.baseline(r) === engine) parts.push(el("span", "ratio base", "×1"));
         parts.push(el("span", "range", `${duration(res.min_ns)} – ${duration(res.max_ns)}`));
         if (res.first_ns !== undefined) parts.push(el("span", "first", `first call ${duration(res.first_ns)}`));
+        if (grid.requestedRuns > 0 && res.runs < grid.requestedRuns) {
+          parts.push(el("span", "first", `${res.runs} of ${grid.requestedRuns} runs fit the time limit`));
+        }
       }
       td.dataset.value = res.value;
       td.tabIndex = 0;
