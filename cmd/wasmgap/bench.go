@@ -1,11 +1,184 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/wasmgap/wasmgap/history"
+	"github.com/wasmgap/wasmgap/measure"
+	"github.com/wasmgap/wasmgap/report"
+	"github.com/wasmgap/wasmgap/runner"
 )
 
+// listFlag collects a repeatable flag; "a,b" counts as two values.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
+
+// argFlag collects --arg name=value pairs.
+type argFlag map[string]int
+
+func (a argFlag) String() string { return fmt.Sprint(map[string]int(a)) }
+
+func (a argFlag) Set(v string) error {
+	name, value, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("%q is not name=value (for example n=30, or fib_rec.n=30 for one kernel)", v)
+	}
+	n, err := strconv.Atoi(value)
+	if err != nil {
+		return fmt.Errorf("%s=%s: the value must be an integer", name, value)
+	}
+	a[name] = n
+	return nil
+}
+
 func runBench(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "wasmgap bench: not built yet")
-	return 1
+	fs := flag.NewFlagSet("wasmgap bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var engineNames, kernelNames listFlag
+	named := argFlag{}
+	fs.Var(&engineNames, "engine", "an engine to run (repeatable; default: every server engine)")
+	fs.Var(&kernelNames, "kernel", "a kernel to run (repeatable; default: every kernel)")
+	fs.Var(named, "arg", "a kernel parameter as name=value, for every selected kernel that has it, or kernel.name=value for one (repeatable; default: the articles' sizes)")
+	runs := fs.Int("runs", measure.DefaultRuns, "timed runs per cell")
+	warmup := fs.Int("warmup", measure.DefaultWarmup, "untimed warm-up runs per cell before the timed ones")
+	timeout := fs.Duration("timeout", runner.DefaultTimeout, "time limit per cell, loading included")
+	format := fs.String("format", report.FormatTable, "output format: "+strings.Join(report.Formats(), ", "))
+	withHistory := fs.Bool("history", false, "print the source articles' historical figures beside the live rows")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: wasmgap bench [--engine E]... [--kernel K]... [--arg name=value]... [--runs N] [--warmup N] [--timeout D] [--format F] [--history]")
+		fmt.Fprintln(stderr, "\nMeasures kernels on server engines, one cell at a time, each in a worker process.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "wasmgap bench: unexpected arguments %q (kernels are chosen with --kernel)\n", fs.Args())
+		return 2
+	}
+	if !slices.Contains(report.Formats(), *format) {
+		fmt.Fprintf(stderr, "wasmgap bench: unknown format %q: valid formats are %s\n", *format, strings.Join(report.Formats(), ", "))
+		return 2
+	}
+	if *runs < 1 || *runs > runner.MaxRuns {
+		fmt.Fprintf(stderr, "wasmgap bench: --runs %d is out of range: allowed 1 to %d\n", *runs, runner.MaxRuns)
+		return 2
+	}
+	if *warmup < 0 || *warmup > runner.MaxWarmup {
+		fmt.Fprintf(stderr, "wasmgap bench: --warmup %d is out of range: allowed 0 to %d\n", *warmup, runner.MaxWarmup)
+		return 2
+	}
+	if *timeout <= 0 {
+		fmt.Fprintf(stderr, "wasmgap bench: --timeout %v: give a positive duration such as 30s or 2m\n", *timeout)
+		return 2
+	}
+
+	opts := measure.Options{Runs: *runs, Warmup: *warmup}
+	if *warmup == 0 {
+		opts.Warmup = -1 // measure.Options: zero means the default, negative means none
+	}
+	plan := runner.Plan{Engines: engineNames, Kernels: kernelNames, Args: named, Options: opts, Timeout: *timeout}
+	jobs, err := plan.Jobs()
+	if err != nil {
+		fmt.Fprintln(stderr, "wasmgap bench:", err)
+		return 2
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	progress := newProgressLine(stderr)
+	rep := report.Report{
+		Method: report.Method{
+			Runs: *runs, Warmup: *warmup, Timeout: *timeout, Timing: report.DefaultTiming,
+		},
+		Environment: report.CurrentEnvironment(),
+	}
+	for i, job := range jobs {
+		label := fmt.Sprintf("[%d/%d] %s(%s) on %s", i+1, len(jobs), job.Kernel, joinInts(job.Args), job.Engine)
+		progress.show(label)
+		start := time.Now()
+		res, err := runner.Run(ctx, job, runner.Options{OnProgress: func(p runner.Progress) {
+			progress.show(fmt.Sprintf("%s: %s %d/%d, %v", label, p.Phase, p.Done, p.Total, time.Since(start).Round(time.Second)))
+		}})
+		if err != nil {
+			progress.clear()
+			fmt.Fprintln(stderr, "wasmgap bench:", err)
+			return 1
+		}
+		rep.Results = append(rep.Results, res)
+	}
+	progress.clear()
+	if *withHistory {
+		var names []string
+		for _, j := range jobs {
+			if !slices.Contains(names, j.Kernel) {
+				names = append(names, j.Kernel)
+			}
+		}
+		rep.History = history.ForKernels(names...)
+	}
+	if err := report.Write(stdout, *format, rep); err != nil {
+		fmt.Fprintln(stderr, "wasmgap bench: write report:", err)
+		return 1
+	}
+	return 0
+}
+
+func joinInts(a []int) string {
+	s := make([]string, len(a))
+	for i, v := range a {
+		s[i] = strconv.Itoa(v)
+	}
+	return strings.Join(s, ", ")
+}
+
+// progressLine rewrites one status line on a terminal, and prints nothing otherwise.
+type progressLine struct {
+	w    io.Writer
+	on   bool
+	last time.Time
+}
+
+func newProgressLine(w io.Writer) *progressLine {
+	f, ok := w.(*os.File)
+	return &progressLine{w: w, on: ok && term.IsTerminal(int(f.Fd()))}
+}
+
+func (p *progressLine) show(s string) {
+	if !p.on || time.Since(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	fmt.Fprintf(p.w, "\r\033[K%s", s)
+}
+
+func (p *progressLine) clear() {
+	if p.on {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
 }

@@ -17,6 +17,8 @@ import (
 	"io"
 	"os"
 	"sort"
+
+	"github.com/wasmgap/wasmgap/runner"
 )
 
 // command is one subcommand: its one-line summary and its entry point.
@@ -35,6 +37,8 @@ var commands = map[string]command{
 }
 
 func main() {
+	// A measurement runs in a worker: this same binary, started by package runner.
+	runner.ServeWorkerIfRequested()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/wasmgap/wasmgap/report"
+	"github.com/wasmgap/wasmgap/runner"
+)
+
+// TestMain lets this test binary serve as the workers that bench starts.
+func TestMain(m *testing.M) {
+	runner.ServeWorkerIfRequested()
+	os.Exit(m.Run())
+}
+
+func TestBenchRejectsBadInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--engine", "v8"}, `unknown engine "v8": valid engines are native, wazero-compiler, wazero-interpreter, yaegi`},
+		{[]string{"--kernel", "fib"}, `unknown kernel "fib": valid kernels are fib_it, fib_rec, ack_while, ack, test1`},
+		{[]string{"--kernel", "ack", "--arg", "m=21"}, "ack: m = 21 is out of range: allowed 0 to 20"},
+		{[]string{"--kernel", "ack", "--arg", "x=1"}, `no selected kernel has a parameter "x": the parameters are m (0 to 20) for ack; n (0 to 3) for ack`},
+		{[]string{"--arg", "n"}, `"n" is not name=value`},
+		{[]string{"--arg", "n=ten"}, "n=ten: the value must be an integer"},
+		{[]string{"--format", "csv"}, `unknown format "csv": valid formats are table, markdown, json, gobench`},
+		{[]string{"--runs", "0"}, "--runs 0 is out of range: allowed 1 to 1000"},
+		{[]string{"--warmup", "-1"}, "--warmup -1 is out of range: allowed 0 to 100"},
+		{[]string{"--timeout", "0s"}, "--timeout 0s: give a positive duration"},
+		{[]string{"fib_rec"}, "unexpected arguments"},
+		{[]string{"--bogus"}, "flag provided but not defined: -bogus"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"bench"}, c.args...), &stdout, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), c.want) || stdout.Len() != 0 {
+			t.Errorf("bench %v: exit %d, stderr %q; want exit 2 and %q", c.args, code, stderr.String(), c.want)
+		}
+	}
+}
+
+func TestBenchJSON(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"bench", "--engine", "native", "--kernel", "fib_it", "--kernel", "ack", "--arg", "ack.m=3", "--runs", "2", "--warmup", "0", "--format", "json"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var rep report.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("%v in %s", err, stdout.String())
+	}
+	if len(rep.Results) != 2 || rep.Method.Runs != 2 || rep.Method.Warmup != 0 || rep.Environment.GoVersion == "" {
+		t.Fatalf("report = %+v", rep)
+	}
+	for _, r := range rep.Results {
+		if r.Failed() || r.Value != r.Expected || len(r.Samples) != 2 || r.Warmup != 0 {
+			t.Errorf("%s: %+v", r.Label(), r)
+		}
+	}
+	if got := rep.Results[1].Label(); got != "ack(3, 3)" {
+		t.Errorf("second cell %s, want ack(3, 3)", got)
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("progress written to a non-terminal stderr: %q", stderr.String())
+	}
+}
+
+// A failing cell is a result: the table shows it and bench still exits 0.
+func TestBenchFailureIsAResult(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"bench", "--engine", "native", "--kernel", "fib_rec", "--arg", "n=60", "--timeout", "1s", "--history"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"fib_rec(60)", "timed out after 1s", "environment: ", "historical: fib(40)"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}

@@ -1,0 +1,265 @@
+package measure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/wasmgap/wasmgap/engine"
+	"github.com/wasmgap/wasmgap/kernels"
+	"github.com/wasmgap/wasmgap/native"
+)
+
+// fakeEngine returns scripted values and errors, one per call, and counts its calls.
+type fakeEngine struct {
+	loadErr error
+	setup   engine.Setup
+	// results[i] is what the i-th Run returns; past the end, the last one repeats.
+	results []fakeRun
+	calls   int
+	loaded  int
+	closed  int
+	// clock, when set, advances by cost on every Run (see withFakeClock).
+	clock *time.Time
+	cost  time.Duration
+}
+
+type fakeRun struct {
+	value int64
+	err   error
+}
+
+func (f *fakeEngine) Name() string { return "fake" }
+
+func (f *fakeEngine) Load(context.Context) (engine.Setup, error) {
+	f.loaded++
+	return f.setup, f.loadErr
+}
+
+func (f *fakeEngine) Run(context.Context, *kernels.Kernel, []int) (int64, error) {
+	r := f.results[min(f.calls, len(f.results)-1)]
+	f.calls++
+	if f.clock != nil {
+		*f.clock = f.clock.Add(f.cost)
+	}
+	return r.value, r.err
+}
+
+func (f *fakeEngine) Close(context.Context) error { f.closed++; return nil }
+
+func TestMeasure(t *testing.T) {
+	k, err := kernels.Lookup("fib_it")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []int{40}
+	want := k.Expected(args) // 102334155
+	ok := fakeRun{value: want}
+
+	for _, c := range []struct {
+		name        string
+		eng         *fakeEngine
+		opts        Options
+		wantFailure string
+		wantCalls   int
+		wantSamples int
+		wantClosed  int
+	}{
+		{name: "defaults", eng: &fakeEngine{results: []fakeRun{ok}}, wantCalls: 6, wantSamples: 5, wantClosed: 1},
+		{name: "explicit runs and warm-up", eng: &fakeEngine{results: []fakeRun{ok}}, opts: Options{Runs: 3, Warmup: 2}, wantCalls: 5, wantSamples: 3, wantClosed: 1},
+		{name: "no warm-up", eng: &fakeEngine{results: []fakeRun{ok}}, opts: Options{Runs: 2, Warmup: -1}, wantCalls: 2, wantSamples: 2, wantClosed: 1},
+		{
+			name:        "wrong value in warm-up",
+			eng:         &fakeEngine{results: []fakeRun{{value: 7}}},
+			wantFailure: fmt.Sprintf("wrong result: got 7, want %d", want),
+			wantCalls:   1, wantClosed: 1,
+		},
+		{
+			name:        "wrong value in a timed run",
+			eng:         &fakeEngine{results: []fakeRun{ok, ok, ok, {value: want + 1}}},
+			wantFailure: fmt.Sprintf("wrong result: got %d, want %d", want+1, want),
+			wantCalls:   4, wantClosed: 1,
+		},
+		{
+			name:        "stack overflow, wrapped",
+			eng:         &fakeEngine{results: []fakeRun{{err: fmt.Errorf("call fib_it: %w", engine.ErrStackOverflow)}}},
+			wantFailure: "stack overflow",
+			wantCalls:   1, wantClosed: 1,
+		},
+		{
+			name:        "other run error",
+			eng:         &fakeEngine{results: []fakeRun{ok, {err: errors.New("out of memory")}}},
+			wantFailure: "out of memory",
+			wantCalls:   2, wantClosed: 1,
+		},
+		{
+			name:        "load error",
+			eng:         &fakeEngine{loadErr: errors.New("no module"), results: []fakeRun{ok}},
+			wantFailure: "load failed: no module",
+			wantCalls:   0, wantClosed: 0,
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var phases []string
+			r := Measure(context.Background(), c.eng, k, args, c.opts, func(phase string, done, total int) {
+				phases = append(phases, fmt.Sprintf("%s %d/%d", phase, done, total))
+			})
+			if r.Failure != c.wantFailure {
+				t.Errorf("Failure = %q, want %q", r.Failure, c.wantFailure)
+			}
+			if c.eng.calls != c.wantCalls {
+				t.Errorf("Run called %d times, want %d", c.eng.calls, c.wantCalls)
+			}
+			if c.eng.closed != c.wantClosed {
+				t.Errorf("Close called %d times, want %d", c.eng.closed, c.wantClosed)
+			}
+			if c.eng.loaded != 1 {
+				t.Errorf("Load called %d times, want 1", c.eng.loaded)
+			}
+			if len(r.Samples) != c.wantSamples {
+				t.Errorf("%d samples, want %d", len(r.Samples), c.wantSamples)
+			}
+			if r.Failed() != (c.wantFailure != "") {
+				t.Errorf("Failed() = %v", r.Failed())
+			}
+			if r.Failed() && (r.Median != 0 || r.Min != 0 || r.Max != 0 || r.Samples != nil) {
+				t.Errorf("a failure carries times: %+v", r)
+			}
+			if !r.Failed() {
+				if r.Value != want || r.Expected != want {
+					t.Errorf("Value, Expected = %d, %d; want %d", r.Value, r.Expected, want)
+				}
+				if !(r.Min <= r.Median && r.Median <= r.Max) {
+					t.Errorf("min %v median %v max %v out of order", r.Min, r.Median, r.Max)
+				}
+				if last := phases[len(phases)-1]; last != fmt.Sprintf("run %d/%d", c.wantSamples, c.wantSamples) {
+					t.Errorf("last progress %q; all: %v", last, phases)
+				}
+			}
+			if r.Kernel != "fib_it" || r.Engine != "fake" || !reflect.DeepEqual(r.Args, args) {
+				t.Errorf("cell = %s on %s %v", r.Kernel, r.Engine, r.Args)
+			}
+		})
+	}
+}
+
+func TestMeasureCancelled(t *testing.T) {
+	k, _ := kernels.Lookup("fib_it")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	f := &fakeEngine{results: []fakeRun{{value: k.Expected([]int{40})}}}
+	r := Measure(ctx, f, k, []int{40}, Options{}, nil)
+	if f.calls != 0 || r.Failure != "cancelled: context canceled" {
+		t.Errorf("after cancel: %d calls, Failure %q", f.calls, r.Failure)
+	}
+}
+
+func TestMeasureSetupReported(t *testing.T) {
+	k, _ := kernels.Lookup("fib_it")
+	setup := engine.Setup{Compile: 600 * time.Millisecond, Instantiate: 3 * time.Millisecond, Cached: true}
+	f := &fakeEngine{setup: setup, results: []fakeRun{{value: k.Expected([]int{10})}}}
+	if r := Measure(context.Background(), f, k, []int{10}, Options{Runs: 1}, nil); r.Setup != setup {
+		t.Errorf("Setup = %+v, want %+v", r.Setup, setup)
+	}
+}
+
+func TestStats(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		in               []time.Duration
+		lo, median, high time.Duration
+	}{
+		{nil, 0, 0, 0},
+		{[]time.Duration{5 * ms}, 5 * ms, 5 * ms, 5 * ms},
+		{[]time.Duration{9 * ms, 1 * ms, 5 * ms}, 1 * ms, 5 * ms, 9 * ms},
+		{[]time.Duration{4 * ms, 1 * ms, 2 * ms, 9 * ms}, 1 * ms, 3 * ms, 9 * ms},
+	} {
+		in := append([]time.Duration(nil), c.in...)
+		lo, median, high := Stats(in)
+		if lo != c.lo || median != c.median || high != c.high {
+			t.Errorf("Stats(%v) = %v %v %v, want %v %v %v", c.in, lo, median, high, c.lo, c.median, c.high)
+		}
+		if !reflect.DeepEqual(in, c.in) {
+			t.Errorf("Stats reordered its input: %v", in)
+		}
+	}
+}
+
+// The native engine through the harness: every kernel at small arguments gives its
+// expected value.
+func TestMeasureNative(t *testing.T) {
+	for _, k := range kernels.All() {
+		args := smallArgs(k)
+		r := Measure(context.Background(), native.New(), k, args, Options{Runs: 2}, nil)
+		if r.Failed() || r.Value != r.Expected {
+			t.Errorf("%s: %+v", k.Label(args), r)
+		}
+	}
+}
+
+// smallArgs are arguments that make every kernel quick.
+func smallArgs(k *kernels.Kernel) []int {
+	switch k.Name {
+	case "fib_it", "fib_rec":
+		return []int{20}
+	case "ack", "ack_while":
+		return []int{2, 5}
+	}
+	if len(k.Params) == 2 {
+		return []int{20_100, 100}
+	}
+	return []int{10_000}
+}
+
+func ExampleMeasure() {
+	k, _ := kernels.Lookup("ack")
+	r := Measure(context.Background(), native.New(), k, []int{3, 5}, Options{Runs: 3}, nil)
+	fmt.Println(r.Label(), "on", r.Engine, "=", r.Value, "failed:", r.Failed(), "samples:", len(r.Samples))
+	// Output: ack(3, 5) on native = 253 failed: false samples: 3
+}
+
+// withFakeClock makes Measure read a clock that only the fake engine advances.
+func withFakeClock(t *testing.T) *time.Time {
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now = func() time.Time { return clock }
+	t.Cleanup(func() { now = time.Now })
+	return &clock
+}
+
+func TestMeasureBudget(t *testing.T) {
+	k, _ := kernels.Lookup("fib_it")
+	ok := fakeRun{value: k.Expected([]int{40})}
+	s := time.Second
+	for _, c := range []struct {
+		name                 string
+		cost, budget         time.Duration
+		opts                 Options
+		wantWarmup, wantRuns int
+	}{
+		{name: "no budget", cost: 10 * s, opts: Options{Runs: 5, Warmup: 2}, wantWarmup: 2, wantRuns: 5},
+		{name: "everything fits", cost: 1 * s, budget: 27 * s, opts: Options{Runs: 5, Warmup: 2}, wantWarmup: 2, wantRuns: 5},
+		// 8s a run in 27s: warm-up (8), run (16), run (24); a fourth would end at 32.
+		{name: "fewer timed runs", cost: 8 * s, budget: 27 * s, opts: Options{Runs: 5, Warmup: 1}, wantWarmup: 1, wantRuns: 2},
+		// 15s a run: one warm-up (15); a second would end at 30, so the timed runs start;
+		// the first always runs (30), a second would end at 45.
+		{name: "warm-up skipped first", cost: 15 * s, budget: 27 * s, opts: Options{Runs: 5, Warmup: 3}, wantWarmup: 1, wantRuns: 1},
+		{name: "at least one timed run", cost: 40 * s, budget: 27 * s, opts: Options{Runs: 5, Warmup: 1}, wantWarmup: 1, wantRuns: 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clock := withFakeClock(t)
+			f := &fakeEngine{results: []fakeRun{ok}, clock: clock, cost: c.cost}
+			opts := c.opts
+			opts.Budget = c.budget
+			r := Measure(context.Background(), f, k, []int{40}, opts, nil)
+			if r.Failed() || r.Warmup != c.wantWarmup || r.Runs != c.wantRuns || len(r.Samples) != c.wantRuns {
+				t.Errorf("warm-up %d, runs %d, samples %d, failure %q; want %d, %d", r.Warmup, r.Runs, len(r.Samples), r.Failure, c.wantWarmup, c.wantRuns)
+			}
+			if r.Median != c.cost {
+				t.Errorf("median %v, want %v", r.Median, c.cost)
+			}
+		})
+	}
+}

@@ -1,0 +1,469 @@
+package playground
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/wasmgap/wasmgap/kernels"
+)
+
+var screenshotPath = flag.String("screenshot", "", "also write the filled results' screenshot to this file (e.g. ../docs/playground.png)")
+
+// chromiumPath finds Chromium: tests skip without it, except in CI, where they fail.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("chromium is not installed, and CI is set: the browser tests must run (apt-get install chromium)")
+	}
+	t.Skip("chromium is not installed (apt-get install chromium); set CI=true to make this a failure")
+	return ""
+}
+
+var bundleOnce sync.Once
+var bundleErr error
+
+// distDir returns web/dist, building the bundle first when it is missing.
+func distDir(t *testing.T) string {
+	t.Helper()
+	dist, err := filepath.Abs(filepath.Join("..", "web", "dist"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundleOnce.Do(func() {
+		if _, err := os.Stat(filepath.Join(dist, "manifest.json")); err == nil {
+			return
+		}
+		cmd := exec.Command("go", "run", "./build")
+		cmd.Dir = filepath.Dir(filepath.Dir(dist))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			bundleErr = fmt.Errorf("go run ./build: %v\n%s", err, out)
+		}
+	})
+	if bundleErr != nil {
+		t.Fatal(bundleErr)
+	}
+	return dist
+}
+
+// browserPage is one Chromium tab on a playground server.
+type browserPage struct {
+	t       *testing.T
+	ctx     context.Context
+	url     string
+	srv     *Server
+	mu      sync.Mutex
+	console []chromedp.ConsoleMessage
+}
+
+func newBrowserPage(t *testing.T) *browserPage {
+	t.Helper()
+	exe := chromiumPath(t)
+	dist := distDir(t)
+	// A stand-in chat panel (the real one is package chatserver's); no load panel.
+	chat := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><title>chat</title><p id="hello">chat panel at `+r.URL.Path+`</p>`)
+	})
+	srv := New(Options{Dist: os.DirFS(dist), Timeout: time.Minute, Chat: chat})
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1600, 1000),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(allocCtx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 10*time.Minute)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+
+	p := &browserPage{t: t, ctx: ctx, url: ts.URL, srv: srv}
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	messages := chromedp.Console(ctx)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			p.console = append(p.console, m)
+			p.mu.Unlock()
+		}
+	}()
+	return p
+}
+
+// errors returns the console's errors and exceptions since the last call.
+func (p *browserPage) consoleErrors() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var errs []string
+	for _, m := range p.console {
+		if m.Type == chromedp.ConsoleError || m.IsException() {
+			errs = append(errs, fmt.Sprintf("%s (%s:%d)", m.Text, m.URL, m.Line+1))
+		}
+	}
+	p.console = nil
+	return errs
+}
+
+// open loads the page with a query string and waits until it is ready.
+func (p *browserPage) open(query string) {
+	p.t.Helper()
+	if err := chromedp.Do(p.ctx, chromedp.Navigate(p.url+"/?"+query)); err != nil {
+		p.t.Fatalf("open ?%s: %v", query, err)
+	}
+	p.waitFor(`document.body.dataset.ready === "1"`, 20*time.Second, "the page to load its catalogue")
+}
+
+func (p *browserPage) waitFor(expr string, timeout time.Duration, what string) {
+	p.t.Helper()
+	if err := chromedp.Do(p.ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		p.t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+func (p *browserPage) click(sel string) {
+	p.t.Helper()
+	if err := chromedp.Do(p.ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
+		p.t.Fatalf("click %s: %v", sel, err)
+	}
+}
+
+// runAll clicks Run and waits until every cell has an outcome.
+func (p *browserPage) runAll(timeout time.Duration) {
+	p.t.Helper()
+	p.click("#run")
+	p.waitFor(`document.body.dataset.running === "0"`, timeout, "the run to finish")
+}
+
+// cellInfo is what a results cell shows.
+type cellInfo struct {
+	State string `json:"state"`
+	Value string `json:"value"`
+	Text  string `json:"text"`
+}
+
+func (p *browserPage) cell(kernel, engine string) cellInfo {
+	p.t.Helper()
+	js := fmt.Sprintf(`(() => {
+		const td = document.querySelector('#results-table tr[data-kernel=%q] td[data-engine=%q]');
+		if (!td) return {state: "missing", value: "", text: ""};
+		return {state: td.dataset.state || "", value: td.dataset.value || "", text: td.innerText};
+	})()`, kernel, engine)
+	raw, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]byte](js))
+	if err != nil {
+		p.t.Fatalf("read cell %s/%s: %v", kernel, engine, err)
+	}
+	var c cellInfo
+	if err := json.Unmarshal(raw, &c); err != nil {
+		p.t.Fatalf("read cell %s/%s: %v (%s)", kernel, engine, err, raw)
+	}
+	return c
+}
+
+// expected is the catalogue's value for a call, as a decimal string.
+func expected(t *testing.T, kernel string, args ...int) string {
+	t.Helper()
+	k, err := kernels.Lookup(kernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprint(k.Expected(args))
+}
+
+func (p *browserPage) screenshot(name string) {
+	p.t.Helper()
+	png, err := chromedp.Run(p.ctx, chromedp.Screenshot(chromedp.ID("results")))
+	if err != nil {
+		p.t.Fatalf("screenshot: %v", err)
+	}
+	path := filepath.Join(p.t.ArtifactDir(), name)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		p.t.Fatal(err)
+	}
+	p.t.Logf("screenshot of the results: %s", path)
+	if *screenshotPath != "" {
+		if err := os.WriteFile(*screenshotPath, png, 0o644); err != nil {
+			p.t.Fatal(err)
+		}
+	}
+}
+
+// TestPageInChromium drives the page in a real headless Chromium: one browser, one tab,
+// the steps in order.
+func TestPageInChromium(t *testing.T) {
+	p := newBrowserPage(t)
+
+	t.Run("loads without console errors", func(t *testing.T) {
+		p.t = t
+		p.open("")
+		p.waitFor(`document.querySelectorAll('#results-table tbody tr').length > 0`, 10*time.Second, "the table preview")
+		if errs := p.consoleErrors(); len(errs) > 0 {
+			t.Errorf("console errors on load:\n%s", strings.Join(errs, "\n"))
+		}
+		isolated, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](`crossOriginIsolated`))
+		if err != nil || !isolated {
+			t.Errorf("crossOriginIsolated = %v (%v): COOP/COEP missing, timers coarse", isolated, err)
+		}
+		// The chat panel is shown in its iframe (same origin, so it loads in the isolated
+		// page); the absent load panel is hidden.
+		p.waitFor(`document.querySelector("#chat-panel iframe")?.contentDocument?.getElementById("hello")?.textContent === "chat panel at /"`,
+			10*time.Second, "the chat panel's iframe")
+		hidden, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]bool](`[document.getElementById("chat-panel").hidden, document.getElementById("load-panel").hidden]`))
+		if err != nil || len(hidden) != 2 || hidden[0] || !hidden[1] {
+			t.Errorf("panels hidden = %v (%v), want chat shown and load hidden", hidden, err)
+		}
+	})
+
+	t.Run("browser engines compute the catalogue's values", func(t *testing.T) {
+		p.t = t
+		p.open("k=fib_it,fib_rec&fib_it.n=90&fib_rec.n=25&e=browser-wasm,browser-js&runs=3&warmup=1")
+		p.runAll(2 * time.Minute)
+		for _, c := range []struct {
+			kernel string
+			n      int
+		}{{"fib_it", 90}, {"fib_rec", 25}} {
+			want := expected(t, c.kernel, c.n)
+			for _, engine := range []string{"browser-wasm", "browser-js"} {
+				got := p.cell(c.kernel, engine)
+				if got.State != "done" || got.Value != want || strings.Contains(got.Text, "wrong") {
+					t.Errorf("%s(%d) on %s: %+v, want done with value %s", c.kernel, c.n, engine, got, want)
+				}
+				if !strings.Contains(got.Text, "first call") {
+					t.Errorf("%s on %s does not show its first call apart: %q", c.kernel, engine, got.Text)
+				}
+			}
+		}
+	})
+
+	t.Run("every kernel's browser ports agree with the catalogue", func(t *testing.T) {
+		p.t = t
+		// Small sizes (the loops still share 200 values), fib_it(92) past 2^53.
+		args := map[string][]int{
+			"fib_it": {92}, "fib_rec": {20}, "ack_while": {2, 3}, "ack": {2, 3},
+			"test7": {1000}, "test8": {1000}, "test8b": {1000},
+		}
+		q := []string{"k=" + strings.Join(kernels.Names(), ","), "e=browser-wasm,browser-js", "runs=1", "warmup=0"}
+		for _, k := range kernels.All() {
+			a, ok := args[k.Name]
+			if !ok {
+				a = []int{30_000, 200}
+			}
+			args[k.Name] = a
+			for i, p := range k.Params {
+				q = append(q, fmt.Sprintf("%s.%s=%d", k.Name, p.Name, a[i]))
+			}
+		}
+		p.open(strings.Join(q, "&"))
+		p.runAll(3 * time.Minute)
+		for _, k := range kernels.All() {
+			want := expected(t, k.Name, args[k.Name]...)
+			for _, engine := range []string{"browser-wasm", "browser-js"} {
+				if got := p.cell(k.Name, engine); got.State != "done" || got.Value != want {
+					t.Errorf("%s on %s: %+v, want %s", k.Label(args[k.Name]), engine, got, want)
+				}
+			}
+		}
+	})
+
+	t.Run("a server engine fills its cell", func(t *testing.T) {
+		p.t = t
+		p.open("k=fib_it,fib_rec&fib_it.n=90&fib_rec.n=25&e=native,wazero-compiler,browser-wasm,browser-js&runs=3&warmup=1")
+		p.runAll(2 * time.Minute)
+		for _, c := range []struct {
+			kernel string
+			n      int
+		}{{"fib_it", 90}, {"fib_rec", 25}} {
+			for _, engine := range []string{"native", "wazero-compiler"} {
+				got := p.cell(c.kernel, engine)
+				if want := expected(t, c.kernel, c.n); got.State != "done" || got.Value != want {
+					t.Errorf("%s(%d) on %s: %+v, want done with value %s", c.kernel, c.n, engine, got, want)
+				}
+			}
+		}
+		if got := p.cell("fib_rec", "browser-js"); !strings.Contains(got.Text, "×") {
+			t.Errorf("browser-js cell shows no ratio to native: %q", got.Text)
+		}
+		p.screenshot("results.png")
+
+		// The method and environment, one click away.
+		p.click(`#results-table tr[data-kernel="fib_rec"] td[data-engine="native"]`)
+		p.waitFor(`document.getElementById("details").open`, 5*time.Second, "the details dialog")
+		details, err := chromedp.Run(p.ctx, chromedp.Text(chromedp.CSS("#details .dialog-body")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"fib_rec(25) on native", "Method", "worker process", "3 timed calls", "median", "Environment", "GOMAXPROCS", "equal to the catalogue's"} {
+			if !strings.Contains(strings.ToLower(details), strings.ToLower(want)) {
+				t.Errorf("details lack %q:\n%s", want, details)
+			}
+		}
+		p.click("#details .close")
+		p.waitFor(`!document.getElementById("details").open`, 5*time.Second, "the dialog to close")
+
+		// Copy as Markdown (the clipboard is captured: headless has no real one).
+		if err := chromedp.Do(p.ctx, chromedp.Evaluate[chromedp.Void](`navigator.clipboard.writeText = async (t) => { window.copied = t; }`)); err != nil {
+			t.Fatal(err)
+		}
+		p.click("#copy")
+		p.waitFor(`typeof window.copied === "string"`, 5*time.Second, "the Markdown")
+		md, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`window.copied`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"| kernel | native | wazero compiler | browser wasm | browser JS |", "| `fib_rec(25)` |", "Median of 3 timed runs", "Browser: "} {
+			if !strings.Contains(md, want) {
+				t.Errorf("Markdown lacks %q:\n%s", want, md)
+			}
+		}
+
+		// The articles' figures, toggled on beside the live rows and in the chart.
+		p.click("#history")
+		p.waitFor(`[...document.querySelectorAll('#results-table tr.history')].some(tr => tr.innerText.includes("PHP 7.0.0") && tr.innerText.includes("19.5 s"))`,
+			10*time.Second, "the historical rows")
+		p.waitFor(`[...document.querySelectorAll('#chart svg text')].some(t => t.textContent === "HHVM 3.8.1")`, 5*time.Second, "historical bars in the chart")
+
+		// The URL reproduces the selection.
+		loc, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`location.search`))
+		if err != nil || !strings.Contains(loc, "k=fib_it,fib_rec") || !strings.Contains(loc, "fib_rec.n=25") || !strings.Contains(loc, "e=native,wazero-compiler,browser-wasm,browser-js") || !strings.Contains(loc, "history=1") {
+			t.Errorf("location.search %q (%v) does not hold the selection", loc, err)
+		}
+	})
+
+	t.Run("an out-of-range argument shows the server's error", func(t *testing.T) {
+		p.t = t
+		p.open("k=fib_rec&fib_rec.n=200&e=native,browser-js&runs=1&warmup=0")
+		formError, err := chromedp.Run(p.ctx, chromedp.Text(chromedp.CSS(`.kernel[data-kernel="fib_rec"] .field-error`)))
+		if err != nil || !strings.Contains(formError, "allowed 0 to 92") {
+			t.Errorf("the form's own check: %q (%v)", formError, err)
+		}
+		p.runAll(30 * time.Second)
+		for _, engine := range []string{"native", "browser-js"} {
+			got := p.cell("fib_rec", engine)
+			if got.State != "error" || !strings.Contains(got.Text, "fib_rec: n = 200 is out of range: allowed 0 to 92") {
+				t.Errorf("%s cell %+v, want the server's error", engine, got)
+			}
+		}
+
+		p.open("k=fib_rec&fib_rec.n=10&e=native,browser-js&runs=0&warmup=0")
+		p.runAll(30 * time.Second)
+		for _, engine := range []string{"native", "browser-js"} {
+			if got := p.cell("fib_rec", engine); got.State != "error" || !strings.Contains(got.Text, "runs = 0 is out of range: allowed 1 to 100") {
+				t.Errorf("%s cell with runs = 0: %+v", engine, got)
+			}
+		}
+
+		// fib(80) is past 2^53: the JavaScript port says so rather than answer wrong.
+		p.open("k=fib_rec&fib_rec.n=80&e=browser-js&runs=1&warmup=0")
+		p.runAll(30 * time.Second)
+		if got := p.cell("fib_rec", "browser-js"); got.State != "done" || !strings.Contains(got.Text, "exceeds 2^53") {
+			t.Errorf("fib_rec(80) on browser-js: %+v, want the port's refusal", got)
+		}
+	})
+
+	t.Run("ack(3,10) on wazero-interpreter overflows its stack", func(t *testing.T) {
+		p.t = t
+		p.open("k=ack&ack.n=3&ack.m=10&e=wazero-interpreter&runs=1&warmup=0")
+		p.runAll(2 * time.Minute)
+		if got := p.cell("ack", "wazero-interpreter"); got.State != "done" || !strings.Contains(got.Text, "stack overflow") {
+			t.Errorf("cell %+v, want \"stack overflow\"", got)
+		}
+	})
+
+	t.Run("a queued run shows its place in line", func(t *testing.T) {
+		p.t = t
+		// Take every slot with long runs from outside the page.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		for i := 0; i < p.srv.queue.slots; i++ {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, p.url+"/api/run",
+				strings.NewReader(`{"kernel":"fib_rec","engine":"native","args":{"n":60},"runs":1,"warmup":0}`))
+			go func() {
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}()
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for running, _ := p.srv.queue.stats(); running < p.srv.queue.slots; running, _ = p.srv.queue.stats() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d slots taken", running, p.srv.queue.slots)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		p.open("k=fib_rec&fib_rec.n=20&e=native&runs=1&warmup=0")
+		p.click("#run")
+		p.waitFor(`document.querySelector('td[data-engine="native"]')?.innerText.includes("queued: #1 in line")`, 10*time.Second, "the queue position")
+		cancel() // the slots free up: the page's run goes next
+		p.waitFor(`document.body.dataset.running === "0"`, time.Minute, "the queued run to finish")
+		if got := p.cell("fib_rec", "native"); got.State != "done" || got.Value != expected(t, "fib_rec", 20) {
+			t.Errorf("the queued run's cell: %+v", got)
+		}
+	})
+
+	t.Run("cancel stops a long run", func(t *testing.T) {
+		p.t = t
+		for _, engine := range []string{"browser-js", "native"} {
+			p.open("k=fib_rec&fib_rec.n=55&e=" + engine + "&runs=1&warmup=0")
+			p.click("#run")
+			p.waitFor(fmt.Sprintf(`document.querySelector('td[data-engine=%q]')?.dataset.state === "running"`, engine), 20*time.Second, engine+" to start")
+			time.Sleep(300 * time.Millisecond)
+			p.click("#cancel")
+			p.waitFor(`document.body.dataset.running === "0"`, 10*time.Second, "the run to stop")
+			if got := p.cell("fib_rec", engine); got.State != "cancelled" {
+				t.Errorf("%s cell after cancel: %+v", engine, got)
+			}
+			if engine == "native" {
+				// The disconnect ends the server's run and frees its slot.
+				deadline := time.Now().Add(10 * time.Second)
+				for {
+					running, _ := p.srv.queue.stats()
+					if running == 0 {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("the server still runs %d job(s) after the page cancelled", running)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+		}
+	})
+}

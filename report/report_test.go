@@ -1,0 +1,189 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasmgap/wasmgap/engine"
+	"github.com/wasmgap/wasmgap/history"
+	"github.com/wasmgap/wasmgap/measure"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// cell builds a result with the given samples (a failure when failure is not empty).
+func cell(kernel string, args []int, eng string, failure string, samples ...time.Duration) measure.Result {
+	r := measure.Result{Kernel: kernel, Args: args, Engine: eng, Runs: 3, Warmup: 1, Failure: failure}
+	if failure == "" {
+		r.Runs = len(samples)
+		r.Samples = samples
+		r.Min, r.Median, r.Max = measure.Stats(samples)
+	}
+	switch eng {
+	case engine.WazeroCompiler:
+		r.Setup = engine.Setup{Compile: 612 * time.Millisecond, Instantiate: 2100 * time.Microsecond}
+	case engine.WazeroInterpreter:
+		r.Setup = engine.Setup{Compile: 95 * time.Millisecond, Instantiate: 1900 * time.Microsecond, Cached: true}
+	case engine.Yaegi:
+		r.Setup = engine.Setup{Compile: 41 * time.Millisecond}
+	}
+	return r
+}
+
+func fixture() Report {
+	ms := time.Millisecond
+	fib, ack, t1 := []int{40}, []int{3, 10}, []int{50_000, 1_000}
+	return Report{
+		Method: Method{Runs: 3, Warmup: 1, Timeout: 30 * time.Second, Timing: "monotonic clock around the call"},
+		Environment: Environment{
+			CPU: "AMD EPYC", Cores: 2, GOMAXPROCS: 2, GoVersion: "go1.26.8",
+			WazeroVersion: "v1.12.0", YaegiVersion: "v0.16.1", OS: "linux", Arch: "amd64",
+			Time: time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC),
+		},
+		Results: []measure.Result{
+			cell("fib_rec", fib, engine.Native, "", 410*ms, 412*ms, 430*ms),
+			cell("fib_rec", fib, engine.WazeroCompiler, "", 1200*ms, 1230*ms, 1250*ms),
+			cell("fib_rec", fib, engine.WazeroInterpreter, "", 9100*ms),
+			cell("fib_rec", fib, engine.Yaegi, "timed out after 30s"),
+			cell("ack", ack, engine.Native, "", 310*time.Microsecond, 300*time.Microsecond, 320*time.Microsecond),
+			cell("ack", ack, engine.WazeroCompiler, "", 900*time.Microsecond, 905*time.Microsecond, 950*time.Microsecond),
+			cell("ack", ack, engine.WazeroInterpreter, "stack overflow"),
+			cell("ack", ack, engine.Yaegi, "", 66*ms, 65*ms, 70*ms),
+			cell("test1", t1, engine.Native, "", 150*ms, 151*ms, 149*ms),
+			cell("test1", t1, engine.WazeroCompiler, "", 170*ms, 171*ms, 169*ms),
+			cell("test1", t1, engine.WazeroInterpreter, "wrong result: got 1, want 40999000"),
+			cell("test1", t1, engine.Yaegi, "crashed: fatal error: runtime: out of memory"),
+		},
+		History: history.ForKernels("fib_rec", "ack", "test1"),
+	}
+}
+
+func TestGolden(t *testing.T) {
+	for _, format := range Formats() {
+		t.Run(format, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := Write(&buf, format, fixture()); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", format+".golden")
+			if *update {
+				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./report -update to create it)", err)
+			}
+			if got := buf.String(); got != string(want) {
+				t.Errorf("%s output differs from %s (go test ./report -update rewrites it):\n%s", format, path, got)
+			}
+		})
+	}
+}
+
+// The golden files hold what the formats promise, checked here beyond "unchanged".
+func TestFormatsContent(t *testing.T) {
+	out := map[string]string{}
+	for _, f := range Formats() {
+		var buf bytes.Buffer
+		if err := Write(&buf, f, fixture()); err != nil {
+			t.Fatal(err)
+		}
+		out[f] = buf.String()
+	}
+	for _, want := range []string{
+		"fib_rec(40)", "412ms", "1.23s ×3.0", "9.10s ×22 (1 run)", "timed out after 30s", "stack overflow",
+		"ack(3, 10)", "310µs", "905µs ×2.9", "wrong result: got 1, want 40999000",
+		"612ms", "median of 3 timed runs after 1 warm-up run", "AMD EPYC, 2 cores, GOMAXPROCS 2, go1.26.8 linux/amd64, wazero v1.12.0",
+		"historical: fib(40)", "45.0391s", "PHP 5.5.9", "did not finish",
+	} {
+		for _, f := range []string{FormatTable, FormatMarkdown} {
+			if !strings.Contains(out[f], want) {
+				t.Errorf("%s output lacks %q", f, want)
+			}
+		}
+	}
+	if !strings.Contains(out[FormatMarkdown], "| kernel | native | wazero-compiler |") {
+		t.Errorf("markdown has no pipe table:\n%s", out[FormatMarkdown])
+	}
+
+	var back Report
+	if err := json.Unmarshal([]byte(out[FormatJSON]), &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Results) != 12 || back.Results[0].Median != 412*time.Millisecond || back.Environment.CPU != "AMD EPYC" || len(back.History) == 0 {
+		t.Errorf("json round trip lost data: %+v", back)
+	}
+
+	lines := strings.Split(out[FormatGoBench], "\n")
+	var bench int
+	for _, l := range lines {
+		if strings.HasPrefix(l, "Benchmark") {
+			bench++
+			if f := strings.Fields(l); len(f) != 4 || f[1] != "1" || f[3] != "ns/op" {
+				t.Errorf("benchmark line %q is not `name 1 N ns/op`", l)
+			}
+		}
+	}
+	if bench != 7*3+1 {
+		t.Errorf("%d benchmark lines, want one per sample of the good cells (22)", bench)
+	}
+	if !strings.Contains(out[FormatGoBench], "BenchmarkKernel/ack(3,10)/wazero-compiler\t1\t905000 ns/op") {
+		t.Errorf("gobench output:\n%s", out[FormatGoBench])
+	}
+}
+
+func TestUnknownFormat(t *testing.T) {
+	err := Write(&bytes.Buffer{}, "csv", fixture())
+	if err == nil || !strings.Contains(err.Error(), `unknown format "csv": valid formats are table, markdown, json, gobench`) {
+		t.Errorf("Write(csv) = %v", err)
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0ns"}, {31, "31ns"}, {999, "999ns"}, {1000, "1.00µs"}, {8190, "8.19µs"},
+		{412_345_678, "412ms"}, {1_234_000_000, "1.23s"}, {45 * time.Second, "45.0s"}, {200 * time.Second, "200s"},
+	} {
+		if got := FormatDuration(c.d); got != c.want {
+			t.Errorf("FormatDuration(%d) = %q, want %q", c.d, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		x    float64
+		want string
+	}{{0.934, "×0.93"}, {1, "×1.0"}, {3.04, "×3.0"}, {22.2, "×22"}, {240.4, "×240"}} {
+		if got := FormatRatio(c.x); got != c.want {
+			t.Errorf("FormatRatio(%v) = %q, want %q", c.x, got, c.want)
+		}
+	}
+}
+
+func TestCPUModel(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cpuinfo")
+	os.WriteFile(path, []byte("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\n"), 0o644)
+	if got := cpuModel(path); got != "AMD EPYC 7B13" {
+		t.Errorf("cpuModel = %q", got)
+	}
+	if got := cpuModel(filepath.Join(dir, "missing")); !strings.HasPrefix(got, "unknown") {
+		t.Errorf("cpuModel(missing) = %q", got)
+	}
+}
+
+func TestCurrentEnvironment(t *testing.T) {
+	e := CurrentEnvironment()
+	if e.Cores < 1 || e.GOMAXPROCS < 1 || !strings.HasPrefix(e.GoVersion, "go") || e.OS == "" || e.CPU == "" || e.WazeroVersion == "" {
+		t.Errorf("CurrentEnvironment() = %+v", e)
+	}
+}

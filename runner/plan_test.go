@@ -1,0 +1,73 @@
+package runner
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/wasmgap/wasmgap/measure"
+)
+
+func TestPlanJobs(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		plan    Plan
+		want    []string // "engine kernel(args)" per job, or nil to check only the count
+		count   int
+		wantErr string
+	}{
+		{name: "everything", plan: Plan{}, count: 14 * 4},
+		{
+			name: "one engine, two kernels, defaults",
+			plan: Plan{Engines: []string{"native"}, Kernels: []string{"fib_rec", "ack"}},
+			want: []string{"native fib_rec(40)", "native ack(3, 10)"},
+		},
+		{
+			name: "shared parameter for the kernels that have it",
+			plan: Plan{Engines: []string{"native"}, Kernels: []string{"test1", "test7"}, Args: map[string]int{"big": 30_000, "large": 10}},
+			want: []string{"native test1(30000, 1000)", "native test7(10)"},
+		},
+		{
+			name: "one kernel's parameter",
+			plan: Plan{Engines: []string{"native", "yaegi"}, Kernels: []string{"fib_rec", "fib_it"}, Args: map[string]int{"fib_rec.n": 30}},
+			want: []string{"native fib_rec(30)", "yaegi fib_rec(30)", "native fib_it(40)", "yaegi fib_it(40)"},
+		},
+		{name: "unknown engine", plan: Plan{Engines: []string{"node"}}, wantErr: `unknown engine "node": valid engines are native, wazero-compiler, wazero-interpreter, yaegi`},
+		{name: "unknown kernel", plan: Plan{Kernels: []string{"test9"}}, wantErr: `unknown kernel "test9": valid kernels are fib_it, fib_rec, ack_while, ack, test1`},
+		{name: "unknown parameter", plan: Plan{Kernels: []string{"fib_rec"}, Args: map[string]int{"m": 3}}, wantErr: `no selected kernel has a parameter "m": the parameters are n (0 to 92) for fib_rec`},
+		{name: "out of range", plan: Plan{Kernels: []string{"fib_rec"}, Args: map[string]int{"n": 93}}, wantErr: "fib_rec: n = 93 is out of range: allowed 0 to 92"},
+		{
+			name:    "shared name, one kernel out of range",
+			plan:    Plan{Args: map[string]int{"n": 30}},
+			wantErr: "ack_while: n = 30 is out of range: allowed 0 to 3 (choose kernels with --kernel, or set one kernel's parameter as ack_while.<name>=<value>)",
+		},
+		{name: "qualified, kernel not selected", plan: Plan{Kernels: []string{"ack"}, Args: map[string]int{"fib_rec.n": 3}}, wantErr: "argument fib_rec.n: kernel fib_rec is not selected"},
+		{name: "qualified, unknown kernel", plan: Plan{Args: map[string]int{"fib.n": 3}}, wantErr: `argument fib.n: unknown kernel "fib"`},
+		{name: "qualified, unknown parameter", plan: Plan{Args: map[string]int{"ack.x": 3}}, wantErr: "ack has no parameter x: its parameters are n, m"},
+		{name: "runs out of range", plan: Plan{Options: measure.Options{Runs: 5000}}, wantErr: "runs = 5000 is out of range: allowed 1 to 1000"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			jobs, err := c.plan.Jobs()
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("error = %v, want it to contain %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, j := range jobs {
+				got = append(got, fmt.Sprintf("%s %s(%s)", j.Engine, j.Kernel, strings.Trim(strings.ReplaceAll(fmt.Sprint(j.Args), " ", ", "), "[]")))
+			}
+			if c.want != nil && !reflect.DeepEqual(got, c.want) {
+				t.Errorf("jobs = %q, want %q", got, c.want)
+			}
+			if c.want == nil && len(jobs) != c.count {
+				t.Errorf("%d jobs, want %d", len(jobs), c.count)
+			}
+		})
+	}
+}

@@ -1,0 +1,209 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasmgap/wasmgap/measure"
+)
+
+// Environment variables that make this test binary, when it runs as a worker, fail in
+// real ways: a small stack limit (so a native recursion really overflows) or a panic.
+const (
+	testMaxStackEnv = "WASMGAP_TEST_MAX_STACK"
+	testCrashEnv    = "WASMGAP_TEST_CRASH"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(workerEnv) == "1" {
+		if n, err := strconv.Atoi(os.Getenv(testMaxStackEnv)); err == nil {
+			debug.SetMaxStack(n)
+		}
+		if os.Getenv(testCrashEnv) == "1" {
+			var m map[string]int
+			m["crash"]++
+		}
+	}
+	ServeWorkerIfRequested()
+	os.Exit(m.Run())
+}
+
+func TestRunNative(t *testing.T) {
+	var progress []Progress
+	r, err := Run(context.Background(), Job{Engine: "native", Kernel: "fib_it", Args: []int{40}}, Options{
+		OnProgress: func(p Progress) { progress = append(progress, p) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Failed() || r.Value != 102_334_155 || r.Expected != 102_334_155 {
+		t.Fatalf("fib_it(40) = %+v", r)
+	}
+	if r.Runs != 5 || r.Warmup != 1 || len(r.Samples) != 5 || r.Median <= 0 {
+		t.Errorf("runs %d warm-up %d samples %d median %v; want the defaults 5, 1", r.Runs, r.Warmup, len(r.Samples), r.Median)
+	}
+	if len(progress) == 0 || progress[len(progress)-1] != (Progress{Phase: "run", Done: 5, Total: 5}) {
+		t.Errorf("progress = %v, want it to end with run 5/5", progress)
+	}
+}
+
+// checkStillWorks runs a normal job after a failure: the caller is unharmed.
+func checkStillWorks(t *testing.T) {
+	t.Helper()
+	r, err := Run(context.Background(), Job{Engine: "native", Kernel: "ack", Args: []int{2, 3}, Options: optsQuick}, Options{})
+	if err != nil || r.Failed() || r.Value != 9 {
+		t.Fatalf("a normal job after a failure: %+v, %v", r, err)
+	}
+}
+
+var optsQuick = measure.Options{Runs: 2, Warmup: 1}
+
+func TestRunTimeout(t *testing.T) {
+	const limit = 2 * time.Second
+	start := time.Now()
+	r, err := Run(context.Background(), Job{Engine: "native", Kernel: "fib_rec", Args: []int{60}, Timeout: limit}, Options{})
+	elapsed := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Failure != "timed out after 2s" || r.Median != 0 {
+		t.Errorf("fib_rec(60) with a 2s limit: %+v", r)
+	}
+	// Generous: the point is that Run returns at all, soon after the limit.
+	if elapsed > limit+5*time.Second {
+		t.Errorf("Run returned %v after the start, for a %v limit", elapsed, limit)
+	}
+	checkStillWorks(t)
+}
+
+func TestRunStackOverflow(t *testing.T) {
+	// ack(3, 10) recurses about 8,000 calls deep: far past a 64 KiB stack. (With Go's
+	// default 1 GB limit no kernel overflows natively in any practical time.)
+	t.Setenv(testMaxStackEnv, strconv.Itoa(64<<10))
+	r, err := Run(context.Background(), Job{Engine: "native", Kernel: "ack", Args: []int{3, 10}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Failure != "stack overflow" || r.Kernel != "ack" || r.Engine != "native" {
+		t.Errorf("ack(3, 10) on a 64 KiB stack: %+v", r)
+	}
+	checkStillWorks(t)
+}
+
+func TestRunCrash(t *testing.T) {
+	t.Setenv(testCrashEnv, "1")
+	r, err := Run(context.Background(), Job{Engine: "native", Kernel: "fib_it", Args: []int{10}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Failure != "crashed: panic: assignment to entry in nil map" {
+		t.Errorf("crashing worker: Failure %q", r.Failure)
+	}
+	os.Unsetenv(testCrashEnv)
+	checkStillWorks(t)
+}
+
+func TestRunCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{}, 1)
+	go func() {
+		<-started
+		time.Sleep(200 * time.Millisecond)
+		cancel()
+	}()
+	start := time.Now()
+	_, err := Run(ctx, Job{Engine: "native", Kernel: "fib_rec", Args: []int{60}}, Options{
+		OnProgress: func(Progress) {
+			select {
+			case started <- struct{}{}:
+			default:
+			}
+		},
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("after cancel: err = %v, want context.Canceled", err)
+	}
+	if elapsed := time.Since(start); elapsed > 10*time.Second {
+		t.Errorf("Run returned %v after the start although cancelled after about 200ms", elapsed)
+	}
+	checkStillWorks(t)
+}
+
+func TestRunRejectsBadJobs(t *testing.T) {
+	before := workersStarted.Load()
+	for _, c := range []struct {
+		job  Job
+		want string
+	}{
+		{Job{Engine: "native", Kernel: "ack", Args: []int{4, 1}}, "ack: n = 4 is out of range: allowed 0 to 3"},
+		{Job{Engine: "native", Kernel: "fib_rec", Args: []int{93}}, "fib_rec: n = 93 is out of range: allowed 0 to 92"},
+		{Job{Engine: "native", Kernel: "fib_rec", Args: nil}, "fib_rec takes 1 arguments (n), got 0"},
+		{Job{Engine: "v8", Kernel: "fib_rec", Args: []int{3}}, `unknown engine "v8": valid engines are native, wazero-compiler, wazero-interpreter, yaegi`},
+		{Job{Engine: "native", Kernel: "fib", Args: []int{3}}, `unknown kernel "fib": valid kernels are fib_it, fib_rec`},
+		{Job{Engine: "native", Kernel: "fib_it", Args: []int{3}, Timeout: -time.Second}, "timeout -1s is negative"},
+	} {
+		r, err := Run(context.Background(), c.job, Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Run(%+v) error = %v, want it to contain %q", c.job, err, c.want)
+		}
+		if r.Kernel != "" {
+			t.Errorf("Run(%+v) returned a result with its error: %+v", c.job, r)
+		}
+	}
+	if n := workersStarted.Load() - before; n != 0 {
+		t.Errorf("%d workers started for invalid jobs, want none", n)
+	}
+}
+
+func TestCrashReason(t *testing.T) {
+	for _, c := range []struct {
+		stderr string
+		err    error
+		want   string
+	}{
+		{"runtime: goroutine stack exceeds 1000000000-byte limit\nruntime: sp=0xc0200e0390\nfatal error: stack overflow\n\nruntime stack:\n", nil, "stack overflow"},
+		{"panic: boom\n\ngoroutine 1 [running]:\nmain.main()\n\t/x/main.go:5 +0x18\nexit status 2\n", nil, "crashed: panic: boom"},
+		{"fatal error: runtime: out of memory\n\nruntime stack:\nruntime.throw()\n", nil, "crashed: fatal error: runtime: out of memory"},
+		{"wasmgap worker: read job: EOF\n", nil, "crashed: wasmgap worker: read job: EOF"},
+		{"", errors.New("signal: killed"), "crashed: signal: killed"},
+		{"", nil, "crashed: worker exited without a result"},
+	} {
+		if got := crashReason(c.stderr, c.err); got != c.want {
+			t.Errorf("crashReason(%q) = %q, want %q", c.stderr, got, c.want)
+		}
+	}
+}
+
+func TestCapBuffer(t *testing.T) {
+	b := &capBuffer{keep: 8}
+	fmt.Fprint(b, "panic: x")
+	for range 1000 {
+		fmt.Fprint(b, "frame\n")
+	}
+	fmt.Fprint(b, "end")
+	s := b.String()
+	if !strings.HasPrefix(s, "panic: x") || !strings.HasSuffix(s, "ame\nend") || !strings.Contains(s, stderrCut) || len(s) > 8+8+len(stderrCut)+2 {
+		t.Errorf("capBuffer kept %q", s)
+	}
+}
+
+func ExampleRun() {
+	r, err := Run(context.Background(), Job{Engine: "native", Kernel: "ack", Args: []int{3, 5}}, Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(r.Label(), "=", r.Value, "failed:", r.Failed())
+	_, err = Run(context.Background(), Job{Engine: "native", Kernel: "ack", Args: []int{3, 21}}, Options{})
+	fmt.Println(err)
+	// Output:
+	// ack(3, 5) = 253 failed: false
+	// ack: m = 21 is out of range: allowed 0 to 20
+}

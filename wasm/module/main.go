@@ -1,0 +1,57 @@
+// Command module is kernels.wasm: the kernels compiled to WebAssembly as a WASI preview1
+// reactor, with one export per kernel. Build it with `go tool task wasm`, which runs
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o wasm/dist/kernels.wasm ./wasm/module
+//
+// A host calls the `_initialize` export once, then any kernel export, one call at a time
+// per instance. The exports and their types are the module's public ABI, documented in
+// docs/EMBEDDING.md: every argument is an i32, every result an i64 checksum.
+package main
+
+import "github.com/wasmgap/wasmgap/kernels"
+
+// main is never called: a c-shared (reactor) build runs package initialisation from
+// `_initialize` and then waits for calls to its exports.
+func main() {}
+
+//go:wasmexport fib_it
+func fibIt(n int32) int64 { return kernels.FibIt(int(n)) }
+
+//go:wasmexport fib_rec
+func fibRec(n int32) int64 { return kernels.FibRec(int(n)) }
+
+//go:wasmexport ack
+func ack(n, m int32) int64 { return kernels.Ack(int(n), int(m)) }
+
+//go:wasmexport ack_while
+func ackWhile(n, m int32) int64 { return kernels.AckWhile(int(n), int(m)) }
+
+//go:wasmexport loop_test1
+func loopTest1(big, small int32) int64 { return kernels.Test1(int(big), int(small)) }
+
+//go:wasmexport loop_test1b
+func loopTest1b(big, small int32) int64 { return kernels.Test1b(int(big), int(small)) }
+
+//go:wasmexport loop_test2
+func loopTest2(big, small int32) int64 { return kernels.Test2(int(big), int(small)) }
+
+//go:wasmexport loop_test3
+func loopTest3(big, small int32) int64 { return kernels.Test3(int(big), int(small)) }
+
+//go:wasmexport loop_test4
+func loopTest4(big, small int32) int64 { return kernels.Test4(int(big), int(small)) }
+
+//go:wasmexport loop_test5
+func loopTest5(big, small int32) int64 { return kernels.Test5(int(big), int(small)) }
+
+//go:wasmexport loop_test6
+func loopTest6(big, small int32) int64 { return kernels.Test6(int(big), int(small)) }
+
+//go:wasmexport loop_test7
+func loopTest7(large int32) int64 { return kernels.Test7(int(large)) }
+
+//go:wasmexport loop_test8
+func loopTest8(large int32) int64 { return kernels.Test8(int(large)) }
+
+//go:wasmexport loop_test8b
+func loopTest8b(large int32) int64 { return kernels.Test8b(int(large)) }

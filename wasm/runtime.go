@@ -1,0 +1,334 @@
+package wasm
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/wasmgap/wasmgap/engine"
+	"github.com/wasmgap/wasmgap/kernels"
+)
+
+// dist holds kernels.wasm once `go tool task wasm` has built it; on a fresh clone it holds
+// only a placeholder, so that the package builds before the module does.
+//
+//go:embed dist
+var dist embed.FS
+
+// modulePath is where `go tool task wasm` writes the module, relative to the repository
+// root and to dist's root.
+const modulePath = "wasm/dist/kernels.wasm"
+
+// embedded returns the module embedded from fsys, or an error saying how to build it.
+func embedded(fsys fs.FS) ([]byte, error) {
+	b, err := fs.ReadFile(fsys, "dist/kernels.wasm")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s is not built into this binary: run `go tool task wasm` (or `go tool task build`) and rebuild", modulePath)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read embedded %s: %w", modulePath, err)
+	}
+	return b, nil
+}
+
+var (
+	embeddedOnce sync.Once
+	embeddedWasm []byte
+	embeddedHash [sha256.Size]byte
+	embeddedErr  error
+)
+
+// module returns the bytes to run and their hash.
+func module(opts Options) ([]byte, [sha256.Size]byte, error) {
+	if opts.Module != nil {
+		return opts.Module, sha256.Sum256(opts.Module), nil
+	}
+	embeddedOnce.Do(func() {
+		embeddedWasm, embeddedErr = embedded(dist)
+		if embeddedErr == nil {
+			embeddedHash = sha256.Sum256(embeddedWasm)
+		}
+	})
+	return embeddedWasm, embeddedHash, embeddedErr
+}
+
+// DefaultCacheDir returns the directory Options.CacheDir defaults to,
+// os.UserCacheDir()/wasmgap/wazero, or "" when the user has no cache directory.
+func DefaultCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "wasmgap", "wazero")
+}
+
+func cacheDir(opts Options) string {
+	switch {
+	case opts.Interpreter || opts.NoCache:
+		return ""
+	case opts.CacheDir != "":
+		return opts.CacheDir
+	default:
+		return DefaultCacheDir()
+	}
+}
+
+// key names one compilation: the same bytes, mode and cache share their compiled code.
+type key struct {
+	interpreter bool
+	cacheDir    string
+	hash        [sha256.Size]byte
+}
+
+type sharedEntry struct {
+	done chan struct{}
+	code *compiled
+	err  error
+}
+
+var (
+	sharedMu sync.Mutex
+	sharedBy = map[key]*sharedEntry{}
+)
+
+// shared returns the process's compiled code for opts, compiling it on first use. fresh is
+// true for the call that compiled it; concurrent callers wait for that compilation.
+func shared(ctx context.Context, opts Options) (code *compiled, fresh bool, err error) {
+	wasm, hash, err := module(opts)
+	if err != nil {
+		return nil, false, err
+	}
+	k := key{interpreter: opts.Interpreter, cacheDir: cacheDir(opts), hash: hash}
+	sharedMu.Lock()
+	ent, ok := sharedBy[k]
+	if !ok {
+		ent = &sharedEntry{done: make(chan struct{})}
+		sharedBy[k] = ent
+	}
+	sharedMu.Unlock()
+	if ok {
+		<-ent.done
+		return ent.code, false, ent.err
+	}
+	ent.code, ent.err = compile(ctx, wasm, opts.Interpreter, k.cacheDir)
+	close(ent.done)
+	return ent.code, true, ent.err
+}
+
+// compiled is kernels.wasm compiled by one wazero runtime, which lives as long as the
+// process: every Engine with the same key instantiates it.
+type compiled struct {
+	rt       wazero.Runtime
+	cm       wazero.CompiledModule
+	fromDisk bool
+}
+
+// compile compiles wasm in a new runtime, with the on-disk cache in dir unless dir is "".
+func compile(ctx context.Context, wasm []byte, interpreter bool, dir string) (*compiled, error) {
+	cfg := wazero.NewRuntimeConfigCompiler()
+	if interpreter {
+		cfg = wazero.NewRuntimeConfigInterpreter()
+	}
+	cfg = cfg.WithMemoryLimitPages(MemoryLimitPages)
+	entriesBefore := -1
+	if dir != "" {
+		cache, err := wazero.NewCompilationCacheWithDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("open compilation cache %s: %w", dir, err)
+		}
+		cfg = cfg.WithCompilationCache(cache)
+		entriesBefore = cacheEntries(dir)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("instantiate WASI: %w", err)
+	}
+	cm, err := rt.CompileModule(ctx, wasm)
+	if err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("compile %s: %w", modulePath, err)
+	}
+	if err := checkExports(cm); err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("%s does not match the kernel catalogue (rebuild it with `go tool task wasm`): %w", modulePath, err)
+	}
+	// The cache adds one entry per compilation it did not find: none added means a hit.
+	fromDisk := entriesBefore > 0 && cacheEntries(dir) == entriesBefore
+	return &compiled{rt: rt, cm: cm, fromDisk: fromDisk}, nil
+}
+
+// cacheEntries counts the compiled modules stored under dir.
+func cacheEntries(dir string) int {
+	n := 0
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && !strings.HasSuffix(d.Name(), ".tmp") {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+// checkExports reports the first catalogue kernel whose export is missing or has the
+// wrong type: every parameter an i32, one i64 result.
+func checkExports(cm wazero.CompiledModule) error {
+	exports := cm.ExportedFunctions()
+	if _, ok := exports["_initialize"]; !ok {
+		return errors.New("no _initialize export: build it with -buildmode=c-shared")
+	}
+	for _, k := range kernels.All() {
+		def, ok := exports[k.Export]
+		if !ok {
+			return fmt.Errorf("no export %q for kernel %s", k.Export, k.Name)
+		}
+		if want := signature(len(k.Params)); !sameTypes(def.ParamTypes(), def.ResultTypes(), want) {
+			return fmt.Errorf("export %s has type %s, want %s", k.Export,
+				typeString(def.ParamTypes(), def.ResultTypes()), typeString(want, []api.ValueType{api.ValueTypeI64}))
+		}
+	}
+	return nil
+}
+
+func signature(params int) []api.ValueType {
+	t := make([]api.ValueType, params)
+	for i := range t {
+		t[i] = api.ValueTypeI32
+	}
+	return t
+}
+
+func sameTypes(params, results, wantParams []api.ValueType) bool {
+	return bytes.Equal(params, wantParams) && len(results) == 1 && results[0] == api.ValueTypeI64
+}
+
+func typeString(params, results []api.ValueType) string {
+	names := func(ts []api.ValueType) string {
+		s := make([]string, len(ts))
+		for i, t := range ts {
+			s[i] = api.ValueTypeName(t)
+		}
+		return strings.Join(s, ", ")
+	}
+	return "(" + names(params) + ") -> (" + names(results) + ")"
+}
+
+// instance is one instantiation of the module with its exports looked up.
+type instance struct {
+	mod   api.Module
+	fns   map[string]export
+	stack []uint64    // reused by every call: two i32 parameters, one i64 result
+	out   *headBuffer // the module's stdout and stderr
+}
+
+type export struct {
+	fn     api.Function
+	params []api.ValueType
+}
+
+// instantiate creates an instance and runs its _initialize (the Go runtime's start-up).
+func (c *compiled) instantiate(ctx context.Context) (*instance, error) {
+	out := &headBuffer{max: 64 << 10}
+	cfg := wazero.NewModuleConfig().
+		WithName(""). // anonymous, so that many instances coexist in one runtime
+		WithStartFunctions("_initialize").
+		WithStdout(out).WithStderr(out).
+		WithSysWalltime().WithSysNanotime().WithSysNanosleep()
+	mod, err := c.rt.InstantiateModule(ctx, c.cm, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("instantiate %s: %w%s", modulePath, err, outputSuffix(out.String()))
+	}
+	inst := &instance{mod: mod, fns: map[string]export{}, stack: make([]uint64, 2), out: out}
+	for _, k := range kernels.All() {
+		fn := mod.ExportedFunction(k.Export)
+		if fn == nil { // checked at compile time; kept for safety
+			_ = mod.Close(ctx)
+			return nil, fmt.Errorf("instantiate %s: no export %q", modulePath, k.Export)
+		}
+		inst.fns[k.Export] = export{fn: fn, params: fn.Definition().ParamTypes()}
+	}
+	return inst, nil
+}
+
+// classify maps a failed call to the engine's errors, using what the module printed: the
+// Go runtime inside the module prints why it gives up (out of memory, its own stack limit)
+// and then traps (unreachable, from runtime.abort) or exits with code 2.
+func classify(err error, output string) error {
+	msg := err.Error()
+	var exit *sys.ExitError
+	switch {
+	case msg == "stack overflow" || strings.HasPrefix(msg, "wasm error: stack overflow"):
+		// wazero's own limit (wasmruntime.ErrRuntimeStackOverflow): the interpreter stops at
+		// 2,000 frames, the compiler at 400 MB of native stack. The compiler's error has
+		// no stack trace.
+		if msg == "stack overflow" {
+			return fmt.Errorf("%w: wazero's call stack limit was reached", engine.ErrStackOverflow)
+		}
+		return fmt.Errorf("%w: wazero's call stack limit was reached: %w", engine.ErrStackOverflow, err)
+	case strings.Contains(output, "goroutine stack exceeds"), strings.Contains(output, "fatal error: stack overflow"):
+		return fmt.Errorf("%w: the module's Go runtime reached its stack limit: %w%s", engine.ErrStackOverflow, err, outputSuffix(output))
+	case strings.Contains(output, "fatal error: out of memory"):
+		return fmt.Errorf("%w: the module's memory is capped at %d MiB: %w%s",
+			ErrOutOfMemory, MemoryLimitPages/16, err, outputSuffix(output))
+	case errors.As(err, &exit):
+		return fmt.Errorf("the module exited with code %d%s", exit.ExitCode(), outputSuffix(output))
+	}
+	return fmt.Errorf("%w%s", err, outputSuffix(output))
+}
+
+// outputSuffix renders the module's output for an error message: its first lines, which
+// say why it failed (the goroutine dumps that follow can run to megabytes).
+func outputSuffix(output string) string {
+	output = strings.TrimSpace(output)
+	if output == "" {
+		return ""
+	}
+	const maxLines = 12
+	lines := strings.Split(output, "\n")
+	if len(lines) > maxLines {
+		lines = append(lines[:maxLines], fmt.Sprintf("… (%d more lines)", len(lines)-maxLines))
+	}
+	return "\nmodule output:\n\t" + strings.Join(lines, "\n\t")
+}
+
+// headBuffer keeps the first max bytes written to it: enough for the reason a Go runtime
+// gives before its goroutine dump.
+type headBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf bytes.Buffer
+}
+
+func (b *headBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := b.max - b.buf.Len(); room > 0 {
+		b.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (b *headBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *headBuffer) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Reset()
+}

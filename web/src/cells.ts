@@ -1,0 +1,186 @@
+// Running one cell (a kernel with its arguments on one engine), on the server through
+// POST /api/run or in the page through a fresh Web Worker, with progress and cancellation.
+
+import { APIFailure, fetchExpected, runOnServer } from "./api";
+import type { WorkerMessage, WorkerRequest } from "./protocol";
+import type { CellResult, Kernel, Progress } from "./types";
+
+/** Everything needed to run one cell. */
+export interface CellJob {
+  kernel: Kernel;
+  args: number[];
+  engine: string;
+  runs: number;
+  warmup: number;
+}
+
+/** Where a cell stands. */
+export type CellState =
+  | { kind: "idle" }
+  | { kind: "pending" }
+  | { kind: "queued"; position: number }
+  | { kind: "running"; progress?: Progress }
+  | { kind: "done"; result: CellResult }
+  | { kind: "error"; message: string; field?: string }
+  | { kind: "cancelled" };
+
+/** What the page knows of its own bundle (web/dist/manifest.json's files). */
+export interface Bundle {
+  files: Record<string, string>;
+}
+
+/** A cell on its way: its outcome, and how to stop it. */
+export interface CellRun {
+  done: Promise<CellState>;
+  cancel(): void;
+}
+
+/** The arguments by parameter name. */
+export function namedArgs(kernel: Kernel, args: number[]): Record<string, number> {
+  const named: Record<string, number> = {};
+  kernel.params.forEach((p, i) => {
+    named[p.name] = args[i] ?? p.default;
+  });
+  return named;
+}
+
+export function isBrowserEngine(engine: string): boolean {
+  return engine.startsWith("browser-");
+}
+
+/** runCell starts one cell; update receives its intermediate states. */
+export function runCell(job: CellJob, bundle: Bundle, timeoutMs: number, update: (s: CellState) => void): CellRun {
+  return isBrowserEngine(job.engine) ? runInBrowser(job, bundle, timeoutMs, update) : runOnServerCell(job, update);
+}
+
+function runOnServerCell(job: CellJob, update: (s: CellState) => void): CellRun {
+  const abort = new AbortController();
+  const done = (async (): Promise<CellState> => {
+    let final: CellState | undefined;
+    try {
+      await runOnServer(
+        { kernel: job.kernel.name, engine: job.engine, args: namedArgs(job.kernel, job.args), runs: job.runs, warmup: job.warmup },
+        abort.signal,
+        (e) => {
+          switch (e.type) {
+            case "queued":
+              update({ kind: "queued", position: e.position ?? 0 });
+              break;
+            case "started":
+              update({ kind: "running" });
+              break;
+            case "progress":
+              update({ kind: "running", progress: { phase: e.phase ?? "", done: e.done ?? 0, total: e.total ?? 0 } });
+              break;
+            case "result": {
+              const r = e.result;
+              if (!r) break;
+              const result: CellResult = {
+                kernel: r.kernel,
+                args: r.args,
+                engine: r.engine,
+                where: "server",
+                runs: r.runs,
+                warmup: r.warmup,
+                value: e.value ?? String(r.value),
+                expected: e.expected ?? String(r.expected),
+                samples_ns: r.samples_ns ?? [],
+                min_ns: r.min_ns,
+                median_ns: r.median_ns,
+                max_ns: r.max_ns,
+                setup: r.setup,
+                failure: r.failure,
+                server: e.environment,
+              };
+              final = { kind: "done", result };
+              break;
+            }
+            case "error":
+              final = { kind: "error", message: e.error ?? "the run failed" };
+              break;
+          }
+        },
+      );
+    } catch (err) {
+      if (abort.signal.aborted) return { kind: "cancelled" };
+      if (err instanceof APIFailure) return { kind: "error", message: err.message, field: err.field };
+      return { kind: "error", message: err instanceof Error ? err.message : String(err) };
+    }
+    if (abort.signal.aborted) return { kind: "cancelled" };
+    return final ?? { kind: "error", message: "the server closed the stream before the result" };
+  })();
+  return { done, cancel: () => abort.abort() };
+}
+
+function runInBrowser(job: CellJob, bundle: Bundle, timeoutMs: number, update: (s: CellState) => void): CellRun {
+  const abort = new AbortController();
+  let worker: Worker | undefined;
+  let settle: ((s: CellState) => void) | undefined;
+  const done = new Promise<CellState>((resolve) => {
+    settle = resolve;
+  });
+  const finish = (s: CellState): void => {
+    worker?.terminate();
+    worker = undefined;
+    settle?.(s);
+    settle = undefined;
+  };
+  (async () => {
+    let expected: string;
+    try {
+      // The server checks the arguments and computes the catalogue's expected value.
+      expected = await fetchExpected(job.kernel.name, namedArgs(job.kernel, job.args), abort.signal);
+    } catch (err) {
+      if (abort.signal.aborted) return finish({ kind: "cancelled" });
+      if (err instanceof APIFailure) return finish({ kind: "error", message: err.message, field: err.field });
+      return finish({ kind: "error", message: err instanceof Error ? err.message : String(err) });
+    }
+    if (abort.signal.aborted) return finish({ kind: "cancelled" });
+    const script = bundle.files[job.engine === "browser-wasm" ? "worker-wasm.js" : "worker-js.js"];
+    if (!script) return finish({ kind: "error", message: `this build has no worker for ${job.engine}` });
+    const wasm = bundle.files["kernels.wasm"];
+    if (job.engine === "browser-wasm" && !wasm) {
+      return finish({ kind: "error", message: "this build has no kernels.wasm: build it with `go tool task build`" });
+    }
+    update({ kind: "running" });
+    worker = new Worker(`/${script}`, { type: "module", name: job.engine });
+    const timer = setTimeout(() => {
+      const secs = Math.round(timeoutMs / 1000);
+      finish({
+        kind: "done",
+        result: {
+          kernel: job.kernel.name, args: job.args, engine: job.engine, where: "browser", runs: job.runs, warmup: job.warmup,
+          value: "", expected, samples_ns: [], min_ns: 0, median_ns: 0, max_ns: 0,
+          setup: { compile_ns: 0, instantiate_ns: 0 }, failure: `timed out after ${secs}s`,
+        },
+      });
+    }, timeoutMs);
+    done.finally(() => clearTimeout(timer));
+    worker.onmessage = (ev: MessageEvent<WorkerMessage>) => {
+      const m = ev.data;
+      if (m.type === "progress") update({ kind: "running", progress: { phase: m.phase, done: m.done, total: m.total } });
+      else finish({ kind: "done", result: m.result });
+    };
+    worker.onerror = (ev: ErrorEvent) => {
+      ev.preventDefault();
+      finish({ kind: "error", message: `the ${job.engine} worker failed: ${ev.message || "could not start"}` });
+    };
+    const req: WorkerRequest = {
+      kernel: job.kernel.name,
+      export: job.kernel.export,
+      args: job.args,
+      runs: job.runs,
+      warmup: job.warmup,
+      expected,
+      wasmUrl: wasm ? `/${wasm}` : undefined,
+    };
+    worker.postMessage(req);
+  })();
+  return {
+    done,
+    cancel: () => {
+      abort.abort();
+      finish({ kind: "cancelled" });
+    },
+  };
+}

@@ -1,0 +1,407 @@
+// The playground page: pick kernels, arguments and engines; run them in the browser and on
+// the server, one cell at a time; see the gaps as a table and a chart.
+
+import "./style.css";
+import { fetchCatalogue, fetchHistory } from "./api";
+import { type Bundle, type CellRun, isBrowserEngine, runCell } from "./cells";
+import { renderChart } from "./chart";
+import { showDetails } from "./details";
+import { info, order } from "./engines";
+import { duration } from "./format";
+import { type HistoryRow, normalize } from "./history";
+import { toMarkdown } from "./markdown";
+import { Grid, type Row } from "./results";
+import { type Selection, checkInt, fromQuery, kernelArgs, toQuery } from "./selection";
+import { renderTable, updateRow } from "./table";
+import { BROWSER_ENGINES, type Catalogue, type Kernel } from "./types";
+
+const $ = <T extends HTMLElement>(id: string): T => {
+  const e = document.getElementById(id);
+  if (!e) throw new Error(`the page lacks #${id}`);
+  return e as T;
+};
+
+function readBundle(): Bundle {
+  const text = document.getElementById("bundle")?.textContent ?? "{}";
+  return { files: JSON.parse(text) as Record<string, string> };
+}
+
+interface App {
+  cat: Catalogue;
+  bundle: Bundle;
+  sel: Selection;
+  grid: Grid;
+  running: boolean;
+  current?: CellRun;
+  history?: HistoryRow[];
+  historyError?: string;
+}
+
+function browserEngines(bundle: Bundle): string[] {
+  return BROWSER_ENGINES.filter((e) => e !== "browser-wasm" || bundle.files["kernels.wasm"]);
+}
+
+async function start(): Promise<void> {
+  const bundle = readBundle();
+  initTheme();
+  let cat: Catalogue;
+  try {
+    cat = await fetchCatalogue();
+  } catch (err) {
+    $("status").textContent = `Cannot load the catalogue: ${err instanceof Error ? err.message : String(err)}`;
+    return;
+  }
+  const sel = fromQuery(location.search, cat, browserEngines(bundle));
+  const app: App = { cat, bundle, sel, grid: new Grid([], []), running: false };
+  buildForm(app);
+  buildPanels(cat);
+  wireToolbar(app);
+  $("isolation").textContent = crossOriginIsolated ? "cross-origin isolated: fine timers" : "not cross-origin isolated: coarse timers";
+  $("isolation").classList.toggle("warn", !crossOriginIsolated);
+  preview(app);
+  let resize: number | undefined;
+  window.addEventListener("resize", () => {
+    clearTimeout(resize);
+    resize = window.setTimeout(() => renderChart($("chart"), app.grid, app.sel.history ? app.history : undefined), 150);
+  });
+  if (sel.history) await loadHistory(app);
+  document.body.dataset.ready = "1";
+  if (new URLSearchParams(location.search).get("run") === "1") void runAll(app);
+}
+
+// ---- the form ---------------------------------------------------------------------------
+
+function buildForm(app: App): void {
+  const { cat, sel } = app;
+  const kernelsHost = $("kernels-list");
+  const groups = [...new Set(cat.kernels.map((k) => k.group))];
+  kernelsHost.replaceChildren();
+  for (const g of groups) {
+    const box = document.createElement("div");
+    box.className = "kernel-group";
+    const title = document.createElement("h3");
+    title.textContent = g;
+    title.title = cat.articles[g] ?? "";
+    box.append(title);
+    for (const k of cat.kernels.filter((k) => k.group === g)) box.append(kernelRow(app, k));
+    kernelsHost.append(box);
+  }
+
+  const enginesHost = $("engines-list");
+  enginesHost.replaceChildren();
+  const available = browserEngines(app.bundle);
+  for (const e of order([...cat.engines, ...BROWSER_ENGINES])) {
+    const lab = document.createElement("label");
+    lab.className = "engine-chip";
+    const cb = document.createElement("input");
+    cb.type = "checkbox";
+    cb.name = "engine";
+    cb.value = e;
+    cb.checked = sel.engines.includes(e);
+    cb.disabled = !cat.engines.includes(e) && !available.includes(e);
+    const sw = document.createElement("span");
+    sw.className = "swatch";
+    sw.style.background = info(e).color;
+    lab.title = cb.disabled ? `${info(e).what} — not in this build` : info(e).what;
+    lab.append(cb, sw, document.createTextNode(info(e).title));
+    cb.onchange = () => {
+      sel.engines = order([...enginesHost.querySelectorAll<HTMLInputElement>("input:checked")].map((i) => i.value));
+      changed(app);
+    };
+    enginesHost.append(lab);
+  }
+
+  for (const [id, lim, key] of [
+    ["runs", cat.runs, "runs"],
+    ["warmup", cat.warmup, "warmup"],
+  ] as const) {
+    const input = $<HTMLInputElement>(id);
+    input.min = String(lim.min);
+    input.max = String(lim.max);
+    input.value = sel[key];
+    input.oninput = () => {
+      sel[key] = input.value;
+      changed(app);
+    };
+  }
+  $<HTMLFormElement>("form").onsubmit = (ev) => {
+    ev.preventDefault();
+    void runAll(app);
+  };
+  $<HTMLButtonElement>("cancel").onclick = () => cancel(app);
+  validate(app);
+}
+
+function kernelRow(app: App, k: Kernel): HTMLElement {
+  const { sel } = app;
+  const row = document.createElement("div");
+  row.className = "kernel";
+  row.dataset.kernel = k.name;
+  const lab = document.createElement("label");
+  const cb = document.createElement("input");
+  cb.type = "checkbox";
+  cb.name = "kernel";
+  cb.value = k.name;
+  cb.checked = sel.kernels.includes(k.name);
+  const name = document.createElement("code");
+  name.textContent = k.name;
+  lab.append(cb, name);
+  lab.title = k.summary;
+  const params = document.createElement("span");
+  params.className = "params";
+  for (const p of k.params) {
+    const pl = document.createElement("label");
+    pl.className = "param";
+    pl.title = `${p.doc}: ${p.min} to ${p.max}`;
+    const input = document.createElement("input");
+    input.type = "number";
+    input.inputMode = "numeric";
+    input.name = `${k.name}.${p.name}`;
+    input.min = String(p.min);
+    input.max = String(p.max);
+    input.step = "1";
+    input.value = sel.args[k.name]?.[p.name] ?? String(p.default);
+    input.oninput = () => {
+      (sel.args[k.name] ??= {})[p.name] = input.value;
+      changed(app);
+    };
+    pl.append(document.createTextNode(`${p.name} `), input);
+    params.append(pl);
+  }
+  const err = document.createElement("div");
+  err.className = "field-error";
+  err.setAttribute("aria-live", "polite");
+  cb.onchange = () => {
+    const chosen = new Set([...document.querySelectorAll<HTMLInputElement>('input[name="kernel"]:checked')].map((i) => i.value));
+    sel.kernels = app.cat.kernels.map((kk) => kk.name).filter((n) => chosen.has(n));
+    changed(app);
+  };
+  row.title = k.summary;
+  row.append(lab, params, err);
+  return row;
+}
+
+/** validate marks the form's problems; it returns whether everything is in range. */
+function validate(app: App): boolean {
+  const { cat, sel } = app;
+  let ok = true;
+  for (const k of cat.kernels) {
+    const row = document.querySelector<HTMLElement>(`.kernel[data-kernel="${k.name}"]`);
+    if (!row) continue;
+    const { errors } = kernelArgs(k, sel);
+    const msgs = Object.values(errors);
+    for (const p of k.params) {
+      const input = row.querySelector<HTMLInputElement>(`input[name="${k.name}.${p.name}"]`);
+      input?.setAttribute("aria-invalid", errors[p.name] ? "true" : "false");
+    }
+    const box = row.querySelector<HTMLElement>(".field-error");
+    if (box) box.textContent = msgs.join("; ");
+    if (msgs.length && sel.kernels.includes(k.name)) ok = false;
+  }
+  for (const [id, lim] of [
+    ["runs", cat.runs],
+    ["warmup", cat.warmup],
+  ] as const) {
+    const r = checkInt(sel[id], id, lim.min, lim.max);
+    $(id).setAttribute("aria-invalid", r.error ? "true" : "false");
+    $(`${id}-error`).textContent = r.error ?? "";
+    if (r.error) ok = false;
+  }
+  const nothing = sel.kernels.length === 0 || sel.engines.length === 0;
+  $("form-note").textContent = nothing
+    ? "Pick at least one kernel and one engine."
+    : ok
+      ? `${sel.kernels.length * sel.engines.length} cells, run one at a time.`
+      : "Some values are out of range: the page runs them anyway, so you can see the server refuse them.";
+  $<HTMLButtonElement>("run").disabled = nothing || app.running;
+  return ok;
+}
+
+function changed(app: App): void {
+  validate(app);
+  history.replaceState(null, "", `?${toQuery(app.sel)}`);
+  if (!app.running) preview(app);
+}
+
+// ---- running ----------------------------------------------------------------------------
+
+function rowsOf(app: App): Row[] {
+  return app.cat.kernels
+    .filter((k) => app.sel.kernels.includes(k.name))
+    .map((k) => {
+      const { args, errors } = kernelArgs(k, app.sel);
+      return Grid.row(k, args, Object.values(errors)[0]);
+    });
+}
+
+function tableHooks(app: App) {
+  return { details: (r: number, e: string) => showDetails($<HTMLDialogElement>("details"), app.grid, r, e) };
+}
+
+/** preview shows the empty grid of the current selection. */
+function preview(app: App): void {
+  app.grid = new Grid(rowsOf(app), order(app.sel.engines), "idle");
+  redraw(app);
+}
+
+function redraw(app: App): void {
+  renderTable($("table"), app.grid, tableHooks(app), app.sel.history ? app.history : undefined);
+  renderChart($("chart"), app.grid, app.sel.history ? app.history : undefined);
+}
+
+async function runAll(app: App): Promise<void> {
+  if (app.running) return;
+  validate(app);
+  const runs = Number(app.sel.runs);
+  const warmup = Number(app.sel.warmup);
+  // The page's own check of runs and warm-up, for the browser cells (the server checks its own).
+  const badCount = checkInt(app.sel.runs, "runs", app.cat.runs.min, app.cat.runs.max).error ??
+    checkInt(app.sel.warmup, "warmup", app.cat.warmup.min, app.cat.warmup.max).error;
+  const grid = new Grid(rowsOf(app), order(app.sel.engines));
+  grid.requestedRuns = runs;
+  app.grid = grid;
+  app.running = true;
+  document.body.dataset.running = "1";
+  $<HTMLButtonElement>("run").disabled = true;
+  $<HTMLButtonElement>("cancel").disabled = false;
+  redraw(app);
+  const hooks = tableHooks(app);
+  const host = $("table");
+  const started = performance.now();
+  const total = grid.rows.length * grid.engines.length;
+  let n = 0;
+  outer: for (let r = 0; r < grid.rows.length; r++) {
+    const row = grid.rows[r]!;
+    for (const engine of grid.engines) {
+      if (!app.running) break outer;
+      n++;
+      $("status").textContent = `Running ${n} of ${total}: ${row.label} on ${info(engine).title}…`;
+      if (badCount && isBrowserEngine(engine)) {
+        grid.set(r, engine, { kind: "error", message: badCount });
+        updateRow(host, grid, r, hooks);
+        continue;
+      }
+      const run = runCell(
+        { kernel: row.kernel, args: row.args, engine, runs, warmup },
+        app.bundle,
+        app.cat.timeout_ns / 1e6,
+        (s) => {
+          if (app.grid !== grid || !app.running) return;
+          grid.set(r, engine, s);
+          updateRow(host, grid, r, hooks);
+        },
+      );
+      app.current = run;
+      const outcome = await run.done;
+      app.current = undefined;
+      if (app.grid !== grid) return;
+      grid.set(r, engine, outcome);
+      updateRow(host, grid, r, hooks);
+      renderChart($("chart"), grid, app.sel.history ? app.history : undefined);
+    }
+  }
+  const cancelled = !app.running;
+  for (const [key, s] of grid.cells) {
+    if (s.kind === "pending" || s.kind === "queued" || s.kind === "running") grid.cells.set(key, { kind: "cancelled" });
+  }
+  app.running = false;
+  document.body.dataset.running = "0";
+  redraw(app);
+  $<HTMLButtonElement>("cancel").disabled = true;
+  validate(app);
+  $("status").textContent = cancelled
+    ? "Cancelled."
+    : `Done: ${total} cell${total === 1 ? "" : "s"} in ${duration((performance.now() - started) * 1e6)}.`;
+}
+
+function cancel(app: App): void {
+  if (!app.running) return;
+  app.running = false;
+  app.current?.cancel();
+  $("status").textContent = "Cancelling…";
+}
+
+// ---- toolbar, history, panels, theme ----------------------------------------------------
+
+function wireToolbar(app: App): void {
+  const hist = $<HTMLInputElement>("history");
+  hist.checked = app.sel.history;
+  hist.onchange = async () => {
+    app.sel.history = hist.checked;
+    changed(app);
+    if (hist.checked && !app.history) await loadHistory(app);
+    redraw(app);
+  };
+  $("copy").onclick = async () => {
+    const md = toMarkdown(app.grid, firstServerEnv(app.grid), app.sel.history ? app.history : undefined);
+    const note = $("copy-note");
+    try {
+      await navigator.clipboard.writeText(md);
+      note.textContent = "Copied.";
+    } catch {
+      const dialog = $<HTMLDialogElement>("markdown");
+      $<HTMLTextAreaElement>("markdown-text").value = md;
+      dialog.showModal();
+      $<HTMLTextAreaElement>("markdown-text").select();
+      note.textContent = "";
+    }
+    setTimeout(() => (note.textContent = ""), 2500);
+  };
+  for (const d of document.querySelectorAll<HTMLDialogElement>("dialog")) {
+    d.addEventListener("click", (ev) => {
+      if (ev.target === d) d.close(); // a click on the backdrop
+    });
+  }
+}
+
+function firstServerEnv(grid: Grid) {
+  for (const s of grid.cells.values()) if (s.kind === "done" && s.result.server) return s.result.server;
+  return undefined;
+}
+
+async function loadHistory(app: App): Promise<void> {
+  try {
+    app.history = normalize(await fetchHistory());
+    app.historyError = undefined;
+  } catch (err) {
+    app.history = [];
+    app.historyError = err instanceof Error ? err.message : String(err);
+  }
+  $("history-note").textContent = app.historyError ? `(unavailable: ${app.historyError})` : "";
+}
+
+function buildPanels(cat: Catalogue): void {
+  let any = false;
+  for (const name of ["chat", "load"]) {
+    const panel = $(`${name}-panel`);
+    const on = cat.panels[name] === true;
+    panel.hidden = !on;
+    if (on) {
+      any = true;
+      const frame = panel.querySelector("iframe");
+      if (frame) frame.src = `/${name}/`;
+    }
+  }
+  $("panels").hidden = !any;
+  document.body.classList.toggle("with-panels", any);
+}
+
+type Theme = "auto" | "light" | "dark";
+
+function initTheme(): void {
+  const button = $<HTMLButtonElement>("theme");
+  const apply = (t: Theme): void => {
+    document.documentElement.dataset.theme = t;
+    button.textContent = t === "auto" ? "◐ auto" : t === "light" ? "☀ light" : "☾ dark";
+    button.setAttribute("aria-label", `colour theme: ${t}`);
+  };
+  let theme = (localStorage.getItem("wasmgap-theme") as Theme | null) ?? "auto";
+  apply(theme);
+  button.onclick = () => {
+    theme = theme === "auto" ? "light" : theme === "light" ? "dark" : "auto";
+    localStorage.setItem("wasmgap-theme", theme);
+    apply(theme);
+  };
+}
+
+void start();

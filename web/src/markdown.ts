@@ -1,0 +1,53 @@
+// The results as a Markdown table, to paste into an issue or a README.
+
+import { info } from "./engines";
+import { duration, ratio } from "./format";
+import { type HistoryRow, shown } from "./history";
+import { type Grid, medianText } from "./results";
+import type { ServerEnvironment } from "./types";
+
+const cellText = (s: string): string => s.replaceAll("|", "\\|").replaceAll("\n", " ");
+
+export function toMarkdown(grid: Grid, server: ServerEnvironment | undefined, history: HistoryRow[] | undefined): string {
+  const lines: string[] = [];
+  lines.push(`| kernel | ${grid.engines.map((e) => info(e).title).join(" | ")} |`);
+  lines.push(`| --- | ${grid.engines.map(() => "---:").join(" | ")} |`);
+  grid.rows.forEach((row, r) => {
+    const cells = grid.engines.map((e) => {
+      const s = grid.get(r, e);
+      switch (s.kind) {
+        case "done": {
+          if (s.result.failure) return cellText(s.result.failure);
+          const x = grid.ratio(r, e);
+          return `${medianText(s.result, duration)} (${duration(s.result.min_ns)}–${duration(s.result.max_ns)})${x !== undefined ? ` ${ratio(x)}` : ""}`;
+        }
+        case "error":
+          return cellText(`error: ${s.message}`);
+        default:
+          return s.kind;
+      }
+    });
+    lines.push(`| \`${row.label}\` | ${cells.join(" | ")} |`);
+  });
+  const runs = [...grid.cells.values()].find((s) => s.kind === "done");
+  lines.push("");
+  if (runs?.kind === "done") {
+    lines.push(
+      `Median of ${grid.requestedRuns || runs.result.runs} timed runs (fewer where a cell's time limit allowed fewer) after ${runs.result.warmup} warm-up(s), min–max in brackets; ` +
+        `× is the median over the row's ${grid.baseline(0) ?? "native"} median, from this one run.`,
+    );
+  }
+  if (server) {
+    const mods = Object.entries(server.modules ?? {}).map(([k, v]) => `${k} ${v}`).join(", ");
+    lines.push(`Server: ${server.cpu}, ${server.cores} cores, GOMAXPROCS ${server.gomaxprocs}, ${server.go} ${server.os}/${server.arch}${mods ? `, ${mods}` : ""}.`);
+  }
+  lines.push(`Browser: ${navigator.userAgent}.`);
+  if (history?.length) {
+    lines.push("", "The articles' figures:", "", "| call | source | figures |", "| --- | --- | --- |");
+    for (const h of history.filter((h) => grid.rows.some((r) => r.kernel.name === h.kernel))) {
+      const figs = h.figures.map((f) => `${f.runtime} ${shown(f, duration)}`).join(", ");
+      lines.push(`| \`${h.label}\` | ${cellText(h.source)} | ${cellText(figs)} |`);
+    }
+  }
+  return lines.join("\n") + "\n";
+}

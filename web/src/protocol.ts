@@ -1,0 +1,28 @@
+// Messages between the page and its kernel workers (worker-wasm.ts, worker-js.ts).
+
+import type { CellResult, Progress } from "./types";
+
+/** What the page asks a worker to measure. */
+export interface WorkerRequest {
+  kernel: string;
+  /** The wasm export that runs it ("loop_test1"). */
+  export: string;
+  args: number[];
+  runs: number;
+  warmup: number;
+  /** The catalogue's expected value, as a decimal string. */
+  expected: string;
+  /** browser-wasm only: where kernels.wasm is served. */
+  wasmUrl?: string;
+}
+
+/** What a worker answers: progress, then one result (which may hold a failure). */
+export type WorkerMessage =
+  | ({ type: "progress" } & Progress)
+  | { type: "result"; result: CellResult };
+
+/** The parts of a dedicated worker's global scope the workers use. */
+export interface WorkerScope {
+  postMessage(message: WorkerMessage): void;
+  onmessage: ((ev: MessageEvent<WorkerRequest>) => void) | null;
+}

@@ -1,0 +1,84 @@
+// The results grid: kernels (with their arguments) as rows, engines as columns, one cell
+// state each; and the ratios to the baseline engine, taken within one row of one run.
+
+import type { CellState } from "./cells";
+import { label } from "./format";
+import type { CellResult, Kernel } from "./types";
+
+export interface Row {
+  kernel: Kernel;
+  args: number[];
+  label: string;
+  /** The page's own objection to the arguments, if any (the server's is in the cells). */
+  invalid?: string;
+}
+
+/** belowResolution reports whether a browser median is within the timer's smallest step:
+ * such a time says "faster than the clock can tell", and no ratio can be taken from it. */
+export function belowResolution(res: CellResult): boolean {
+  const step = res.browser?.timer_resolution_ns ?? 0;
+  return res.where === "browser" && step > 0 && res.median_ns <= step;
+}
+
+/** medianText is a result's median as the table, chart and Markdown print it. */
+export function medianText(res: CellResult, fmt: (ns: number) => string): string {
+  return belowResolution(res) ? `≤ ${fmt(res.browser?.timer_resolution_ns ?? 0)}` : fmt(res.median_ns);
+}
+
+export class Grid {
+  readonly cells = new Map<string, CellState>();
+  /** The timed runs asked for (a server cell may fit fewer in its time limit). */
+  requestedRuns = 0;
+  constructor(
+    readonly rows: Row[],
+    readonly engines: string[],
+    initial: "idle" | "pending" = "pending",
+  ) {
+    for (let r = 0; r < rows.length; r++) for (const e of engines) this.cells.set(Grid.key(r, e), { kind: initial });
+  }
+
+  static row(kernel: Kernel, args: number[], invalid?: string): Row {
+    return { kernel, args, label: label(kernel.name, args.map((a) => (Number.isNaN(a) ? Number.NaN : a))), invalid };
+  }
+
+  static key(row: number, engine: string): string {
+    return `${row}|${engine}`;
+  }
+
+  get(row: number, engine: string): CellState {
+    return this.cells.get(Grid.key(row, engine)) ?? { kind: "pending" };
+  }
+
+  set(row: number, engine: string, s: CellState): void {
+    this.cells.set(Grid.key(row, engine), s);
+  }
+
+  /** result returns a cell's measurement when it has times (no failure). */
+  result(row: number, engine: string): CellResult | undefined {
+    const s = this.get(row, engine);
+    return s.kind === "done" && !s.result.failure ? s.result : undefined;
+  }
+
+  /** baseline names the engine ratios are taken against in a row: native when it has a
+   * time, else browser-wasm, else none. */
+  baseline(row: number): string | undefined {
+    for (const e of ["native", "browser-wasm"]) if (this.engines.includes(e) && this.result(row, e)) return e;
+    return undefined;
+  }
+
+  /** ratio is a cell's median over its row's baseline's, or undefined. */
+  ratio(row: number, engine: string): number | undefined {
+    const base = this.baseline(row);
+    if (!base || base === engine) return undefined;
+    const b = this.result(row, base);
+    const c = this.result(row, engine);
+    if (!b || !c || b.median_ns <= 0 || belowResolution(b) || belowResolution(c)) return undefined;
+    return c.median_ns / b.median_ns;
+  }
+
+  /** finished reports whether every cell has an outcome. */
+  finished(): boolean {
+    for (const s of this.cells.values()) if (s.kind === "pending" || s.kind === "queued" || s.kind === "running") return false;
+    return true;
+  }
+}

@@ -1,0 +1,90 @@
+// The page's selection (kernels, their arguments, engines, runs, warm-up, history) and its
+// round trip through the URL's query string, so that a link reproduces it.
+
+import type { Catalogue, Kernel } from "./types";
+
+export interface Selection {
+  kernels: string[];
+  /** Raw text of each argument input, by kernel then parameter (validated separately). */
+  args: Record<string, Record<string, string>>;
+  engines: string[];
+  runs: string;
+  warmup: string;
+  history: boolean;
+}
+
+const DEFAULT_KERNELS = ["fib_it", "fib_rec"];
+const DEFAULT_ENGINES = ["native", "wazero-compiler", "browser-wasm", "browser-js"];
+
+export function defaults(cat: Catalogue, browserEngines: readonly string[]): Selection {
+  const args: Selection["args"] = {};
+  for (const k of cat.kernels) {
+    args[k.name] = Object.fromEntries(k.params.map((p) => [p.name, String(p.default)]));
+  }
+  const all = [...cat.engines, ...browserEngines];
+  return {
+    kernels: DEFAULT_KERNELS.filter((n) => cat.kernels.some((k) => k.name === n)),
+    args,
+    engines: DEFAULT_ENGINES.filter((e) => all.includes(e)),
+    runs: String(cat.runs.default),
+    warmup: String(cat.warmup.default),
+    history: false,
+  };
+}
+
+/** fromQuery reads a selection from a query string over the defaults; unknown names are dropped. */
+export function fromQuery(query: string, cat: Catalogue, browserEngines: readonly string[]): Selection {
+  const sel = defaults(cat, browserEngines);
+  const q = new URLSearchParams(query);
+  const all = [...cat.engines, ...browserEngines];
+  const k = q.get("k");
+  if (k !== null) sel.kernels = k.split(",").filter((n) => cat.kernels.some((kk) => kk.name === n));
+  const e = q.get("e");
+  if (e !== null) sel.engines = e.split(",").filter((n) => all.includes(n));
+  sel.runs = q.get("runs") ?? sel.runs;
+  sel.warmup = q.get("warmup") ?? sel.warmup;
+  sel.history = q.get("history") === "1";
+  for (const [key, value] of q) {
+    const dot = key.indexOf(".");
+    if (dot < 0) continue;
+    const kernel = key.slice(0, dot);
+    const param = key.slice(dot + 1);
+    const args = sel.args[kernel];
+    if (args && param in args) args[param] = value;
+  }
+  return sel;
+}
+
+/** toQuery writes the selection as a query string: the arguments of the chosen kernels only. */
+export function toQuery(sel: Selection): string {
+  const q = new URLSearchParams();
+  q.set("k", sel.kernels.join(","));
+  for (const k of sel.kernels) {
+    for (const [p, v] of Object.entries(sel.args[k] ?? {})) q.set(`${k}.${p}`, v);
+  }
+  q.set("e", sel.engines.join(","));
+  q.set("runs", sel.runs);
+  q.set("warmup", sel.warmup);
+  if (sel.history) q.set("history", "1");
+  return q.toString().replaceAll("%2C", ",");
+}
+
+/** checkInt validates one integer input against its bounds, saying what is allowed. */
+export function checkInt(text: string, name: string, min: number, max: number): { value: number; error?: string } {
+  const t = text.trim();
+  if (!/^-?\d+$/.test(t)) return { value: NaN, error: `${name} must be an integer from ${min} to ${max}` };
+  const value = Number(t);
+  if (value < min || value > max) return { value, error: `${name} = ${value} is out of range: allowed ${min} to ${max}` };
+  return { value };
+}
+
+/** kernelArgs parses a kernel's argument inputs: the values, and the first problem if any. */
+export function kernelArgs(kernel: Kernel, sel: Selection): { args: number[]; errors: Record<string, string> } {
+  const errors: Record<string, string> = {};
+  const args = kernel.params.map((p) => {
+    const r = checkInt(sel.args[kernel.name]?.[p.name] ?? String(p.default), p.name, p.min, p.max);
+    if (r.error) errors[p.name] = r.error;
+    return r.value;
+  });
+  return { args, errors };
+}

@@ -1,0 +1,152 @@
+// The results table, shaped like the articles' tables: kernels as rows, engines as columns.
+
+import type { CellState } from "./cells";
+import { duration, ratio } from "./format";
+import { info } from "./engines";
+import { type Grid, medianText } from "./results";
+import { type HistoryRow, shown } from "./history";
+
+export interface TableHooks {
+  /** Called when a finished cell is clicked: open its details. */
+  details(row: number, engine: string): void;
+}
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+/** renderTable draws the whole table into host. */
+export function renderTable(host: HTMLElement, grid: Grid, hooks: TableHooks, history: HistoryRow[] | undefined): void {
+  const table = el("table", "results");
+  table.id = "results-table";
+  const thead = table.createTHead();
+  const hr = thead.insertRow();
+  const corner = el("th", "corner", "kernel");
+  corner.scope = "col";
+  hr.append(corner);
+  for (const e of grid.engines) {
+    const th = el("th");
+    th.scope = "col";
+    th.dataset.engine = e;
+    const sw = el("span", "swatch");
+    sw.style.background = info(e).color;
+    th.append(sw, document.createTextNode(info(e).title));
+    th.title = info(e).what;
+    hr.append(th);
+  }
+  const tbody = table.createTBody();
+  grid.rows.forEach((row, r) => {
+    const tr = tbody.insertRow();
+    tr.dataset.kernel = row.kernel.name;
+    const th = el("th", "rowhead");
+    th.scope = "row";
+    th.append(el("code", undefined, row.label), el("small", undefined, row.kernel.summary));
+    tr.append(th);
+    for (const e of grid.engines) {
+      const td = tr.insertCell();
+      td.dataset.engine = e;
+      fillCell(td, grid, r, e, hooks);
+    }
+    for (const h of history?.filter((h) => h.kernel === row.kernel.name) ?? []) {
+      const htr = tbody.insertRow();
+      htr.className = "history";
+      const hth = el("th", "rowhead");
+      hth.scope = "row";
+      hth.append(el("span", undefined, `${h.label}`), el("small", undefined, h.source));
+      htr.append(hth);
+      const td = htr.insertCell();
+      td.colSpan = grid.engines.length;
+      td.className = "history-cells";
+      for (const f of h.figures) {
+        const chip = el("span", "chip");
+        chip.title = f.detail;
+        chip.append(el("b", undefined, f.runtime), document.createTextNode(" "), el("span", f.failure ? "failure" : undefined, shown(f, duration)));
+        td.append(chip);
+      }
+    }
+  });
+  host.replaceChildren(table);
+}
+
+/** updateRow redraws one row's cells (a cell's change can move its row's ratios). */
+export function updateRow(host: HTMLElement, grid: Grid, r: number, hooks: TableHooks): void {
+  const tr = host.querySelectorAll<HTMLTableRowElement>("tbody tr:not(.history)")[r];
+  if (!tr) return;
+  for (const e of grid.engines) {
+    const td = tr.querySelector<HTMLTableCellElement>(`td[data-engine="${CSS.escape(e)}"]`);
+    if (td) fillCell(td, grid, r, e, hooks);
+  }
+}
+
+function fillCell(td: HTMLTableCellElement, grid: Grid, r: number, engine: string, hooks: TableHooks): void {
+  const s: CellState = grid.get(r, engine);
+  td.className = `cell ${s.kind}`;
+  td.dataset.state = s.kind;
+  td.onclick = null;
+  td.tabIndex = -1;
+  td.removeAttribute("role");
+  const parts: Node[] = [];
+  switch (s.kind) {
+    case "idle":
+      parts.push(el("span", "muted", "·"));
+      break;
+    case "pending":
+      parts.push(el("span", "muted", "waiting"));
+      break;
+    case "queued":
+      parts.push(el("span", "muted", `queued: #${s.position} in line`));
+      break;
+    case "running": {
+      const p = s.progress;
+      const bar = el("progress");
+      if (p && p.total > 0) {
+        bar.max = p.total;
+        bar.value = p.done;
+      }
+      parts.push(bar, el("span", "muted", p ? `${p.phase}${p.total > 1 ? ` ${p.done}/${p.total}` : ""}` : "running"));
+      break;
+    }
+    case "cancelled":
+      parts.push(el("span", "muted", "cancelled"));
+      break;
+    case "error":
+      td.classList.add("failed");
+      parts.push(el("span", "error-text", s.message));
+      break;
+    case "done": {
+      const res = s.result;
+      if (res.failure) {
+        td.classList.add("failed");
+        parts.push(el("span", "failure", res.failure));
+      } else {
+        const med = el("span", "median", medianText(res, duration));
+        med.dataset.ns = String(res.median_ns);
+        parts.push(med);
+        const x = grid.ratio(r, engine);
+        if (x !== undefined) parts.push(el("span", "ratio", ratio(x)));
+        else if (grid.baseline(r) === engine) parts.push(el("span", "ratio base", "×1"));
+        parts.push(el("span", "range", `${duration(res.min_ns)} – ${duration(res.max_ns)}`));
+        if (res.first_ns !== undefined) parts.push(el("span", "first", `first call ${duration(res.first_ns)}`));
+        if (grid.requestedRuns > 0 && res.runs < grid.requestedRuns) {
+          parts.push(el("span", "first", `${res.runs} of ${grid.requestedRuns} runs fit the time limit`));
+        }
+      }
+      td.dataset.value = res.value;
+      td.tabIndex = 0;
+      td.setAttribute("role", "button");
+      td.title = "method and environment";
+      td.onclick = () => hooks.details(r, engine);
+      td.onkeydown = (ev) => {
+        if (ev.key === "Enter" || ev.key === " ") {
+          ev.preventDefault();
+          hooks.details(r, engine);
+        }
+      };
+      break;
+    }
+  }
+  td.replaceChildren(...parts);
+}

@@ -1,0 +1,141 @@
+// The shapes of the playground API (package playground) and of one measured cell, shared
+// by the page and its workers.
+
+/** One integer parameter of a kernel, with its default and allowed range. */
+export interface Param {
+  name: string;
+  doc: string;
+  default: number;
+  min: number;
+  max: number;
+}
+
+/** A kernel of the catalogue (GET /api/kernels). */
+export interface Kernel {
+  name: string;
+  export: string;
+  func: string;
+  group: string;
+  article: string;
+  summary: string;
+  params: Param[];
+}
+
+/** A bounded number of the API. */
+export interface Limit {
+  default: number;
+  min: number;
+  max: number;
+}
+
+/** The server's machine and versions. */
+export interface ServerEnvironment {
+  cpu: string;
+  cores: number;
+  gomaxprocs: number;
+  os: string;
+  arch: string;
+  go: string;
+  modules?: Record<string, string>;
+}
+
+/** The browser's side of an environment. */
+export interface BrowserEnvironment {
+  user_agent: string;
+  cores: number;
+  cross_origin_isolated: boolean;
+  /** The smallest step of performance.now() observed, in nanoseconds. */
+  timer_resolution_ns: number;
+}
+
+/** GET /api/kernels. */
+export interface Catalogue {
+  kernels: Kernel[];
+  engines: string[];
+  runs: Limit;
+  warmup: Limit;
+  timeout_ns: number;
+  slots: number;
+  environment: ServerEnvironment;
+  panels: Record<string, boolean>;
+  articles: Record<string, string>;
+}
+
+/** One-off cost of an engine. */
+export interface Setup {
+  compile_ns: number;
+  instantiate_ns: number;
+  cached?: boolean;
+}
+
+/** One measured cell: a kernel with its arguments on one engine (measure.Result's shape). */
+export interface CellResult {
+  kernel: string;
+  args: number[];
+  engine: string;
+  where: "server" | "browser";
+  runs: number;
+  warmup: number;
+  /** The value computed and the catalogue's, as exact decimal strings. */
+  value: string;
+  expected: string;
+  samples_ns: number[];
+  min_ns: number;
+  median_ns: number;
+  max_ns: number;
+  /** Browser engines: the very first call, before any warm-up (V8's baseline tier). */
+  first_ns?: number;
+  setup: Setup;
+  failure?: string;
+  server?: ServerEnvironment;
+  browser?: BrowserEnvironment;
+  /** Free-form notes on how the engine ran the call (e.g. "BigInt arithmetic"). */
+  note?: string;
+}
+
+/** The server's result as POST /api/run streams it. */
+export interface ServerResult {
+  kernel: string;
+  args: number[];
+  engine: string;
+  runs: number;
+  warmup: number;
+  value: number;
+  expected: number;
+  samples_ns?: number[];
+  min_ns: number;
+  median_ns: number;
+  max_ns: number;
+  setup: Setup;
+  failure?: string;
+}
+
+/** One NDJSON line of POST /api/run. */
+export interface RunEvent {
+  type: "queued" | "started" | "progress" | "result" | "error";
+  position?: number;
+  phase?: string;
+  done?: number;
+  total?: number;
+  result?: ServerResult;
+  value?: string;
+  expected?: string;
+  environment?: ServerEnvironment;
+  error?: string;
+}
+
+/** A 4xx/5xx answer of the API. */
+export interface APIError {
+  error: string;
+  field?: string;
+}
+
+/** Progress of a cell while it runs. */
+export interface Progress {
+  phase: string;
+  done: number;
+  total: number;
+}
+
+/** The engines that run in the page. */
+export const BROWSER_ENGINES = ["browser-wasm", "browser-js"] as const;

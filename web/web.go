@@ -1,0 +1,21 @@
+// Package web holds the playground page: its TypeScript sources (src/), bundled by
+// `go run ./build` into dist/, which this package embeds so that one binary serves the page.
+// A fresh clone embeds only dist/placeholder; the server then says which command builds it.
+package web
+
+import (
+	"embed"
+	"io/fs"
+)
+
+//go:embed all:dist
+var dist embed.FS
+
+// Dist returns the built page: manifest.json, index.html and the content-hashed files.
+func Dist() fs.FS {
+	sub, err := fs.Sub(dist, "dist")
+	if err != nil {
+		panic(err) // "dist" is a valid path: cannot happen
+	}
+	return sub
+}
