@@ -93,6 +93,7 @@ const (
 	reqLeave
 	reqGrace
 	reqCutAll
+	reqInspect
 )
 
 type request struct {
@@ -103,7 +104,8 @@ type request struct {
 	hasResume bool
 	nick      string
 	gen       uint64
-	reply     chan result // nil: nobody waits
+	inspect   func(h *hub) // reqInspect: runs on the hub goroutine
+	reply     chan result  // nil: nobody waits
 }
 
 type result struct {
@@ -329,6 +331,9 @@ func (h *hub) handle(tx *bolt.Tx, r *request) (result, error) {
 		return h.handleJoin(tx, r)
 	case reqLeave:
 		return result{}, h.handleLeave(tx, r.conn)
+	case reqInspect:
+		r.inspect(h)
+		return result{}, nil
 	case reqCutAll:
 		for _, u := range h.users {
 			for c := range u.conns {
@@ -530,4 +535,3 @@ func (h *hub) goOffline(tx *bolt.Tx, nick string) error {
 	h.toAll(nick, ev)
 	return nil
 }
-

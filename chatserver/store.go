@@ -68,9 +68,9 @@ type storeState struct {
 	mailboxes map[string]int // nick → waiting messages
 }
 
-func openStore(path string) (*store, storeState, error) {
+func openStore(path string, noSync bool) (*store, storeState, error) {
 	var st storeState
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, FreelistType: bolt.FreelistMapType})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, FreelistType: bolt.FreelistMapType, NoSync: noSync})
 	if err != nil {
 		if errors.Is(err, bolt.ErrTimeout) {
 			return nil, st, fmt.Errorf("open store %s: the file is locked by another process (is another chat server running on the same --data?)", path)
@@ -99,7 +99,15 @@ func openStore(path string) (*store, storeState, error) {
 	return &store{db: db}, st, nil
 }
 
-func (s *store) close() error { return s.db.Close() }
+func (s *store) close() error {
+	if s.db.NoSync {
+		if err := s.db.Sync(); err != nil {
+			s.db.Close()
+			return err
+		}
+	}
+	return s.db.Close()
+}
 
 func idKey(id uint64) []byte {
 	var k [8]byte

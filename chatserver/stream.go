@@ -28,6 +28,17 @@ type transport interface {
 // waiting messages, then live events until the client goes, the hub cuts the
 // stream or ctx ends.
 func (s *Server) pump(ctx context.Context, c *conn, j joined, resume uint64, hasResume bool, t transport, notes <-chan string) error {
+	err := s.pumpEvents(ctx, c, j, resume, hasResume, t, notes)
+	if reason := c.cutReason(); reason != "" && reason != "closed" {
+		// Cut by the hub; a write may have failed first (a stalled
+		// client's buffers are full and its write deadline passed).
+		s.opts.Logger.Warn("stream cut", "nick", c.nick, "reason", reason, "write", err)
+		return errors.New(reason)
+	}
+	return err
+}
+
+func (s *Server) pumpEvents(ctx context.Context, c *conn, j joined, resume uint64, hasResume bool, t transport, notes <-chan string) error {
 	deadline := func() { t.setDeadline(time.Now().Add(s.opts.WriteTimeout)) }
 	if hasResume {
 		if err := s.replay(c.nick, resume, j.replayTo, t, deadline); err != nil {
@@ -200,7 +211,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 type wsTransport struct{ ws *websocket.Conn }
 
 func (t *wsTransport) setDeadline(d time.Time) { t.ws.SetWriteDeadline(d) }
-func (t *wsTransport) event(ev *event) error  { return t.ws.WriteMessage(websocket.TextMessage, ev.ws) }
+func (t *wsTransport) event(ev *event) error   { return t.ws.WriteMessage(websocket.TextMessage, ev.ws) }
 func (t *wsTransport) note(msg string) error {
 	b, _ := json.Marshal(map[string]string{"error": msg})
 	return t.ws.WriteMessage(websocket.TextMessage, b)
