@@ -169,7 +169,9 @@ func (s *Server) sendError(w http.ResponseWriter, status int, err error, asJSON 
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(map[string]string{"error": err.Error()})
 }
 
 // resumeID parses a resume id: "" means none.
