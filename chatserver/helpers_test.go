@@ -257,7 +257,7 @@ func (c *client) send(to, text string) {
 
 func (ts *testServer) post(t testing.TB, from, to, text string) (int, string) {
 	t.Helper()
-	b, _ := json.Marshal(Post{From: from, To: to, Text: text})
+	b, _ := json.Marshal(map[string]string{"from": from, "to": to, "text": text})
 	return ts.do(t, "POST", "/send", string(b))
 }
 

@@ -46,6 +46,7 @@ func TestBadRequests(t *testing.T) {
 		{"send get", "GET", "/send", "", 405, "use POST"},
 		{"send not json", "POST", "/send", `from=mary`, 400, `{\"from\":\"<nick>\"`},
 		{"send unknown field", "POST", "/send", `{"from":"mary","to":"all","text":"hi","x":1}`, 400, `unknown field`},
+		{"send time field", "POST", "/send", `{"from":"mary","to":"all","text":"hi","time":"2020-01-01T00:00:00Z"}`, 400, `unknown field \"time\"`},
 		{"send bad from", "POST", "/send", `{"from":"ma ry","to":"all","text":"hi"}`, 400, "from: nickname"},
 		{"send from all", "POST", "/send", `{"from":"all","to":"bob","text":"hi"}`, 400, "reserved"},
 		{"send bad to", "POST", "/send", `{"from":"mary","to":"","text":"hi"}`, 400, `or \"all\" for everyone`},

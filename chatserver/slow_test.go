@@ -53,7 +53,7 @@ func TestSlowConsumer(t *testing.T) {
 	for w := range 16 {
 		wg.Go(func() {
 			for i := w; i < total; i += 16 {
-				body, _ := json.Marshal(Post{From: "sender", To: "all", Text: fmt.Sprintf("%05d %s", i, text)})
+				body, _ := json.Marshal(map[string]string{"from": "sender", "to": "all", "text": fmt.Sprintf("%05d %s", i, text)})
 				resp, err := hc.Post(ts.url+"/send", "application/json", bytes.NewReader(body))
 				if err != nil {
 					t.Error(err)

@@ -1,0 +1,99 @@
+package chatserver
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+func TestSSEKeepAlive(t *testing.T) {
+	ts := startServer(t, Options{KeepAlive: 20 * time.Millisecond})
+	c := ts.login(t, "sse", "john")
+	c.expect("Welcome john!", "now online: ")
+	select {
+	case got := <-c.comments:
+		if got != "ping" {
+			t.Fatalf("comment %q, want ping", got)
+		}
+	case <-time.After(waitFor):
+		t.Fatal("no keep-alive comment")
+	}
+}
+
+// TestWebSocketPing: pings keep an answering client connected; a client that
+// never answers is closed after two intervals.
+func TestWebSocketPing(t *testing.T) {
+	ts := startServer(t, Options{KeepAlive: 30 * time.Millisecond})
+	live := ts.login(t, "ws", "live") // reads, so gorilla answers pings
+	live.expect("Welcome live!", "now online: ")
+	var pings atomic.Int32
+	live.ws.SetPingHandler(func(data string) error {
+		pings.Add(1)
+		return live.ws.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(time.Second))
+	})
+
+	mute, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(ts.url, "http")+"/ws?nick=mute", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mute.Close() // never read: pings go unanswered
+	ts.waitStreams(t, "mute", 1)
+	ts.waitStreams(t, "mute", -1)
+	if ts.streams("live") != 1 {
+		t.Fatal("the answering client was closed too")
+	}
+	if pings.Load() == 0 {
+		t.Error("the answering client saw no ping")
+	}
+}
+
+func TestRetention(t *testing.T) {
+	ts := startServer(t, Options{Retention: 100 * time.Millisecond})
+	john := ts.login(t, "sse", "john")
+	john.expect("Welcome john!", "now online: ")
+	mark := john.lastID
+	ts.msg(t, "mary", "all", "old")
+	john.expect("mary to all: old")
+	time.Sleep(150 * time.Millisecond)
+	ts.srv.hub.prune()
+	ts.msg(t, "mary", "all", "new")
+	john.expect("mary to all: new")
+	again := ts.resume(t, "ws", "john", strconv.FormatUint(mark, 10))
+	again.expect("mary to all: new", "Welcome john!", "now online: john")
+}
+
+// recordingBroker is a Broker that counts the posts it carries.
+type recordingBroker struct {
+	Broker
+	n atomic.Int32
+}
+
+func (b *recordingBroker) Publish(ctx context.Context, p Post) error {
+	b.n.Add(1)
+	return b.Broker.Publish(ctx, p)
+}
+
+func TestBrokerCarriesPosts(t *testing.T) {
+	b := &recordingBroker{Broker: NewLocalBroker()}
+	ts := startServer(t, Options{Broker: b})
+	c := ts.login(t, "ws", "john")
+	c.expect("Welcome john!", "now online: ")
+	c.send("all", "one")
+	ts.msg(t, "mary", "john", "two")
+	ts.post(t, "mary", "john", "three")
+	for _, want := range []string{"john to all: one", "mary: two", "mary: three"} {
+		c.expect(want)
+	}
+	if got := b.n.Load(); got != 3 {
+		t.Errorf("the broker carried %d posts, want 3", got)
+	}
+	// A second server cannot subscribe to the same local broker.
+	if _, err := New(Options{DataDir: t.TempDir(), Broker: b}); err == nil || !strings.Contains(err.Error(), "already subscribed") {
+		t.Errorf("second subscriber: %v", err)
+	}
+}
