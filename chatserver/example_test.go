@@ -83,12 +83,12 @@ func ExampleServer_Handler() {
 	site := httptest.NewServer(mux)
 	defer site.Close()
 
-	resp, err := http.Get(site.URL + "/chat/")
+	resp, err := http.Get(site.URL + "/chat") // redirected to /chat/
 	if err != nil {
 		log.Fatal(err)
 	}
 	resp.Body.Close()
-	fmt.Println(resp.Status, resp.Header.Get("Content-Type"))
+	fmt.Println(resp.Request.URL.Path, resp.Status, resp.Header.Get("Content-Type"))
 	// Output:
-	// 200 OK text/html; charset=utf-8
+	// /chat/ 200 OK text/html; charset=utf-8
 }

@@ -301,7 +301,11 @@ func (h *hub) process(batch []*request) {
 	clear(h.pending)
 }
 
-func isUserError(err error) bool { return errors.Is(err, errMailboxFull) }
+// isUserError reports whether err refuses one request and leaves the rest
+// of its batch to commit.
+func isUserError(err error) bool {
+	return errors.Is(err, errMailboxFull) || errors.Is(err, errShuttingDown)
+}
 
 func (h *hub) enqueue(c *conn, ev *event) {
 	if c.isCut {
@@ -350,7 +354,8 @@ func (h *hub) handle(tx *bolt.Tx, r *request) (result, error) {
 	return result{}, fmt.Errorf("unknown request kind %d", r.kind)
 }
 
-// store logs a new event; to == "" addresses everyone but except.
+// record stores a new event under the next id; to == "" addresses everyone
+// but except.
 func (h *hub) record(tx *bolt.Tx, to, except, text string) (*event, error) {
 	h.seq++
 	ev := newEvent(h.seq, text)

@@ -2,6 +2,8 @@ package chatserver
 
 import (
 	"context"
+	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -95,5 +97,41 @@ func TestBrokerCarriesPosts(t *testing.T) {
 	// A second server cannot subscribe to the same local broker.
 	if _, err := New(Options{DataDir: t.TempDir(), Broker: b}); err == nil || !strings.Contains(err.Error(), "already subscribed") {
 		t.Errorf("second subscriber: %v", err)
+	}
+}
+
+func TestListenLocalhost(t *testing.T) {
+	ln, err := Listen("localhost:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	for _, host := range []string{"127.0.0.1", "[::1]"} {
+		resp, err := http.Get("http://" + host + ":" + port + "/")
+		if err != nil {
+			if host == "[::1]" {
+				t.Logf("no IPv6 loopback here: %v", err)
+				continue
+			}
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("%s: %s", host, resp.Status)
+		}
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Listen("nonsense"); err == nil || !strings.Contains(err.Error(), "use host:port") {
+		t.Errorf("Listen(nonsense) = %v", err)
 	}
 }

@@ -17,7 +17,16 @@ func (s *Server) routes() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
 		switch {
-		case p == "/" || p == "":
+		case p == "/":
+			s.servePage(w, r)
+		case p == "":
+			// Mounted with http.StripPrefix("/chat", ...) and asked for
+			// "/chat": the page's relative URLs need "/chat/".
+			if u, err := url.ParseRequestURI(r.RequestURI); err == nil && !strings.HasSuffix(u.Path, "/") {
+				u.Path += "/"
+				http.Redirect(w, r, u.RequestURI(), http.StatusMovedPermanently)
+				return
+			}
 			s.servePage(w, r)
 		case p == "/send":
 			s.serveSend(w, r)

@@ -1,22 +1,3 @@
-// Package chatserver is a real-time chat server: the SSE chat of the source
-// article ("How to implement a real-time chat server in PHP using Server-Sent
-// Events"), with every one of its semantics, served over Server-Sent Events
-// and WebSocket from one hub, so users of either transport chat together.
-//
-// Routes, relative to where the handler is mounted:
-//
-//	GET  /                          the chat page
-//	GET  /<nick>                    log in over SSE (Accept: text/event-stream);
-//	                                resume with Last-Event-ID or ?last_event_id=
-//	GET  /ws?nick=<nick>&resume=<n> log in over WebSocket
-//	GET  /msg/<from>/<to>%20<text>  send (the article's route)
-//	POST /send                      send {"from","to","text"} as JSON
-//
-// Every event a user receives carries an id that grows strictly; a stream
-// that reconnects with the last id it saw gets what it missed, from an
-// embedded store (one bbolt file), within a retention window. Each stream has
-// a bounded queue: a stream that cannot keep up is cut, with the reason, and
-// resumes from its last id, so it loses nothing and slows no one.
 package chatserver
 
 import (
