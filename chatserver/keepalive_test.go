@@ -30,7 +30,7 @@ func TestSSEKeepAlive(t *testing.T) {
 // TestWebSocketPing: pings keep an answering client connected; a client that
 // never answers is closed after two intervals.
 func TestWebSocketPing(t *testing.T) {
-	ts := startServer(t, Options{KeepAlive: 30 * time.Millisecond})
+	ts := startServer(t, Options{KeepAlive: 200 * time.Millisecond})
 	live := ts.login(t, "ws", "live") // reads, so gorilla answers pings
 	live.expect("Welcome live!", "now online: ")
 	var pings atomic.Int32

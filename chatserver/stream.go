@@ -41,7 +41,7 @@ func (s *Server) pump(ctx context.Context, c *conn, j joined, resume uint64, has
 func (s *Server) pumpEvents(ctx context.Context, c *conn, j joined, resume uint64, hasResume bool, t transport, notes <-chan string) error {
 	deadline := func() { t.setDeadline(time.Now().Add(s.opts.WriteTimeout)) }
 	if hasResume {
-		if err := s.replay(c.nick, resume, j.replayTo, t, deadline); err != nil {
+		if err := s.replay(c, resume, j.replayTo, t, deadline); err != nil {
 			return err
 		}
 	}
@@ -51,7 +51,7 @@ func (s *Server) pumpEvents(ctx context.Context, c *conn, j joined, resume uint6
 			return err
 		}
 	}
-	if err := s.replay(c.nick, j.mailFrom, j.mailTo, t, deadline); err != nil {
+	if err := s.replay(c, j.mailFrom, j.mailTo, t, deadline); err != nil {
 		return err
 	}
 	if err := t.flush(); err != nil {
@@ -59,27 +59,22 @@ func (s *Server) pumpEvents(ctx context.Context, c *conn, j joined, resume uint6
 	}
 	tick := time.NewTicker(s.opts.KeepAlive)
 	defer tick.Stop()
+	var spare []*event
 	for {
 		select {
-		case ev := <-c.queue:
+		case <-c.ready:
+			evs := c.take(spare)
 			deadline()
-			if err := t.event(ev); err != nil {
-				return err
-			}
-		more:
-			for range 256 {
-				select {
-				case ev := <-c.queue:
-					if err := t.event(ev); err != nil {
-						return err
-					}
-				default:
-					break more
+			for _, ev := range evs {
+				if err := t.event(ev); err != nil {
+					return err
 				}
 			}
 			if err := t.flush(); err != nil {
 				return err
 			}
+			clear(evs)
+			spare = evs
 		case msg := <-notes:
 			deadline()
 			if err := t.note(msg); err != nil {
@@ -104,10 +99,15 @@ func (s *Server) pumpEvents(ctx context.Context, c *conn, j joined, resume uint6
 	}
 }
 
-// replay writes the stored events nick can see with after < id <= upTo.
-func (s *Server) replay(nick string, after, upTo uint64, t transport, deadline func()) error {
+// replay writes the stored events c's user can see with after < id <= upTo.
+func (s *Server) replay(c *conn, after, upTo uint64, t transport, deadline func()) error {
 	for after < upTo {
-		recs, next, err := s.store.readLog(nick, after, upTo, 256)
+		if s.hub.closing.Load() {
+			// Shutting down: stop here, the client resumes later. (A stream
+			// cut as slow finishes its replay: it always makes progress.)
+			return errShuttingDown
+		}
+		recs, next, err := s.store.readLog(c.nick, after, upTo, 256)
 		if err != nil {
 			return err
 		}
