@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -32,7 +33,11 @@ func (s *Server) pump(ctx context.Context, c *conn, j joined, resume uint64, has
 	if reason := c.cutReason(); reason != "" && reason != "closed" {
 		// Cut by the hub; a write may have failed first (a stalled
 		// client's buffers are full and its write deadline passed).
-		s.opts.Logger.Warn("stream cut", "nick", c.nick, "reason", reason, "write", err)
+		level := slog.LevelWarn
+		if s.hub.closing.Load() {
+			level = slog.LevelInfo
+		}
+		s.opts.Logger.Log(context.Background(), level, "stream cut", "nick", c.nick, "reason", reason, "write", err)
 		return errors.New(reason)
 	}
 	return err
