@@ -2,8 +2,10 @@ package chatserver
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -133,5 +135,35 @@ func TestListenLocalhost(t *testing.T) {
 	}
 	if _, err := Listen("nonsense"); err == nil || !strings.Contains(err.Error(), "use host:port") {
 		t.Errorf("Listen(nonsense) = %v", err)
+	}
+}
+
+// TestHeaderTimeout: Serve closes a connection whose request headers do not
+// arrive in time (a slowloris client).
+func TestHeaderTimeout(t *testing.T) {
+	srv, err := New(Options{DataDir: t.TempDir(), ReadHeaderTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := listen(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go srv.Serve(ctx, ln)
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n")) // and never the blank line
+	c.SetReadDeadline(time.Now().Add(waitFor))
+	buf := make([]byte, 512)
+	for {
+		_, err := c.Read(buf)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatal("the server kept a connection whose headers never came")
+		}
+		if err != nil {
+			break // closed by the server
+		}
 	}
 }
