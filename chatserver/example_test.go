@@ -7,7 +7,10 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/wasmgap/wasmgap/chatserver"
 )
@@ -91,4 +94,22 @@ func ExampleServer_Handler() {
 	fmt.Println(resp.Request.URL.Path, resp.Status, resp.Header.Get("Content-Type"))
 	// Output:
 	// /chat/ 200 OK text/html; charset=utf-8
+}
+
+// Running the chat alone, as `wasmgap chat` does: Serve answers until its
+// context ends (here on SIGINT or SIGTERM), then drains and closes the store.
+func ExampleServer_Serve() {
+	srv, err := chatserver.New(chatserver.Options{DataDir: "data/chat"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ln, err := chatserver.Listen("localhost:8000") // 127.0.0.1 and ::1
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := srv.Serve(ctx, ln); err != nil {
+		log.Fatal(err)
+	}
 }

@@ -199,7 +199,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	defer close(s.shutdown)
 
 	s.hub.closing.Store(true)
-	s.hub.do(ctx, &request{kind: reqCutAll, nick: "the chat server is shutting down; reconnect with the last event id received to resume"})
+	// The hub is still running: this request is answered at once, whatever ctx.
+	s.hub.do(context.Background(), &request{kind: reqCutAll, nick: "the chat server is shutting down; reconnect with the last event id received to resume"})
 	drained := make(chan struct{})
 	go func() { s.active.Wait(); close(drained) }()
 	var err error
