@@ -2,6 +2,7 @@ package chatserver
 
 import (
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -228,5 +229,23 @@ func TestWebSocketBadFrames(t *testing.T) {
 	case <-c.done:
 	case <-time.After(waitFor):
 		t.Fatal("an oversized frame did not close the connection")
+	}
+}
+
+// TestStoreInUse: a second server on the same data folder is refused with
+// the reason (bbolt holds a lock on the file).
+func TestStoreInUse(t *testing.T) {
+	dir := t.TempDir()
+	startServer(t, Options{DataDir: dir})
+	_, err := New(Options{DataDir: dir})
+	if err == nil || !strings.Contains(err.Error(), "locked by another process") {
+		t.Fatalf("second server on %s: %v", dir, err)
+	}
+	file := t.TempDir() + "/file"
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Options{DataDir: file}); err == nil || !strings.Contains(err.Error(), "chat store folder") {
+		t.Fatalf("data folder that is a file: %v", err)
 	}
 }
