@@ -32,7 +32,7 @@ func TestSSEKeepAlive(t *testing.T) {
 // TestWebSocketPing: pings keep an answering client connected; a client that
 // never answers is closed after two intervals.
 func TestWebSocketPing(t *testing.T) {
-	ts := startServer(t, Options{KeepAlive: 200 * time.Millisecond})
+	ts := startServer(t, Options{KeepAlive: 300 * time.Millisecond})
 	live := ts.login(t, "ws", "live") // reads, so gorilla answers pings
 	live.expect("Welcome live!", "now online: ")
 	var pings atomic.Int32
@@ -57,13 +57,19 @@ func TestWebSocketPing(t *testing.T) {
 }
 
 func TestRetention(t *testing.T) {
-	ts := startServer(t, Options{Retention: 100 * time.Millisecond})
+	ts := startServer(t, Options{Retention: time.Hour})
+	// A clock the test moves: records are stamped and pruned by it.
+	var now atomic.Int64
+	now.Store(time.Now().UnixNano())
+	ts.srv.hub.do(context.Background(), &request{kind: reqInspect, inspect: func(h *hub) {
+		h.now = func() time.Time { return time.Unix(0, now.Load()) }
+	}})
 	john := ts.login(t, "sse", "john")
 	john.expect("Welcome john!", "now online: ")
 	mark := john.lastID
 	ts.msg(t, "mary", "all", "old")
 	john.expect("mary to all: old")
-	time.Sleep(150 * time.Millisecond)
+	now.Add(int64(2 * time.Hour))
 	ts.srv.hub.prune()
 	ts.msg(t, "mary", "all", "new")
 	john.expect("mary to all: new")

@@ -147,7 +147,7 @@ func TestRestartResume(t *testing.T) {
 // TestLeaveGrace: a user who reconnects within the grace is never reported
 // as gone, and what was sent meanwhile reaches the resumed stream.
 func TestLeaveGrace(t *testing.T) {
-	ts := startServer(t, Options{LeaveGrace: 300 * time.Millisecond})
+	ts := startServer(t, Options{LeaveGrace: 3 * time.Second})
 	alice := ts.login(t, "sse", "alice")
 	alice.expect("Welcome alice!", "now online: ")
 	bob := ts.login(t, "ws", "bob")
