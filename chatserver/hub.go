@@ -172,6 +172,7 @@ type hub struct {
 	done chan struct{}
 
 	closing atomic.Bool
+	pruned  atomic.Uint64 // the last event id pruned: a resume from before it may miss events
 
 	// Owned by the hub goroutine.
 	seq       uint64
@@ -185,7 +186,7 @@ type hub struct {
 const maxBatch = 512
 
 func newHub(st *store, state storeState, o *Options) *hub {
-	return &hub{
+	h := &hub{
 		store:      st,
 		log:        o.Logger,
 		queueSize:  o.QueueSize,
@@ -200,6 +201,8 @@ func newHub(st *store, state storeState, o *Options) *hub {
 		users:      map[string]*user{},
 		mailboxes:  state.mailboxes,
 	}
+	h.pruned.Store(state.pruned)
+	return h
 }
 
 // do hands r to the hub and waits for its result.
@@ -274,13 +277,17 @@ func (h *hub) prune() {
 	cutoff := h.now().Add(-h.retention)
 	for {
 		var n int
+		var last uint64
 		err := h.store.db.Update(func(tx *bolt.Tx) (err error) {
-			n, err = prune(tx, cutoff, 10000)
+			n, last, err = prune(tx, cutoff, 10000)
 			return err
 		})
 		if err != nil {
 			h.log.Error("prune history", "err", err)
 			return
+		}
+		if last > 0 {
+			h.pruned.Store(last)
 		}
 		if n < 10000 {
 			return

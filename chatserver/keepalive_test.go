@@ -75,6 +75,20 @@ func TestRetention(t *testing.T) {
 	john.expect("mary to all: new")
 	again := ts.resume(t, "ws", "john", strconv.FormatUint(mark, 10))
 	again.expect("mary to all: new", "Welcome john!", "now online: john")
+	select {
+	case e := <-again.errs:
+		if !strings.Contains(e, "older than the retention window (1h0m0s)") {
+			t.Errorf("resume across pruned events: error %q", e)
+		}
+	default:
+		t.Error("a resume across pruned events was not told")
+	}
+	// A resume from after the pruned events hears nothing of it.
+	later := ts.resume(t, "sse", "john", strconv.FormatUint(again.lastID, 10))
+	later.expect("Welcome john!")
+	if len(later.comments) > 0 {
+		t.Errorf("unexpected comment %q", <-later.comments)
+	}
 }
 
 // recordingBroker is a Broker that counts the posts it carries.

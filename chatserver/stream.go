@@ -45,6 +45,12 @@ func (s *Server) pump(ctx context.Context, c *conn, j joined, resume uint64, has
 
 func (s *Server) pumpEvents(ctx context.Context, c *conn, j joined, resume uint64, hasResume bool, t transport, notes <-chan string) error {
 	deadline := func() { t.setDeadline(time.Now().Add(s.opts.WriteTimeout)) }
+	if pruned := s.hub.pruned.Load(); hasResume && resume < pruned {
+		deadline()
+		if err := t.note(fmt.Sprintf("events %d to %d are older than the retention window (%v) and were deleted: those addressed to you are missing from this resume", resume+1, pruned, s.opts.Retention)); err != nil {
+			return err
+		}
+	}
 	if hasResume {
 		if err := s.replay(c, resume, j.replayTo, t, deadline); err != nil {
 			return err
