@@ -6,10 +6,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 )
 
 // benchReceivers joins n users straight on the hub (no network) and drains
@@ -149,6 +152,37 @@ func BenchmarkSend(b *testing.B) {
 					}
 				}
 			})
+			for got.Load() < int64(b.N) {
+				time.Sleep(time.Millisecond)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+		})
+		b.Run("ws-frames-one-conn", func(b *testing.B) {
+			ts := startServer(b, o)
+			var got atomic.Int64
+			stop := benchReceivers(b, ts, 1, &got)
+			defer stop()
+			ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(ts.url, "http")+"/ws?nick=mary", nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ws.Close()
+			go func() { // drain mary's own events (welcome lines, echoes)
+				for {
+					if _, _, err := ws.ReadMessage(); err != nil {
+						return
+					}
+				}
+			}()
+			frame := []byte(`{"to":"r0","text":"hello"}`)
+			time.Sleep(20 * time.Millisecond)
+			got.Store(0)
+			b.ResetTimer()
+			for range b.N {
+				if err := ws.WriteMessage(websocket.TextMessage, frame); err != nil {
+					b.Fatal(err)
+				}
+			}
 			for got.Load() < int64(b.N) {
 				time.Sleep(time.Millisecond)
 			}

@@ -1,8 +1,10 @@
 package chatserver
 
 import (
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSemantics runs the article's whole conversation with every mix of
@@ -93,5 +95,40 @@ func TestSemantics(t *testing.T) {
 			bob4.expect("Welcome bob!", "now online: alice, carol")
 			bob4.quiet()
 		})
+	}
+}
+
+// TestWebSocketSendsInOrder: one WebSocket sends many frames without
+// waiting; they are stored and delivered in the order sent, errors
+// included in their place.
+func TestWebSocketSendsInOrder(t *testing.T) {
+	ts := startServer(t, Options{})
+	rx := ts.login(t, "sse", "rx")
+	rx.expect("Welcome rx!", "now online: ")
+	tx := ts.login(t, "ws", "tx")
+	tx.expect("Welcome tx!", "now online: rx")
+	rx.expect("tx has joined.")
+	const n = 2000
+	for i := range n {
+		text := strconv.Itoa(i)
+		if i == n/2 {
+			text = "" // refused: the others still go
+		}
+		tx.send("rx", text)
+	}
+	for i := range n {
+		if i == n/2 {
+			continue
+		}
+		rx.expect("tx: " + strconv.Itoa(i))
+		tx.expect("You to rx: " + strconv.Itoa(i))
+	}
+	select {
+	case e := <-tx.errs:
+		if !strings.Contains(e, "empty") {
+			t.Errorf("error %q", e)
+		}
+	case <-time.After(waitFor):
+		t.Fatal("the empty message was not refused")
 	}
 }

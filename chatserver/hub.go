@@ -207,14 +207,28 @@ func newHub(st *store, state storeState, o *Options) *hub {
 
 // do hands r to the hub and waits for its result.
 func (h *hub) do(ctx context.Context, r *request) result {
+	if err := h.submit(ctx, r); err != nil {
+		return result{err: err}
+	}
+	return h.wait(r)
+}
+
+// submit hands r to the hub without waiting for its result. Requests are
+// handled in the order they were submitted.
+func (h *hub) submit(ctx context.Context, r *request) error {
 	r.reply = make(chan result, 1)
 	select {
 	case h.reqs <- r:
+		return nil
 	case <-ctx.Done():
-		return result{err: ctx.Err()}
+		return ctx.Err()
 	case <-h.quit:
-		return result{err: errShuttingDown}
+		return errShuttingDown
 	}
+}
+
+// wait returns the result of a submitted request.
+func (h *hub) wait(r *request) result {
 	select {
 	case res := <-r.reply:
 		return res

@@ -132,7 +132,39 @@ func (s *Server) send(ctx context.Context, p Post) (int, error) {
 		return http.StatusServiceUnavailable, errShuttingDown
 	}
 	defer s.exit()
-	if err := validPost(p, s.opts.MaxMessageBytes); err != nil {
+	if status, err := s.admit(&p); err != nil {
+		return status, err
+	}
+	return s.published(p, s.opts.Broker.Publish(ctx, p))
+}
+
+// sendPipelined is send for a stream of posts from one client that need no
+// answer each (WebSocket frames): with the in-process broker it hands p to
+// the hub and returns at once, in order, leaving wait to learn the outcome,
+// so one connection can have many posts in one store commit. The caller
+// must be inside enter/exit until wait returns.
+func (s *Server) sendPipelined(ctx context.Context, p Post) (wait func() error, err error) {
+	if _, err := s.admit(&p); err != nil {
+		return nil, err
+	}
+	if _, local := s.opts.Broker.(*localBroker); !local {
+		_, err := s.published(p, s.opts.Broker.Publish(ctx, p))
+		return nil, err
+	}
+	r := &request{kind: reqPost, post: p}
+	if err := s.hub.submit(ctx, r); err != nil {
+		_, err = s.published(p, err)
+		return nil, err
+	}
+	return func() error {
+		_, err := s.published(p, s.hub.wait(r).err)
+		return err
+	}, nil
+}
+
+// admit checks p and its sender's rate, and stamps p with the time.
+func (s *Server) admit(p *Post) (int, error) {
+	if err := validPost(*p, s.opts.MaxMessageBytes); err != nil {
 		if strings.Contains(err.Error(), "bytes: at most") {
 			return http.StatusRequestEntityTooLarge, err
 		}
@@ -144,17 +176,21 @@ func (s *Server) send(ctx context.Context, p Post) (int, error) {
 	if p.Time.IsZero() {
 		p.Time = time.Now()
 	}
-	if err := s.opts.Broker.Publish(ctx, p); err != nil {
-		switch {
-		case errors.Is(err, errMailboxFull):
-			return http.StatusConflict, err
-		case errors.Is(err, errShuttingDown), errors.Is(err, ErrBrokerClosed):
-			return http.StatusServiceUnavailable, err
-		}
-		s.opts.Logger.Error("send", "from", p.From, "to", p.To, "err", err)
-		return http.StatusInternalServerError, fmt.Errorf("send failed: %w", err)
-	}
 	return http.StatusOK, nil
+}
+
+// published maps the outcome of publishing p to an HTTP status.
+func (s *Server) published(p Post, err error) (int, error) {
+	switch {
+	case err == nil:
+		return http.StatusOK, nil
+	case errors.Is(err, errMailboxFull):
+		return http.StatusConflict, err
+	case errors.Is(err, errShuttingDown), errors.Is(err, ErrBrokerClosed):
+		return http.StatusServiceUnavailable, err
+	}
+	s.opts.Logger.Error("send", "from", p.From, "to", p.To, "err", err)
+	return http.StatusInternalServerError, fmt.Errorf("send failed: %w", err)
 }
 
 type rateError struct {

@@ -321,7 +321,8 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	s.opts.Logger.Info("disconnect", "nick", nick, "transport", "ws", "why", err)
 }
 
-// readWS reads a WebSocket's frames, sends each as nick's message, and
+// readWS reads a WebSocket's frames, sends each as nick's message (in
+// order, without waiting for one to be stored before reading the next), and
 // reports errors to the client through notes.
 func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, notes chan<- string) {
 	wait := 2 * s.opts.KeepAlive
@@ -334,6 +335,10 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, no
 		case <-ctx.Done():
 		}
 	}
+	// Up to 64 of this connection's posts may wait for their commit at once.
+	inflight := make(chan struct{}, 64)
+	var pending sync.WaitGroup
+	defer pending.Wait()
 	for {
 		kind, data, err := ws.ReadMessage()
 		if err != nil {
@@ -354,9 +359,25 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, no
 			tell(fmt.Sprintf(`frame is not the JSON {"to":"<nick> or all","text":"<message>"}: %v`, err))
 			continue
 		}
-		if _, err := s.send(ctx, Post{From: nick, To: f.To, Text: f.Text}); err != nil {
+		wait, err := s.sendPipelined(ctx, Post{From: nick, To: f.To, Text: f.Text})
+		if err != nil {
 			tell(err.Error())
+			continue
 		}
+		if wait == nil {
+			continue
+		}
+		select {
+		case inflight <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		pending.Go(func() {
+			defer func() { <-inflight }()
+			if err := wait(); err != nil {
+				tell(err.Error())
+			}
+		})
 	}
 }
 
