@@ -5,6 +5,12 @@ go 1.26.4
 tool github.com/go-task/task/v3/cmd/task
 
 require (
+	github.com/gorilla/websocket v1.5.3
+	go.etcd.io/bbolt v1.5.0
+	golang.org/x/time v0.16.0
+)
+
+require (
 	cel.dev/expr v0.25.2 // indirect
 	charm.land/bubbles/v2 v2.1.1 // indirect
 	charm.land/bubbletea/v2 v2.0.10 // indirect
@@ -122,7 +128,6 @@ require (
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/term v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
-	golang.org/x/time v0.16.0 // indirect
 	google.golang.org/api v0.299.0 // indirect
 	google.golang.org/genproto v0.0.0-20260724162435-b2f20204f0df // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260724162435-b2f20204f0df // indirect

@@ -1,11 +1,90 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/wasmgap/wasmgap/chatserver"
 )
 
+// originList is a repeatable --allow-origin flag.
+type originList []string
+
+func (o *originList) String() string     { return strings.Join(*o, ",") }
+func (o *originList) Set(v string) error { *o = append(*o, v); return nil }
+
 func runChat(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "wasmgap chat: not built yet")
-	return 1
+	fs := flag.NewFlagSet("wasmgap chat", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: wasmgap chat [flags]\n\nServes the chat alone, with the source article's routes at the root:\n"+
+			"  GET /                          the chat page\n"+
+			"  GET /<nick>  (Accept: text/event-stream)  log in over SSE\n"+
+			"  GET /ws?nick=<nick>            log in over WebSocket\n"+
+			"  GET /msg/<from>/<to>%20<text>  send; POST /send {\"from\",\"to\",\"text\"}\n\nflags:")
+		fs.PrintDefaults()
+	}
+	var o chatserver.Options
+	var origins originList
+	addr := fs.String("addr", "127.0.0.1:8000", "address to listen on (host:port)")
+	fs.StringVar(&o.DataDir, "data", "data/chat", "folder of the store file chat.db (offline messages, history)")
+	fs.DurationVar(&o.Retention, "retention", 0, "how long events stay replayable for a resume (default 24h)")
+	fs.IntVar(&o.QueueSize, "queue", 0, "events that may wait for one stream before it is cut as a slow consumer (default 1024)")
+	fs.DurationVar(&o.LeaveGrace, "leave-grace", 0, "how long a user stays online after its last stream closed, for a reconnect (default 5s; negative: none)")
+	fs.IntVar(&o.MaxMessageBytes, "max-message", 0, "largest message text in bytes (default 4096)")
+	fs.Float64Var(&o.SendRate, "send-rate", 0, "messages per second one nickname may send (default 10000, enough for ab -n 10000 -c 10; negative: unlimited)")
+	fs.IntVar(&o.SendBurst, "send-burst", 0, "burst of the send rate (default: the send rate)")
+	fs.IntVar(&o.MaxConnsPerAddr, "max-conns-per-addr", 0, "open SSE and WebSocket streams per client IP (default 1000; negative: unlimited)")
+	fs.IntVar(&o.MaxMailbox, "max-mailbox", 0, "messages kept for one offline user (default 10000)")
+	fs.DurationVar(&o.KeepAlive, "keepalive", 0, "interval of SSE keep-alive comments and WebSocket pings (default 15s)")
+	fs.DurationVar(&o.WriteTimeout, "write-timeout", 0, "deadline of every write to a stream (default 10s)")
+	fs.DurationVar(&o.ReadHeaderTimeout, "read-header-timeout", 0, "time to read a request's headers (default 10s)")
+	fs.DurationVar(&o.IdleTimeout, "idle-timeout", 0, "how long an idle keep-alive connection stays open (default 120s)")
+	fs.Var(&origins, "allow-origin", "a WebSocket Origin accepted besides this server's own (repeatable; * for any)")
+	verbose := fs.Bool("v", false, "log every connection")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "wasmgap chat: unexpected arguments %q: every setting is a flag\n", fs.Args())
+		return 2
+	}
+	o.AllowedOrigins = origins
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelInfo
+	}
+	o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	srv, err := chatserver.New(o)
+	if err != nil {
+		fmt.Fprintf(stderr, "wasmgap chat: %v\n", err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		srv.Shutdown(context.Background())
+		fmt.Fprintf(stderr, "wasmgap chat: listen on %s: %v\n", *addr, err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "chat on http://%s/ (store in %s; Ctrl-C or SIGTERM drains and stops)\n", ln.Addr(), o.DataDir)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := srv.Serve(ctx, ln); err != nil {
+		fmt.Fprintf(stderr, "wasmgap chat: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, "chat stopped: every stream told to resume, store closed")
+	return 0
 }

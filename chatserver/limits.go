@@ -1,0 +1,166 @@
+package chatserver
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/time/rate"
+)
+
+// MaxNickLen is the longest nickname accepted.
+const MaxNickLen = 32
+
+// reserved are words that cannot be nicknames: "all" addresses everyone, the
+// others are routes ("." and ".." would resolve as paths).
+var reserved = map[string]bool{"all": true, "msg": true, "ws": true, "send": true, ".": true, "..": true}
+
+const nickRule = `use 1–32 letters, digits, '_', '.' or '-'; "all", "msg", "ws", "send", "." and ".." are reserved`
+
+// ValidNick reports why nick cannot be a nickname, or nil when it can.
+func ValidNick(nick string) error {
+	if nick == "" {
+		return fmt.Errorf("nickname is empty: %s", nickRule)
+	}
+	if len(nick) > MaxNickLen {
+		return fmt.Errorf("nickname is %d characters long: %s", len(nick), nickRule)
+	}
+	for i := 0; i < len(nick); i++ {
+		c := nick[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return fmt.Errorf("nickname %q has the character %q: %s", nick, rune(c), nickRule)
+		}
+	}
+	if reserved[nick] {
+		return fmt.Errorf("nickname %q is reserved: %s", nick, nickRule)
+	}
+	return nil
+}
+
+// validText reports why text cannot be sent, or nil.
+func validText(text string, maxBytes int) error {
+	if text == "" {
+		return fmt.Errorf("message text is empty: send 1 to %d bytes", maxBytes)
+	}
+	if len(text) > maxBytes {
+		return fmt.Errorf("message text is %d bytes: at most %d are allowed", len(text), maxBytes)
+	}
+	if !utf8.ValidString(text) {
+		return fmt.Errorf("message text is not valid UTF-8")
+	}
+	for _, r := range text {
+		if r < 0x20 && r != '\t' || r == 0x7f {
+			return fmt.Errorf("message text has the control character %U: a message is one line of text (tabs allowed)", r)
+		}
+	}
+	return nil
+}
+
+// validPost checks a post's fields and says what is wrong and allowed.
+func validPost(p Post, maxBytes int) error {
+	if err := ValidNick(p.From); err != nil {
+		return fmt.Errorf("from: %w", err)
+	}
+	if p.To != "all" {
+		if err := ValidNick(p.To); err != nil {
+			return fmt.Errorf("to: %w (or \"all\" for everyone)", err)
+		}
+	}
+	return validText(p.Text, maxBytes)
+}
+
+// rateLimits keeps one token bucket per sending nickname.
+type rateLimits struct {
+	limit rate.Limit
+	burst int
+	mu    sync.Mutex
+	m     map[string]*rate.Limiter
+}
+
+func newRateLimits(perSecond float64, burst int) *rateLimits {
+	if perSecond < 0 {
+		return nil
+	}
+	return &rateLimits{limit: rate.Limit(perSecond), burst: burst, m: map[string]*rate.Limiter{}}
+}
+
+// allow takes one token of nick's bucket; when there is none it returns how
+// long until there is.
+func (l *rateLimits) allow(nick string) (bool, time.Duration) {
+	if l == nil {
+		return true, 0
+	}
+	now := time.Now()
+	l.mu.Lock()
+	lim := l.m[nick]
+	if lim == nil {
+		if len(l.m) >= 10000 {
+			// Forget senders whose bucket refilled: they are idle.
+			for n, x := range l.m {
+				if x.TokensAt(now) >= float64(l.burst) {
+					delete(l.m, n)
+				}
+			}
+		}
+		lim = rate.NewLimiter(l.limit, l.burst)
+		l.m[nick] = lim
+	}
+	l.mu.Unlock()
+	r := lim.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return false, d
+	}
+	return true, 0
+}
+
+func (l *rateLimits) describe() string {
+	return fmt.Sprintf("at most %g messages per second per nickname, bursts of %d", float64(l.limit), l.burst)
+}
+
+// addrLimits counts the open streams of each client address.
+type addrLimits struct {
+	max int
+	mu  sync.Mutex
+	m   map[string]int
+}
+
+func newAddrLimits(max int) *addrLimits {
+	if max < 0 {
+		max = math.MaxInt
+	}
+	return &addrLimits{max: max, m: map[string]int{}}
+}
+
+func (l *addrLimits) acquire(addr string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m[addr] >= l.max {
+		return false
+	}
+	l.m[addr]++
+	return true
+}
+
+func (l *addrLimits) release(addr string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m[addr] <= 1 {
+		delete(l.m, addr)
+	} else {
+		l.m[addr]--
+	}
+}
+
+// clientAddr is the IP address of the request's client.
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}

@@ -1,0 +1,185 @@
+package chatserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func (s *Server) routes() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		switch {
+		case p == "/" || p == "":
+			s.servePage(w, r)
+		case p == "/send":
+			s.serveSend(w, r)
+		case p == "/ws":
+			s.serveWS(w, r)
+		case strings.HasPrefix(p, "/msg/"):
+			s.serveMsg(w, r)
+		case strings.Count(p, "/") == 1 && wantsEventStream(r):
+			s.serveSSE(w, r, p[1:])
+		default:
+			http.Error(w, "not found: the chat page is at ./, log in with GET ./<nick> and Accept: text/event-stream, send with GET ./msg/<from>/<to>%20<text> or POST ./send", http.StatusNotFound)
+		}
+	})
+}
+
+func wantsEventStream(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		if strings.Contains(v, "text/event-stream") {
+			return true
+		}
+	}
+	return false
+}
+
+func methodIs(w http.ResponseWriter, r *http.Request, allowed ...string) bool {
+	for _, m := range allowed {
+		if r.Method == m {
+			return true
+		}
+	}
+	w.Header().Set("Allow", strings.Join(allowed, ", "))
+	http.Error(w, fmt.Sprintf("method %s not allowed here: use %s", r.Method, strings.Join(allowed, " or ")), http.StatusMethodNotAllowed)
+	return false
+}
+
+// serveMsg is the article's send route: GET /msg/<from>/<to>%20<text>.
+// Its answer is the same short body every time, so ab's length check holds.
+func (s *Server) serveMsg(w http.ResponseWriter, r *http.Request) {
+	if !methodIs(w, r, http.MethodGet, http.MethodPost) {
+		return
+	}
+	const shape = "expected /msg/<from>/<to>%20<text>, e.g. /msg/mary/john%20hello"
+	rest := strings.TrimPrefix(r.URL.EscapedPath(), "/msg/")
+	rawFrom, rawRest, ok := strings.Cut(rest, "/")
+	if !ok {
+		http.Error(w, "bad send: "+shape, http.StatusBadRequest)
+		return
+	}
+	from, err1 := url.PathUnescape(rawFrom)
+	target, err2 := url.PathUnescape(rawRest)
+	if err := errors.Join(err1, err2); err != nil {
+		http.Error(w, "bad send: the path is not valid %-encoding: "+shape, http.StatusBadRequest)
+		return
+	}
+	to, text, ok := strings.Cut(target, " ")
+	if !ok {
+		http.Error(w, "bad send: no space between the receiver and the text: "+shape, http.StatusBadRequest)
+		return
+	}
+	status, err := s.send(r.Context(), Post{From: from, To: to, Text: text})
+	if err != nil {
+		s.sendError(w, status, err, false)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Write([]byte("ok\n"))
+}
+
+// serveSend is POST /send with {"from","to","text"}.
+func (s *Server) serveSend(w http.ResponseWriter, r *http.Request) {
+	if !methodIs(w, r, http.MethodPost) {
+		return
+	}
+	var p Post
+	body := http.MaxBytesReader(w, r.Body, int64(s.opts.MaxMessageBytes)*6+1024)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		status := http.StatusBadRequest
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			status = http.StatusRequestEntityTooLarge
+		}
+		s.sendError(w, status, fmt.Errorf(`body is not the JSON {"from":"<nick>","to":"<nick> or all","text":"<message>"}: %w`, err), true)
+		return
+	}
+	p.Time = time.Time{}
+	status, err := s.send(r.Context(), p)
+	if err != nil {
+		s.sendError(w, status, err, true)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write([]byte(`{"ok":true}` + "\n"))
+}
+
+// send validates, rate-limits and publishes p; on failure it returns the
+// HTTP status that fits.
+func (s *Server) send(ctx context.Context, p Post) (int, error) {
+	if !s.enter() {
+		return http.StatusServiceUnavailable, errShuttingDown
+	}
+	defer s.exit()
+	if err := validPost(p, s.opts.MaxMessageBytes); err != nil {
+		if strings.Contains(err.Error(), "bytes: at most") {
+			return http.StatusRequestEntityTooLarge, err
+		}
+		return http.StatusBadRequest, err
+	}
+	if ok, wait := s.senders.allow(p.From); !ok {
+		return http.StatusTooManyRequests, &rateError{wait: wait, rule: s.senders.describe(), from: p.From}
+	}
+	if p.Time.IsZero() {
+		p.Time = time.Now()
+	}
+	if err := s.opts.Broker.Publish(ctx, p); err != nil {
+		switch {
+		case errors.Is(err, errMailboxFull):
+			return http.StatusConflict, err
+		case errors.Is(err, errShuttingDown), errors.Is(err, ErrBrokerClosed):
+			return http.StatusServiceUnavailable, err
+		}
+		s.opts.Logger.Error("send", "from", p.From, "to", p.To, "err", err)
+		return http.StatusInternalServerError, fmt.Errorf("send failed: %w", err)
+	}
+	return http.StatusOK, nil
+}
+
+type rateError struct {
+	wait time.Duration
+	rule string
+	from string
+}
+
+func (e *rateError) Error() string {
+	return fmt.Sprintf("%s is sending too fast (%s): retry in %v", e.from, e.rule, e.wait.Round(time.Millisecond))
+}
+
+func (s *Server) sendError(w http.ResponseWriter, status int, err error, asJSON bool) {
+	if re, ok := errors.AsType[*rateError](err); ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(re.wait.Seconds()))))
+	}
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	if !asJSON {
+		http.Error(w, err.Error(), status)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+}
+
+// resumeID parses a resume id: "" means none.
+func resumeID(v string) (uint64, bool, error) {
+	if v == "" {
+		return 0, false, nil
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("resume id %q is not an event id: use the decimal id of the last event received", v)
+	}
+	return n, true, nil
+}

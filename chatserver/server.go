@@ -1,0 +1,262 @@
+// Package chatserver is a real-time chat server: the SSE chat of the source
+// article ("How to implement a real-time chat server in PHP using Server-Sent
+// Events"), with every one of its semantics, served over Server-Sent Events
+// and WebSocket from one hub, so users of either transport chat together.
+//
+// Routes, relative to where the handler is mounted:
+//
+//	GET  /                          the chat page
+//	GET  /<nick>                    log in over SSE (Accept: text/event-stream);
+//	                                resume with Last-Event-ID or ?last_event_id=
+//	GET  /ws?nick=<nick>&resume=<n> log in over WebSocket
+//	GET  /msg/<from>/<to>%20<text>  send (the article's route)
+//	POST /send                      send {"from","to","text"} as JSON
+//
+// Every event a user receives carries an id that grows strictly; a stream
+// that reconnects with the last id it saw gets what it missed, from an
+// embedded store (one bbolt file), within a retention window. Each stream has
+// a bounded queue: a stream that cannot keep up is cut, with the reason, and
+// resumes from its last id, so it loses nothing and slows no one.
+package chatserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Options configures a Server. The zero value of every field is a sensible
+// default, given beside it.
+type Options struct {
+	// DataDir is the folder of the store file (chat.db), created if missing.
+	// Empty: a temporary folder removed by Shutdown, so nothing survives a restart.
+	DataDir string
+	// Retention is how long events stay replayable for a resume. Default 24h.
+	Retention time.Duration
+	// QueueSize is how many events may wait for one stream before it is cut
+	// as a slow consumer. Default 1024.
+	QueueSize int
+	// LeaveGrace is how long a user whose last stream closed stays online
+	// (no "has left.", messages kept for a resume) in case it reconnects.
+	// Default 5s; negative: none, leave at once.
+	LeaveGrace time.Duration
+	// MaxMessageBytes limits a message's text. Default 4096.
+	MaxMessageBytes int
+	// SendRate is how many messages per second one nickname may send, with
+	// bursts of SendBurst. Defaults 10000 and 10000: the source article's
+	// `ab -n 10000 -c 10 .../msg/mary/john%20hello` passes whatever its speed,
+	// while one runaway sender cannot flood the hub. Negative: unlimited.
+	SendRate  float64
+	SendBurst int
+	// MaxConnsPerAddr limits the open streams (SSE and WebSocket) of one
+	// client IP address. Default 1000; negative: unlimited.
+	MaxConnsPerAddr int
+	// MaxMailbox limits the messages kept for one offline user. Default 10000.
+	MaxMailbox int
+	// KeepAlive is the interval of SSE ": ping" comments and WebSocket pings.
+	// Default 15s. A WebSocket that answers no ping within two intervals is closed.
+	KeepAlive time.Duration
+	// WriteTimeout bounds every write to a stream. Default 10s.
+	WriteTimeout time.Duration
+	// AllowedOrigins lists WebSocket Origins accepted besides the server's
+	// own host (e.g. "https://example.org"); "*" accepts any origin.
+	AllowedOrigins []string
+	// ReadHeaderTimeout and IdleTimeout configure the http.Server of Serve.
+	// Defaults 10s and 120s.
+	ReadHeaderTimeout time.Duration
+	IdleTimeout       time.Duration
+	// Broker carries posts to the hub. Default NewLocalBroker().
+	Broker Broker
+	// Logger receives connection and error logs. Default: discard.
+	Logger *slog.Logger
+}
+
+func (o *Options) setDefaults() {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	defInt := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&o.Retention, 24*time.Hour)
+	def(&o.LeaveGrace, 5*time.Second)
+	def(&o.KeepAlive, 15*time.Second)
+	def(&o.WriteTimeout, 10*time.Second)
+	def(&o.ReadHeaderTimeout, 10*time.Second)
+	def(&o.IdleTimeout, 120*time.Second)
+	defInt(&o.QueueSize, 1024)
+	defInt(&o.MaxMessageBytes, 4096)
+	defInt(&o.MaxConnsPerAddr, 1000)
+	defInt(&o.MaxMailbox, 10000)
+	if o.SendRate == 0 {
+		o.SendRate = 10000
+	}
+	if o.SendBurst <= 0 {
+		o.SendBurst = max(int(o.SendRate), 1)
+	}
+	if o.Broker == nil {
+		o.Broker = NewLocalBroker()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Server is a running chat: its hub, store and broker. Serve its Handler.
+type Server struct {
+	opts    Options
+	store   *store
+	hub     *hub
+	tmpDir  string
+	senders *rateLimits
+	addrs   *addrLimits
+	handler http.Handler
+
+	mu       sync.Mutex
+	closing  bool
+	active   sync.WaitGroup
+	shutdown chan struct{}
+}
+
+// New opens the store under opts.DataDir, starts the hub and subscribes it
+// to the broker.
+func New(opts Options) (*Server, error) {
+	opts.setDefaults()
+	if opts.Retention < 0 || opts.QueueSize < 0 || opts.MaxMessageBytes < 0 || opts.MaxMailbox < 0 ||
+		opts.KeepAlive < 0 || opts.WriteTimeout < 0 {
+		return nil, errors.New("chat options: Retention, QueueSize, MaxMessageBytes, MaxMailbox, KeepAlive and WriteTimeout must be 0 (default) or positive")
+	}
+	s := &Server{opts: opts, shutdown: make(chan struct{})}
+	dir := opts.DataDir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "wasmgap-chat-")
+		if err != nil {
+			return nil, fmt.Errorf("chat store: %w", err)
+		}
+		dir, s.tmpDir = tmp, tmp
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("chat store folder: %w", err)
+	}
+	st, state, err := openStore(filepath.Join(dir, "chat.db"))
+	if err != nil {
+		s.removeTmp()
+		return nil, err
+	}
+	s.store = st
+	s.hub = newHub(st, state, &s.opts)
+	s.senders = newRateLimits(opts.SendRate, opts.SendBurst)
+	s.addrs = newAddrLimits(opts.MaxConnsPerAddr)
+	if err := opts.Broker.Subscribe(s.deliver); err != nil {
+		st.close()
+		s.removeTmp()
+		return nil, fmt.Errorf("subscribe to broker: %w", err)
+	}
+	go s.hub.run()
+	s.handler = s.routes()
+	return s, nil
+}
+
+func (s *Server) removeTmp() {
+	if s.tmpDir != "" {
+		os.RemoveAll(s.tmpDir)
+	}
+}
+
+// deliver is the hub's side of the broker.
+func (s *Server) deliver(ctx context.Context, p Post) error {
+	res := s.hub.do(ctx, &request{kind: reqPost, post: p})
+	return res.err
+}
+
+// Handler returns the chat's routes, rooted at "/". Mount it under a prefix
+// with http.StripPrefix (the page uses relative URLs only).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// enter admits a request that uses the hub; false once Shutdown began.
+func (s *Server) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.active.Add(1)
+	return true
+}
+
+func (s *Server) exit() { s.active.Done() }
+
+// Shutdown stops taking requests, closes every stream (telling each to
+// resume later), waits for the requests in flight, stores what the hub
+// still holds and closes the store. When ctx ends first it closes anyway and
+// returns ctx's error.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		<-s.shutdown
+		return nil
+	}
+	s.closing = true
+	s.mu.Unlock()
+	defer close(s.shutdown)
+
+	s.hub.closing.Store(true)
+	s.hub.do(ctx, &request{kind: reqCutAll, nick: "the chat server is shutting down; reconnect with the last event id received to resume"})
+	drained := make(chan struct{})
+	go func() { s.active.Wait(); close(drained) }()
+	var err error
+	select {
+	case <-drained:
+	case <-ctx.Done():
+		err = fmt.Errorf("chat shutdown: requests still running: %w", ctx.Err())
+	}
+	s.hub.stop()
+	s.opts.Broker.Close()
+	if cerr := s.store.close(); cerr != nil && err == nil {
+		err = fmt.Errorf("close chat store: %w", cerr)
+	}
+	s.removeTmp()
+	return err
+}
+
+// Serve answers HTTP on ln with the chat's handler and the Options'
+// timeouts until ctx ends, then drains: streams are told to resume later,
+// requests in flight finish, the store is closed. It returns nil after a
+// clean drain.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
+		IdleTimeout:       s.opts.IdleTimeout,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelDebug),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		s.Shutdown(context.Background())
+		return fmt.Errorf("serve chat: %w", err)
+	case <-ctx.Done():
+	}
+	dctx, cancel := context.WithTimeout(context.Background(), s.opts.WriteTimeout+5*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	var herr, serr error
+	wg.Go(func() { herr = hs.Shutdown(dctx) })
+	wg.Go(func() { serr = s.Shutdown(dctx) })
+	wg.Wait()
+	<-errc
+	return errors.Join(serr, herr)
+}

@@ -1,0 +1,218 @@
+package chatserver
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// The store is one bbolt file. Its buckets:
+//
+//	meta     "seq" → the last event id handed out (8 bytes, big endian)
+//	log      event id → record: every stored event, pruned after the retention window
+//	mailbox  nick → bucket of sequence → mail: private messages waiting for a login
+//
+// Only the hub goroutine writes; replays read concurrently (bbolt readers
+// never block the writer).
+var (
+	bucketMeta    = []byte("meta")
+	bucketLog     = []byte("log")
+	bucketMailbox = []byte("mailbox")
+	keySeq        = []byte("seq")
+)
+
+// record is one stored event: the text one user (To) or everyone (To == "")
+// but Except received, with the id it was sent with.
+type record struct {
+	ID     uint64 `json:"-"`
+	Time   int64  `json:"t"`
+	To     string `json:"to,omitempty"`
+	Except string `json:"x,omitempty"`
+	Text   string `json:"s"`
+}
+
+// visibleTo reports whether the record was addressed to nick.
+func (r *record) visibleTo(nick string) bool {
+	if r.To == "" {
+		return r.Except != nick
+	}
+	return r.To == nick
+}
+
+// mail is a private message kept for a user who had no open connection.
+// Orig is the id of the log event the message was also stored under (0 when
+// the user was offline and nothing was logged for them).
+type mail struct {
+	Orig uint64 `json:"o,omitempty"`
+	From string `json:"f"`
+	Text string `json:"s"`
+	Time int64  `json:"t"`
+}
+
+// offlineText is the article's format of a message delivered at login.
+func (m *mail) offlineText() string {
+	return m.From + " (" + time.Unix(0, m.Time).Format("2006-01-02 15:04") + "): " + m.Text
+}
+
+type store struct {
+	db *bolt.DB
+}
+
+// storeState is what the hub needs from the store at start.
+type storeState struct {
+	seq       uint64
+	mailboxes map[string]int // nick → waiting messages
+}
+
+func openStore(path string) (*store, storeState, error) {
+	var st storeState
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, FreelistType: bolt.FreelistMapType})
+	if err != nil {
+		if errors.Is(err, bolt.ErrTimeout) {
+			return nil, st, fmt.Errorf("open store %s: the file is locked by another process (is another chat server running on the same --data?)", path)
+		}
+		return nil, st, fmt.Errorf("open store %s: %w", path, err)
+	}
+	st.mailboxes = map[string]int{}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{bucketMeta, bucketLog, bucketMailbox} {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		if v := tx.Bucket(bucketMeta).Get(keySeq); len(v) == 8 {
+			st.seq = binary.BigEndian.Uint64(v)
+		}
+		return tx.Bucket(bucketMailbox).ForEachBucket(func(k []byte) error {
+			st.mailboxes[string(k)] = tx.Bucket(bucketMailbox).Bucket(k).Stats().KeyN
+			return nil
+		})
+	})
+	if err != nil {
+		db.Close()
+		return nil, st, fmt.Errorf("open store %s: %w", path, err)
+	}
+	return &store{db: db}, st, nil
+}
+
+func (s *store) close() error { return s.db.Close() }
+
+func idKey(id uint64) []byte {
+	var k [8]byte
+	binary.BigEndian.PutUint64(k[:], id)
+	return k[:]
+}
+
+func putSeq(tx *bolt.Tx, seq uint64) error {
+	return tx.Bucket(bucketMeta).Put(keySeq, idKey(seq))
+}
+
+func putRecord(tx *bolt.Tx, r *record) error {
+	v, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketLog).Put(idKey(r.ID), v)
+}
+
+func deleteRecord(tx *bolt.Tx, id uint64) error {
+	return tx.Bucket(bucketLog).Delete(idKey(id))
+}
+
+func addMail(tx *bolt.Tx, nick string, m *mail) error {
+	b, err := tx.Bucket(bucketMailbox).CreateBucketIfNotExists([]byte(nick))
+	if err != nil {
+		return err
+	}
+	n, err := b.NextSequence()
+	if err != nil {
+		return err
+	}
+	v, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return b.Put(idKey(n), v)
+}
+
+// takeMail removes and returns nick's waiting messages, oldest first.
+func takeMail(tx *bolt.Tx, nick string) ([]mail, error) {
+	mb := tx.Bucket(bucketMailbox)
+	b := mb.Bucket([]byte(nick))
+	if b == nil {
+		return nil, nil
+	}
+	var out []mail
+	err := b.ForEach(func(_, v []byte) error {
+		var m mail
+		if err := json.Unmarshal(v, &m); err != nil {
+			return fmt.Errorf("decode mailbox of %s: %w", nick, err)
+		}
+		out = append(out, m)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, mb.DeleteBucket([]byte(nick))
+}
+
+// readLog returns up to limit records with after < id <= upTo that nick can
+// see, and the id to continue after (upTo when the range is exhausted).
+func (s *store) readLog(nick string, after, upTo uint64, limit int) ([]*record, uint64, error) {
+	var out []*record
+	next := upTo
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketLog).Cursor()
+		for k, v := c.Seek(idKey(after + 1)); k != nil; k, v = c.Next() {
+			id := binary.BigEndian.Uint64(k)
+			if id > upTo {
+				break
+			}
+			r := &record{ID: id}
+			if err := json.Unmarshal(v, r); err != nil {
+				return fmt.Errorf("decode event %d: %w", id, err)
+			}
+			if r.visibleTo(nick) {
+				out = append(out, r)
+				if len(out) == limit {
+					next = id
+					return nil
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, after, fmt.Errorf("read history: %w", err)
+	}
+	return out, next, nil
+}
+
+// prune deletes up to max log records older than cutoff and reports how many
+// it deleted. Ids grow with time, so it stops at the first younger record.
+func prune(tx *bolt.Tx, cutoff time.Time, max int) (int, error) {
+	var old [][]byte
+	c := tx.Bucket(bucketLog).Cursor()
+	for k, v := c.First(); k != nil && len(old) < max; k, v = c.Next() {
+		var r record
+		if err := json.Unmarshal(v, &r); err != nil {
+			return 0, fmt.Errorf("decode event %d: %w", binary.BigEndian.Uint64(k), err)
+		}
+		if r.Time >= cutoff.UnixNano() {
+			break
+		}
+		old = append(old, append([]byte(nil), k...))
+	}
+	// Deleting behind a cursor skips keys in bbolt, so delete afterwards.
+	for _, k := range old {
+		if err := tx.Bucket(bucketLog).Delete(k); err != nil {
+			return 0, err
+		}
+	}
+	return len(old), nil
+}

@@ -1,0 +1,353 @@
+package chatserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// transport writes one stream's events: SSE or WebSocket.
+type transport interface {
+	setDeadline(t time.Time)
+	event(ev *event) error // may buffer; flush sends
+	note(msg string) error // an error for the client
+	ping() error
+	flush() error
+	end(reason string, shuttingDown bool) // the last words before closing
+}
+
+// pump writes a joined stream: the missed events, the welcome lines, the
+// waiting messages, then live events until the client goes, the hub cuts the
+// stream or ctx ends.
+func (s *Server) pump(ctx context.Context, c *conn, j joined, resume uint64, hasResume bool, t transport, notes <-chan string) error {
+	deadline := func() { t.setDeadline(time.Now().Add(s.opts.WriteTimeout)) }
+	if hasResume {
+		if err := s.replay(c.nick, resume, j.replayTo, t, deadline); err != nil {
+			return err
+		}
+	}
+	deadline()
+	for _, ev := range j.preamble {
+		if err := t.event(ev); err != nil {
+			return err
+		}
+	}
+	if err := s.replay(c.nick, j.mailFrom, j.mailTo, t, deadline); err != nil {
+		return err
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	tick := time.NewTicker(s.opts.KeepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case ev := <-c.queue:
+			deadline()
+			if err := t.event(ev); err != nil {
+				return err
+			}
+		more:
+			for range 256 {
+				select {
+				case ev := <-c.queue:
+					if err := t.event(ev); err != nil {
+						return err
+					}
+				default:
+					break more
+				}
+			}
+			if err := t.flush(); err != nil {
+				return err
+			}
+		case msg := <-notes:
+			deadline()
+			if err := t.note(msg); err != nil {
+				return err
+			}
+			if err := t.flush(); err != nil {
+				return err
+			}
+		case <-tick.C:
+			deadline()
+			if err := t.ping(); err != nil {
+				return err
+			}
+		case <-c.cut:
+			t.setDeadline(time.Now().Add(time.Second))
+			reason := c.cutReason()
+			t.end(reason, s.hub.closing.Load())
+			return errors.New(reason)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// replay writes the stored events nick can see with after < id <= upTo.
+func (s *Server) replay(nick string, after, upTo uint64, t transport, deadline func()) error {
+	for after < upTo {
+		recs, next, err := s.store.readLog(nick, after, upTo, 256)
+		if err != nil {
+			return err
+		}
+		deadline()
+		for _, r := range recs {
+			if err := t.event(newEvent(r.ID, r.Text)); err != nil {
+				return err
+			}
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+		after = next
+	}
+	return nil
+}
+
+// join registers a new stream of nick with the hub; the caller must call
+// the returned leave when the stream ends, whatever join returned.
+func (s *Server) join(ctx context.Context, nick string, resume uint64, hasResume bool) (*conn, result, func()) {
+	c := newConn(nick, s.opts.QueueSize)
+	res := s.hub.do(ctx, &request{kind: reqJoin, conn: c, resume: resume, hasResume: hasResume})
+	return c, res, func() { s.hub.do(context.Background(), &request{kind: reqLeave, conn: c}) }
+}
+
+// sseTransport writes "id: <n>\ndata: <text>\n\n" events on a response.
+type sseTransport struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (t *sseTransport) setDeadline(d time.Time) { t.rc.SetWriteDeadline(d) }
+func (t *sseTransport) event(ev *event) error {
+	_, err := t.w.Write(ev.sse)
+	return err
+}
+func (t *sseTransport) note(msg string) error {
+	_, err := t.w.Write([]byte(": error: " + strings.ReplaceAll(msg, "\n", " ") + "\n\n"))
+	return err
+}
+func (t *sseTransport) ping() error {
+	if _, err := t.w.Write([]byte(": ping\n\n")); err != nil {
+		return err
+	}
+	return t.rc.Flush()
+}
+func (t *sseTransport) flush() error { return t.rc.Flush() }
+func (t *sseTransport) end(reason string, _ bool) {
+	t.w.Write([]byte(": closed: " + reason + "\n\n"))
+	t.rc.Flush()
+}
+
+// serveSSE logs nick in over Server-Sent Events.
+func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
+	if !methodIs(w, r, http.MethodGet) {
+		return
+	}
+	if err := ValidNick(nick); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	raw := r.Header.Get("Last-Event-ID")
+	if raw == "" {
+		raw = r.URL.Query().Get("last_event_id")
+	}
+	resume, hasResume, err := resumeID(raw)
+	if err != nil {
+		http.Error(w, "Last-Event-ID: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if !s.enter() {
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, errShuttingDown.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	defer s.exit()
+	addr := clientAddr(r)
+	if !s.addrs.acquire(addr) {
+		http.Error(w, fmt.Sprintf("too many open chat streams from %s: at most %d per address", addr, s.addrs.max), http.StatusTooManyRequests)
+		return
+	}
+	defer s.addrs.release(addr)
+
+	c, res, leave := s.join(r.Context(), nick, resume, hasResume)
+	defer leave()
+	if res.err != nil {
+		http.Error(w, "log in: "+res.err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	s.opts.Logger.Info("connect", "nick", nick, "transport", "sse", "addr", r.RemoteAddr, "resume", raw)
+	err = s.pump(r.Context(), c, res.joined, resume, hasResume, &sseTransport{w: w, rc: http.NewResponseController(w)}, nil)
+	s.opts.Logger.Info("disconnect", "nick", nick, "transport", "sse", "why", err)
+}
+
+// wsTransport writes {"id":<n>,"text":"..."} text frames.
+type wsTransport struct{ ws *websocket.Conn }
+
+func (t *wsTransport) setDeadline(d time.Time) { t.ws.SetWriteDeadline(d) }
+func (t *wsTransport) event(ev *event) error  { return t.ws.WriteMessage(websocket.TextMessage, ev.ws) }
+func (t *wsTransport) note(msg string) error {
+	b, _ := json.Marshal(map[string]string{"error": msg})
+	return t.ws.WriteMessage(websocket.TextMessage, b)
+}
+func (t *wsTransport) ping() error {
+	return t.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(time.Second))
+}
+func (t *wsTransport) flush() error { return nil }
+func (t *wsTransport) end(reason string, shuttingDown bool) {
+	t.note(reason)
+	code, short := websocket.CloseTryAgainLater, "slow consumer: resume from the last id"
+	if shuttingDown {
+		code, short = websocket.CloseGoingAway, "server shutting down: resume from the last id"
+	}
+	t.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, short), time.Now().Add(time.Second))
+}
+
+// wsFrame is what a WebSocket client sends.
+type wsFrame struct {
+	To   string `json:"to"`
+	Text string `json:"text"`
+}
+
+// serveWS logs a user in over WebSocket.
+func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
+	if !methodIs(w, r, http.MethodGet) {
+		return
+	}
+	q := r.URL.Query()
+	nick := q.Get("nick")
+	if err := ValidNick(nick); err != nil {
+		http.Error(w, "nick: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	resume, hasResume, err := resumeID(q.Get("resume"))
+	if err != nil {
+		http.Error(w, "resume: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if !websocket.IsWebSocketUpgrade(r) {
+		http.Error(w, "this is the chat's WebSocket endpoint: connect with a WebSocket client (ws://.../ws?nick=<nick>)", http.StatusBadRequest)
+		return
+	}
+	if origin := r.Header.Get("Origin"); !s.originAllowed(origin, r.Host) {
+		http.Error(w, fmt.Sprintf("WebSocket origin %q is not allowed: only pages of this server (%s) or the allowed origins may connect", origin, r.Host), http.StatusForbidden)
+		return
+	}
+	if !s.enter() {
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, errShuttingDown.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	defer s.exit()
+	addr := clientAddr(r)
+	if !s.addrs.acquire(addr) {
+		http.Error(w, fmt.Sprintf("too many open chat streams from %s: at most %d per address", addr, s.addrs.max), http.StatusTooManyRequests)
+		return
+	}
+	defer s.addrs.release(addr)
+
+	up := websocket.Upgrader{
+		HandshakeTimeout: 10 * time.Second,
+		ReadBufferSize:   4096,
+		WriteBufferSize:  4096,
+		CheckOrigin:      func(*http.Request) bool { return true }, // checked above
+	}
+	ws, err := up.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader answered the client
+	}
+	defer ws.Close()
+	t := &wsTransport{ws: ws}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, res, leave := s.join(ctx, nick, resume, hasResume)
+	defer leave()
+	if res.err != nil {
+		t.setDeadline(time.Now().Add(time.Second))
+		t.note("log in: " + res.err.Error())
+		ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, "log in failed"), time.Now().Add(time.Second))
+		return
+	}
+	s.opts.Logger.Info("connect", "nick", nick, "transport", "ws", "addr", r.RemoteAddr, "resume", q.Get("resume"))
+
+	notes := make(chan string, 16)
+	var reader sync.WaitGroup
+	reader.Go(func() {
+		defer cancel()
+		s.readWS(ctx, ws, nick, notes)
+	})
+	err = s.pump(ctx, c, res.joined, resume, hasResume, t, notes)
+	cancel()
+	ws.Close()
+	reader.Wait()
+	s.opts.Logger.Info("disconnect", "nick", nick, "transport", "ws", "why", err)
+}
+
+// readWS reads a WebSocket's frames, sends each as nick's message, and
+// reports errors to the client through notes.
+func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, notes chan<- string) {
+	wait := 2 * s.opts.KeepAlive
+	ws.SetReadLimit(int64(s.opts.MaxMessageBytes)*6 + 1024)
+	ws.SetReadDeadline(time.Now().Add(wait))
+	ws.SetPongHandler(func(string) error { return ws.SetReadDeadline(time.Now().Add(wait)) })
+	tell := func(msg string) {
+		select {
+		case notes <- msg:
+		case <-ctx.Done():
+		}
+	}
+	for {
+		kind, data, err := ws.ReadMessage()
+		if err != nil {
+			if errors.Is(err, websocket.ErrReadLimit) {
+				tell(fmt.Sprintf("frame too large: a message's text may have at most %d bytes", s.opts.MaxMessageBytes))
+			}
+			return
+		}
+		ws.SetReadDeadline(time.Now().Add(wait))
+		if kind != websocket.TextMessage {
+			tell(`send text frames holding JSON {"to":"<nick> or all","text":"<message>"}`)
+			continue
+		}
+		var f wsFrame
+		dec := json.NewDecoder(strings.NewReader(string(data)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&f); err != nil {
+			tell(fmt.Sprintf(`frame is not the JSON {"to":"<nick> or all","text":"<message>"}: %v`, err))
+			continue
+		}
+		if _, err := s.send(ctx, Post{From: nick, To: f.To, Text: f.Text}); err != nil {
+			tell(err.Error())
+		}
+	}
+}
+
+// originAllowed reports whether a WebSocket may connect from a page of origin.
+func (s *Server) originAllowed(origin, host string) bool {
+	if origin == "" {
+		return true // not a browser
+	}
+	for _, o := range s.opts.AllowedOrigins {
+		if o == "*" || strings.EqualFold(strings.TrimRight(o, "/"), origin) {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	return err == nil && strings.EqualFold(u.Host, host)
+}
