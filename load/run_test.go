@@ -43,6 +43,21 @@ func newServer(t *testing.T, h http.Handler) (*httptest.Server, *countingListene
 	return srv, cl
 }
 
+// newServerB is newServer for benchmarks.
+func newServerB(b *testing.B, h http.Handler) (string, *countingListener) {
+	b.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cl := &countingListener{Listener: ln}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener = cl
+	srv.Start()
+	b.Cleanup(srv.Close)
+	return srv.URL, cl
+}
+
 func hello(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello, load\n") }
 
 func TestConnectionsEqualConcurrency(t *testing.T) {
