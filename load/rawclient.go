@@ -31,8 +31,9 @@ type rawClient struct {
 	timeout   time.Duration
 	dialer    net.Dialer
 
-	conn net.Conn
-	cr   countingReader
+	conn     net.Conn
+	deadline time.Time // the connection's current deadline
+	cr       countingReader
 	br   *bufio.Reader
 	line []byte // scratch for header lines that do not fit the bufio buffer
 }
@@ -171,6 +172,7 @@ func (c *rawClient) dial(ctx context.Context) error {
 		conn = tc
 	}
 	c.conn = conn
+	c.deadline = time.Time{}
 	c.cr.r = conn
 	if c.br == nil {
 		c.br = bufio.NewReaderSize(&c.cr, 16<<10)
@@ -194,8 +196,11 @@ func (c *rawClient) roundTrip(ctx context.Context) (int, int64, error) {
 		}
 	}
 	c.cr.n = 0
-	if c.timeout > 0 {
-		c.conn.SetDeadline(time.Now().Add(c.timeout))
+	// Moving the deadline costs a runtime timer update; refresh it only when less than 90% of
+	// the timeout is left, so each request still gets at least 90% of it.
+	if now := time.Now(); c.deadline.Sub(now) < c.timeout*9/10 {
+		c.deadline = now.Add(c.timeout)
+		c.conn.SetDeadline(c.deadline)
 	}
 	if _, err := c.conn.Write(c.req); err != nil {
 		c.close()
@@ -253,12 +258,11 @@ func (c *rawClient) readResponse() (status int, keep bool, err error) {
 			}
 			contentLength = v
 		case asciiEqualFold(name, "transfer-encoding"):
-			chunked = bytes.Contains(bytes.ToLower(value), []byte("chunked"))
+			chunked = containsFold(value, "chunked")
 		case asciiEqualFold(name, "connection"):
-			lv := bytes.ToLower(value)
-			if bytes.Contains(lv, []byte("close")) {
+			if containsFold(value, "close") {
 				keep = false
-			} else if bytes.Contains(lv, []byte("keep-alive")) {
+			} else if containsFold(value, "keep-alive") {
 				keep = true
 			}
 		}
@@ -362,6 +366,16 @@ func asciiEqualFold(b []byte, lower string) bool {
 		}
 	}
 	return true
+}
+
+// containsFold says whether b contains the lower-case ASCII word, ignoring case.
+func containsFold(b []byte, lower string) bool {
+	for i := 0; i+len(lower) <= len(b); i++ {
+		if asciiEqualFold(b[i:i+len(lower)], lower) {
+			return true
+		}
+	}
+	return false
 }
 
 func truncate(b []byte) string {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -137,6 +138,7 @@ func runLoadHTTP(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.MaxTime, "max-time", load.DefaultMaxTime, "hard cap on the whole run, warm-up included")
 	fs.IntVar(&o.Pid, "pid", 0, "sample this process's RSS and CPU during the run (Linux)")
 	fs.BoolVar(&o.Insecure, "insecure", false, "skip TLS certificate verification")
+	cpuProfile := fs.String("cpuprofile", "", "write the generator's own CPU profile to this file")
 	out.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -183,6 +185,17 @@ func runLoadHTTP(args []string, stdout, stderr io.Writer) int {
 	o.Progress = progress
 	ctx, stop := interruptible()
 	defer stop()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fail("--cpuprofile: %v", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fail("--cpuprofile: %v", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	rep, err := load.Run(ctx, o)
 	clear()
 	if err != nil {

@@ -2,9 +2,9 @@
 // connections and keep-alive setting, one after the other, and prints their requests/s and
 // p99 side by side with the ratio to wrk.
 //
-// Two servers: a CPU-bound Go server limited to one core (the server is the bottleneck: every
-// tool should measure the same rate) and nginx with one worker (a fast server: the tools
-// measure how much load they can generate). Each tool runs -reps times per case, alternating,
+// Servers: a CPU-bound Go server limited to one core and a Go handler that sleeps 2 ms (the
+// server is the bottleneck: every tool should measure the same rate), and nginx with one
+// worker (a fast server: the tools measure how much load they can generate). Each tool runs -reps times per case, alternating,
 // and the median is shown.
 //
 // Usage: go run ./scripts/bench-load -wasmgap bin/wasmgap [-d 5s] [-reps 3] [-markdown]
@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,10 +57,11 @@ type benchCase struct {
 
 // measurement is one tool's result on one case.
 type measurement struct {
-	tool string
-	rps  []float64
-	p99  []time.Duration
-	err  error
+	tool   string
+	rps    []float64
+	p99    []time.Duration
+	errors int64 // failed requests over all runs, as the tool counts them
+	err    error
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -98,6 +100,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cases := []benchCase{
 		{"go-cpu (1 core)", goURL, 10, true},
 		{"go-cpu (1 core)", goURL, 100, true},
+		{"go-sleep (2 ms)", goURL + "sleep", 10, true},
 	}
 	if _, err := os.Stat(o.nginx); err == nil {
 		ngURL, stopNginx, err := startNginx(o.nginx)
@@ -122,12 +125,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		for rep := 0; rep < o.reps; rep++ {
 			for j := range ms {
 				fmt.Fprintf(stderr, "  %s c=%d keep-alive=%v: %s run %d\n", c.server, c.conns, c.keepAlive, ms[j].tool, rep+1)
-				rps, p99, err := runTool(&o, ms[j].tool, c)
+				rps, p99, nerr, err := runTool(&o, ms[j].tool, c)
 				if err != nil {
 					ms[j].err = err
 					fmt.Fprintf(stderr, "    %v\n", err)
 					continue
 				}
+				ms[j].errors += nerr
 				ms[j].rps = append(ms[j].rps, rps)
 				ms[j].p99 = append(ms[j].p99, p99)
 			}
@@ -138,8 +142,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// runTool runs one tool once on one case and returns its requests/s and p99.
-func runTool(o *options, tool string, c benchCase) (float64, time.Duration, error) {
+// runTool runs one tool once on one case and returns its requests/s, p99 and error count.
+func runTool(o *options, tool string, c benchCase) (float64, time.Duration, int64, error) {
 	secs := strconv.Itoa(int(o.duration.Seconds()))
 	conns := strconv.Itoa(c.conns)
 	var cmd *exec.Cmd
@@ -172,7 +176,7 @@ func runTool(o *options, tool string, c benchCase) (float64, time.Duration, erro
 	ctx, cancel := context.WithTimeout(context.Background(), o.duration*3+30*time.Second)
 	defer cancel()
 	if err := startAndWait(ctx, cmd); err != nil {
-		return 0, 0, fmt.Errorf("%s: %v: %s", tool, err, strings.TrimSpace(errb.String()))
+		return 0, 0, 0, fmt.Errorf("%s: %v: %s", tool, err, strings.TrimSpace(errb.String()))
 	}
 	switch tool {
 	case "wasmgap load":
@@ -200,18 +204,22 @@ func startAndWait(ctx context.Context, cmd *exec.Cmd) error {
 	}
 }
 
-func parseWasmgap(b []byte) (float64, time.Duration, error) {
+func parseWasmgap(b []byte) (float64, time.Duration, int64, error) {
 	var rep struct {
-		RPS     float64 `json:"requests_per_sec"`
-		Errors  map[string]int64
+		RPS     float64          `json:"requests_per_sec"`
+		Errors  map[string]int64 `json:"errors"`
 		Latency struct {
 			P99 float64 `json:"p99_ms"`
 		} `json:"latency"`
 	}
 	if err := json.Unmarshal(b, &rep); err != nil {
-		return 0, 0, fmt.Errorf("parse wasmgap load JSON: %w", err)
+		return 0, 0, 0, fmt.Errorf("parse wasmgap load JSON: %w", err)
 	}
-	return rep.RPS, time.Duration(rep.Latency.P99 * float64(time.Millisecond)), nil
+	var n int64
+	for _, v := range rep.Errors {
+		n += v
+	}
+	return rep.RPS, time.Duration(rep.Latency.P99 * float64(time.Millisecond)), n, nil
 }
 
 var (
@@ -219,27 +227,43 @@ var (
 	wrkP99 = regexp.MustCompile(`\n\s+99%\s+([0-9.]+)(us|ms|s)`)
 	abRPS  = regexp.MustCompile(`Requests per second:\s+([0-9.]+)`)
 	abP99  = regexp.MustCompile(`\n\s+99%\s+([0-9]+)`)
+	// wrk: "Socket errors: connect 0, read 0, write 0, timeout 0", "Non-2xx or 3xx responses: 5"
+	wrkErrs = regexp.MustCompile(`(?:connect|read|write|timeout) ([0-9]+)|Non-2xx or 3xx responses: ([0-9]+)`)
+	// ab: "Failed requests:        0", "Non-2xx responses:      5"
+	abErrs = regexp.MustCompile(`(?:Failed requests|Non-2xx responses):\s+([0-9]+)`)
 )
 
-func parseWrk(s string) (float64, time.Duration, error) {
+func sumMatches(re *regexp.Regexp, s string) int64 {
+	var n int64
+	for _, m := range re.FindAllStringSubmatch(s, -1) {
+		for _, g := range m[1:] {
+			if v, err := strconv.ParseInt(g, 10, 64); err == nil {
+				n += v
+			}
+		}
+	}
+	return n
+}
+
+func parseWrk(s string) (float64, time.Duration, int64, error) {
 	m, l := wrkRPS.FindStringSubmatch(s), wrkP99.FindStringSubmatch(s)
 	if m == nil || l == nil {
-		return 0, 0, fmt.Errorf("parse wrk output: %q", s)
+		return 0, 0, 0, fmt.Errorf("parse wrk output: %q", s)
 	}
 	rps, _ := strconv.ParseFloat(m[1], 64)
 	v, _ := strconv.ParseFloat(l[1], 64)
 	unit := map[string]time.Duration{"us": time.Microsecond, "ms": time.Millisecond, "s": time.Second}[l[2]]
-	return rps, time.Duration(v * float64(unit)), nil
+	return rps, time.Duration(v * float64(unit)), sumMatches(wrkErrs, s), nil
 }
 
-func parseAb(s string) (float64, time.Duration, error) {
+func parseAb(s string) (float64, time.Duration, int64, error) {
 	m, l := abRPS.FindStringSubmatch(s), abP99.FindStringSubmatch(s)
 	if m == nil || l == nil {
-		return 0, 0, fmt.Errorf("parse ab output: %q", s)
+		return 0, 0, 0, fmt.Errorf("parse ab output: %q", s)
 	}
 	rps, _ := strconv.ParseFloat(m[1], 64)
 	ms, _ := strconv.Atoi(l[1])
-	return rps, time.Duration(ms) * time.Millisecond, nil
+	return rps, time.Duration(ms) * time.Millisecond, sumMatches(abErrs, s), nil
 }
 
 func median[T int64 | float64 | time.Duration](xs []T) T {
@@ -269,15 +293,15 @@ func printTable(w io.Writer, o *options, cases []benchCase, results [][]measurem
 	if !o.markdown {
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	}
-	row("server", "-c", "keep-alive", "tool", "req/s (median)", "vs wrk", "p99 (median)", "runs")
+	row("server", "-c", "keep-alive", "tool", "req/s (median)", "vs wrk", "best", "best vs wrk", "p99 (median)", "errors", "runs")
 	if o.markdown {
-		row("---", "---:", "---", "---", "---:", "---:", "---:", "---")
+		row("---", "---:", "---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---")
 	}
 	for i, c := range cases {
-		var wrkRate float64
+		var wrkRate, wrkBest float64
 		for _, m := range results[i] {
 			if m.tool == "wrk" && len(m.rps) > 0 {
-				wrkRate = median(m.rps)
+				wrkRate, wrkBest = median(m.rps), slices.Max(m.rps)
 			}
 		}
 		for _, m := range results[i] {
@@ -286,20 +310,23 @@ func printTable(w io.Writer, o *options, cases []benchCase, results [][]measurem
 				ka = "no"
 			}
 			if len(m.rps) == 0 {
-				row(c.server, strconv.Itoa(c.conns), ka, m.tool, "failed: "+m.err.Error(), "", "", "")
+				row(c.server, strconv.Itoa(c.conns), ka, m.tool, "failed: "+m.err.Error(), "", "", "", "", "", "")
 				continue
 			}
 			rate := median(m.rps)
-			ratio := "—"
+			best := slices.Max(m.rps)
+			ratio, bestRatio := "—", "—"
 			if wrkRate > 0 {
 				ratio = fmt.Sprintf("%.2f", rate/wrkRate)
+				bestRatio = fmt.Sprintf("%.2f", best/wrkBest)
 			}
 			runs := make([]string, len(m.rps))
 			for k, r := range m.rps {
 				runs[k] = strconv.FormatFloat(r, 'f', 0, 64)
 			}
 			row(c.server, strconv.Itoa(c.conns), ka, m.tool, strconv.FormatFloat(rate, 'f', 0, 64), ratio,
-				fmtP99(m.tool, median(m.p99)), strings.Join(runs, " "))
+				strconv.FormatFloat(best, 'f', 0, 64), bestRatio,
+				fmtP99(m.tool, median(m.p99)), strconv.FormatInt(m.errors, 10), strings.Join(runs, " "))
 		}
 	}
 	if tw != nil {
@@ -308,11 +335,18 @@ func printTable(w io.Writer, o *options, cases []benchCase, results [][]measurem
 }
 
 // startCPUServer serves a 2 KB page, hashing it 16 times per request, on one core: a server
-// that is the bottleneck, whatever the tool.
+// that is the bottleneck, whatever the tool. At /sleep it answers after 2 ms instead.
 func startCPUServer() (string, func(), error) {
 	runtime.GOMAXPROCS(1)
 	page := bytes.Repeat([]byte("<p>wasmgap load benchmark page</p>\n"), 60)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/sleep" {
+			// A server bound by waiting, not by CPU: the rate is about -c / 2 ms whatever
+			// else runs on the machine.
+			time.Sleep(2 * time.Millisecond)
+			w.Write(page)
+			return
+		}
 		sum := sha256.Sum256(page)
 		for i := 0; i < 15; i++ {
 			sum = sha256.Sum256(append(page[:len(page):len(page)], sum[:]...))
@@ -334,6 +368,10 @@ func startCPUServer() (string, func(), error) {
 func startNginx(bin string) (string, func(), error) {
 	dir, err := os.MkdirTemp("", "bench-load-nginx-")
 	if err != nil {
+		return "", nil, err
+	}
+	// nginx's worker runs as an unprivileged user: it must be able to read the page.
+	if err := os.Chmod(dir, 0o755); err != nil {
 		return "", nil, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
