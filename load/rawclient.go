@@ -34,8 +34,8 @@ type rawClient struct {
 	conn     net.Conn
 	deadline time.Time // the connection's current deadline
 	cr       countingReader
-	br   *bufio.Reader
-	line []byte // scratch for header lines that do not fit the bufio buffer
+	br       *bufio.Reader
+	line     []byte // scratch for header lines that do not fit the bufio buffer
 }
 
 // countingReader counts the bytes read from the connection: the wire bytes of each answer.
