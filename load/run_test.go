@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -452,4 +453,29 @@ func ExampleRun() {
 	}
 	fmt.Println(rep.Sent, rep.OK, rep.Status["200"])
 	// Output: 1000 1000 1000
+}
+
+func TestPidSampling(t *testing.T) {
+	srv, _ := newServer(t, http.HandlerFunc(hello))
+	// The server runs in this test's process: sample it.
+	rep, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Connections: 2, Duration: 300 * time.Millisecond, Pid: os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Server
+	if s == nil || s.Pid != os.Getpid() || s.RSSBefore <= 0 || s.RSSPeak < s.RSSBefore || s.RSSAfter <= 0 || s.Samples < 2 {
+		t.Fatalf("server stats %+v", s)
+	}
+	if s.CPUMean <= 0 {
+		t.Errorf("CPU %.1f%%: a process serving requests uses some", s.CPUMean)
+	}
+	var b strings.Builder
+	WriteText(&b, rep)
+	if !strings.Contains(b.String(), "RSS  before") {
+		t.Errorf("text report lacks the server figures:\n%s", b.String())
+	}
+	// A process that does not exist is a clear error.
+	if _, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Requests: 1, Pid: 1 << 30}); err == nil {
+		t.Error("want an error for a missing process")
+	}
 }
