@@ -30,6 +30,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 )
@@ -61,7 +62,11 @@ type measurement struct {
 	rps    []float64
 	p99    []time.Duration
 	errors int64 // failed requests over all runs, as the tool counts them
-	err    error
+	// cpuPerReq is the tool's own CPU time (user + system, from the kernel's rusage) per
+	// request, one value per run: how much of the machine the tool needs for a request,
+	// which other processes on a shared machine disturb far less than the rate.
+	cpuPerReq []time.Duration
+	err       error
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -125,13 +130,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		for rep := 0; rep < o.reps; rep++ {
 			for j := range ms {
 				fmt.Fprintf(stderr, "  %s c=%d keep-alive=%v: %s run %d\n", c.server, c.conns, c.keepAlive, ms[j].tool, rep+1)
-				rps, p99, nerr, err := runTool(&o, ms[j].tool, c)
+				rps, p99, nerr, cpu, err := runTool(&o, ms[j].tool, c)
 				if err != nil {
 					ms[j].err = err
 					fmt.Fprintf(stderr, "    %v\n", err)
 					continue
 				}
 				ms[j].errors += nerr
+				if cpu > 0 {
+					ms[j].cpuPerReq = append(ms[j].cpuPerReq, cpu)
+				}
 				ms[j].rps = append(ms[j].rps, rps)
 				ms[j].p99 = append(ms[j].p99, p99)
 			}
@@ -142,8 +150,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// runTool runs one tool once on one case and returns its requests/s, p99 and error count.
-func runTool(o *options, tool string, c benchCase) (float64, time.Duration, int64, error) {
+// runTool runs one tool once on one case and returns its requests/s, p99, error count and
+// CPU time per request.
+func runTool(o *options, tool string, c benchCase) (float64, time.Duration, int64, time.Duration, error) {
 	secs := strconv.Itoa(int(o.duration.Seconds()))
 	conns := strconv.Itoa(c.conns)
 	var cmd *exec.Cmd
@@ -176,16 +185,27 @@ func runTool(o *options, tool string, c benchCase) (float64, time.Duration, int6
 	ctx, cancel := context.WithTimeout(context.Background(), o.duration*3+30*time.Second)
 	defer cancel()
 	if err := startAndWait(ctx, cmd); err != nil {
-		return 0, 0, 0, fmt.Errorf("%s: %v: %s", tool, err, strings.TrimSpace(errb.String()))
+		return 0, 0, 0, 0, fmt.Errorf("%s: %v: %s", tool, err, strings.TrimSpace(errb.String()))
 	}
+	var rps float64
+	var p99 time.Duration
+	var nerr int64
+	var err error
 	switch tool {
 	case "wasmgap load":
-		return parseWasmgap(out.Bytes())
+		rps, p99, nerr, err = parseWasmgap(out.Bytes())
 	case "wrk":
-		return parseWrk(out.String())
+		rps, p99, nerr, err = parseWrk(out.String())
 	default:
-		return parseAb(out.String())
+		rps, p99, nerr, err = parseAb(out.String())
 	}
+	var cpu time.Duration
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && rps > 0 {
+		total := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		// The run lasted about the duration; requests ≈ rate × duration.
+		cpu = time.Duration(float64(total) / (rps * o.duration.Seconds()))
+	}
+	return rps, p99, nerr, cpu, err
 }
 
 func startAndWait(ctx context.Context, cmd *exec.Cmd) error {
@@ -293,9 +313,9 @@ func printTable(w io.Writer, o *options, cases []benchCase, results [][]measurem
 	if !o.markdown {
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	}
-	row("server", "-c", "keep-alive", "tool", "req/s (median)", "vs wrk", "best", "best vs wrk", "p99 (median)", "errors", "runs")
+	row("server", "-c", "keep-alive", "tool", "req/s (median)", "vs wrk", "best", "best vs wrk", "p99 (median)", "CPU/req (median)", "errors", "runs")
 	if o.markdown {
-		row("---", "---:", "---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---")
+		row("---", "---:", "---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---")
 	}
 	for i, c := range cases {
 		var wrkRate, wrkBest float64
@@ -310,7 +330,7 @@ func printTable(w io.Writer, o *options, cases []benchCase, results [][]measurem
 				ka = "no"
 			}
 			if len(m.rps) == 0 {
-				row(c.server, strconv.Itoa(c.conns), ka, m.tool, "failed: "+m.err.Error(), "", "", "", "", "", "")
+				row(c.server, strconv.Itoa(c.conns), ka, m.tool, "failed: "+m.err.Error(), "", "", "", "", "", "", "")
 				continue
 			}
 			rate := median(m.rps)
@@ -326,12 +346,19 @@ func printTable(w io.Writer, o *options, cases []benchCase, results [][]measurem
 			}
 			row(c.server, strconv.Itoa(c.conns), ka, m.tool, strconv.FormatFloat(rate, 'f', 0, 64), ratio,
 				strconv.FormatFloat(best, 'f', 0, 64), bestRatio,
-				fmtP99(m.tool, median(m.p99)), strconv.FormatInt(m.errors, 10), strings.Join(runs, " "))
+				fmtP99(m.tool, median(m.p99)), cpuString(m.cpuPerReq), strconv.FormatInt(m.errors, 10), strings.Join(runs, " "))
 		}
 	}
 	if tw != nil {
 		tw.Flush()
 	}
+}
+
+func cpuString(xs []time.Duration) string {
+	if len(xs) == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f µs", float64(median(xs))/float64(time.Microsecond))
 }
 
 // startCPUServer serves a 2 KB page, hashing it 16 times per request, on one core: a server
