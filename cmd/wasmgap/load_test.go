@@ -43,6 +43,7 @@ func TestLoadCommand(t *testing.T) {
 		{"ws-fanout json", []string{"ws-fanout", "--target", chatURL, "-n", "5", "-s", "4", "-R", "100", "--format", "json"}, 0, `"lost": 0`, "", 5},
 		{"scenario without target", []string{"sse-fanout", "-n", "5"}, 2, "", "--target is required", 0},
 		{"scenario unbounded", []string{"chat-send", "--target", chatURL}, 2, "", "unbounded", 0},
+		{"progress bar forced on", []string{"-n", "300", "-c", "2", "--progress", "on", srv.URL}, 0, "Requests/s:", "done", 0},
 		{"seed, scaled down", []string{"seed", "--scale", "100", "--target", chatURL}, 0, "historical", "", 0},
 	}
 	for _, tc := range tests {
@@ -67,7 +68,7 @@ func TestLoadCommand(t *testing.T) {
 					t.Errorf("sent %v, want %v", rep["sent"], tc.jsonSent)
 				}
 			}
-			if tc.code == 0 && stderr.Len() > 0 {
+			if tc.code == 0 && tc.stderr == "" && stderr.Len() > 0 {
 				t.Errorf("stderr not quiet when not a terminal: %q", stderr.String())
 			}
 		})
