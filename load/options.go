@@ -27,11 +27,14 @@ func (r *Request) method() string {
 type Client string
 
 const (
-	// ClientRaw speaks HTTP/1.x on its own connection per worker (the default: the fastest,
-	// and the only one that can send HTTP/1.0).
+	// ClientRaw speaks HTTP/1.x on its own connection per worker goroutine: the fallback
+	// default (open model, https, other systems). It and ClientEpoll can send HTTP/1.0.
 	ClientRaw Client = "raw"
 	// ClientStd uses net/http with a Transport whose pool is sized to the connections.
 	ClientStd Client = "std"
+	// ClientEpoll is the raw client driven by one epoll event loop per core instead of a
+	// goroutine per connection, as wrk works (Linux, plain http, closed model).
+	ClientEpoll Client = "epoll"
 )
 
 // Defaults and limits.
@@ -72,7 +75,8 @@ type Options struct {
 	// HTTP10 sends HTTP/1.0 requests, as ab does (raw client only). With keep-alive on, it
 	// sends "Connection: keep-alive", as ab -k does.
 	HTTP10 bool
-	// Client selects the HTTP client; ClientRaw when empty.
+	// Client selects the HTTP client. Empty: ClientEpoll where it applies (Linux, http, the
+	// closed model), ClientRaw otherwise.
 	Client Client
 	// Timeout bounds each request, connection included; DefaultTimeout when zero.
 	Timeout time.Duration
@@ -156,8 +160,17 @@ func (o *Options) Validate() error {
 		if o.HTTP10 {
 			return fmt.Errorf("HTTP/1.0 needs the raw client: net/http cannot send HTTP/1.0 requests")
 		}
+	case ClientEpoll:
+		switch {
+		case !epollSupported:
+			return fmt.Errorf("client %q needs Linux: use %q", ClientEpoll, ClientRaw)
+		case o.Rate > 0:
+			return fmt.Errorf("client %q runs the closed model only: use %q with a rate", ClientEpoll, ClientRaw)
+		case u.Scheme != "http":
+			return fmt.Errorf("client %q speaks plain http only: use %q for https", ClientEpoll, ClientRaw)
+		}
 	default:
-		return fmt.Errorf("client %q: allowed %q or %q", o.Client, ClientRaw, ClientStd)
+		return fmt.Errorf("client %q: allowed %q, %q or %q", o.Client, ClientRaw, ClientStd, ClientEpoll)
 	}
 	if o.Requests > 0 && o.Connections > o.Requests {
 		return fmt.Errorf("connections %d exceed requests %d: each connection needs at least one request", o.Connections, o.Requests)

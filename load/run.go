@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,6 +63,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Connections == 0 {
 		o.Connections = 1
 	}
+	if o.Client == "" {
+		o.Client = ClientRaw
+		if epollSupported && o.Rate == 0 && strings.HasPrefix(o.Request.URL, "http://") {
+			o.Client = ClientEpoll
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, o.maxTime())
 	defer cancel()
 
@@ -74,13 +81,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	for i := range r.shards {
 		r.shards[i].m = NewMetrics()
 	}
-	clients := make([]client, o.Connections)
-	for i := range clients {
-		c, err := r.newClient()
-		if err != nil {
-			return nil, err
+	var clients []client
+	if o.Client != ClientEpoll {
+		clients = make([]client, o.Connections)
+		for i := range clients {
+			c, err := r.newClient()
+			if err != nil {
+				return nil, err
+			}
+			clients[i] = c
 		}
-		clients[i] = c
 	}
 
 	var sampler *procSampler
@@ -101,6 +111,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 
 	var wg sync.WaitGroup
+	var loopErr error
+	if o.Client == ClientEpoll {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			loopErr = r.runEpoll(ctx)
+		}()
+	}
 	for i := range clients {
 		wg.Add(1)
 		go func() {
@@ -111,6 +129,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	stopProgress := r.progress(ctx)
 	wg.Wait()
 	stopProgress()
+	if loopErr != nil {
+		return nil, loopErr
+	}
 	cancelled := ctx.Err() != nil && ctx.Err() == context.Canceled
 
 	total := NewMetrics()
@@ -305,8 +326,8 @@ func (r *runner) report(m *Metrics, lastEnd time.Time) *Report {
 	if o.HTTP10 {
 		rep.HTTP = "1.0"
 	}
-	if o.Client == ClientStd {
-		rep.Client = string(ClientStd)
+	if o.Client != "" {
+		rep.Client = string(o.Client)
 	}
 	rep.fill(m, lastEnd.Sub(r.measureFrom))
 	if r.open {

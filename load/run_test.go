@@ -77,6 +77,10 @@ func TestConnectionsEqualConcurrency(t *testing.T) {
 		{"raw no keep-alive", ClientRaw, true, false, 4, 100, 100},
 		{"std no keep-alive", ClientStd, true, false, 4, 100, 100},
 		{"raw HTTP/1.0 without keep-alive (ab)", ClientRaw, true, true, 4, 100, 100},
+		{"epoll keep-alive", ClientEpoll, false, false, 8, 400, 8},
+		{"epoll HTTP/1.0 keep-alive", ClientEpoll, false, true, 4, 200, 4},
+		{"epoll no keep-alive", ClientEpoll, true, false, 4, 100, 100},
+		{"epoll HTTP/1.0 without keep-alive (ab)", ClientEpoll, true, true, 4, 100, 100},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -131,7 +135,7 @@ func TestCountsWithErrors(t *testing.T) {
 			hello(w, r)
 		}
 	}))
-	for _, c := range []Client{ClientRaw, ClientStd} {
+	for _, c := range []Client{ClientRaw, ClientStd, ClientEpoll} {
 		rep, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Connections: 5, Requests: 400, Client: c})
 		if err != nil {
 			t.Fatal(err)
@@ -155,7 +159,7 @@ func TestMethodHeadersBody(t *testing.T) {
 		default:
 		}
 	}))
-	for _, c := range []Client{ClientRaw, ClientStd} {
+	for _, c := range []Client{ClientRaw, ClientStd, ClientEpoll} {
 		rep, err := Run(context.Background(), Options{
 			Request:     Request{Method: "post", URL: srv.URL + "/send", Header: http.Header{"X-Test": {"yes"}}, Body: []byte(`{"a":1}`)},
 			Connections: 2, Requests: 10, Client: c,
@@ -225,25 +229,27 @@ func TestRawClientFraming(t *testing.T) {
 		{"short body", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", true, "", ErrIO},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			u := rawServer(t, tc.answer, tc.closeAfter)
-			rep, err := Run(context.Background(), Options{Request: Request{URL: u}, Connections: 2, Requests: 20, Timeout: 2 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rep.Sent != 20 {
-				t.Fatalf("sent %d, want 20", rep.Sent)
-			}
-			if tc.wantErr == "" {
-				if rep.OK != 20 || rep.Status[tc.status] != 20 {
-					t.Fatalf("ok %d status %v errors %v", rep.OK, rep.Status, rep.ErrorExamples)
+		for _, c := range []Client{ClientRaw, ClientEpoll} {
+			t.Run(tc.name+" "+string(c), func(t *testing.T) {
+				u := rawServer(t, tc.answer, tc.closeAfter)
+				rep, err := Run(context.Background(), Options{Request: Request{URL: u}, Connections: 2, Requests: 20, Timeout: 2 * time.Second, Client: c})
+				if err != nil {
+					t.Fatal(err)
 				}
-				return
-			}
-			if rep.Errors[tc.wantErr] != 20 {
-				t.Fatalf("errors %v (%v), want 20 %s", rep.Errors, rep.ErrorExamples, tc.wantErr)
-			}
-		})
+				if rep.Sent != 20 {
+					t.Fatalf("sent %d, want 20", rep.Sent)
+				}
+				if tc.wantErr == "" {
+					if rep.OK != 20 || rep.Status[tc.status] != 20 {
+						t.Fatalf("ok %d status %v errors %v", rep.OK, rep.Status, rep.ErrorExamples)
+					}
+					return
+				}
+				if rep.Errors[tc.wantErr] != 20 {
+					t.Fatalf("errors %v (%v), want 20 %s", rep.Errors, rep.ErrorExamples, tc.wantErr)
+				}
+			})
+		}
 	}
 }
 
@@ -252,12 +258,14 @@ func TestErrorKinds(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
-	rep, err := Run(context.Background(), Options{Request: Request{URL: "http://" + addr}, Connections: 2, Requests: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Errors[ErrConnect] != 10 {
-		t.Errorf("closed port: errors %v, want 10 connect", rep.ErrorExamples)
+	for _, c := range []Client{ClientRaw, ClientStd, ClientEpoll} {
+		rep, err := Run(context.Background(), Options{Request: Request{URL: "http://" + addr}, Connections: 2, Requests: 10, Client: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Errors[ErrConnect] != 10 {
+			t.Errorf("%s: closed port: errors %v, want 10 connect", c, rep.ErrorExamples)
+		}
 	}
 	// A server slower than the timeout.
 	srv, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -266,8 +274,8 @@ func TestErrorKinds(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	}))
-	for _, c := range []Client{ClientRaw, ClientStd} {
-		rep, err = Run(context.Background(), Options{Request: Request{URL: srv.URL}, Connections: 2, Requests: 2, Timeout: 50 * time.Millisecond, Client: c})
+	for _, c := range []Client{ClientRaw, ClientStd, ClientEpoll} {
+		rep, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Connections: 2, Requests: 2, Timeout: 50 * time.Millisecond, Client: c})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -291,6 +299,8 @@ func TestValidate(t *testing.T) {
 		{"conns over requests", Options{Request: Request{URL: "http://x/"}, Requests: 2, Connections: 3}, "exceed"},
 		{"std http1.0", Options{Request: Request{URL: "http://x/"}, Requests: 1, Client: ClientStd, HTTP10: true}, "raw client"},
 		{"unknown client", Options{Request: Request{URL: "http://x/"}, Requests: 1, Client: "curl"}, "client"},
+		{"epoll open model", Options{Request: Request{URL: "http://x/"}, Requests: 1, Client: ClientEpoll, Rate: 10}, "closed model"},
+		{"epoll https", Options{Request: Request{URL: "https://x/"}, Requests: 1, Client: ClientEpoll}, "plain http"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -335,15 +345,18 @@ func TestWarmupExcluded(t *testing.T) {
 
 func TestDurationBound(t *testing.T) {
 	srv, _ := newServer(t, http.HandlerFunc(hello))
-	rep, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Connections: 2, Duration: 150 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Sent == 0 || rep.OK != rep.Sent {
-		t.Fatalf("sent %d ok %d", rep.Sent, rep.OK)
-	}
-	if rep.Elapsed < 150*time.Millisecond || rep.Elapsed > 5*time.Second {
-		t.Errorf("elapsed %s for a 150ms run", rep.Elapsed)
+	for _, c := range []Client{ClientRaw, ClientEpoll} {
+		rep, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Connections: 2, Duration: 150 * time.Millisecond,
+			Warmup: 50 * time.Millisecond, Client: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Sent == 0 || rep.OK != rep.Sent {
+			t.Fatalf("%s: sent %d ok %d", c, rep.Sent, rep.OK)
+		}
+		if rep.Elapsed < 150*time.Millisecond || rep.Elapsed > 5*time.Second {
+			t.Errorf("%s: elapsed %s for a 150ms run", c, rep.Elapsed)
+		}
 	}
 }
 

@@ -133,7 +133,7 @@ func runLoadHTTP(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&bodyFile, "body-file", "", "file whose content is the request body")
 	fs.BoolVar(&o.NoKeepAlive, "no-keepalive", false, "open a new connection for every request (as ab without -k)")
 	fs.BoolVar(&o.HTTP10, "http1.0", false, "send HTTP/1.0 requests (as ab does; raw client only)")
-	fs.StringVar(&client, "client", "raw", "HTTP client: raw (HTTP/1.x on net.Conn) or std (net/http, pool sized to -c)")
+	fs.StringVar(&client, "client", "auto", "HTTP client: auto (epoll where it applies, else raw), epoll (event loop per core, like wrk), raw (HTTP/1.x on a goroutine per connection) or std (net/http, pool sized to -c)")
 	fs.DurationVar(&o.Timeout, "timeout", load.DefaultTimeout, "timeout of each request")
 	fs.DurationVar(&o.MaxTime, "max-time", load.DefaultMaxTime, "hard cap on the whole run, warm-up included")
 	fs.IntVar(&o.Pid, "pid", 0, "sample this process's RSS and CPU during the run (Linux)")
@@ -163,7 +163,9 @@ func runLoadHTTP(args []string, stdout, stderr io.Writer) int {
 		return fail("-c %d: want at least 1 connection", o.Connections)
 	}
 	o.Request.URL = fs.Arg(0)
-	o.Client = load.Client(client)
+	if client != "auto" {
+		o.Client = load.Client(client)
+	}
 	h, err := parseHeaders(headers, headersFile)
 	if err != nil {
 		return fail("%v", err)
