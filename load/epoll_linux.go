@@ -35,6 +35,7 @@ type evConn struct {
 }
 
 type evLoop struct {
+	ctx    context.Context
 	r      *runner
 	ep     int
 	sa     syscall.Sockaddr
@@ -85,7 +86,7 @@ func (r *runner) runEpoll(ctx context.Context) error {
 			defer wg.Done()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			l := &evLoop{r: r, sa: sa, family: family, conns: map[int]*evConn{}, sh: &r.shards[i%len(r.shards)],
+			l := &evLoop{ctx: ctx, r: r, sa: sa, family: family, conns: map[int]*evConn{}, sh: &r.shards[i%len(r.shards)],
 				buf: make([]byte, 64<<10), events: make([]syscall.EpollEvent, 256), open: conns}
 			if err := l.run(ctx, req); err != nil {
 				errc <- err
@@ -157,6 +158,10 @@ func (timeoutError) Temporary() bool { return true }
 func (l *evLoop) next(c *evConn, req []byte) {
 	r := l.r
 	for {
+		if l.ctx.Err() != nil {
+			l.drop(c)
+			return
+		}
 		now := time.Now()
 		measured := !now.Before(r.measureFrom)
 		if measured {
@@ -227,7 +232,7 @@ func (l *evLoop) drop(c *evConn) {
 
 func (l *evLoop) write(c *evConn, req []byte) {
 	for c.wrote < len(req) {
-		n, err := syscall.Write(c.fd, req[c.wrote:])
+		n, err := rawWrite(c.fd, req[c.wrote:])
 		if err == syscall.EAGAIN {
 			l.watchWrite(c, true)
 			return
@@ -275,7 +280,7 @@ func (l *evLoop) handle(c *evConn, events uint32, req []byte) {
 	if events&(syscall.EPOLLIN|syscall.EPOLLERR|syscall.EPOLLHUP|syscall.EPOLLRDHUP) == 0 {
 		return
 	}
-	n, err := syscall.Read(c.fd, l.buf)
+	n, err := rawRead(c.fd, l.buf)
 	switch {
 	case err == syscall.EAGAIN:
 		return

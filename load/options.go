@@ -72,7 +72,7 @@ type Options struct {
 
 	// NoKeepAlive opens a new connection for every request (ab without -k).
 	NoKeepAlive bool
-	// HTTP10 sends HTTP/1.0 requests, as ab does (raw client only). With keep-alive on, it
+	// HTTP10 sends HTTP/1.0 requests, as ab does (raw and epoll clients; net/http cannot). With keep-alive on, it
 	// sends "Connection: keep-alive", as ab -k does.
 	HTTP10 bool
 	// Client selects the HTTP client. Empty: ClientEpoll where it applies (Linux, http, the
