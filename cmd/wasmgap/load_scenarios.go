@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/wasmgap/wasmgap/chatserver"
+	"github.com/wasmgap/wasmgap/load"
+)
+
+func runLoadScenario(name string, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("wasmgap load "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, loadUsage, "\nflags for ", name, ":\n")
+		fs.PrintDefaults()
+	}
+	o := load.ScenarioOptions{Scenario: name}
+	var out outputFlags
+	fs.StringVar(&o.Target, "target", "", "the chat's base URL, e.g. http://127.0.0.1:8080/ (wasmgap chat) or http://127.0.0.1:8080/chat/ (wasmgap serve)")
+	if name == load.ScenarioChatSend {
+		fs.IntVar(&o.Receivers, "k", 10, "receivers logged in")
+		fs.StringVar(&o.Transport, "transport", "sse", "how receivers read: sse or ws")
+		fs.IntVar(&o.Senders, "senders", 10, "distinct sender nicknames (the chat limits each one's send rate)")
+		fs.IntVar(&o.Concurrency, "c", 0, "sends in flight (0: one per sender)")
+	} else {
+		fs.IntVar(&o.Receivers, "s", 100, "subscribers logged in")
+	}
+	fs.IntVar(&o.Messages, "n", 0, "messages to send (0: bounded by -d only)")
+	fs.DurationVar(&o.Duration, "d", 0, "sending time (0: bounded by -n only)")
+	fs.Float64Var(&o.Rate, "R", 0, "messages per second in total (0: as fast as the server answers)")
+	fs.StringVar(&o.SendVia, "send-via", "post", "post (POST /send) or get (GET /msg/<from>/<to>%20<text>, as the article's ab run)")
+	fs.DurationVar(&o.Drain, "drain", load.DefaultDrain, "wait this long after the last send for missing deliveries")
+	fs.DurationVar(&o.Timeout, "timeout", load.DefaultTimeout, "timeout of each send and each login")
+	fs.DurationVar(&o.MaxTime, "max-time", load.DefaultMaxTime, "hard cap on the whole run")
+	fs.IntVar(&o.Pid, "pid", 0, "sample this process's RSS and CPU during the run (Linux)")
+	out.register(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "wasmgap load %s: "+format+"\n", append([]any{name}, a...)...)
+		return 2
+	}
+	if fs.NArg() != 0 {
+		return fail("unexpected arguments %q: give the chat's URL with --target", fs.Args())
+	}
+	if o.Target == "" {
+		return fail("--target is required: the chat's base URL, e.g. http://127.0.0.1:8080/")
+	}
+	if err := out.check(); err != nil {
+		return fail("%v", err)
+	}
+	if o.Messages == 0 && o.Duration == 0 {
+		return fail("refusing an unbounded run: give -n (messages), -d (duration) or both")
+	}
+	if err := o.Validate(); err != nil {
+		return fail("%v", err)
+	}
+	progress, clear := out.bar(stderr)
+	o.Progress = progress
+	ctx, stop := interruptible()
+	defer stop()
+	rep, err := load.RunScenario(ctx, o)
+	clear()
+	if err != nil {
+		fmt.Fprintf(stderr, "wasmgap load %s: %v\n", name, err)
+		return 1
+	}
+	if err := out.write(stdout, rep); err != nil {
+		fmt.Fprintf(stderr, "wasmgap load %s: write report: %v\n", name, err)
+		return 1
+	}
+	if rep.Delivery != nil && rep.Delivery.Lost > 0 {
+		return 3 // the chat lost messages: make scripts notice
+	}
+	return 0
+}
+
+func runLoadSeed(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("wasmgap load seed", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		target string
+		out    outputFlags
+		o      load.SeedOptions
+	)
+	fs.StringVar(&target, "target", "", "the chat's base URL (empty: start the chat in this process on 127.0.0.1)")
+	fs.IntVar(&o.Scale, "scale", 1, "divide the articles' request counts by this, for a quick run")
+	fs.IntVar(&o.Pid, "pid", 0, "sample this process's RSS and CPU during each run (Linux)")
+	fs.DurationVar(&o.MaxTime, "max-time", load.DefaultMaxTime, "hard cap on each run")
+	out.register(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "wasmgap load seed: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if err := out.check(); err != nil {
+		fmt.Fprintf(stderr, "wasmgap load seed: %v\n", err)
+		return 2
+	}
+	if o.Scale < 1 {
+		fmt.Fprintf(stderr, "wasmgap load seed: --scale %d: want 1 or more\n", o.Scale)
+		return 2
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	o.Target, o.Server = target, "the chat at "+target
+	if target == "" {
+		url, shutdown, err := startInProcessChat()
+		if err != nil {
+			fmt.Fprintf(stderr, "wasmgap load seed: %v\n", err)
+			return 1
+		}
+		defer shutdown()
+		o.Target = url
+		o.Server = "wasmgap chat, in this process"
+	}
+	if bar, clear := out.bar(stderr); bar != nil {
+		o.Progress = func(p load.SeedProgress) { bar(p.Progress) }
+		defer clear()
+	}
+	rep, err := load.RunSeed(ctx, o)
+	if err != nil {
+		fmt.Fprintf(stderr, "wasmgap load seed: %v\n", err)
+		return 1
+	}
+	if out.format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(rep)
+	} else {
+		err = load.WriteSeedText(stdout, rep)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "wasmgap load seed: write report: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// startInProcessChat serves a fresh chat (temporary store, no send limit: the article's ab
+// runs send 10,000 messages from one nickname) on a loopback port.
+func startInProcessChat() (string, func(), error) {
+	dir, err := os.MkdirTemp("", "wasmgap-load-seed-")
+	if err != nil {
+		return "", nil, fmt.Errorf("temporary chat store: %w", err)
+	}
+	srv, err := chatserver.New(chatserver.Options{DataDir: dir, SendRate: -1})
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("start the chat: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("listen on 127.0.0.1: %w", err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	return "http://" + ln.Addr().String() + "/", func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		hs.Shutdown(ctx)
+		os.RemoveAll(dir)
+	}, nil
+}

@@ -1,0 +1,601 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// Scenario names.
+const (
+	// ScenarioChatSend: K receivers logged in over SSE or WebSocket, senders posting private
+	// messages to them; every message must arrive exactly once.
+	ScenarioChatSend = "chat-send"
+	// ScenarioSSEFanout: S subscribers over SSE, one broadcaster posting to "all".
+	ScenarioSSEFanout = "sse-fanout"
+	// ScenarioWSFanout: S subscribers over WebSocket, one broadcaster posting to "all".
+	ScenarioWSFanout = "ws-fanout"
+)
+
+// Scenario limits.
+const (
+	// MaxMessages bounds the messages of one scenario run.
+	MaxMessages = 1_000_000
+	// MaxReceivers bounds the receivers (subscribers) of one scenario run.
+	MaxReceivers = 20000
+	// DefaultDrain is how long a scenario waits for deliveries after its last send.
+	DefaultDrain = 5 * time.Second
+)
+
+// ScenarioOptions configures a chat scenario against a wasmgap chat server. The zero value of
+// every field but Scenario, Target and a bound (Messages or Duration) is right.
+type ScenarioOptions struct {
+	Scenario string // ScenarioChatSend, ScenarioSSEFanout or ScenarioWSFanout
+	// Target is the chat's base URL: http://host:port/ for `wasmgap chat`, or
+	// http://host:port/chat/ for `wasmgap serve`.
+	Target string
+
+	// Receivers is K (chat-send) or S (fan-out): users logged in and reading. 10 when zero.
+	Receivers int
+	// Transport is how chat-send's receivers read: "sse" (default) or "ws". The fan-out
+	// scenarios set it from their name.
+	Transport string
+	// Senders is the number of distinct sender nicknames (chat-send; the chat limits each
+	// nickname's send rate). 10 when zero. Fan-out has one broadcaster.
+	Senders int
+	// Concurrency is the number of sends in flight (chat-send); Senders when zero. Fan-out
+	// sends one message at a time.
+	Concurrency int
+	// Messages bounds the number of messages sent; Duration bounds the sending time. One of
+	// them must be set.
+	Messages int
+	Duration time.Duration
+	// Rate, when positive, paces the sends at that many messages per second in total (open
+	// model); zero sends each message as soon as a sender is free.
+	Rate float64
+	// SendVia is "post" (POST /send with JSON, default) or "get" (the source article's
+	// GET /msg/<from>/<to>%20<text>).
+	SendVia string
+	// Drain is how long to wait for deliveries after the last send; DefaultDrain when zero.
+	Drain time.Duration
+	// Timeout bounds each send and each connection attempt; DefaultTimeout when zero.
+	Timeout time.Duration
+	// MaxTime is a hard bound on the whole run; DefaultMaxTime when zero.
+	MaxTime time.Duration
+	// Progress and ProgressEvery: as in Options.
+	Progress      func(Progress)
+	ProgressEvery time.Duration
+	// Pid: as in Options.
+	Pid int
+}
+
+func (o *ScenarioOptions) defaults() {
+	if o.Receivers == 0 {
+		o.Receivers = 10
+	}
+	switch o.Scenario {
+	case ScenarioSSEFanout:
+		o.Transport = "sse"
+		o.Senders, o.Concurrency = 1, 1
+	case ScenarioWSFanout:
+		o.Transport = "ws"
+		o.Senders, o.Concurrency = 1, 1
+	default:
+		if o.Transport == "" {
+			o.Transport = "sse"
+		}
+		if o.Senders == 0 {
+			o.Senders = 10
+		}
+		if o.Concurrency == 0 {
+			o.Concurrency = o.Senders
+		}
+	}
+	if o.SendVia == "" {
+		o.SendVia = "post"
+	}
+}
+
+// Validate says what is wrong with the options, if anything, and what is allowed.
+func (o *ScenarioOptions) Validate() error {
+	switch o.Scenario {
+	case ScenarioChatSend, ScenarioSSEFanout, ScenarioWSFanout:
+	default:
+		return fmt.Errorf("scenario %q: allowed %s, %s or %s", o.Scenario, ScenarioChatSend, ScenarioSSEFanout, ScenarioWSFanout)
+	}
+	u, err := url.Parse(o.Target)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("target %q: want the chat's absolute http:// URL, e.g. http://127.0.0.1:8080/", o.Target)
+	}
+	if o.Receivers < 0 || o.Receivers > MaxReceivers {
+		return fmt.Errorf("receivers %d: allowed 1 to %d", o.Receivers, MaxReceivers)
+	}
+	if o.Transport != "" && o.Transport != "sse" && o.Transport != "ws" {
+		return fmt.Errorf("transport %q: allowed sse or ws", o.Transport)
+	}
+	if o.Senders < 0 || o.Senders > 10000 {
+		return fmt.Errorf("senders %d: allowed 1 to 10000", o.Senders)
+	}
+	if o.Concurrency < 0 || o.Concurrency > MaxConnections {
+		return fmt.Errorf("concurrency %d: allowed 1 to %d", o.Concurrency, MaxConnections)
+	}
+	if o.Messages < 0 || o.Messages > MaxMessages {
+		return fmt.Errorf("messages %d: allowed 1 to %d", o.Messages, MaxMessages)
+	}
+	if o.Duration < 0 || o.Drain < 0 || o.Timeout < 0 || o.MaxTime < 0 {
+		return fmt.Errorf("durations must not be negative")
+	}
+	if o.Messages == 0 && o.Duration == 0 {
+		return fmt.Errorf("unbounded run: set a message count, a duration, or both")
+	}
+	if o.Rate < 0 {
+		return fmt.Errorf("rate %g: must not be negative (0 sends as fast as the server answers)", o.Rate)
+	}
+	if o.SendVia != "" && o.SendVia != "post" && o.SendVia != "get" {
+		return fmt.Errorf("send-via %q: allowed post (POST /send) or get (GET /msg/<from>/<to>%%20<text>)", o.SendVia)
+	}
+	return nil
+}
+
+// capacity is the most messages the run may send: the count bound, or what the rate allows
+// in the duration, or MaxMessages.
+func (o *ScenarioOptions) capacity() int {
+	n := MaxMessages
+	if o.Messages > 0 {
+		n = o.Messages
+	}
+	if o.Rate > 0 && o.Duration > 0 {
+		n = min(n, int(math.Ceil(o.Rate*o.Duration.Seconds()))+1)
+	}
+	return n
+}
+
+// scenario is one running chat scenario.
+type scenario struct {
+	o      *ScenarioOptions
+	base   *url.URL
+	run    string // random run id: nicknames and message tokens carry it
+	token  string // "lt-<run>-"
+	fanout bool
+
+	receivers []string
+	senders   []string
+
+	sendTimes  []atomic.Int64 // unix ns when message k was sent, 0 if never
+	sendOK     []atomic.Bool
+	deliveries []atomic.Int32 // distinct receivers that got message k
+
+	sent, sendErrs atomic.Int64
+	expected       atomic.Int64
+	delivered      atomic.Int64
+	duplicated     atomic.Int64
+	connected      atomic.Int64
+
+	shards    []shard // delivery latency
+	sendStats []shard // send results (errors, status)
+	phase     atomic.Value
+	kick      chan struct{} // a phase changed: emit progress now
+}
+
+// setPhase moves to the next phase and has a progress event emitted at once.
+func (s *scenario) setPhase(p string) {
+	s.phase.Store(p)
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// RunScenario runs one chat scenario and returns its report. It returns an error when the
+// options are invalid or the receivers cannot log in; lost messages are counted, not errors.
+func RunScenario(ctx context.Context, o ScenarioOptions) (*Report, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	o.defaults()
+	maxTime := (&Options{MaxTime: o.MaxTime}).maxTime()
+	timeout := (&Options{Timeout: o.Timeout}).timeout()
+	drain := o.Drain
+	if drain == 0 {
+		drain = DefaultDrain
+	}
+	ctx, cancel := context.WithTimeout(ctx, maxTime)
+	defer cancel()
+
+	base, _ := url.Parse(o.Target)
+	if !strings.HasSuffix(base.Path, "/") {
+		base.Path += "/"
+	}
+	var rb [4]byte
+	rand.Read(rb[:])
+	s := &scenario{o: &o, base: base, run: hex.EncodeToString(rb[:]),
+		fanout: o.Scenario != ScenarioChatSend}
+	s.token = "lt-" + s.run + "-"
+	s.phase.Store("connect")
+	s.kick = make(chan struct{}, 1)
+	for i := range o.Receivers {
+		s.receivers = append(s.receivers, fmt.Sprintf("lt%sr%d", s.run, i))
+	}
+	for i := range o.Senders {
+		s.senders = append(s.senders, fmt.Sprintf("lt%ss%d", s.run, i))
+	}
+	capacity := o.capacity()
+	s.sendTimes = make([]atomic.Int64, capacity)
+	s.sendOK = make([]atomic.Bool, capacity)
+	s.deliveries = make([]atomic.Int32, capacity)
+	s.shards = make([]shard, min(o.Receivers, maxShards))
+	for i := range s.shards {
+		s.shards[i].m = NewMetrics()
+	}
+	s.sendStats = make([]shard, min(o.Concurrency, maxShards))
+	for i := range s.sendStats {
+		s.sendStats[i].m = NewMetrics()
+	}
+
+	var sampler *procSampler
+	if o.Pid > 0 {
+		var err error
+		if sampler, err = startProcSampler(o.Pid, 100*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+	start := time.Now()
+	stopProgress := s.progress(ctx, start, capacity)
+	defer stopProgress()
+
+	// Log every receiver in, at most 64 at a time, and wait until each is welcomed.
+	subCtx, stopSubs := context.WithCancel(ctx)
+	defer stopSubs()
+	subTransport := NewTransport(o.Receivers, true)
+	defer subTransport.CloseIdleConnections()
+	subClient := &http.Client{Transport: subTransport}
+	dialer := &websocket.Dialer{HandshakeTimeout: timeout, ReadBufferSize: 16 << 10, WriteBufferSize: 4 << 10}
+	var subWG sync.WaitGroup
+	readyC := make(chan struct{}, o.Receivers)
+	errC := make(chan error, o.Receivers)
+	gate := make(chan struct{}, 64)
+	var reconnects atomic.Int64
+	for i, nick := range s.receivers {
+		subWG.Add(1)
+		go func() {
+			defer subWG.Done()
+			gate <- struct{}{}
+			released := false
+			release := func() {
+				if !released {
+					released = true
+					<-gate
+				}
+			}
+			defer release()
+			sub := &subscriber{base: base, nick: nick, transport: o.Transport, client: subClient, dialer: dialer}
+			var seen []uint64 // fan-out: bitmap of the messages this receiver got
+			if s.fanout {
+				seen = make([]uint64, (capacity+63)/64)
+			}
+			sh := &s.shards[i%len(s.shards)]
+			err := sub.run(subCtx, func() {
+				s.connected.Add(1)
+				readyC <- struct{}{}
+				release()
+			}, func(ev event) { s.receive(sh, seen, ev) })
+			reconnects.Add(max(sub.reconnects-1, 0))
+			if err != nil {
+				errC <- err
+			}
+		}()
+	}
+	connectDeadline := time.After(timeout + time.Duration(o.Receivers)*time.Millisecond)
+	for ready := 0; ready < o.Receivers; {
+		select {
+		case <-readyC:
+			ready++
+		case err := <-errC:
+			stopSubs()
+			subWG.Wait()
+			return nil, fmt.Errorf("log in %d receivers over %s: %w", o.Receivers, o.Transport, err)
+		case <-connectDeadline:
+			stopSubs()
+			subWG.Wait()
+			return nil, fmt.Errorf("log in %d receivers over %s: only %d were welcomed within %s",
+				o.Receivers, o.Transport, ready, timeout)
+		case <-ctx.Done():
+			stopSubs()
+			subWG.Wait()
+			return nil, fmt.Errorf("log in %d receivers: %w", o.Receivers, ctx.Err())
+		}
+	}
+	rampUp := time.Since(start)
+
+	// Send.
+	s.setPhase("run")
+	sendStart := time.Now()
+	s.send(ctx, timeout)
+	sendEnd := time.Now()
+
+	// Drain: wait until every expected delivery arrived, or the drain time is over.
+	s.setPhase("drain")
+	drainUntil := time.Now().Add(drain)
+	for s.delivered.Load() < s.expected.Load() && time.Now().Before(drainUntil) && ctx.Err() == nil {
+		time.Sleep(5 * time.Millisecond)
+	}
+	stopSubs()
+	subWG.Wait()
+	stopProgress()
+
+	rep := s.report(sendEnd.Sub(sendStart), rampUp, reconnects.Load())
+	if sampler != nil {
+		rep.Server = sampler.stop()
+	}
+	if ctx.Err() != nil && ctx.Err() != context.Canceled {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the run hit its hard time cap of %s", maxTime))
+	}
+	if s.delivered.Load() < s.expected.Load() {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("waited %s after the last send for the missing deliveries", drain))
+	}
+	return rep, nil
+}
+
+// receive handles one event of one receiver: a message of this run, or anything else (the
+// welcome, join and leave notices), which is ignored.
+func (s *scenario) receive(sh *shard, seen []uint64, ev event) {
+	i := strings.Index(ev.text, s.token)
+	if i < 0 {
+		return
+	}
+	now := time.Now().UnixNano()
+	rest := ev.text[i+len(s.token):]
+	j := 0
+	for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+		j++
+	}
+	k, err := strconv.Atoi(rest[:j])
+	if err != nil || k < 0 || k >= len(s.sendTimes) {
+		return
+	}
+	if seen != nil {
+		if seen[k/64]&(1<<(k%64)) != 0 {
+			s.duplicated.Add(1)
+			return
+		}
+		seen[k/64] |= 1 << (k % 64)
+	} else if s.deliveries[k].Load() > 0 {
+		// chat-send: each message has one receiver, so a second sight is a duplicate.
+		s.duplicated.Add(1)
+		return
+	}
+	s.deliveries[k].Add(1)
+	s.delivered.Add(1)
+	if t := s.sendTimes[k].Load(); t > 0 {
+		sh.mu.Lock()
+		recordDuration(sh.m.Latency, time.Duration(now-t))
+		sh.mu.Unlock()
+	}
+}
+
+// send runs the senders until the count or time bound.
+func (s *scenario) send(ctx context.Context, timeout time.Duration) {
+	o := s.o
+	client := &http.Client{Transport: NewTransport(o.Concurrency, true), Timeout: timeout}
+	defer client.CloseIdleConnections()
+	limit := int64(len(s.sendTimes))
+	var until time.Time
+	if o.Duration > 0 {
+		until = time.Now().Add(o.Duration)
+	}
+	t0 := time.Now()
+	var interval float64
+	if o.Rate > 0 {
+		interval = float64(time.Second) / o.Rate
+	}
+	var seq atomic.Int64
+	var wg sync.WaitGroup
+	for w := range o.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sh := &s.sendStats[w%len(s.sendStats)]
+			var body bytes.Buffer
+			buf := make([]byte, 4096)
+			for ctx.Err() == nil {
+				k := seq.Add(1) - 1
+				if k >= limit {
+					return
+				}
+				if interval > 0 {
+					at := t0.Add(time.Duration(float64(k) * interval))
+					if !until.IsZero() && !at.Before(until) {
+						return
+					}
+					if d := time.Until(at); d > 0 {
+						select {
+						case <-ctx.Done():
+							return
+						case <-time.After(d):
+						}
+					}
+				}
+				if !until.IsZero() && !time.Now().Before(until) {
+					return
+				}
+				from := s.senders[int(k)%len(s.senders)]
+				to := "all"
+				if !s.fanout {
+					to = s.receivers[int(k)%len(s.receivers)]
+				}
+				text := s.token + strconv.FormatInt(k, 10)
+				start := time.Now()
+				s.sendTimes[k].Store(start.UnixNano())
+				status, n, err := s.post(ctx, client, &body, buf, from, to, text)
+				end := time.Now()
+				if err == nil && status != 200 {
+					err = &statusError{status}
+				}
+				res := Result{Intended: start, Start: start, Latency: end.Sub(start), Service: end.Sub(start),
+					Status: status, Bytes: n, Err: err}
+				sh.mu.Lock()
+				sh.m.Add(&res, 0)
+				if end.After(sh.lastEnd) {
+					sh.lastEnd = end
+				}
+				sh.mu.Unlock()
+				s.sent.Add(1)
+				if err != nil {
+					s.sendErrs.Add(1)
+					continue
+				}
+				s.sendOK[k].Store(true)
+				if s.fanout {
+					s.expected.Add(int64(len(s.receivers)))
+				} else {
+					s.expected.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// post sends one message and reads the answer.
+func (s *scenario) post(ctx context.Context, client *http.Client, body *bytes.Buffer, buf []byte, from, to, text string) (int, int64, error) {
+	var req *http.Request
+	var err error
+	if s.o.SendVia == "get" {
+		u := s.base.String() + "msg/" + url.PathEscape(from) + "/" + url.PathEscape(to+" "+text)
+		req, err = http.NewRequestWithContext(ctx, "GET", u, nil)
+	} else {
+		body.Reset()
+		json.NewEncoder(body).Encode(map[string]string{"from": from, "to": to, "text": text})
+		req, err = http.NewRequestWithContext(ctx, "POST", s.base.JoinPath("send").String(), bytes.NewReader(body.Bytes()))
+		if req != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("build send request: %w", err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	n, err := io.CopyBuffer(io.Discard, resp.Body, buf)
+	return resp.StatusCode, n, err
+}
+
+func (s *scenario) progress(ctx context.Context, start time.Time, capacity int) (stop func()) {
+	if s.o.Progress == nil {
+		return func() {}
+	}
+	every := (&Options{ProgressEvery: s.o.ProgressEvery}).progressEvery()
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		var last int64
+		lastT := time.Now()
+		emit := func(now time.Time) {
+			p := Progress{Phase: s.phase.Load().(string), Elapsed: now.Sub(start)}
+			switch p.Phase {
+			case "connect":
+				p.Done, p.Total = s.connected.Load(), int64(s.o.Receivers)
+			case "run":
+				p.Done, p.Errors = s.sent.Load(), s.sendErrs.Load()
+				if s.o.Messages > 0 || s.o.Rate > 0 {
+					p.Total = int64(capacity)
+				}
+			default:
+				p.Done, p.Total = s.delivered.Load(), s.expected.Load()
+			}
+			if dt := now.Sub(lastT).Seconds(); dt > 0 && p.Done >= last {
+				p.Rate = float64(p.Done-last) / dt
+			}
+			last, lastT = p.Done, now
+			if p.Total > 0 {
+				p.Fraction = min(1, float64(p.Done)/float64(p.Total))
+			}
+			s.o.Progress(p)
+		}
+		emit(time.Now())
+		for {
+			select {
+			case <-done:
+				emit(time.Now())
+				return
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				emit(now)
+			case <-s.kick:
+				emit(time.Now())
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(done); <-finished }) }
+}
+
+func (s *scenario) report(sendTime, rampUp time.Duration, reconnects int64) *Report {
+	o := s.o
+	sends := NewMetrics()
+	for i := range s.sendStats {
+		sends.Merge(s.sendStats[i].m)
+	}
+	lat := NewMetrics()
+	for i := range s.shards {
+		lat.Merge(s.shards[i].m)
+	}
+	rep := &Report{
+		Scenario:    o.Scenario,
+		Target:      s.base.String(),
+		Method:      map[string]string{"post": "POST /send", "get": "GET /msg/<from>/<to>%20<text>"}[o.SendVia],
+		Model:       "closed",
+		Connections: o.Concurrency,
+		Requests:    o.Messages,
+		Duration:    o.Duration,
+		KeepAlive:   true,
+		Client:      string(ClientStd),
+		GOMAXPROCS:  runtime.GOMAXPROCS(0),
+		Started:     time.Now().Add(-sendTime),
+	}
+	if o.Rate > 0 {
+		rep.Model, rep.Rate = "open", o.Rate
+	}
+	rep.fill(sends, sendTime)
+	rep.Latency = Summarize(lat.Latency)
+	rep.Histogram = Buckets(lat.Latency, 40)
+	d := &Delivery{Receivers: o.Receivers, Senders: o.Senders, Sent: sends.OK, SendErrors: sends.Sent - sends.OK,
+		RampUp: rampUp, Reconnects: reconnects, Duplicated: s.duplicated.Load()}
+	per := int64(1)
+	if s.fanout {
+		per = int64(o.Receivers)
+	}
+	for k := range s.sendOK {
+		if !s.sendOK[k].Load() {
+			continue
+		}
+		got := int64(s.deliveries[k].Load())
+		d.Expected += per
+		d.Delivered += min(got, per)
+	}
+	d.Lost = d.Expected - d.Delivered
+	rep.Delivery = d
+	return rep
+}

@@ -1,0 +1,368 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// The event-loop client (ClientEpoll) is wrk's design: one loop per core, each owning its
+// share of the connections in one epoll set, sending the next request from the same thread
+// that read the answer. A goroutine per connection (ClientRaw) parks on every read and is
+// woken through Go's netpoller, often on another thread; with few connections and a slow
+// server those wake-ups cost more CPU per request than the request itself.
+
+const epollSupported = true
+
+// evConn is one connection of an event loop.
+type evConn struct {
+	fd         int
+	connecting bool
+	used       bool // carried at least one complete answer: a close before the next is stale
+	wrote      int  // bytes of the request written
+	got        int64
+	start      time.Time
+	deadline   time.Time
+	measured   bool
+	active     bool // a request is in flight
+	parser     respParser
+}
+
+type evLoop struct {
+	ctx    context.Context
+	r      *runner
+	ep     int
+	sa     syscall.Sockaddr
+	family int
+	conns  map[int]*evConn
+	sh     *shard
+	buf    []byte
+	events []syscall.EpollEvent
+	open   int // connections this loop opens
+}
+
+// runEpoll runs the closed model on event loops; it returns when every loop is done.
+func (r *runner) runEpoll(ctx context.Context) error {
+	u, err := url.Parse(r.o.Request.URL)
+	if err != nil {
+		return err
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+	}
+	addr, err := net.ResolveTCPAddr("tcp", net.JoinHostPort(u.Hostname(), port))
+	if err != nil {
+		return fmt.Errorf("resolve %s: %w", u.Host, err)
+	}
+	var sa syscall.Sockaddr
+	family := syscall.AF_INET
+	if ip4 := addr.IP.To4(); ip4 != nil {
+		s := &syscall.SockaddrInet4{Port: addr.Port}
+		copy(s.Addr[:], ip4)
+		sa = s
+	} else {
+		s := &syscall.SockaddrInet6{Port: addr.Port}
+		copy(s.Addr[:], addr.IP.To16())
+		sa, family = s, syscall.AF_INET6
+	}
+	req := serializeRequest(&r.o.Request, u, r.o.HTTP10, !r.o.NoKeepAlive)
+	nloops := min(runtime.GOMAXPROCS(0), r.o.Connections)
+	var wg sync.WaitGroup
+	errc := make(chan error, nloops)
+	for i := range nloops {
+		conns := r.o.Connections / nloops
+		if i < r.o.Connections%nloops {
+			conns++
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			l := &evLoop{ctx: ctx, r: r, sa: sa, family: family, conns: map[int]*evConn{}, sh: &r.shards[i%len(r.shards)],
+				buf: make([]byte, 64<<10), events: make([]syscall.EpollEvent, 256), open: conns}
+			if err := l.run(ctx, req); err != nil {
+				errc <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	return <-errc
+}
+
+func (l *evLoop) run(ctx context.Context, req []byte) error {
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("epoll_create1: %w", err)
+	}
+	l.ep = ep
+	defer syscall.Close(ep)
+	defer func() {
+		for fd := range l.conns {
+			syscall.Close(fd)
+		}
+	}()
+	for range l.open {
+		l.next(nil, req)
+	}
+	timeout := l.r.o.timeout()
+	nextCheck := time.Now().Add(50 * time.Millisecond)
+	for len(l.conns) > 0 {
+		if ctx.Err() != nil {
+			return nil
+		}
+		n, err := syscall.EpollWait(ep, l.events, 50)
+		if err != nil && err != syscall.EINTR {
+			return fmt.Errorf("epoll_wait: %w", err)
+		}
+		for i := 0; i < n; i++ {
+			ev := l.events[i]
+			c := l.conns[int(ev.Fd)]
+			if c == nil {
+				continue
+			}
+			l.handle(c, ev.Events, req)
+		}
+		if now := time.Now(); now.After(nextCheck) {
+			nextCheck = now.Add(50 * time.Millisecond)
+			for _, c := range l.conns {
+				if c.active && now.After(c.deadline) {
+					l.finish(c, 0, fmt.Errorf("read answer: %w (after %s)", errEpollTimeout, timeout), req)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// errEpollTimeout is a request that outlived Options.Timeout.
+var errEpollTimeout = timeoutError{}
+
+type timeoutError struct{}
+
+func (timeoutError) Error() string   { return "i/o timeout" }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return true }
+
+// next starts the next request on c (nil: on a new connection), or closes c when the run's
+// bound is reached. A failed connection counts as the request's error and the next request
+// tries again, until the bound.
+func (l *evLoop) next(c *evConn, req []byte) {
+	r := l.r
+	for {
+		if l.ctx.Err() != nil {
+			l.drop(c)
+			return
+		}
+		now := time.Now()
+		measured := !now.Before(r.measureFrom)
+		if measured {
+			if !r.until.IsZero() && !now.Before(r.until) {
+				l.drop(c)
+				return
+			}
+			if r.o.Requests > 0 && r.seq.Add(1) > int64(r.o.Requests) {
+				l.drop(c)
+				return
+			}
+			if !r.measuring.Load() {
+				r.measuring.Store(true)
+			}
+		}
+		if c == nil {
+			var err error
+			if c, err = l.dial(); err != nil {
+				l.record(now, time.Now(), 0, 0, &connectError{err}, measured)
+				c = nil
+				continue
+			}
+		}
+		c.start, c.deadline, c.measured, c.active = now, now.Add(r.o.timeout()), measured, true
+		c.wrote, c.got = 0, 0
+		c.parser.reset()
+		c.parser.head = r.o.Request.method() == "HEAD"
+		if !c.connecting {
+			l.write(c, req)
+		}
+		return
+	}
+}
+
+func (l *evLoop) dial() (*evConn, error) {
+	fd, err := syscall.Socket(l.family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, syscall.IPPROTO_TCP)
+	if err != nil {
+		return nil, fmt.Errorf("socket: %w", err)
+	}
+	syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
+	c := &evConn{fd: fd}
+	if err := syscall.Connect(fd, l.sa); err != nil {
+		if err != syscall.EINPROGRESS {
+			syscall.Close(fd)
+			return nil, fmt.Errorf("connect: %w", err)
+		}
+		c.connecting = true
+	}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLOUT | syscall.EPOLLRDHUP, Fd: int32(fd)}
+	if !c.connecting {
+		ev.Events = syscall.EPOLLIN | syscall.EPOLLRDHUP
+	}
+	if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		syscall.Close(fd)
+		return nil, fmt.Errorf("epoll_ctl: %w", err)
+	}
+	l.conns[fd] = c
+	return c, nil
+}
+
+func (l *evLoop) drop(c *evConn) {
+	if c == nil {
+		return
+	}
+	delete(l.conns, c.fd)
+	syscall.Close(c.fd)
+}
+
+func (l *evLoop) write(c *evConn, req []byte) {
+	for c.wrote < len(req) {
+		n, err := rawWrite(c.fd, req[c.wrote:])
+		if err == syscall.EAGAIN {
+			l.watchWrite(c, true)
+			return
+		}
+		if err != nil {
+			l.finish(c, 0, fmt.Errorf("write request: %w", err), req)
+			return
+		}
+		c.wrote += n
+	}
+}
+
+func (l *evLoop) watchWrite(c *evConn, on bool) {
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(c.fd)}
+	if on {
+		ev.Events |= syscall.EPOLLOUT
+	}
+	syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_MOD, c.fd, &ev)
+}
+
+func (l *evLoop) handle(c *evConn, events uint32, req []byte) {
+	if c.connecting {
+		if events&(syscall.EPOLLOUT|syscall.EPOLLERR|syscall.EPOLLHUP) == 0 {
+			return
+		}
+		if v, err := syscall.GetsockoptInt(c.fd, syscall.SOL_SOCKET, syscall.SO_ERROR); err != nil || v != 0 {
+			if err == nil {
+				err = syscall.Errno(v)
+			}
+			l.finish(c, 0, &connectError{fmt.Errorf("connect: %w", err)}, req)
+			return
+		}
+		c.connecting = false
+		l.watchWrite(c, false)
+		l.write(c, req)
+		return
+	}
+	if events&syscall.EPOLLOUT != 0 && c.wrote < len(req) {
+		l.watchWrite(c, false)
+		l.write(c, req)
+		if c.wrote < len(req) {
+			return
+		}
+	}
+	if events&(syscall.EPOLLIN|syscall.EPOLLERR|syscall.EPOLLHUP|syscall.EPOLLRDHUP) == 0 {
+		return
+	}
+	n, err := rawRead(c.fd, l.buf)
+	switch {
+	case err == syscall.EAGAIN:
+		return
+	case err != nil:
+		l.finish(c, 0, fmt.Errorf("read answer: %w", err), req)
+		return
+	case n == 0:
+		if c.parser.eof() {
+			l.finish(c, c.parser.status, nil, req)
+			return
+		}
+		if !c.active {
+			l.drop(c)
+			return
+		}
+		l.finish(c, 0, fmt.Errorf("read answer: %w", errUnexpectedClose), req)
+		return
+	}
+	if !c.active {
+		return // bytes nobody asked for
+	}
+	c.got += int64(n)
+	done, perr := c.parser.feed(l.buf[:n])
+	if perr != nil {
+		l.finish(c, c.parser.status, perr, req)
+		return
+	}
+	if done {
+		l.finish(c, c.parser.status, nil, req)
+	}
+}
+
+var errUnexpectedClose = errors.New("connection closed before the answer ended")
+
+// finish records the request on c and starts the next one. A kept-alive connection that the
+// server closed before answering is stale: it is reopened and the request resent, uncounted.
+func (l *evLoop) finish(c *evConn, status int, err error, req []byte) {
+	end := time.Now()
+	stale := err != nil && c.used && c.got == 0 && !errors.As(err, new(*connectError)) && !errors.Is(err, errEpollTimeout)
+	keep := err == nil && c.parser.keep && !l.r.o.NoKeepAlive
+	if !keep {
+		l.drop(c)
+	}
+	if stale {
+		nc, derr := l.dial()
+		if derr == nil {
+			nc.start, nc.deadline, nc.measured, nc.active = c.start, end.Add(l.r.o.timeout()), c.measured, true
+			nc.parser.head = c.parser.head
+			if !nc.connecting {
+				l.write(nc, req)
+			}
+			return
+		}
+		err = &connectError{derr}
+	}
+	if err == nil && status >= 400 {
+		err = &statusError{status}
+	}
+	l.record(c.start, end, status, c.got, err, c.measured)
+	c.active = false
+	if keep {
+		c.used = true
+		l.next(c, req)
+	} else {
+		l.next(nil, req)
+	}
+}
+
+func (l *evLoop) record(start, end time.Time, status int, n int64, err error, measured bool) {
+	if !measured {
+		return
+	}
+	res := Result{Intended: start, Start: start, Latency: end.Sub(start), Service: end.Sub(start), Status: status, Bytes: n, Err: err}
+	sh := l.sh
+	sh.mu.Lock()
+	sh.m.Add(&res, 0)
+	if end.After(sh.lastEnd) {
+		sh.lastEnd = end
+	}
+	sh.mu.Unlock()
+	l.r.done.Add(1)
+	if err != nil {
+		l.r.errs.Add(1)
+	}
+}

@@ -1,0 +1,14 @@
+//go:build !linux
+
+package load
+
+import (
+	"context"
+	"errors"
+)
+
+const epollSupported = false
+
+func (r *runner) runEpoll(ctx context.Context) error {
+	return errors.New("the epoll client needs Linux")
+}

@@ -1,0 +1,63 @@
+package load_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+
+	"github.com/wasmgap/wasmgap/chatserver"
+	"github.com/wasmgap/wasmgap/load"
+)
+
+// A chat scenario: 5 receivers over WebSocket, 100 private messages posted to them.
+func ExampleRunScenario() {
+	dir, _ := os.MkdirTemp("", "example-chat-")
+	defer os.RemoveAll(dir)
+	chat, err := chatserver.New(chatserver.Options{DataDir: dir})
+	if err != nil {
+		panic(err)
+	}
+	srv := httptest.NewServer(chat.Handler())
+	defer srv.Close()
+	defer chat.Shutdown(context.Background())
+
+	rep, err := load.RunScenario(context.Background(), load.ScenarioOptions{
+		Scenario:  load.ScenarioChatSend,
+		Target:    srv.URL + "/",
+		Receivers: 5,
+		Transport: "ws",
+		Messages:  100,
+	})
+	if err != nil {
+		panic(err)
+	}
+	d := rep.Delivery
+	fmt.Printf("sent %d, delivered %d, lost %d, duplicated %d\n", d.Sent, d.Delivered, d.Lost, d.Duplicated)
+	// Output: sent 100, delivered 100, lost 0, duplicated 0
+}
+
+// The load page is mounted under /load/ by a server that knows its own address; it runs
+// load against that address only.
+func ExampleHandler() {
+	mux := http.NewServeMux()
+	mux.Handle("/load/", http.StripPrefix("/load", load.Handler(load.HandlerOptions{
+		BaseURL:  "http://127.0.0.1:8080",
+		ChatPath: "/chat/",
+	})))
+	_ = http.ListenAndServe // e.g. http.ListenAndServe("127.0.0.1:8080", mux)
+}
+
+// Reporters consume a Report: a readable summary or JSON.
+func ExampleWriteText() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	rep, err := load.Run(context.Background(), load.Options{
+		Request: load.Request{URL: srv.URL}, Connections: 2, Requests: 100, Rate: 1000, // open model
+	})
+	if err != nil {
+		panic(err)
+	}
+	load.WriteText(os.Stdout, rep) // or load.WriteJSON
+}

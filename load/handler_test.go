@@ -1,0 +1,176 @@
+package load
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasmgap/wasmgap/chatserver"
+)
+
+// pageServer serves hello at /, the chat under /chat/ and the load page under /load/, with the
+// page configured with the server's own address.
+func pageServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	chat, err := chatserver.New(chatserver.Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { chat.Shutdown(t.Context()) })
+	mux.HandleFunc("/{$}", hello)
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) { time.Sleep(20 * time.Millisecond) })
+	mux.Handle("/chat/", http.StripPrefix("/chat", chat.Handler()))
+	mux.Handle("/load/", http.StripPrefix("/load", Handler(HandlerOptions{BaseURL: srv.URL})))
+	return srv
+}
+
+// postRun posts a run and returns the status and the stream's events.
+func postRun(t *testing.T, url, body string) (int, []StreamEvent, string) {
+	t.Helper()
+	resp, err := http.Post(url+"/load/run", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, nil, string(b)
+	}
+	var events []StreamEvent
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var ev StreamEvent
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("stream line %q: %v", sc.Text(), err)
+		}
+		events = append(events, ev)
+	}
+	return 200, events, ""
+}
+
+func TestHandlerRuns(t *testing.T) {
+	srv := pageServer(t)
+	tests := []struct {
+		name string
+		body string
+		sent int64
+	}{
+		{"http closed", `{"path":"/","c":4,"n":300}`, 300},
+		{"http open, HTTP/1.0 without keep-alive", `{"path":"/","c":2,"n":50,"rate":500,"http10":true,"no_keepalive":true}`, 50},
+		{"chat-send", `{"scenario":"chat-send","c":2,"n":40,"receivers":3}`, 40},
+		{"ws-fanout", `{"scenario":"ws-fanout","n":10,"rate":100,"receivers":5}`, 10},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, events, msg := postRun(t, srv.URL, tc.body)
+			if code != 200 {
+				t.Fatalf("status %d: %s", code, msg)
+			}
+			last := events[len(events)-1]
+			if last.Type != "report" || last.Report == nil {
+				t.Fatalf("last event %+v, want the report", last)
+			}
+			if last.Report.Sent != tc.sent || last.Report.Sent != last.Report.OK+last.Report.ErrorCount() {
+				t.Errorf("sent %d ok %d errors %d, want %d sent", last.Report.Sent, last.Report.OK, last.Report.ErrorCount(), tc.sent)
+			}
+			if d := last.Report.Delivery; d != nil && (d.Lost != 0 || d.Delivered != d.Expected) {
+				t.Errorf("delivery %+v", *d)
+			}
+			if events[0].Type != "progress" {
+				t.Errorf("first event %+v, want progress", events[0])
+			}
+			if len(last.Report.Histogram) == 0 {
+				t.Error("no histogram for the chart")
+			}
+		})
+	}
+}
+
+func TestHandlerRefuses(t *testing.T) {
+	srv := pageServer(t)
+	tests := []struct {
+		name, body string
+		code       int
+		want       string
+	}{
+		{"other host", `{"path":"http://example.org/","n":1}`, 400, "other hosts"},
+		{"scheme-relative", `{"path":"//example.org/","n":1}`, 400, "other hosts"},
+		{"userinfo trick", `{"path":"@example.org/","n":1}`, 400, "starting with one /"},
+		{"unbounded", `{"path":"/"}`, 400, "bounded"},
+		{"too many requests", `{"path":"/","n":1000000}`, 400, "at most"},
+		{"too long", `{"path":"/","d":3600}`, 400, "at most"},
+		{"too many connections", `{"path":"/","n":100,"c":100000}`, 400, "at most"},
+		{"bad method", `{"path":"/","n":1,"method":"DELETE"}`, 400, "GET, HEAD or POST"},
+		{"unknown field", `{"path":"/","n":1,"target":"http://example.org/"}`, 400, "unknown field"},
+		{"unknown scenario", `{"scenario":"flood","n":1}`, 400, "scenario"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, msg := postRun(t, srv.URL, tc.body)
+			if code != tc.code || !strings.Contains(msg, tc.want) {
+				t.Errorf("status %d %q, want %d mentioning %q", code, msg, tc.code, tc.want)
+			}
+		})
+	}
+	// A form post (no JSON content type) is refused: cross-site pages cannot start runs.
+	resp, err := http.Post(srv.URL+"/load/run", "application/x-www-form-urlencoded", strings.NewReader(`{"path":"/","n":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnsupportedMediaType {
+		t.Errorf("form post: status %d, want 415", resp.StatusCode)
+	}
+	// Without its own address, the page runs nothing.
+	h := httptest.NewServer(Handler(HandlerOptions{}))
+	defer h.Close()
+	resp, err = http.Post(h.URL+"/run", "application/json", strings.NewReader(`{"path":"/","n":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("unconfigured: status %d, want 503", resp.StatusCode)
+	}
+}
+
+func TestHandlerOneRunAtATime(t *testing.T) {
+	srv := pageServer(t)
+	resp, err := http.Post(srv.URL+"/load/run", "application/json", strings.NewReader(`{"path":"/slow","c":1,"d":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	// The first progress line proves the first run holds the server's one slot.
+	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	code, _, msg := postRun(t, srv.URL, `{"path":"/","n":1}`)
+	if code != http.StatusConflict {
+		t.Errorf("second run: status %d %q, want 409", code, msg)
+	}
+}
+
+func TestHandlerPage(t *testing.T) {
+	srv := pageServer(t)
+	for path, want := range map[string]string{"/load/": "<canvas", "/load/limits": `"max_requests":20000`} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), want) {
+			t.Errorf("GET %s: %d, body lacks %q", path, resp.StatusCode, want)
+		}
+	}
+}

@@ -1,0 +1,494 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// countingListener counts the TCP connections a server accepts.
+type countingListener struct {
+	net.Listener
+	accepts atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.accepts.Add(1)
+	}
+	return c, err
+}
+
+// newServer starts an HTTP server on 127.0.0.1:0 whose accepted connections are counted.
+func newServer(t *testing.T, h http.Handler) (*httptest.Server, *countingListener) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &countingListener{Listener: ln}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener = cl
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, cl
+}
+
+// newServerB is newServer for benchmarks.
+func newServerB(b *testing.B, h http.Handler) (string, *countingListener) {
+	b.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cl := &countingListener{Listener: ln}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener = cl
+	srv.Start()
+	b.Cleanup(srv.Close)
+	return srv.URL, cl
+}
+
+func hello(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello, load\n") }
+
+func TestConnectionsEqualConcurrency(t *testing.T) {
+	tests := []struct {
+		name    string
+		client  Client
+		noKA    bool
+		http10  bool
+		conns   int
+		n       int
+		accepts int
+	}{
+		{"raw keep-alive", ClientRaw, false, false, 8, 400, 8},
+		{"std keep-alive (pool sized to -c)", ClientStd, false, false, 8, 400, 8},
+		{"raw HTTP/1.0 keep-alive", ClientRaw, false, true, 4, 200, 4},
+		{"raw no keep-alive", ClientRaw, true, false, 4, 100, 100},
+		{"std no keep-alive", ClientStd, true, false, 4, 100, 100},
+		{"raw HTTP/1.0 without keep-alive (ab)", ClientRaw, true, true, 4, 100, 100},
+		{"epoll keep-alive", ClientEpoll, false, false, 8, 400, 8},
+		{"epoll HTTP/1.0 keep-alive", ClientEpoll, false, true, 4, 200, 4},
+		{"epoll no keep-alive", ClientEpoll, true, false, 4, 100, 100},
+		{"epoll HTTP/1.0 without keep-alive (ab)", ClientEpoll, true, true, 4, 100, 100},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var protos sync.Map
+			srv, cl := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				protos.Store(r.Proto, true)
+				hello(w, r)
+			}))
+			rep, err := Run(context.Background(), Options{
+				Request:     Request{URL: srv.URL + "/x"},
+				Connections: tc.conns, Requests: tc.n,
+				Client: tc.client, NoKeepAlive: tc.noKA, HTTP10: tc.http10,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Sent != int64(tc.n) || rep.OK != int64(tc.n) {
+				t.Fatalf("sent %d ok %d, want %d (errors %v)", rep.Sent, rep.OK, tc.n, rep.ErrorExamples)
+			}
+			if got := cl.accepts.Load(); got != int64(tc.accepts) {
+				t.Errorf("server accepted %d connections, want %d", got, tc.accepts)
+			}
+			want := "HTTP/1.1"
+			if tc.http10 {
+				want = "HTTP/1.0"
+			}
+			protos.Range(func(k, _ any) bool {
+				if k.(string) != want {
+					t.Errorf("server saw %s, want only %s", k, want)
+				}
+				return true
+			})
+			if rep.Status["200"] != int64(tc.n) {
+				t.Errorf("status counts %v", rep.Status)
+			}
+			if rep.Bytes <= int64(tc.n)*int64(len("hello, load\n")) {
+				t.Errorf("bytes %d: want more than the bodies alone", rep.Bytes)
+			}
+		})
+	}
+}
+
+func TestCountsWithErrors(t *testing.T) {
+	var n atomic.Int64
+	srv, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch n.Add(1) % 4 {
+		case 1:
+			w.WriteHeader(500)
+		case 2:
+			w.WriteHeader(404)
+		default:
+			hello(w, r)
+		}
+	}))
+	for _, c := range []Client{ClientRaw, ClientStd, ClientEpoll} {
+		rep, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Connections: 5, Requests: 400, Client: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Sent != 400 || rep.OK+rep.ErrorCount() != rep.Sent {
+			t.Fatalf("%s: sent %d, ok %d + errors %d", c, rep.Sent, rep.OK, rep.ErrorCount())
+		}
+		if rep.Errors[Err5xx] != 100 || rep.Errors[Err4xx] != 100 || rep.Status["500"] != 100 {
+			t.Errorf("%s: errors %v status %v, want 100 of each class", c, rep.Errors, rep.Status)
+		}
+	}
+}
+
+func TestMethodHeadersBody(t *testing.T) {
+	type seen struct{ method, header, body string }
+	got := make(chan seen, 100)
+	srv, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		select {
+		case got <- seen{r.Method, r.Header.Get("X-Test"), string(b)}:
+		default:
+		}
+	}))
+	for _, c := range []Client{ClientRaw, ClientStd, ClientEpoll} {
+		rep, err := Run(context.Background(), Options{
+			Request:     Request{Method: "post", URL: srv.URL + "/send", Header: http.Header{"X-Test": {"yes"}}, Body: []byte(`{"a":1}`)},
+			Connections: 2, Requests: 10, Client: c,
+		})
+		if err != nil || rep.OK != 10 {
+			t.Fatalf("%s: %v %+v", c, err, rep)
+		}
+		s := <-got
+		if s != (seen{"POST", "yes", `{"a":1}`}) {
+			t.Errorf("%s: server saw %+v", c, s)
+		}
+	}
+}
+
+// rawServer answers each request on a connection with the given raw bytes.
+func rawServer(t *testing.T, answer string, closeAfter bool) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 4096)
+				for {
+					n, err := c.Read(buf)
+					if err != nil || n == 0 {
+						return
+					}
+					if !strings.Contains(string(buf[:n]), "\r\n\r\n") {
+						continue
+					}
+					io.WriteString(c, answer)
+					if closeAfter {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/"
+}
+
+func TestRawClientFraming(t *testing.T) {
+	tests := []struct {
+		name       string
+		answer     string
+		closeAfter bool
+		status     string
+		wantErr    string
+	}{
+		{"content-length", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", false, "200", ""},
+		{"chunked with trailer", "HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n3;x=y\r\nabc\r\n0\r\nT: v\r\n\r\n", false, "201", ""},
+		{"no length, close", "HTTP/1.0 200 OK\r\n\r\nbody until close", true, "200", ""},
+		{"HTTP/1.0 keep-alive", "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok", false, "200", ""},
+		{"connection close", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", true, "200", ""},
+		{"204 without body", "HTTP/1.1 204 No Content\r\n\r\n", false, "204", ""},
+		{"garbage", "SSH-2.0-OpenSSH\r\n\r\n", true, "", ErrProtocol},
+		{"bad length", "HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", true, "", ErrProtocol},
+		{"short body", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", true, "", ErrIO},
+	}
+	for _, tc := range tests {
+		for _, c := range []Client{ClientRaw, ClientEpoll} {
+			t.Run(tc.name+" "+string(c), func(t *testing.T) {
+				u := rawServer(t, tc.answer, tc.closeAfter)
+				rep, err := Run(context.Background(), Options{Request: Request{URL: u}, Connections: 2, Requests: 20, Timeout: 2 * time.Second, Client: c})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rep.Sent != 20 {
+					t.Fatalf("sent %d, want 20", rep.Sent)
+				}
+				if tc.wantErr == "" {
+					if rep.OK != 20 || rep.Status[tc.status] != 20 {
+						t.Fatalf("ok %d status %v errors %v", rep.OK, rep.Status, rep.ErrorExamples)
+					}
+					return
+				}
+				if rep.Errors[tc.wantErr] != 20 {
+					t.Fatalf("errors %v (%v), want 20 %s", rep.Errors, rep.ErrorExamples, tc.wantErr)
+				}
+			})
+		}
+	}
+}
+
+func TestErrorKinds(t *testing.T) {
+	// A closed port: connect errors.
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	for _, c := range []Client{ClientRaw, ClientStd, ClientEpoll} {
+		rep, err := Run(context.Background(), Options{Request: Request{URL: "http://" + addr}, Connections: 2, Requests: 10, Client: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Errors[ErrConnect] != 10 {
+			t.Errorf("%s: closed port: errors %v, want 10 connect", c, rep.ErrorExamples)
+		}
+	}
+	// A server slower than the timeout.
+	srv, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(2 * time.Second):
+		case <-r.Context().Done():
+		}
+	}))
+	for _, c := range []Client{ClientRaw, ClientStd, ClientEpoll} {
+		rep, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Connections: 2, Requests: 2, Timeout: 50 * time.Millisecond, Client: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Errors[ErrTimeout] != 2 {
+			t.Errorf("%s: slow server: errors %v, want 2 timeouts", c, rep.ErrorExamples)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		o    Options
+		want string
+	}{
+		{"unbounded", Options{Request: Request{URL: "http://127.0.0.1:1/"}}, "unbounded"},
+		{"no scheme", Options{Request: Request{URL: "127.0.0.1:1"}, Requests: 1}, "absolute http"},
+		{"ftp", Options{Request: Request{URL: "ftp://x/"}, Requests: 1}, "absolute http"},
+		{"negative rate", Options{Request: Request{URL: "http://x/"}, Requests: 1, Rate: -1}, "rate"},
+		{"too many conns", Options{Request: Request{URL: "http://x/"}, Requests: 1e6, Connections: 1e6}, "connections"},
+		{"conns over requests", Options{Request: Request{URL: "http://x/"}, Requests: 2, Connections: 3}, "exceed"},
+		{"std http1.0", Options{Request: Request{URL: "http://x/"}, Requests: 1, Client: ClientStd, HTTP10: true}, "raw client"},
+		{"unknown client", Options{Request: Request{URL: "http://x/"}, Requests: 1, Client: "curl"}, "client"},
+		{"epoll open model", Options{Request: Request{URL: "http://x/"}, Requests: 1, Client: ClientEpoll, Rate: 10}, "closed model"},
+		{"epoll https", Options{Request: Request{URL: "https://x/"}, Requests: 1, Client: ClientEpoll}, "plain http"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.o.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Validate() = %v, want an error about %q", err, tc.want)
+			}
+			if _, err := Run(context.Background(), tc.o); err == nil {
+				t.Fatal("Run accepted invalid options")
+			}
+		})
+	}
+}
+
+func TestWarmupExcluded(t *testing.T) {
+	var served atomic.Int64
+	srv, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		hello(w, r)
+	}))
+	var events []Progress
+	rep, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Connections: 2, Requests: 50,
+		Warmup: 100 * time.Millisecond, ProgressEvery: 20 * time.Millisecond,
+		Progress: func(p Progress) { events = append(events, p) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Sent != 50 || rep.Latency.Count != 50 {
+		t.Fatalf("sent %d, latency samples %d, want 50", rep.Sent, rep.Latency.Count)
+	}
+	if served.Load() <= 50 {
+		t.Errorf("server saw %d requests: the warm-up sent none", served.Load())
+	}
+	if len(events) < 2 || events[0].Phase != "warmup" {
+		t.Fatalf("progress events %+v: want warm-up events first", events)
+	}
+	last := events[len(events)-1]
+	if last.Phase != "run" || last.Done != 50 || last.Fraction != 1 {
+		t.Errorf("last progress %+v, want run, 50 done, fraction 1", last)
+	}
+}
+
+func TestDurationBound(t *testing.T) {
+	srv, _ := newServer(t, http.HandlerFunc(hello))
+	for _, c := range []Client{ClientRaw, ClientEpoll} {
+		rep, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Connections: 2, Duration: 150 * time.Millisecond,
+			Warmup: 50 * time.Millisecond, Client: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Sent == 0 || rep.OK != rep.Sent {
+			t.Fatalf("%s: sent %d ok %d", c, rep.Sent, rep.OK)
+		}
+		if rep.Elapsed < 150*time.Millisecond || rep.Elapsed > 5*time.Second {
+			t.Errorf("%s: elapsed %s for a 150ms run", c, rep.Elapsed)
+		}
+	}
+}
+
+func TestMaxTimeCapsRun(t *testing.T) {
+	srv, _ := newServer(t, http.HandlerFunc(hello))
+	rep, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Connections: 1, Requests: 1 << 30,
+		MaxTime: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Notes) == 0 || !strings.Contains(rep.Notes[0], "hard time cap") {
+		t.Errorf("notes %v: want the cap reported", rep.Notes)
+	}
+}
+
+// TestOpenModelCoordinatedOmission is the wrk2 demonstration: the server stalls for one
+// second in the middle of the run. Measured from the intended send times, the requests that
+// should have been sent during the stall waited for it, so the corrected p99 shows the stall;
+// measured from the actual send times (what a closed-model tool reports), they did not.
+func TestOpenModelCoordinatedOmission(t *testing.T) {
+	const stall = time.Second
+	var mu sync.RWMutex
+	var count atomic.Int64
+	srv, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if count.Add(1) == 150 {
+			mu.Lock() // every request now waits until the stall ends
+			time.Sleep(stall)
+			mu.Unlock()
+		}
+		mu.RLock()
+		mu.RUnlock()
+		hello(w, r)
+	}))
+	rep, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Connections: 2, Rate: 200,
+		Duration: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Model != "open" || rep.Uncorrected == nil {
+		t.Fatalf("model %s: want open with uncorrected figures", rep.Model)
+	}
+	if rep.Sent+rep.Unsent != 600 {
+		t.Errorf("sent %d + unsent %d, want the 600 the schedule asked for", rep.Sent, rep.Unsent)
+	}
+	t.Logf("corrected p99 %s, uncorrected p99 %s, late %d", rep.Latency.P99, rep.Uncorrected.P99, rep.Late)
+	if rep.Latency.P99 < stall/2 {
+		t.Errorf("corrected p99 %s: want at least %s, the stall must show", rep.Latency.P99, stall/2)
+	}
+	if rep.Uncorrected.P99 > stall/5 {
+		t.Errorf("uncorrected p99 %s: want far below the stall (closed-model tools hide it)", rep.Uncorrected.P99)
+	}
+	if rep.Latency.Max < stall*8/10 {
+		t.Errorf("corrected max %s: want about the stall", rep.Latency.Max)
+	}
+	if rep.Late < 100 {
+		t.Errorf("late %d: the requests scheduled during the stall started late", rep.Late)
+	}
+}
+
+func TestOpenModelCount(t *testing.T) {
+	srv, _ := newServer(t, http.HandlerFunc(hello))
+	rep, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Connections: 4, Rate: 1000, Requests: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Sent != 200 || rep.OK != 200 || rep.Unsent != 0 {
+		t.Fatalf("sent %d ok %d unsent %d", rep.Sent, rep.OK, rep.Unsent)
+	}
+	// 200 requests at 1000/s take about 200ms; the rate must not be exceeded by much.
+	if rep.RequestsPerSec > 1300 {
+		t.Errorf("rate %.0f/s for an intended 1000/s", rep.RequestsPerSec)
+	}
+}
+
+func TestWriteText(t *testing.T) {
+	srv, _ := newServer(t, http.HandlerFunc(hello))
+	rep, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Connections: 2, Rate: 500, Requests: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	WriteText(&b, rep)
+	for _, want := range []string{"open model, 2 connection(s), 500 req/s intended", "Requests/s:", "corrected", "uncorrected", "p99.9"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	WriteJSON(&b, rep)
+	for _, want := range []string{`"p99_ms"`, `"requests_per_sec"`, `"uncorrected"`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("JSON report lacks %q", want)
+		}
+	}
+}
+
+func ExampleRun() {
+	srv := httptest.NewServer(http.HandlerFunc(hello))
+	defer srv.Close()
+	rep, err := Run(context.Background(), Options{
+		Request:     Request{URL: srv.URL + "/"},
+		Connections: 4,    // like ab -c 4
+		Requests:    1000, // like ab -n 1000
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(rep.Sent, rep.OK, rep.Status["200"])
+	// Output: 1000 1000 1000
+}
+
+func TestPidSampling(t *testing.T) {
+	srv, _ := newServer(t, http.HandlerFunc(hello))
+	// The server runs in this test's process: sample it.
+	rep, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Connections: 2, Duration: 300 * time.Millisecond, Pid: os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Server
+	if s == nil || s.Pid != os.Getpid() || s.RSSBefore <= 0 || s.RSSPeak < s.RSSBefore || s.RSSAfter <= 0 || s.Samples < 2 {
+		t.Fatalf("server stats %+v", s)
+	}
+	if s.CPUMean <= 0 {
+		t.Errorf("CPU %.1f%%: a process serving requests uses some", s.CPUMean)
+	}
+	var b strings.Builder
+	WriteText(&b, rep)
+	if !strings.Contains(b.String(), "RSS  before") {
+		t.Errorf("text report lacks the server figures:\n%s", b.String())
+	}
+	// A process that does not exist is a clear error.
+	if _, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Requests: 1, Pid: 1 << 30}); err == nil {
+		t.Error("want an error for a missing process")
+	}
+}

@@ -1,0 +1,462 @@
+// Command bench-load runs wasmgap load, wrk and ab against the same servers with the same
+// connections and keep-alive setting, one after the other, and prints their requests/s and
+// p99 side by side with the ratio to wrk.
+//
+// Servers: a CPU-bound Go server limited to one core and a Go handler that sleeps 2 ms (the
+// server is the bottleneck: every tool should measure the same rate), and nginx with one
+// worker (a fast server: the tools measure how much load they can generate). Each tool runs -reps times per case, alternating,
+// and the median is shown.
+//
+// Usage: go run ./scripts/bench-load -wasmgap bin/wasmgap [-d 5s] [-reps 3] [-markdown]
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+type options struct {
+	wasmgap  string
+	wrk, ab  string
+	nginx    string
+	duration time.Duration
+	reps     int
+	markdown bool
+}
+
+// benchCase is one server and one client setting, run by every tool.
+type benchCase struct {
+	server    string // "go-cpu" or "nginx"
+	url       string
+	conns     int
+	keepAlive bool
+}
+
+// measurement is one tool's result on one case.
+type measurement struct {
+	tool   string
+	rps    []float64
+	p99    []time.Duration
+	errors int64 // failed requests over all runs, as the tool counts them
+	// cpuPerReq is the tool's own CPU time (user + system, from the kernel's rusage) per
+	// request, one value per run: how much of the machine the tool needs for a request,
+	// which other processes on a shared machine disturb far less than the rate.
+	cpuPerReq []time.Duration
+	err       error
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench-load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	fs.StringVar(&o.wasmgap, "wasmgap", "bin/wasmgap", "path of the wasmgap binary")
+	fs.StringVar(&o.wrk, "wrk", "wrk", "path of wrk")
+	fs.StringVar(&o.ab, "ab", "ab", "path of ab (apache2-utils)")
+	fs.StringVar(&o.nginx, "nginx", "/usr/sbin/nginx", "path of nginx (skipped when absent)")
+	fs.DurationVar(&o.duration, "d", 5*time.Second, "duration of each tool's run")
+	fs.IntVar(&o.reps, "reps", 3, "runs per tool and case (the median is shown)")
+	fs.BoolVar(&o.markdown, "markdown", false, "print a Markdown table")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if o.reps < 1 || o.duration <= 0 {
+		fmt.Fprintln(stderr, "bench-load: -reps must be at least 1 and -d positive")
+		return 2
+	}
+	for _, p := range []*string{&o.wasmgap, &o.wrk, &o.ab} {
+		full, err := exec.LookPath(*p)
+		if err != nil {
+			fmt.Fprintf(stderr, "bench-load: %s not found: %v\n", *p, err)
+			return 1
+		}
+		*p = full
+	}
+
+	goURL, stopGo, err := startCPUServer()
+	if err != nil {
+		fmt.Fprintf(stderr, "bench-load: %v\n", err)
+		return 1
+	}
+	defer stopGo()
+	cases := []benchCase{
+		{"go-cpu (1 core)", goURL, 10, true},
+		{"go-cpu (1 core)", goURL, 100, true},
+		{"go-sleep (2 ms)", goURL + "sleep", 10, true},
+	}
+	if _, err := os.Stat(o.nginx); err == nil {
+		ngURL, stopNginx, err := startNginx(o.nginx)
+		if err != nil {
+			fmt.Fprintf(stderr, "bench-load: %v\n", err)
+			return 1
+		}
+		defer stopNginx()
+		cases = append(cases,
+			benchCase{"nginx (1 worker)", ngURL, 10, true},
+			benchCase{"nginx (1 worker)", ngURL, 100, true},
+			benchCase{"nginx (1 worker)", ngURL, 10, false},
+		)
+	} else {
+		fmt.Fprintf(stderr, "bench-load: %s absent: the fast-server cases are skipped\n", o.nginx)
+	}
+
+	fmt.Fprintf(stderr, "bench-load: %d cases × 3 tools × %d runs of %s\n", len(cases), o.reps, o.duration)
+	results := make([][]measurement, len(cases))
+	for i, c := range cases {
+		ms := []measurement{{tool: "wasmgap load"}, {tool: "wrk"}, {tool: "ab"}}
+		for rep := 0; rep < o.reps; rep++ {
+			for j := range ms {
+				fmt.Fprintf(stderr, "  %s c=%d keep-alive=%v: %s run %d\n", c.server, c.conns, c.keepAlive, ms[j].tool, rep+1)
+				rps, p99, nerr, cpu, err := runTool(&o, ms[j].tool, c)
+				if err != nil {
+					ms[j].err = err
+					fmt.Fprintf(stderr, "    %v\n", err)
+					continue
+				}
+				ms[j].errors += nerr
+				if cpu > 0 {
+					ms[j].cpuPerReq = append(ms[j].cpuPerReq, cpu)
+				}
+				ms[j].rps = append(ms[j].rps, rps)
+				ms[j].p99 = append(ms[j].p99, p99)
+			}
+		}
+		results[i] = ms
+	}
+	printTable(stdout, &o, cases, results)
+	return 0
+}
+
+// runTool runs one tool once on one case and returns its requests/s, p99, error count and
+// CPU time per request.
+func runTool(o *options, tool string, c benchCase) (float64, time.Duration, int64, time.Duration, error) {
+	secs := strconv.Itoa(int(o.duration.Seconds()))
+	conns := strconv.Itoa(c.conns)
+	var cmd *exec.Cmd
+	switch tool {
+	case "wasmgap load":
+		args := []string{"load", "-c", conns, "-d", o.duration.String(), "--format", "json", "--progress", "off"}
+		if !c.keepAlive {
+			args = append(args, "--no-keepalive")
+		}
+		cmd = exec.Command(o.wasmgap, append(args, c.url)...)
+	case "wrk":
+		// Two threads, as many as the machine has cores here; wrk needs at least one
+		// connection per thread.
+		threads := strconv.Itoa(min(runtime.NumCPU(), c.conns))
+		args := []string{"-t", threads, "-c", conns, "-d", secs + "s", "--latency"}
+		if !c.keepAlive {
+			args = append(args, "-H", "Connection: close")
+		}
+		cmd = exec.Command(o.wrk, append(args, c.url)...)
+	case "ab":
+		// -t bounds the time; -n must come after it, or -t sets it to 50000.
+		args := []string{"-q", "-c", conns, "-t", secs, "-n", "100000000"}
+		if c.keepAlive {
+			args = append(args, "-k")
+		}
+		cmd = exec.Command(o.ab, append(args, c.url)...)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	ctx, cancel := context.WithTimeout(context.Background(), o.duration*3+30*time.Second)
+	defer cancel()
+	if err := startAndWait(ctx, cmd); err != nil {
+		return 0, 0, 0, 0, fmt.Errorf("%s: %v: %s", tool, err, strings.TrimSpace(errb.String()))
+	}
+	var rps float64
+	var p99 time.Duration
+	var nerr int64
+	var err error
+	switch tool {
+	case "wasmgap load":
+		rps, p99, nerr, err = parseWasmgap(out.Bytes())
+	case "wrk":
+		rps, p99, nerr, err = parseWrk(out.String())
+	default:
+		rps, p99, nerr, err = parseAb(out.String())
+	}
+	var cpu time.Duration
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && rps > 0 {
+		total := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		// The run lasted about the duration; requests ≈ rate × duration.
+		cpu = time.Duration(float64(total) / (rps * o.duration.Seconds()))
+	}
+	return rps, p99, nerr, cpu, err
+}
+
+func startAndWait(ctx context.Context, cmd *exec.Cmd) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		cmd.Process.Kill()
+		<-done
+		return errors.New("timed out")
+	}
+}
+
+func parseWasmgap(b []byte) (float64, time.Duration, int64, error) {
+	var rep struct {
+		RPS     float64          `json:"requests_per_sec"`
+		Errors  map[string]int64 `json:"errors"`
+		Latency struct {
+			P99 float64 `json:"p99_ms"`
+		} `json:"latency"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return 0, 0, 0, fmt.Errorf("parse wasmgap load JSON: %w", err)
+	}
+	var n int64
+	for _, v := range rep.Errors {
+		n += v
+	}
+	return rep.RPS, time.Duration(rep.Latency.P99 * float64(time.Millisecond)), n, nil
+}
+
+var (
+	wrkRPS = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
+	wrkP99 = regexp.MustCompile(`\n\s+99%\s+([0-9.]+)(us|ms|s)`)
+	abRPS  = regexp.MustCompile(`Requests per second:\s+([0-9.]+)`)
+	abP99  = regexp.MustCompile(`\n\s+99%\s+([0-9]+)`)
+	// wrk: "Socket errors: connect 0, read 0, write 0, timeout 0", "Non-2xx or 3xx responses: 5"
+	wrkErrs = regexp.MustCompile(`(?:connect|read|write|timeout) ([0-9]+)|Non-2xx or 3xx responses: ([0-9]+)`)
+	// ab: "Failed requests:        0", "Non-2xx responses:      5"
+	abErrs = regexp.MustCompile(`(?:Failed requests|Non-2xx responses):\s+([0-9]+)`)
+)
+
+func sumMatches(re *regexp.Regexp, s string) int64 {
+	var n int64
+	for _, m := range re.FindAllStringSubmatch(s, -1) {
+		for _, g := range m[1:] {
+			if v, err := strconv.ParseInt(g, 10, 64); err == nil {
+				n += v
+			}
+		}
+	}
+	return n
+}
+
+func parseWrk(s string) (float64, time.Duration, int64, error) {
+	m, l := wrkRPS.FindStringSubmatch(s), wrkP99.FindStringSubmatch(s)
+	if m == nil || l == nil {
+		return 0, 0, 0, fmt.Errorf("parse wrk output: %q", s)
+	}
+	rps, _ := strconv.ParseFloat(m[1], 64)
+	v, _ := strconv.ParseFloat(l[1], 64)
+	unit := map[string]time.Duration{"us": time.Microsecond, "ms": time.Millisecond, "s": time.Second}[l[2]]
+	return rps, time.Duration(v * float64(unit)), sumMatches(wrkErrs, s), nil
+}
+
+func parseAb(s string) (float64, time.Duration, int64, error) {
+	m, l := abRPS.FindStringSubmatch(s), abP99.FindStringSubmatch(s)
+	if m == nil || l == nil {
+		return 0, 0, 0, fmt.Errorf("parse ab output: %q", s)
+	}
+	rps, _ := strconv.ParseFloat(m[1], 64)
+	ms, _ := strconv.Atoi(l[1])
+	return rps, time.Duration(ms) * time.Millisecond, sumMatches(abErrs, s), nil
+}
+
+func median[T int64 | float64 | time.Duration](xs []T) T {
+	s := append([]T(nil), xs...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+func printTable(w io.Writer, o *options, cases []benchCase, results [][]measurement) {
+	fmtP99 := func(tool string, d time.Duration) string {
+		if tool == "ab" {
+			return fmt.Sprintf("%d ms", d.Milliseconds()) // ab prints whole milliseconds
+		}
+		if d < time.Millisecond {
+			return fmt.Sprintf("%d µs", d.Microseconds())
+		}
+		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+	}
+	var tw *tabwriter.Writer
+	row := func(cells ...string) {
+		if o.markdown {
+			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+		} else {
+			fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		}
+	}
+	if !o.markdown {
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	}
+	row("server", "-c", "keep-alive", "tool", "req/s (median)", "vs wrk", "best", "best vs wrk", "p99 (median)", "CPU/req (median)", "errors", "runs")
+	if o.markdown {
+		row("---", "---:", "---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---")
+	}
+	for i, c := range cases {
+		var wrkRate, wrkBest float64
+		for _, m := range results[i] {
+			if m.tool == "wrk" && len(m.rps) > 0 {
+				wrkRate, wrkBest = median(m.rps), slices.Max(m.rps)
+			}
+		}
+		for _, m := range results[i] {
+			ka := "yes"
+			if !c.keepAlive {
+				ka = "no"
+			}
+			if len(m.rps) == 0 {
+				row(c.server, strconv.Itoa(c.conns), ka, m.tool, "failed: "+m.err.Error(), "", "", "", "", "", "", "")
+				continue
+			}
+			rate := median(m.rps)
+			best := slices.Max(m.rps)
+			ratio, bestRatio := "—", "—"
+			if wrkRate > 0 {
+				ratio = fmt.Sprintf("%.2f", rate/wrkRate)
+				bestRatio = fmt.Sprintf("%.2f", best/wrkBest)
+			}
+			runs := make([]string, len(m.rps))
+			for k, r := range m.rps {
+				runs[k] = strconv.FormatFloat(r, 'f', 0, 64)
+			}
+			row(c.server, strconv.Itoa(c.conns), ka, m.tool, strconv.FormatFloat(rate, 'f', 0, 64), ratio,
+				strconv.FormatFloat(best, 'f', 0, 64), bestRatio,
+				fmtP99(m.tool, median(m.p99)), cpuString(m.cpuPerReq), strconv.FormatInt(m.errors, 10), strings.Join(runs, " "))
+		}
+	}
+	if tw != nil {
+		tw.Flush()
+	}
+}
+
+func cpuString(xs []time.Duration) string {
+	if len(xs) == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f µs", float64(median(xs))/float64(time.Microsecond))
+}
+
+// startCPUServer serves a 2 KB page, hashing it 16 times per request, on one core: a server
+// that is the bottleneck, whatever the tool. At /sleep it answers after 2 ms instead.
+func startCPUServer() (string, func(), error) {
+	runtime.GOMAXPROCS(1)
+	page := bytes.Repeat([]byte("<p>wasmgap load benchmark page</p>\n"), 60)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/sleep" {
+			// A server bound by waiting, not by CPU: the rate is about -c / 2 ms whatever
+			// else runs on the machine.
+			time.Sleep(2 * time.Millisecond)
+			w.Write(page)
+			return
+		}
+		sum := sha256.Sum256(page)
+		for i := 0; i < 15; i++ {
+			sum = sha256.Sum256(append(page[:len(page):len(page)], sum[:]...))
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("X-Sum", fmt.Sprintf("%x", sum[:4]))
+		w.Write(page)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	return "http://" + ln.Addr().String() + "/", func() { srv.Close() }, nil
+}
+
+// startNginx starts nginx with one worker on a free loopback port, from a temporary config.
+func startNginx(bin string) (string, func(), error) {
+	dir, err := os.MkdirTemp("", "bench-load-nginx-")
+	if err != nil {
+		return "", nil, err
+	}
+	// nginx's worker runs as an unprivileged user: it must be able to read the page.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	page := strings.Repeat("<p>wasmgap load benchmark page</p>\n", 60)
+	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte(page), 0o644); err != nil {
+		return "", nil, err
+	}
+	conf := fmt.Sprintf(`worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path %[1]s/body;
+  proxy_temp_path %[1]s/proxy;
+  fastcgi_temp_path %[1]s/fastcgi;
+  uwsgi_temp_path %[1]s/uwsgi;
+  scgi_temp_path %[1]s/scgi;
+  keepalive_requests 100000000;
+  server {
+    listen %[2]s;
+    root %[1]s;
+    location / { index index.html; }
+  }
+}
+`, dir, addr)
+	confPath := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command(bin, "-c", confPath, "-p", dir, "-g", "daemon off;")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		return "", nil, fmt.Errorf("start nginx: %w", err)
+	}
+	stop := func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+		os.RemoveAll(dir)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return "", nil, fmt.Errorf("nginx did not listen on %s: %s", addr, errb.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return "http://" + addr + "/", stop, nil
+}
