@@ -31,24 +31,8 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 			"  GET /msg/<from>/<to>%20<text>  send; POST /send {\"from\",\"to\",\"text\"}\n\nflags:")
 		fs.PrintDefaults()
 	}
-	var o chatserver.Options
-	var origins originList
 	addr := fs.String("addr", "127.0.0.1:8000", "address to listen on (host:port); the host localhost listens on 127.0.0.1 and ::1")
-	fs.StringVar(&o.DataDir, "data", "data/chat", "folder of the store file chat.db (offline messages, history)")
-	fs.BoolVar(&o.NoSync, "no-fsync", false, "skip the fsync of each store commit (a commit then takes ~0.1 ms instead of ~3 ms on a virtual disk): a process restart still loses nothing, a machine crash may lose the last writes")
-	fs.DurationVar(&o.Retention, "retention", 0, "how long events stay replayable for a resume (default 24h)")
-	fs.IntVar(&o.QueueSize, "queue", 0, "events that may wait for one stream before it is cut as a slow consumer (default 1024)")
-	fs.DurationVar(&o.LeaveGrace, "leave-grace", 0, "how long a user stays online after its last stream closed, for a reconnect (default 5s; negative: none)")
-	fs.IntVar(&o.MaxMessageBytes, "max-message", 0, "largest message text in bytes (default 4096)")
-	fs.Float64Var(&o.SendRate, "send-rate", 0, "messages per second one nickname may send (default 10000, enough for ab -n 10000 -c 10; negative: unlimited)")
-	fs.IntVar(&o.SendBurst, "send-burst", 0, "burst of the send rate (default: the send rate)")
-	fs.IntVar(&o.MaxConnsPerAddr, "max-conns-per-addr", 0, "open SSE and WebSocket streams per client IP (default 1000; negative: unlimited)")
-	fs.IntVar(&o.MaxMailbox, "max-mailbox", 0, "messages kept for one offline user (default 10000)")
-	fs.DurationVar(&o.KeepAlive, "keepalive", 0, "interval of SSE keep-alive comments and WebSocket pings (default 15s)")
-	fs.DurationVar(&o.WriteTimeout, "write-timeout", 0, "deadline of every write to a stream (default 10s)")
-	fs.DurationVar(&o.ReadHeaderTimeout, "read-header-timeout", 0, "time to read a request's headers (default 10s)")
-	fs.DurationVar(&o.IdleTimeout, "idle-timeout", 0, "how long an idle keep-alive connection stays open (default 120s)")
-	fs.Var(&origins, "allow-origin", "a WebSocket Origin accepted besides this server's own (repeatable; * for any)")
+	chatOptions := addChatFlags(fs, stderr)
 	verbose := fs.Bool("v", false, "log every connection")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -60,12 +44,7 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "wasmgap chat: unexpected arguments %q: every setting is a flag\n", fs.Args())
 		return 2
 	}
-	o.AllowedOrigins = origins
-	level := slog.LevelWarn
-	if *verbose {
-		level = slog.LevelInfo
-	}
-	o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	o := chatOptions(*verbose)
 
 	srv, err := chatserver.New(o)
 	if err != nil {
@@ -87,4 +66,35 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, "chat stopped: every stream told to resume, store closed")
 	return 0
+}
+
+// addChatFlags registers the chat's settings on fs, for `wasmgap chat` and `wasmgap serve`
+// alike; the returned function gives the options once fs is parsed, logging to stderr.
+func addChatFlags(fs *flag.FlagSet, stderr io.Writer) func(verbose bool) chatserver.Options {
+	var o chatserver.Options
+	var origins originList
+	fs.StringVar(&o.DataDir, "data", "data/chat", "folder of the store file chat.db (offline messages, history)")
+	fs.BoolVar(&o.NoSync, "no-fsync", false, "skip the fsync of each store commit (a commit then takes ~0.1 ms instead of ~3 ms on a virtual disk): a process restart still loses nothing, a machine crash may lose the last writes")
+	fs.DurationVar(&o.Retention, "retention", 0, "how long events stay replayable for a resume (default 24h)")
+	fs.IntVar(&o.QueueSize, "queue", 0, "events that may wait for one stream before it is cut as a slow consumer (default 1024)")
+	fs.DurationVar(&o.LeaveGrace, "leave-grace", 0, "how long a user stays online after its last stream closed, for a reconnect (default 5s; negative: none)")
+	fs.IntVar(&o.MaxMessageBytes, "max-message", 0, "largest message text in bytes (default 4096)")
+	fs.Float64Var(&o.SendRate, "send-rate", 0, "messages per second one nickname may send (default 10000, enough for ab -n 10000 -c 10; negative: unlimited)")
+	fs.IntVar(&o.SendBurst, "send-burst", 0, "burst of the send rate (default: the send rate)")
+	fs.IntVar(&o.MaxConnsPerAddr, "max-conns-per-addr", 0, "open SSE and WebSocket streams per client IP (default 1000; negative: unlimited)")
+	fs.IntVar(&o.MaxMailbox, "max-mailbox", 0, "messages kept for one offline user (default 10000)")
+	fs.DurationVar(&o.KeepAlive, "keepalive", 0, "interval of SSE keep-alive comments and WebSocket pings (default 15s)")
+	fs.DurationVar(&o.WriteTimeout, "write-timeout", 0, "deadline of every write to a stream (default 10s)")
+	fs.DurationVar(&o.ReadHeaderTimeout, "read-header-timeout", 0, "time to read a request's headers (default 10s)")
+	fs.DurationVar(&o.IdleTimeout, "idle-timeout", 0, "how long an idle keep-alive connection stays open (default 120s)")
+	fs.Var(&origins, "allow-origin", "a WebSocket Origin accepted besides this server's own (repeatable; * for any)")
+	return func(verbose bool) chatserver.Options {
+		o.AllowedOrigins = origins
+		level := slog.LevelWarn
+		if verbose {
+			level = slog.LevelInfo
+		}
+		o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+		return o
+	}
 }

@@ -11,9 +11,12 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/wasmgap/wasmgap/chatserver"
+	"github.com/wasmgap/wasmgap/load"
 	"github.com/wasmgap/wasmgap/playground"
 	"github.com/wasmgap/wasmgap/web"
 )
@@ -25,6 +28,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	dist := fs.String("dist", "", "serve the page from this folder (e.g. web/dist) instead of the bundle built into the binary")
 	maxConcurrent := fs.Int("max-concurrent", 0, "runs at once (0 = one per CPU)")
 	timeout := fs.Duration("timeout", 0, "time limit of one run, setup included (0 = 30s)")
+	chatOptions := addChatFlags(fs, stderr)
+	verbose := fs.Bool("v", false, "log every chat connection")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: wasmgap serve [flags]\n\nServe the playground page, its API (/api/) and the panels beside it.\n\nflags:")
 		fs.PrintDefaults()
@@ -57,16 +62,26 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if _, err := iofs.Stat(page, "manifest.json"); err != nil {
 		fmt.Fprintln(stderr, "wasmgap serve: the page is not built (the API works): run `go tool task build`, then serve again")
 	}
-	// The panels beside the playground: set opts.Chat and opts.Load to their handlers
-	// (mounted under /chat/ and /load/; the page shows a panel for each one set).
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "wasmgap serve: %v\n", err)
 		return 1
 	}
-	srv := &http.Server{Handler: playground.New(opts), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stdout, "wasmgap playground on http://%s/\n", ln.Addr())
+	// The panels beside the playground: the chat under /chat/, and the load generator
+	// under /load/, whose runs may target this server alone.
+	chatOpts := chatOptions(*verbose)
+	chat, err := chatserver.New(chatOpts)
+	if err != nil {
+		ln.Close()
+		fmt.Fprintf(stderr, "wasmgap serve: %v\n", err)
+		return 1
+	}
+	opts.Chat = chat.Handler()
+	opts.Load = load.Handler(load.HandlerOptions{BaseURL: "http://" + ln.Addr().String(), ChatPath: "/chat/"})
+
+	srv := &http.Server{Handler: playground.New(opts), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	fmt.Fprintf(stdout, "wasmgap playground on http://%s/ (chat store in %s)\n", ln.Addr(), chatOpts.DataDir)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -74,13 +89,21 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
+		chat.Shutdown(context.Background())
 		fmt.Fprintf(stderr, "wasmgap serve: %v\n", err)
 		return 1
 	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// The chat's streams never go idle: it tells them to resume elsewhere while the HTTP
+	// server stops taking requests, as `wasmgap chat` does.
+	shutdown, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil {
+	var httpErr, chatErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { httpErr = srv.Shutdown(shutdown) })
+	wg.Go(func() { chatErr = chat.Shutdown(shutdown) })
+	wg.Wait()
+	if err := errors.Join(httpErr, chatErr); err != nil {
 		fmt.Fprintf(stderr, "wasmgap serve: shutdown: %v\n", err)
 		return 1
 	}

@@ -1,9 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestServeFlagErrors(t *testing.T) {
@@ -25,5 +34,84 @@ func TestServeFlagErrors(t *testing.T) {
 		if code != tt.code || !strings.Contains(stderr.String(), tt.says) {
 			t.Errorf("serve %q: exit %d, stderr %q; want %d mentioning %q", tt.args, code, stderr.String(), tt.code, tt.says)
 		}
+	}
+}
+
+// wasmgap serve mounts the chat under /chat/ and the load page under /load/ beside the
+// playground's API, and drains all of them on SIGTERM.
+func TestServeMountsChatAndLoad(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "chat")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChatHelperProcess$")
+	cmd.Env = append(os.Environ(), "WASMGAP_CHAT_HELPER=serve --addr 127.0.0.1:0 --data "+data)
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	out := bufio.NewReader(stdout)
+	line, err := out.ReadString('\n')
+	if err != nil {
+		t.Fatalf("no banner: %v %s", err, stderr.String())
+	}
+	// "wasmgap playground on http://127.0.0.1:PORT/ (chat store in ...)"
+	base := strings.Fields(line)[3]
+
+	get := func(path string) (string, http.Header) {
+		t.Helper()
+		resp, err := http.Get(base + strings.TrimPrefix(path, "/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %s %s", path, resp.Status, body)
+		}
+		return string(body), resp.Header
+	}
+	var kernels struct {
+		Panels map[string]bool `json:"panels"`
+	}
+	body, _ := get("/api/kernels")
+	if err := json.Unmarshal([]byte(body), &kernels); err != nil {
+		t.Fatalf("/api/kernels: %v", err)
+	}
+	if !kernels.Panels["chat"] || !kernels.Panels["load"] {
+		t.Errorf("panels = %v, want chat and load", kernels.Panels)
+	}
+	if page, _ := get("/chat/"); !strings.Contains(page, "<html") {
+		t.Errorf("/chat/ is not the chat page: %.200q", page)
+	}
+	if page, _ := get("/load/"); !strings.Contains(page, "<html") {
+		t.Errorf("/load/ is not the load page: %.200q", page)
+	}
+
+	// A chat stream under /chat/ is told to resume when the server stops.
+	req, _ := http.NewRequest("GET", base+"chat/john", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	if l, _ := br.ReadString('\n'); !strings.HasPrefix(l, "id: ") {
+		t.Fatalf("chat stream starts with %q", l)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if rest, _ := io.ReadAll(br); !strings.Contains(string(rest), ": closed: the chat server is shutting down") {
+		t.Errorf("the chat stream was not told why it closed: %q", rest)
+	}
+	done := make(chan error, 1)
+	go func() { io.Copy(io.Discard, out); done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("wasmgap serve did not exit after SIGTERM")
 	}
 }
