@@ -71,3 +71,26 @@ func TestPlanJobs(t *testing.T) {
 		})
 	}
 }
+
+func ExamplePlan() {
+	jobs, err := Plan{
+		Engines: []string{"native", "yaegi"},
+		Kernels: []string{"fib_rec", "ack"},
+		Args:    map[string]int{"fib_rec.n": 30, "m": 8},
+	}.Jobs()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, j := range jobs {
+		fmt.Println(j.Engine, j.Kernel, j.Args)
+	}
+	_, err = Plan{Kernels: []string{"ack"}, Args: map[string]int{"n": 4}}.Jobs()
+	fmt.Println(err)
+	// Output:
+	// native fib_rec [30]
+	// yaegi fib_rec [30]
+	// native ack [3 8]
+	// yaegi ack [3 8]
+	// ack: n = 4 is out of range: allowed 0 to 3
+}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/term"
@@ -119,11 +120,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		Environment: report.CurrentEnvironment(),
 	}
 	for i, job := range jobs {
-		label := fmt.Sprintf("[%d/%d] %s(%s) on %s", i+1, len(jobs), job.Kernel, joinInts(job.Args), job.Engine)
-		progress.show(label)
-		start := time.Now()
+		progress.start(fmt.Sprintf("[%d/%d] %s(%s) on %s", i+1, len(jobs), job.Kernel, joinInts(job.Args), job.Engine))
 		res, err := runner.Run(ctx, job, runner.Options{OnProgress: func(p runner.Progress) {
-			progress.show(fmt.Sprintf("%s: %s %d/%d, %v", label, p.Phase, p.Done, p.Total, time.Since(start).Round(time.Second)))
+			progress.phase(fmt.Sprintf("%s %d/%d", p.Phase, p.Done, p.Total))
 		}})
 		if err != nil {
 			progress.clear()
@@ -157,28 +156,80 @@ func joinInts(a []int) string {
 	return strings.Join(s, ", ")
 }
 
-// progressLine rewrites one status line on a terminal, and prints nothing otherwise.
+// progressLine rewrites one status line on a terminal, once a second and at every phase,
+// and prints nothing otherwise.
 type progressLine struct {
-	w    io.Writer
-	on   bool
-	last time.Time
+	w  io.Writer
+	on bool
+
+	mu           sync.Mutex
+	cell, status string
+	began        time.Time
+	stop         chan struct{}
 }
 
 func newProgressLine(w io.Writer) *progressLine {
 	f, ok := w.(*os.File)
-	return &progressLine{w: w, on: ok && term.IsTerminal(int(f.Fd()))}
+	p := &progressLine{w: w, on: ok && term.IsTerminal(int(f.Fd()))}
+	if p.on {
+		p.stop = make(chan struct{})
+		go p.tick()
+	}
+	return p
 }
 
-func (p *progressLine) show(s string) {
-	if !p.on || time.Since(p.last) < 100*time.Millisecond {
+func (p *progressLine) tick() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			p.draw()
+		}
+	}
+}
+
+// start begins a new cell.
+func (p *progressLine) start(cell string) {
+	p.mu.Lock()
+	p.cell, p.status, p.began = cell, "starting", time.Now()
+	p.mu.Unlock()
+	p.draw()
+}
+
+// phase records the cell's progress.
+func (p *progressLine) phase(status string) {
+	p.mu.Lock()
+	p.status = status
+	p.mu.Unlock()
+	p.draw()
+}
+
+func (p *progressLine) draw() {
+	if !p.on {
 		return
 	}
-	p.last = time.Now()
-	fmt.Fprintf(p.w, "\r\033[K%s", s)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cell == "" {
+		return
+	}
+	fmt.Fprintf(p.w, "\r\033[K%s: %s, %v", p.cell, p.status, time.Since(p.began).Round(time.Second))
 }
 
+// clear erases the line and stops the updates.
 func (p *progressLine) clear() {
-	if p.on {
-		fmt.Fprint(p.w, "\r\033[K")
+	if !p.on {
+		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stop != nil {
+		close(p.stop)
+		p.stop = nil
+	}
+	p.cell = ""
+	fmt.Fprint(p.w, "\r\033[K")
 }

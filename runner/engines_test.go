@@ -1,0 +1,67 @@
+package runner
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/wasmgap/wasmgap/engines"
+	"github.com/wasmgap/wasmgap/kernels"
+	"github.com/wasmgap/wasmgap/measure"
+)
+
+// smallArgs make every kernel quick on every engine and stay under the wazero
+// interpreter's stack limit.
+func smallArgs(k *kernels.Kernel) []int {
+	switch k.Name {
+	case "fib_it":
+		return []int{40}
+	case "fib_rec":
+		return []int{15}
+	case "ack", "ack_while":
+		return []int{2, 3}
+	}
+	if len(k.Params) == 2 {
+		return []int{20_010, 10}
+	}
+	return []int{1_000}
+}
+
+// Every kernel gives its checked result on every engine, each in a worker.
+func TestEveryEngineEveryKernel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a worker per kernel and engine")
+	}
+	for _, eng := range engines.Names() {
+		t.Run(eng, func(t *testing.T) {
+			for _, k := range kernels.All() {
+				args := smallArgs(k)
+				r, err := Run(context.Background(), Job{Engine: eng, Kernel: k.Name, Args: args, Options: measure.Options{Runs: 1, Warmup: -1}}, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.HasPrefix(r.Failure, "load failed") && strings.Contains(r.Failure, "go tool task wasm") {
+					t.Skipf("%s: %s", eng, r.Failure)
+				}
+				if r.Failed() || r.Value != k.Expected(args) {
+					t.Errorf("%s on %s: value %d, failure %q; want %d", k.Label(args), eng, r.Value, r.Failure, k.Expected(args))
+				}
+			}
+		})
+	}
+}
+
+// The wazero interpreter overflows on ack(3, 10), like the article's HHVM row; the
+// overflow is a result, and the engine works again in the next worker.
+func TestInterpreterStackOverflow(t *testing.T) {
+	r, err := Run(context.Background(), Job{Engine: "wazero-interpreter", Kernel: "ack", Args: []int{3, 10}, Options: measure.Options{Runs: 1, Warmup: -1}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasPrefix(r.Failure, "load failed") && strings.Contains(r.Failure, "go tool task wasm") {
+		t.Skip(r.Failure)
+	}
+	if r.Failure != "stack overflow" {
+		t.Errorf("ack(3, 10) on wazero-interpreter: %+v", r)
+	}
+}
