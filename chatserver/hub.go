@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,20 +46,49 @@ func newEvent(id uint64, text string) *event {
 }
 
 // conn is one open stream (an SSE response or a WebSocket) of one user.
-// The hub owns its membership and pushes events into queue; the stream's
-// writer drains queue. When queue is full the hub cuts the stream: closes
-// cut after setting reason, and drops every later event for it (the client
+// The hub owns its membership and appends events to its queue; the stream's
+// writer takes all waiting events at once (one wake-up per batch, however
+// many events). When the queue holds max events the hub cuts the stream:
+// sets reason, closes cut, and drops every later event for it (the client
 // resumes from the last id it received).
 type conn struct {
 	nick   string
-	queue  chan *event
+	max    int
+	mu     sync.Mutex
+	queue  []*event
+	ready  chan struct{} // holds a token while queue is not empty
 	cut    chan struct{}
 	reason atomic.Pointer[string]
 	isCut  bool // hub-owned
 }
 
 func newConn(nick string, queueSize int) *conn {
-	return &conn{nick: nick, queue: make(chan *event, queueSize), cut: make(chan struct{})}
+	return &conn{nick: nick, max: queueSize, ready: make(chan struct{}, 1), cut: make(chan struct{})}
+}
+
+// push queues ev for the writer; false when the queue is full.
+func (c *conn) push(ev *event) bool {
+	c.mu.Lock()
+	if len(c.queue) >= c.max {
+		c.mu.Unlock()
+		return false
+	}
+	c.queue = append(c.queue, ev)
+	c.mu.Unlock()
+	select {
+	case c.ready <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// take returns the waiting events and leaves spare (emptied) as the queue.
+func (c *conn) take(spare []*event) []*event {
+	c.mu.Lock()
+	evs := c.queue
+	c.queue = spare[:0]
+	c.mu.Unlock()
+	return evs
 }
 
 // cutReason is why the hub closed the stream, or "" while it is open.
@@ -93,6 +123,7 @@ const (
 	reqLeave
 	reqGrace
 	reqCutAll
+	reqInspect
 )
 
 type request struct {
@@ -103,7 +134,8 @@ type request struct {
 	hasResume bool
 	nick      string
 	gen       uint64
-	reply     chan result // nil: nobody waits
+	inspect   func(h *hub) // reqInspect: runs on the hub goroutine
+	reply     chan result  // nil: nobody waits
 }
 
 type result struct {
@@ -140,6 +172,7 @@ type hub struct {
 	done chan struct{}
 
 	closing atomic.Bool
+	pruned  atomic.Uint64 // the last event id pruned: a resume from before it may miss events
 
 	// Owned by the hub goroutine.
 	seq       uint64
@@ -153,7 +186,7 @@ type hub struct {
 const maxBatch = 512
 
 func newHub(st *store, state storeState, o *Options) *hub {
-	return &hub{
+	h := &hub{
 		store:      st,
 		log:        o.Logger,
 		queueSize:  o.QueueSize,
@@ -168,18 +201,34 @@ func newHub(st *store, state storeState, o *Options) *hub {
 		users:      map[string]*user{},
 		mailboxes:  state.mailboxes,
 	}
+	h.pruned.Store(state.pruned)
+	return h
 }
 
 // do hands r to the hub and waits for its result.
 func (h *hub) do(ctx context.Context, r *request) result {
+	if err := h.submit(ctx, r); err != nil {
+		return result{err: err}
+	}
+	return h.wait(r)
+}
+
+// submit hands r to the hub without waiting for its result. Requests are
+// handled in the order they were submitted.
+func (h *hub) submit(ctx context.Context, r *request) error {
 	r.reply = make(chan result, 1)
 	select {
 	case h.reqs <- r:
+		return nil
 	case <-ctx.Done():
-		return result{err: ctx.Err()}
+		return ctx.Err()
 	case <-h.quit:
-		return result{err: errShuttingDown}
+		return errShuttingDown
 	}
+}
+
+// wait returns the result of a submitted request.
+func (h *hub) wait(r *request) result {
 	select {
 	case res := <-r.reply:
 		return res
@@ -242,13 +291,17 @@ func (h *hub) prune() {
 	cutoff := h.now().Add(-h.retention)
 	for {
 		var n int
+		var last uint64
 		err := h.store.db.Update(func(tx *bolt.Tx) (err error) {
-			n, err = prune(tx, cutoff, 10000)
+			n, last, err = prune(tx, cutoff, 10000)
 			return err
 		})
 		if err != nil {
 			h.log.Error("prune history", "err", err)
 			return
+		}
+		if last > 0 {
+			h.pruned.Store(last)
 		}
 		if n < 10000 {
 			return
@@ -299,16 +352,18 @@ func (h *hub) process(batch []*request) {
 	clear(h.pending)
 }
 
-func isUserError(err error) bool { return errors.Is(err, errMailboxFull) }
+// isUserError reports whether err refuses one request and leaves the rest
+// of its batch to commit.
+func isUserError(err error) bool {
+	return errors.Is(err, errMailboxFull) || errors.Is(err, errShuttingDown)
+}
 
 func (h *hub) enqueue(c *conn, ev *event) {
 	if c.isCut {
 		return
 	}
-	select {
-	case c.queue <- ev:
-	default:
-		h.cut(c, fmt.Sprintf("slow consumer: %d events waiting, the most a connection may queue; reconnect with the last event id received to resume", len(c.queue)))
+	if !c.push(ev) {
+		h.cut(c, fmt.Sprintf("slow consumer: %d events waiting, the most a connection may queue; reconnect with the last event id received to resume", c.max))
 	}
 }
 
@@ -329,6 +384,9 @@ func (h *hub) handle(tx *bolt.Tx, r *request) (result, error) {
 		return h.handleJoin(tx, r)
 	case reqLeave:
 		return result{}, h.handleLeave(tx, r.conn)
+	case reqInspect:
+		r.inspect(h)
+		return result{}, nil
 	case reqCutAll:
 		for _, u := range h.users {
 			for c := range u.conns {
@@ -345,7 +403,8 @@ func (h *hub) handle(tx *bolt.Tx, r *request) (result, error) {
 	return result{}, fmt.Errorf("unknown request kind %d", r.kind)
 }
 
-// store logs a new event; to == "" addresses everyone but except.
+// record stores a new event under the next id; to == "" addresses everyone
+// but except.
 func (h *hub) record(tx *bolt.Tx, to, except, text string) (*event, error) {
 	h.seq++
 	ev := newEvent(h.seq, text)
@@ -530,4 +589,3 @@ func (h *hub) goOffline(tx *bolt.Tx, nick string) error {
 	h.toAll(nick, ev)
 	return nil
 }
-

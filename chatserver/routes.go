@@ -17,7 +17,16 @@ func (s *Server) routes() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
 		switch {
-		case p == "/" || p == "":
+		case p == "/":
+			s.servePage(w, r)
+		case p == "":
+			// Mounted with http.StripPrefix("/chat", ...) and asked for
+			// "/chat": the page's relative URLs need "/chat/".
+			if u, err := url.ParseRequestURI(r.RequestURI); err == nil && !strings.HasSuffix(u.Path, "/") {
+				u.Path += "/"
+				http.Redirect(w, r, u.RequestURI(), http.StatusMovedPermanently)
+				return
+			}
 			s.servePage(w, r)
 		case p == "/send":
 			s.serveSend(w, r)
@@ -91,11 +100,15 @@ func (s *Server) serveSend(w http.ResponseWriter, r *http.Request) {
 	if !methodIs(w, r, http.MethodPost) {
 		return
 	}
-	var p Post
+	var in struct {
+		From string `json:"from"`
+		To   string `json:"to"`
+		Text string `json:"text"`
+	}
 	body := http.MaxBytesReader(w, r.Body, int64(s.opts.MaxMessageBytes)*6+1024)
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
+	if err := dec.Decode(&in); err != nil {
 		status := http.StatusBadRequest
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			status = http.StatusRequestEntityTooLarge
@@ -103,8 +116,7 @@ func (s *Server) serveSend(w http.ResponseWriter, r *http.Request) {
 		s.sendError(w, status, fmt.Errorf(`body is not the JSON {"from":"<nick>","to":"<nick> or all","text":"<message>"}: %w`, err), true)
 		return
 	}
-	p.Time = time.Time{}
-	status, err := s.send(r.Context(), p)
+	status, err := s.send(r.Context(), Post{From: in.From, To: in.To, Text: in.Text})
 	if err != nil {
 		s.sendError(w, status, err, true)
 		return
@@ -120,7 +132,39 @@ func (s *Server) send(ctx context.Context, p Post) (int, error) {
 		return http.StatusServiceUnavailable, errShuttingDown
 	}
 	defer s.exit()
-	if err := validPost(p, s.opts.MaxMessageBytes); err != nil {
+	if status, err := s.admit(&p); err != nil {
+		return status, err
+	}
+	return s.published(p, s.opts.Broker.Publish(ctx, p))
+}
+
+// sendPipelined is send for a stream of posts from one client that need no
+// answer each (WebSocket frames): with the in-process broker it hands p to
+// the hub and returns at once, in order, leaving wait to learn the outcome,
+// so one connection can have many posts in one store commit. The caller
+// must be inside enter/exit until wait returns.
+func (s *Server) sendPipelined(ctx context.Context, p Post) (wait func() error, err error) {
+	if _, err := s.admit(&p); err != nil {
+		return nil, err
+	}
+	if _, local := s.opts.Broker.(*localBroker); !local {
+		_, err := s.published(p, s.opts.Broker.Publish(ctx, p))
+		return nil, err
+	}
+	r := &request{kind: reqPost, post: p}
+	if err := s.hub.submit(ctx, r); err != nil {
+		_, err = s.published(p, err)
+		return nil, err
+	}
+	return func() error {
+		_, err := s.published(p, s.hub.wait(r).err)
+		return err
+	}, nil
+}
+
+// admit checks p and its sender's rate, and stamps p with the time.
+func (s *Server) admit(p *Post) (int, error) {
+	if err := validPost(*p, s.opts.MaxMessageBytes); err != nil {
 		if strings.Contains(err.Error(), "bytes: at most") {
 			return http.StatusRequestEntityTooLarge, err
 		}
@@ -132,17 +176,21 @@ func (s *Server) send(ctx context.Context, p Post) (int, error) {
 	if p.Time.IsZero() {
 		p.Time = time.Now()
 	}
-	if err := s.opts.Broker.Publish(ctx, p); err != nil {
-		switch {
-		case errors.Is(err, errMailboxFull):
-			return http.StatusConflict, err
-		case errors.Is(err, errShuttingDown), errors.Is(err, ErrBrokerClosed):
-			return http.StatusServiceUnavailable, err
-		}
-		s.opts.Logger.Error("send", "from", p.From, "to", p.To, "err", err)
-		return http.StatusInternalServerError, fmt.Errorf("send failed: %w", err)
-	}
 	return http.StatusOK, nil
+}
+
+// published maps the outcome of publishing p to an HTTP status.
+func (s *Server) published(p Post, err error) (int, error) {
+	switch {
+	case err == nil:
+		return http.StatusOK, nil
+	case errors.Is(err, errMailboxFull):
+		return http.StatusConflict, err
+	case errors.Is(err, errShuttingDown), errors.Is(err, ErrBrokerClosed):
+		return http.StatusServiceUnavailable, err
+	}
+	s.opts.Logger.Error("send", "from", p.From, "to", p.To, "err", err)
+	return http.StatusInternalServerError, fmt.Errorf("send failed: %w", err)
 }
 
 type rateError struct {
@@ -169,7 +217,9 @@ func (s *Server) sendError(w http.ResponseWriter, status int, err error, asJSON 
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(map[string]string{"error": err.Error()})
 }
 
 // resumeID parses a resume id: "" means none.

@@ -1,22 +1,3 @@
-// Package chatserver is a real-time chat server: the SSE chat of the source
-// article ("How to implement a real-time chat server in PHP using Server-Sent
-// Events"), with every one of its semantics, served over Server-Sent Events
-// and WebSocket from one hub, so users of either transport chat together.
-//
-// Routes, relative to where the handler is mounted:
-//
-//	GET  /                          the chat page
-//	GET  /<nick>                    log in over SSE (Accept: text/event-stream);
-//	                                resume with Last-Event-ID or ?last_event_id=
-//	GET  /ws?nick=<nick>&resume=<n> log in over WebSocket
-//	GET  /msg/<from>/<to>%20<text>  send (the article's route)
-//	POST /send                      send {"from","to","text"} as JSON
-//
-// Every event a user receives carries an id that grows strictly; a stream
-// that reconnects with the last id it saw gets what it missed, from an
-// embedded store (one bbolt file), within a retention window. Each stream has
-// a bounded queue: a stream that cannot keep up is cut, with the reason, and
-// resumes from its last id, so it loses nothing and slows no one.
 package chatserver
 
 import (
@@ -38,6 +19,12 @@ type Options struct {
 	// DataDir is the folder of the store file (chat.db), created if missing.
 	// Empty: a temporary folder removed by Shutdown, so nothing survives a restart.
 	DataDir string
+	// NoSync skips the fsync of each store commit. A commit (one per batch
+	// of requests) then costs ~0.1 ms instead of ~3 ms on a virtual disk,
+	// and a restart of the process still loses nothing (the writes are in
+	// the OS's cache), but a crash of the machine may lose or damage the
+	// last writes. Default false: every answered send is on disk.
+	NoSync bool
 	// Retention is how long events stay replayable for a resume. Default 24h.
 	Retention time.Duration
 	// QueueSize is how many events may wait for one stream before it is cut
@@ -148,7 +135,7 @@ func New(opts Options) (*Server, error) {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("chat store folder: %w", err)
 	}
-	st, state, err := openStore(filepath.Join(dir, "chat.db"))
+	st, state, err := openStore(filepath.Join(dir, "chat.db"), opts.NoSync)
 	if err != nil {
 		s.removeTmp()
 		return nil, err
@@ -212,7 +199,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	defer close(s.shutdown)
 
 	s.hub.closing.Store(true)
-	s.hub.do(ctx, &request{kind: reqCutAll, nick: "the chat server is shutting down; reconnect with the last event id received to resume"})
+	// The hub is still running: this request is answered at once, whatever ctx.
+	s.hub.do(context.Background(), &request{kind: reqCutAll, nick: "the chat server is shutting down; reconnect with the last event id received to resume"})
 	drained := make(chan struct{})
 	go func() { s.active.Wait(); close(drained) }()
 	var err error

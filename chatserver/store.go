@@ -13,6 +13,7 @@ import (
 // The store is one bbolt file. Its buckets:
 //
 //	meta     "seq" → the last event id handed out (8 bytes, big endian)
+//	         "pruned" → the last event id pruned
 //	log      event id → record: every stored event, pruned after the retention window
 //	mailbox  nick → bucket of sequence → mail: private messages waiting for a login
 //
@@ -23,6 +24,7 @@ var (
 	bucketLog     = []byte("log")
 	bucketMailbox = []byte("mailbox")
 	keySeq        = []byte("seq")
+	keyPruned     = []byte("pruned")
 )
 
 // record is one stored event: the text one user (To) or everyone (To == "")
@@ -65,12 +67,13 @@ type store struct {
 // storeState is what the hub needs from the store at start.
 type storeState struct {
 	seq       uint64
+	pruned    uint64
 	mailboxes map[string]int // nick → waiting messages
 }
 
-func openStore(path string) (*store, storeState, error) {
+func openStore(path string, noSync bool) (*store, storeState, error) {
 	var st storeState
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, FreelistType: bolt.FreelistMapType})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, FreelistType: bolt.FreelistMapType, NoSync: noSync})
 	if err != nil {
 		if errors.Is(err, bolt.ErrTimeout) {
 			return nil, st, fmt.Errorf("open store %s: the file is locked by another process (is another chat server running on the same --data?)", path)
@@ -87,6 +90,9 @@ func openStore(path string) (*store, storeState, error) {
 		if v := tx.Bucket(bucketMeta).Get(keySeq); len(v) == 8 {
 			st.seq = binary.BigEndian.Uint64(v)
 		}
+		if v := tx.Bucket(bucketMeta).Get(keyPruned); len(v) == 8 {
+			st.pruned = binary.BigEndian.Uint64(v)
+		}
 		return tx.Bucket(bucketMailbox).ForEachBucket(func(k []byte) error {
 			st.mailboxes[string(k)] = tx.Bucket(bucketMailbox).Bucket(k).Stats().KeyN
 			return nil
@@ -99,7 +105,15 @@ func openStore(path string) (*store, storeState, error) {
 	return &store{db: db}, st, nil
 }
 
-func (s *store) close() error { return s.db.Close() }
+func (s *store) close() error {
+	if s.db.NoSync {
+		if err := s.db.Sync(); err != nil {
+			s.db.Close()
+			return err
+		}
+	}
+	return s.db.Close()
+}
 
 func idKey(id uint64) []byte {
 	var k [8]byte
@@ -194,14 +208,15 @@ func (s *store) readLog(nick string, after, upTo uint64, limit int) ([]*record, 
 }
 
 // prune deletes up to max log records older than cutoff and reports how many
-// it deleted. Ids grow with time, so it stops at the first younger record.
-func prune(tx *bolt.Tx, cutoff time.Time, max int) (int, error) {
+// it deleted and the last id deleted (0: none), which it also stores. Ids
+// grow with time, so it stops at the first younger record.
+func prune(tx *bolt.Tx, cutoff time.Time, max int) (int, uint64, error) {
 	var old [][]byte
 	c := tx.Bucket(bucketLog).Cursor()
 	for k, v := c.First(); k != nil && len(old) < max; k, v = c.Next() {
 		var r record
 		if err := json.Unmarshal(v, &r); err != nil {
-			return 0, fmt.Errorf("decode event %d: %w", binary.BigEndian.Uint64(k), err)
+			return 0, 0, fmt.Errorf("decode event %d: %w", binary.BigEndian.Uint64(k), err)
 		}
 		if r.Time >= cutoff.UnixNano() {
 			break
@@ -211,8 +226,12 @@ func prune(tx *bolt.Tx, cutoff time.Time, max int) (int, error) {
 	// Deleting behind a cursor skips keys in bbolt, so delete afterwards.
 	for _, k := range old {
 		if err := tx.Bucket(bucketLog).Delete(k); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
-	return len(old), nil
+	if len(old) == 0 {
+		return 0, 0, nil
+	}
+	last := old[len(old)-1]
+	return len(old), binary.BigEndian.Uint64(last), tx.Bucket(bucketMeta).Put(keyPruned, last)
 }

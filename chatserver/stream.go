@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -28,9 +29,30 @@ type transport interface {
 // waiting messages, then live events until the client goes, the hub cuts the
 // stream or ctx ends.
 func (s *Server) pump(ctx context.Context, c *conn, j joined, resume uint64, hasResume bool, t transport, notes <-chan string) error {
+	err := s.pumpEvents(ctx, c, j, resume, hasResume, t, notes)
+	if reason := c.cutReason(); reason != "" && reason != "closed" {
+		// Cut by the hub; a write may have failed first (a stalled
+		// client's buffers are full and its write deadline passed).
+		level := slog.LevelWarn
+		if s.hub.closing.Load() {
+			level = slog.LevelInfo
+		}
+		s.opts.Logger.Log(context.Background(), level, "stream cut", "nick", c.nick, "reason", reason, "write", err)
+		return errors.New(reason)
+	}
+	return err
+}
+
+func (s *Server) pumpEvents(ctx context.Context, c *conn, j joined, resume uint64, hasResume bool, t transport, notes <-chan string) error {
 	deadline := func() { t.setDeadline(time.Now().Add(s.opts.WriteTimeout)) }
+	if pruned := s.hub.pruned.Load(); hasResume && resume < pruned {
+		deadline()
+		if err := t.note(fmt.Sprintf("events %d to %d are older than the retention window (%v) and were deleted: those addressed to you are missing from this resume", resume+1, pruned, s.opts.Retention)); err != nil {
+			return err
+		}
+	}
 	if hasResume {
-		if err := s.replay(c.nick, resume, j.replayTo, t, deadline); err != nil {
+		if err := s.replay(c, resume, j.replayTo, t, deadline); err != nil {
 			return err
 		}
 	}
@@ -40,7 +62,7 @@ func (s *Server) pump(ctx context.Context, c *conn, j joined, resume uint64, has
 			return err
 		}
 	}
-	if err := s.replay(c.nick, j.mailFrom, j.mailTo, t, deadline); err != nil {
+	if err := s.replay(c, j.mailFrom, j.mailTo, t, deadline); err != nil {
 		return err
 	}
 	if err := t.flush(); err != nil {
@@ -48,27 +70,22 @@ func (s *Server) pump(ctx context.Context, c *conn, j joined, resume uint64, has
 	}
 	tick := time.NewTicker(s.opts.KeepAlive)
 	defer tick.Stop()
+	var spare []*event
 	for {
 		select {
-		case ev := <-c.queue:
+		case <-c.ready:
+			evs := c.take(spare)
 			deadline()
-			if err := t.event(ev); err != nil {
-				return err
-			}
-		more:
-			for range 256 {
-				select {
-				case ev := <-c.queue:
-					if err := t.event(ev); err != nil {
-						return err
-					}
-				default:
-					break more
+			for _, ev := range evs {
+				if err := t.event(ev); err != nil {
+					return err
 				}
 			}
 			if err := t.flush(); err != nil {
 				return err
 			}
+			clear(evs)
+			spare = evs
 		case msg := <-notes:
 			deadline()
 			if err := t.note(msg); err != nil {
@@ -93,10 +110,15 @@ func (s *Server) pump(ctx context.Context, c *conn, j joined, resume uint64, has
 	}
 }
 
-// replay writes the stored events nick can see with after < id <= upTo.
-func (s *Server) replay(nick string, after, upTo uint64, t transport, deadline func()) error {
+// replay writes the stored events c's user can see with after < id <= upTo.
+func (s *Server) replay(c *conn, after, upTo uint64, t transport, deadline func()) error {
 	for after < upTo {
-		recs, next, err := s.store.readLog(nick, after, upTo, 256)
+		if s.hub.closing.Load() {
+			// Shutting down: stop here, the client resumes later. (A stream
+			// cut as slow finishes its replay: it always makes progress.)
+			return errShuttingDown
+		}
+		recs, next, err := s.store.readLog(c.nick, after, upTo, 256)
 		if err != nil {
 			return err
 		}
@@ -200,7 +222,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 type wsTransport struct{ ws *websocket.Conn }
 
 func (t *wsTransport) setDeadline(d time.Time) { t.ws.SetWriteDeadline(d) }
-func (t *wsTransport) event(ev *event) error  { return t.ws.WriteMessage(websocket.TextMessage, ev.ws) }
+func (t *wsTransport) event(ev *event) error   { return t.ws.WriteMessage(websocket.TextMessage, ev.ws) }
 func (t *wsTransport) note(msg string) error {
 	b, _ := json.Marshal(map[string]string{"error": msg})
 	return t.ws.WriteMessage(websocket.TextMessage, b)
@@ -299,7 +321,8 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	s.opts.Logger.Info("disconnect", "nick", nick, "transport", "ws", "why", err)
 }
 
-// readWS reads a WebSocket's frames, sends each as nick's message, and
+// readWS reads a WebSocket's frames, sends each as nick's message (in
+// order, without waiting for one to be stored before reading the next), and
 // reports errors to the client through notes.
 func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, notes chan<- string) {
 	wait := 2 * s.opts.KeepAlive
@@ -312,6 +335,10 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, no
 		case <-ctx.Done():
 		}
 	}
+	// Up to 64 of this connection's posts may wait for their commit at once.
+	inflight := make(chan struct{}, 64)
+	var pending sync.WaitGroup
+	defer pending.Wait()
 	for {
 		kind, data, err := ws.ReadMessage()
 		if err != nil {
@@ -332,9 +359,25 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, no
 			tell(fmt.Sprintf(`frame is not the JSON {"to":"<nick> or all","text":"<message>"}: %v`, err))
 			continue
 		}
-		if _, err := s.send(ctx, Post{From: nick, To: f.To, Text: f.Text}); err != nil {
+		wait, err := s.sendPipelined(ctx, Post{From: nick, To: f.To, Text: f.Text})
+		if err != nil {
 			tell(err.Error())
+			continue
 		}
+		if wait == nil {
+			continue
+		}
+		select {
+		case inflight <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		pending.Go(func() {
+			defer func() { <-inflight }()
+			if err := wait(); err != nil {
+				tell(err.Error())
+			}
+		})
 	}
 }
 

@@ -1,0 +1,192 @@
+package chatserver
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// benchReceivers joins n users straight on the hub (no network) and drains
+// their queues, counting the events they receive.
+func benchReceivers(b *testing.B, ts *testServer, n int, got *atomic.Int64) (stop func()) {
+	b.Helper()
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithCancel(context.Background())
+	for i := range n {
+		c, res, leave := ts.srv.join(ctx, fmt.Sprint("r", i), 0, false)
+		if res.err != nil {
+			b.Fatal(res.err)
+		}
+		wg.Go(func() {
+			defer leave()
+			var spare []*event
+			for {
+				select {
+				case <-c.ready:
+					spare = c.take(spare)
+					got.Add(int64(len(spare)))
+					clear(spare)
+				case <-c.cut:
+					b.Errorf("receiver cut: %s", c.cutReason())
+					return
+				case <-ctx.Done():
+					return
+				}
+			}
+		})
+	}
+	return func() { cancel(); wg.Wait() }
+}
+
+// senders is how many goroutines per GOMAXPROCS send at once in the
+// benchmarks: like ab -c, it bounds how many sends one store commit can
+// carry (group commit).
+const senders = 8
+
+// durability runs a benchmark with fsync on every commit (the default) and
+// without (Options.NoSync).
+func durability(b *testing.B, run func(b *testing.B, o Options)) {
+	for _, noSync := range []bool{false, true} {
+		name := "fsync"
+		if noSync {
+			name = "nofsync"
+		}
+		b.Run(name, func(b *testing.B) { run(b, Options{NoSync: noSync, QueueSize: 1 << 20, SendRate: -1}) })
+	}
+}
+
+// BenchmarkBroadcast measures fan-out: each op is one message to "all",
+// stored once and delivered to every receiver's queue.
+func BenchmarkBroadcast(b *testing.B) {
+	durability(b, func(b *testing.B, o Options) {
+		for _, n := range []int{10, 100, 1000} {
+			b.Run(fmt.Sprint("receivers=", n), func(b *testing.B) {
+				ts := startServer(b, o)
+				var got atomic.Int64
+				stop := benchReceivers(b, ts, n, &got)
+				defer stop()
+				// Let the join notices settle, then count from zero.
+				time.Sleep(50 * time.Millisecond)
+				got.Store(0)
+				b.SetParallelism(senders)
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if _, err := ts.srv.send(context.Background(), Post{From: "sender", To: "all", Text: "hello"}); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+				want := int64(b.N) * int64(n)
+				for got.Load() < want {
+					time.Sleep(time.Millisecond)
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+				b.ReportMetric(float64(want)/b.Elapsed().Seconds(), "deliveries/s")
+			})
+		}
+	})
+}
+
+// BenchmarkSend measures private sends to one receiver: through the hub
+// and the store (validation, rate limit, group commit, delivery), then the
+// same with the article's GET /msg route over HTTP in front.
+func BenchmarkSend(b *testing.B) {
+	durability(b, func(b *testing.B, o Options) {
+		b.Run("hub", func(b *testing.B) {
+			ts := startServer(b, o)
+			var got atomic.Int64
+			stop := benchReceivers(b, ts, 1, &got)
+			defer stop()
+			time.Sleep(20 * time.Millisecond)
+			got.Store(0)
+			b.SetParallelism(senders)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := ts.srv.send(context.Background(), Post{From: "mary", To: "r0", Text: "hello"}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			for got.Load() < int64(b.N) {
+				time.Sleep(time.Millisecond)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+		})
+		b.Run("http-get-msg", func(b *testing.B) {
+			ts := startServer(b, o)
+			var got atomic.Int64
+			stop := benchReceivers(b, ts, 1, &got)
+			defer stop()
+			hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
+			u := ts.url + "/msg/mary/" + url.PathEscape("r0 hello")
+			time.Sleep(20 * time.Millisecond)
+			got.Store(0)
+			b.SetParallelism(senders)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					resp, err := hc.Get(u)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					io.Copy(io.Discard, resp.Body) // so the connection is reused
+					resp.Body.Close()
+					if resp.StatusCode != 200 {
+						b.Errorf("status %s", resp.Status)
+						return
+					}
+				}
+			})
+			for got.Load() < int64(b.N) {
+				time.Sleep(time.Millisecond)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+		})
+		b.Run("ws-frames-one-conn", func(b *testing.B) {
+			ts := startServer(b, o)
+			var got atomic.Int64
+			stop := benchReceivers(b, ts, 1, &got)
+			defer stop()
+			ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(ts.url, "http")+"/ws?nick=mary", nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ws.Close()
+			go func() { // drain mary's own events (welcome lines, echoes)
+				for {
+					if _, _, err := ws.ReadMessage(); err != nil {
+						return
+					}
+				}
+			}()
+			frame := []byte(`{"to":"r0","text":"hello"}`)
+			time.Sleep(20 * time.Millisecond)
+			got.Store(0)
+			b.ResetTimer()
+			for range b.N {
+				if err := ws.WriteMessage(websocket.TextMessage, frame); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for got.Load() < int64(b.N) {
+				time.Sleep(time.Millisecond)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+		})
+	})
+}

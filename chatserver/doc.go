@@ -1,0 +1,70 @@
+// Package chatserver is a real-time chat server: the SSE chat of the source
+// article ("How to implement a real-time chat server in PHP using Server-Sent
+// Events"), with every one of its semantics, served over Server-Sent Events
+// and WebSocket from one hub, so users of either transport chat together.
+//
+// # Routes
+//
+// Relative to where the handler is mounted:
+//
+//	GET  /                          the chat page (self-contained, relative URLs)
+//	GET  /<nick>                    log in over SSE (Accept: text/event-stream);
+//	                                resume with Last-Event-ID or ?last_event_id=<n>
+//	GET  /ws?nick=<nick>&resume=<n> log in over WebSocket
+//	GET  /msg/<from>/<to>%20<text>  send (the article's route); answers "ok"
+//	POST /send                      send {"from","to","text"}; answers {"ok":true}
+//
+// An SSE event is "id: <n>\ndata: <text>\n\n"; a WebSocket event is the text
+// frame {"id":<n>,"text":"<text>"}, and a WebSocket client sends
+// {"to":"<nick> or all","text":"<message>"}. The texts are the article's:
+// "Welcome <nick>!", "now online: a, b", "<nick> has joined.",
+// "<nick> has left.", "<from> to all: <msg>", "<from>: <msg>",
+// "You to <to>: <msg>", "You to <to> (offline): <msg>" and, for a message
+// kept while the user was offline, "<from> (YYYY-MM-DD HH:MM): <msg>".
+//
+// # Nothing lost
+//
+// Event ids come from one sequence shared by all users and kept in the
+// store, so the ids of one user's stream grow strictly, across restarts.
+// Every event a user can receive (a message to all, to the user, an echo, a
+// join or leave notice) is stored under its id. A stream that reconnects
+// with the last id it saw first gets the stored events it missed (within
+// the Retention window), then the welcome lines and anything new.
+//
+// Each stream has a queue of QueueSize events. The hub never waits for a
+// stream: when the queue is full the stream is cut, with the reason as its
+// last line when the client's buffers have room for it, and the client
+// resumes from its last id. A slow consumer costs only itself.
+//
+// A user whose last stream closed stays online for LeaveGrace, so a
+// reconnect (a browser's EventSource retries within seconds) neither says
+// "has left." nor misses a private message. A private message to a user
+// who is offline is kept in a mailbox and delivered, once, at the next login.
+//
+// # Store
+//
+// The store is one bbolt file under DataDir: pure Go, one file, ACID
+// transactions, readers that never block the writer. One hub goroutine
+// owns the users and streams and handles requests in batches, one
+// transaction per batch (a group commit); events reach the streams only
+// after their commit, and a send is answered only then, so an answered
+// send survives a restart. Shutdown tells every stream to resume, lets the
+// requests in flight finish and closes the store.
+//
+// # Limits
+//
+// Nicknames are 1–32 of [A-Za-z0-9_.-], with "all", "msg", "ws", "send",
+// "." and ".." reserved; a message is one line of at most MaxMessageBytes;
+// each nickname may send SendRate messages per second (bursts of
+// SendBurst); each client address may hold MaxConnsPerAddr streams; an
+// offline user's mailbox holds MaxMailbox messages; WebSockets are accepted
+// from pages of the same host or AllowedOrigins. Every refusal says what was
+// wrong and what is allowed. Text is never HTML: the page shows it with
+// textContent, under a Content-Security-Policy that runs only its own script.
+//
+// # Several nodes
+//
+// Posts reach the hub through a Broker. The default, NewLocalBroker, calls
+// this server's hub directly; a broker backed by a message bus can carry
+// posts to the hubs of several nodes.
+package chatserver

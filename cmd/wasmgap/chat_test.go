@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestChatHelperProcess is not a test: run by TestChatSIGTERM as a child
+// process, it stands in for the wasmgap command so that it can be signalled.
+func TestChatHelperProcess(t *testing.T) {
+	args := os.Getenv("WASMGAP_CHAT_HELPER")
+	if args == "" {
+		t.Skip("only runs as TestChatSIGTERM's child process")
+	}
+	os.Exit(run(strings.Fields(args), os.Stdout, os.Stderr))
+}
+
+func TestChatFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"-h"}, 0, "GET /msg/<from>/<to>%20<text>"},
+		{[]string{"--nope"}, 2, "flag provided but not defined"},
+		{[]string{"extra"}, 2, "every setting is a flag"},
+		{[]string{"--retention", "soon"}, 2, "invalid value"},
+		{[]string{"--retention", "-1s", "--data", t.TempDir()}, 1, "must be 0 (default) or positive"},
+		{[]string{"--addr", "256.0.0.1:1", "--data", t.TempDir()}, 1, "listen on 256.0.0.1:1"},
+	} {
+		var out, errs bytes.Buffer
+		code := runChat(tc.args, &out, &errs)
+		if code != tc.code || !strings.Contains(errs.String(), tc.says) {
+			t.Errorf("chat %q: exit %d, stderr %q; want %d and %q", tc.args, code, errs.String(), tc.code, tc.says)
+		}
+	}
+}
+
+// TestChatSIGTERM runs `wasmgap chat`, opens a stream, sends SIGTERM: the
+// stream is told to resume, the command exits 0, the store can be reopened.
+func TestChatSIGTERM(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "chat")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChatHelperProcess$")
+	cmd.Env = append(os.Environ(), "WASMGAP_CHAT_HELPER=chat --addr 127.0.0.1:0 --data "+data)
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	out := bufio.NewReader(stdout)
+	line, err := out.ReadString('\n')
+	if err != nil {
+		t.Fatalf("no banner: %v %s", err, stderr.String())
+	}
+	// "chat on http://127.0.0.1:PORT/ (store in ...)"
+	url := strings.Fields(line)[2]
+	req, _ := http.NewRequest("GET", url+"john", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	if l, _ := br.ReadString('\n'); !strings.HasPrefix(l, "id: ") {
+		t.Fatalf("stream starts with %q", l)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	rest, _ := io.ReadAll(br)
+	if !strings.Contains(string(rest), ": closed: the chat server is shutting down") {
+		t.Errorf("the stream was not told why it closed: %q", rest)
+	}
+	done := make(chan error, 1)
+	go func() { io.Copy(io.Discard, out); done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("wasmgap chat did not exit after SIGTERM")
+	}
+	if _, err := os.Stat(filepath.Join(data, "chat.db")); err != nil {
+		t.Errorf("no store file: %v", err)
+	}
+}
