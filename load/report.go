@@ -117,9 +117,13 @@ func WriteText(w io.Writer, rep *Report) error {
 
 	p("Scenario:\t%s\n", rep.Scenario)
 	p("Target:\t%s %s\n", rep.Method, rep.Target)
-	method := fmt.Sprintf("%s model, %d connection(s)", rep.Model, rep.Connections)
+	unit, conns := "requests", fmt.Sprintf("%d connection(s)", rep.Connections)
+	if rep.Delivery != nil {
+		unit, conns = "messages", fmt.Sprintf("%d send(s) in flight", rep.Connections)
+	}
+	method := fmt.Sprintf("%s model, %s", rep.Model, conns)
 	if rep.Model == "open" {
-		method += fmt.Sprintf(", %g req/s intended", rep.Rate)
+		method += fmt.Sprintf(", %g %s/s intended", rep.Rate, unit)
 	}
 	if rep.HTTP != "" {
 		ka := "keep-alive"
@@ -131,7 +135,7 @@ func WriteText(w io.Writer, rep *Report) error {
 	p("Method:\t%s\n", method)
 	var bounds []string
 	if rep.Requests > 0 {
-		bounds = append(bounds, fmt.Sprintf("%d requests", rep.Requests))
+		bounds = append(bounds, fmt.Sprintf("%d %s", rep.Requests, unit))
 	}
 	if rep.Duration > 0 {
 		bounds = append(bounds, rep.Duration.String())

@@ -439,7 +439,7 @@ func TestWriteText(t *testing.T) {
 	}
 	var b strings.Builder
 	WriteText(&b, rep)
-	for _, want := range []string{"open model, 2 connection(s), 500 req/s intended", "Requests/s:", "corrected", "uncorrected", "p99.9"} {
+	for _, want := range []string{"open model, 2 connection(s), 500 requests/s intended", "Requests/s:", "corrected", "uncorrected", "p99.9"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, b.String())
 		}
