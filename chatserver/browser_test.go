@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -14,45 +12,20 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/wasmgap/wasmgap/internal/browsertest"
 )
-
-// chromium finds the browser; the test is skipped without one, except in CI.
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed, and CI is set: browser tests must run in CI")
-	}
-	t.Skip("chromium is not installed (set CI=true to make this a failure)")
-	return ""
-}
 
 // TestBrowserChat: two pages of the chat, mounted under /chat/ as the
 // playground mounts it, one logged in over SSE and one over WebSocket, chat
 // with each other, and a message holding HTML shows as text.
 func TestBrowserChat(t *testing.T) {
-	exe := chromium(t)
 	ts := startServer(t, Options{})
 	mux := http.NewServeMux()
 	mux.Handle("/chat/", http.StripPrefix("/chat", ts.srv.Handler()))
 	site := httptest.NewServer(mux)
 	defer site.Close()
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	browser, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
-	if err := chromedp.Do(browser); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
+	browser := browsertest.Start(t)
 
 	var mu sync.Mutex
 	var problems []string

@@ -3,7 +3,6 @@ package load
 import (
 	"context"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -11,39 +10,14 @@ import (
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/wasmgap/wasmgap/internal/browsertest"
 )
-
-// chromium finds the browser; the test is skipped without one, except in CI.
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed, and CI is set: browser tests must run in CI")
-	}
-	t.Skip("chromium is not installed (set CI=true to make this a failure)")
-	return ""
-}
 
 // TestBrowserPage drives the load page in headless Chromium: an HTTP run and a WebSocket
 // fan-out against its own server, each streamed to the end, summarized, and charted.
 func TestBrowserPage(t *testing.T) {
-	exe := chromium(t)
 	srv := pageServer(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	defer cancel()
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
+	ctx := browsertest.Start(t)
 	var mu sync.Mutex
 	var scriptErrors []string
 	go func() {

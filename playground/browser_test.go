@@ -17,26 +17,12 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/wasmgap/wasmgap/internal/browsertest"
 
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
 var screenshotPath = flag.String("screenshot", "", "also write the filled results' screenshot to this file (e.g. ../docs/playground.png)")
-
-// chromiumPath finds Chromium: tests skip without it, except in CI, where they fail.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed, and CI is set: the browser tests must run (apt-get install chromium)")
-	}
-	t.Skip("chromium is not installed (apt-get install chromium); set CI=true to make this a failure")
-	return ""
-}
 
 var bundleOnce sync.Once
 var bundleErr error
@@ -77,7 +63,6 @@ type browserPage struct {
 
 func newBrowserPage(t *testing.T) *browserPage {
 	t.Helper()
-	exe := chromiumPath(t)
 	dist := distDir(t)
 	// A stand-in chat panel (the real one is package chatserver's); no load panel.
 	chat := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -88,31 +73,17 @@ func newBrowserPage(t *testing.T) *browserPage {
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(exe),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
+	ctx := browsertest.Start(t,
 		chromedp.Flag("disable-background-timer-throttling", true),
 		chromedp.Flag("disable-renderer-backgrounding", true),
-		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1600, 1000),
-	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(allocCtx)
+	)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 10*time.Minute)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	t.Cleanup(cancelTimeout)
 
 	p := &browserPage{t: t, ctx: ctx, url: ts.URL, srv: srv}
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("start chromium: %v", err)
+		t.Fatalf("open about:blank: %v", err)
 	}
 	messages := chromedp.Console(ctx)
 	go func() {

@@ -24,6 +24,30 @@ func TestChatHelperProcess(t *testing.T) {
 	os.Exit(run(strings.Fields(args), os.Stdout, os.Stderr))
 }
 
+// startSubcommand runs `wasmgap <args>` as a child process (this test binary, through
+// TestChatHelperProcess) and returns it with the first line it printed, its banner.
+func startSubcommand(t *testing.T, args string) (cmd *exec.Cmd, banner string, out *bufio.Reader, stderr *bytes.Buffer) {
+	t.Helper()
+	cmd = exec.Command(os.Args[0], "-test.run=^TestChatHelperProcess$")
+	cmd.Env = append(os.Environ(), "WASMGAP_CHAT_HELPER="+args)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr = new(bytes.Buffer)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	out = bufio.NewReader(stdout)
+	banner, err = out.ReadString('\n')
+	if err != nil {
+		t.Fatalf("wasmgap %s printed no banner: %v %s", args, err, stderr)
+	}
+	return cmd, banner, out, stderr
+}
+
 func TestChatFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -49,20 +73,7 @@ func TestChatFlags(t *testing.T) {
 // stream is told to resume, the command exits 0, the store can be reopened.
 func TestChatSIGTERM(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "chat")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestChatHelperProcess$")
-	cmd.Env = append(os.Environ(), "WASMGAP_CHAT_HELPER=chat --addr 127.0.0.1:0 --data "+data)
-	stdout, _ := cmd.StdoutPipe()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	out := bufio.NewReader(stdout)
-	line, err := out.ReadString('\n')
-	if err != nil {
-		t.Fatalf("no banner: %v %s", err, stderr.String())
-	}
+	cmd, line, out, stderr := startSubcommand(t, "chat --addr 127.0.0.1:0 --data "+data)
 	// "chat on http://127.0.0.1:PORT/ (store in ...)"
 	url := strings.Fields(line)[2]
 	req, _ := http.NewRequest("GET", url+"john", nil)

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -41,20 +39,7 @@ func TestServeFlagErrors(t *testing.T) {
 // playground's API, and drains all of them on SIGTERM.
 func TestServeMountsChatAndLoad(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "chat")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestChatHelperProcess$")
-	cmd.Env = append(os.Environ(), "WASMGAP_CHAT_HELPER=serve --addr 127.0.0.1:0 --data "+data)
-	stdout, _ := cmd.StdoutPipe()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	out := bufio.NewReader(stdout)
-	line, err := out.ReadString('\n')
-	if err != nil {
-		t.Fatalf("no banner: %v %s", err, stderr.String())
-	}
+	cmd, line, out, stderr := startSubcommand(t, "serve --addr 127.0.0.1:0 --data "+data)
 	// "wasmgap playground on http://127.0.0.1:PORT/ (chat store in ...)"
 	base := strings.Fields(line)[3]
 
