@@ -189,18 +189,11 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 		http.Error(w, "Last-Event-ID: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	if !s.enter() {
-		w.Header().Set("Retry-After", "1")
-		http.Error(w, errShuttingDown.Error(), http.StatusServiceUnavailable)
+	release, ok := s.admitStream(w, r)
+	if !ok {
 		return
 	}
-	defer s.exit()
-	addr := clientAddr(r)
-	if !s.addrs.acquire(addr) {
-		http.Error(w, fmt.Sprintf("too many open chat streams from %s: at most %d per address", addr, s.addrs.max), http.StatusTooManyRequests)
-		return
-	}
-	defer s.addrs.release(addr)
+	defer release()
 
 	c, res, leave := s.join(r.Context(), nick, resume, hasResume)
 	defer leave()
@@ -270,18 +263,11 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("WebSocket origin %q is not allowed: only pages of this server (%s) or the allowed origins may connect", origin, r.Host), http.StatusForbidden)
 		return
 	}
-	if !s.enter() {
-		w.Header().Set("Retry-After", "1")
-		http.Error(w, errShuttingDown.Error(), http.StatusServiceUnavailable)
+	release, ok := s.admitStream(w, r)
+	if !ok {
 		return
 	}
-	defer s.exit()
-	addr := clientAddr(r)
-	if !s.addrs.acquire(addr) {
-		http.Error(w, fmt.Sprintf("too many open chat streams from %s: at most %d per address", addr, s.addrs.max), http.StatusTooManyRequests)
-		return
-	}
-	defer s.addrs.release(addr)
+	defer release()
 
 	up := websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
@@ -393,4 +379,22 @@ func (s *Server) originAllowed(origin, host string) bool {
 	}
 	u, err := url.Parse(origin)
 	return err == nil && strings.EqualFold(u.Host, host)
+}
+
+// admitStream lets a new SSE or WebSocket stream in unless the server is shutting down or
+// the client's address holds its maximum of streams, answering the refusal itself; release
+// ends the stream's admission.
+func (s *Server) admitStream(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	if !s.enter() {
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, errShuttingDown.Error(), http.StatusServiceUnavailable)
+		return nil, false
+	}
+	addr := clientAddr(r)
+	if !s.addrs.acquire(addr) {
+		s.exit()
+		http.Error(w, fmt.Sprintf("too many open chat streams from %s: at most %d per address", addr, s.addrs.max), http.StatusTooManyRequests)
+		return nil, false
+	}
+	return func() { s.addrs.release(addr); s.exit() }, true
 }
