@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -34,11 +33,8 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 	addr := fs.String("addr", "127.0.0.1:8000", "address to listen on (host:port); the host localhost listens on 127.0.0.1 and ::1")
 	chatOptions := addChatFlags(fs, stderr)
 	verbose := fs.Bool("v", false, "log every connection")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "wasmgap chat: unexpected arguments %q: every setting is a flag\n", fs.Args())

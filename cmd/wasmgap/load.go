@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -140,11 +139,8 @@ func runLoadHTTP(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.Insecure, "insecure", false, "skip TLS certificate verification")
 	cpuProfile := fs.String("cpuprofile", "", "write the generator's own CPU profile to this file")
 	out.register(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "wasmgap load: "+format+"\n", a...)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -43,11 +42,8 @@ func runLoadScenario(name string, args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.MaxTime, "max-time", load.DefaultMaxTime, "hard cap on the whole run")
 	fs.IntVar(&o.Pid, "pid", 0, "sample this process's RSS and CPU during the run (Linux)")
 	out.register(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "wasmgap load %s: "+format+"\n", append([]any{name}, a...)...)
@@ -101,11 +97,8 @@ func runLoadSeed(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.Pid, "pid", 0, "sample this process's RSS and CPU during each run (Linux)")
 	fs.DurationVar(&o.MaxTime, "max-time", load.DefaultMaxTime, "hard cap on each run")
 	out.register(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "wasmgap load seed: unexpected arguments %q\n", fs.Args())

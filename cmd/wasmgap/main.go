@@ -13,6 +13,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -70,4 +72,17 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", name, commands[name].summary)
 	}
 	fmt.Fprintln(w, "\nRun 'wasmgap <command> -h' for the flags of one command.")
+}
+
+// parseFlags parses a subcommand's args into fs. When parsing ends the command (help was
+// asked for, or a flag was bad, which fs has already reported on stderr), ok is false and
+// code is the exit status: 0 for help, 2 for a bad flag.
+func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	return 0, true
 }
