@@ -48,6 +48,37 @@ func startSubcommand(t *testing.T, args string) (cmd *exec.Cmd, banner string, o
 	return cmd, banner, out, stderr
 }
 
+// checkSIGTERMDrains opens a chat stream at streamURL, sends the command SIGTERM, and checks
+// that the stream is told to resume elsewhere and that the command exits 0 in time.
+func checkSIGTERMDrains(t *testing.T, cmd *exec.Cmd, streamURL string, out *bufio.Reader, stderr *bytes.Buffer) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", streamURL, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	if l, _ := br.ReadString('\n'); !strings.HasPrefix(l, "id: ") {
+		t.Fatalf("stream starts with %q", l)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if rest, _ := io.ReadAll(br); !strings.Contains(string(rest), ": closed: the chat server is shutting down") {
+		t.Errorf("the stream was not told why it closed: %q", rest)
+	}
+	done := make(chan error, 1)
+	go func() { io.Copy(io.Discard, out); done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit: %v\n%s", err, stderr)
+		}
+	case <-time.After(20 * time.Second): // both commands drain within 15 s
+		t.Fatalf("%s did not exit after SIGTERM", strings.Join(cmd.Args, " "))
+	}
+}
+
 func TestChatFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -76,32 +107,7 @@ func TestChatSIGTERM(t *testing.T) {
 	cmd, line, out, stderr := startSubcommand(t, "chat --addr 127.0.0.1:0 --data "+data)
 	// "chat on http://127.0.0.1:PORT/ (store in ...)"
 	url := strings.Fields(line)[2]
-	req, _ := http.NewRequest("GET", url+"john", nil)
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	br := bufio.NewReader(resp.Body)
-	if l, _ := br.ReadString('\n'); !strings.HasPrefix(l, "id: ") {
-		t.Fatalf("stream starts with %q", l)
-	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	rest, _ := io.ReadAll(br)
-	if !strings.Contains(string(rest), ": closed: the chat server is shutting down") {
-		t.Errorf("the stream was not told why it closed: %q", rest)
-	}
-	done := make(chan error, 1)
-	go func() { io.Copy(io.Discard, out); done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("exit: %v\n%s", err, stderr.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("wasmgap chat did not exit after SIGTERM")
-	}
+	checkSIGTERMDrains(t, cmd, url+"john", out, stderr)
 	if _, err := os.Stat(filepath.Join(data, "chat.db")); err != nil {
 		t.Errorf("no store file: %v", err)
 	}

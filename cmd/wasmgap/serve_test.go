@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 func TestServeFlagErrors(t *testing.T) {
@@ -74,29 +71,5 @@ func TestServeMountsChatAndLoad(t *testing.T) {
 	}
 
 	// A chat stream under /chat/ is told to resume when the server stops.
-	req, _ := http.NewRequest("GET", base+"chat/john", nil)
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	br := bufio.NewReader(resp.Body)
-	if l, _ := br.ReadString('\n'); !strings.HasPrefix(l, "id: ") {
-		t.Fatalf("chat stream starts with %q", l)
-	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	if rest, _ := io.ReadAll(br); !strings.Contains(string(rest), ": closed: the chat server is shutting down") {
-		t.Errorf("the chat stream was not told why it closed: %q", rest)
-	}
-	done := make(chan error, 1)
-	go func() { io.Copy(io.Discard, out); done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("exit: %v\n%s", err, stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("wasmgap serve did not exit after SIGTERM")
-	}
+	checkSIGTERMDrains(t, cmd, base+"chat/john", out, stderr)
 }
