@@ -1,0 +1,333 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"text/template"
+	"time"
+)
+
+// peerFiles are the peer servers' sources and nginx's configuration.
+//
+//go:embed chat.php chat.js nginx.conf.tmpl
+var peerFiles embed.FS
+
+// serverSpec is one server of the table.
+type serverSpec struct {
+	key      string // for -servers
+	name     string // in the table
+	program  string // the program it needs: "wasmgap", "nginx", "php" or "node"
+	pageRuns bool   // measured on the page
+	chat     bool   // measured on the message route
+}
+
+var serverSpecs = []serverSpec{
+	{"wasmgap", "wasmgap chat", "wasmgap", true, true},
+	{"wasmgap-no-fsync", "wasmgap chat --no-fsync", "wasmgap", false, true},
+	{"nginx", "nginx (same page)", "nginx", true, false},
+	{"php", "PHP chat (php-cli, stream_select)", "php", true, true},
+	{"node", "Node chat (http module)", "node", true, true},
+}
+
+func specKeys() []string {
+	var ks []string
+	for _, s := range serverSpecs {
+		ks = append(ks, s.key)
+	}
+	return ks
+}
+
+func specOf(key string) serverSpec {
+	for _, s := range serverSpecs {
+		if s.key == key {
+			return s
+		}
+	}
+	panic("unknown server " + key)
+}
+
+// server is a started server: its process group, URL and log.
+type server struct {
+	cmd     *exec.Cmd
+	url     string // http://127.0.0.1:port
+	logPath string
+	done    chan struct{} // closed when the process has exited
+}
+
+// startServer starts spec on a free loopback port in dir (a temporary folder of its own)
+// and waits until it answers GET /.
+func startServer(ctx context.Context, o *options, spec serverSpec, dir string, page []byte) (*server, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	pagePath := filepath.Join(dir, "page.html")
+	if page != nil {
+		if err := os.WriteFile(pagePath, page, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	var cmd *exec.Cmd
+	switch spec.program {
+	case "wasmgap":
+		args := []string{"chat", "--addr", addr, "--data", filepath.Join(dir, "data"), "--send-rate", "-1"}
+		if spec.key == "wasmgap-no-fsync" {
+			args = append(args, "--no-fsync")
+		}
+		cmd = exec.Command(o.wasmgap, args...)
+	case "nginx":
+		conf, err := nginxConf(dir, addr, page)
+		if err != nil {
+			return nil, err
+		}
+		cmd = exec.Command(o.nginx, "-c", conf, "-p", dir, "-g", "daemon off;")
+	case "php", "node":
+		file := map[string]string{"php": "chat.php", "node": "chat.js"}[spec.program]
+		src, err := peerFiles.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), src, 0o644); err != nil {
+			return nil, err
+		}
+		bin := map[string]string{"php": o.php, "node": o.node}[spec.program]
+		cmd = exec.Command(bin, filepath.Join(dir, file), port, pagePath)
+	default:
+		return nil, fmt.Errorf("no way to start %s", spec.program)
+	}
+	s := &server{cmd: cmd, url: "http://" + addr, logPath: filepath.Join(dir, "server.log"), done: make(chan struct{})}
+	logf, err := os.Create(s.logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Dir = dir
+	// A process group of its own: stopped as a whole (nginx's workers with their master),
+	// and measured as a whole.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", spec.name, err)
+	}
+	go func() { cmd.Wait(); close(s.done) }()
+	if err := s.waitReady(ctx, 15*time.Second); err != nil {
+		s.stop()
+		return nil, fmt.Errorf("%s: %w%s", spec.name, err, s.logTail())
+	}
+	return s, nil
+}
+
+// waitReady waits until GET / answers 200.
+func (s *server) waitReady(ctx context.Context, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	client := &http.Client{Timeout: time.Second}
+	for {
+		select {
+		case <-s.done:
+			return errors.New("exited at start")
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		resp, err := client.Get(s.url + "/")
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("GET / answered %s", resp.Status)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not ready on %s within %v: %v", s.url, limit, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (s *server) pgid() int { return s.cmd.Process.Pid }
+
+// stop ends the server's process group: SIGTERM, then SIGKILL after 5 s.
+func (s *server) stop() {
+	syscall.Kill(-s.pgid(), syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(5 * time.Second):
+		syscall.Kill(-s.pgid(), syscall.SIGKILL)
+		<-s.done
+	}
+	// A worker that outlived its master (it should not) goes too.
+	syscall.Kill(-s.pgid(), syscall.SIGKILL)
+}
+
+// logTail is the end of the server's log, for an error message.
+func (s *server) logTail() string {
+	b, _ := os.ReadFile(s.logPath)
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > 600 {
+		b = b[len(b)-600:]
+	}
+	return "; its log: " + string(b)
+}
+
+// freeAddr is a loopback address with a port free right now.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("find a free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// nginxConf writes nginx's configuration and the page into dir and returns the
+// configuration's path.
+func nginxConf(dir, addr string, page []byte) (string, error) {
+	// nginx's workers run as an unprivileged user: they must be able to read the page.
+	root := filepath.Join(dir, "root")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", err
+	}
+	for _, d := range []string{dir, root} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			return "", err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "index.html"), page, 0o644); err != nil {
+		return "", err
+	}
+	src, err := peerFiles.ReadFile("nginx.conf.tmpl")
+	if err != nil {
+		return "", err
+	}
+	t, err := template.New("nginx").Parse(string(src))
+	if err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, struct{ Dir, Addr string }{dir, addr}); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "nginx.conf")
+	return path, os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// fetchPage starts a `wasmgap chat` and returns the bytes it serves at /.
+func fetchPage(ctx context.Context, o *options, dir string) ([]byte, error) {
+	s, err := startServer(ctx, o, specOf("wasmgap-no-fsync"), dir, nil)
+	if err != nil {
+		return nil, fmt.Errorf("start wasmgap chat for its page: %w", err)
+	}
+	defer s.stop()
+	resp, err := http.Get(s.url + "/")
+	if err != nil {
+		return nil, fmt.Errorf("fetch the chat page: %w", err)
+	}
+	defer resp.Body.Close()
+	page, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK || len(page) == 0 {
+		return nil, fmt.Errorf("fetch the chat page: %s, %d bytes, %v", resp.Status, len(page), err)
+	}
+	return page, nil
+}
+
+// bench measures every selected server and returns the table's rows.
+func bench(ctx context.Context, o *options, stderr io.Writer) ([]row, error) {
+	tmp, err := os.MkdirTemp("", "bench-server-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	// nginx's workers run as an unprivileged user: they must be able to reach their root.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return nil, err
+	}
+	var page []byte
+	for _, key := range o.servers {
+		if spec := specOf(key); spec.program != "wasmgap" && o.missing[spec.program] == "" {
+			if page, err = fetchPage(ctx, o, filepath.Join(tmp, "page")); err != nil {
+				return nil, err
+			}
+			fmt.Fprintf(stderr, "bench-server: the chat page is %d bytes; nginx, PHP and Node serve the same\n", len(page))
+			break
+		}
+	}
+	var rows []row
+	for _, key := range o.servers {
+		if ctx.Err() != nil {
+			break
+		}
+		spec := specOf(key)
+		runs := runsOf(o, spec)
+		if msg := o.missing[spec.program]; msg != "" {
+			for _, r := range runs {
+				rows = append(rows, row{server: spec.name, run: r, missing: msg})
+			}
+			continue
+		}
+		dir := filepath.Join(tmp, key)
+		fmt.Fprintf(stderr, "bench-server: %s\n", spec.name)
+		s, err := startServer(ctx, o, spec, dir, page)
+		if err != nil {
+			for _, r := range runs {
+				rows = append(rows, row{server: spec.name, run: r, failure: err.Error()})
+			}
+			continue
+		}
+		for _, r := range runs {
+			if ctx.Err() != nil {
+				break
+			}
+			rw := measure(ctx, o, s, spec, r, stderr)
+			rows = append(rows, rw)
+		}
+		s.stop()
+	}
+	return rows, nil
+}
+
+// runKind is one load of the table: a tool, a path, a connection setting.
+type runKind struct {
+	key       string // the same for every server, for the ratios
+	label     string
+	tool      string // "ab", "wrk" or "load"
+	path      string
+	keepAlive bool
+	message   bool // the message route, with a receiver
+}
+
+func runsOf(o *options, spec serverSpec) []runKind {
+	n := strconv.Itoa(o.n)
+	d := o.duration.String()
+	var rs []runKind
+	if spec.pageRuns {
+		rs = append(rs,
+			runKind{"ab-page", "ab -n " + n + " -c 10 / (no keep-alive)", "ab", "/", false, false},
+			runKind{"wrk-page", "wrk -c 100 -d " + d + " / (keep-alive)", "wrk", "/", true, false},
+			runKind{"load-page", "wasmgap load -c 100 -d " + d + " / (keep-alive)", "load", "/", true, false},
+			runKind{"load-page-close", "wasmgap load -c 100 -d " + d + " --no-keepalive /", "load", "/", false, false},
+		)
+	}
+	if spec.chat {
+		rs = append(rs, runKind{"ab-msg", "ab -n " + n + " -c 10 /msg/mary/john%20hello, john on SSE", "ab", "/msg/mary/john%20hello", false, true})
+	}
+	return rs
+}

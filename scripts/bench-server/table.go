@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// environment describes the machine and the programs' versions, for the table's header.
+func environment(ctx context.Context, o *options) []string {
+	lines := []string{"date: " + time.Now().UTC().Format("2006-01-02 15:04 MST")}
+	cpu := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				cpu = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	load := ""
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) >= 3 {
+			load = ", load average " + strings.Join(f[:3], " ") + " at the start"
+		}
+	}
+	lines = append(lines, fmt.Sprintf("machine: %s, %d cores%s", cpu, runtime.NumCPU(), load))
+	version := func(name, bin string, args ...string) {
+		if msg := o.missing[name]; msg != "" {
+			lines = append(lines, name+": "+msg)
+			return
+		}
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		out, _ := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+		v := firstLine(string(bytes.TrimSpace(out)))
+		v = strings.TrimPrefix(v, "nginx version: ")
+		v = strings.TrimPrefix(v, "This is ApacheBench, ")
+		lines = append(lines, name+": "+v)
+	}
+	version("wasmgap", o.wasmgap, "version")
+	version("php", o.php, "-v")
+	version("node", o.node, "--version")
+	version("nginx", o.nginx, "-v")
+	version("ab", o.ab, "-V")
+	version("wrk", o.wrk, "-v")
+	return lines
+}
+
+func median[T int64 | float64 | time.Duration](xs []T) T {
+	s := append([]T(nil), xs...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+// printTable prints the header lines, the table and the method under it.
+func printTable(w io.Writer, o *options, env []string, rows []row) {
+	// The reference rates of the same run kind: nginx and the PHP chat.
+	ref := func(key string) map[string]float64 {
+		m := map[string]float64{}
+		for _, r := range rows {
+			if r.server == specOf(key).name && len(r.rps) > 0 {
+				m[r.run.key] = median(r.rps)
+			}
+		}
+		return m
+	}
+	nginx, php := ref("nginx"), ref("php")
+	ratio := func(rate float64, refs map[string]float64, key string) string {
+		if v, ok := refs[key]; ok && v > 0 {
+			return fmt.Sprintf("%.2f", rate/v)
+		}
+		return "—"
+	}
+
+	var tw *tabwriter.Writer
+	line := func(cells ...string) {
+		if o.markdown {
+			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+		} else {
+			fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		}
+	}
+	if o.markdown {
+		for _, l := range env {
+			fmt.Fprintf(w, "- %s\n", l)
+		}
+		fmt.Fprintln(w)
+	} else {
+		for _, l := range env {
+			fmt.Fprintln(w, l)
+		}
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	}
+	line("server", "run", "req/s (median)", "p99", "vs nginx", "vs PHP", "RSS before", "RSS peak", "RSS after", "CPU s / 10k req", "check", "req/s of each run")
+	if o.markdown {
+		line("---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---", "---")
+	}
+	for _, r := range rows {
+		if r.missing != "" {
+			line(r.server, r.run.label, "—", "—", "—", "—", "—", "—", "—", "—", r.missing, "")
+			continue
+		}
+		check := "ok"
+		if r.run.message {
+			check = fmt.Sprintf("%d/%d delivered", r.delivered, r.sent)
+		}
+		if r.failure != "" {
+			check = "FAILED: " + r.failure
+		}
+		if len(r.rps) == 0 {
+			line(r.server, r.run.label, "—", "—", "—", "—", mb(r.rssBefore), mb(r.rssPeak), mb(r.rssAfter), "—", check, "")
+			continue
+		}
+		rate := median(r.rps)
+		runs := make([]string, len(r.rps))
+		for i, v := range r.rps {
+			runs[i] = strconv.FormatFloat(v, 'f', 0, 64)
+		}
+		cpu := "—"
+		if r.requests > 0 {
+			cpu = fmt.Sprintf("%.2f", r.cpu.Seconds()/float64(r.requests)*10000)
+		}
+		line(r.server, r.run.label, strconv.FormatFloat(rate, 'f', 0, 64), p99String(r.run.tool, median(r.p99)),
+			ratio(rate, nginx, r.run.key), ratio(rate, php, r.run.key),
+			mb(r.rssBefore), mb(r.rssPeak), mb(r.rssAfter), cpu, check, strings.Join(runs, " "))
+	}
+	if tw != nil {
+		tw.Flush()
+	}
+	fmt.Fprintf(w, "\nreq/s: the median of %d runs; p99: the tool's own (ab: whole milliseconds); vs nginx, vs PHP: the same run against nginx and the PHP chat in this run. "+
+		"RSS: the server's process group (VmRSS summed) before the runs, at their peak (sampled every 20 ms) and after them; "+
+		"CPU: the group's user+system seconds over the runs per 10,000 requests answered. "+
+		"ab without -k (HTTP/1.0, a connection per request, as in the article); wrk -t %d; wasmgap load and wrk keep connections open unless marked; "+
+		"`wasmgap chat` runs with --send-rate -1 (the peers limit no sender); the message route's receiver must get every message answered.\n",
+		o.reps, o.wrkThr)
+}
+
+func p99String(tool string, d time.Duration) string {
+	switch {
+	case tool == "ab":
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	case d < time.Millisecond:
+		return fmt.Sprintf("%d µs", d.Microseconds())
+	default:
+		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+	}
+}
+
+func mb(b int64) string {
+	if b <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f MB", float64(b)/(1<<20))
+}
