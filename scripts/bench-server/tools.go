@@ -121,6 +121,9 @@ func runTool(ctx context.Context, o *options, r runKind, url string) (toolResult
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := startAndWait(ctx, cmd, limit); err != nil {
+		if ctx.Err() != nil {
+			return toolResult{}, fmt.Errorf("%s: interrupted", r.tool)
+		}
 		return toolResult{}, fmt.Errorf("%s: %v: %s", r.tool, err, firstLine(errb.String()))
 	}
 	switch r.tool {

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// wasmgapBin is the wasmgap binary built from this tree for the tests.
+var wasmgapBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "bench-server-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	wasmgapBin = filepath.Join(dir, "wasmgap")
+	// The page is embedded from chatserver; the playground's bundles have placeholders in a
+	// fresh clone, which is enough for `wasmgap chat`.
+	build := exec.Command("go", "build", "-o", wasmgapBin, "./cmd/wasmgap")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build ./cmd/wasmgap: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// needPeers skips the test, naming the packages to install, when a peer or a tool is absent.
+func needPeers(t *testing.T) {
+	t.Helper()
+	var absent, pkgs []string
+	for _, p := range []struct{ name, pkg string }{
+		{"php", "php-cli"}, {"node", "nodejs"}, {"nginx", "nginx-light"}, {"wrk", "wrk"}, {"ab", "apache2-utils"},
+	} {
+		if _, err := lookPath(p.name); err != nil {
+			absent = append(absent, p.name)
+			pkgs = append(pkgs, p.pkg)
+		}
+	}
+	if len(absent) > 0 {
+		t.Skipf("%s not installed: apt-get install %s", strings.Join(absent, ", "), strings.Join(pkgs, " "))
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-n", "5"}, "-n 5: at least 10"},
+		{[]string{"-d", "0s"}, "allowed 1s to 10m"},
+		{[]string{"-d", "1500ms"}, "whole seconds"},
+		{[]string{"-reps", "0"}, "-reps 0: allowed 1 to 100"},
+		{[]string{"-servers", "php,apache"}, `unknown server "apache": allowed wasmgap, wasmgap-no-fsync, nginx, php, node`},
+		{[]string{"extra"}, "every setting is a flag"},
+		{[]string{"-nope"}, "flag provided but not defined"},
+		{[]string{"-wasmgap", "/nonexistent/wasmgap"}, "go build -o bin/wasmgap ./cmd/wasmgap"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(tc.args, &out, &errb)
+		if code == 0 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("run %q: exit %d, stderr %q; want a failure saying %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+}
+
+// TestMissingProgram: a program that is not installed gives rows that say so, and the run
+// goes on.
+func TestMissingProgram(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"-wasmgap", wasmgapBin, "-servers", "php,nginx", "-php", "/nonexistent/php", "-nginx", "/nonexistent/nginx",
+		"-n", "10", "-d", "1s", "-reps", "1"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"php not installed: apt-get install php-cli", "nginx not installed: apt-get install nginx-light"} {
+		// Each run of the server is a row saying so (5 for PHP, 4 for nginx), and the header.
+		if n := strings.Count(out.String(), want); n < 4 {
+			t.Errorf("%q appears %d times in\n%s", want, n, out.String())
+		}
+	}
+}
+
+// TestBenchEveryServer runs the whole benchmark at small sizes: every row must be filled,
+// and the message route must have delivered every message, for every server.
+func TestBenchEveryServer(t *testing.T) {
+	needPeers(t)
+	o, code, err := parseOptions([]string{"-wasmgap", wasmgapBin, "-n", "200", "-d", "1s", "-reps", "1"}, io.Discard)
+	if err != nil {
+		t.Fatalf("options: exit %d: %v", code, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var log bytes.Buffer
+	rows, err := bench(ctx, o, &log)
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, log.String())
+	}
+	var table bytes.Buffer
+	printTable(&table, o, nil, rows)
+	t.Logf("\n%s", table.String())
+
+	want := map[string]int{} // server name → rows
+	for _, spec := range serverSpecs {
+		want[spec.name] = len(runsOf(o, spec))
+	}
+	messages := 0
+	for _, r := range rows {
+		want[r.server]--
+		switch {
+		case r.missing != "":
+			t.Errorf("%s, %s: %s, though every program is installed", r.server, r.run.label, r.missing)
+		case r.failure != "":
+			t.Errorf("%s, %s: failed: %s", r.server, r.run.label, r.failure)
+		case len(r.rps) != 1 || r.rps[0] <= 0 || r.requests <= 0 || r.rssPeak <= 0:
+			t.Errorf("%s, %s: not filled: %+v", r.server, r.run.label, r)
+		}
+		if r.run.message {
+			messages++
+			if r.sent != 200 || r.delivered != r.sent {
+				t.Errorf("%s: john received %d of %d messages answered (ab sent 200)", r.server, r.delivered, r.sent)
+			}
+		}
+	}
+	for name, n := range want {
+		if n != 0 {
+			t.Errorf("%s: %d rows missing from the table", name, n)
+		}
+	}
+	if messages != 4 { // wasmgap chat, its --no-fsync, PHP, Node
+		t.Errorf("%d message-route rows; want 4", messages)
+	}
+}
+
+// TestPeersSpeakTheArticle: the PHP and Node chats send the texts `wasmgap chat` sends, in
+// the same order, for a private message, a message to all, an offline message delivered at
+// login and a join notice.
+func TestPeersSpeakTheArticle(t *testing.T) {
+	needPeers(t)
+	o, _, err := parseOptions([]string{"-wasmgap", wasmgapBin}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	date := regexp.MustCompile(`\(\d{4}-\d\d-\d\d \d\d:\d\d\)`)
+	for _, key := range []string{"wasmgap-no-fsync", "php", "node"} {
+		t.Run(key, func(t *testing.T) {
+			s, err := startServer(ctx, o, specOf(key), t.TempDir(), []byte("<html>page</html>"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.stop()
+			send := func(path string) {
+				t.Helper()
+				resp, err := http.Get(s.url + path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK || string(body) != "ok\n" {
+					t.Fatalf("GET %s: %s %q; want 200 \"ok\\n\"", path, resp.Status, body)
+				}
+			}
+			john := listen(ctx, t, s.url, "john")
+			john.expect(t, "Welcome john!", "now online: ")
+			send("/msg/mary/bob%20hi")
+			send("/msg/mary/john%20hello")
+			send("/msg/mary/all%20everyone")
+			john.expect(t, "mary: hello", "mary to all: everyone")
+			bob := listen(ctx, t, s.url, "bob")
+			bob.expect(t, "Welcome bob!", "now online: john")
+			if line := bob.next(t); date.ReplaceAllString(line, "(date)") != "mary (date): hi" {
+				t.Fatalf("bob's offline message: %q; want \"mary (YYYY-MM-DD HH:MM): hi\"", line)
+			}
+			john.expect(t, "bob has joined.")
+			send("/msg/john/bob%20yo")
+			bob.expect(t, "john: yo")
+			john.expect(t, "You to bob: yo")
+		})
+	}
+}
+
+// stream is a user logged in over SSE whose "data:" lines arrive on lines.
+type stream struct {
+	nick  string
+	lines chan string
+}
+
+func listen(ctx context.Context, t *testing.T, base, nick string) *stream {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/"+nick, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+	if err != nil {
+		t.Fatalf("log %s in: %v", nick, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("log %s in: %s", nick, resp.Status)
+	}
+	s := &stream{nick: nick, lines: make(chan string, 100)}
+	go func() {
+		defer resp.Body.Close()
+		defer close(s.lines)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if text, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				s.lines <- text
+			}
+		}
+	}()
+	return s
+}
+
+// next is the stream's next line; a stream silent for 10 s fails the test (a bound, not a
+// measurement).
+func (s *stream) next(t *testing.T) string {
+	t.Helper()
+	select {
+	case l, ok := <-s.lines:
+		if !ok {
+			t.Fatalf("%s's stream ended", s.nick)
+		}
+		return l
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s's stream: nothing within 10 s", s.nick)
+	}
+	return ""
+}
+
+func (s *stream) expect(t *testing.T, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if got := s.next(t); got != w {
+			t.Fatalf("%s received %q; want %q", s.nick, got, w)
+		}
+	}
+}
