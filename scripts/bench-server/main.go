@@ -6,7 +6,9 @@
 // `wasmgap chat` at start.
 //
 // Method. Each server is started on a free port of 127.0.0.1, loaded, and stopped (its whole
-// process group) before the next one starts, so no two servers compete for the machine:
+// process group) before the next one starts, so no two servers compete for the machine
+// (with -interleave, all are started at once and the runs go round the servers rep by rep,
+// so that the bad seconds of a busy machine fall on every server alike):
 //
 //   - ab -n N -c 10 /                      the article's run: HTTP/1.0, a connection per request
 //   - wrk -t <cores> -c 100 -d D /         keep-alive
@@ -26,7 +28,8 @@
 // A program that is not installed (php, node, nginx, wrk, ab) gives rows that say so and
 // how to install it. Ctrl-C stops the load and every server started.
 //
-// Usage: go run ./scripts/bench-server -wasmgap bin/wasmgap [-n 10000] [-d 5s] [-reps 3] [-markdown]
+// Usage: go run ./scripts/bench-server -wasmgap bin/wasmgap [-n 10000] [-d 5s] [-reps 3]
+// [-interleave] [-servers wasmgap,nginx,...] [-markdown]
 package main
 
 import (
@@ -56,6 +59,7 @@ type options struct {
 	duration                   time.Duration
 	reps                       int
 	markdown                   bool
+	interleave                 bool
 	servers                    []string // keys of serverSpecs, in their order
 	missing                    map[string]string
 	abConns, loadConns, wrkThr int
@@ -99,6 +103,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, int, error) {
 	fs.IntVar(&o.n, "n", 10000, "requests of each ab run (at least 10, ab's -c)")
 	fs.DurationVar(&o.duration, "d", 5*time.Second, "duration of each wrk and wasmgap load run, whole seconds (wrk counts in seconds)")
 	fs.IntVar(&o.reps, "reps", 3, "runs of each case (the median req/s is shown)")
+	fs.BoolVar(&o.interleave, "interleave", false, "start every server at once and take the runs round the servers, rep by rep, so that a busy machine's noise falls on all of them alike (default: one server after the other)")
 	fs.BoolVar(&o.markdown, "markdown", false, "print the table in Markdown (for docs/BENCHMARKS.md)")
 	fs.StringVar(&servers, "servers", strings.Join(specKeys(), ","), "servers to measure, comma-separated, in this order")
 	fs.Usage = func() {

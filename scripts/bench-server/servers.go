@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"text/template"
 	"time"
@@ -63,6 +64,7 @@ type server struct {
 	url     string // http://127.0.0.1:port
 	logPath string
 	done    chan struct{} // closed when the process has exited
+	stopped sync.Once
 }
 
 // startServer starts spec on a free loopback port in dir (a temporary folder of its own)
@@ -164,6 +166,10 @@ func (s *server) pgid() int { return s.cmd.Process.Pid }
 
 // stop ends the server's process group: SIGTERM, then SIGKILL after 5 s.
 func (s *server) stop() {
+	s.stopped.Do(s.kill)
+}
+
+func (s *server) kill() {
 	syscall.Kill(-s.pgid(), syscall.SIGTERM)
 	select {
 	case <-s.done:
@@ -270,36 +276,87 @@ func bench(ctx context.Context, o *options, stderr io.Writer) ([]row, error) {
 			break
 		}
 	}
-	var rows []row
+	// The servers, each with its rows to fill.
+	type entry struct {
+		spec  serverSpec
+		srv   *server
+		cells []*cell
+	}
+	var entries []*entry
 	for _, key := range o.servers {
-		if ctx.Err() != nil {
-			break
-		}
 		spec := specOf(key)
-		runs := runsOf(o, spec)
-		if msg := o.missing[spec.program]; msg != "" {
-			for _, r := range runs {
-				rows = append(rows, row{server: spec.name, run: r, missing: msg})
+		e := &entry{spec: spec}
+		for _, r := range runsOf(o, spec) {
+			c := &cell{row: row{server: spec.name, run: r}}
+			if msg := o.missing[spec.program]; msg != "" {
+				c.missing, c.done = msg, true
 			}
-			continue
+			e.cells = append(e.cells, c)
 		}
-		dir := filepath.Join(tmp, key)
-		fmt.Fprintf(stderr, "bench-server: %s\n", spec.name)
-		s, err := startServer(ctx, o, spec, dir, page)
+		entries = append(entries, e)
+	}
+	start := func(e *entry) {
+		if e.cells[0].done || ctx.Err() != nil {
+			return
+		}
+		fmt.Fprintf(stderr, "bench-server: start %s\n", e.spec.name)
+		s, err := startServer(ctx, o, e.spec, filepath.Join(tmp, e.spec.key), page)
 		if err != nil {
-			for _, r := range runs {
-				rows = append(rows, row{server: spec.name, run: r, failure: err.Error()})
+			for _, c := range e.cells {
+				c.failure, c.done = err.Error(), true
 			}
-			continue
+			return
 		}
-		for _, r := range runs {
-			if ctx.Err() != nil {
-				break
+		e.srv = s
+		for _, c := range e.cells {
+			c.srv = s
+		}
+	}
+	stop := func(e *entry) {
+		for _, c := range e.cells {
+			c.finish()
+		}
+		if e.srv != nil {
+			e.srv.stop()
+		}
+	}
+	defer func() {
+		for _, e := range entries {
+			stop(e) // for an early return; stop and finish run once
+		}
+	}()
+	if o.interleave {
+		// Every server at once, idle but for the one loaded; the runs go round the servers,
+		// so that a busy machine's bad seconds fall on all of them alike.
+		for _, e := range entries {
+			start(e)
+		}
+		for rep := 0; rep < o.reps; rep++ {
+			for _, e := range entries {
+				for _, c := range e.cells {
+					c.runOnce(ctx, o, rep, stderr)
+				}
 			}
-			rw := measure(ctx, o, s, spec, r, stderr)
-			rows = append(rows, rw)
 		}
-		s.stop()
+	} else {
+		// One server after the other: each has the machine to itself.
+		for _, e := range entries {
+			start(e)
+			for _, c := range e.cells {
+				for rep := 0; rep < o.reps; rep++ {
+					c.runOnce(ctx, o, rep, stderr)
+				}
+				c.finish()
+			}
+			stop(e)
+		}
+	}
+	var rows []row
+	for _, e := range entries {
+		for _, c := range e.cells {
+			c.finish()
+			rows = append(rows, c.row)
+		}
 	}
 	return rows, nil
 }

@@ -138,12 +138,16 @@ func printTable(w io.Writer, o *options, env []string, rows []row) {
 	if tw != nil {
 		tw.Flush()
 	}
-	fmt.Fprintf(w, "\nreq/s: the median of %d runs; p99: the tool's own (ab: whole milliseconds); vs nginx, vs PHP: the same run against nginx and the PHP chat in this run. "+
+	order := "one server after the other, each alone on the machine"
+	if o.interleave {
+		order = "every server started at once, the runs going round them rep by rep (-interleave)"
+	}
+	fmt.Fprintf(w, "\nServers: %s. req/s: the median of %d runs (the upper one of an even count); p99: the tool's own (ab: whole milliseconds); vs nginx, vs PHP: the same run against nginx and the PHP chat in this run. "+
 		"RSS: the server's process group (VmRSS summed) before the runs, at their peak (sampled every 20 ms) and after them; "+
 		"CPU: the group's user+system seconds over the runs per 10,000 requests answered. "+
 		"ab without -k (HTTP/1.0, a connection per request, as in the article); wrk -t %d; wasmgap load and wrk keep connections open unless marked; "+
 		"`wasmgap chat` runs with --send-rate -1 (the peers limit no sender); the message route's receiver must get every message answered.\n",
-		o.reps, o.wrkThr)
+		order, o.reps, o.wrkThr)
 }
 
 func p99String(tool string, d time.Duration) string {

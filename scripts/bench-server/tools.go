@@ -40,63 +40,89 @@ type toolResult struct {
 	errors   int64 // failed requests and non-2xx answers
 }
 
-// measure runs kind r -reps times against s and reads the server's memory and CPU around.
-func measure(ctx context.Context, o *options, s *server, spec serverSpec, r runKind, stderr io.Writer) row {
-	rw := row{server: spec.name, run: r}
-	tool := map[string]string{"ab": "ab", "wrk": "wrk", "load": "wasmgap"}[r.tool]
-	if msg := o.missing[tool]; msg != "" {
-		rw.missing = msg
-		return rw
+// cell is a row being measured: its server, its receiver, its figures so far.
+type cell struct {
+	row
+	srv      *server
+	pids     []int
+	rec      *receiver
+	began    bool
+	done     bool // no more runs: failed, missing, or finished
+	finished bool
+}
+
+// runOnce runs the cell's load once against its server, reading the server's memory and
+// CPU around the run.
+func (c *cell) runOnce(ctx context.Context, o *options, rep int, stderr io.Writer) {
+	if c.done || ctx.Err() != nil {
+		return
 	}
-	var rec *receiver
-	if r.message {
-		var err error
-		rec, err = startReceiver(ctx, s.url, "john", "mary: hello")
-		if err != nil {
-			rw.failure = err.Error()
-			return rw
+	r := c.run
+	if !c.began {
+		c.began = true
+		tool := map[string]string{"ab": "ab", "wrk": "wrk", "load": "wasmgap"}[r.tool]
+		if msg := o.missing[tool]; msg != "" {
+			c.missing, c.done = msg, true
+			return
 		}
-		defer rec.close()
+		if r.message {
+			rec, err := startReceiver(ctx, c.srv.url, "john", "mary: hello")
+			if err != nil {
+				c.failure, c.done = err.Error(), true
+				return
+			}
+			c.rec = rec
+		}
+		c.pids = groupPIDs(c.srv.pgid())
+		c.rssBefore = rss(c.pids)
 	}
-	pids := groupPIDs(s.pgid())
-	rw.rssBefore = rss(pids)
-	cpu0 := cpuTime(pids)
-	sampler := sampleRSS(pids)
-	for rep := 0; rep < o.reps && ctx.Err() == nil; rep++ {
-		fmt.Fprintf(stderr, "  %s, run %d of %d\n", r.label, rep+1, o.reps)
-		base := int64(0)
-		if rec != nil {
-			base = rec.count.Load()
-		}
-		res, err := runTool(ctx, o, r, s.url+r.path)
-		if err != nil {
-			rw.failure = err.Error()
-			fmt.Fprintf(stderr, "    %v\n", err)
-			break
-		}
-		rw.rps = append(rw.rps, res.rps)
-		rw.p99 = append(rw.p99, res.p99)
-		rw.requests += res.requests - res.errors
-		rw.errors += res.errors
-		if rec != nil {
-			sent := res.requests - res.errors
-			rw.sent += sent
-			rw.delivered += rec.waitFor(ctx, base+sent, 3*time.Second) - base
-		}
+	fmt.Fprintf(stderr, "  %s: %s, run %d of %d\n", c.server, r.label, rep+1, o.reps)
+	base := int64(0)
+	if c.rec != nil {
+		base = c.rec.count.Load()
 	}
-	rw.rssPeak = sampler.stop()
-	rw.cpu = cpuTime(pids) - cpu0
-	rw.rssAfter = rss(pids)
+	cpu0 := cpuTime(c.pids)
+	sampler := sampleRSS(c.pids)
+	res, err := runTool(ctx, o, r, c.srv.url+r.path)
+	if err == nil && c.rec != nil {
+		sent := res.requests - res.errors
+		c.sent += sent
+		c.delivered += c.rec.waitFor(ctx, base+sent, 3*time.Second) - base
+	}
+	c.rssPeak = max(c.rssPeak, sampler.stop())
+	c.cpu += cpuTime(c.pids) - cpu0
+	c.rssAfter = rss(c.pids)
+	if err != nil {
+		c.failure, c.done = err.Error(), true
+		fmt.Fprintf(stderr, "    %v\n", err)
+		return
+	}
+	c.rps = append(c.rps, res.rps)
+	c.p99 = append(c.p99, res.p99)
+	c.requests += res.requests - res.errors
+	c.errors += res.errors
+}
+
+// finish ends the cell's runs: its receiver logs out, and the row's verdict is set.
+func (c *cell) finish() {
+	if c.finished {
+		return
+	}
+	c.finished, c.done = true, true
+	if c.rec != nil {
+		c.rec.close()
+	}
 	switch {
-	case rw.failure != "":
-	case rec != nil && rec.err() != nil:
-		rw.failure = "the receiver's stream ended: " + rec.err().Error()
-	case rw.delivered != rw.sent:
-		rw.failure = fmt.Sprintf("john received %d of the %d messages answered", rw.delivered, rw.sent)
-	case rw.errors > 0:
-		rw.failure = fmt.Sprintf("%d requests failed", rw.errors)
+	case c.missing != "" || c.failure != "":
+	case !c.began:
+		c.failure = "not run: interrupted"
+	case c.rec != nil && c.rec.err() != nil:
+		c.failure = "the receiver's stream ended: " + c.rec.err().Error()
+	case c.delivered != c.sent:
+		c.failure = fmt.Sprintf("john received %d of the %d messages answered", c.delivered, c.sent)
+	case c.errors > 0:
+		c.failure = fmt.Sprintf("%d requests failed", c.errors)
 	}
-	return rw
 }
 
 // runTool runs one tool once and parses its report.
