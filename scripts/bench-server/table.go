@@ -45,6 +45,7 @@ func environment(ctx context.Context, o *options) []string {
 		v := firstLine(string(bytes.TrimSpace(out)))
 		v = strings.TrimPrefix(v, "nginx version: ")
 		v = strings.TrimPrefix(v, "This is ApacheBench, ")
+		v, _, _ = strings.Cut(v, " Copyright") // wrk's line
 		lines = append(lines, name+": "+v)
 	}
 	version("wasmgap", o.wasmgap, "version")
@@ -128,7 +129,11 @@ func printTable(w io.Writer, o *options, env []string, rows []row) {
 			runs[i] = strconv.FormatFloat(v, 'f', 0, 64)
 		}
 		cpu := "—"
-		if r.requests > 0 {
+		switch {
+		case r.requests > 0 && r.cpu == 0:
+			// Under one clock tick (10 ms) over the runs: too few requests to tell.
+			cpu = fmt.Sprintf("< %.2f", (time.Second/clockTicks).Seconds()/float64(r.requests)*10000)
+		case r.requests > 0:
 			cpu = fmt.Sprintf("%.2f", r.cpu.Seconds()/float64(r.requests)*10000)
 		}
 		line(r.server, r.run.label, strconv.FormatFloat(rate, 'f', 0, 64), p99String(r.run.tool, median(r.p99)),
