@@ -97,7 +97,9 @@ func startServer(ctx context.Context, o *options, spec serverSpec, dir string, p
 		if err != nil {
 			return nil, err
 		}
-		cmd = exec.Command(o.nginx, "-c", conf, "-p", dir, "-g", "daemon off;")
+		// -e: the log of the start itself, before the configuration is read, goes to dir
+		// too (the default under /var/log/nginx is not writable without root).
+		cmd = exec.Command(o.nginx, "-e", filepath.Join(dir, "error.log"), "-c", conf, "-p", dir, "-g", "daemon off;")
 	case "php", "node":
 		file := map[string]string{"php": "chat.php", "node": "chat.js"}[spec.program]
 		src, err := peerFiles.ReadFile(file)
