@@ -67,6 +67,9 @@ type options struct {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	o, code, err := parseOptions(args, stderr)
+	if err == flag.ErrHelp {
+		return 0
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "bench-server: %v\n", err)
 		return code
