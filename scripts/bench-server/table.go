@@ -143,7 +143,7 @@ func printTable(w io.Writer, o *options, env []string, rows []row) {
 	if tw != nil {
 		tw.Flush()
 	}
-	order := "one server after the other, each alone on the machine"
+	order := "one after the other, one server running at a time"
 	if o.interleave {
 		order = "every server started at once, the runs going round them rep by rep (-interleave)"
 	}
