@@ -90,7 +90,7 @@ func BenchmarkRespParser(b *testing.B) {
 			b.SetBytes(int64(len(answer)))
 			for b.Loop() {
 				p.reset()
-				if done, err := p.feed(answer); !done || err != nil || p.status != 200 {
+				if _, done, err := p.feed(answer); !done || err != nil || p.status != 200 {
 					b.Fatal(done, err, p.status)
 				}
 			}

@@ -302,8 +302,8 @@ func (l *evLoop) handle(c *evConn, events uint32, req []byte) {
 	if !c.active {
 		return // bytes nobody asked for
 	}
-	c.got += int64(n)
-	done, perr := c.parser.feed(l.buf[:n])
+	used, done, perr := c.parser.feed(l.buf[:n])
+	c.got += int64(used)
 	if perr != nil {
 		l.finish(c, c.parser.status, perr, req)
 		return
@@ -312,8 +312,6 @@ func (l *evLoop) handle(c *evConn, events uint32, req []byte) {
 		l.finish(c, c.parser.status, nil, req)
 	}
 }
-
-var errUnexpectedClose = errors.New("connection closed before the answer ended")
 
 // finish records the request on c and starts the next one. A kept-alive connection that the
 // server closed before answering is stale: it is reopened and the request resent, uncounted.
