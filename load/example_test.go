@@ -38,17 +38,6 @@ func ExampleRunScenario() {
 	// Output: sent 100, delivered 100, lost 0, duplicated 0
 }
 
-// The load page is mounted under /load/ by a server that knows its own address; it runs
-// load against that address only.
-func ExampleHandler() {
-	mux := http.NewServeMux()
-	mux.Handle("/load/", http.StripPrefix("/load", load.Handler(load.HandlerOptions{
-		BaseURL:  "http://127.0.0.1:8080",
-		ChatPath: "/chat/",
-	})))
-	_ = http.ListenAndServe // e.g. http.ListenAndServe("127.0.0.1:8080", mux)
-}
-
 // Reporters consume a Report: a readable summary or JSON.
 func ExampleWriteText() {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))

@@ -1,7 +1,10 @@
-package load
+package loadpage
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -25,10 +28,10 @@ func pageServer(t *testing.T) *httptest.Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { chat.Shutdown(t.Context()) })
-	mux.HandleFunc("/{$}", hello)
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello, load\n") })
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) { time.Sleep(20 * time.Millisecond) })
 	mux.Handle("/chat/", http.StripPrefix("/chat", chat.Handler()))
-	mux.Handle("/load/", http.StripPrefix("/load", Handler(HandlerOptions{BaseURL: srv.URL})))
+	mux.Handle("/load/", http.StripPrefix("/load", Handler(Options{BaseURL: srv.URL})))
 	return srv
 }
 
@@ -112,6 +115,12 @@ func TestHandlerRefuses(t *testing.T) {
 		{"bad method", `{"path":"/","n":1,"method":"DELETE"}`, 400, "GET, HEAD or POST"},
 		{"unknown field", `{"path":"/","n":1,"target":"http://example.org/"}`, 400, "unknown field"},
 		{"unknown scenario", `{"scenario":"flood","n":1}`, 400, "scenario"},
+		{"duration past every clock", `{"path":"/","d":1e300}`, 400, "at most"},
+		{"duration too short to run", `{"path":"/","d":1e-12}`, 400, "too short"},
+		{"two objects", `{"path":"/","n":1}{"path":"/","n":1}`, 400, "exactly one object"},
+		{"empty body", ``, 400, "empty"},
+		{"not JSON", `path=/&n=1`, 400, "JSON object"},
+		{"wrong type", `{"path":"/","n":"many"}`, 400, "JSON object"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -131,7 +140,7 @@ func TestHandlerRefuses(t *testing.T) {
 		t.Errorf("form post: status %d, want 415", resp.StatusCode)
 	}
 	// Without its own address, the page runs nothing.
-	h := httptest.NewServer(Handler(HandlerOptions{}))
+	h := httptest.NewServer(Handler(Options{}))
 	defer h.Close()
 	resp, err = http.Post(h.URL+"/run", "application/json", strings.NewReader(`{"path":"/","n":1}`))
 	if err != nil {
@@ -172,5 +181,30 @@ func TestHandlerPage(t *testing.T) {
 		if resp.StatusCode != 200 || !strings.Contains(string(b), want) {
 			t.Errorf("GET %s: %d, body lacks %q", path, resp.StatusCode, want)
 		}
+	}
+}
+
+func TestPageCSP(t *testing.T) {
+	srv := pageServer(t)
+	resp, err := http.Get(srv.URL + "/load/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	csp := resp.Header.Get("Content-Security-Policy")
+	script := body[bytes.Index(body, []byte("<script>"))+len("<script>") : bytes.Index(body, []byte("</script>"))]
+	sum := sha256.Sum256(script)
+	want := "script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	if !strings.Contains(csp, want) {
+		t.Errorf("CSP %q lacks the page script's hash (%s)", csp, want)
+	}
+	for _, part := range strings.Split(csp, ";") {
+		if strings.HasPrefix(strings.TrimSpace(part), "script-src") && strings.Contains(part, "unsafe-inline") {
+			t.Errorf("CSP %q lets any inline script run", csp)
+		}
+	}
+	if bytes.Count(body, []byte("<script")) != 1 {
+		t.Error("the page has more than one script: the CSP hashes only the first")
 	}
 }
