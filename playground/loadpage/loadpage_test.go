@@ -154,11 +154,12 @@ func TestHandlerRefuses(t *testing.T) {
 
 func TestHandlerOneRunAtATime(t *testing.T) {
 	srv := pageServer(t)
-	resp, err := http.Post(srv.URL+"/load/run", "application/json", strings.NewReader(`{"path":"/slow","c":1,"d":1}`))
+	// The first run may last the page's longest (10 s): closing its stream below ends it, so
+	// the second request finds it running however slowly this machine serves it.
+	resp, err := http.Post(srv.URL+"/load/run", "application/json", strings.NewReader(`{"path":"/slow","c":1,"d":10}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
 	// The first progress line proves the first run holds the server's one slot.
 	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
 		t.Fatal(err)
@@ -166,6 +167,19 @@ func TestHandlerOneRunAtATime(t *testing.T) {
 	code, _, msg := postRun(t, srv.URL, `{"path":"/","n":1}`)
 	if code != http.StatusConflict {
 		t.Errorf("second run: status %d %q, want 409", code, msg)
+	}
+	resp.Body.Close()
+	// The page is free again once the first run has seen its client go. Each try is a run
+	// of one request; the loop is bounded.
+	for i := 0; ; i++ {
+		code, _, msg = postRun(t, srv.URL, `{"path":"/","n":1}`)
+		if code == 200 {
+			break
+		}
+		if code != http.StatusConflict || i == 300 {
+			t.Fatalf("after the first run's client left: status %d %q", code, msg)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
