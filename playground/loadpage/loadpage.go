@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wasmgap/wasmgap/internal/httpguard"
 	"github.com/wasmgap/wasmgap/load"
 )
 
@@ -97,7 +98,9 @@ type StreamEvent struct {
 
 // Handler serves the load page and its API, to be mounted under a prefix with
 // http.StripPrefix (e.g. "/load"): GET / is the page, GET /limits the caps, POST /run starts a
-// run against this server only and streams NDJSON StreamEvents. One run goes at a time.
+// run against this server only and streams NDJSON StreamEvents. One run goes at a time, and
+// only a JSON body from this server's own origin (or from a client that is not a browser)
+// starts one. The server in front checks the Host header (httpguard.Hosts).
 func Handler(opts Options) http.Handler {
 	h := &handler{opts: opts, limits: opts.Limits.withDefaults()}
 	if h.opts.ChatPath == "" {
@@ -112,7 +115,9 @@ func Handler(opts Options) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", h.page)
 	mux.HandleFunc("GET /limits", h.serveLimits)
-	mux.HandleFunc("POST /run", h.run)
+	// A run is started only from a page of this server's own origin (or by a client that is
+	// not a browser): another site's page cannot spend this server's cores.
+	mux.Handle("POST /run", httpguard.CrossOrigin(http.HandlerFunc(h.run)))
 	return mux
 }
 
@@ -160,8 +165,8 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request) {
 	}
 	// A JSON content type makes a cross-site form post impossible without a CORS preflight,
 	// which this handler never grants.
-	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		http.Error(w, "POST the run as JSON (Content-Type: application/json)", http.StatusUnsupportedMediaType)
+	if err := httpguard.RequireJSON(r); err != nil {
+		http.Error(w, "POST the run as JSON: "+err.Error(), http.StatusUnsupportedMediaType)
 		return
 	}
 	req, err := decodeRunRequest(http.MaxBytesReader(w, r.Body, maxRequestBytes))

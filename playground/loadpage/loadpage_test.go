@@ -130,7 +130,19 @@ func TestHandlerRefuses(t *testing.T) {
 			}
 		})
 	}
-	// A form post (no JSON content type) is refused: cross-site pages cannot start runs.
+	// A form post or a text/plain no-cors fetch (no JSON content type) is refused, and says
+	// what is allowed.
+	for _, ct := range []string{"text/plain", "application/jsonp"} {
+		resp, err := http.Post(srv.URL+"/load/run", ct, strings.NewReader(`{"path":"/","n":1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnsupportedMediaType || !strings.Contains(string(b), "application/json") {
+			t.Errorf("%s post: status %d %q, want 415 naming application/json", ct, resp.StatusCode, b)
+		}
+	}
 	resp, err := http.Post(srv.URL+"/load/run", "application/x-www-form-urlencoded", strings.NewReader(`{"path":"/","n":1}`))
 	if err != nil {
 		t.Fatal(err)
@@ -138,6 +150,27 @@ func TestHandlerRefuses(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnsupportedMediaType {
 		t.Errorf("form post: status %d, want 415", resp.StatusCode)
+	}
+	// A page of another site cannot start a run, even with a JSON body (a CORS-safelisted
+	// no-cors fetch cannot send one, but the check does not rest on that alone).
+	for _, hd := range []http.Header{
+		{"Sec-Fetch-Site": {"cross-site"}},
+		{"Origin": {"http://evil.example"}},
+	} {
+		req, _ := http.NewRequest("POST", srv.URL+"/load/run", strings.NewReader(`{"path":"/","n":1}`))
+		req.Header.Set("Content-Type", "application/json")
+		for k, v := range hd {
+			req.Header[k] = v
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(b), "cross-origin") {
+			t.Errorf("cross-origin post with %v: status %d %q, want 403", hd, resp.StatusCode, b)
+		}
 	}
 	// Without its own address, the page runs nothing.
 	h := httptest.NewServer(Handler(Options{}))
