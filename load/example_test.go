@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"time"
 
 	"github.com/wasmgap/wasmgap/chatserver"
 	"github.com/wasmgap/wasmgap/load"
@@ -29,6 +30,7 @@ func ExampleRunScenario() {
 		Receivers: 5,
 		Transport: "ws",
 		Messages:  100,
+		Drain:     time.Minute, // ends at the last delivery; only a slow machine waits longer
 	})
 	if err != nil {
 		panic(err)
