@@ -228,6 +228,8 @@ func TestRawClientFraming(t *testing.T) {
 		{"no length, close", "HTTP/1.0 200 OK\r\n\r\nbody until close", true, "200", ""},
 		{"HTTP/1.0 keep-alive", "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok", false, "200", ""},
 		{"connection close", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", true, "200", ""},
+		{"server closes a kept-alive connection (stale: redialed, uncounted)", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", true, "200", ""},
+		{"bytes after the answer (connection not reused)", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA", false, "200", ""},
 		{"204 without body", "HTTP/1.1 204 No Content\r\n\r\n", false, "204", ""},
 		{"garbage", "SSH-2.0-OpenSSH\r\n\r\n", true, "", ErrProtocol},
 		{"bad length", "HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", true, "", ErrProtocol},
@@ -528,5 +530,34 @@ func TestPidSampling(t *testing.T) {
 	// A process that does not exist is a clear error.
 	if _, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Requests: 1, Pid: 1 << 30}); err == nil {
 		t.Error("want an error for a missing process")
+	}
+}
+
+// TestRawClientTLS: the raw client reads answers through the same parser over TLS, keeping
+// its connections alive.
+func TestRawClientTLS(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &countingListener{Listener: ln}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(hello))
+	srv.Listener = cl
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	for _, noKA := range []bool{false, true} {
+		before := cl.accepts.Load()
+		rep, err := Run(context.Background(), Options{Request: Request{URL: srv.URL + "/"}, Connections: 2, Requests: 40,
+			Client: ClientRaw, Insecure: true, NoKeepAlive: noKA})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Sent != 40 || rep.OK != 40 {
+			t.Fatalf("keep-alive %v: sent %d ok %d, errors %v", !noKA, rep.Sent, rep.OK, rep.ErrorExamples)
+		}
+		got := cl.accepts.Load() - before
+		if noKA && got != 40 || !noKA && (got < 1 || got > 2) {
+			t.Errorf("keep-alive %v: %d connections for 40 requests on 2 workers", !noKA, got)
+		}
 	}
 }
