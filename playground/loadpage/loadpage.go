@@ -100,7 +100,7 @@ type StreamEvent struct {
 // http.StripPrefix (e.g. "/load"): GET / is the page, GET /limits the caps, POST /run starts a
 // run against this server only and streams NDJSON StreamEvents. One run goes at a time, and
 // only a JSON body from this server's own origin (or from a client that is not a browser)
-// starts one. The server in front checks the Host header (httpguard.Hosts).
+// starts one. The Host header is the server's to check (httpguard.Hosts in front of it all).
 func Handler(opts Options) http.Handler {
 	h := &handler{opts: opts, limits: opts.Limits.withDefaults()}
 	if h.opts.ChatPath == "" {
