@@ -3,6 +3,7 @@ package load
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"testing"
 )
@@ -72,5 +73,46 @@ func BenchmarkMetricsAdd(b *testing.B) {
 		res.Latency += 1000
 		res.Service = res.Latency
 		m.Add(&res, 0)
+	}
+}
+
+// BenchmarkRespParser is the cost of parsing one answer that arrives in one read: zero
+// allocations once the parser's buffers have grown.
+func BenchmarkRespParser(b *testing.B) {
+	for _, tc := range []struct{ name, answer string }{
+		{"content-length", "HTTP/1.1 200 OK\r\nContent-Length: 12\r\nContent-Type: text/plain\r\nDate: Tue, 01 Dec 2026 00:00:00 GMT\r\n\r\nhello, load\n"},
+		{"chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/plain\r\n\r\n5\r\nhello\r\n7\r\n, load\n\r\n0\r\n\r\n"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			answer := []byte(tc.answer)
+			var p respParser
+			b.ReportAllocs()
+			b.SetBytes(int64(len(answer)))
+			for b.Loop() {
+				p.reset()
+				if _, done, err := p.feed(answer); !done || err != nil || p.status != 200 {
+					b.Fatal(done, err, p.status)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkEpollClient is the event-loop client's cost per request against the same loopback
+// server, one connection, keep-alive (the run's setup is amortized over b.N requests).
+func BenchmarkEpollClient(b *testing.B) {
+	if !epollSupported {
+		b.Skip("the epoll client needs Linux")
+	}
+	srv := fixedServer(b)
+	for _, c := range []int{1, 8} {
+		b.Run(fmt.Sprintf("c=%d", c), func(b *testing.B) {
+			b.ReportAllocs()
+			n := max(b.N, c)
+			rep, err := Run(context.Background(), Options{Request: Request{URL: srv}, Connections: c, Requests: n, Client: ClientEpoll})
+			if err != nil || rep.OK != int64(n) {
+				b.Fatal(err, rep.OK, rep.ErrorExamples)
+			}
+		})
 	}
 }

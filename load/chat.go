@@ -167,11 +167,12 @@ func (o *ScenarioOptions) capacity() int {
 
 // scenario is one running chat scenario.
 type scenario struct {
-	o      *ScenarioOptions
-	base   *url.URL
-	run    string // random run id: nicknames and message tokens carry it
-	token  string // "lt-<run>-"
-	fanout bool
+	o       *ScenarioOptions
+	base    *url.URL
+	run     string // random run id: nicknames and message tokens carry it
+	token   string // "lt-<run>-"
+	fanout  bool
+	timeout time.Duration // each send and each connection attempt
 
 	receivers []string
 	senders   []string
@@ -185,6 +186,9 @@ type scenario struct {
 	delivered      atomic.Int64
 	duplicated     atomic.Int64
 	connected      atomic.Int64
+	// caughtUp is signalled (without blocking) when a delivery brings delivered up to
+	// expected: the drain waits on it instead of polling.
+	caughtUp chan struct{}
 
 	shards    []shard // delivery latency
 	sendStats []shard // send results (errors, status)
@@ -203,13 +207,15 @@ func (s *scenario) setPhase(p string) {
 
 // RunScenario runs one chat scenario and returns its report. It returns an error when the
 // options are invalid or the receivers cannot log in; lost messages are counted, not errors.
+//
+// A run has four steps: log the receivers in (connect), send (run), wait for the deliveries
+// still on their way (drain), then stop the receivers and report.
 func RunScenario(ctx context.Context, o ScenarioOptions) (*Report, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	o.defaults()
 	maxTime := (&Options{MaxTime: o.MaxTime}).maxTime()
-	timeout := (&Options{Timeout: o.Timeout}).timeout()
 	drain := o.Drain
 	if drain == 0 {
 		drain = DefaultDrain
@@ -217,17 +223,64 @@ func RunScenario(ctx context.Context, o ScenarioOptions) (*Report, error) {
 	ctx, cancel := context.WithTimeout(ctx, maxTime)
 	defer cancel()
 
-	base, _ := url.Parse(o.Target)
+	s := newScenario(&o)
+	var sampler *procSampler
+	if o.Pid > 0 {
+		var err error
+		if sampler, err = startProcSampler(o.Pid, 100*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+	start := time.Now()
+	stopProgress := s.progress(ctx, start)
+	defer stopProgress()
+
+	subs, err := s.connect(ctx)
+	if err != nil {
+		if sampler != nil {
+			sampler.stop()
+		}
+		return nil, err
+	}
+	defer subs.stop()
+	rampUp := time.Since(start)
+
+	s.setPhase("run")
+	sendStart := time.Now()
+	s.send(ctx)
+	sendTime := time.Since(sendStart)
+
+	s.setPhase("drain")
+	caughtUp := s.drain(ctx, drain)
+	subs.stop()
+	stopProgress()
+
+	rep := s.report(sendTime, rampUp, subs.reconnects.Load())
+	if sampler != nil {
+		rep.Server = sampler.stop()
+	}
+	if ctx.Err() != nil && ctx.Err() != context.Canceled {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the run hit its hard time cap of %s", maxTime))
+	}
+	if !caughtUp {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("waited %s after the last send for the missing deliveries", drain))
+	}
+	return rep, nil
+}
+
+// newScenario names the run's users and sizes its per-message state.
+func newScenario(o *ScenarioOptions) *scenario {
+	base, _ := url.Parse(o.Target) // Validate checked it
 	if !strings.HasSuffix(base.Path, "/") {
 		base.Path += "/"
 	}
 	var rb [4]byte
 	rand.Read(rb[:])
-	s := &scenario{o: &o, base: base, run: hex.EncodeToString(rb[:]),
-		fanout: o.Scenario != ScenarioChatSend}
+	s := &scenario{o: o, base: base, run: hex.EncodeToString(rb[:]),
+		fanout: o.Scenario != ScenarioChatSend, timeout: (&Options{Timeout: o.Timeout}).timeout(),
+		caughtUp: make(chan struct{}, 1), kick: make(chan struct{}, 1)}
 	s.token = "lt-" + s.run + "-"
 	s.phase.Store("connect")
-	s.kick = make(chan struct{}, 1)
 	for i := range o.Receivers {
 		s.receivers = append(s.receivers, fmt.Sprintf("lt%sr%d", s.run, i))
 	}
@@ -246,109 +299,102 @@ func RunScenario(ctx context.Context, o ScenarioOptions) (*Report, error) {
 	for i := range s.sendStats {
 		s.sendStats[i].m = NewMetrics()
 	}
+	return s
+}
 
-	var sampler *procSampler
-	if o.Pid > 0 {
-		var err error
-		if sampler, err = startProcSampler(o.Pid, 100*time.Millisecond); err != nil {
-			return nil, err
-		}
-	}
-	start := time.Now()
-	stopProgress := s.progress(ctx, start, capacity)
-	defer stopProgress()
+// receivers are the run's logged-in users, reading until stop.
+type receivers struct {
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+	transport  *http.Transport
+	reconnects atomic.Int64
+	once       sync.Once
+}
 
-	// Log every receiver in, at most 64 at a time, and wait until each is welcomed.
-	subCtx, stopSubs := context.WithCancel(ctx)
-	defer stopSubs()
-	subTransport := NewTransport(o.Receivers, true)
-	defer subTransport.CloseIdleConnections()
-	subClient := &http.Client{Transport: subTransport}
-	dialer := &websocket.Dialer{HandshakeTimeout: timeout, ReadBufferSize: 16 << 10, WriteBufferSize: 4 << 10}
-	var subWG sync.WaitGroup
+// stop logs the receivers out and waits until each has stopped reading. It may be called
+// more than once.
+func (r *receivers) stop() {
+	r.once.Do(func() {
+		r.cancel()
+		r.wg.Wait()
+		r.transport.CloseIdleConnections()
+	})
+}
+
+// maxLoginsInFlight bounds the receivers logging in at once.
+const maxLoginsInFlight = 64
+
+// connect logs every receiver in, at most maxLoginsInFlight at a time, and waits until each
+// is welcomed, one fails for good, or the login time is over.
+func (s *scenario) connect(ctx context.Context) (*receivers, error) {
+	o := s.o
+	subCtx, cancel := context.WithCancel(ctx)
+	r := &receivers{cancel: cancel, transport: NewTransport(o.Receivers, true)}
+	client := &http.Client{Transport: r.transport}
+	dialer := &websocket.Dialer{HandshakeTimeout: s.timeout, ReadBufferSize: 16 << 10, WriteBufferSize: 4 << 10}
 	readyC := make(chan struct{}, o.Receivers)
 	errC := make(chan error, o.Receivers)
-	gate := make(chan struct{}, 64)
-	var reconnects atomic.Int64
+	gate := make(chan struct{}, maxLoginsInFlight)
 	for i, nick := range s.receivers {
-		subWG.Add(1)
-		go func() {
-			defer subWG.Done()
+		r.wg.Go(func() {
 			gate <- struct{}{}
-			released := false
-			release := func() {
-				if !released {
-					released = true
-					<-gate
-				}
-			}
-			defer release()
-			sub := &subscriber{base: base, nick: nick, transport: o.Transport, client: subClient, dialer: dialer}
+			var release sync.Once
+			defer release.Do(func() { <-gate })
+			sub := &subscriber{base: s.base, nick: nick, transport: o.Transport, client: client, dialer: dialer}
 			var seen []uint64 // fan-out: bitmap of the messages this receiver got
 			if s.fanout {
-				seen = make([]uint64, (capacity+63)/64)
+				seen = make([]uint64, (len(s.sendTimes)+63)/64)
 			}
 			sh := &s.shards[i%len(s.shards)]
 			err := sub.run(subCtx, func() {
 				s.connected.Add(1)
 				readyC <- struct{}{}
-				release()
+				release.Do(func() { <-gate })
 			}, func(ev event) { s.receive(sh, seen, ev) })
-			reconnects.Add(max(sub.reconnects-1, 0))
+			r.reconnects.Add(max(sub.reconnects-1, 0))
 			if err != nil {
 				errC <- err
 			}
-		}()
+		})
 	}
-	connectDeadline := time.After(timeout + time.Duration(o.Receivers)*time.Millisecond)
+	loginTime := s.timeout + time.Duration(o.Receivers)*time.Millisecond
+	deadline := time.NewTimer(loginTime)
+	defer deadline.Stop()
 	for ready := 0; ready < o.Receivers; {
+		var err error
 		select {
 		case <-readyC:
 			ready++
-		case err := <-errC:
-			stopSubs()
-			subWG.Wait()
-			return nil, fmt.Errorf("log in %d receivers over %s: %w", o.Receivers, o.Transport, err)
-		case <-connectDeadline:
-			stopSubs()
-			subWG.Wait()
-			return nil, fmt.Errorf("log in %d receivers over %s: only %d were welcomed within %s",
-				o.Receivers, o.Transport, ready, timeout)
+			continue
+		case e := <-errC:
+			err = fmt.Errorf("log in %d receivers over %s: %w", o.Receivers, o.Transport, e)
+		case <-deadline.C:
+			err = fmt.Errorf("log in %d receivers over %s: only %d were welcomed within %s",
+				o.Receivers, o.Transport, ready, loginTime)
 		case <-ctx.Done():
-			stopSubs()
-			subWG.Wait()
-			return nil, fmt.Errorf("log in %d receivers: %w", o.Receivers, ctx.Err())
+			err = fmt.Errorf("log in %d receivers: %w", o.Receivers, ctx.Err())
+		}
+		r.stop()
+		return nil, err
+	}
+	return r, nil
+}
+
+// drain waits until every expected delivery has arrived, at most for d, and says whether they
+// all did. It wakes on deliveries, not on a clock.
+func (s *scenario) drain(ctx context.Context, d time.Duration) (caughtUp bool) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for s.delivered.Load() < s.expected.Load() {
+		select {
+		case <-s.caughtUp:
+		case <-timer.C:
+			return s.delivered.Load() >= s.expected.Load()
+		case <-ctx.Done():
+			return s.delivered.Load() >= s.expected.Load()
 		}
 	}
-	rampUp := time.Since(start)
-
-	// Send.
-	s.setPhase("run")
-	sendStart := time.Now()
-	s.send(ctx, timeout)
-	sendEnd := time.Now()
-
-	// Drain: wait until every expected delivery arrived, or the drain time is over.
-	s.setPhase("drain")
-	drainUntil := time.Now().Add(drain)
-	for s.delivered.Load() < s.expected.Load() && time.Now().Before(drainUntil) && ctx.Err() == nil {
-		time.Sleep(5 * time.Millisecond)
-	}
-	stopSubs()
-	subWG.Wait()
-	stopProgress()
-
-	rep := s.report(sendEnd.Sub(sendStart), rampUp, reconnects.Load())
-	if sampler != nil {
-		rep.Server = sampler.stop()
-	}
-	if ctx.Err() != nil && ctx.Err() != context.Canceled {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("the run hit its hard time cap of %s", maxTime))
-	}
-	if s.delivered.Load() < s.expected.Load() {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("waited %s after the last send for the missing deliveries", drain))
-	}
-	return rep, nil
+	return true
 }
 
 // receive handles one event of one receiver: a message of this run, or anything else (the
@@ -380,7 +426,12 @@ func (s *scenario) receive(sh *shard, seen []uint64, ev event) {
 		return
 	}
 	s.deliveries[k].Add(1)
-	s.delivered.Add(1)
+	if s.delivered.Add(1) >= s.expected.Load() {
+		select {
+		case s.caughtUp <- struct{}{}:
+		default:
+		}
+	}
 	if t := s.sendTimes[k].Load(); t > 0 {
 		sh.mu.Lock()
 		recordDuration(sh.m.Latency, time.Duration(now-t))
@@ -388,17 +439,18 @@ func (s *scenario) receive(sh *shard, seen []uint64, ev event) {
 	}
 }
 
-// send runs the senders until the count or time bound.
-func (s *scenario) send(ctx context.Context, timeout time.Duration) {
+// send runs the senders until the count or time bound: Concurrency workers take message
+// numbers from one sequence, wait for each one's turn in the open model, and send it.
+func (s *scenario) send(ctx context.Context) {
 	o := s.o
-	client := &http.Client{Transport: NewTransport(o.Concurrency, true), Timeout: timeout}
+	client := &http.Client{Transport: NewTransport(o.Concurrency, true), Timeout: s.timeout}
 	defer client.CloseIdleConnections()
 	limit := int64(len(s.sendTimes))
+	t0 := time.Now()
 	var until time.Time
 	if o.Duration > 0 {
-		until = time.Now().Add(o.Duration)
+		until = t0.Add(o.Duration)
 	}
-	t0 := time.Now()
 	var interval float64
 	if o.Rate > 0 {
 		interval = float64(time.Second) / o.Rate
@@ -406,12 +458,10 @@ func (s *scenario) send(ctx context.Context, timeout time.Duration) {
 	var seq atomic.Int64
 	var wg sync.WaitGroup
 	for w := range o.Concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sh := &s.sendStats[w%len(s.sendStats)]
-			var body bytes.Buffer
-			buf := make([]byte, 4096)
+		wg.Go(func() {
+			sd := &sender{s: s, client: client, sh: &s.sendStats[w%len(s.sendStats)], buf: make([]byte, 4096)}
+			timer := time.NewTimer(time.Hour)
+			timer.Stop()
 			for ctx.Err() == nil {
 				k := seq.Add(1) - 1
 				if k >= limit {
@@ -423,52 +473,70 @@ func (s *scenario) send(ctx context.Context, timeout time.Duration) {
 						return
 					}
 					if d := time.Until(at); d > 0 {
+						timer.Reset(d)
 						select {
 						case <-ctx.Done():
+							timer.Stop()
 							return
-						case <-time.After(d):
+						case <-timer.C:
 						}
 					}
 				}
 				if !until.IsZero() && !time.Now().Before(until) {
 					return
 				}
-				from := s.senders[int(k)%len(s.senders)]
-				to := "all"
-				if !s.fanout {
-					to = s.receivers[int(k)%len(s.receivers)]
-				}
-				text := s.token + strconv.FormatInt(k, 10)
-				start := time.Now()
-				s.sendTimes[k].Store(start.UnixNano())
-				status, n, err := s.post(ctx, client, &body, buf, from, to, text)
-				end := time.Now()
-				if err == nil && status != 200 {
-					err = &statusError{status}
-				}
-				res := Result{Intended: start, Start: start, Latency: end.Sub(start), Service: end.Sub(start),
-					Status: status, Bytes: n, Err: err}
-				sh.mu.Lock()
-				sh.m.Add(&res, 0)
-				if end.After(sh.lastEnd) {
-					sh.lastEnd = end
-				}
-				sh.mu.Unlock()
-				s.sent.Add(1)
-				if err != nil {
-					s.sendErrs.Add(1)
-					continue
-				}
-				s.sendOK[k].Store(true)
-				if s.fanout {
-					s.expected.Add(int64(len(s.receivers)))
-				} else {
-					s.expected.Add(1)
-				}
+				sd.send(ctx, k)
 			}
-		}()
+		})
 	}
 	wg.Wait()
+}
+
+// sender is one send worker's state.
+type sender struct {
+	s      *scenario
+	client *http.Client
+	sh     *shard // where its send results go
+	body   bytes.Buffer
+	buf    []byte
+}
+
+// send sends message k and records the result; an accepted message is expected at its
+// receivers (one in chat-send, all of them in fan-out).
+func (sd *sender) send(ctx context.Context, k int64) {
+	s := sd.s
+	from := s.senders[int(k)%len(s.senders)]
+	to := "all"
+	if !s.fanout {
+		to = s.receivers[int(k)%len(s.receivers)]
+	}
+	text := s.token + strconv.FormatInt(k, 10)
+	start := time.Now()
+	s.sendTimes[k].Store(start.UnixNano())
+	status, n, err := s.post(ctx, sd.client, &sd.body, sd.buf, from, to, text)
+	end := time.Now()
+	if err == nil && status != 200 {
+		err = &statusError{status}
+	}
+	res := Result{Intended: start, Start: start, Latency: end.Sub(start), Service: end.Sub(start),
+		Status: status, Bytes: n, Err: err}
+	sd.sh.mu.Lock()
+	sd.sh.m.Add(&res, 0)
+	if end.After(sd.sh.lastEnd) {
+		sd.sh.lastEnd = end
+	}
+	sd.sh.mu.Unlock()
+	s.sent.Add(1)
+	if err != nil {
+		s.sendErrs.Add(1)
+		return
+	}
+	s.sendOK[k].Store(true)
+	if s.fanout {
+		s.expected.Add(int64(len(s.receivers)))
+	} else {
+		s.expected.Add(1)
+	}
 }
 
 // post sends one message and reads the answer.
@@ -498,7 +566,10 @@ func (s *scenario) post(ctx context.Context, client *http.Client, body *bytes.Bu
 	return resp.StatusCode, n, err
 }
 
-func (s *scenario) progress(ctx context.Context, start time.Time, capacity int) (stop func()) {
+// progress emits Progress events (now, at every period, at each phase change and at stop)
+// until the returned stop function is called.
+func (s *scenario) progress(ctx context.Context, start time.Time) (stop func()) {
+	capacity := len(s.sendTimes)
 	if s.o.Progress == nil {
 		return func() {}
 	}

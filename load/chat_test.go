@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -40,11 +41,14 @@ func TestScenarios(t *testing.T) {
 		{"chat-send open model", ScenarioOptions{Scenario: ScenarioChatSend, Receivers: 3, Messages: 100, Rate: 500}},
 		{"sse-fanout", ScenarioOptions{Scenario: ScenarioSSEFanout, Receivers: 20, Messages: 50, Rate: 200}},
 		{"ws-fanout", ScenarioOptions{Scenario: ScenarioWSFanout, Receivers: 20, Messages: 50, Rate: 200}},
-		{"ws-fanout bounded by time", ScenarioOptions{Scenario: ScenarioWSFanout, Receivers: 5, Duration: 200 * time.Millisecond, Rate: 100}},
+		{"ws-fanout bounded by time", ScenarioOptions{Scenario: ScenarioWSFanout, Receivers: 5, Duration: 500 * time.Millisecond, Rate: 100}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.o.Target = target
+			// Every message must arrive; a drain ends at the last delivery, so a long one
+			// costs nothing unless the machine is slow, and then it is what keeps the count.
+			tc.o.Drain = time.Minute
 			var phases []string
 			tc.o.ProgressEvery = 10 * time.Millisecond
 			tc.o.Progress = func(p Progress) {
@@ -108,5 +112,51 @@ func TestScenarioReceiversCannotLogIn(t *testing.T) {
 	_, err := RunScenario(context.Background(), ScenarioOptions{Scenario: ScenarioSSEFanout, Target: srv.URL, Messages: 1, Timeout: time.Second})
 	if err == nil {
 		t.Fatal("want an error when receivers cannot log in")
+	}
+}
+
+// TestScenarioDrain: the drain ends when the last expected delivery arrives, however long it
+// was allowed to wait, and says whether everything arrived.
+func TestScenarioDrain(t *testing.T) {
+	newRun := func() (*scenario, *shard) {
+		o := &ScenarioOptions{Scenario: ScenarioChatSend, Target: "http://127.0.0.1:1/", Receivers: 1, Messages: 3}
+		o.defaults()
+		s := newScenario(o)
+		s.expected.Store(3)
+		return s, &s.shards[0]
+	}
+	msg := func(s *scenario, k int) event { return event{text: fmt.Sprintf("x to y: %s%d", s.token, k)} }
+
+	s, sh := newRun()
+	result := make(chan bool, 1)
+	go func() { result <- s.drain(context.Background(), time.Hour) }()
+	for k := range 3 {
+		s.receive(sh, nil, msg(s, k))
+	}
+	select {
+	case ok := <-result:
+		if !ok {
+			t.Error("drain said deliveries were missing after all three arrived")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("drain still waiting 30s after the last delivery (it may wait an hour)")
+	}
+
+	// One message never arrives: the drain gives up at its bound and says so.
+	s, sh = newRun()
+	s.receive(sh, nil, msg(s, 0))
+	s.receive(sh, nil, msg(s, 0)) // a duplicate does not count
+	s.receive(sh, nil, msg(s, 2))
+	if s.drain(context.Background(), 10*time.Millisecond) {
+		t.Error("drain said everything arrived with message 1 missing")
+	}
+	if s.duplicated.Load() != 1 || s.delivered.Load() != 2 {
+		t.Errorf("delivered %d duplicated %d, want 2 and 1", s.delivered.Load(), s.duplicated.Load())
+	}
+	// A cancelled run ends the drain too.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if s.drain(ctx, time.Hour) {
+		t.Error("drain of a cancelled run said everything arrived")
 	}
 }

@@ -11,4 +11,7 @@
 //
 // Every run is bounded: by a request count, a duration, or both, and always by a hard time
 // cap (Options.MaxTime).
+//
+// The playground's load page (package playground/loadpage) drives it from a browser, against
+// the server that serves the page and nothing else.
 package load

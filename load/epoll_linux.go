@@ -61,16 +61,20 @@ func (r *runner) runEpoll(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("resolve %s: %w", u.Host, err)
 	}
-	var sa syscall.Sockaddr
+	// Each loop gets its own Sockaddr: syscall.Connect writes its raw form into it.
 	family := syscall.AF_INET
-	if ip4 := addr.IP.To4(); ip4 != nil {
-		s := &syscall.SockaddrInet4{Port: addr.Port}
-		copy(s.Addr[:], ip4)
-		sa = s
-	} else {
+	if addr.IP.To4() == nil {
+		family = syscall.AF_INET6
+	}
+	sockaddr := func() syscall.Sockaddr {
+		if ip4 := addr.IP.To4(); ip4 != nil {
+			s := &syscall.SockaddrInet4{Port: addr.Port}
+			copy(s.Addr[:], ip4)
+			return s
+		}
 		s := &syscall.SockaddrInet6{Port: addr.Port}
 		copy(s.Addr[:], addr.IP.To16())
-		sa, family = s, syscall.AF_INET6
+		return s
 	}
 	req := serializeRequest(&r.o.Request, u, r.o.HTTP10, !r.o.NoKeepAlive)
 	nloops := min(runtime.GOMAXPROCS(0), r.o.Connections)
@@ -86,7 +90,7 @@ func (r *runner) runEpoll(ctx context.Context) error {
 			defer wg.Done()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			l := &evLoop{ctx: ctx, r: r, sa: sa, family: family, conns: map[int]*evConn{}, sh: &r.shards[i%len(r.shards)],
+			l := &evLoop{ctx: ctx, r: r, sa: sockaddr(), family: family, conns: map[int]*evConn{}, sh: &r.shards[i%len(r.shards)],
 				buf: make([]byte, 64<<10), events: make([]syscall.EpollEvent, 256), open: conns}
 			if err := l.run(ctx, req); err != nil {
 				errc <- err
@@ -302,8 +306,8 @@ func (l *evLoop) handle(c *evConn, events uint32, req []byte) {
 	if !c.active {
 		return // bytes nobody asked for
 	}
-	c.got += int64(n)
-	done, perr := c.parser.feed(l.buf[:n])
+	used, done, perr := c.parser.feed(l.buf[:n])
+	c.got += int64(used)
 	if perr != nil {
 		l.finish(c, c.parser.status, perr, req)
 		return
@@ -312,8 +316,6 @@ func (l *evLoop) handle(c *evConn, events uint32, req []byte) {
 		l.finish(c, c.parser.status, nil, req)
 	}
 }
-
-var errUnexpectedClose = errors.New("connection closed before the answer ended")
 
 // finish records the request on c and starts the next one. A kept-alive connection that the
 // server closed before answering is stale: it is reopened and the request resent, uncounted.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"time"
 
 	"github.com/wasmgap/wasmgap/chatserver"
 	"github.com/wasmgap/wasmgap/load"
@@ -29,6 +30,7 @@ func ExampleRunScenario() {
 		Receivers: 5,
 		Transport: "ws",
 		Messages:  100,
+		Drain:     time.Minute, // ends at the last delivery; only a slow machine waits longer
 	})
 	if err != nil {
 		panic(err)
@@ -36,17 +38,6 @@ func ExampleRunScenario() {
 	d := rep.Delivery
 	fmt.Printf("sent %d, delivered %d, lost %d, duplicated %d\n", d.Sent, d.Delivered, d.Lost, d.Duplicated)
 	// Output: sent 100, delivered 100, lost 0, duplicated 0
-}
-
-// The load page is mounted under /load/ by a server that knows its own address; it runs
-// load against that address only.
-func ExampleHandler() {
-	mux := http.NewServeMux()
-	mux.Handle("/load/", http.StripPrefix("/load", load.Handler(load.HandlerOptions{
-		BaseURL:  "http://127.0.0.1:8080",
-		ChatPath: "/chat/",
-	})))
-	_ = http.ListenAndServe // e.g. http.ListenAndServe("127.0.0.1:8080", mux)
 }
 
 // Reporters consume a Report: a readable summary or JSON.

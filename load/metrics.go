@@ -30,7 +30,7 @@ type Result struct {
 const (
 	ErrConnect  = "connect"
 	ErrTimeout  = "timeout"
-	ErrIO       = "math"
+	ErrIO       = "io"
 	ErrProtocol = "protocol"
 	Err4xx      = "status 4xx"
 	Err5xx      = "status 5xx"

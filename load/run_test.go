@@ -61,7 +61,11 @@ func newServerB(b *testing.B, h http.Handler) (string, *countingListener) {
 
 func hello(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello, load\n") }
 
-func TestConnectionsEqualConcurrency(t *testing.T) {
+// TestConnectionsBoundedByConcurrency: with keep-alive a run opens at most -c connections
+// (Go's default pool of 2 idle connections per host would open more and more); without it,
+// one per request. Which workers get to send first is the scheduler's business, so with
+// keep-alive the count is at most -c, not exactly -c.
+func TestConnectionsBoundedByConcurrency(t *testing.T) {
 	tests := []struct {
 		name    string
 		client  Client
@@ -100,8 +104,9 @@ func TestConnectionsEqualConcurrency(t *testing.T) {
 			if rep.Sent != int64(tc.n) || rep.OK != int64(tc.n) {
 				t.Fatalf("sent %d ok %d, want %d (errors %v)", rep.Sent, rep.OK, tc.n, rep.ErrorExamples)
 			}
-			if got := cl.accepts.Load(); got != int64(tc.accepts) {
-				t.Errorf("server accepted %d connections, want %d", got, tc.accepts)
+			got := cl.accepts.Load()
+			if tc.noKA && got != int64(tc.accepts) || !tc.noKA && (got < 1 || got > int64(tc.accepts)) {
+				t.Errorf("server accepted %d connections, want %s%d", got, map[bool]string{false: "1 to ", true: ""}[tc.noKA], tc.accepts)
 			}
 			want := "HTTP/1.1"
 			if tc.http10 {
@@ -223,6 +228,8 @@ func TestRawClientFraming(t *testing.T) {
 		{"no length, close", "HTTP/1.0 200 OK\r\n\r\nbody until close", true, "200", ""},
 		{"HTTP/1.0 keep-alive", "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok", false, "200", ""},
 		{"connection close", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", true, "200", ""},
+		{"server closes a kept-alive connection (stale: redialed, uncounted)", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", true, "200", ""},
+		{"bytes after the answer (connection not reused)", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA", false, "200", ""},
 		{"204 without body", "HTTP/1.1 204 No Content\r\n\r\n", false, "204", ""},
 		{"garbage", "SSH-2.0-OpenSSH\r\n\r\n", true, "", ErrProtocol},
 		{"bad length", "HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", true, "", ErrProtocol},
@@ -323,7 +330,7 @@ func TestWarmupExcluded(t *testing.T) {
 	}))
 	var events []Progress
 	rep, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Connections: 2, Requests: 50,
-		Warmup: 100 * time.Millisecond, ProgressEvery: 20 * time.Millisecond,
+		Warmup: 500 * time.Millisecond, ProgressEvery: 20 * time.Millisecond,
 		Progress: func(p Progress) { events = append(events, p) }})
 	if err != nil {
 		t.Fatal(err)
@@ -334,8 +341,14 @@ func TestWarmupExcluded(t *testing.T) {
 	if served.Load() <= 50 {
 		t.Errorf("server saw %d requests: the warm-up sent none", served.Load())
 	}
-	if len(events) < 2 || events[0].Phase != "warmup" {
-		t.Fatalf("progress events %+v: want warm-up events first", events)
+	// Warm-up events (as many as the ticker managed) come before every run event.
+	if len(events) == 0 {
+		t.Fatal("no progress events")
+	}
+	for i := 1; i < len(events); i++ {
+		if events[i].Phase == "warmup" && events[i-1].Phase == "run" {
+			t.Fatalf("progress events %+v: a warm-up event after a run event", events)
+		}
 	}
 	last := events[len(events)-1]
 	if last.Phase != "run" || last.Done != 50 || last.Fraction != 1 {
@@ -345,17 +358,25 @@ func TestWarmupExcluded(t *testing.T) {
 
 func TestDurationBound(t *testing.T) {
 	srv, _ := newServer(t, http.HandlerFunc(hello))
+	const warmup, duration = 50 * time.Millisecond, 150 * time.Millisecond
 	for _, c := range []Client{ClientRaw, ClientEpoll} {
-		rep, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Connections: 2, Duration: 150 * time.Millisecond,
-			Warmup: 50 * time.Millisecond, Client: c})
+		start := time.Now()
+		rep, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Connections: 2, Duration: duration,
+			Warmup: warmup, Client: c})
+		wall := time.Since(start)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Sent == 0 || rep.OK != rep.Sent {
-			t.Fatalf("%s: sent %d ok %d", c, rep.Sent, rep.OK)
+		if rep.OK != rep.Sent || rep.ErrorCount() != 0 {
+			t.Fatalf("%s: sent %d ok %d errors %v", c, rep.Sent, rep.OK, rep.ErrorExamples)
 		}
-		if rep.Elapsed < 150*time.Millisecond || rep.Elapsed > 5*time.Second {
-			t.Errorf("%s: elapsed %s for a 150ms run", c, rep.Elapsed)
+		// A run bounded by time only ends once its time is up (however few requests a busy
+		// machine let it send), and reports no more time than it took.
+		if wall < warmup+duration {
+			t.Errorf("%s: returned after %s, before its warm-up and duration of %s", c, wall, warmup+duration)
+		}
+		if rep.Elapsed > wall {
+			t.Errorf("%s: reports %s elapsed after %s of wall time", c, rep.Elapsed, wall)
 		}
 	}
 }
@@ -375,7 +396,13 @@ func TestMaxTimeCapsRun(t *testing.T) {
 // TestOpenModelCoordinatedOmission is the wrk2 demonstration: the server stalls for one
 // second in the middle of the run. Measured from the intended send times, the requests that
 // should have been sent during the stall waited for it, so the corrected p99 shows the stall;
-// measured from the actual send times (what a closed-model tool reports), they did not.
+// measured from the actual send times (what a closed-model tool reports), only the requests
+// in flight when it began did.
+//
+// It asserts what the method guarantees, not how fast this machine is: each request's
+// corrected latency includes its uncorrected one, so every corrected percentile is at least
+// the uncorrected one; about a third of the schedule falls in the stall, so the corrected p99
+// is a large part of the stall; and the request that caused it took the whole stall.
 func TestOpenModelCoordinatedOmission(t *testing.T) {
 	const stall = time.Second
 	var mu sync.RWMutex
@@ -402,17 +429,27 @@ func TestOpenModelCoordinatedOmission(t *testing.T) {
 		t.Errorf("sent %d + unsent %d, want the 600 the schedule asked for", rep.Sent, rep.Unsent)
 	}
 	t.Logf("corrected p99 %s, uncorrected p99 %s, late %d", rep.Latency.P99, rep.Uncorrected.P99, rep.Late)
-	if rep.Latency.P99 < stall/2 {
-		t.Errorf("corrected p99 %s: want at least %s, the stall must show", rep.Latency.P99, stall/2)
+	if rep.Sent != rep.OK+rep.ErrorCount() || rep.Latency.Count != rep.Sent || rep.Uncorrected.Count != rep.Sent {
+		t.Errorf("sent %d, ok %d + errors %d, samples %d corrected and %d uncorrected: want one of each per request",
+			rep.Sent, rep.OK, rep.ErrorCount(), rep.Latency.Count, rep.Uncorrected.Count)
 	}
-	if rep.Uncorrected.P99 > stall/5 {
-		t.Errorf("uncorrected p99 %s: want far below the stall (closed-model tools hide it)", rep.Uncorrected.P99)
+	c, u := rep.Latency, *rep.Uncorrected
+	for _, p := range []struct {
+		name       string
+		corr, unco time.Duration
+	}{{"p50", c.P50, u.P50}, {"p90", c.P90, u.P90}, {"p99", c.P99, u.P99}, {"p99.9", c.P999, u.P999}, {"max", c.Max, u.Max}} {
+		if p.corr < p.unco {
+			t.Errorf("%s: corrected %s below uncorrected %s", p.name, p.corr, p.unco)
+		}
 	}
-	if rep.Latency.Max < stall*8/10 {
-		t.Errorf("corrected max %s: want about the stall", rep.Latency.Max)
+	if c.P99 < stall/2 {
+		t.Errorf("corrected p99 %s: want at least half the %s stall, the stall must show", c.P99, stall)
+	}
+	if c.Max < stall*99/100 {
+		t.Errorf("corrected max %s: the request that stalled the server took %s", c.Max, stall)
 	}
 	if rep.Late < 100 {
-		t.Errorf("late %d: the requests scheduled during the stall started late", rep.Late)
+		t.Errorf("late %d: the 200 requests scheduled during the stall started late", rep.Late)
 	}
 }
 
@@ -425,9 +462,10 @@ func TestOpenModelCount(t *testing.T) {
 	if rep.Sent != 200 || rep.OK != 200 || rep.Unsent != 0 {
 		t.Fatalf("sent %d ok %d unsent %d", rep.Sent, rep.OK, rep.Unsent)
 	}
-	// 200 requests at 1000/s take about 200ms; the rate must not be exceeded by much.
-	if rep.RequestsPerSec > 1300 {
-		t.Errorf("rate %.0f/s for an intended 1000/s", rep.RequestsPerSec)
+	// No request starts before its turn: the 200th is due 199 ms after the first, so the
+	// achieved rate can fall short of 1000/s on a busy machine but never exceed 200/0.199 s.
+	if max := 200 / 0.199; rep.RequestsPerSec > max {
+		t.Errorf("rate %.0f/s for an intended 1000/s: requests went out ahead of the schedule (at most %.0f/s)", rep.RequestsPerSec, max)
 	}
 }
 
@@ -471,16 +509,18 @@ func ExampleRun() {
 func TestPidSampling(t *testing.T) {
 	srv, _ := newServer(t, http.HandlerFunc(hello))
 	// The server runs in this test's process: sample it.
-	rep, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Connections: 2, Duration: 300 * time.Millisecond, Pid: os.Getpid()})
+	rep, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Connections: 2, Requests: 3000, Pid: os.Getpid()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := rep.Server
-	if s == nil || s.Pid != os.Getpid() || s.RSSBefore <= 0 || s.RSSPeak < s.RSSBefore || s.RSSAfter <= 0 || s.Samples < 2 {
+	// One sample at least: the one taken when the run stops (the periodic ones depend on
+	// how long the run took).
+	if s == nil || s.Pid != os.Getpid() || s.RSSBefore <= 0 || s.RSSPeak < s.RSSBefore || s.RSSAfter <= 0 || s.Samples < 1 {
 		t.Fatalf("server stats %+v", s)
 	}
 	if s.CPUMean <= 0 {
-		t.Errorf("CPU %.1f%%: a process serving requests uses some", s.CPUMean)
+		t.Errorf("CPU %.1f%%: a process serving 3000 requests uses some", s.CPUMean)
 	}
 	var b strings.Builder
 	WriteText(&b, rep)
@@ -490,5 +530,34 @@ func TestPidSampling(t *testing.T) {
 	// A process that does not exist is a clear error.
 	if _, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Requests: 1, Pid: 1 << 30}); err == nil {
 		t.Error("want an error for a missing process")
+	}
+}
+
+// TestRawClientTLS: the raw client reads answers through the same parser over TLS, keeping
+// its connections alive.
+func TestRawClientTLS(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &countingListener{Listener: ln}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(hello))
+	srv.Listener = cl
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	for _, noKA := range []bool{false, true} {
+		before := cl.accepts.Load()
+		rep, err := Run(context.Background(), Options{Request: Request{URL: srv.URL + "/"}, Connections: 2, Requests: 40,
+			Client: ClientRaw, Insecure: true, NoKeepAlive: noKA})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Sent != 40 || rep.OK != 40 {
+			t.Fatalf("keep-alive %v: sent %d ok %d, errors %v", !noKA, rep.Sent, rep.OK, rep.ErrorExamples)
+		}
+		got := cl.accepts.Load() - before
+		if noKA && got != 40 || !noKA && (got < 1 || got > 2) {
+			t.Errorf("keep-alive %v: %d connections for 40 requests on 2 workers", !noKA, got)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/term"
@@ -87,9 +88,10 @@ func (o *outputFlags) write(stdout io.Writer, rep *load.Report) error {
 	return load.WriteText(stdout, rep)
 }
 
-// interruptible returns a context cancelled by Ctrl-C, so a run stops early but still reports.
+// interruptible returns a context cancelled by Ctrl-C or SIGTERM, so a run stops early but
+// still reports.
 func interruptible() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt)
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
 func runLoad(args []string, stdout, stderr io.Writer) int {

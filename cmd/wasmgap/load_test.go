@@ -3,11 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestLoadCommand(t *testing.T) {
@@ -39,8 +44,8 @@ func TestLoadCommand(t *testing.T) {
 		{"json", []string{"-n", "40", "-c", "4", "-m", "POST", "--body", "x", "--format", "json", srv.URL}, 0, `"requests_per_sec"`, "", 40},
 		{"open model", []string{"-n", "20", "-c", "2", "-R", "400", srv.URL}, 0, "uncorrected", "", 0},
 		{"ab parity", []string{"-n", "20", "-c", "2", "--http1.0", "--no-keepalive", srv.URL}, 0, "HTTP/1.0, new connection per request", "", 0},
-		{"chat-send", []string{"chat-send", "--target", chatURL, "-n", "30", "-k", "3"}, 0, "0 lost", "", 0},
-		{"ws-fanout json", []string{"ws-fanout", "--target", chatURL, "-n", "5", "-s", "4", "-R", "100", "--format", "json"}, 0, `"lost": 0`, "", 5},
+		{"chat-send", []string{"chat-send", "--target", chatURL, "-n", "30", "-k", "3", "--drain", "1m"}, 0, "0 lost", "", 0},
+		{"ws-fanout json", []string{"ws-fanout", "--target", chatURL, "-n", "5", "-s", "4", "-R", "100", "--drain", "1m", "--format", "json"}, 0, `"lost": 0`, "", 5},
 		{"scenario without target", []string{"sse-fanout", "-n", "5"}, 2, "", "--target is required", 0},
 		{"scenario unbounded", []string{"chat-send", "--target", chatURL}, 2, "", "unbounded", 0},
 		{"progress bar forced on", []string{"-n", "300", "-c", "2", "--progress", "on", srv.URL}, 0, "Requests/s:", "done", 0},
@@ -72,5 +77,65 @@ func TestLoadCommand(t *testing.T) {
 				t.Errorf("stderr not quiet when not a terminal: %q", stderr.String())
 			}
 		})
+	}
+}
+
+// TestLoadSIGTERM: a run stopped by SIGTERM (a CI timeout, a supervisor) stops early and still
+// prints its report, as with Ctrl-C.
+func TestLoadSIGTERM(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") }))
+	defer srv.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChatHelperProcess$")
+	cmd.Env = append(os.Environ(), "WASMGAP_CHAT_HELPER=load -c 2 -d 5m --progress on "+srv.URL+"/")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	// The progress bar's first "run" line says the run has begun.
+	seen := make(chan error, 1)
+	go func() {
+		buf := make([]byte, 4096)
+		var all []byte
+		for {
+			n, err := stderr.Read(buf)
+			all = append(all, buf[:n]...)
+			if bytes.Contains(all, []byte("run")) {
+				seen <- nil
+				io.Copy(io.Discard, stderr)
+				return
+			}
+			if err != nil {
+				seen <- fmt.Errorf("stderr ended before any progress: %v: %q", err, all)
+				return
+			}
+		}
+	}()
+	select {
+	case err := <-seen:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no progress within 30s")
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\nstdout: %s", err, stdout.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("wasmgap load did not exit within 30s of SIGTERM")
+	}
+	if !strings.Contains(stdout.String(), "cancelled before its bound") || !strings.Contains(stdout.String(), "Requests/s:") {
+		t.Errorf("no report of the stopped run:\n%s", stdout.String())
 	}
 }

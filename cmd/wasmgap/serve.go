@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/chatserver"
-	"github.com/wasmgap/wasmgap/load"
 	"github.com/wasmgap/wasmgap/playground"
+	"github.com/wasmgap/wasmgap/playground/loadpage"
 	"github.com/wasmgap/wasmgap/web"
 )
 
@@ -75,7 +75,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	opts.Chat = chat.Handler()
-	opts.Load = load.Handler(load.HandlerOptions{BaseURL: "http://" + ln.Addr().String(), ChatPath: "/chat/"})
+	opts.Load = loadpage.Handler(loadpage.Options{BaseURL: "http://" + ln.Addr().String(), ChatPath: "/chat/"})
 
 	srv := &http.Server{Handler: playground.New(opts), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 	fmt.Fprintf(stdout, "wasmgap playground on http://%s/ (chat store in %s)\n", ln.Addr(), chatOpts.DataDir)

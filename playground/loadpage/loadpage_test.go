@@ -1,7 +1,10 @@
-package load
+package loadpage
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -25,10 +28,10 @@ func pageServer(t *testing.T) *httptest.Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { chat.Shutdown(t.Context()) })
-	mux.HandleFunc("/{$}", hello)
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello, load\n") })
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) { time.Sleep(20 * time.Millisecond) })
 	mux.Handle("/chat/", http.StripPrefix("/chat", chat.Handler()))
-	mux.Handle("/load/", http.StripPrefix("/load", Handler(HandlerOptions{BaseURL: srv.URL})))
+	mux.Handle("/load/", http.StripPrefix("/load", Handler(Options{BaseURL: srv.URL})))
 	return srv
 }
 
@@ -112,6 +115,12 @@ func TestHandlerRefuses(t *testing.T) {
 		{"bad method", `{"path":"/","n":1,"method":"DELETE"}`, 400, "GET, HEAD or POST"},
 		{"unknown field", `{"path":"/","n":1,"target":"http://example.org/"}`, 400, "unknown field"},
 		{"unknown scenario", `{"scenario":"flood","n":1}`, 400, "scenario"},
+		{"duration past every clock", `{"path":"/","d":1e300}`, 400, "at most"},
+		{"duration too short to run", `{"path":"/","d":1e-12}`, 400, "too short"},
+		{"two objects", `{"path":"/","n":1}{"path":"/","n":1}`, 400, "exactly one object"},
+		{"empty body", ``, 400, "empty"},
+		{"not JSON", `path=/&n=1`, 400, "JSON object"},
+		{"wrong type", `{"path":"/","n":"many"}`, 400, "JSON object"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,7 +130,19 @@ func TestHandlerRefuses(t *testing.T) {
 			}
 		})
 	}
-	// A form post (no JSON content type) is refused: cross-site pages cannot start runs.
+	// A form post or a text/plain no-cors fetch (no JSON content type) is refused, and says
+	// what is allowed.
+	for _, ct := range []string{"text/plain", "application/jsonp"} {
+		resp, err := http.Post(srv.URL+"/load/run", ct, strings.NewReader(`{"path":"/","n":1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnsupportedMediaType || !strings.Contains(string(b), "application/json") {
+			t.Errorf("%s post: status %d %q, want 415 naming application/json", ct, resp.StatusCode, b)
+		}
+	}
 	resp, err := http.Post(srv.URL+"/load/run", "application/x-www-form-urlencoded", strings.NewReader(`{"path":"/","n":1}`))
 	if err != nil {
 		t.Fatal(err)
@@ -130,8 +151,29 @@ func TestHandlerRefuses(t *testing.T) {
 	if resp.StatusCode != http.StatusUnsupportedMediaType {
 		t.Errorf("form post: status %d, want 415", resp.StatusCode)
 	}
+	// A page of another site cannot start a run, even with a JSON body (a CORS-safelisted
+	// no-cors fetch cannot send one, but the check does not rest on that alone).
+	for _, hd := range []http.Header{
+		{"Sec-Fetch-Site": {"cross-site"}},
+		{"Origin": {"http://evil.example"}},
+	} {
+		req, _ := http.NewRequest("POST", srv.URL+"/load/run", strings.NewReader(`{"path":"/","n":1}`))
+		req.Header.Set("Content-Type", "application/json")
+		for k, v := range hd {
+			req.Header[k] = v
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(b), "cross-origin") {
+			t.Errorf("cross-origin post with %v: status %d %q, want 403", hd, resp.StatusCode, b)
+		}
+	}
 	// Without its own address, the page runs nothing.
-	h := httptest.NewServer(Handler(HandlerOptions{}))
+	h := httptest.NewServer(Handler(Options{}))
 	defer h.Close()
 	resp, err = http.Post(h.URL+"/run", "application/json", strings.NewReader(`{"path":"/","n":1}`))
 	if err != nil {
@@ -145,11 +187,12 @@ func TestHandlerRefuses(t *testing.T) {
 
 func TestHandlerOneRunAtATime(t *testing.T) {
 	srv := pageServer(t)
-	resp, err := http.Post(srv.URL+"/load/run", "application/json", strings.NewReader(`{"path":"/slow","c":1,"d":1}`))
+	// The first run may last the page's longest (10 s): closing its stream below ends it, so
+	// the second request finds it running however slowly this machine serves it.
+	resp, err := http.Post(srv.URL+"/load/run", "application/json", strings.NewReader(`{"path":"/slow","c":1,"d":10}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
 	// The first progress line proves the first run holds the server's one slot.
 	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
 		t.Fatal(err)
@@ -157,6 +200,19 @@ func TestHandlerOneRunAtATime(t *testing.T) {
 	code, _, msg := postRun(t, srv.URL, `{"path":"/","n":1}`)
 	if code != http.StatusConflict {
 		t.Errorf("second run: status %d %q, want 409", code, msg)
+	}
+	resp.Body.Close()
+	// The page is free again once the first run has seen its client go. Each try is a run
+	// of one request; the loop is bounded.
+	for i := 0; ; i++ {
+		code, _, msg = postRun(t, srv.URL, `{"path":"/","n":1}`)
+		if code == 200 {
+			break
+		}
+		if code != http.StatusConflict || i == 300 {
+			t.Fatalf("after the first run's client left: status %d %q", code, msg)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -172,5 +228,30 @@ func TestHandlerPage(t *testing.T) {
 		if resp.StatusCode != 200 || !strings.Contains(string(b), want) {
 			t.Errorf("GET %s: %d, body lacks %q", path, resp.StatusCode, want)
 		}
+	}
+}
+
+func TestPageCSP(t *testing.T) {
+	srv := pageServer(t)
+	resp, err := http.Get(srv.URL + "/load/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	csp := resp.Header.Get("Content-Security-Policy")
+	script := body[bytes.Index(body, []byte("<script>"))+len("<script>") : bytes.Index(body, []byte("</script>"))]
+	sum := sha256.Sum256(script)
+	want := "script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	if !strings.Contains(csp, want) {
+		t.Errorf("CSP %q lacks the page script's hash (%s)", csp, want)
+	}
+	for _, part := range strings.Split(csp, ";") {
+		if strings.HasPrefix(strings.TrimSpace(part), "script-src") && strings.Contains(part, "unsafe-inline") {
+			t.Errorf("CSP %q lets any inline script run", csp)
+		}
+	}
+	if bytes.Count(body, []byte("<script")) != 1 {
+		t.Error("the page has more than one script: the CSP hashes only the first")
 	}
 }
