@@ -21,7 +21,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/wasmgap/wasmgap/engines"
+	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/measure"
 	"github.com/wasmgap/wasmgap/runner"
 	"github.com/wasmgap/wasmgap/web"
@@ -33,7 +33,7 @@ type Options struct {
 	// Dist holds the built page (web/dist: manifest.json, index.html and the hashed files);
 	// nil means the bundle embedded in this binary.
 	Dist fs.FS
-	// Engines lists the server engines offered; nil means every engine (engines.Names()).
+	// Engines lists the server engines offered; nil means every engine (engine.Names()).
 	Engines []string
 	// MaxConcurrent is how many runs may run at once; 0 means one per CPU.
 	MaxConcurrent int
@@ -81,7 +81,7 @@ func New(opts Options) *Server {
 	s := &Server{opts: opts, run: runner.Run, env: currentEnvironment()}
 	s.engines = opts.Engines
 	if s.engines == nil {
-		s.engines = engines.Names()
+		s.engines = engine.Names()
 	}
 	slots := opts.MaxConcurrent
 	if slots <= 0 {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wasmgap/wasmgap/engines"
+	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/kernels"
 	"github.com/wasmgap/wasmgap/measure"
 )
@@ -32,7 +32,7 @@ func TestEveryEngineEveryKernel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a worker per kernel and engine")
 	}
-	for _, eng := range engines.Names() {
+	for _, eng := range engine.Names() {
 		t.Run(eng, func(t *testing.T) {
 			for _, k := range kernels.All() {
 				args := smallArgs(k)

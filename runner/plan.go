@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wasmgap/wasmgap/engines"
+	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/kernels"
 	"github.com/wasmgap/wasmgap/measure"
 )
@@ -31,10 +31,10 @@ type Plan struct {
 func (p Plan) Jobs() ([]Job, error) {
 	engineNames := p.Engines
 	if len(engineNames) == 0 {
-		engineNames = engines.Names()
+		engineNames = engine.Names()
 	}
 	for _, name := range engineNames {
-		if _, err := engines.New(name); err != nil {
+		if _, err := engine.New(name); err != nil {
 			return nil, err
 		}
 	}

@@ -19,7 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/wasmgap/wasmgap/engines"
+	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/kernels"
 	"github.com/wasmgap/wasmgap/measure"
 )
@@ -108,7 +108,7 @@ func (j Job) Validate() error {
 
 // engineCheck builds the engine only to check its name; building does no work (Load does).
 func engineCheck(name string) (string, error) {
-	e, err := engines.New(name)
+	e, err := engine.New(name)
 	if err != nil {
 		return "", err
 	}
@@ -269,7 +269,7 @@ func serveWorker(in io.Reader, out io.Writer) error {
 	if err := k.Check(job.Args); err != nil {
 		return err
 	}
-	e, err := engines.New(job.Engine)
+	e, err := engine.New(job.Engine)
 	if err != nil {
 		return err
 	}

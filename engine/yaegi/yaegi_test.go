@@ -1,4 +1,4 @@
-package interpreted
+package yaegi
 
 import (
 	"context"

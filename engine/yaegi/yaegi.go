@@ -1,4 +1,4 @@
-// Package interpreted runs the kernels from their Go source with the yaegi interpreter:
+// Package yaegi runs the kernels from their Go source with the yaegi interpreter:
 // the "interpreted Go" row, the twin of the articles' PHP rows.
 //
 // The engine evaluates exactly the files of kernels.Source — the code the native engine
@@ -9,7 +9,9 @@
 // yaegi runs interpreted calls on the Go stack. A recursion deep enough to exhaust it
 // (Go's limit is 1 GB) is a fatal error that no recover can catch, and a runaway call
 // cannot be interrupted: run measurements in worker processes (package runner).
-package interpreted
+//
+// Importing the package registers the engine as engine.Yaegi.
+package yaegi
 
 import (
 	"bytes"
@@ -34,6 +36,10 @@ const packageName = "kernels"
 // stderrLimit bounds what is kept of the interpreter's panic trace for an error message.
 const stderrLimit = 2 << 10
 
+func init() {
+	engine.Register(engine.Yaegi, engine.RankYaegi, func() engine.Engine { return New() })
+}
+
 // Engine interprets kernels.Source. Load it once, then Run; Run is not safe for
 // concurrent use.
 type Engine struct {
@@ -56,7 +62,7 @@ func (*Engine) Name() string { return engine.Yaegi }
 // Calling Load again replaces the interpreter.
 func (e *Engine) Load(ctx context.Context) (engine.Setup, error) {
 	if err := ctx.Err(); err != nil {
-		return engine.Setup{}, fmt.Errorf("interpreted: load: %w", err)
+		return engine.Setup{}, fmt.Errorf("yaegi: load: %w", err)
 	}
 	var setup engine.Setup
 	start := time.Now()
@@ -76,7 +82,7 @@ func (e *Engine) Load(ctx context.Context) (engine.Setup, error) {
 	start = time.Now()
 	for _, file := range kernels.SourceFiles {
 		if _, err := evalFile(i, file); err != nil {
-			return engine.Setup{}, fmt.Errorf("interpreted: evaluate %s: %w", file, err)
+			return engine.Setup{}, fmt.Errorf("yaegi: evaluate %s: %w", file, err)
 		}
 	}
 	setup.Compile = time.Since(start)
@@ -86,7 +92,7 @@ func (e *Engine) Load(ctx context.Context) (engine.Setup, error) {
 	for _, k := range kernels.All() {
 		fn, err := lookup(i, k)
 		if err != nil {
-			return engine.Setup{}, fmt.Errorf("interpreted: %w", err)
+			return engine.Setup{}, fmt.Errorf("yaegi: %w", err)
 		}
 		funcs[k.Name] = fn
 	}
@@ -142,17 +148,17 @@ func lookup(i *interp.Interpreter, k *kernels.Kernel) (fn any, err error) {
 // interpreted call cannot be interrupted once it runs.
 func (e *Engine) Run(ctx context.Context, k *kernels.Kernel, args []int) (int64, error) {
 	if k == nil {
-		return 0, errors.New("interpreted: run: no kernel given")
+		return 0, errors.New("yaegi: run: no kernel given")
 	}
 	if e.funcs == nil {
-		return 0, fmt.Errorf("interpreted: run %s: engine not loaded: call Load first", k.Name)
+		return 0, fmt.Errorf("yaegi: run %s: engine not loaded: call Load first", k.Name)
 	}
 	fn, ok := e.funcs[k.Name]
 	if !ok {
-		return 0, fmt.Errorf("interpreted: run %s: unknown kernel: valid kernels are %s", k.Name, strings.Join(kernels.Names(), ", "))
+		return 0, fmt.Errorf("yaegi: run %s: unknown kernel: valid kernels are %s", k.Name, strings.Join(kernels.Names(), ", "))
 	}
 	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("interpreted: run %s: %w", k.Label(args), err)
+		return 0, fmt.Errorf("yaegi: run %s: %w", k.Label(args), err)
 	}
 	e.stderr.Reset()
 	switch f := fn.(type) {
@@ -165,7 +171,7 @@ func (e *Engine) Run(ctx context.Context, k *kernels.Kernel, args []int) (int64,
 			return e.call2(f, k, args)
 		}
 	}
-	return 0, fmt.Errorf("interpreted: run %s: %s takes %d arguments, got %d", k.Label(args), k.Name, len(k.Params), len(args))
+	return 0, fmt.Errorf("yaegi: run %s: %s takes %d arguments, got %d", k.Label(args), k.Name, len(k.Params), len(args))
 }
 
 func (e *Engine) call1(f func(int) int64, k *kernels.Kernel, args []int) (v int64, err error) {
@@ -195,12 +201,12 @@ func (e *Engine) panicError(k *kernels.Kernel, args []int, r any) error {
 		where = " (" + where + ")"
 	}
 	if strings.Contains(strings.ToLower(msg), "stack overflow") {
-		return fmt.Errorf("interpreted: run %s: %w: %s%s", k.Label(args), engine.ErrStackOverflow, msg, where)
+		return fmt.Errorf("yaegi: run %s: %w: %s%s", k.Label(args), engine.ErrStackOverflow, msg, where)
 	}
 	if err, ok := r.(error); ok {
-		return fmt.Errorf("interpreted: run %s: panic: %w%s", k.Label(args), err, where)
+		return fmt.Errorf("yaegi: run %s: panic: %w%s", k.Label(args), err, where)
 	}
-	return fmt.Errorf("interpreted: run %s: panic: %s%s", k.Label(args), msg, where)
+	return fmt.Errorf("yaegi: run %s: panic: %s%s", k.Label(args), msg, where)
 }
 
 // Close drops the interpreter; Load may be called again afterwards.
