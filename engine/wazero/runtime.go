@@ -18,6 +18,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/wasmgap/wasmgap/engine"
+	"github.com/wasmgap/wasmgap/internal/capped"
 	"github.com/wasmgap/wasmgap/kernels"
 	"github.com/wasmgap/wasmgap/wasm"
 )
@@ -212,8 +213,8 @@ func typeString(params, results []api.ValueType) string {
 type instance struct {
 	mod   api.Module
 	fns   map[string]export
-	stack []uint64    // reused by every call: two i32 parameters, one i64 result
-	out   *headBuffer // the module's stdout and stderr
+	stack []uint64       // reused by every call: two i32 parameters, one i64 result
+	out   *capped.Buffer // the module's stdout and stderr: the start, where it says why it failed
 }
 
 type export struct {
@@ -223,7 +224,7 @@ type export struct {
 
 // instantiate creates an instance and runs its _initialize (the Go runtime's start-up).
 func (c *compiled) instantiate(ctx context.Context) (*instance, error) {
-	out := &headBuffer{max: 64 << 10}
+	out := &capped.Buffer{Head: 64 << 10}
 	cfg := wazero.NewModuleConfig().
 		WithName(""). // anonymous, so that many instances coexist in one runtime
 		WithStartFunctions("_initialize").
@@ -284,33 +285,4 @@ func outputSuffix(output string) string {
 		lines = append(lines[:maxLines], fmt.Sprintf("… (%d more lines)", len(lines)-maxLines))
 	}
 	return "\nmodule output:\n\t" + strings.Join(lines, "\n\t")
-}
-
-// headBuffer keeps the first max bytes written to it: enough for the reason a Go runtime
-// gives before its goroutine dump.
-type headBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf bytes.Buffer
-}
-
-func (b *headBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if room := b.max - b.buf.Len(); room > 0 {
-		b.buf.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-func (b *headBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *headBuffer) Reset() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf.Reset()
 }

@@ -14,7 +14,6 @@
 package yaegi
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -26,6 +25,7 @@ import (
 	"github.com/traefik/yaegi/interp"
 
 	"github.com/wasmgap/wasmgap/engine"
+	"github.com/wasmgap/wasmgap/internal/capped"
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
@@ -47,7 +47,7 @@ type Engine struct {
 	// func(int) int64 or a func(int, int) int64.
 	funcs map[string]any
 	// stderr receives the interpreter's own report of a panic (file, line, function).
-	stderr *boundedBuffer
+	stderr *capped.Buffer
 }
 
 // New returns an engine; call Load before Run.
@@ -66,7 +66,9 @@ func (e *Engine) Load(ctx context.Context) (engine.Setup, error) {
 	}
 	var setup engine.Setup
 	start := time.Now()
-	stderr := &boundedBuffer{limit: stderrLimit}
+	// Only the start is kept: a panic inside a deep recursion cannot fill memory with
+	// one trace line per frame.
+	stderr := &capped.Buffer{Head: stderrLimit}
 	i := interp.New(interp.Options{
 		// The kernels are read from the embedded sources, never from the disk.
 		SourcecodeFilesystem: kernels.Source,
@@ -224,25 +226,3 @@ func firstLine(s string) string {
 	}
 	return ""
 }
-
-// boundedBuffer keeps the first limit bytes written to it and drops the rest, so that
-// a panic inside a deep recursion cannot fill memory with one trace line per frame.
-type boundedBuffer struct {
-	buf   bytes.Buffer
-	limit int
-}
-
-func (b *boundedBuffer) Write(p []byte) (int, error) {
-	if room := b.limit - b.buf.Len(); room > 0 {
-		if len(p) > room {
-			b.buf.Write(p[:room])
-		} else {
-			b.buf.Write(p)
-		}
-	}
-	return len(p), nil
-}
-
-func (b *boundedBuffer) String() string { return b.buf.String() }
-
-func (b *boundedBuffer) Reset() { b.buf.Reset() }

@@ -214,19 +214,3 @@ func TestPanicErrorStackOverflow(t *testing.T) {
 		}
 	}
 }
-
-func TestBoundedBuffer(t *testing.T) {
-	b := &boundedBuffer{limit: 5}
-	for _, s := range []string{"abc", "defg", "hij"} {
-		if n, err := b.Write([]byte(s)); n != len(s) || err != nil {
-			t.Fatalf("Write(%q) = %d, %v", s, n, err)
-		}
-	}
-	if got := b.String(); got != "abcde" {
-		t.Fatalf("String() = %q, want %q", got, "abcde")
-	}
-	b.Reset()
-	if got := b.String(); got != "" {
-		t.Fatalf("String() after Reset = %q", got)
-	}
-}
