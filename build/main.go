@@ -28,6 +28,7 @@ import (
 	"github.com/evanw/esbuild/pkg/api"
 
 	"github.com/wasmgap/wasmgap/wasm"
+	"github.com/wasmgap/wasmgap/web"
 )
 
 // Options say what to build. The zero value builds everything from the module root found
@@ -48,12 +49,6 @@ type Options struct {
 
 // entryPoints are the bundle's entry points: the page and its two workers.
 var entryPoints = []string{"main.ts", "worker-wasm.ts", "worker-js.ts"}
-
-// Manifest is web/dist/manifest.json: logical names to content-hashed files.
-type Manifest struct {
-	Files map[string]string `json:"files"`
-	Built time.Time         `json:"built"`
-}
 
 func main() {
 	var opts Options
@@ -143,7 +138,7 @@ func Build(opts Options) error {
 		}
 		files["kernels.wasm"] = name
 	}
-	m := Manifest{Files: files, Built: time.Now().UTC().Truncate(time.Second)}
+	m := web.Manifest{Files: files, Built: time.Now().UTC().Truncate(time.Second)}
 	if err := writeManifest(distDir, m); err != nil {
 		return err
 	}
@@ -333,7 +328,7 @@ func copyHashed(src, dir, base, ext string) (string, error) {
 	return name, nil
 }
 
-func writeManifest(distDir string, m Manifest) error {
+func writeManifest(distDir string, m web.Manifest) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
@@ -345,7 +340,7 @@ func writeManifest(distDir string, m Manifest) error {
 }
 
 // writeIndex renders web/src/index.html with the hashed names into web/dist/index.html.
-func writeIndex(webDir, distDir string, m Manifest) error {
+func writeIndex(webDir, distDir string, m web.Manifest) error {
 	src := filepath.Join(webDir, "src", "index.html")
 	tmpl, err := template.ParseFiles(src)
 	if err != nil {
