@@ -168,7 +168,8 @@ type runRequest struct {
 // that the request names a kernel and one of this server's engines, and the page's lower
 // bound on runs.
 func (s *Server) job(req runRequest) (runner.Job, *apiError) {
-	if _, aerr := lookupKernel(req.Kernel); aerr != nil {
+	if req.Kernel == "" {
+		_, aerr := lookupKernel(req.Kernel) // "kernel is missing: valid kernels are …"
 		return runner.Job{}, aerr
 	}
 	if !slices.Contains(s.engines, req.Engine) {
@@ -218,9 +219,6 @@ func (s *Server) job(req runRequest) (runner.Job, *apiError) {
 		var fe *runner.FieldError
 		if errors.As(err, &fe) {
 			aerr.Field = fe.Field
-			if qualifiedField, ok := strings.CutPrefix(fe.Field, "args."+req.Kernel+"."); ok {
-				aerr.Field = "args." + qualifiedField
-			}
 		}
 		return runner.Job{}, aerr
 	}
