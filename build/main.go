@@ -9,6 +9,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -25,6 +26,9 @@ import (
 	"time"
 
 	"github.com/evanw/esbuild/pkg/api"
+
+	"github.com/wasmgap/wasmgap/wasm"
+	"github.com/wasmgap/wasmgap/web"
 )
 
 // Options say what to build. The zero value builds everything from the module root found
@@ -34,6 +38,9 @@ type Options struct {
 	Root string
 	// SkipWasm leaves kernels.wasm out (the page then offers no browser-wasm engine).
 	SkipWasm bool
+	// WasmOnly builds kernels.wasm and nothing else (no node_modules needed): what
+	// `go tool task wasm` runs.
+	WasmOnly bool
 	// SkipTypecheck leaves out the TypeScript type check (tsc --noEmit).
 	SkipTypecheck bool
 	// Log receives progress lines and diagnostics; nil means os.Stderr.
@@ -43,17 +50,12 @@ type Options struct {
 // entryPoints are the bundle's entry points: the page and its two workers.
 var entryPoints = []string{"main.ts", "worker-wasm.ts", "worker-js.ts"}
 
-// Manifest is web/dist/manifest.json: logical names to content-hashed files.
-type Manifest struct {
-	Files map[string]string `json:"files"`
-	Built time.Time         `json:"built"`
-}
-
 func main() {
 	var opts Options
 	fs := flag.NewFlagSet("build", flag.ContinueOnError)
 	fs.StringVar(&opts.Root, "root", "", "module root (default: found above the working directory)")
 	fs.BoolVar(&opts.SkipWasm, "skip-wasm", false, "do not build kernels.wasm")
+	fs.BoolVar(&opts.WasmOnly, "wasm-only", false, "build kernels.wasm into wasm/dist and nothing else")
 	fs.BoolVar(&opts.SkipTypecheck, "skip-typecheck", false, "do not type-check web/src with tsc")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -79,6 +81,18 @@ func Build(opts Options) error {
 		if root, err = moduleRoot(); err != nil {
 			return err
 		}
+	}
+	if opts.WasmOnly {
+		start := time.Now()
+		p, err := buildWasm(root)
+		if err != nil {
+			return err
+		}
+		if p == "" {
+			return errors.New("wasm/module is absent: nothing to build")
+		}
+		fmt.Fprintf(log, "build: %s in %v\n", rel(root, p), time.Since(start).Round(time.Millisecond))
+		return nil
 	}
 	webDir := filepath.Join(root, "web")
 	distDir := filepath.Join(webDir, "dist")
@@ -124,7 +138,7 @@ func Build(opts Options) error {
 		}
 		files["kernels.wasm"] = name
 	}
-	m := Manifest{Files: files, Built: time.Now().UTC().Truncate(time.Second)}
+	m := web.Manifest{Files: files, Built: time.Now().UTC().Truncate(time.Second)}
 	if err := writeManifest(distDir, m); err != nil {
 		return err
 	}
@@ -189,18 +203,16 @@ func typecheck(webDir string, log io.Writer) error {
 	return nil
 }
 
-// buildWasm compiles wasm/module into wasm/dist/kernels.wasm, or returns "" when the
-// module's folder does not exist.
+// buildWasm compiles wasm/module into wasm/dist/kernels.wasm with wasm.Build, or returns
+// "" when the module's folder does not exist.
 func buildWasm(root string) (string, error) {
-	if _, err := os.Stat(filepath.Join(root, "wasm", "module")); err != nil {
+	src := filepath.Join(root, filepath.FromSlash(wasm.SourceDir))
+	if _, err := os.Stat(src); err != nil {
 		return "", nil
 	}
-	out := filepath.Join(root, "wasm", "dist", "kernels.wasm")
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", out, "./wasm/module")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("compile kernels.wasm (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared ./wasm/module): %w\n%s", err, msg)
+	out := filepath.Join(root, filepath.FromSlash(wasm.ModulePath))
+	if err := wasm.Build(context.Background(), src, out); err != nil {
+		return "", err
 	}
 	return out, nil
 }
@@ -316,7 +328,7 @@ func copyHashed(src, dir, base, ext string) (string, error) {
 	return name, nil
 }
 
-func writeManifest(distDir string, m Manifest) error {
+func writeManifest(distDir string, m web.Manifest) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
@@ -328,7 +340,7 @@ func writeManifest(distDir string, m Manifest) error {
 }
 
 // writeIndex renders web/src/index.html with the hashed names into web/dist/index.html.
-func writeIndex(webDir, distDir string, m Manifest) error {
+func writeIndex(webDir, distDir string, m web.Manifest) error {
 	src := filepath.Join(webDir, "src", "index.html")
 	tmpl, err := template.ParseFiles(src)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/wasmgap/wasmgap/web"
 )
 
 // fakeWeb writes a minimal web/ under a temporary module root: the three entry points, a
@@ -41,13 +43,13 @@ func fakeWeb(t *testing.T, mainTS string) string {
 	return root
 }
 
-func readManifest(t *testing.T, root string) Manifest {
+func readManifest(t *testing.T, root string) web.Manifest {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(root, "web", "dist", "manifest.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m Manifest
+	var m web.Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}

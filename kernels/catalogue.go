@@ -171,22 +171,37 @@ func (k *Kernel) Defaults() []int {
 	return args
 }
 
-// Check reports whether args fit the kernel's parameters, naming the allowed range of the
-// first that does not.
+// ArgError is the error of Check and Args: it says what was wrong with a kernel's
+// arguments and what is allowed.
+type ArgError struct {
+	// Kernel is the kernel's name.
+	Kernel string
+	// Param names the parameter at fault; "" when the number of arguments is wrong.
+	Param string
+	// Msg is the whole message, kernel name included.
+	Msg string
+}
+
+func (e *ArgError) Error() string { return e.Msg }
+
+// Check is the one check of a kernel's arguments, wherever they come from (the CLI, the
+// page, a test): it reports whether args fit the kernel's parameters, with an *ArgError
+// naming the allowed range of the first that does not.
 func (k *Kernel) Check(args []int) error {
 	if len(args) != len(k.Params) {
-		return fmt.Errorf("%s takes %d arguments (%s), got %d", k.Name, len(k.Params), k.paramList(), len(args))
+		return &ArgError{Kernel: k.Name, Msg: fmt.Sprintf("%s takes %d arguments (%s), got %d", k.Name, len(k.Params), k.paramList(), len(args))}
 	}
 	for i, p := range k.Params {
 		if args[i] < p.Min || args[i] > p.Max {
-			return fmt.Errorf("%s: %s = %d is out of range: allowed %d to %d", k.Name, p.Name, args[i], p.Min, p.Max)
+			return &ArgError{Kernel: k.Name, Param: p.Name,
+				Msg: fmt.Sprintf("%s: %s = %d is out of range: allowed %d to %d", k.Name, p.Name, args[i], p.Min, p.Max)}
 		}
 	}
 	return nil
 }
 
 // Args returns the kernel's arguments with the named values set and the rest at their
-// defaults, checked against the allowed ranges.
+// defaults, checked by Check. An unknown name is an *ArgError naming it.
 func (k *Kernel) Args(named map[string]int) ([]int, error) {
 	args := k.Defaults()
 	var unknown []string
@@ -200,7 +215,8 @@ func (k *Kernel) Args(named map[string]int) ([]int, error) {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return nil, fmt.Errorf("%s has no parameter %s: its parameters are %s", k.Name, strings.Join(unknown, ", "), k.paramList())
+		return nil, &ArgError{Kernel: k.Name, Param: unknown[0],
+			Msg: fmt.Sprintf("%s has no parameter %s: its parameters are %s", k.Name, strings.Join(unknown, ", "), k.paramList())}
 	}
 	return args, k.Check(args)
 }

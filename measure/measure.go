@@ -30,12 +30,13 @@ const (
 // FailureStackOverflow is the Failure of a run that exhausted its engine's stack.
 const FailureStackOverflow = "stack overflow"
 
-// Options say how many runs make one measurement.
+// Options say how many runs make one measurement. Runs and Warmup are counts taken as
+// given (Warmup 0 means no warm-up), except that Options with both at zero mean the
+// defaults: the zero value is ready to use.
 type Options struct {
-	// Runs is the number of timed runs (default 5).
+	// Runs is the number of timed runs.
 	Runs int `json:"runs"`
-	// Warmup is the number of untimed runs before them (default 1). A negative value
-	// means none.
+	// Warmup is the number of untimed runs before them; 0 means none.
 	Warmup int `json:"warmup"`
 	// Budget, when set, is the time the whole measurement should fit in, loading
 	// included: a run that would not fit (judged by the longest run so far) is skipped,
@@ -44,17 +45,20 @@ type Options struct {
 	Budget time.Duration `json:"budget_ns,omitempty"`
 }
 
-// WithDefaults returns the options with zero fields set to their defaults.
+// Defaults returns the usual numbers: DefaultRuns timed runs after DefaultWarmup warm-up.
+func Defaults() Options { return Options{Runs: DefaultRuns, Warmup: DefaultWarmup} }
+
+// WithDefaults returns the counts Measure uses: Defaults() (Budget kept) when Runs and
+// Warmup are both zero; otherwise o itself, with at least one timed run and no negative
+// warm-up.
 func (o Options) WithDefaults() Options {
-	if o.Runs <= 0 {
-		o.Runs = DefaultRuns
+	if o.Runs == 0 && o.Warmup == 0 {
+		d := Defaults()
+		d.Budget = o.Budget
+		return d
 	}
-	if o.Warmup == 0 {
-		o.Warmup = DefaultWarmup
-	}
-	if o.Warmup < 0 {
-		o.Warmup = 0
-	}
+	o.Runs = max(o.Runs, 1)
+	o.Warmup = max(o.Warmup, 0)
 	return o
 }
 

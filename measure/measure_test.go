@@ -70,7 +70,7 @@ func TestMeasure(t *testing.T) {
 	}{
 		{name: "defaults", eng: &fakeEngine{results: []fakeRun{ok}}, wantCalls: 6, wantSamples: 5, wantClosed: 1},
 		{name: "explicit runs and warm-up", eng: &fakeEngine{results: []fakeRun{ok}}, opts: Options{Runs: 3, Warmup: 2}, wantCalls: 5, wantSamples: 3, wantClosed: 1},
-		{name: "no warm-up", eng: &fakeEngine{results: []fakeRun{ok}}, opts: Options{Runs: 2, Warmup: -1}, wantCalls: 2, wantSamples: 2, wantClosed: 1},
+		{name: "no warm-up", eng: &fakeEngine{results: []fakeRun{ok}}, opts: Options{Runs: 2, Warmup: 0}, wantCalls: 2, wantSamples: 2, wantClosed: 1},
 		{
 			name:        "wrong value in warm-up",
 			eng:         &fakeEngine{results: []fakeRun{{value: 7}}},

@@ -1,5 +1,7 @@
 // Package native is the native engine: the kernels compiled by the Go toolchain into
 // this binary and called in-process. It is the baseline every ratio is taken against.
+//
+// Importing the package registers the engine as engine.Native.
 package native
 
 import (
@@ -8,6 +10,10 @@ import (
 	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/kernels"
 )
+
+func init() {
+	engine.Register(engine.Native, engine.RankNative, func() engine.Engine { return New() })
+}
 
 // Engine calls the kernels directly. Its zero value is ready to use.
 type Engine struct{}

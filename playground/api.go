@@ -6,15 +6,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/wasmgap/wasmgap/internal/httpguard"
+	"github.com/wasmgap/wasmgap/internal/ndjson"
 	"github.com/wasmgap/wasmgap/kernels"
 	"github.com/wasmgap/wasmgap/measure"
+	"github.com/wasmgap/wasmgap/report"
 	"github.com/wasmgap/wasmgap/runner"
 )
 
@@ -48,15 +51,15 @@ type limit struct {
 
 // catalogue is the answer of GET /api/kernels.
 type catalogue struct {
-	Kernels     []*kernels.Kernel `json:"kernels"`
-	Engines     []string          `json:"engines"`
-	Runs        limit             `json:"runs"`
-	Warmup      limit             `json:"warmup"`
-	TimeoutNS   time.Duration     `json:"timeout_ns"`
-	Slots       int               `json:"slots"`
-	Environment environment       `json:"environment"`
-	Panels      map[string]bool   `json:"panels"`
-	Articles    map[string]string `json:"articles"`
+	Kernels     []*kernels.Kernel  `json:"kernels"`
+	Engines     []string           `json:"engines"`
+	Runs        limit              `json:"runs"`
+	Warmup      limit              `json:"warmup"`
+	TimeoutNS   time.Duration      `json:"timeout_ns"`
+	Slots       int                `json:"slots"`
+	Environment report.Environment `json:"environment"`
+	Panels      map[string]bool    `json:"panels"`
+	Articles    map[string]string  `json:"articles"`
 }
 
 func (s *Server) handleKernels(w http.ResponseWriter, r *http.Request) {
@@ -67,8 +70,8 @@ func (s *Server) handleKernels(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, catalogue{
 		Kernels:     kernels.All(),
 		Engines:     s.engines,
-		Runs:        limit{DefaultRuns, 1, MaxRuns},
-		Warmup:      limit{DefaultWarmup, 0, MaxWarmup},
+		Runs:        limit{DefaultRuns, 1, MaxRequestRuns},
+		Warmup:      limit{DefaultWarmup, 0, runner.MaxJobWarmup},
 		TimeoutNS:   timeout,
 		Slots:       s.queue.slots,
 		Environment: s.env,
@@ -80,26 +83,11 @@ func (s *Server) handleKernels(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// kernelArgs checks named arguments against a kernel's parameters: unknown names, values
-// that are not integers, values out of range. The error names the field ("args.n").
-func kernelArgs(k *kernels.Kernel, named map[string]string) ([]int, *apiError) {
-	params := make([]string, len(k.Params))
-	for i, p := range k.Params {
-		params[i] = p.Name
-	}
+// parseArgs reads the named arguments of a request as integers (their ranges are the
+// catalogue's to check, in kernels.Kernel.Check); the error names the field ("args.n").
+func parseArgs(named map[string]string) (map[string]int, *apiError) {
 	ints := make(map[string]int, len(named))
-	names := make([]string, 0, len(named))
-	for name := range named {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		if !slices.Contains(params, name) {
-			return nil, &apiError{
-				Error: fmt.Sprintf("%s has no parameter %q: its parameters are %s", k.Name, name, strings.Join(params, ", ")),
-				Field: "args." + name,
-			}
-		}
+	for _, name := range slices.Sorted(maps.Keys(named)) {
 		v, err := strconv.Atoi(named[name])
 		if err != nil {
 			return nil, &apiError{
@@ -109,24 +97,7 @@ func kernelArgs(k *kernels.Kernel, named map[string]string) ([]int, *apiError) {
 		}
 		ints[name] = v
 	}
-	args := k.Defaults()
-	for i, p := range k.Params {
-		v, ok := ints[p.Name]
-		if !ok {
-			continue
-		}
-		if v < p.Min || v > p.Max {
-			return nil, &apiError{
-				Error: fmt.Sprintf("%s: %s = %d is out of range: allowed %d to %d", k.Name, p.Name, v, p.Min, p.Max),
-				Field: "args." + p.Name,
-			}
-		}
-		args[i] = v
-	}
-	if err := k.Check(args); err != nil { // the catalogue's own word, should it be stricter
-		return nil, &apiError{Error: err.Error(), Field: "args"}
-	}
-	return args, nil
+	return ints, nil
 }
 
 func lookupKernel(name string) (*kernels.Kernel, *apiError) {
@@ -162,9 +133,19 @@ func (s *Server) handleExpected(w http.ResponseWriter, r *http.Request) {
 			named[name] = values[0]
 		}
 	}
-	args, aerr := kernelArgs(k, named)
+	ints, aerr := parseArgs(named)
 	if aerr != nil {
 		writeError(w, http.StatusBadRequest, *aerr)
+		return
+	}
+	args, err := k.Args(ints)
+	if err != nil {
+		field := "args"
+		var ae *kernels.ArgError
+		if errors.As(err, &ae) && ae.Param != "" {
+			field = "args." + ae.Param
+		}
+		writeError(w, http.StatusBadRequest, apiError{Error: err.Error(), Field: field})
 		return
 	}
 	writeJSON(w, http.StatusOK, expectedAnswer{
@@ -182,10 +163,13 @@ type runRequest struct {
 	Warmup *int                       `json:"warmup"`
 }
 
-// job checks a run request and turns it into a runner job, or says what is wrong.
+// job turns a run request into a job through a one-cell runner.Plan, the path the CLI's
+// cells take too, or says what is wrong. Only what is the page's own is checked here:
+// that the request names a kernel and one of this server's engines, and the page's lower
+// bound on runs.
 func (s *Server) job(req runRequest) (runner.Job, *apiError) {
-	k, aerr := lookupKernel(req.Kernel)
-	if aerr != nil {
+	if req.Kernel == "" {
+		_, aerr := lookupKernel(req.Kernel) // "kernel is missing: valid kernels are …"
 		return runner.Job{}, aerr
 	}
 	if !slices.Contains(s.engines, req.Engine) {
@@ -203,34 +187,42 @@ func (s *Server) job(req runRequest) (runner.Job, *apiError) {
 	for name, raw := range req.Args {
 		named[name] = string(bytes.TrimSpace(raw))
 	}
-	args, aerr := kernelArgs(k, named)
+	ints, aerr := parseArgs(named)
 	if aerr != nil {
 		return runner.Job{}, aerr
 	}
-	runs, warmup := DefaultRuns, DefaultWarmup
+	// Qualified names ("fib_rec.n") set the one kernel's parameters and make an unknown
+	// name the kernel's own error ("fib_rec has no parameter k: its parameters are n").
+	qualified := make(map[string]int, len(ints))
+	for name, v := range ints {
+		qualified[req.Kernel+"."+name] = v
+	}
+	opts := measure.Options{Runs: DefaultRuns, Warmup: DefaultWarmup}
 	if req.Runs != nil {
-		runs = *req.Runs
-		if runs < 1 || runs > MaxRuns {
-			return runner.Job{}, &apiError{Error: fmt.Sprintf("runs = %d is out of range: allowed 1 to %d", runs, MaxRuns), Field: "runs"}
+		opts.Runs = *req.Runs
+		if opts.Runs < 1 || opts.Runs > MaxRequestRuns {
+			return runner.Job{}, &apiError{Error: fmt.Sprintf("runs = %d is out of range: allowed 1 to %d", opts.Runs, MaxRequestRuns), Field: "runs"}
 		}
 	}
 	if req.Warmup != nil {
-		warmup = *req.Warmup
-		if warmup < 0 || warmup > MaxWarmup {
-			return runner.Job{}, &apiError{Error: fmt.Sprintf("warmup = %d is out of range: allowed 0 to %d", warmup, MaxWarmup), Field: "warmup"}
-		}
+		opts.Warmup = *req.Warmup
 	}
-	opts := measure.Options{Runs: runs, Warmup: warmup}
-	if warmup == 0 {
-		opts.Warmup = -1 // measure's zero means its default; the API's zero means none
-	}
-	return runner.Job{
-		Engine:  req.Engine,
-		Kernel:  k.Name,
-		Args:    args,
+	jobs, err := runner.Plan{
+		Engines: []string{req.Engine},
+		Kernels: []string{req.Kernel},
+		Args:    qualified,
 		Options: opts,
 		Timeout: s.opts.Timeout,
-	}, nil
+	}.Jobs()
+	if err != nil {
+		aerr := &apiError{Error: err.Error()}
+		var fe *runner.FieldError
+		if errors.As(err, &fe) {
+			aerr.Field = fe.Field
+		}
+		return runner.Job{}, aerr
+	}
+	return jobs[0], nil
 }
 
 // decodeRunRequest reads a run request, naming the field of any JSON type error.
@@ -291,34 +283,19 @@ type event struct {
 	Value    string `json:"value,omitempty"`
 	Expected string `json:"expected,omitempty"`
 	// Environment is the machine and versions behind the result.
-	Environment *environment `json:"environment,omitempty"`
+	Environment *report.Environment `json:"environment,omitempty"`
 	// Error says why the run could not be made, for "error".
 	Error string `json:"error,omitempty"`
 }
 
-// stream writes NDJSON events, each flushed at once.
-type stream struct {
-	mu *sync.Mutex
-	w  http.ResponseWriter
-	rc *http.ResponseController
-}
-
-func (st stream) send(e event) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(e); err != nil {
-		return
-	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if _, err := st.w.Write(buf.Bytes()); err != nil {
-		return // the client is gone; the request's context ends the run
-	}
-	_ = st.rc.Flush()
-}
+// errShuttingDown ends the runs of a server that is shutting down.
+var errShuttingDown = errors.New("the server is shutting down: run it again once it is back")
 
 func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
+	if err := httpguard.RequireJSON(r); err != nil {
+		writeError(w, http.StatusUnsupportedMediaType, apiError{Error: "POST /api/run: " + err.Error()})
+		return
+	}
 	req, aerr := decodeRunRequest(w, r)
 	if aerr != nil {
 		writeError(w, http.StatusBadRequest, *aerr)
@@ -329,6 +306,12 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, *aerr)
 		return
 	}
+	if !s.enter() {
+		w.Header().Set("Retry-After", "10")
+		writeError(w, http.StatusServiceUnavailable, apiError{Error: errShuttingDown.Error()})
+		return
+	}
+	defer s.active.Done()
 	t, err := s.queue.enter()
 	if err != nil {
 		w.Header().Set("Retry-After", "10")
@@ -338,30 +321,41 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	w.Header().Set("Content-Type", "application/x-ndjson; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	st := stream{mu: new(sync.Mutex), w: w, rc: http.NewResponseController(w)}
+	st := ndjson.Start(w)
+	send := func(e event) { _ = st.Send(e) } // a client that is gone ends the run through ctx
 
-	ctx := r.Context()
-	if err := t.wait(ctx, func(pos int) { st.send(event{Type: "queued", Position: pos}) }); err != nil {
-		return // the client left while waiting
+	// The run ends with the request, or with the server (Shutdown).
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	stop := context.AfterFunc(s.closing, func() { cancel(errShuttingDown) })
+	defer stop()
+	shuttingDown := func() bool {
+		if errors.Is(context.Cause(ctx), errShuttingDown) {
+			send(event{Type: "error", Error: errShuttingDown.Error()})
+			return true
+		}
+		return false
+	}
+
+	if err := t.wait(ctx, func(pos int) { send(event{Type: "queued", Position: pos}) }); err != nil {
+		shuttingDown() // else the client left while waiting
+		return
 	}
 	defer t.release()
-	st.send(event{Type: "started"})
+	send(event{Type: "started"})
 
 	res, err := s.run(ctx, job, runner.Options{OnProgress: func(p runner.Progress) {
-		st.send(event{Type: "progress", Phase: p.Phase, Done: &p.Done, Total: &p.Total})
+		send(event{Type: "progress", Phase: p.Phase, Done: &p.Done, Total: &p.Total})
 	}})
 	if err != nil {
-		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		if shuttingDown() || ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			return
 		}
-		st.send(event{Type: "error", Error: err.Error()})
+		send(event{Type: "error", Error: err.Error()})
 		return
 	}
 	env := s.env
-	st.send(event{
+	send(event{
 		Type: "result", Result: &res,
 		Value:       strconv.FormatInt(res.Value, 10),
 		Expected:    strconv.FormatInt(res.Expected, 10),

@@ -33,13 +33,13 @@ func fakeServer(t *testing.T, opts Options, run runFunc) *httptest.Server {
 
 // instantRun returns the expected value at once, after reporting one progress event per run.
 func instantRun(ctx context.Context, job runner.Job, opts runner.Options) (measure.Result, error) {
-	for i := 1; i <= job.Options.Runs; i++ {
+	for i := 1; i <= job.Options().Runs; i++ {
 		if opts.OnProgress != nil {
-			opts.OnProgress(runner.Progress{Phase: "run", Done: i, Total: job.Options.Runs})
+			opts.OnProgress(runner.Progress{Phase: "run", Done: i, Total: job.Options().Runs})
 		}
 	}
-	return measure.Result{Kernel: job.Kernel, Args: job.Args, Engine: job.Engine, Runs: job.Options.Runs,
-		Warmup: job.Options.Warmup, Value: 7540113804746346429, Expected: 7540113804746346429,
+	return measure.Result{Kernel: job.Kernel().Name, Args: job.Args(), Engine: job.Engine(), Runs: job.Options().Runs,
+		Warmup: job.Options().Warmup, Value: 7540113804746346429, Expected: 7540113804746346429,
 		Median: time.Millisecond}, nil
 }
 
@@ -145,10 +145,10 @@ func TestRunStreamsProgressThenResult(t *testing.T) {
 	if last.Environment == nil || last.Environment.Cores < 1 || last.Environment.Go == "" {
 		t.Errorf("environment %+v", last.Environment)
 	}
-	want := runner.Job{Engine: "native", Kernel: "fib_it", Args: []int{92}, Options: measure.Options{Runs: 3, Warmup: 2}, Timeout: 7 * time.Second}
-	if got.Engine != want.Engine || got.Kernel != want.Kernel || len(got.Args) != 1 || got.Args[0] != 92 ||
-		got.Options != want.Options || got.Timeout != want.Timeout {
-		t.Errorf("job %+v, want %+v", got, want)
+	if got.Engine() != "native" || got.Kernel().Name != "fib_it" || got.Label() != "fib_it(92)" ||
+		got.Options() != (measure.Options{Runs: 3, Warmup: 2}) || got.Timeout() != 7*time.Second {
+		t.Errorf("job %s on %s, options %+v, timeout %v; want fib_it(92) on native, 3 runs after 2 warm-up, 7s",
+			got.Label(), got.Engine(), got.Options(), got.Timeout())
 	}
 }
 
@@ -160,16 +160,16 @@ func TestRunDefaults(t *testing.T) {
 	})
 	resp := postRun(t, ts.URL, `{"kernel":"test1","engine":"native","args":{"small":10}}`)
 	readEvents(t, resp.Body)
-	if got.Options.Runs != DefaultRuns || got.Options.Warmup != DefaultWarmup {
-		t.Errorf("options %+v, want runs %d warmup %d", got.Options, DefaultRuns, DefaultWarmup)
+	if got.Options().Runs != DefaultRuns || got.Options().Warmup != DefaultWarmup {
+		t.Errorf("options %+v, want runs %d warmup %d", got.Options(), DefaultRuns, DefaultWarmup)
 	}
-	if len(got.Args) != 2 || got.Args[0] != 50_000 || got.Args[1] != 10 {
-		t.Errorf("args %v, want the default big and small = 10", got.Args)
+	if args := got.Args(); len(args) != 2 || args[0] != 50_000 || args[1] != 10 {
+		t.Errorf("args %v, want the default big and small = 10", args)
 	}
 
 	readEvents(t, postRun(t, ts.URL, `{"kernel":"fib_it","engine":"native","warmup":0}`).Body)
-	if got.Options.Warmup >= 0 {
-		t.Errorf("warmup 0 became measure's warm-up %d: the harness reads 0 as its default, so none must be negative", got.Options.Warmup)
+	if w := got.Options().WithDefaults().Warmup; w != 0 {
+		t.Errorf("warmup 0 became %d warm-up runs, want none", w)
 	}
 }
 
@@ -195,7 +195,7 @@ func newBlockingRuns() *blockingRuns {
 }
 
 func (b *blockingRuns) run(ctx context.Context, job runner.Job, opts runner.Options) (measure.Result, error) {
-	label := job.Kernel
+	label := job.Kernel().Name
 	b.started <- label
 	select {
 	case <-b.release:
@@ -270,6 +270,7 @@ func TestDisconnectCancelsRun(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/api/run", strings.NewReader(`{"kernel":"fib_rec","engine":"native","args":{"n":60}}`))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

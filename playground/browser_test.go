@@ -385,6 +385,7 @@ func TestPageInChromium(t *testing.T) {
 		for i := 0; i < p.srv.queue.slots; i++ {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, p.url+"/api/run",
 				strings.NewReader(`{"kernel":"fib_rec","engine":"native","args":{"n":60},"runs":1,"warmup":0}`))
+			req.Header.Set("Content-Type", "application/json")
 			go func() {
 				if resp, err := http.DefaultClient.Do(req); err == nil {
 					io.Copy(io.Discard, resp.Body)

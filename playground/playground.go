@@ -12,17 +12,26 @@
 //	GET  /api/history   the articles' historical figures
 //	/chat/, /load/      the chat and load handlers, when Options sets them
 //	GET  /…             the page (web/dist)
+//
+// POST /api/run takes only application/json (415 otherwise) and refuses what a browser
+// marks as sent by another origin (403). A request's body must arrive within
+// Options.BodyTimeout. Shutdown ends the runs in progress and tells their clients.
 package playground
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"runtime"
+	"sync"
 	"time"
 
-	"github.com/wasmgap/wasmgap/engines"
+	"github.com/wasmgap/wasmgap/engine"
+	"github.com/wasmgap/wasmgap/internal/httpguard"
 	"github.com/wasmgap/wasmgap/measure"
+	"github.com/wasmgap/wasmgap/report"
 	"github.com/wasmgap/wasmgap/runner"
 	"github.com/wasmgap/wasmgap/web"
 )
@@ -33,7 +42,7 @@ type Options struct {
 	// Dist holds the built page (web/dist: manifest.json, index.html and the hashed files);
 	// nil means the bundle embedded in this binary.
 	Dist fs.FS
-	// Engines lists the server engines offered; nil means every engine (engines.Names()).
+	// Engines lists the server engines offered; nil means every engine (engine.Names()).
 	Engines []string
 	// MaxConcurrent is how many runs may run at once; 0 means one per CPU.
 	MaxConcurrent int
@@ -42,6 +51,11 @@ type Options struct {
 	MaxQueued int
 	// Timeout bounds one run, setup included; 0 means the runner's default (30s).
 	Timeout time.Duration
+	// BodyTimeout bounds the time to read a request's body, from the end of its headers;
+	// 0 means 10s. A body that is not in by then fails (its connection is closed), so
+	// that a client sending one byte a second holds no handler. Requests without a body,
+	// such as the chat's SSE and WebSocket streams, have no such limit.
+	BodyTimeout time.Duration
 	// Chat, when set, is mounted under /chat/ (with the prefix stripped) and the page
 	// shows it in a side panel.
 	Chat http.Handler
@@ -50,14 +64,17 @@ type Options struct {
 	Load http.Handler
 }
 
-// Limits on one run, as the API enforces and reports them.
+// Limits on one run, as the API enforces and reports them. Warm-up runs are bounded by
+// runner.MaxJobWarmup; a run from the page is held to fewer timed runs than the CLI's
+// runner.MaxJobRuns, as it shares the server.
 const (
-	DefaultRuns   = 5
-	MaxRuns       = 100
-	DefaultWarmup = 1
-	MaxWarmup     = 100
+	DefaultRuns    = 5
+	MaxRequestRuns = 100
+	DefaultWarmup  = 1
 	// defaultMaxQueued is Options.MaxQueued's default.
 	defaultMaxQueued = 64
+	// defaultBodyTimeout is Options.BodyTimeout's default.
+	defaultBodyTimeout = 10 * time.Second
 	// maxRequestBody bounds the JSON of a run request.
 	maxRequestBody = 64 << 10
 )
@@ -71,17 +88,29 @@ type Server struct {
 	engines []string
 	queue   *queue
 	static  *static
-	env     environment
+	env     report.Environment
 	run     runFunc
 	mux     *http.ServeMux
+
+	// closing ends when Shutdown begins; every run's context ends with it.
+	closing  context.Context
+	shutdown context.CancelFunc
+	mu       sync.Mutex // guards closed, and active.Add against Shutdown's Wait
+	closed   bool
+	active   sync.WaitGroup // runs in progress or queued
 }
 
 // New returns a server for the options.
 func New(opts Options) *Server {
-	s := &Server{opts: opts, run: runner.Run, env: currentEnvironment()}
+	s := &Server{opts: opts, run: runner.Run, env: report.CurrentEnvironment()}
+	s.env.Time = time.Time{} // a standing description, not one measurement's moment
+	s.closing, s.shutdown = context.WithCancel(context.Background())
+	if s.opts.BodyTimeout <= 0 {
+		s.opts.BodyTimeout = defaultBodyTimeout
+	}
 	s.engines = opts.Engines
 	if s.engines == nil {
-		s.engines = engines.Names()
+		s.engines = engine.Names()
 	}
 	slots := opts.MaxConcurrent
 	if slots <= 0 {
@@ -101,7 +130,7 @@ func New(opts Options) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/kernels", s.handleKernels)
 	mux.HandleFunc("GET /api/expected", s.handleExpected)
-	mux.HandleFunc("POST /api/run", s.handleRun)
+	mux.Handle("POST /api/run", httpguard.CrossOrigin(http.HandlerFunc(s.handleRun)))
 	mux.HandleFunc("GET /api/history", s.handleHistory)
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, apiError{Error: "no such API route: " + r.Method + " " + r.URL.Path +
@@ -129,5 +158,69 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cross-Origin-Embedder-Policy", "require-corp")
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
 	h.Set("X-Content-Type-Options", "nosniff")
+	if r.Body != nil && r.Body != http.NoBody {
+		s.limitBody(w, r)
+	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// limitBody gives the request's body Options.BodyTimeout to arrive, through a read
+// deadline on its connection that is lifted once the body is read. A global
+// http.Server.ReadTimeout would also bound the reads that follow the body, which net/http
+// uses to notice a client that leaves: it would end every SSE stream and break every
+// WebSocket after that time.
+func (s *Server) limitBody(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	if err := rc.SetReadDeadline(time.Now().Add(s.opts.BodyTimeout)); err != nil {
+		return // not a connection with deadlines (a test recorder): nothing to bound
+	}
+	r.Body = &deadlineBody{ReadCloser: r.Body, lift: func() { _ = rc.SetReadDeadline(time.Time{}) }}
+}
+
+// deadlineBody lifts its connection's read deadline once the body has been read to its
+// end. After a failed read the deadline stays: net/http then reads what is left of the
+// body before it answers, and must not wait for it forever.
+type deadlineBody struct {
+	io.ReadCloser
+	lift   func()
+	lifted bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.lifted {
+		b.lifted = true
+		b.lift()
+	}
+	return n, err
+}
+
+// enter admits a run; false once Shutdown began.
+func (s *Server) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.active.Add(1)
+	return true
+}
+
+// Shutdown ends the runs in progress or waiting (their workers are killed and their
+// clients get an "error" event saying the server is shutting down), refuses new ones with
+// 503, and waits for their handlers to finish or ctx to end. Call it when the HTTP server
+// shuts down: http.Server.Shutdown waits for those handlers.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.shutdown()
+	done := make(chan struct{})
+	go func() { s.active.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("playground shutdown: runs still ending: %w", ctx.Err())
+	}
 }

@@ -15,15 +15,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/wasmgap/wasmgap/web"
 )
 
-// manifest is web/dist/manifest.json, written by the build: which content-hashed file
-// holds each logical part of the page.
-type manifest struct {
-	// Files maps logical names ("main.js", "main.css", "worker-wasm.js", "worker-js.js",
-	// "kernels.wasm") to the hashed file names in dist.
-	Files map[string]string `json:"files"`
-}
+// manifest is the page's web.Manifest, with the server's questions about it.
+type manifest web.Manifest
 
 // static serves the built page.
 type static struct {

@@ -9,39 +9,54 @@ import (
 	"time"
 )
 
-// Environment says where and with what a report's numbers were made.
+// Environment says where and with what numbers were made: the machine, the Go toolchain
+// and the engines' modules. Every report carries one, and so does every result the
+// playground's API streams (the page reads the same JSON).
 type Environment struct {
 	CPU        string `json:"cpu"`
 	Cores      int    `json:"cores"`
 	GOMAXPROCS int    `json:"gomaxprocs"`
-	GoVersion  string `json:"go_version"`
-	// WazeroVersion and YaegiVersion are the module versions built into this binary
-	// ("not built in" when the binary does not link them).
-	WazeroVersion string    `json:"wazero_version"`
-	YaegiVersion  string    `json:"yaegi_version"`
-	OS            string    `json:"os"`
-	Arch          string    `json:"arch"`
-	Time          time.Time `json:"time"`
+	OS         string `json:"os"`
+	Arch       string `json:"arch"`
+	// Go is the Go version the binary was built with ("go1.26.8").
+	Go string `json:"go"`
+	// Modules are the versions of the engines' modules built into the binary, by short
+	// name: "wazero" and "yaegi" ("not built in" when the binary does not link one).
+	Modules map[string]string `json:"modules,omitempty"`
+	// Time is when the numbers were made; zero (and left out of the JSON) for a server's
+	// standing description of itself.
+	Time time.Time `json:"time,omitzero"`
 }
 
-// Module paths whose versions an Environment reports.
-const (
-	wazeroModule = "github.com/tetratelabs/wazero"
-	yaegiModule  = "github.com/traefik/yaegi"
-)
+// Module returns the version of the named engine module ("wazero", "yaegi").
+func (e Environment) Module(name string) string {
+	if v, ok := e.Modules[name]; ok {
+		return v
+	}
+	return "unknown"
+}
+
+// engineModules are the module paths whose versions an Environment reports, by short name.
+var engineModules = map[string]string{
+	"wazero": "github.com/tetratelabs/wazero",
+	"yaegi":  "github.com/traefik/yaegi",
+}
 
 // CurrentEnvironment describes this machine and this binary, now.
 func CurrentEnvironment() Environment {
+	mods := make(map[string]string, len(engineModules))
+	for name, path := range engineModules {
+		mods[name] = moduleVersion(path)
+	}
 	return Environment{
-		CPU:           cpuModel("/proc/cpuinfo"),
-		Cores:         runtime.NumCPU(),
-		GOMAXPROCS:    runtime.GOMAXPROCS(0),
-		GoVersion:     runtime.Version(),
-		WazeroVersion: moduleVersion(wazeroModule),
-		YaegiVersion:  moduleVersion(yaegiModule),
-		OS:            runtime.GOOS,
-		Arch:          runtime.GOARCH,
-		Time:          time.Now().UTC().Truncate(time.Second),
+		CPU:        cpuModel("/proc/cpuinfo"),
+		Cores:      runtime.NumCPU(),
+		GOMAXPROCS: runtime.GOMAXPROCS(0),
+		OS:         runtime.GOOS,
+		Arch:       runtime.GOARCH,
+		Go:         runtime.Version(),
+		Modules:    mods,
+		Time:       time.Now().UTC().Truncate(time.Second),
 	}
 }
 

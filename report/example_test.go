@@ -12,7 +12,7 @@ func ExampleWrite() {
 	ms := time.Millisecond
 	r := report.Report{
 		Method:      report.Method{Runs: 1, Warmup: 1},
-		Environment: report.Environment{CPU: "AMD EPYC", Cores: 2, GOMAXPROCS: 2, GoVersion: "go1.26.8", WazeroVersion: "v1.12.0", YaegiVersion: "v0.16.1", OS: "linux", Arch: "amd64"},
+		Environment: report.Environment{CPU: "AMD EPYC", Cores: 2, GOMAXPROCS: 2, Go: "go1.26.8", Modules: map[string]string{"wazero": "v1.12.0", "yaegi": "v0.16.1"}, OS: "linux", Arch: "amd64"},
 		Results: []measure.Result{
 			{Kernel: "fib_rec", Args: []int{40}, Engine: "native", Runs: 1, Median: 410 * ms},
 			{Kernel: "fib_rec", Args: []int{40}, Engine: "wazero-compiler", Runs: 1, Median: 1230 * ms},

@@ -197,7 +197,7 @@ func (m Method) line() string {
 
 func (e Environment) line() string {
 	return fmt.Sprintf("%s, %d cores, GOMAXPROCS %d, %s %s/%s, wazero %s, yaegi %s, %s",
-		e.CPU, e.Cores, e.GOMAXPROCS, e.GoVersion, e.OS, e.Arch, e.WazeroVersion, e.YaegiVersion,
+		e.CPU, e.Cores, e.GOMAXPROCS, e.Go, e.OS, e.Arch, e.Module("wazero"), e.Module("yaegi"),
 		e.Time.UTC().Format(time.RFC3339))
 }
 

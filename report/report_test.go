@@ -42,8 +42,8 @@ func fixture() Report {
 	return Report{
 		Method: Method{Runs: 3, Warmup: 1, Timeout: 30 * time.Second, Timing: "monotonic clock around the call"},
 		Environment: Environment{
-			CPU: "AMD EPYC", Cores: 2, GOMAXPROCS: 2, GoVersion: "go1.26.8",
-			WazeroVersion: "v1.12.0", YaegiVersion: "v0.16.1", OS: "linux", Arch: "amd64",
+			CPU: "AMD EPYC", Cores: 2, GOMAXPROCS: 2, Go: "go1.26.8",
+			Modules: map[string]string{"wazero": "v1.12.0", "yaegi": "v0.16.1"}, OS: "linux", Arch: "amd64",
 			Time: time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC),
 		},
 		Results: []measure.Result{
@@ -183,7 +183,7 @@ func TestCPUModel(t *testing.T) {
 
 func TestCurrentEnvironment(t *testing.T) {
 	e := CurrentEnvironment()
-	if e.Cores < 1 || e.GOMAXPROCS < 1 || !strings.HasPrefix(e.GoVersion, "go") || e.OS == "" || e.CPU == "" || e.WazeroVersion == "" {
+	if e.Cores < 1 || e.GOMAXPROCS < 1 || !strings.HasPrefix(e.Go, "go") || e.OS == "" || e.CPU == "" || e.Module("wazero") == "unknown" || e.Time.IsZero() {
 		t.Errorf("CurrentEnvironment() = %+v", e)
 	}
 }

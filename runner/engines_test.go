@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wasmgap/wasmgap/engines"
+	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/kernels"
 	"github.com/wasmgap/wasmgap/measure"
 )
@@ -32,11 +32,15 @@ func TestEveryEngineEveryKernel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a worker per kernel and engine")
 	}
-	for _, eng := range engines.Names() {
+	for _, eng := range engine.Names() {
 		t.Run(eng, func(t *testing.T) {
 			for _, k := range kernels.All() {
 				args := smallArgs(k)
-				r, err := Run(context.Background(), Job{Engine: eng, Kernel: k.Name, Args: args, Options: measure.Options{Runs: 1, Warmup: -1}}, Options{})
+				named := map[string]int{}
+				for i, p := range k.Params {
+					named[p.Name] = args[i]
+				}
+				r, err := Run(context.Background(), oneJob(t, eng, k.Name, named, measure.Options{Runs: 1}, 0), Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -54,7 +58,7 @@ func TestEveryEngineEveryKernel(t *testing.T) {
 // The wazero interpreter overflows on ack(3, 10), like the article's HHVM row; the
 // overflow is a result, and the engine works again in the next worker.
 func TestInterpreterStackOverflow(t *testing.T) {
-	r, err := Run(context.Background(), Job{Engine: "wazero-interpreter", Kernel: "ack", Args: []int{3, 10}, Options: measure.Options{Runs: 1, Warmup: -1}}, Options{})
+	r, err := Run(context.Background(), oneJob(t, "wazero-interpreter", "ack", map[string]int{"n": 3, "m": 10}, measure.Options{Runs: 1}, 0), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,41 +1,80 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/wasmgap/wasmgap/engines"
+	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/kernels"
 	"github.com/wasmgap/wasmgap/measure"
 )
 
-// Plan says which cells a bench run measures. The zero value means every kernel on every
-// engine at the articles' sizes, with the default runs, warm-up and time limit.
+// Plan says which cells a bench run measures: the one path from what a person asked for
+// (the CLI's flags, the page's request) to checked jobs. Empty fields select every kernel
+// on every engine at the articles' sizes with the default time limit; the runs are always
+// given (measure.Defaults() for the usual ones).
 type Plan struct {
 	// Engines and Kernels select by name; empty means all, in the reports' order.
 	Engines []string
 	Kernels []string
 	// Args sets parameters by name for every selected kernel that has that parameter
 	// ("n": 30), or for one kernel ("fib_rec.n": 30); the rest keep their defaults.
-	Args    map[string]int
+	Args map[string]int
+	// Options are the runs and warm-up runs of each cell, taken as given: runs from 1 to
+	// MaxJobRuns, warm-up runs from 0 (none) to MaxJobWarmup.
 	Options measure.Options
+	// Timeout bounds each cell, setup included; 0 means DefaultTimeout.
 	Timeout time.Duration
 }
 
-// Jobs checks the plan and returns its jobs, kernel by kernel and engine by engine, or an
-// error that names what is allowed: the valid engines or kernels, a kernel's parameters
-// and their ranges.
+// FieldError is an error of Plan.Jobs about one thing asked for. Field names it as the
+// page's API does: "engine", "kernel", "args.<name>" (or "args"), "runs", "warmup",
+// "timeout".
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Err.Error() }
+
+func (e *FieldError) Unwrap() error { return e.Err }
+
+func fieldError(field string, err error) error { return &FieldError{Field: field, Err: err} }
+
+// argField names the field of a kernel argument error: "args.<name>", or "args".
+func argField(err error) string {
+	var ae *kernels.ArgError
+	if errors.As(err, &ae) && ae.Param != "" {
+		return "args." + ae.Param
+	}
+	return "args"
+}
+
+// Jobs checks the plan and returns its jobs, kernel by kernel and engine by engine, or a
+// *FieldError that names what is allowed: the valid engines or kernels, a kernel's
+// parameters and their ranges, the bounds on runs and time.
 func (p Plan) Jobs() ([]Job, error) {
+	if p.Timeout < 0 {
+		return nil, fieldError("timeout", fmt.Errorf("timeout %v is negative: give a positive duration, or zero for %v", p.Timeout, DefaultTimeout))
+	}
+	opts := p.Options
+	if opts.Runs < 1 || opts.Runs > MaxJobRuns {
+		return nil, fieldError("runs", fmt.Errorf("runs = %d is out of range: allowed 1 to %d", opts.Runs, MaxJobRuns))
+	}
+	if opts.Warmup < 0 || opts.Warmup > MaxJobWarmup {
+		return nil, fieldError("warmup", fmt.Errorf("warm-up = %d is out of range: allowed 0 to %d", opts.Warmup, MaxJobWarmup))
+	}
 	engineNames := p.Engines
 	if len(engineNames) == 0 {
-		engineNames = engines.Names()
+		engineNames = engine.Names()
 	}
 	for _, name := range engineNames {
-		if _, err := engines.New(name); err != nil {
-			return nil, err
+		if err := engine.Known(name); err != nil {
+			return nil, fieldError("engine", err)
 		}
 	}
 	var ks []*kernels.Kernel
@@ -45,7 +84,7 @@ func (p Plan) Jobs() ([]Job, error) {
 	for _, name := range p.Kernels {
 		k, err := kernels.Lookup(name)
 		if err != nil {
-			return nil, err
+			return nil, fieldError("kernel", err)
 		}
 		ks = append(ks, k)
 	}
@@ -57,9 +96,9 @@ func (p Plan) Jobs() ([]Job, error) {
 		if kname, param, ok := strings.Cut(name, "."); ok {
 			if !slices.ContainsFunc(ks, func(k *kernels.Kernel) bool { return k.Name == kname }) {
 				if _, err := kernels.Lookup(kname); err != nil {
-					return nil, fmt.Errorf("argument %s: %w", name, err)
+					return nil, fieldError("args."+name, fmt.Errorf("argument %s: %w", name, err))
 				}
-				return nil, fmt.Errorf("argument %s: kernel %s is not selected", name, kname)
+				return nil, fieldError("args."+name, fmt.Errorf("argument %s: kernel %s is not selected", name, kname))
 			}
 			if perKernel[kname] == nil {
 				perKernel[kname] = map[string]int{}
@@ -71,7 +110,7 @@ func (p Plan) Jobs() ([]Job, error) {
 	}
 	for name := range shared {
 		if !slices.ContainsFunc(ks, func(k *kernels.Kernel) bool { return hasParam(k, name) }) {
-			return nil, fmt.Errorf("no selected kernel has a parameter %q: the parameters are %s", name, paramSummary(ks))
+			return nil, fieldError("args."+name, fmt.Errorf("no selected kernel has a parameter %q: the parameters are %s", name, paramSummary(ks)))
 		}
 	}
 
@@ -88,17 +127,14 @@ func (p Plan) Jobs() ([]Job, error) {
 		}
 		args, err := k.Args(named)
 		if err != nil {
+			field := argField(err)
 			if len(shared) > 0 && len(p.Kernels) != 1 {
 				err = fmt.Errorf("%w (choose kernels with --kernel, or set one kernel's parameter as %s.<name>=<value>)", err, k.Name)
 			}
-			return nil, err
+			return nil, fieldError(field, err)
 		}
 		for _, e := range engineNames {
-			job := Job{Engine: e, Kernel: k.Name, Args: args, Options: p.Options, Timeout: p.Timeout}
-			if err := job.Validate(); err != nil {
-				return nil, err
-			}
-			jobs = append(jobs, job)
+			jobs = append(jobs, Job{engine: e, kernel: k, args: args, options: opts, timeout: p.Timeout})
 		}
 	}
 	return jobs, nil

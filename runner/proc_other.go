@@ -4,8 +4,11 @@ package runner
 
 import "os/exec"
 
-// setProcessGroup does nothing where process groups do not exist.
-func setProcessGroup(*exec.Cmd) {}
+// setProcessAttributes does nothing where process groups do not exist.
+func setProcessAttributes(*exec.Cmd) {}
+
+// startWorker starts cmd.
+func startWorker(cmd *exec.Cmd) error { return cmd.Start() }
 
 // killProcessGroup kills the worker.
 func killProcessGroup(cmd *exec.Cmd) error {

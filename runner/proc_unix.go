@@ -1,4 +1,4 @@
-//go:build unix
+//go:build unix && !linux
 
 package runner
 
@@ -7,11 +7,15 @@ import (
 	"syscall"
 )
 
-// setProcessGroup starts the worker in a process group of its own, so that a kill reaches
-// everything it started.
-func setProcessGroup(cmd *exec.Cmd) {
+// setProcessAttributes starts the worker in a process group of its own, so that a kill
+// reaches everything it started. (No parent-death signal here: the worker watches its
+// stdin instead.)
+func setProcessAttributes(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 }
+
+// startWorker starts cmd.
+func startWorker(cmd *exec.Cmd) error { return cmd.Start() }
 
 // killProcessGroup kills the worker's whole process group.
 func killProcessGroup(cmd *exec.Cmd) error {

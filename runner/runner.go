@@ -14,12 +14,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/wasmgap/wasmgap/engines"
+	"github.com/wasmgap/wasmgap/engine"
+	"github.com/wasmgap/wasmgap/internal/capped"
 	"github.com/wasmgap/wasmgap/kernels"
 	"github.com/wasmgap/wasmgap/measure"
 )
@@ -28,10 +29,11 @@ import (
 // start none).
 var workersStarted atomic.Int64
 
-// Bounds on a job's runs and warm-up runs.
+// Bounds on the runs of one job, whoever asks (the CLI; the page's API has its own, lower
+// bound on runs).
 const (
-	MaxRuns   = 1000
-	MaxWarmup = 100
+	MaxJobRuns   = 1000
+	MaxJobWarmup = 100
 )
 
 // budgetShare is the percentage of a job's time limit its runs are planned to fit in
@@ -48,19 +50,56 @@ const workerEnv = "WASMGAP_WORKER"
 // killGrace is how long Run waits for a killed worker's output to drain.
 const killGrace = 500 * time.Millisecond
 
+// workerMargin is how long past its job's time limit a worker lives before it ends itself:
+// the parent kills it at the limit, so a worker still running then has lost its parent.
+const workerMargin = 5 * time.Second
+
 // stderrKeep bounds how much of a worker's stderr is kept, at its start and at its end.
 const stderrKeep = 16 << 10
 
-// Job is one measurement to run in a worker.
+// Job is one cell to measure: a kernel with checked arguments on one engine, with its runs
+// and time limit. Jobs are made by Plan.Jobs, the one place that checks them; the zero Job
+// is not runnable.
 type Job struct {
+	engine  string
+	kernel  *kernels.Kernel
+	args    []int
+	options measure.Options
+	timeout time.Duration
+}
+
+// Engine is the name of the engine that runs the job.
+func (j Job) Engine() string { return j.engine }
+
+// Kernel is the kernel the job runs.
+func (j Job) Kernel() *kernels.Kernel { return j.kernel }
+
+// Args are the kernel's arguments, in the order of its parameters.
+func (j Job) Args() []int { return slices.Clone(j.args) }
+
+// Options are the job's runs and warm-up runs, as measure.Measure takes them.
+func (j Job) Options() measure.Options { return j.options }
+
+// Timeout bounds the whole job, setup included. Unless Options.Budget is set, runs that
+// would not fit in 85% of it are skipped (Result.Runs says how many ran); a job still
+// running at the limit is killed and reported as timed out.
+func (j Job) Timeout() time.Duration { return j.timeout }
+
+// Label renders the job's call as the articles write it, "fib_rec(40)".
+func (j Job) Label() string {
+	if j.kernel == nil {
+		return "(no kernel)"
+	}
+	return j.kernel.Label(j.args)
+}
+
+// wireJob is a job as the parent hands it to a worker, on the worker's stdin.
+type wireJob struct {
 	Engine  string          `json:"engine"`
 	Kernel  string          `json:"kernel"`
 	Args    []int           `json:"args"`
 	Options measure.Options `json:"options"`
-	// Timeout bounds the whole job, setup included (default 30s). Unless Options.Budget
-	// is set, runs that would not fit in 85% of it are skipped (Result.Runs says how many
-	// ran); a job still running at the limit is killed and reported as timed out.
-	Timeout time.Duration `json:"timeout_ns"`
+	Timeout time.Duration   `json:"timeout_ns"`
 }
 
 // Progress is reported while a job runs.
@@ -84,54 +123,24 @@ type message struct {
 	Result   *measure.Result `json:"result,omitempty"`
 }
 
-// Validate checks that the job names a known engine and kernel and that its arguments
-// fit the kernel's parameters, with an error that says what is allowed.
-func (j Job) Validate() error {
-	if j.Timeout < 0 {
-		return fmt.Errorf("timeout %v is negative: give a positive duration, or zero for %v", j.Timeout, DefaultTimeout)
-	}
-	if j.Options.Runs < 0 || j.Options.Runs > MaxRuns {
-		return fmt.Errorf("runs = %d is out of range: allowed 1 to %d (0 for the default %d)", j.Options.Runs, MaxRuns, measure.DefaultRuns)
-	}
-	if j.Options.Warmup > MaxWarmup {
-		return fmt.Errorf("warm-up = %d is out of range: allowed up to %d (0 for the default %d, negative for none)", j.Options.Warmup, MaxWarmup, measure.DefaultWarmup)
-	}
-	if _, err := engineCheck(j.Engine); err != nil {
-		return err
-	}
-	k, err := kernels.Lookup(j.Kernel)
-	if err != nil {
-		return err
-	}
-	return k.Check(j.Args)
-}
-
-// engineCheck builds the engine only to check its name; building does no work (Load does).
-func engineCheck(name string) (string, error) {
-	e, err := engines.New(name)
-	if err != nil {
-		return "", err
-	}
-	return e.Name(), nil
-}
-
-// Run checks the job (unknown engine or kernel, arguments out of range: an error that says
-// what is allowed, before anything runs), then runs it in a worker process. Failures of the
-// run itself (stack overflow, time limit, crash, wrong result) come back in Result.Failure.
-// When ctx ends first, the worker is killed and Run returns ctx.Err().
+// Run runs the job in a worker process. Failures of the run itself (stack overflow, time
+// limit, crash, wrong result) come back in Result.Failure. When ctx ends first, the worker
+// is killed and Run returns ctx.Err(). The worker also ends when this process does, however
+// it ends (see ServeWorkerIfRequested).
 func Run(ctx context.Context, job Job, opts Options) (measure.Result, error) {
-	if err := job.Validate(); err != nil {
-		return measure.Result{}, err
+	if job.kernel == nil {
+		return measure.Result{}, errors.New("runner: the job was not made by Plan.Jobs: it has no kernel")
 	}
-	if job.Timeout == 0 {
-		job.Timeout = DefaultTimeout
+	wire := wireJob{Engine: job.engine, Kernel: job.kernel.Name, Args: job.args, Options: job.options, Timeout: job.timeout}
+	if wire.Timeout == 0 {
+		wire.Timeout = DefaultTimeout
 	}
-	if job.Options.Budget == 0 {
+	if wire.Options.Budget == 0 {
 		// Runs that would not end well inside the time limit are skipped, so that a slow
 		// cell reports fewer runs rather than no time at all.
-		job.Options.Budget = job.Timeout * budgetShare / 100
+		wire.Options.Budget = wire.Timeout * budgetShare / 100
 	}
-	input, err := json.Marshal(job)
+	input, err := json.Marshal(wire)
 	if err != nil {
 		return measure.Result{}, fmt.Errorf("encode job: %w", err)
 	}
@@ -140,12 +149,17 @@ func Run(ctx context.Context, job Job, opts Options) (measure.Result, error) {
 		return measure.Result{}, fmt.Errorf("find this program to start a worker: %w", err)
 	}
 
-	runCtx, cancel := context.WithTimeout(ctx, job.Timeout)
+	runCtx, cancel := context.WithTimeout(ctx, wire.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, exe)
 	cmd.Env = append(os.Environ(), workerEnv+"=1")
-	cmd.Stdin = bytes.NewReader(input)
-	setProcessGroup(cmd)
+	// The job goes down a pipe that stays open while the worker runs: the worker takes its
+	// end of file as the sign that this process is gone. Wait closes it.
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return measure.Result{}, fmt.Errorf("start worker: %w", err)
+	}
+	setProcessAttributes(cmd)
 	cmd.Cancel = func() error { return killProcessGroup(cmd) }
 	cmd.WaitDelay = killGrace
 
@@ -168,32 +182,31 @@ func Run(ctx context.Context, job Job, opts Options) (measure.Result, error) {
 		}
 	}
 	cmd.Stdout = out
-	stderr := &capBuffer{keep: stderrKeep}
+	stderr := &capped.Buffer{Head: stderrKeep, Tail: stderrKeep}
 	cmd.Stderr = stderr
 
-	if err := cmd.Start(); err != nil {
+	if err := startWorker(cmd); err != nil {
 		return measure.Result{}, fmt.Errorf("start worker: %w", err)
 	}
 	workersStarted.Add(1)
+	// A worker that died before reading its job makes this write fail; Wait says why.
+	_, _ = stdin.Write(append(input, '\n'))
 	waitErr := cmd.Wait()
 	out.flush()
 
 	if err := ctx.Err(); err != nil {
 		return measure.Result{}, err
 	}
+	opt := wire.Options.WithDefaults()
 	base := measure.Result{
-		Kernel: job.Kernel, Args: append([]int(nil), job.Args...), Engine: job.Engine,
-	}
-	opt := job.Options.WithDefaults()
-	base.Runs, base.Warmup = opt.Runs, opt.Warmup
-	if k, err := kernels.Lookup(job.Kernel); err == nil {
-		base.Expected = k.Expected(job.Args)
+		Kernel: job.kernel.Name, Args: job.Args(), Engine: job.engine,
+		Runs: opt.Runs, Warmup: opt.Warmup, Expected: job.kernel.Expected(job.args),
 	}
 	if result != nil && waitErr == nil {
 		return *result, nil
 	}
 	if errors.Is(runCtx.Err(), context.DeadlineExceeded) {
-		base.Failure = "timed out after " + job.Timeout.String()
+		base.Failure = "timed out after " + wire.Timeout.String()
 		return base, nil
 	}
 	if protocolErr != nil && waitErr == nil {
@@ -212,7 +225,7 @@ func crashReason(stderr string, waitErr error) string {
 	var last, telling string
 	for _, line := range strings.Split(stderr, "\n") {
 		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "[signal") || line == stderrCut {
+		if line == "" || strings.HasPrefix(line, "[signal") || line == capped.Cut {
 			continue
 		}
 		if telling == "" && (strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ")) {
@@ -244,34 +257,62 @@ func truncate(s string, n int) string {
 // ServeWorkerIfRequested turns this process into a worker when it was started as one, and
 // exits when the job is done; otherwise it returns at once. Call it first in main, and in
 // TestMain of every package whose tests use Run.
+//
+// A worker never outlives its parent: on Linux the kernel kills it when the parent dies
+// (the parent-death signal), everywhere it exits when its stdin, which the parent holds
+// open, reaches its end, and in any case it exits once its job's time limit and a margin
+// have passed.
 func ServeWorkerIfRequested() {
 	if os.Getenv(workerEnv) != "1" {
 		return
 	}
-	if err := serveWorker(os.Stdin, os.Stdout); err != nil {
+	if err := serveWorker(os.Stdin, os.Stdout, os.Exit); err != nil {
 		fmt.Fprintln(os.Stderr, "wasmgap worker:", err)
 		os.Exit(3)
 	}
 	os.Exit(0)
 }
 
-// serveWorker reads one Job from in, measures it and writes progress and the result to out
-// as JSON lines.
-func serveWorker(in io.Reader, out io.Writer) error {
-	var job Job
-	if err := json.NewDecoder(in).Decode(&job); err != nil {
+// Exit statuses of a worker that ends itself.
+const (
+	exitOrphaned = 4 // its parent is gone
+	exitOverdue  = 5 // its job ran past the time limit and the margin
+)
+
+// serveWorker reads one job from in, measures it and writes progress and the result to out
+// as JSON lines. It calls exit when in reaches its end (the parent is gone) or when the job
+// outlives its time limit by workerMargin.
+func serveWorker(in io.Reader, out io.Writer, exit func(int)) error {
+	br := bufio.NewReader(in)
+	line, err := br.ReadBytes('\n')
+	if err != nil && len(line) == 0 {
 		return fmt.Errorf("read job: %w", err)
 	}
-	k, err := kernels.Lookup(job.Kernel)
+	var wire wireJob
+	if err := json.Unmarshal(line, &wire); err != nil {
+		return fmt.Errorf("read job: %w", err)
+	}
+	// The parent checked the job (Plan.Jobs); the names are only resolved here.
+	k, err := kernels.Lookup(wire.Kernel)
 	if err != nil {
 		return err
 	}
-	if err := k.Check(job.Args); err != nil {
-		return err
-	}
-	e, err := engines.New(job.Engine)
+	e, err := engine.New(wire.Engine)
 	if err != nil {
 		return err
+	}
+	go func() {
+		// Nothing more comes on stdin: its end means the parent closed it or died.
+		_, _ = io.Copy(io.Discard, br)
+		fmt.Fprintln(os.Stderr, "wasmgap worker: the parent process is gone: stopping")
+		exit(exitOrphaned)
+	}()
+	if wire.Timeout > 0 {
+		overdue := time.AfterFunc(wire.Timeout+workerMargin, func() {
+			fmt.Fprintf(os.Stderr, "wasmgap worker: still running %v after the job's time limit of %v: stopping\n", workerMargin, wire.Timeout)
+			exit(exitOverdue)
+		})
+		defer overdue.Stop()
 	}
 	w := bufio.NewWriter(out)
 	enc := json.NewEncoder(w)
@@ -284,7 +325,7 @@ func serveWorker(in io.Reader, out io.Writer) error {
 			writeErr = w.Flush()
 		}
 	}
-	r := measure.Measure(context.Background(), e, k, job.Args, job.Options, func(phase string, done, total int) {
+	r := measure.Measure(context.Background(), e, k, wire.Args, wire.Options, func(phase string, done, total int) {
 		send(message{Progress: &Progress{Phase: phase, Done: done, Total: total}})
 	})
 	send(message{Result: &r})
@@ -324,45 +365,4 @@ func (w *lineWriter) flush() {
 		w.onLine(w.buf)
 	}
 	w.buf = nil
-}
-
-// stderrCut marks where capBuffer dropped the middle of a worker's stderr.
-const stderrCut = "[…]"
-
-// capBuffer keeps the first and the last keep bytes written to it: a crashing Go program
-// says why at the start of its stderr and may print megabytes of stack after it.
-type capBuffer struct {
-	mu      sync.Mutex
-	keep    int
-	head    []byte
-	tail    []byte
-	dropped bool
-}
-
-func (b *capBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n := len(p)
-	if room := b.keep - len(b.head); room > 0 {
-		take := min(room, len(p))
-		b.head = append(b.head, p[:take]...)
-		p = p[take:]
-	}
-	if len(p) > 0 {
-		b.tail = append(b.tail, p...)
-		if over := len(b.tail) - b.keep; over > 0 {
-			b.tail = append(b.tail[:0], b.tail[over:]...)
-			b.dropped = true
-		}
-	}
-	return n, nil
-}
-
-func (b *capBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.dropped {
-		return string(b.head) + "\n" + stderrCut + "\n" + string(b.tail)
-	}
-	return string(b.head) + string(b.tail)
 }

@@ -35,9 +35,22 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// oneJob returns the one job of a plan of one kernel on one engine.
+func oneJob(t testing.TB, engineName, kernel string, args map[string]int, opts measure.Options, timeout time.Duration) Job {
+	t.Helper()
+	jobs, err := Plan{Engines: []string{engineName}, Kernels: []string{kernel}, Args: args, Options: opts, Timeout: timeout}.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 1 {
+		t.Fatalf("%d jobs, want 1", len(jobs))
+	}
+	return jobs[0]
+}
+
 func TestRunNative(t *testing.T) {
 	var progress []Progress
-	r, err := Run(context.Background(), Job{Engine: "native", Kernel: "fib_it", Args: []int{40}}, Options{
+	r, err := Run(context.Background(), oneJob(t, "native", "fib_it", map[string]int{"n": 40}, measure.Defaults(), 0), Options{
 		OnProgress: func(p Progress) { progress = append(progress, p) },
 	})
 	if err != nil {
@@ -57,7 +70,7 @@ func TestRunNative(t *testing.T) {
 // checkStillWorks runs a normal job after a failure: the caller is unharmed.
 func checkStillWorks(t *testing.T) {
 	t.Helper()
-	r, err := Run(context.Background(), Job{Engine: "native", Kernel: "ack", Args: []int{2, 3}, Options: optsQuick}, Options{})
+	r, err := Run(context.Background(), oneJob(t, "native", "ack", map[string]int{"n": 2, "m": 3}, optsQuick, 0), Options{})
 	if err != nil || r.Failed() || r.Value != 9 {
 		t.Fatalf("a normal job after a failure: %+v, %v", r, err)
 	}
@@ -68,7 +81,7 @@ var optsQuick = measure.Options{Runs: 2, Warmup: 1}
 func TestRunTimeout(t *testing.T) {
 	const limit = 2 * time.Second
 	start := time.Now()
-	r, err := Run(context.Background(), Job{Engine: "native", Kernel: "fib_rec", Args: []int{60}, Timeout: limit}, Options{})
+	r, err := Run(context.Background(), oneJob(t, "native", "fib_rec", map[string]int{"n": 60}, measure.Defaults(), limit), Options{})
 	elapsed := time.Since(start)
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +100,7 @@ func TestRunStackOverflow(t *testing.T) {
 	// ack(3, 10) recurses about 8,000 calls deep: far past a 64 KiB stack. (With Go's
 	// default 1 GB limit no kernel overflows natively in any practical time.)
 	t.Setenv(testMaxStackEnv, strconv.Itoa(64<<10))
-	r, err := Run(context.Background(), Job{Engine: "native", Kernel: "ack", Args: []int{3, 10}}, Options{})
+	r, err := Run(context.Background(), oneJob(t, "native", "ack", map[string]int{"n": 3, "m": 10}, measure.Defaults(), 0), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +112,7 @@ func TestRunStackOverflow(t *testing.T) {
 
 func TestRunCrash(t *testing.T) {
 	t.Setenv(testCrashEnv, "1")
-	r, err := Run(context.Background(), Job{Engine: "native", Kernel: "fib_it", Args: []int{10}}, Options{})
+	r, err := Run(context.Background(), oneJob(t, "native", "fib_it", map[string]int{"n": 10}, measure.Defaults(), 0), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +132,7 @@ func TestRunCancel(t *testing.T) {
 		cancel()
 	}()
 	start := time.Now()
-	_, err := Run(ctx, Job{Engine: "native", Kernel: "fib_rec", Args: []int{60}}, Options{
+	_, err := Run(ctx, oneJob(t, "native", "fib_rec", map[string]int{"n": 60}, measure.Defaults(), 0), Options{
 		OnProgress: func(Progress) {
 			select {
 			case started <- struct{}{}:
@@ -136,29 +149,14 @@ func TestRunCancel(t *testing.T) {
 	checkStillWorks(t)
 }
 
-func TestRunRejectsBadJobs(t *testing.T) {
+// A job not made by Plan.Jobs starts no worker.
+func TestRunRejectsUncheckedJob(t *testing.T) {
 	before := workersStarted.Load()
-	for _, c := range []struct {
-		job  Job
-		want string
-	}{
-		{Job{Engine: "native", Kernel: "ack", Args: []int{4, 1}}, "ack: n = 4 is out of range: allowed 0 to 3"},
-		{Job{Engine: "native", Kernel: "fib_rec", Args: []int{93}}, "fib_rec: n = 93 is out of range: allowed 0 to 92"},
-		{Job{Engine: "native", Kernel: "fib_rec", Args: nil}, "fib_rec takes 1 arguments (n), got 0"},
-		{Job{Engine: "v8", Kernel: "fib_rec", Args: []int{3}}, `unknown engine "v8": valid engines are native, wazero-compiler, wazero-interpreter, yaegi`},
-		{Job{Engine: "native", Kernel: "fib", Args: []int{3}}, `unknown kernel "fib": valid kernels are fib_it, fib_rec`},
-		{Job{Engine: "native", Kernel: "fib_it", Args: []int{3}, Timeout: -time.Second}, "timeout -1s is negative"},
-	} {
-		r, err := Run(context.Background(), c.job, Options{})
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("Run(%+v) error = %v, want it to contain %q", c.job, err, c.want)
-		}
-		if r.Kernel != "" {
-			t.Errorf("Run(%+v) returned a result with its error: %+v", c.job, r)
-		}
+	if _, err := Run(context.Background(), Job{}, Options{}); err == nil || !strings.Contains(err.Error(), "Plan.Jobs") {
+		t.Errorf("Run(Job{}) error = %v, want one naming Plan.Jobs", err)
 	}
 	if n := workersStarted.Load() - before; n != 0 {
-		t.Errorf("%d workers started for invalid jobs, want none", n)
+		t.Errorf("%d workers started for an unchecked job, want none", n)
 	}
 }
 
@@ -181,27 +179,19 @@ func TestCrashReason(t *testing.T) {
 	}
 }
 
-func TestCapBuffer(t *testing.T) {
-	b := &capBuffer{keep: 8}
-	fmt.Fprint(b, "panic: x")
-	for range 1000 {
-		fmt.Fprint(b, "frame\n")
-	}
-	fmt.Fprint(b, "end")
-	s := b.String()
-	if !strings.HasPrefix(s, "panic: x") || !strings.HasSuffix(s, "ame\nend") || !strings.Contains(s, stderrCut) || len(s) > 8+8+len(stderrCut)+2 {
-		t.Errorf("capBuffer kept %q", s)
-	}
-}
-
 func ExampleRun() {
-	r, err := Run(context.Background(), Job{Engine: "native", Kernel: "ack", Args: []int{3, 5}}, Options{})
+	jobs, err := Plan{Engines: []string{"native"}, Kernels: []string{"ack"}, Args: map[string]int{"m": 5}, Options: measure.Defaults()}.Jobs()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r, err := Run(context.Background(), jobs[0], Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Println(r.Label(), "=", r.Value, "failed:", r.Failed())
-	_, err = Run(context.Background(), Job{Engine: "native", Kernel: "ack", Args: []int{3, 21}}, Options{})
+	_, err = Plan{Engines: []string{"native"}, Kernels: []string{"ack"}, Args: map[string]int{"m": 21}, Options: measure.Defaults()}.Jobs()
 	fmt.Println(err)
 	// Output:
 	// ack(3, 5) = 253 failed: false

@@ -9,36 +9,12 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
-	"github.com/wasmgap/wasmgap/kernels"
 	"github.com/wasmgap/wasmgap/wasm"
 )
 
 // kernelsWasm returns the bytes of kernels.wasm: here, the module the tests built from
 // this checkout. A host outside this repository reads wasm/dist/kernels.wasm.
 func kernelsWasm() []byte { return wasm.BuiltModule() }
-
-// An engine runs catalogue kernels; Options{} runs the embedded kernels.wasm with wazero's
-// compiler.
-func Example() {
-	ctx := context.Background()
-	e := wasm.New(wasm.Options{Module: kernelsWasm()})
-	if _, err := e.Load(ctx); err != nil { // compile (or take from the cache) and instantiate
-		log.Fatal(err)
-	}
-	defer e.Close(ctx)
-
-	k, err := kernels.Lookup("fib_rec")
-	if err != nil {
-		log.Fatal(err)
-	}
-	args := []int{30}
-	v, err := e.Run(ctx, k, args)
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(k.Label(args), "=", v)
-	// Output: fib_rec(30) = 832040
-}
 
 // Any wazero host can run kernels.wasm without this package: instantiate WASI, run
 // _initialize once, then call the exports (i32 arguments, an i64 result).

@@ -1,169 +1,74 @@
-// Package wasm runs kernels.wasm, the kernels compiled to WebAssembly, under wazero, with
-// either its optimizing compiler or its interpreter.
-//
-// The module is compiled once per process and mode and shared by every Engine; each Engine
-// owns one instance of it. An Engine runs one call at a time: a host that runs kernels in
-// parallel makes one Engine per goroutine (they share the compiled code, so an extra
-// Engine costs an instantiation, a few milliseconds, not a compilation).
-//
-// The compiled machine code is also kept in a cache on disk (see Options.CacheDir), so a
-// later process loads it instead of compiling again: about a twentieth of the CPU time
-// (0.1 s instead of 1.8 s on the 2-core machine of docs/EMBEDDING.md's figures).
-//
-// Calls are not interrupted by context cancellation: wazero's per-loop cancellation checks
-// cost 7–12x on Go-built wasm (wazero issue 2466). Hosts that need a time limit run the
-// engine in a process they can kill.
+// Package wasm is kernels.wasm, the public module: its source (wasm/module, built for
+// GOOS=wasip1 as a WASI reactor with one export per kernel, its ABI documented in
+// docs/EMBEDDING.md), the bytes built into this binary (Embedded), the one way to build it
+// (Build), and a Node runner (wasm/node). Package engine/wazero runs it on the server.
 package wasm
 
 import (
 	"context"
+	"embed"
 	"errors"
 	"fmt"
-	"math"
-	"time"
-
-	"github.com/tetratelabs/wazero/api"
-
-	"github.com/wasmgap/wasmgap/engine"
-	"github.com/wasmgap/wasmgap/kernels"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
 )
 
-// MemoryLimitPages caps each instance's linear memory, in 64 KiB pages: 1 GiB. The largest
-// catalogue arguments need about 80 MB at once (test7 and test8 with large = 10,000,000),
-// but memory never shrinks and Go's heap reuses it imperfectly: an instance that ran test1,
-// test7, test8 and test8b at their largest sizes three times in turn grew to 532 MiB. The
-// cap leaves room for that and stops a runaway module from taking the host's memory; going
-// past it fails with ErrOutOfMemory.
-const MemoryLimitPages = 16384
+// dist holds kernels.wasm once `go tool task wasm` has built it; on a fresh clone it holds
+// only a placeholder, so that the package builds before the module does.
+//
+//go:embed dist
+var dist embed.FS
 
-// ErrOutOfMemory is returned (wrapped) by Run when the module's memory reached
-// MemoryLimitPages.
-var ErrOutOfMemory = errors.New("out of memory")
+// ModulePath is where `go tool task wasm` writes the module, relative to the repository
+// root.
+const ModulePath = "wasm/dist/kernels.wasm"
 
-// Options configure an engine. The zero value is wazero's optimizing compiler with the
-// embedded module and the default on-disk cache.
-type Options struct {
-	// Interpreter selects wazero's interpreter instead of its compiler.
-	Interpreter bool
-	// Module is the kernels.wasm binary to run; nil means the one embedded in the binary
-	// (built by `go tool task wasm`).
-	Module []byte
-	// CacheDir is where compiled machine code is cached across processes; "" means
-	// os.UserCacheDir()/wasmgap/wazero (no cache when that is unknown). The interpreter
-	// does not use it. Each build of kernels.wasm adds an entry of about 8 MB and old ones
-	// stay: delete the directory to reclaim the space.
-	CacheDir string
-	// NoCache turns the on-disk compilation cache off.
-	NoCache bool
-}
+// SourceDir is the folder of the module's Go source, relative to the repository root.
+const SourceDir = "wasm/module"
 
-// Engine runs kernels.wasm under wazero. It implements engine.Engine; like every engine,
-// it runs one call at a time.
-type Engine struct {
-	opts   Options
-	code   *compiled
-	inst   *instance
-	closed bool
-}
-
-// New returns an engine; call Load before Run.
-func New(opts Options) *Engine { return &Engine{opts: opts} }
-
-// Name returns engine.WazeroCompiler or engine.WazeroInterpreter.
-func (e *Engine) Name() string {
-	if e.opts.Interpreter {
-		return engine.WazeroInterpreter
+// embedded returns the module embedded from fsys, or an error saying how to build it.
+func embedded(fsys fs.FS) ([]byte, error) {
+	b, err := fs.ReadFile(fsys, "dist/kernels.wasm")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s is not built into this binary: run `go tool task wasm` (or `go tool task build`) and rebuild", ModulePath)
 	}
-	return engine.WazeroCompiler
-}
-
-// Load compiles the module (or takes it from this process's or the disk's cache) and
-// instantiates it. Setup.Compile is the time this Load spent getting compiled code;
-// Setup.Cached is true when the code came from the disk cache or an earlier Load in this
-// process rather than a fresh compilation.
-func (e *Engine) Load(ctx context.Context) (engine.Setup, error) {
-	if e.closed {
-		return engine.Setup{}, fmt.Errorf("%s: Load after Close", e.Name())
-	}
-	if e.code != nil {
-		return engine.Setup{}, fmt.Errorf("%s: Load called twice", e.Name())
-	}
-	start := time.Now()
-	code, fresh, err := shared(ctx, e.opts)
 	if err != nil {
-		return engine.Setup{}, fmt.Errorf("%s: %w", e.Name(), err)
+		return nil, fmt.Errorf("read embedded %s: %w", ModulePath, err)
 	}
-	setup := engine.Setup{Compile: time.Since(start), Cached: !fresh || code.fromDisk}
-
-	start = time.Now()
-	inst, err := code.instantiate(ctx)
-	if err != nil {
-		return engine.Setup{}, fmt.Errorf("%s: %w", e.Name(), err)
-	}
-	setup.Instantiate = time.Since(start)
-	e.code, e.inst = code, inst
-	return setup, nil
+	return b, nil
 }
 
-// Run calls the kernel's export with args (in the order of k.Params) and returns its
-// result. A stack overflow comes back wrapped as engine.ErrStackOverflow, memory
-// exhaustion as ErrOutOfMemory; other traps carry the kernel call and the wasm stack trace.
-// After a failed call the instance is replaced, so the engine stays usable.
-func (e *Engine) Run(ctx context.Context, k *kernels.Kernel, args []int) (int64, error) {
-	if e.closed {
-		return 0, fmt.Errorf("%s: Run after Close", e.Name())
-	}
-	if e.code == nil {
-		return 0, fmt.Errorf("%s: Run before Load", e.Name())
-	}
-	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("%s: %s: %w", e.Name(), k.Label(args), err)
-	}
-	if e.inst == nil { // the last replacement failed: try again
-		inst, err := e.code.instantiate(ctx)
-		if err != nil {
-			return 0, fmt.Errorf("%s: %w", e.Name(), err)
-		}
-		e.inst = inst
-	}
-	fn, ok := e.inst.fns[k.Export]
-	if !ok {
-		return 0, fmt.Errorf("%s: kernels.wasm has no export %q for kernel %s", e.Name(), k.Export, k.Name)
-	}
-	if len(args) != len(fn.params) {
-		return 0, fmt.Errorf("%s: %s: export %s takes %d arguments, got %d", e.Name(), k.Label(args), k.Export, len(fn.params), len(args))
-	}
-	stack := e.inst.stack
-	for i, a := range args {
-		if a < math.MinInt32 || a > math.MaxInt32 {
-			return 0, fmt.Errorf("%s: %s: argument %d = %d does not fit the export's i32", e.Name(), k.Label(args), i+1, a)
-		}
-		stack[i] = api.EncodeI32(int32(a))
-	}
-	e.inst.out.Reset()
-	if err := fn.fn.CallWithStack(ctx, stack); err != nil {
-		err = classify(err, e.inst.out.String())
-		// A trapped Go runtime is in an unknown state: start the next call afresh.
-		_ = e.inst.mod.Close(ctx)
-		e.inst = nil
-		if inst, ierr := e.code.instantiate(ctx); ierr == nil {
-			e.inst = inst
-		}
-		return 0, fmt.Errorf("%s: %s: %w", e.Name(), k.Label(args), err)
-	}
-	return int64(stack[0]), nil
+var embeddedOnce = sync.OnceValues(func() ([]byte, error) { return embedded(dist) })
+
+// Embedded returns kernels.wasm as built into this binary, or an error that says how to
+// build it. The bytes are shared: do not modify them.
+func Embedded() ([]byte, error) { return embeddedOnce() }
+
+// BuildArgs are the arguments of the go command that builds the module from SourceDir,
+// with GOOS=wasip1 GOARCH=wasm: a WASI preview1 reactor (-buildmode=c-shared) whose
+// bytes do not depend on where the checkout lies (-trimpath).
+func BuildArgs(out string) []string {
+	return []string{"build", "-buildmode=c-shared", "-trimpath", "-o", out, "."}
 }
 
-// Close releases the engine's instance; the compiled code stays shared by the process.
-func (e *Engine) Close(ctx context.Context) error {
-	e.closed = true
-	if e.inst == nil {
-		return nil
-	}
-	err := e.inst.mod.Close(ctx)
-	e.inst = nil
+// Build compiles the module's source in sourceDir (the repository's wasm/module) into out.
+// It runs the go command on PATH; the error carries the compiler's output.
+func Build(ctx context.Context, sourceDir, out string) error {
+	goBin, err := exec.LookPath("go")
 	if err != nil {
-		return fmt.Errorf("%s: close instance: %w", e.Name(), err)
+		return fmt.Errorf("build kernels.wasm: the go command is not on PATH: %w", err)
+	}
+	if out, err = filepath.Abs(out); err != nil {
+		return fmt.Errorf("build kernels.wasm: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, goBin, BuildArgs(out)...)
+	cmd.Dir = sourceDir
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build kernels.wasm (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared in %s): %w\n%s", sourceDir, err, msg)
 	}
 	return nil
 }

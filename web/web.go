@@ -6,7 +6,18 @@ package web
 import (
 	"embed"
 	"io/fs"
+	"time"
 )
+
+// Manifest is dist/manifest.json, written by the build (go run ./build) and read by the
+// server: which content-hashed file holds each logical part of the page.
+type Manifest struct {
+	// Files maps logical names ("main.js", "main.css", "worker-wasm.js", "worker-js.js",
+	// "kernels.wasm") to the hashed file names in dist.
+	Files map[string]string `json:"files"`
+	// Built is when the bundle was built.
+	Built time.Time `json:"built"`
+}
 
 //go:embed all:dist
 var dist embed.FS

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -61,8 +62,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&engineNames, "engine", "an engine to run (repeatable; default: every server engine)")
 	fs.Var(&kernelNames, "kernel", "a kernel to run (repeatable; default: every kernel)")
 	fs.Var(named, "arg", "a kernel parameter as name=value, for every selected kernel that has it, or kernel.name=value for one (repeatable; default: the articles' sizes)")
-	runs := fs.Int("runs", measure.DefaultRuns, "timed runs per cell")
-	warmup := fs.Int("warmup", measure.DefaultWarmup, "untimed warm-up runs per cell before the timed ones")
+	runs := fs.Int("runs", measure.DefaultRuns, fmt.Sprintf("timed runs per cell (1 to %d)", runner.MaxJobRuns))
+	warmup := fs.Int("warmup", measure.DefaultWarmup, fmt.Sprintf("untimed warm-up runs per cell before the timed ones (0, none, to %d)", runner.MaxJobWarmup))
 	timeout := fs.Duration("timeout", runner.DefaultTimeout, "time limit per cell, loading included")
 	format := fs.String("format", report.FormatTable, "output format: "+strings.Join(report.Formats(), ", "))
 	withHistory := fs.Bool("history", false, "print the source articles' historical figures beside the live rows")
@@ -82,26 +83,20 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "wasmgap bench: unknown format %q: valid formats are %s\n", *format, strings.Join(report.Formats(), ", "))
 		return 2
 	}
-	if *runs < 1 || *runs > runner.MaxRuns {
-		fmt.Fprintf(stderr, "wasmgap bench: --runs %d is out of range: allowed 1 to %d\n", *runs, runner.MaxRuns)
-		return 2
-	}
-	if *warmup < 0 || *warmup > runner.MaxWarmup {
-		fmt.Fprintf(stderr, "wasmgap bench: --warmup %d is out of range: allowed 0 to %d\n", *warmup, runner.MaxWarmup)
-		return 2
-	}
 	if *timeout <= 0 {
 		fmt.Fprintf(stderr, "wasmgap bench: --timeout %v: give a positive duration such as 30s or 2m\n", *timeout)
 		return 2
 	}
 
 	opts := measure.Options{Runs: *runs, Warmup: *warmup}
-	if *warmup == 0 {
-		opts.Warmup = -1 // measure.Options: zero means the default, negative means none
-	}
 	plan := runner.Plan{Engines: engineNames, Kernels: kernelNames, Args: named, Options: opts, Timeout: *timeout}
 	jobs, err := plan.Jobs()
 	if err != nil {
+		var fe *runner.FieldError
+		if errors.As(err, &fe) && (fe.Field == "runs" || fe.Field == "warmup") {
+			fmt.Fprintf(stderr, "wasmgap bench: --%s: %v\n", fe.Field, err)
+			return 2
+		}
 		fmt.Fprintln(stderr, "wasmgap bench:", err)
 		return 2
 	}
@@ -116,7 +111,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		Environment: report.CurrentEnvironment(),
 	}
 	for i, job := range jobs {
-		progress.start(fmt.Sprintf("[%d/%d] %s(%s) on %s", i+1, len(jobs), job.Kernel, joinInts(job.Args), job.Engine))
+		progress.start(fmt.Sprintf("[%d/%d] %s on %s", i+1, len(jobs), job.Label(), job.Engine()))
 		res, err := runner.Run(ctx, job, runner.Options{OnProgress: func(p runner.Progress) {
 			progress.phase(fmt.Sprintf("%s %d/%d", p.Phase, p.Done, p.Total))
 		}})
@@ -131,8 +126,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	if *withHistory {
 		var names []string
 		for _, j := range jobs {
-			if !slices.Contains(names, j.Kernel) {
-				names = append(names, j.Kernel)
+			if !slices.Contains(names, j.Kernel().Name) {
+				names = append(names, j.Kernel().Name)
 			}
 		}
 		rep.History = history.ForKernels(names...)
@@ -142,14 +137,6 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-func joinInts(a []int) string {
-	s := make([]string, len(a))
-	for i, v := range a {
-		s[i] = strconv.Itoa(v)
-	}
-	return strings.Join(s, ", ")
 }
 
 // progressLine rewrites one status line on a terminal, once a second and at every phase,

@@ -29,8 +29,9 @@ func TestBenchRejectsBadInput(t *testing.T) {
 		{[]string{"--arg", "n"}, `"n" is not name=value`},
 		{[]string{"--arg", "n=ten"}, "n=ten: the value must be an integer"},
 		{[]string{"--format", "csv"}, `unknown format "csv": valid formats are table, markdown, json, gobench`},
-		{[]string{"--runs", "0"}, "--runs 0 is out of range: allowed 1 to 1000"},
-		{[]string{"--warmup", "-1"}, "--warmup -1 is out of range: allowed 0 to 100"},
+		{[]string{"--runs", "0"}, "--runs: runs = 0 is out of range: allowed 1 to 1000"},
+		{[]string{"--runs", "0", "--warmup", "0"}, "--runs: runs = 0 is out of range: allowed 1 to 1000"},
+		{[]string{"--warmup", "-1"}, "--warmup: warm-up = -1 is out of range: allowed 0 to 100"},
 		{[]string{"--timeout", "0s"}, "--timeout 0s: give a positive duration"},
 		{[]string{"fib_rec"}, "unexpected arguments"},
 		{[]string{"--bogus"}, "flag provided but not defined: -bogus"},
@@ -53,7 +54,7 @@ func TestBenchJSON(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("%v in %s", err, stdout.String())
 	}
-	if len(rep.Results) != 2 || rep.Method.Runs != 2 || rep.Method.Warmup != 0 || rep.Environment.GoVersion == "" {
+	if len(rep.Results) != 2 || rep.Method.Runs != 2 || rep.Method.Warmup != 0 || rep.Environment.Go == "" {
 		t.Fatalf("report = %+v", rep)
 	}
 	for _, r := range rep.Results {

@@ -16,10 +16,26 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/chatserver"
+	"github.com/wasmgap/wasmgap/internal/httpguard"
 	"github.com/wasmgap/wasmgap/playground"
 	"github.com/wasmgap/wasmgap/playground/loadpage"
 	"github.com/wasmgap/wasmgap/web"
 )
+
+// Defaults of serve's HTTP server, as -h states them (the chat flags' defaults).
+const (
+	defaultReadHeaderTimeout = 10 * time.Second
+	defaultIdleTimeout       = 120 * time.Second
+	shutdownTimeout          = 15 * time.Second
+)
+
+// orDefault returns d, or def when d is zero.
+func orDefault(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
 
 func runServe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wasmgap serve", flag.ContinueOnError)
@@ -29,6 +45,15 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	maxConcurrent := fs.Int("max-concurrent", 0, "runs at once (0 = one per CPU)")
 	timeout := fs.Duration("timeout", 0, "time limit of one run, setup included (0 = 30s)")
 	chatOptions := addChatFlags(fs, stderr)
+	// The one Host allow-list of serve: the playground, /chat/ and /load/ alike.
+	var allowHosts []string
+	fs.Func("allow-host", "a Host name served besides those of the listen address, e.g. play.example.org or *.example.org (repeatable; bound to loopback, only loopback names are served otherwise)", func(v string) error {
+		if err := httpguard.CheckHostName(v); err != nil {
+			return err
+		}
+		allowHosts = append(allowHosts, v)
+		return nil
+	})
 	verbose := fs.Bool("v", false, "log every chat connection")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: wasmgap serve [flags]\n\nServe the playground page, its API (/api/) and the panels beside it.\n\nflags:")
@@ -43,6 +68,11 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	if *maxConcurrent < 0 || *timeout < 0 {
 		fmt.Fprintln(stderr, "wasmgap serve: -max-concurrent and -timeout must not be negative")
+		return 2
+	}
+	chatOpts := chatOptions(*verbose)
+	if chatOpts.ReadHeaderTimeout < 0 || chatOpts.IdleTimeout < 0 {
+		fmt.Fprintln(stderr, "wasmgap serve: -read-header-timeout and -idle-timeout must not be negative (0 for the defaults, 10s and 120s)")
 		return 2
 	}
 
@@ -67,7 +97,6 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	// The panels beside the playground: the chat under /chat/, and the load generator
 	// under /load/, whose runs may target this server alone.
-	chatOpts := chatOptions(*verbose)
 	chat, err := chatserver.New(chatOpts)
 	if err != nil {
 		ln.Close()
@@ -77,7 +106,15 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	opts.Chat = chat.Handler()
 	opts.Load = loadpage.Handler(loadpage.Options{BaseURL: "http://" + ln.Addr().String(), ChatPath: "/chat/"})
 
-	srv := &http.Server{Handler: playground.New(opts), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	pg := playground.New(opts)
+	// No ReadTimeout: it would also cut the chat's streams. The playground bounds the time
+	// to read a request's body instead (playground.Options.BodyTimeout).
+	srv := &http.Server{
+		Handler:           httpguard.NewHosts(ln.Addr().String(), allowHosts).Handler(pg),
+		ReadHeaderTimeout: orDefault(chatOpts.ReadHeaderTimeout, defaultReadHeaderTimeout),
+		IdleTimeout:       orDefault(chatOpts.IdleTimeout, defaultIdleTimeout),
+		MaxHeaderBytes:    16 << 10,
+	}
 	fmt.Fprintf(stdout, "wasmgap playground on http://%s/ (chat store in %s)\n", ln.Addr(), chatOpts.DataDir)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -92,15 +129,18 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	case <-ctx.Done():
 	}
 	// The chat's streams never go idle: it tells them to resume elsewhere while the HTTP
-	// server stops taking requests, as `wasmgap chat` does.
-	shutdown, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	// server stops taking requests, as `wasmgap chat` does. Runs in progress are ended
+	// (their workers killed, their clients told why) rather than waited for: one may take
+	// longer than the shutdown's deadline.
+	shutdown, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	var httpErr, chatErr error
+	var httpErr, chatErr, runsErr error
 	var wg sync.WaitGroup
 	wg.Go(func() { httpErr = srv.Shutdown(shutdown) })
 	wg.Go(func() { chatErr = chat.Shutdown(shutdown) })
+	wg.Go(func() { runsErr = pg.Shutdown(shutdown) })
 	wg.Wait()
-	if err := errors.Join(httpErr, chatErr); err != nil {
+	if err := errors.Join(httpErr, chatErr, runsErr); err != nil {
 		fmt.Fprintf(stderr, "wasmgap serve: shutdown: %v\n", err)
 		return 1
 	}

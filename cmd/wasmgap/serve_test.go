@@ -19,6 +19,8 @@ func TestServeFlagErrors(t *testing.T) {
 		{[]string{"extra"}, 2, "serve takes flags only"},
 		{[]string{"-dist", "/no/such/folder"}, 2, "is not a folder"},
 		{[]string{"-max-concurrent", "-1"}, 2, "must not be negative"},
+		{[]string{"-read-header-timeout", "-1s"}, 2, "must not be negative"},
+		{[]string{"-allow-host", "bad host/x"}, 2, "allow-host"},
 		{[]string{"-addr", "256.0.0.1:bad"}, 1, "wasmgap serve:"},
 		{[]string{"-nope"}, 2, "flag provided but not defined"},
 		{[]string{"-h"}, 0, "usage: wasmgap serve"},

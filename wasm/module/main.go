@@ -1,5 +1,5 @@
 // Command module is kernels.wasm: the kernels compiled to WebAssembly as a WASI preview1
-// reactor, with one export per kernel. Build it with `go tool task wasm`, which runs
+// reactor, with one export per kernel. Build it with `go tool task wasm`, which runs wasm.Build:
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o wasm/dist/kernels.wasm ./wasm/module
 //

@@ -1,17 +1,17 @@
-package interpreted_test
+package yaegi_test
 
 import (
 	"context"
 	"fmt"
 
-	"github.com/wasmgap/wasmgap/interpreted"
+	"github.com/wasmgap/wasmgap/engine/yaegi"
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
 // The engine interprets the kernels' Go source: load it once, then run any kernel.
 func Example() {
 	ctx := context.Background()
-	e := interpreted.New()
+	e := yaegi.New()
 	if _, err := e.Load(ctx); err != nil {
 		fmt.Println(err)
 		return

@@ -1,4 +1,4 @@
-// Package interpreted runs the kernels from their Go source with the yaegi interpreter:
+// Package yaegi runs the kernels from their Go source with the yaegi interpreter:
 // the "interpreted Go" row, the twin of the articles' PHP rows.
 //
 // The engine evaluates exactly the files of kernels.Source — the code the native engine
@@ -9,10 +9,11 @@
 // yaegi runs interpreted calls on the Go stack. A recursion deep enough to exhaust it
 // (Go's limit is 1 GB) is a fatal error that no recover can catch, and a runaway call
 // cannot be interrupted: run measurements in worker processes (package runner).
-package interpreted
+//
+// Importing the package registers the engine as engine.Yaegi.
+package yaegi
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +25,7 @@ import (
 	"github.com/traefik/yaegi/interp"
 
 	"github.com/wasmgap/wasmgap/engine"
+	"github.com/wasmgap/wasmgap/internal/capped"
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
@@ -34,6 +36,10 @@ const packageName = "kernels"
 // stderrLimit bounds what is kept of the interpreter's panic trace for an error message.
 const stderrLimit = 2 << 10
 
+func init() {
+	engine.Register(engine.Yaegi, engine.RankYaegi, func() engine.Engine { return New() })
+}
+
 // Engine interprets kernels.Source. Load it once, then Run; Run is not safe for
 // concurrent use.
 type Engine struct {
@@ -41,7 +47,7 @@ type Engine struct {
 	// func(int) int64 or a func(int, int) int64.
 	funcs map[string]any
 	// stderr receives the interpreter's own report of a panic (file, line, function).
-	stderr *boundedBuffer
+	stderr *capped.Buffer
 }
 
 // New returns an engine; call Load before Run.
@@ -56,11 +62,13 @@ func (*Engine) Name() string { return engine.Yaegi }
 // Calling Load again replaces the interpreter.
 func (e *Engine) Load(ctx context.Context) (engine.Setup, error) {
 	if err := ctx.Err(); err != nil {
-		return engine.Setup{}, fmt.Errorf("interpreted: load: %w", err)
+		return engine.Setup{}, fmt.Errorf("yaegi: load: %w", err)
 	}
 	var setup engine.Setup
 	start := time.Now()
-	stderr := &boundedBuffer{limit: stderrLimit}
+	// Only the start is kept: a panic inside a deep recursion cannot fill memory with
+	// one trace line per frame.
+	stderr := &capped.Buffer{Head: stderrLimit}
 	i := interp.New(interp.Options{
 		// The kernels are read from the embedded sources, never from the disk.
 		SourcecodeFilesystem: kernels.Source,
@@ -76,7 +84,7 @@ func (e *Engine) Load(ctx context.Context) (engine.Setup, error) {
 	start = time.Now()
 	for _, file := range kernels.SourceFiles {
 		if _, err := evalFile(i, file); err != nil {
-			return engine.Setup{}, fmt.Errorf("interpreted: evaluate %s: %w", file, err)
+			return engine.Setup{}, fmt.Errorf("yaegi: evaluate %s: %w", file, err)
 		}
 	}
 	setup.Compile = time.Since(start)
@@ -86,7 +94,7 @@ func (e *Engine) Load(ctx context.Context) (engine.Setup, error) {
 	for _, k := range kernels.All() {
 		fn, err := lookup(i, k)
 		if err != nil {
-			return engine.Setup{}, fmt.Errorf("interpreted: %w", err)
+			return engine.Setup{}, fmt.Errorf("yaegi: %w", err)
 		}
 		funcs[k.Name] = fn
 	}
@@ -142,17 +150,17 @@ func lookup(i *interp.Interpreter, k *kernels.Kernel) (fn any, err error) {
 // interpreted call cannot be interrupted once it runs.
 func (e *Engine) Run(ctx context.Context, k *kernels.Kernel, args []int) (int64, error) {
 	if k == nil {
-		return 0, errors.New("interpreted: run: no kernel given")
+		return 0, errors.New("yaegi: run: no kernel given")
 	}
 	if e.funcs == nil {
-		return 0, fmt.Errorf("interpreted: run %s: engine not loaded: call Load first", k.Name)
+		return 0, fmt.Errorf("yaegi: run %s: engine not loaded: call Load first", k.Name)
 	}
 	fn, ok := e.funcs[k.Name]
 	if !ok {
-		return 0, fmt.Errorf("interpreted: run %s: unknown kernel: valid kernels are %s", k.Name, strings.Join(kernels.Names(), ", "))
+		return 0, fmt.Errorf("yaegi: run %s: unknown kernel: valid kernels are %s", k.Name, strings.Join(kernels.Names(), ", "))
 	}
 	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("interpreted: run %s: %w", k.Label(args), err)
+		return 0, fmt.Errorf("yaegi: run %s: %w", k.Label(args), err)
 	}
 	e.stderr.Reset()
 	switch f := fn.(type) {
@@ -165,7 +173,7 @@ func (e *Engine) Run(ctx context.Context, k *kernels.Kernel, args []int) (int64,
 			return e.call2(f, k, args)
 		}
 	}
-	return 0, fmt.Errorf("interpreted: run %s: %s takes %d arguments, got %d", k.Label(args), k.Name, len(k.Params), len(args))
+	return 0, fmt.Errorf("yaegi: run %s: %s takes %d arguments, got %d", k.Label(args), k.Name, len(k.Params), len(args))
 }
 
 func (e *Engine) call1(f func(int) int64, k *kernels.Kernel, args []int) (v int64, err error) {
@@ -195,12 +203,12 @@ func (e *Engine) panicError(k *kernels.Kernel, args []int, r any) error {
 		where = " (" + where + ")"
 	}
 	if strings.Contains(strings.ToLower(msg), "stack overflow") {
-		return fmt.Errorf("interpreted: run %s: %w: %s%s", k.Label(args), engine.ErrStackOverflow, msg, where)
+		return fmt.Errorf("yaegi: run %s: %w: %s%s", k.Label(args), engine.ErrStackOverflow, msg, where)
 	}
 	if err, ok := r.(error); ok {
-		return fmt.Errorf("interpreted: run %s: panic: %w%s", k.Label(args), err, where)
+		return fmt.Errorf("yaegi: run %s: panic: %w%s", k.Label(args), err, where)
 	}
-	return fmt.Errorf("interpreted: run %s: panic: %s%s", k.Label(args), msg, where)
+	return fmt.Errorf("yaegi: run %s: panic: %s%s", k.Label(args), msg, where)
 }
 
 // Close drops the interpreter; Load may be called again afterwards.
@@ -218,25 +226,3 @@ func firstLine(s string) string {
 	}
 	return ""
 }
-
-// boundedBuffer keeps the first limit bytes written to it and drops the rest, so that
-// a panic inside a deep recursion cannot fill memory with one trace line per frame.
-type boundedBuffer struct {
-	buf   bytes.Buffer
-	limit int
-}
-
-func (b *boundedBuffer) Write(p []byte) (int, error) {
-	if room := b.limit - b.buf.Len(); room > 0 {
-		if len(p) > room {
-			b.buf.Write(p[:room])
-		} else {
-			b.buf.Write(p)
-		}
-	}
-	return len(p), nil
-}
-
-func (b *boundedBuffer) String() string { return b.buf.String() }
-
-func (b *boundedBuffer) Reset() { b.buf.Reset() }

@@ -1,10 +1,14 @@
-package engines
+package engine_test
 
 import (
 	"context"
 	"testing"
 
+	"github.com/wasmgap/wasmgap/engine"
+	_ "github.com/wasmgap/wasmgap/engine/wazero"
+	_ "github.com/wasmgap/wasmgap/engine/yaegi"
 	"github.com/wasmgap/wasmgap/kernels"
+	_ "github.com/wasmgap/wasmgap/native"
 )
 
 // benchArgs are small arguments that every engine runs in well under a second per call
@@ -25,13 +29,13 @@ func benchArgs(k *kernels.Kernel) []int {
 }
 
 // BenchmarkEngines times every kernel on every engine in this process, so that
-// `go test -bench Engines ./engines | benchstat` compares engines and commits. Engines that
+// `go test -bench Engines ./engine | benchstat` compares engines and commits. Engines that
 // cannot load here (for example without kernels.wasm) are skipped with the reason.
 func BenchmarkEngines(b *testing.B) {
 	ctx := context.Background()
-	for _, name := range Names() {
+	for _, name := range engine.Names() {
 		b.Run(name, func(b *testing.B) {
-			e, err := New(name)
+			e, err := engine.New(name)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package interpreted
+package yaegi
 
 import (
 	"context"
@@ -212,21 +212,5 @@ func TestPanicErrorStackOverflow(t *testing.T) {
 		if !strings.Contains(err.Error(), "ack(3, 10)") {
 			t.Errorf("panicError(%v) = %q does not name the call", tt.recovered, err)
 		}
-	}
-}
-
-func TestBoundedBuffer(t *testing.T) {
-	b := &boundedBuffer{limit: 5}
-	for _, s := range []string{"abc", "defg", "hij"} {
-		if n, err := b.Write([]byte(s)); n != len(s) || err != nil {
-			t.Fatalf("Write(%q) = %d, %v", s, n, err)
-		}
-	}
-	if got := b.String(); got != "abcde" {
-		t.Fatalf("String() = %q, want %q", got, "abcde")
-	}
-	b.Reset()
-	if got := b.String(); got != "" {
-		t.Fatalf("String() after Reset = %q", got)
 	}
 }

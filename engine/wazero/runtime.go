@@ -1,10 +1,9 @@
-package wasm
+package wazero
 
 import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"embed"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -19,50 +18,34 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/wasmgap/wasmgap/engine"
+	"github.com/wasmgap/wasmgap/internal/capped"
 	"github.com/wasmgap/wasmgap/kernels"
+	"github.com/wasmgap/wasmgap/wasm"
 )
 
-// dist holds kernels.wasm once `go tool task wasm` has built it; on a fresh clone it holds
-// only a placeholder, so that the package builds before the module does.
-//
-//go:embed dist
-var dist embed.FS
+// modulePath names the module in error messages.
+const modulePath = wasm.ModulePath
 
-// modulePath is where `go tool task wasm` writes the module, relative to the repository
-// root and to dist's root.
-const modulePath = "wasm/dist/kernels.wasm"
-
-// embedded returns the module embedded from fsys, or an error saying how to build it.
-func embedded(fsys fs.FS) ([]byte, error) {
-	b, err := fs.ReadFile(fsys, "dist/kernels.wasm")
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s is not built into this binary: run `go tool task wasm` (or `go tool task build`) and rebuild", modulePath)
-	}
+// embeddedHash is the hash of the module built into the binary, computed once.
+var embeddedHash = sync.OnceValues(func() ([sha256.Size]byte, error) {
+	b, err := wasm.Embedded()
 	if err != nil {
-		return nil, fmt.Errorf("read embedded %s: %w", modulePath, err)
+		return [sha256.Size]byte{}, err
 	}
-	return b, nil
-}
-
-var (
-	embeddedOnce sync.Once
-	embeddedWasm []byte
-	embeddedHash [sha256.Size]byte
-	embeddedErr  error
-)
+	return sha256.Sum256(b), nil
+})
 
 // module returns the bytes to run and their hash.
 func module(opts Options) ([]byte, [sha256.Size]byte, error) {
 	if opts.Module != nil {
 		return opts.Module, sha256.Sum256(opts.Module), nil
 	}
-	embeddedOnce.Do(func() {
-		embeddedWasm, embeddedErr = embedded(dist)
-		if embeddedErr == nil {
-			embeddedHash = sha256.Sum256(embeddedWasm)
-		}
-	})
-	return embeddedWasm, embeddedHash, embeddedErr
+	b, err := wasm.Embedded()
+	if err != nil {
+		return nil, [sha256.Size]byte{}, err
+	}
+	hash, err := embeddedHash()
+	return b, hash, err
 }
 
 // DefaultCacheDir returns the directory Options.CacheDir defaults to,
@@ -230,8 +213,8 @@ func typeString(params, results []api.ValueType) string {
 type instance struct {
 	mod   api.Module
 	fns   map[string]export
-	stack []uint64    // reused by every call: two i32 parameters, one i64 result
-	out   *headBuffer // the module's stdout and stderr
+	stack []uint64       // reused by every call: two i32 parameters, one i64 result
+	out   *capped.Buffer // the module's stdout and stderr: the start, where it says why it failed
 }
 
 type export struct {
@@ -241,7 +224,7 @@ type export struct {
 
 // instantiate creates an instance and runs its _initialize (the Go runtime's start-up).
 func (c *compiled) instantiate(ctx context.Context) (*instance, error) {
-	out := &headBuffer{max: 64 << 10}
+	out := &capped.Buffer{Head: 64 << 10}
 	cfg := wazero.NewModuleConfig().
 		WithName(""). // anonymous, so that many instances coexist in one runtime
 		WithStartFunctions("_initialize").
@@ -302,33 +285,4 @@ func outputSuffix(output string) string {
 		lines = append(lines[:maxLines], fmt.Sprintf("… (%d more lines)", len(lines)-maxLines))
 	}
 	return "\nmodule output:\n\t" + strings.Join(lines, "\n\t")
-}
-
-// headBuffer keeps the first max bytes written to it: enough for the reason a Go runtime
-// gives before its goroutine dump.
-type headBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf bytes.Buffer
-}
-
-func (b *headBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if room := b.max - b.buf.Len(); room > 0 {
-		b.buf.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-func (b *headBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *headBuffer) Reset() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf.Reset()
 }

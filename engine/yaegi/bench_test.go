@@ -1,4 +1,4 @@
-package interpreted
+package yaegi
 
 import (
 	"context"
@@ -28,7 +28,7 @@ var benchArgs = []struct {
 }
 
 // BenchmarkKernels runs every kernel on yaegi and, for the ratio, natively at the same
-// arguments: go test -bench . -count 5 ./interpreted/
+// arguments: go test -bench . -count 5 ./engine/yaegi/
 func BenchmarkKernels(b *testing.B) {
 	ctx := context.Background()
 	e := load(b)
