@@ -31,6 +31,13 @@
 // with the last id it saw first gets the stored events it missed (within
 // the Retention window), then the welcome lines and anything new.
 //
+// A resume id (Last-Event-ID, ?last_event_id= or resume=) is the client's
+// claim about what it saw, never an input to the sequence: no request can
+// move it. An id above the last one issued cannot have been seen here (a
+// store that was reset, or a forged id): the stream is told so in a notice,
+// nothing is replayed and it goes on as a fresh login. An id that is not a
+// decimal uint64 is refused with 400.
+//
 // Each stream has a queue of QueueSize events. The hub never waits for a
 // stream: when the queue is full the stream is cut, with the reason as its
 // last line when the client's buffers have room for it, and the client

@@ -106,13 +106,18 @@ type user struct {
 	graceGen uint64
 }
 
-// joined tells a new stream what to write before its queue: the stored
-// events it missed (resume < id <= replayTo), the welcome lines, then the
+// joined tells a new stream what to write before its queue: a notice about
+// its resume id when there is one to give, the stored events it missed
+// (resume < id <= replayTo, when hasResume), the welcome lines, then the
 // waiting private messages (mailFrom < id <= mailTo).
 type joined struct {
-	replayTo         uint64
-	preamble         []*event
-	mailFrom, mailTo uint64
+	resume    uint64
+	hasResume bool
+	notice    string
+	replayTo  uint64
+	preamble  []*event
+	mailFrom  uint64
+	mailTo    uint64
 }
 
 type reqKind int
@@ -487,12 +492,14 @@ func (h *hub) handleJoin(tx *bolt.Tx, r *request) (result, error) {
 	}
 	u := h.users[nick]
 	wasOnline := u != nil
+	// A resume id is the client's claim about what it saw, never an input to
+	// the sequence: one above the last id issued cannot have been seen here
+	// (a store that was reset, or a forged id), so nothing was missed.
+	j := joined{resume: r.resume, hasResume: r.hasResume, replayTo: h.seq}
 	if r.hasResume && r.resume > h.seq {
-		// An id from a store that was reset: keep ids growing for this client.
-		h.seq = r.resume
+		j.resume, j.hasResume = 0, false
+		j.notice = fmt.Sprintf("resume id %d is above the last event id issued here (%d): nothing was missed; the ids of this stream start again below it", r.resume, h.seq)
 	}
-	var j joined
-	j.replayTo = h.seq
 
 	online := make([]string, 0, len(h.users))
 	for n, ou := range h.users {
@@ -514,7 +521,7 @@ func (h *hub) handleJoin(tx *bolt.Tx, r *request) (result, error) {
 		}
 		delete(h.mailboxes, nick)
 		for _, m := range mails {
-			if r.hasResume && m.Orig > r.resume && m.Orig <= j.replayTo {
+			if j.hasResume && m.Orig > j.resume && m.Orig <= j.replayTo {
 				continue // the replay carries it
 			}
 			if m.Orig != 0 {

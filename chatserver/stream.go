@@ -28,8 +28,8 @@ type transport interface {
 // pump writes a joined stream: the missed events, the welcome lines, the
 // waiting messages, then live events until the client goes, the hub cuts the
 // stream or ctx ends.
-func (s *Server) pump(ctx context.Context, c *conn, j joined, resume uint64, hasResume bool, t transport, notes <-chan string) error {
-	err := s.pumpEvents(ctx, c, j, resume, hasResume, t, notes)
+func (s *Server) pump(ctx context.Context, c *conn, j joined, t transport, notes <-chan string) error {
+	err := s.pumpEvents(ctx, c, j, t, notes)
 	if reason := c.cutReason(); reason != "" && reason != "closed" {
 		// Cut by the hub; a write may have failed first (a stalled
 		// client's buffers are full and its write deadline passed).
@@ -43,8 +43,15 @@ func (s *Server) pump(ctx context.Context, c *conn, j joined, resume uint64, has
 	return err
 }
 
-func (s *Server) pumpEvents(ctx context.Context, c *conn, j joined, resume uint64, hasResume bool, t transport, notes <-chan string) error {
+func (s *Server) pumpEvents(ctx context.Context, c *conn, j joined, t transport, notes <-chan string) error {
 	deadline := func() { t.setDeadline(time.Now().Add(s.opts.WriteTimeout)) }
+	resume, hasResume := j.resume, j.hasResume
+	if j.notice != "" {
+		deadline()
+		if err := t.note(j.notice); err != nil {
+			return err
+		}
+	}
 	if pruned := s.hub.pruned.Load(); hasResume && resume < pruned {
 		deadline()
 		if err := t.note(fmt.Sprintf("events %d to %d are older than the retention window (%v) and were deleted: those addressed to you are missing from this resume", resume+1, pruned, s.opts.Retention)); err != nil {
@@ -207,7 +214,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	s.opts.Logger.Info("connect", "nick", nick, "transport", "sse", "addr", r.RemoteAddr, "resume", raw)
-	err = s.pump(r.Context(), c, res.joined, resume, hasResume, &sseTransport{w: w, rc: http.NewResponseController(w)}, nil)
+	err = s.pump(r.Context(), c, res.joined, &sseTransport{w: w, rc: http.NewResponseController(w)}, nil)
 	s.opts.Logger.Info("disconnect", "nick", nick, "transport", "sse", "why", err)
 }
 
@@ -300,7 +307,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 		s.readWS(ctx, ws, nick, notes)
 	})
-	err = s.pump(ctx, c, res.joined, resume, hasResume, t, notes)
+	err = s.pump(ctx, c, res.joined, t, notes)
 	cancel()
 	ws.Close()
 	reader.Wait()
