@@ -46,7 +46,14 @@
 // A user whose last stream closed stays online for LeaveGrace, so a
 // reconnect (a browser's EventSource retries within seconds) neither says
 // "has left." nor misses a private message. A private message to a user
-// who is offline is kept in a mailbox and delivered, once, at the next login.
+// who is offline is kept in a mailbox and offered at each login until its
+// delivery is known, then removed: a resume id at or past its id confirms
+// it, so does a WebSocket's pong to the ping sent right after it, and so
+// does an SSE stream that stays open MailAckDelay after writing it (an event
+// stream has no way back). A login that drops before that leaves it for the
+// next one, so a reloaded page loses nothing; a client that resumes with its
+// id gets nothing twice. Each offering is stored under a new id (the ids of
+// a stream only grow) and the previous one is deleted.
 //
 // # Store
 //

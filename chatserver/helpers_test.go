@@ -326,3 +326,22 @@ func (ts *testServer) waitStreams(t testing.TB, nick string, n int) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// mailbox reports how many offline messages wait for nick.
+func (ts *testServer) mailbox(nick string) int {
+	n := 0
+	ts.srv.hub.do(context.Background(), &request{kind: reqInspect, inspect: func(h *hub) { n = h.mailboxes[nick] }})
+	return n
+}
+
+// waitMailbox waits until n offline messages wait for nick.
+func (ts *testServer) waitMailbox(t testing.TB, nick string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(waitFor)
+	for ts.mailbox(nick) != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s's mailbox holds %d messages, want %d", nick, ts.mailbox(nick), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -118,6 +118,19 @@ type joined struct {
 	preamble  []*event
 	mailFrom  uint64
 	mailTo    uint64
+	// mailPending: offline messages this stream writes (in the replay or
+	// the mail range) wait in the mailbox until their delivery is known.
+	mailPending bool
+}
+
+// seenFrom is the id after which the stream has written every event of its
+// user once it wrote through mailTo: its resume id, or the sequence at its
+// login (no offline message has an id between that and mailFrom).
+func (j *joined) seenFrom() uint64 {
+	if j.hasResume {
+		return j.resume
+	}
+	return j.replayTo
 }
 
 type reqKind int
@@ -129,6 +142,7 @@ const (
 	reqGrace
 	reqCutAll
 	reqInspect
+	reqAck
 )
 
 type request struct {
@@ -139,6 +153,8 @@ type request struct {
 	hasResume bool
 	nick      string
 	gen       uint64
+	ackFrom   uint64 // reqAck: nick's events with ackFrom < id <= ackTo were delivered
+	ackTo     uint64
 	inspect   func(h *hub) // reqInspect: runs on the hub goroutine
 	reply     chan result  // nil: nobody waits
 }
@@ -392,6 +408,8 @@ func (h *hub) handle(tx *bolt.Tx, r *request) (result, error) {
 	case reqInspect:
 		r.inspect(h)
 		return result{}, nil
+	case reqAck:
+		return result{}, h.handleAck(tx, r.nick, r.ackFrom, r.ackTo)
 	case reqCutAll:
 		for _, u := range h.users {
 			for c := range u.conns {
@@ -515,25 +533,8 @@ func (h *hub) handleJoin(tx *bolt.Tx, r *request) (result, error) {
 
 	j.mailFrom = h.seq
 	if h.mailboxes[nick] > 0 {
-		mails, err := takeMail(tx, nick)
-		if err != nil {
+		if err := h.offerMail(tx, nick, &j); err != nil {
 			return result{}, err
-		}
-		delete(h.mailboxes, nick)
-		for _, m := range mails {
-			if j.hasResume && m.Orig > j.resume && m.Orig <= j.replayTo {
-				continue // the replay carries it
-			}
-			if m.Orig != 0 {
-				if err := deleteRecord(tx, m.Orig); err != nil {
-					return result{}, err
-				}
-			}
-			ev, err := h.record(tx, nick, "", m.offlineText())
-			if err != nil {
-				return result{}, err
-			}
-			h.toUser(nick, ev) // other streams of nick, if any
 		}
 	}
 	j.mailTo = h.seq
@@ -552,6 +553,83 @@ func (h *hub) handleJoin(tx *bolt.Tx, r *request) (result, error) {
 		h.toAll(nick, ev)
 	}
 	return result{joined: j}, nil
+}
+
+// offerMail gives nick's waiting messages to a new stream. A message the
+// stream's resume id covers was delivered: it leaves the mailbox. One the
+// replay carries stays as it is. Any other is stored again under a new id
+// (ids of a stream only grow) in the mail range of j, its previous event
+// deleted. All that are offered stay in the mailbox until their delivery is
+// known (handleAck).
+func (h *hub) offerMail(tx *bolt.Tx, nick string, j *joined) error {
+	entries, err := readMail(tx, nick)
+	if err != nil {
+		return err
+	}
+	var delivered [][]byte
+	for i := range entries {
+		e := &entries[i]
+		cur := e.m.eventID()
+		if j.hasResume && cur != 0 && cur <= j.resume {
+			delivered = append(delivered, e.key)
+			continue
+		}
+		j.mailPending = true
+		if j.hasResume && cur > j.resume && cur <= j.replayTo {
+			continue // the replay carries it
+		}
+		if cur != 0 {
+			if err := deleteRecord(tx, cur); err != nil {
+				return err
+			}
+		}
+		ev, err := h.record(tx, nick, "", e.m.offlineText())
+		if err != nil {
+			return err
+		}
+		e.m.ID = ev.id
+		if err := putMail(tx, nick, e); err != nil {
+			return err
+		}
+		h.toUser(nick, ev) // other streams of nick, if any
+	}
+	return h.dropMail(tx, nick, delivered)
+}
+
+// handleAck removes from nick's mailbox the messages whose current event has
+// from < id <= to: a stream of nick is known to have delivered those.
+func (h *hub) handleAck(tx *bolt.Tx, nick string, from, to uint64) error {
+	if h.mailboxes[nick] == 0 {
+		return nil
+	}
+	entries, err := readMail(tx, nick)
+	if err != nil {
+		return err
+	}
+	var delivered [][]byte
+	for _, e := range entries {
+		if id := e.m.eventID(); id > from && id <= to {
+			delivered = append(delivered, e.key)
+		}
+	}
+	return h.dropMail(tx, nick, delivered)
+}
+
+// dropMail deletes delivered messages from nick's mailbox and counts them out.
+func (h *hub) dropMail(tx *bolt.Tx, nick string, keys [][]byte) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	left := h.mailboxes[nick] - len(keys)
+	if err := deleteMail(tx, nick, keys, left <= 0); err != nil {
+		return err
+	}
+	if left <= 0 {
+		delete(h.mailboxes, nick)
+	} else {
+		h.mailboxes[nick] = left
+	}
+	return nil
 }
 
 func (h *hub) handleLeave(tx *bolt.Tx, c *conn) error {

@@ -98,7 +98,7 @@ func TestRestartOfflineOnce(t *testing.T) {
 		t.Errorf("ids went back after the restart: %d after %d", bob2.lastID, first)
 	}
 	bob2.expectOffline("alice", "kept across a restart")
-	bob2.quiet()
+	ts2.waitMailbox(t, "bob", 0) // the WebSocket's pong confirmed it
 	bob2.close()
 	ts2.waitStreams(t, "bob", -1)
 

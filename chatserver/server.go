@@ -47,6 +47,12 @@ type Options struct {
 	MaxConnsPerAddr int
 	// MaxMailbox limits the messages kept for one offline user. Default 10000.
 	MaxMailbox int
+	// MailAckDelay is how long an SSE stream must stay open after writing
+	// its user's offline messages before they count as delivered and leave
+	// the mailbox (an event stream has no way back to confirm them). A
+	// WebSocket confirms them sooner, with the pong to a ping sent right
+	// after them; a resume id confirms everything up to it. Default 3s.
+	MailAckDelay time.Duration
 	// KeepAlive is the interval of SSE ": ping" comments and WebSocket pings.
 	// Default 15s. A WebSocket that answers no ping within two intervals is closed.
 	KeepAlive time.Duration
@@ -79,6 +85,7 @@ func (o *Options) setDefaults() {
 	def(&o.Retention, 24*time.Hour)
 	def(&o.LeaveGrace, 5*time.Second)
 	def(&o.KeepAlive, 15*time.Second)
+	def(&o.MailAckDelay, 3*time.Second)
 	def(&o.WriteTimeout, 10*time.Second)
 	def(&o.ReadHeaderTimeout, 10*time.Second)
 	def(&o.IdleTimeout, 120*time.Second)
@@ -121,8 +128,8 @@ type Server struct {
 func New(opts Options) (*Server, error) {
 	opts.setDefaults()
 	if opts.Retention < 0 || opts.QueueSize < 0 || opts.MaxMessageBytes < 0 || opts.MaxMailbox < 0 ||
-		opts.KeepAlive < 0 || opts.WriteTimeout < 0 {
-		return nil, errors.New("chat options: Retention, QueueSize, MaxMessageBytes, MaxMailbox, KeepAlive and WriteTimeout must be 0 (default) or positive")
+		opts.KeepAlive < 0 || opts.WriteTimeout < 0 || opts.MailAckDelay < 0 {
+		return nil, errors.New("chat options: Retention, QueueSize, MaxMessageBytes, MaxMailbox, KeepAlive, WriteTimeout and MailAckDelay must be 0 (default) or positive")
 	}
 	s := &Server{opts: opts, shutdown: make(chan struct{})}
 	dir := opts.DataDir

@@ -45,14 +45,31 @@ func (r *record) visibleTo(nick string) bool {
 	return r.To == nick
 }
 
-// mail is a private message kept for a user who had no open connection.
-// Orig is the id of the log event the message was also stored under (0 when
-// the user was offline and nothing was logged for them).
+// mail is a private message kept for a user who had no open connection. It
+// stays in the mailbox until its delivery is known. Orig is the id of the log
+// event the message was also stored under when it was sent (0 when the user
+// was offline and nothing was logged for them); ID is the id of the log event
+// of its latest offering at a login (0: never offered).
 type mail struct {
 	Orig uint64 `json:"o,omitempty"`
+	ID   uint64 `json:"i,omitempty"`
 	From string `json:"f"`
 	Text string `json:"s"`
 	Time int64  `json:"t"`
+}
+
+// eventID is the id of the log event that carries m now (0: none).
+func (m *mail) eventID() uint64 {
+	if m.ID != 0 {
+		return m.ID
+	}
+	return m.Orig
+}
+
+// mailEntry is a mail and its key in its user's mailbox.
+type mailEntry struct {
+	key []byte
+	m   mail
 }
 
 // offlineText is the article's format of a message delivered at login.
@@ -153,26 +170,57 @@ func addMail(tx *bolt.Tx, nick string, m *mail) error {
 	return b.Put(idKey(n), v)
 }
 
-// takeMail removes and returns nick's waiting messages, oldest first.
-func takeMail(tx *bolt.Tx, nick string) ([]mail, error) {
-	mb := tx.Bucket(bucketMailbox)
-	b := mb.Bucket([]byte(nick))
+// readMail returns nick's waiting messages, oldest first.
+func readMail(tx *bolt.Tx, nick string) ([]mailEntry, error) {
+	b := tx.Bucket(bucketMailbox).Bucket([]byte(nick))
 	if b == nil {
 		return nil, nil
 	}
-	var out []mail
-	err := b.ForEach(func(_, v []byte) error {
-		var m mail
-		if err := json.Unmarshal(v, &m); err != nil {
+	var out []mailEntry
+	err := b.ForEach(func(k, v []byte) error {
+		e := mailEntry{key: append([]byte(nil), k...)}
+		if err := json.Unmarshal(v, &e.m); err != nil {
 			return fmt.Errorf("decode mailbox of %s: %w", nick, err)
 		}
-		out = append(out, m)
+		out = append(out, e)
 		return nil
 	})
-	if err != nil {
-		return nil, err
+	return out, err
+}
+
+// putMail stores e back into nick's mailbox.
+func putMail(tx *bolt.Tx, nick string, e *mailEntry) error {
+	b := tx.Bucket(bucketMailbox).Bucket([]byte(nick))
+	if b == nil {
+		return fmt.Errorf("mailbox of %s is gone", nick)
 	}
-	return out, mb.DeleteBucket([]byte(nick))
+	v, err := json.Marshal(&e.m)
+	if err != nil {
+		return err
+	}
+	return b.Put(e.key, v)
+}
+
+// deleteMail removes the entries with keys from nick's mailbox, and the
+// mailbox itself when empty says the caller counted none left.
+func deleteMail(tx *bolt.Tx, nick string, keys [][]byte, empty bool) error {
+	mb := tx.Bucket(bucketMailbox)
+	if empty {
+		if mb.Bucket([]byte(nick)) == nil {
+			return nil
+		}
+		return mb.DeleteBucket([]byte(nick))
+	}
+	b := mb.Bucket([]byte(nick))
+	if b == nil {
+		return nil
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // readLog returns up to limit records with after < id <= upTo that nick can

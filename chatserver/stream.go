@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -23,6 +24,17 @@ type transport interface {
 	ping() error
 	flush() error
 	end(reason string, shuttingDown bool) // the last words before closing
+	// askAck asks the client to confirm it received the events of its user
+	// with from < id <= to. A transport that can (a WebSocket: the pong to a
+	// ping sent after them) confirms them itself and returns false; true
+	// leaves it to the pump (the stream staying open for MailAckDelay).
+	askAck(from, to uint64) (byDelay bool, err error)
+}
+
+// ackDelivered tells the hub that nick's events with from < id <= to were
+// delivered, so the offline messages among them leave the mailbox.
+func (s *Server) ackDelivered(nick string, from, to uint64) {
+	s.hub.submit(context.Background(), &request{kind: reqAck, nick: nick, ackFrom: from, ackTo: to})
 }
 
 // pump writes a joined stream: the missed events, the welcome lines, the
@@ -75,6 +87,20 @@ func (s *Server) pumpEvents(ctx context.Context, c *conn, j joined, t transport,
 	if err := t.flush(); err != nil {
 		return err
 	}
+	// Offline messages leave the mailbox once their delivery is known.
+	var confirm <-chan time.Time
+	ackFrom, ackTo := j.seenFrom(), j.mailTo
+	if j.mailPending {
+		byDelay, err := t.askAck(ackFrom, ackTo)
+		if err != nil {
+			return err
+		}
+		if byDelay {
+			timer := time.NewTimer(s.opts.MailAckDelay)
+			defer timer.Stop()
+			confirm = timer.C
+		}
+	}
 	tick := time.NewTicker(s.opts.KeepAlive)
 	defer tick.Stop()
 	var spare []*event
@@ -100,6 +126,17 @@ func (s *Server) pumpEvents(ctx context.Context, c *conn, j joined, t transport,
 			}
 			if err := t.flush(); err != nil {
 				return err
+			}
+		case <-confirm:
+			// Still open MailAckDelay after the flush, and a write after
+			// that still goes through: the client read them.
+			confirm = nil
+			deadline()
+			if err := t.ping(); err != nil {
+				return err
+			}
+			if ctx.Err() == nil {
+				s.ackDelivered(c.nick, ackFrom, ackTo)
 			}
 		case <-tick.C:
 			deadline()
@@ -173,6 +210,9 @@ func (t *sseTransport) ping() error {
 	return t.rc.Flush()
 }
 func (t *sseTransport) flush() error { return t.rc.Flush() }
+
+// askAck: an event stream has no way back; the pump waits MailAckDelay.
+func (t *sseTransport) askAck(from, to uint64) (bool, error) { return true, nil }
 func (t *sseTransport) end(reason string, _ bool) {
 	t.w.Write([]byte(": closed: " + reason + "\n\n"))
 	t.rc.Flush()
@@ -219,7 +259,37 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 }
 
 // wsTransport writes {"id":<n>,"text":"..."} text frames.
-type wsTransport struct{ ws *websocket.Conn }
+type wsTransport struct {
+	ws  *websocket.Conn
+	ack *wsAck
+}
+
+// wsAck is the delivery confirmation a WebSocket waits for: the pong that
+// echoes the payload of a ping sent right after the events it confirms
+// (a client answers pings in order, after reading what came before them).
+type wsAck struct {
+	want atomic.Pointer[ackRange]
+}
+
+type ackRange struct {
+	from, to uint64
+	payload  string
+}
+
+// pong takes the payload of a pong and returns the range it confirms.
+func (a *wsAck) pong(payload string) (ackRange, bool) {
+	p := a.want.Load()
+	if p == nil || p.payload != payload || !a.want.CompareAndSwap(p, nil) {
+		return ackRange{}, false
+	}
+	return *p, true
+}
+
+func (t *wsTransport) askAck(from, to uint64) (bool, error) {
+	r := &ackRange{from: from, to: to, payload: fmt.Sprintf("ack %d %d", from, to)}
+	t.ack.want.Store(r)
+	return false, t.ws.WriteControl(websocket.PingMessage, []byte(r.payload), time.Now().Add(time.Second))
+}
 
 func (t *wsTransport) setDeadline(d time.Time) { t.ws.SetWriteDeadline(d) }
 func (t *wsTransport) event(ev *event) error   { return t.ws.WriteMessage(websocket.TextMessage, ev.ws) }
@@ -287,7 +357,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return // the upgrader answered the client
 	}
 	defer ws.Close()
-	t := &wsTransport{ws: ws}
+	t := &wsTransport{ws: ws, ack: &wsAck{}}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -305,7 +375,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	var reader sync.WaitGroup
 	reader.Go(func() {
 		defer cancel()
-		s.readWS(ctx, ws, nick, notes)
+		s.readWS(ctx, ws, nick, t.ack, notes)
 	})
 	err = s.pump(ctx, c, res.joined, t, notes)
 	cancel()
@@ -317,11 +387,16 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 // readWS reads a WebSocket's frames, sends each as nick's message (in
 // order, without waiting for one to be stored before reading the next), and
 // reports errors to the client through notes.
-func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, notes chan<- string) {
+func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, ack *wsAck, notes chan<- string) {
 	wait := 2 * s.opts.KeepAlive
 	ws.SetReadLimit(int64(s.opts.MaxMessageBytes)*6 + 1024)
 	ws.SetReadDeadline(time.Now().Add(wait))
-	ws.SetPongHandler(func(string) error { return ws.SetReadDeadline(time.Now().Add(wait)) })
+	ws.SetPongHandler(func(payload string) error {
+		if r, ok := ack.pong(payload); ok {
+			s.ackDelivered(nick, r.from, r.to)
+		}
+		return ws.SetReadDeadline(time.Now().Add(wait))
+	})
 	tell := func(msg string) {
 		select {
 		case notes <- msg:

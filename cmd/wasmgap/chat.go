@@ -79,6 +79,7 @@ func addChatFlags(fs *flag.FlagSet, stderr io.Writer) func(verbose bool) chatser
 	fs.IntVar(&o.SendBurst, "send-burst", 0, "burst of the send rate (default: the send rate)")
 	fs.IntVar(&o.MaxConnsPerAddr, "max-conns-per-addr", 0, "open SSE and WebSocket streams per client IP (default 1000; negative: unlimited)")
 	fs.IntVar(&o.MaxMailbox, "max-mailbox", 0, "messages kept for one offline user (default 10000)")
+	fs.DurationVar(&o.MailAckDelay, "mail-ack-delay", 0, "how long an SSE stream must stay open after its offline messages before they leave the mailbox; a WebSocket confirms them with a pong (default 3s)")
 	fs.DurationVar(&o.KeepAlive, "keepalive", 0, "interval of SSE keep-alive comments and WebSocket pings (default 15s)")
 	fs.DurationVar(&o.WriteTimeout, "write-timeout", 0, "deadline of every write to a stream (default 10s)")
 	fs.DurationVar(&o.ReadHeaderTimeout, "read-header-timeout", 0, "time to read a request's headers (default 10s)")
