@@ -313,9 +313,11 @@ func (h *hub) prune() {
 	for {
 		var n int
 		var last uint64
-		err := h.store.db.Update(func(tx *bolt.Tx) (err error) {
-			n, last, err = prune(tx, cutoff, 10000)
-			return err
+		err := guarded(func() error {
+			return h.store.db.Update(func(tx *bolt.Tx) (err error) {
+				n, last, err = prune(tx, cutoff, 10000)
+				return err
+			})
 		})
 		if err != nil {
 			h.log.Error("prune history", "err", err)
@@ -336,19 +338,21 @@ func (h *hub) process(batch []*request) {
 	h.after = h.after[:0]
 	results := make([]result, len(batch))
 	seq0 := h.seq
-	err := h.store.db.Update(func(tx *bolt.Tx) error {
-		for i, r := range batch {
-			res, err := h.handle(tx, r)
-			if err != nil && !isUserError(err) {
-				return err
+	err := guarded(func() error {
+		return h.store.db.Update(func(tx *bolt.Tx) error {
+			for i, r := range batch {
+				res, err := h.handle(tx, r)
+				if err != nil && !isUserError(err) {
+					return err
+				}
+				res.err = err
+				results[i] = res
 			}
-			res.err = err
-			results[i] = res
-		}
-		if h.seq != seq0 {
-			return putSeq(tx, h.seq)
-		}
-		return nil
+			if h.seq != seq0 {
+				return putSeq(tx, h.seq)
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		// The store failed: nothing of this batch is stored, so nothing of

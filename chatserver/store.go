@@ -90,33 +90,53 @@ type storeState struct {
 
 func openStore(path string, noSync bool) (*store, storeState, error) {
 	var st storeState
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, FreelistType: bolt.FreelistMapType, NoSync: noSync})
+	if err := checkStoreFile(path); err != nil {
+		return nil, st, err
+	}
+	var db *bolt.DB
+	err := guarded(func() (err error) {
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, FreelistType: bolt.FreelistMapType, NoSync: noSync})
+		return err
+	})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		switch {
+		case errors.Is(err, bolt.ErrTimeout):
 			return nil, st, fmt.Errorf("open store %s: the file is locked by another process (is another chat server running on the same --data?)", path)
+		case errors.Is(err, ErrStoreDamaged):
+			return nil, st, damaged(path, fmt.Sprintf("cannot be opened (%v)", err))
+		case errors.Is(err, bolt.ErrInvalid), errors.Is(err, bolt.ErrChecksum), errors.Is(err, bolt.ErrVersionMismatch):
+			return nil, st, damaged(path, fmt.Sprintf("is not a chat store (%v)", err))
 		}
 		return nil, st, fmt.Errorf("open store %s: %w", path, err)
 	}
 	st.mailboxes = map[string]int{}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketMeta, bucketLog, bucketMailbox} {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-				return err
+	err = guarded(func() error {
+		return db.Update(func(tx *bolt.Tx) error {
+			if err := verifyStore(tx); err != nil {
+				return fmt.Errorf("%w: %v", ErrStoreDamaged, err)
 			}
-		}
-		if v := tx.Bucket(bucketMeta).Get(keySeq); len(v) == 8 {
-			st.seq = binary.BigEndian.Uint64(v)
-		}
-		if v := tx.Bucket(bucketMeta).Get(keyPruned); len(v) == 8 {
-			st.pruned = binary.BigEndian.Uint64(v)
-		}
-		return tx.Bucket(bucketMailbox).ForEachBucket(func(k []byte) error {
-			st.mailboxes[string(k)] = tx.Bucket(bucketMailbox).Bucket(k).Stats().KeyN
-			return nil
+			for _, name := range [][]byte{bucketMeta, bucketLog, bucketMailbox} {
+				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+					return err
+				}
+			}
+			if v := tx.Bucket(bucketMeta).Get(keySeq); len(v) == 8 {
+				st.seq = binary.BigEndian.Uint64(v)
+			}
+			if v := tx.Bucket(bucketMeta).Get(keyPruned); len(v) == 8 {
+				st.pruned = binary.BigEndian.Uint64(v)
+			}
+			return tx.Bucket(bucketMailbox).ForEachBucket(func(k []byte) error {
+				st.mailboxes[string(k)] = tx.Bucket(bucketMailbox).Bucket(k).Stats().KeyN
+				return nil
+			})
 		})
 	})
 	if err != nil {
-		db.Close()
+		guarded(db.Close)
+		if errors.Is(err, ErrStoreDamaged) {
+			return nil, st, damaged(path, fmt.Sprintf("has damaged pages (%v)", err))
+		}
 		return nil, st, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return &store{db: db}, st, nil
@@ -228,26 +248,28 @@ func deleteMail(tx *bolt.Tx, nick string, keys [][]byte, empty bool) error {
 func (s *store) readLog(nick string, after, upTo uint64, limit int) ([]*record, uint64, error) {
 	var out []*record
 	next := upTo
-	err := s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketLog).Cursor()
-		for k, v := c.Seek(idKey(after + 1)); k != nil; k, v = c.Next() {
-			id := binary.BigEndian.Uint64(k)
-			if id > upTo {
-				break
-			}
-			r := &record{ID: id}
-			if err := json.Unmarshal(v, r); err != nil {
-				return fmt.Errorf("decode event %d: %w", id, err)
-			}
-			if r.visibleTo(nick) {
-				out = append(out, r)
-				if len(out) == limit {
-					next = id
-					return nil
+	err := guarded(func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			c := tx.Bucket(bucketLog).Cursor()
+			for k, v := c.Seek(idKey(after + 1)); k != nil; k, v = c.Next() {
+				id := binary.BigEndian.Uint64(k)
+				if id > upTo {
+					break
+				}
+				r := &record{ID: id}
+				if err := json.Unmarshal(v, r); err != nil {
+					return fmt.Errorf("decode event %d: %w", id, err)
+				}
+				if r.visibleTo(nick) {
+					out = append(out, r)
+					if len(out) == limit {
+						next = id
+						return nil
+					}
 				}
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, after, fmt.Errorf("read history: %w", err)

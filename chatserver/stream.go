@@ -164,7 +164,10 @@ func (s *Server) replay(c *conn, after, upTo uint64, t transport, deadline func(
 		}
 		recs, next, err := s.store.readLog(c.nick, after, upTo, 256)
 		if err != nil {
-			return err
+			// Damaged history: say so, never skip it silently.
+			s.opts.Logger.Error("replay", "nick", c.nick, "from", after+1, "to", upTo, "err", err)
+			deadline()
+			return t.note(fmt.Sprintf("stored history is damaged: events %d to %d could not be read and are missing from this stream (%v)", after+1, upTo, err))
 		}
 		deadline()
 		for _, r := range recs {
