@@ -81,7 +81,7 @@ func BenchmarkBroadcast(b *testing.B) {
 				b.ResetTimer()
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
-						if _, err := ts.srv.send(context.Background(), Post{From: "sender", To: "all", Text: "hello"}); err != nil {
+						if _, _, err := ts.srv.send(context.Background(), Post{From: "sender", To: "all", Text: "hello"}); err != nil {
 							b.Error(err)
 							return
 						}
@@ -115,7 +115,7 @@ func BenchmarkSend(b *testing.B) {
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					if _, err := ts.srv.send(context.Background(), Post{From: "mary", To: "r0", Text: "hello"}); err != nil {
+					if _, _, err := ts.srv.send(context.Background(), Post{From: "mary", To: "r0", Text: "hello"}); err != nil {
 						b.Error(err)
 						return
 					}

@@ -16,6 +16,14 @@ type Post struct {
 	Time time.Time `json:"time"`
 }
 
+// Receipt is what publishing a post did.
+type Receipt struct {
+	// Offline: the receiver had no open stream; the message waits in its
+	// mailbox for up to Kept (the retention) and is delivered at its next login.
+	Offline bool
+	Kept    time.Duration
+}
+
 // Broker carries posts from the transports that accept them to the hub that
 // delivers them. The in-process broker (the default) hands each post straight
 // to this server's hub; a broker backed by a message bus would publish it to
@@ -24,10 +32,10 @@ type Post struct {
 type Broker interface {
 	// Publish hands p to the subscribed hub and returns once this node has
 	// stored and delivered it, or with the error that prevented it.
-	Publish(ctx context.Context, p Post) error
+	Publish(ctx context.Context, p Post) (Receipt, error)
 	// Subscribe registers the function a hub applies to every post. A server
 	// subscribes exactly once, in New.
-	Subscribe(deliver func(context.Context, Post) error) error
+	Subscribe(deliver func(context.Context, Post) (Receipt, error)) error
 	// Close stops the broker; Publish fails afterwards.
 	Close() error
 }
@@ -41,21 +49,21 @@ func NewLocalBroker() Broker { return &localBroker{} }
 
 type localBroker struct {
 	mu      sync.RWMutex
-	deliver func(context.Context, Post) error
+	deliver func(context.Context, Post) (Receipt, error)
 	closed  bool
 }
 
-func (b *localBroker) Publish(ctx context.Context, p Post) error {
+func (b *localBroker) Publish(ctx context.Context, p Post) (Receipt, error) {
 	b.mu.RLock()
 	deliver, closed := b.deliver, b.closed
 	b.mu.RUnlock()
 	if closed || deliver == nil {
-		return ErrBrokerClosed
+		return Receipt{}, ErrBrokerClosed
 	}
 	return deliver(ctx, p)
 }
 
-func (b *localBroker) Subscribe(deliver func(context.Context, Post) error) error {
+func (b *localBroker) Subscribe(deliver func(context.Context, Post) (Receipt, error)) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {

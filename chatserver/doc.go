@@ -71,7 +71,11 @@
 // "." and ".." reserved; a message is one line of at most MaxMessageBytes;
 // each nickname may send SendRate messages per second (bursts of
 // SendBurst); each client address may hold MaxConnsPerAddr streams; an
-// offline user's mailbox holds MaxMailbox messages; WebSockets are accepted
+// offline user's mailbox holds MaxMailbox messages, at most MaxMailboxes
+// users may have one, and a message waits there for the Retention (POST
+// /send's answer says so); the store holds at most MaxStoreBytes of data
+// (checked once per batch). Past a store limit a send gets 507 Insufficient
+// Storage and nothing already stored is lost. WebSockets are accepted
 // from pages of the same host or AllowedOrigins. Every refusal says what was
 // wrong and what is allowed. Text is never HTML: the page shows it with
 // textContent, under a Content-Security-Policy that runs only its own script.

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -344,4 +345,21 @@ func (ts *testServer) waitMailbox(t testing.TB, nick string, n int) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// prune runs the hub's pruning now, on its goroutine.
+func (ts *testServer) prune() {
+	done := make(chan struct{})
+	ts.srv.hub.pruneNow <- done
+	<-done
+}
+
+// setClock makes the hub stamp and prune by the returned clock, which the test moves.
+func (ts *testServer) setClock() *atomic.Int64 {
+	var now atomic.Int64
+	now.Store(time.Now().UnixNano())
+	ts.srv.hub.do(context.Background(), &request{kind: reqInspect, inspect: func(h *hub) {
+		h.now = func() time.Time { return time.Unix(0, now.Load()) }
+	}})
+	return &now
 }

@@ -168,6 +168,7 @@ type result struct {
 // Errors the hub answers posts with; handlers map them to HTTP statuses.
 var (
 	errMailboxFull  = errors.New("mailbox full")
+	errStoreFull    = errors.New("chat store full")
 	errShuttingDown = errors.New("the chat server is shutting down; retry in a moment")
 )
 
@@ -186,11 +187,14 @@ type hub struct {
 	grace      time.Duration
 	retention  time.Duration
 	maxMailbox int
+	maxBoxes   int
+	maxBytes   int64
 	now        func() time.Time
 
-	reqs chan *request
-	quit chan struct{}
-	done chan struct{}
+	reqs     chan *request
+	pruneNow chan chan struct{} // prunes at once, on the hub goroutine (tests)
+	quit     chan struct{}
+	done     chan struct{}
 
 	closing atomic.Bool
 	pruned  atomic.Uint64 // the last event id pruned: a resume from before it may miss events
@@ -201,6 +205,7 @@ type hub struct {
 	mailboxes map[string]int
 	pending   []delivery
 	after     []func()
+	used      int64 // bytes of data in the store at the start of the batch
 	batch     []*request
 }
 
@@ -214,8 +219,11 @@ func newHub(st *store, state storeState, o *Options) *hub {
 		grace:      o.LeaveGrace,
 		retention:  o.Retention,
 		maxMailbox: o.MaxMailbox,
+		maxBoxes:   o.MaxMailboxes,
+		maxBytes:   o.MaxStoreBytes,
 		now:        time.Now,
 		reqs:       make(chan *request, 1024),
+		pruneNow:   make(chan chan struct{}),
 		quit:       make(chan struct{}),
 		done:       make(chan struct{}),
 		seq:        state.seq,
@@ -287,6 +295,9 @@ func (h *hub) run() {
 			h.process(h.batch)
 		case <-tick.C:
 			h.prune()
+		case done := <-h.pruneNow:
+			h.prune()
+			close(done)
 		case <-h.quit:
 			for {
 				select {
@@ -327,7 +338,31 @@ func (h *hub) prune() {
 			h.pruned.Store(last)
 		}
 		if n < 10000 {
-			return
+			break
+		}
+	}
+	h.pruneMail(cutoff)
+}
+
+// pruneMail deletes offline messages sent before cutoff: a mailbox keeps a
+// message as long as the history keeps events.
+func (h *hub) pruneMail(cutoff time.Time) {
+	var left map[string]int
+	err := guarded(func() error {
+		return h.store.db.Update(func(tx *bolt.Tx) (err error) {
+			left, err = pruneMail(tx, cutoff)
+			return err
+		})
+	})
+	if err != nil {
+		h.log.Error("prune mailboxes", "err", err)
+		return
+	}
+	for nick, n := range left {
+		if n == 0 {
+			delete(h.mailboxes, nick)
+		} else {
+			h.mailboxes[nick] = n
 		}
 	}
 }
@@ -340,6 +375,7 @@ func (h *hub) process(batch []*request) {
 	seq0 := h.seq
 	err := guarded(func() error {
 		return h.store.db.Update(func(tx *bolt.Tx) error {
+			h.used = h.store.used(tx)
 			for i, r := range batch {
 				res, err := h.handle(tx, r)
 				if err != nil && !isUserError(err) {
@@ -380,7 +416,7 @@ func (h *hub) process(batch []*request) {
 // isUserError reports whether err refuses one request and leaves the rest
 // of its batch to commit.
 func isUserError(err error) bool {
-	return errors.Is(err, errMailboxFull) || errors.Is(err, errShuttingDown)
+	return errors.Is(err, errMailboxFull) || errors.Is(err, errShuttingDown) || errors.Is(err, errStoreFull)
 }
 
 func (h *hub) enqueue(c *conn, ev *event) {
@@ -459,6 +495,9 @@ func (h *hub) toAll(except string, ev *event) {
 }
 
 func (h *hub) handlePost(tx *bolt.Tx, p Post) (result, error) {
+	if h.used >= h.maxBytes {
+		return result{}, fmt.Errorf("%w: it holds %d bytes, the most allowed is %d; old history is pruned after the retention (%v), retry later", errStoreFull, h.used, h.maxBytes, h.retention)
+	}
 	if p.To == "all" {
 		ev, err := h.record(tx, "", "", p.From+" to all: "+p.Text)
 		if err != nil {
@@ -469,6 +508,9 @@ func (h *hub) handlePost(tx *bolt.Tx, p Post) (result, error) {
 	}
 	target := h.users[p.To]
 	if target == nil {
+		if h.mailboxes[p.To] == 0 && len(h.mailboxes) >= h.maxBoxes {
+			return result{}, fmt.Errorf("%w: %d offline users already have messages waiting, the most kept; %s's message was not stored, retry once they logged in or their messages expired (retention %v)", errStoreFull, len(h.mailboxes), p.To, h.retention)
+		}
 		if h.mailboxes[p.To] >= h.maxMailbox {
 			return result{}, fmt.Errorf("%w: %s is offline and already has %d messages waiting, the most kept per user", errMailboxFull, p.To, h.maxMailbox)
 		}
@@ -490,7 +532,7 @@ func (h *hub) handlePost(tx *bolt.Tx, p Post) (result, error) {
 			return result{}, err
 		}
 		h.toUser(p.To, ev)
-		if len(target.conns) == 0 && h.mailboxes[p.To] < h.maxMailbox {
+		if len(target.conns) == 0 && h.mailboxes[p.To] < h.maxMailbox && (h.mailboxes[p.To] > 0 || len(h.mailboxes) < h.maxBoxes) {
 			// Within the leave grace: a resume replays the event, a fresh
 			// login gets it from the mailbox instead.
 			if err := addMail(tx, p.To, &mail{Orig: ev.id, From: p.From, Text: p.Text, Time: p.Time.UnixNano()}); err != nil {

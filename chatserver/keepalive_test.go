@@ -70,7 +70,7 @@ func TestRetention(t *testing.T) {
 	ts.msg(t, "mary", "all", "old")
 	john.expect("mary to all: old")
 	now.Add(int64(2 * time.Hour))
-	ts.srv.hub.prune()
+	ts.prune()
 	ts.msg(t, "mary", "all", "new")
 	john.expect("mary to all: new")
 	again := ts.resume(t, "ws", "john", strconv.FormatUint(mark, 10))
@@ -97,7 +97,7 @@ type recordingBroker struct {
 	n atomic.Int32
 }
 
-func (b *recordingBroker) Publish(ctx context.Context, p Post) error {
+func (b *recordingBroker) Publish(ctx context.Context, p Post) (Receipt, error) {
 	b.n.Add(1)
 	return b.Broker.Publish(ctx, p)
 }

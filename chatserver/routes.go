@@ -86,7 +86,7 @@ func (s *Server) serveMsg(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad send: no space between the receiver and the text: "+shape, http.StatusBadRequest)
 		return
 	}
-	status, err := s.send(r.Context(), Post{From: from, To: to, Text: text})
+	_, status, err := s.send(r.Context(), Post{From: from, To: to, Text: text})
 	if err != nil {
 		s.sendError(w, status, err, false)
 		return
@@ -116,26 +116,38 @@ func (s *Server) serveSend(w http.ResponseWriter, r *http.Request) {
 		s.sendError(w, status, fmt.Errorf(`body is not the JSON {"from":"<nick>","to":"<nick> or all","text":"<message>"}: %w`, err), true)
 		return
 	}
-	status, err := s.send(r.Context(), Post{From: in.From, To: in.To, Text: in.Text})
+	rc, status, err := s.send(r.Context(), Post{From: in.From, To: in.To, Text: in.Text})
 	if err != nil {
 		s.sendError(w, status, err, true)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Write([]byte(`{"ok":true}` + "\n"))
+	if !rc.Offline {
+		w.Write([]byte(`{"ok":true}` + "\n"))
+		return
+	}
+	// The offline acknowledgement: how long the message waits.
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(struct {
+		OK      bool   `json:"ok"`
+		Offline string `json:"offline"`
+	}{true, fmt.Sprintf("%s is offline: the message is kept for %v and delivered at their next login", in.To, rc.Kept)})
 }
 
 // send validates, rate-limits and publishes p; on failure it returns the
 // HTTP status that fits.
-func (s *Server) send(ctx context.Context, p Post) (int, error) {
+func (s *Server) send(ctx context.Context, p Post) (Receipt, int, error) {
 	if !s.enter() {
-		return http.StatusServiceUnavailable, errShuttingDown
+		return Receipt{}, http.StatusServiceUnavailable, errShuttingDown
 	}
 	defer s.exit()
 	if status, err := s.admit(&p); err != nil {
-		return status, err
+		return Receipt{}, status, err
 	}
-	return s.published(p, s.opts.Broker.Publish(ctx, p))
+	rc, err := s.opts.Broker.Publish(ctx, p)
+	status, err := s.published(p, err)
+	return rc, status, err
 }
 
 // sendPipelined is send for a stream of posts from one client that need no
@@ -148,7 +160,8 @@ func (s *Server) sendPipelined(ctx context.Context, p Post) (wait func() error, 
 		return nil, err
 	}
 	if _, local := s.opts.Broker.(*localBroker); !local {
-		_, err := s.published(p, s.opts.Broker.Publish(ctx, p))
+		_, err := s.opts.Broker.Publish(ctx, p)
+		_, err = s.published(p, err)
 		return nil, err
 	}
 	r := &request{kind: reqPost, post: p}
@@ -186,6 +199,8 @@ func (s *Server) published(p Post, err error) (int, error) {
 		return http.StatusOK, nil
 	case errors.Is(err, errMailboxFull):
 		return http.StatusConflict, err
+	case errors.Is(err, errStoreFull):
+		return http.StatusInsufficientStorage, err
 	case errors.Is(err, errShuttingDown), errors.Is(err, ErrBrokerClosed):
 		return http.StatusServiceUnavailable, err
 	}

@@ -25,7 +25,8 @@ type Options struct {
 	// the OS's cache), but a crash of the machine may lose or damage the
 	// last writes. Default false: every answered send is on disk.
 	NoSync bool
-	// Retention is how long events stay replayable for a resume. Default 24h.
+	// Retention is how long events stay replayable for a resume, and how long
+	// an offline message waits in its mailbox. Default 24h.
 	Retention time.Duration
 	// QueueSize is how many events may wait for one stream before it is cut
 	// as a slow consumer. Default 1024.
@@ -47,6 +48,14 @@ type Options struct {
 	MaxConnsPerAddr int
 	// MaxMailbox limits the messages kept for one offline user. Default 10000.
 	MaxMailbox int
+	// MaxMailboxes limits how many users may have offline messages waiting;
+	// past it a message to one more offline user is refused with 507.
+	// Default 100000.
+	MaxMailboxes int
+	// MaxStoreBytes limits the data in the store file; past it a send is
+	// refused with 507 (nothing stored is lost, and pruning makes room again).
+	// Default 1 GiB.
+	MaxStoreBytes int64
 	// MailAckDelay is how long an SSE stream must stay open after writing
 	// its user's offline messages before they count as delivered and leave
 	// the mailbox (an event stream has no way back to confirm them). A
@@ -93,6 +102,10 @@ func (o *Options) setDefaults() {
 	defInt(&o.MaxMessageBytes, 4096)
 	defInt(&o.MaxConnsPerAddr, 1000)
 	defInt(&o.MaxMailbox, 10000)
+	defInt(&o.MaxMailboxes, 100000)
+	if o.MaxStoreBytes == 0 {
+		o.MaxStoreBytes = 1 << 30
+	}
 	if o.SendRate == 0 {
 		o.SendRate = 10000
 	}
@@ -128,8 +141,8 @@ type Server struct {
 func New(opts Options) (*Server, error) {
 	opts.setDefaults()
 	if opts.Retention < 0 || opts.QueueSize < 0 || opts.MaxMessageBytes < 0 || opts.MaxMailbox < 0 ||
-		opts.KeepAlive < 0 || opts.WriteTimeout < 0 || opts.MailAckDelay < 0 {
-		return nil, errors.New("chat options: Retention, QueueSize, MaxMessageBytes, MaxMailbox, KeepAlive, WriteTimeout and MailAckDelay must be 0 (default) or positive")
+		opts.KeepAlive < 0 || opts.WriteTimeout < 0 || opts.MailAckDelay < 0 || opts.MaxMailboxes < 0 || opts.MaxStoreBytes < 0 {
+		return nil, errors.New("chat options: Retention, QueueSize, MaxMessageBytes, MaxMailbox, MaxMailboxes, MaxStoreBytes, KeepAlive, WriteTimeout and MailAckDelay must be 0 (default) or positive")
 	}
 	s := &Server{opts: opts, shutdown: make(chan struct{})}
 	dir := opts.DataDir
@@ -168,9 +181,15 @@ func (s *Server) removeTmp() {
 }
 
 // deliver is the hub's side of the broker.
-func (s *Server) deliver(ctx context.Context, p Post) error {
+func (s *Server) deliver(ctx context.Context, p Post) (Receipt, error) {
 	res := s.hub.do(ctx, &request{kind: reqPost, post: p})
-	return res.err
+	if res.err != nil {
+		return Receipt{}, res.err
+	}
+	if res.offline {
+		return Receipt{Offline: true, Kept: s.opts.Retention}, nil
+	}
+	return Receipt{}, nil
 }
 
 // Handler returns the chat's routes, rooted at "/". Mount it under a prefix

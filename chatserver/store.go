@@ -305,3 +305,50 @@ func prune(tx *bolt.Tx, cutoff time.Time, max int) (int, uint64, error) {
 	last := old[len(old)-1]
 	return len(old), binary.BigEndian.Uint64(last), tx.Bucket(bucketMeta).Put(keyPruned, last)
 }
+
+// used is the number of bytes of data in the store: its pages less the free ones.
+func (s *store) used(tx *bolt.Tx) int64 {
+	st := s.db.Stats()
+	return tx.Size() - int64(st.FreePageN+st.PendingPageN)*int64(tx.DB().Info().PageSize)
+}
+
+// pruneMail deletes the mails sent before cutoff and returns, for every
+// mailbox it changed, how many are left.
+func pruneMail(tx *bolt.Tx, cutoff time.Time) (map[string]int, error) {
+	mb := tx.Bucket(bucketMailbox)
+	var nicks [][]byte
+	if err := mb.ForEachBucket(func(k []byte) error {
+		nicks = append(nicks, append([]byte(nil), k...))
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	left := map[string]int{}
+	for _, nick := range nicks {
+		b := mb.Bucket(nick)
+		var old [][]byte
+		n := 0
+		err := b.ForEach(func(k, v []byte) error {
+			n++
+			var m mail
+			if err := json.Unmarshal(v, &m); err != nil {
+				return fmt.Errorf("decode mailbox of %s: %w", nick, err)
+			}
+			if m.Time < cutoff.UnixNano() {
+				old = append(old, append([]byte(nil), k...))
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(old) == 0 {
+			continue
+		}
+		if err := deleteMail(tx, string(nick), old, len(old) == n); err != nil {
+			return nil, err
+		}
+		left[string(nick)] = n - len(old)
+	}
+	return left, nil
+}
