@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -29,10 +30,12 @@ func (s *Server) routes() http.Handler {
 			}
 			s.servePage(w, r)
 		case p == "/send":
+			s.bodyDeadline(w)
 			s.serveSend(w, r)
 		case p == "/ws":
 			s.serveWS(w, r)
 		case strings.HasPrefix(p, "/msg/"):
+			s.bodyDeadline(w)
 			s.serveMsg(w, r)
 		case strings.Count(p, "/") == 1 && wantsEventStream(r):
 			s.serveSSE(w, r, p[1:])
@@ -40,6 +43,12 @@ func (s *Server) routes() http.Handler {
 			http.Error(w, "not found: the chat page is at ./, log in with GET ./<nick> and Accept: text/event-stream, send with GET ./msg/<from>/<to>%20<text> or POST ./send", http.StatusNotFound)
 		}
 	})
+}
+
+// bodyDeadline bounds the reading of the request's body (what remains of
+// it is discarded under the same deadline once the handler returns).
+func (s *Server) bodyDeadline(w http.ResponseWriter) {
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.opts.BodyTimeout))
 }
 
 func wantsEventStream(r *http.Request) bool {
@@ -112,6 +121,10 @@ func (s *Server) serveSend(w http.ResponseWriter, r *http.Request) {
 		status := http.StatusBadRequest
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			status = http.StatusRequestEntityTooLarge
+		}
+		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+			s.sendError(w, http.StatusRequestTimeout, fmt.Errorf("the request body did not arrive within %v: send it at once", s.opts.BodyTimeout), true)
+			return
 		}
 		s.sendError(w, status, fmt.Errorf(`body is not the JSON {"from":"<nick>","to":"<nick> or all","text":"<message>"}: %w`, err), true)
 		return

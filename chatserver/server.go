@@ -70,6 +70,13 @@ type Options struct {
 	// AllowedOrigins lists WebSocket Origins accepted besides the server's
 	// own host (e.g. "https://example.org"); "*" accepts any origin.
 	AllowedOrigins []string
+	// BodyTimeout bounds the reading of a send request's body (POST /send,
+	// /msg/): a client that sends it slower is cut with 408. Streams (SSE,
+	// WebSocket) are not bounded by it: they read nothing, or read frames
+	// under their own deadlines. It is set per request, where an
+	// http.Server's ReadTimeout would also end every SSE stream (net/http's
+	// background read hits it and cancels the request). Default 10s.
+	BodyTimeout time.Duration
 	// ReadHeaderTimeout and IdleTimeout configure the http.Server of Serve.
 	// Defaults 10s and 120s.
 	ReadHeaderTimeout time.Duration
@@ -97,6 +104,7 @@ func (o *Options) setDefaults() {
 	def(&o.MailAckDelay, 3*time.Second)
 	def(&o.WriteTimeout, 10*time.Second)
 	def(&o.ReadHeaderTimeout, 10*time.Second)
+	def(&o.BodyTimeout, 10*time.Second)
 	def(&o.IdleTimeout, 120*time.Second)
 	defInt(&o.QueueSize, 1024)
 	defInt(&o.MaxMessageBytes, 4096)
@@ -141,8 +149,8 @@ type Server struct {
 func New(opts Options) (*Server, error) {
 	opts.setDefaults()
 	if opts.Retention < 0 || opts.QueueSize < 0 || opts.MaxMessageBytes < 0 || opts.MaxMailbox < 0 ||
-		opts.KeepAlive < 0 || opts.WriteTimeout < 0 || opts.MailAckDelay < 0 || opts.MaxMailboxes < 0 || opts.MaxStoreBytes < 0 {
-		return nil, errors.New("chat options: Retention, QueueSize, MaxMessageBytes, MaxMailbox, MaxMailboxes, MaxStoreBytes, KeepAlive, WriteTimeout and MailAckDelay must be 0 (default) or positive")
+		opts.KeepAlive < 0 || opts.WriteTimeout < 0 || opts.MailAckDelay < 0 || opts.MaxMailboxes < 0 || opts.MaxStoreBytes < 0 || opts.BodyTimeout < 0 {
+		return nil, errors.New("chat options: Retention, QueueSize, MaxMessageBytes, MaxMailbox, MaxMailboxes, MaxStoreBytes, KeepAlive, WriteTimeout, MailAckDelay and BodyTimeout must be 0 (default) or positive")
 	}
 	s := &Server{opts: opts, shutdown: make(chan struct{})}
 	dir := opts.DataDir

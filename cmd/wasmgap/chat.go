@@ -84,6 +84,7 @@ func addChatFlags(fs *flag.FlagSet, stderr io.Writer) func(verbose bool) chatser
 	fs.DurationVar(&o.MailAckDelay, "mail-ack-delay", 0, "how long an SSE stream must stay open after its offline messages before they leave the mailbox; a WebSocket confirms them with a pong (default 3s)")
 	fs.DurationVar(&o.KeepAlive, "keepalive", 0, "interval of SSE keep-alive comments and WebSocket pings (default 15s)")
 	fs.DurationVar(&o.WriteTimeout, "write-timeout", 0, "deadline of every write to a stream (default 10s)")
+	fs.DurationVar(&o.BodyTimeout, "body-timeout", 0, "time to read a send request's body; a slower client is cut with 408 (default 10s; streams are not bounded by it)")
 	fs.DurationVar(&o.ReadHeaderTimeout, "read-header-timeout", 0, "time to read a request's headers (default 10s)")
 	fs.DurationVar(&o.IdleTimeout, "idle-timeout", 0, "how long an idle keep-alive connection stays open (default 120s)")
 	fs.Var(&origins, "allow-origin", "a WebSocket Origin accepted besides this server's own (repeatable; * for any)")
