@@ -274,6 +274,9 @@ func (ts *testServer) do(t testing.TB, method, path, body string) (int, string) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

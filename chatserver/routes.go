@@ -12,10 +12,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
+// routes is the chat's handler: its routes behind the cross-origin check, so
+// a page of another origin cannot make a user's browser send for them.
 func (s *Server) routes() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return httpguard.CrossOrigin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
 		switch {
 		case p == "/":
@@ -42,7 +46,7 @@ func (s *Server) routes() http.Handler {
 		default:
 			http.Error(w, "not found: the chat page is at ./, log in with GET ./<nick> and Accept: text/event-stream, send with GET ./msg/<from>/<to>%20<text> or POST ./send", http.StatusNotFound)
 		}
-	})
+	}))
 }
 
 // bodyDeadline bounds the reading of the request's body (what remains of
@@ -77,6 +81,11 @@ func (s *Server) serveMsg(w http.ResponseWriter, r *http.Request) {
 	if !methodIs(w, r, http.MethodGet, http.MethodPost) {
 		return
 	}
+	if httpguard.CrossSite(r) {
+		// A link or an image of another site would send as the user.
+		http.Error(w, fmt.Sprintf("cross-site send refused: the browser says this request came from another site (Sec-Fetch-Site %q); send from the chat's own page, or with a client that is not a browser (curl, ab)", r.Header.Get("Sec-Fetch-Site")), http.StatusForbidden)
+		return
+	}
 	const shape = "expected /msg/<from>/<to>%20<text>, e.g. /msg/mary/john%20hello"
 	rest := strings.TrimPrefix(r.URL.EscapedPath(), "/msg/")
 	rawFrom, rawRest, ok := strings.Cut(rest, "/")
@@ -107,6 +116,11 @@ func (s *Server) serveMsg(w http.ResponseWriter, r *http.Request) {
 // serveSend is POST /send with {"from","to","text"}.
 func (s *Server) serveSend(w http.ResponseWriter, r *http.Request) {
 	if !methodIs(w, r, http.MethodPost) {
+		return
+	}
+	if err := httpguard.RequireJSON(r); err != nil {
+		// A cross-site form or no-cors fetch can send text/plain, never JSON.
+		s.sendError(w, http.StatusUnsupportedMediaType, fmt.Errorf(`%w, the body {"from":"<nick>","to":"<nick> or all","text":"<message>"}`, err), true)
 		return
 	}
 	var in struct {
