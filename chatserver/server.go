@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
 // Options configures a Server. The zero value of every field is a sensible
@@ -70,6 +72,11 @@ type Options struct {
 	// AllowedOrigins lists WebSocket Origins accepted besides the server's
 	// own host (e.g. "https://example.org"); "*" accepts any origin.
 	AllowedOrigins []string
+	// AllowedHosts lists the Host names Serve answers to besides those of
+	// its address: bound to loopback it answers only to loopback names (a
+	// DNS name rebound to 127.0.0.1 is refused with 403). See
+	// httpguard.NewHosts for the forms.
+	AllowedHosts []string
 	// BodyTimeout bounds the reading of a send request's body (POST /send,
 	// /msg/): a client that sends it slower is cut with 408. Streams (SSE,
 	// WebSocket) are not bounded by it: they read nothing, or read frames
@@ -252,13 +259,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// Serve answers HTTP on ln with the chat's handler and the Options'
-// timeouts until ctx ends, then drains: streams are told to resume later,
+// Serve answers HTTP on ln with the chat's handler, for the Host names of
+// ln's address and AllowedHosts, with the Options' timeouts until ctx ends, then drains: streams are told to resume later,
 // requests in flight finish, the store is closed. It returns nil after a
 // clean drain.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
-		Handler:           s.Handler(),
+		Handler:           httpguard.NewHosts(ln.Addr().String(), s.opts.AllowedHosts).Handler(s.Handler()),
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
 		MaxHeaderBytes:    16 << 10,

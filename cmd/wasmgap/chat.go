@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/wasmgap/wasmgap/chatserver"
+	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
 // originList is a repeatable --allow-origin flag.
@@ -32,6 +33,14 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 	}
 	addr := fs.String("addr", "127.0.0.1:8000", "address to listen on (host:port); the host localhost listens on 127.0.0.1 and ::1")
 	chatOptions := addChatFlags(fs, stderr)
+	var hosts []string
+	fs.Func("allow-host", "a Host name served besides those of the listen address, e.g. chat.example.org or *.example.org (repeatable; bound to loopback, only loopback names are served otherwise)", func(v string) error {
+		if err := httpguard.CheckHostName(v); err != nil {
+			return err
+		}
+		hosts = append(hosts, v)
+		return nil
+	})
 	verbose := fs.Bool("v", false, "log every connection")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -41,6 +50,7 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o := chatOptions(*verbose)
+	o.AllowedHosts = hosts
 
 	srv, err := chatserver.New(o)
 	if err != nil {
