@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
@@ -75,6 +76,50 @@ func methodIs(w http.ResponseWriter, r *http.Request, allowed ...string) bool {
 	return false
 }
 
+const msgShape = "expected /msg/<from>/<to>%20<text>, e.g. /msg/mary/john%20hello"
+
+// parseMsgPath reads the post of the article's send route from the escaped
+// path /msg/<from>/<to>%20<text>. The fields are checked later (validPost).
+func parseMsgPath(escaped string) (Post, error) {
+	rest, ok := strings.CutPrefix(escaped, "/msg/")
+	if !ok {
+		return Post{}, errors.New("bad send: " + msgShape)
+	}
+	rawFrom, rawRest, ok := strings.Cut(rest, "/")
+	if !ok {
+		return Post{}, errors.New("bad send: " + msgShape)
+	}
+	from, err1 := url.PathUnescape(rawFrom)
+	target, err2 := url.PathUnescape(rawRest)
+	if errors.Join(err1, err2) != nil {
+		return Post{}, errors.New("bad send: the path is not valid %-encoding: " + msgShape)
+	}
+	to, text, ok := strings.Cut(target, " ")
+	if !ok {
+		return Post{}, errors.New("bad send: no space between the receiver and the text: " + msgShape)
+	}
+	return Post{From: from, To: to, Text: text}, nil
+}
+
+// decodeSend reads the body of POST /send: one JSON object
+// {"from","to","text"} and nothing else.
+func decodeSend(body io.Reader) (Post, error) {
+	var in struct {
+		From string `json:"from"`
+		To   string `json:"to"`
+		Text string `json:"text"`
+	}
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return Post{}, fmt.Errorf(`body is not the JSON {"from":"<nick>","to":"<nick> or all","text":"<message>"}: %w`, err)
+	}
+	if dec.More() {
+		return Post{}, errors.New(`body has more after the JSON {"from":"<nick>","to":"<nick> or all","text":"<message>"}: send one object`)
+	}
+	return Post{From: in.From, To: in.To, Text: in.Text}, nil
+}
+
 // serveMsg is the article's send route: GET /msg/<from>/<to>%20<text>.
 // Its answer is the same short body every time, so ab's length check holds.
 func (s *Server) serveMsg(w http.ResponseWriter, r *http.Request) {
@@ -86,25 +131,12 @@ func (s *Server) serveMsg(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("cross-site send refused: the browser says this request came from another site (Sec-Fetch-Site %q); send from the chat's own page, or with a client that is not a browser (curl, ab)", r.Header.Get("Sec-Fetch-Site")), http.StatusForbidden)
 		return
 	}
-	const shape = "expected /msg/<from>/<to>%20<text>, e.g. /msg/mary/john%20hello"
-	rest := strings.TrimPrefix(r.URL.EscapedPath(), "/msg/")
-	rawFrom, rawRest, ok := strings.Cut(rest, "/")
-	if !ok {
-		http.Error(w, "bad send: "+shape, http.StatusBadRequest)
+	p, err := parseMsgPath(r.URL.EscapedPath())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	from, err1 := url.PathUnescape(rawFrom)
-	target, err2 := url.PathUnescape(rawRest)
-	if err := errors.Join(err1, err2); err != nil {
-		http.Error(w, "bad send: the path is not valid %-encoding: "+shape, http.StatusBadRequest)
-		return
-	}
-	to, text, ok := strings.Cut(target, " ")
-	if !ok {
-		http.Error(w, "bad send: no space between the receiver and the text: "+shape, http.StatusBadRequest)
-		return
-	}
-	_, status, err := s.send(r.Context(), Post{From: from, To: to, Text: text})
+	_, status, err := s.send(r.Context(), p)
 	if err != nil {
 		s.sendError(w, status, err, false)
 		return
@@ -123,15 +155,9 @@ func (s *Server) serveSend(w http.ResponseWriter, r *http.Request) {
 		s.sendError(w, http.StatusUnsupportedMediaType, fmt.Errorf(`%w, the body {"from":"<nick>","to":"<nick> or all","text":"<message>"}`, err), true)
 		return
 	}
-	var in struct {
-		From string `json:"from"`
-		To   string `json:"to"`
-		Text string `json:"text"`
-	}
 	body := http.MaxBytesReader(w, r.Body, int64(s.opts.MaxMessageBytes)*6+1024)
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
+	in, err := decodeSend(body)
+	if err != nil {
 		status := http.StatusBadRequest
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			status = http.StatusRequestEntityTooLarge
@@ -140,10 +166,10 @@ func (s *Server) serveSend(w http.ResponseWriter, r *http.Request) {
 			s.sendError(w, http.StatusRequestTimeout, fmt.Errorf("the request body did not arrive within %v: send it at once", s.opts.BodyTimeout), true)
 			return
 		}
-		s.sendError(w, status, fmt.Errorf(`body is not the JSON {"from":"<nick>","to":"<nick> or all","text":"<message>"}: %w`, err), true)
+		s.sendError(w, status, err, true)
 		return
 	}
-	rc, status, err := s.send(r.Context(), Post{From: in.From, To: in.To, Text: in.Text})
+	rc, status, err := s.send(r.Context(), in)
 	if err != nil {
 		s.sendError(w, status, err, true)
 		return

@@ -1,6 +1,7 @@
 package chatserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -319,6 +320,21 @@ type wsFrame struct {
 	Text string `json:"text"`
 }
 
+// decodeFrame reads a WebSocket client's text frame: one JSON object
+// {"to","text"} and nothing else.
+func decodeFrame(data []byte) (wsFrame, error) {
+	var f wsFrame
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return f, fmt.Errorf(`frame is not the JSON {"to":"<nick> or all","text":"<message>"}: %v`, err)
+	}
+	if dec.More() {
+		return f, errors.New(`frame has more after the JSON {"to":"<nick> or all","text":"<message>"}: send one object per frame`)
+	}
+	return f, nil
+}
+
 // serveWS logs a user in over WebSocket.
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	if !methodIs(w, r, http.MethodGet) {
@@ -423,11 +439,9 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, ac
 			tell(`send text frames holding JSON {"to":"<nick> or all","text":"<message>"}`)
 			continue
 		}
-		var f wsFrame
-		dec := json.NewDecoder(strings.NewReader(string(data)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&f); err != nil {
-			tell(fmt.Sprintf(`frame is not the JSON {"to":"<nick> or all","text":"<message>"}: %v`, err))
+		f, err := decodeFrame(data)
+		if err != nil {
+			tell(err.Error())
 			continue
 		}
 		wait, err := s.sendPipelined(ctx, Post{From: nick, To: f.To, Text: f.Text})
