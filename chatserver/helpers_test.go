@@ -311,7 +311,7 @@ func listen(t testing.TB) net.Listener {
 // streams reports how many open streams nick has (-1: offline).
 func (ts *testServer) streams(nick string) int {
 	n := -1
-	ts.srv.hub.do(context.Background(), &request{kind: reqInspect, inspect: func(h *hub) {
+	ts.srv.hub.do(context.Background(), &inspectReq{fn: func(h *hub) {
 		if u := h.users[nick]; u != nil {
 			n = len(u.conns)
 		}
@@ -334,7 +334,7 @@ func (ts *testServer) waitStreams(t testing.TB, nick string, n int) {
 // mailbox reports how many offline messages wait for nick.
 func (ts *testServer) mailbox(nick string) int {
 	n := 0
-	ts.srv.hub.do(context.Background(), &request{kind: reqInspect, inspect: func(h *hub) { n = h.mailboxes[nick] }})
+	ts.srv.hub.do(context.Background(), &inspectReq{fn: func(h *hub) { n = h.mailboxes[nick] }})
 	return n
 }
 
@@ -361,7 +361,7 @@ func (ts *testServer) prune() {
 func (ts *testServer) setClock() *atomic.Int64 {
 	var now atomic.Int64
 	now.Store(time.Now().UnixNano())
-	ts.srv.hub.do(context.Background(), &request{kind: reqInspect, inspect: func(h *hub) {
+	ts.srv.hub.do(context.Background(), &inspectReq{fn: func(h *hub) {
 		h.now = func() time.Time { return time.Unix(0, now.Load()) }
 	}})
 	return &now

@@ -58,12 +58,7 @@ func TestWebSocketPing(t *testing.T) {
 
 func TestRetention(t *testing.T) {
 	ts := startServer(t, Options{Retention: time.Hour})
-	// A clock the test moves: records are stamped and pruned by it.
-	var now atomic.Int64
-	now.Store(time.Now().UnixNano())
-	ts.srv.hub.do(context.Background(), &request{kind: reqInspect, inspect: func(h *hub) {
-		h.now = func() time.Time { return time.Unix(0, now.Load()) }
-	}})
+	now := ts.setClock() // records are stamped and pruned by it
 	john := ts.login(t, "sse", "john")
 	john.expect("Welcome john!", "now online: ")
 	mark := john.lastID

@@ -192,7 +192,7 @@ func (s *Server) serveSend(w http.ResponseWriter, r *http.Request) {
 // HTTP status that fits.
 func (s *Server) send(ctx context.Context, p Post) (Receipt, int, error) {
 	if !s.enter() {
-		return Receipt{}, http.StatusServiceUnavailable, errShuttingDown
+		return Receipt{}, http.StatusServiceUnavailable, ErrShuttingDown
 	}
 	defer s.exit()
 	if status, err := s.admit(&p); err != nil {
@@ -217,7 +217,7 @@ func (s *Server) sendPipelined(ctx context.Context, p Post) (wait func() error, 
 		_, err = s.published(p, err)
 		return nil, err
 	}
-	r := &request{kind: reqPost, post: p}
+	r := &postReq{post: p}
 	if err := s.hub.submit(ctx, r); err != nil {
 		_, err = s.published(p, err)
 		return nil, err
@@ -231,13 +231,10 @@ func (s *Server) sendPipelined(ctx context.Context, p Post) (wait func() error, 
 // admit checks p and its sender's rate, and stamps p with the time.
 func (s *Server) admit(p *Post) (int, error) {
 	if err := validPost(*p, s.opts.MaxMessageBytes); err != nil {
-		if strings.Contains(err.Error(), "bytes: at most") {
-			return http.StatusRequestEntityTooLarge, err
-		}
-		return http.StatusBadRequest, err
+		return statusOf(err), err
 	}
 	if ok, wait := s.senders.allow(p.From); !ok {
-		return http.StatusTooManyRequests, &rateError{wait: wait, rule: s.senders.describe(), from: p.From}
+		return http.StatusTooManyRequests, &RateError{From: p.From, Rule: s.senders.describe(), Wait: wait}
 	}
 	if p.Time.IsZero() {
 		p.Time = time.Now()
@@ -245,35 +242,22 @@ func (s *Server) admit(p *Post) (int, error) {
 	return http.StatusOK, nil
 }
 
-// published maps the outcome of publishing p to an HTTP status.
+// published maps the outcome of publishing p to an HTTP status, by the
+// error's kind; an error of no kind is the server's failure (500, logged).
 func (s *Server) published(p Post, err error) (int, error) {
-	switch {
-	case err == nil:
+	if err == nil {
 		return http.StatusOK, nil
-	case errors.Is(err, errMailboxFull):
-		return http.StatusConflict, err
-	case errors.Is(err, errStoreFull):
-		return http.StatusInsufficientStorage, err
-	case errors.Is(err, errShuttingDown), errors.Is(err, ErrBrokerClosed):
-		return http.StatusServiceUnavailable, err
+	}
+	if status := statusOf(err); status != 0 {
+		return status, err
 	}
 	s.opts.Logger.Error("send", "from", p.From, "to", p.To, "err", err)
 	return http.StatusInternalServerError, fmt.Errorf("send failed: %w", err)
 }
 
-type rateError struct {
-	wait time.Duration
-	rule string
-	from string
-}
-
-func (e *rateError) Error() string {
-	return fmt.Sprintf("%s is sending too fast (%s): retry in %v", e.from, e.rule, e.wait.Round(time.Millisecond))
-}
-
 func (s *Server) sendError(w http.ResponseWriter, status int, err error, asJSON bool) {
-	if re, ok := errors.AsType[*rateError](err); ok {
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(re.wait.Seconds()))))
+	if re, ok := errors.AsType[*RateError](err); ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(re.Wait.Seconds()))))
 	}
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
@@ -297,7 +281,7 @@ func resumeID(v string) (uint64, bool, error) {
 	}
 	n, err := strconv.ParseUint(v, 10, 64)
 	if err != nil {
-		return 0, false, fmt.Errorf("resume id %q is not an event id: use the decimal id of the last event received", v)
+		return 0, false, refuse(ErrInvalid, "resume id %q is not an event id: use the decimal id of the last event received", v)
 	}
 	return n, true, nil
 }

@@ -197,7 +197,7 @@ func (s *Server) removeTmp() {
 
 // deliver is the hub's side of the broker.
 func (s *Server) deliver(ctx context.Context, p Post) (Receipt, error) {
-	res := s.hub.do(ctx, &request{kind: reqPost, post: p})
+	res := s.hub.do(ctx, &postReq{post: p})
 	if res.err != nil {
 		return Receipt{}, res.err
 	}
@@ -241,7 +241,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 	s.hub.closing.Store(true)
 	// The hub is still running: this request is answered at once, whatever ctx.
-	s.hub.do(context.Background(), &request{kind: reqCutAll, nick: "the chat server is shutting down; reconnect with the last event id received to resume"})
+	s.hub.do(context.Background(), &cutAllReq{reason: cutShutdown})
 	drained := make(chan struct{})
 	go func() { s.active.Wait(); close(drained) }()
 	var err error

@@ -72,11 +72,6 @@ type mailEntry struct {
 	m   mail
 }
 
-// offlineText is the article's format of a message delivered at login.
-func (m *mail) offlineText() string {
-	return m.From + " (" + time.Unix(0, m.Time).Format("2006-01-02 15:04") + "): " + m.Text
-}
-
 type store struct {
 	db *bolt.DB
 }

@@ -35,7 +35,7 @@ type transport interface {
 // ackDelivered tells the hub that nick's events with from < id <= to were
 // delivered, so the offline messages among them leave the mailbox.
 func (s *Server) ackDelivered(nick string, from, to uint64) {
-	s.hub.submit(context.Background(), &request{kind: reqAck, nick: nick, ackFrom: from, ackTo: to})
+	s.hub.submit(context.Background(), &ackReq{nick: nick, from: from, to: to})
 }
 
 // pump writes a joined stream: the missed events, the welcome lines, the
@@ -43,7 +43,7 @@ func (s *Server) ackDelivered(nick string, from, to uint64) {
 // stream or ctx ends.
 func (s *Server) pump(ctx context.Context, c *conn, j joined, t transport, notes <-chan string) error {
 	err := s.pumpEvents(ctx, c, j, t, notes)
-	if reason := c.cutReason(); reason != "" && reason != "closed" {
+	if reason := c.cutReason(); reason != "" && reason != cutClosed {
 		// Cut by the hub; a write may have failed first (a stalled
 		// client's buffers are full and its write deadline passed).
 		level := slog.LevelWarn
@@ -161,7 +161,7 @@ func (s *Server) replay(c *conn, after, upTo uint64, t transport, deadline func(
 		if s.hub.closing.Load() {
 			// Shutting down: stop here, the client resumes later. (A stream
 			// cut as slow finishes its replay: it always makes progress.)
-			return errShuttingDown
+			return ErrShuttingDown
 		}
 		recs, next, err := s.store.readLog(c.nick, after, upTo, 256)
 		if err != nil {
@@ -188,8 +188,8 @@ func (s *Server) replay(c *conn, after, upTo uint64, t transport, deadline func(
 // the returned leave when the stream ends, whatever join returned.
 func (s *Server) join(ctx context.Context, nick string, resume uint64, hasResume bool) (*conn, result, func()) {
 	c := newConn(nick, s.opts.QueueSize)
-	res := s.hub.do(ctx, &request{kind: reqJoin, conn: c, resume: resume, hasResume: hasResume})
-	return c, res, func() { s.hub.do(context.Background(), &request{kind: reqLeave, conn: c}) }
+	res := s.hub.do(ctx, &joinReq{conn: c, resume: resume, hasResume: hasResume})
+	return c, res, func() { s.hub.do(context.Background(), &leaveReq{conn: c}) }
 }
 
 // sseTransport writes "id: <n>\ndata: <text>\n\n" events on a response.
@@ -486,7 +486,7 @@ func (s *Server) originAllowed(origin, host string) bool {
 func (s *Server) admitStream(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
 	if !s.enter() {
 		w.Header().Set("Retry-After", "1")
-		http.Error(w, errShuttingDown.Error(), http.StatusServiceUnavailable)
+		http.Error(w, ErrShuttingDown.Error(), http.StatusServiceUnavailable)
 		return nil, false
 	}
 	addr := clientAddr(r)
