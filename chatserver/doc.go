@@ -83,6 +83,8 @@
 // # Several nodes
 //
 // Posts reach the hub through a Broker. The default, NewLocalBroker, calls
-// this server's hub directly; a broker backed by a message bus can carry
-// posts to the hubs of several nodes.
+// this server's Hub directly; a broker backed by a message bus can carry
+// posts to the hubs of several nodes. Publish waits for a post to be
+// stored; PublishAsync, which the WebSocket path uses, returns at once and
+// keeps one client's posts in order, so many of them share a store commit.
 package chatserver

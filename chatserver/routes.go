@@ -204,26 +204,22 @@ func (s *Server) send(ctx context.Context, p Post) (Receipt, int, error) {
 }
 
 // sendPipelined is send for a stream of posts from one client that need no
-// answer each (WebSocket frames): with the in-process broker it hands p to
-// the hub and returns at once, in order, leaving wait to learn the outcome,
-// so one connection can have many posts in one store commit. The caller
-// must be inside enter/exit until wait returns.
+// answer each (WebSocket frames): it publishes p with Broker.PublishAsync and
+// returns at once, in order, leaving wait to learn the outcome, so one
+// connection can have many posts in one store commit. The caller must be
+// inside enter/exit until wait returns.
 func (s *Server) sendPipelined(ctx context.Context, p Post) (wait func() error, err error) {
 	if _, err := s.admit(&p); err != nil {
 		return nil, err
 	}
-	if _, local := s.opts.Broker.(*localBroker); !local {
-		_, err := s.opts.Broker.Publish(ctx, p)
-		_, err = s.published(p, err)
-		return nil, err
-	}
-	r := &postReq{post: p}
-	if err := s.hub.submit(ctx, r); err != nil {
+	done, err := s.opts.Broker.PublishAsync(ctx, p)
+	if err != nil {
 		_, err = s.published(p, err)
 		return nil, err
 	}
 	return func() error {
-		_, err := s.published(p, s.hub.wait(r).err)
+		_, err := done()
+		_, err = s.published(p, err)
 		return err
 	}, nil
 }

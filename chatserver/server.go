@@ -179,7 +179,7 @@ func New(opts Options) (*Server, error) {
 	s.hub = newHub(st, state, &s.opts)
 	s.senders = newRateLimits(opts.SendRate, opts.SendBurst)
 	s.addrs = newAddrLimits(opts.MaxConnsPerAddr)
-	if err := opts.Broker.Subscribe(s.deliver); err != nil {
+	if err := opts.Broker.Subscribe(hubSide{s}); err != nil {
 		st.close()
 		s.removeTmp()
 		return nil, fmt.Errorf("subscribe to broker: %w", err)
@@ -195,9 +195,23 @@ func (s *Server) removeTmp() {
 	}
 }
 
-// deliver is the hub's side of the broker.
-func (s *Server) deliver(ctx context.Context, p Post) (Receipt, error) {
-	res := s.hub.do(ctx, &postReq{post: p})
+// hubSide is the Hub a Server subscribes to its broker.
+type hubSide struct{ s *Server }
+
+func (h hubSide) Deliver(ctx context.Context, p Post) (Receipt, error) {
+	return h.s.receipt(h.s.hub.do(ctx, &postReq{post: p}))
+}
+
+func (h hubSide) DeliverAsync(ctx context.Context, p Post) (func() (Receipt, error), error) {
+	r := &postReq{post: p}
+	if err := h.s.hub.submit(ctx, r); err != nil {
+		return nil, err
+	}
+	return func() (Receipt, error) { return h.s.receipt(h.s.hub.wait(r)) }, nil
+}
+
+// receipt is a post's result as a Broker returns it.
+func (s *Server) receipt(res result) (Receipt, error) {
 	if res.err != nil {
 		return Receipt{}, res.err
 	}

@@ -21,7 +21,7 @@ func filledStore(t *testing.T, n int) string {
 		t.Fatal(err)
 	}
 	for i := range n {
-		if _, err := srv.deliver(context.Background(), Post{From: "mary", To: "all", Text: fmt.Sprint("message number ", i, " ", strings.Repeat("x", 100)), Time: time.Now()}); err != nil {
+		if _, err := (hubSide{srv}).Deliver(context.Background(), Post{From: "mary", To: "all", Text: fmt.Sprint("message number ", i, " ", strings.Repeat("x", 100)), Time: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -449,9 +449,6 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, ac
 			tell(err.Error())
 			continue
 		}
-		if wait == nil {
-			continue
-		}
 		select {
 		case inflight <- struct{}{}:
 		case <-ctx.Done():
