@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -76,6 +77,7 @@ type client struct {
 	wsMu     sync.Mutex
 	errs     chan string // {"error"} frames (ws)
 	lastID   uint64
+	markers  int // quiet markers sent
 }
 
 func (ts *testServer) login(t testing.TB, kind, nick string) *client {
@@ -229,13 +231,19 @@ func (c *client) expect(texts ...string) {
 	}
 }
 
-// quiet checks that no event arrives for a short while.
+// quiet checks that no event is waiting for the client: it sends the user a
+// private marker message and expects it as the next event, so whatever was
+// already on its way arrives first and fails the check, with no timing
+// involved. (Every open stream of the user receives the marker.)
 func (c *client) quiet() {
 	c.t.Helper()
-	select {
-	case e := <-c.events:
-		c.t.Fatalf("%s (%s): unexpected event %q", c.nick, c.kind, e.text)
-	case <-time.After(150 * time.Millisecond):
+	c.markers++
+	text := fmt.Sprintf("marker %d", c.markers)
+	if status, body := c.ts.msg(c.t, "quietcheck", c.nick, text); status != 200 {
+		c.t.Fatalf("send the quiet marker: %d %s", status, body)
+	}
+	if got := c.next(); got.text != "quietcheck: "+text {
+		c.t.Fatalf("%s (%s): unexpected event %q", c.nick, c.kind, got.text)
 	}
 }
 
