@@ -80,6 +80,18 @@
 // wrong and what is allowed. Text is never HTML: the page shows it with
 // textContent, under a Content-Security-Policy that runs only its own script.
 //
+// # Requests from browsers and other hosts
+//
+// The handler refuses a browser's cross-origin POST (403, net/http's
+// CrossOriginProtection); POST /send takes only application/json (415), which
+// no cross-site form or no-cors fetch can send; GET /msg/ refuses a request
+// the browser marks cross-site or same-site (403), while curl and ab, which
+// send no Sec-Fetch-Site, work as in the article. Serve answers only to the
+// Host names of its address (bound to loopback: loopback names) and
+// AllowedHosts, against DNS rebinding. A send's body must arrive within
+// BodyTimeout. A damaged store file is refused at open with
+// ErrStoreDamaged; damage found while replaying is told to the client.
+//
 // # Several nodes
 //
 // Posts reach the hub through a Broker. The default, NewLocalBroker, calls
