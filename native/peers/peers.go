@@ -85,6 +85,12 @@ type Options struct {
 	// Commands replaces the programs the peers run, by their usual names: "gcc", "clang",
 	// "javac", "java", "node", "php". A value is a path or a name looked up in PATH.
 	Commands map[string]string
+	// InterruptibleWasm (c-wasm only) builds the module with wazero's checks that let a
+	// cancelled context stop a running call (wazero.RuntimeConfig.WithCloseOnContextDone).
+	// They cost about 10x on call-heavy kernels (fib_rec), so they are off by default, as in
+	// the repository's other wazero engines: then a c-wasm call that outlives its context
+	// runs on in its goroutine until it returns, and only ending the process stops it.
+	InterruptibleWasm bool
 	// Stderr receives what the driver writes to its standard error. Nil keeps only its
 	// last few kilobytes, quoted in the error when the driver dies.
 	Stderr io.Writer

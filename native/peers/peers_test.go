@@ -32,9 +32,18 @@ func TestMain(m *testing.M) {
 // start starts a peer for a test, skipping the test only when its runtime is missing.
 func start(t testing.TB, name string) *Process {
 	t.Helper()
+	return startWith(t, name, Options{CacheDir: cacheDir})
+}
+
+// interruptible are Options under which every driver, c-wasm's too, can be stopped mid-call.
+var interruptible = Options{InterruptibleWasm: true}
+
+func startWith(t testing.TB, name string, opts Options) *Process {
+	t.Helper()
+	opts.CacheDir = cacheDir
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p, err := Start(ctx, name, Options{CacheDir: cacheDir})
+	p, err := Start(ctx, name, opts)
 	if errors.Is(err, ErrNotInstalled) {
 		t.Skipf("%v", err)
 	}
@@ -181,7 +190,7 @@ func TestCallChecksArguments(t *testing.T) {
 func TestTimeoutKillsDriver(t *testing.T) {
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
-			p := start(t, name)
+			p := startWith(t, name, interruptible)
 			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 			defer cancel()
 			_, err := p.Call(ctx, "fib_rec", 1, []int{60})
@@ -200,7 +209,7 @@ func TestTimeoutKillsDriver(t *testing.T) {
 func TestKilledMidRun(t *testing.T) {
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
-			p := start(t, name)
+			p := startWith(t, name, interruptible)
 			go func() {
 				time.Sleep(200 * time.Millisecond)
 				p.kill()
@@ -294,6 +303,20 @@ func TestStackOverflowFromDriver(t *testing.T) {
 	}
 	if errors.Is(&DriverError{Peer: "c", Message: `unknown kernel "x"`}, ErrStackOverflow) {
 		t.Error("an unknown kernel is not a stack overflow")
+	}
+}
+
+// TestClose: a closed Process refuses calls, and closing twice is harmless.
+func TestClose(t *testing.T) {
+	p := start(t, C)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Call(context.Background(), "fib_it", 1, []int{10}); !errors.Is(err, ErrExited) || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("call after Close: err = %v, want ErrExited saying it was closed", err)
 	}
 }
 

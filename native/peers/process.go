@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -43,6 +44,10 @@ type Process struct {
 	stderr  *tail
 	cleanup func()
 	broken  error // why no more calls can be served
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // conn is a started driver, before its ready line: the pipes and how to stop it.
@@ -155,6 +160,9 @@ func (p *Process) Call(ctx context.Context, kernel string, reps int, args []int)
 func (p *Process) request(ctx context.Context, line, label string) (Result, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.closed.Load() {
+		return Result{}, fmt.Errorf("%s: %s: the process was closed: %w", p.Name, label, ErrExited)
+	}
 	if p.broken != nil {
 		return Result{}, fmt.Errorf("%s: %s: %w", p.Name, label, p.broken)
 	}
@@ -199,8 +207,13 @@ func (p *Process) readLine(ctx context.Context, label string) (string, error) {
 		return line, nil
 	case <-ctx.Done():
 		p.kill()
-		<-p.exited
-		return "", fmt.Errorf("%s: %s: %w; the driver was killed: %w", p.Name, label, context.Cause(ctx), ErrExited)
+		select {
+		case <-p.exited:
+			return "", fmt.Errorf("%s: %s: %w; the driver was killed: %w", p.Name, label, context.Cause(ctx), ErrExited)
+		case <-time.After(closeGrace):
+			// Only c-wasm without Options.InterruptibleWasm cannot be stopped.
+			return "", fmt.Errorf("%s: %s: %w; the driver cannot be stopped, its call runs on until it returns (see Options.InterruptibleWasm): %w", p.Name, label, context.Cause(ctx), ErrExited)
+		}
 	}
 }
 
@@ -210,7 +223,11 @@ func (p *Process) died(label string) error {
 	case <-p.exited:
 	case <-time.After(closeGrace):
 		p.kill()
-		<-p.exited
+		select {
+		case <-p.exited:
+		case <-time.After(closeGrace):
+			return fmt.Errorf("%s: %s: the driver closed its output but does not stop: %w", p.Name, label, ErrExited)
+		}
 	}
 	reason := "it closed its output"
 	if p.exitErr != nil {
@@ -229,25 +246,27 @@ func (p *Process) died(label string) error {
 }
 
 // Close stops the driver: it closes its stdin, waits a moment for it to exit, then kills it.
-// Close removes the temporary cache directory, if Start made one.
+// Close removes the temporary cache directory, if Start made one. A call in progress ends
+// with ErrExited.
 func (p *Process) Close() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.broken == nil {
-		p.broken = fmt.Errorf("the process was closed: %w", ErrExited)
-	}
-	p.stdin.Close()
-	select {
-	case <-p.exited:
-	case <-time.After(closeGrace):
-		p.kill()
-		<-p.exited
-	}
-	if p.cleanup != nil {
-		p.cleanup()
-		p.cleanup = nil
-	}
-	return nil
+	p.closeOnce.Do(func() {
+		p.closed.Store(true)
+		p.stdin.Close()
+		select {
+		case <-p.exited:
+		case <-time.After(closeGrace):
+			p.kill()
+			select {
+			case <-p.exited:
+			case <-time.After(closeGrace):
+				p.closeErr = fmt.Errorf("%s: the driver does not stop: a call runs on until it returns (see Options.InterruptibleWasm)", p.Name)
+			}
+		}
+		if p.cleanup != nil {
+			p.cleanup()
+		}
+	})
+	return p.closeErr
 }
 
 // tail keeps the last bytes a driver wrote to stderr, copying them to w when it is set.

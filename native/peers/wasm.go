@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -21,8 +22,10 @@ import (
 // compilation cache under the cache directory) and instantiated once (Setup.Start), and
 // serves every call of the Process.
 //
-// The runtime closes the module when its context is cancelled, so that a timed-out call
-// can be stopped as a driver process is killed.
+// With Options.InterruptibleWasm the runtime closes the module when its context is
+// cancelled, so that a timed-out call stops as a killed driver process does; without it
+// (the default, as the repository's other wazero engines run) a call that times out runs
+// on in its goroutine until it returns: stop it by ending the process.
 func startWasm(ctx context.Context, b *built, opts Options) (*Process, error) {
 	bin, err := os.ReadFile(filepath.Join(b.dir, "kernels.wasm"))
 	if err != nil {
@@ -38,7 +41,7 @@ func startWasm(ctx context.Context, b *built, opts Options) (*Process, error) {
 	runCtx, cancel := context.WithCancel(context.Background())
 	rt := wazero.NewRuntimeWithConfig(runCtx, wazero.NewRuntimeConfigCompiler().
 		WithCompilationCache(cache).
-		WithCloseOnContextDone(true))
+		WithCloseOnContextDone(opts.InterruptibleWasm))
 	closeAll := func() {
 		cancel()
 		rt.Close(context.Background())
@@ -91,6 +94,9 @@ func startWasm(ctx context.Context, b *built, opts Options) (*Process, error) {
 		p.Close()
 		return nil, err
 	}
+	if v := wazeroVersion(); v != "" {
+		p.Runtime += " on wazero " + v
+	}
 	p.Setup = b.setup
 	p.Setup.Compile = compile
 	p.Setup.Start = time.Since(t1)
@@ -117,4 +123,18 @@ func wasmExit(err error) error {
 		return fmt.Errorf("%w: %v", ErrStackOverflow, firstLine(err.Error()))
 	}
 	return fmt.Errorf("trap: %v", firstLine(err.Error()))
+}
+
+// wazeroVersion returns the wazero module's version built into this binary, or "".
+func wazeroVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	for _, d := range info.Deps {
+		if d.Path == "github.com/tetratelabs/wazero" {
+			return d.Version
+		}
+	}
+	return ""
 }

@@ -361,9 +361,9 @@ int main(void) {
 	catch_overflow();
 #endif
 #if defined(__wasi__)
-	printf("ready c-wasm clang %s\n", __clang_version__);
+	printf("ready c clang %d.%d.%d wasm32-wasi\n", __clang_major__, __clang_minor__, __clang_patchlevel__);
 #elif defined(__clang__)
-	printf("ready c clang %s\n", __clang_version__);
+	printf("ready c clang %d.%d.%d\n", __clang_major__, __clang_minor__, __clang_patchlevel__);
 #else
 	printf("ready c gcc %s\n", __VERSION__);
 #endif
