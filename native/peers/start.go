@@ -47,8 +47,8 @@ func Start(ctx context.Context, name string, opts Options) (*Process, error) {
 		if err != nil {
 			return nil, err
 		}
-		b, err := prepare(opts, name, "c/kernels.c", []string{gcc}, func(dir string) error {
-			return compile(dir, gcc, hintGCC, "-O2", "-o", "kernels", "kernels.c")
+		b, err := prepare(ctx, opts, name, "c/kernels.c", []string{gcc}, func(dir string) error {
+			return compile(ctx, dir, gcc, hintGCC, "-O2", "-o", "kernels", "kernels.c")
 		})
 		if err != nil {
 			return nil, err
@@ -59,9 +59,9 @@ func Start(ctx context.Context, name string, opts Options) (*Process, error) {
 		if err != nil {
 			return nil, err
 		}
-		b, err := prepare(opts, name, "c/kernels.c", []string{clang}, func(dir string) error {
+		b, err := prepare(ctx, opts, name, "c/kernels.c", []string{clang}, func(dir string) error {
 			// The same 8 MiB stack as the native C driver (clang's default is 64 KiB).
-			return compile(dir, clang, hintClang, "--target=wasm32-wasi", "-O2", "-Wl,-z,stack-size=8388608", "-o", "kernels.wasm", "kernels.c")
+			return compile(ctx, dir, clang, hintClang, "--target=wasm32-wasi", "-O2", "-Wl,-z,stack-size=8388608", "-o", "kernels.wasm", "kernels.c")
 		})
 		if err != nil {
 			return nil, err
@@ -76,8 +76,8 @@ func Start(ctx context.Context, name string, opts Options) (*Process, error) {
 		if err != nil {
 			return nil, err
 		}
-		b, err := prepare(opts, name, "java/Kernels.java", []string{javac}, func(dir string) error {
-			return compile(dir, javac, hintJava, "-d", ".", "Kernels.java")
+		b, err := prepare(ctx, opts, name, "java/Kernels.java", []string{javac}, func(dir string) error {
+			return compile(ctx, dir, javac, hintJava, "-d", ".", "Kernels.java")
 		})
 		if err != nil {
 			return nil, err
@@ -88,7 +88,7 @@ func Start(ctx context.Context, name string, opts Options) (*Process, error) {
 		if err != nil {
 			return nil, err
 		}
-		b, err := prepare(opts, name, "js/kernels.js", nil, nil)
+		b, err := prepare(ctx, opts, name, "js/kernels.js", nil, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -103,7 +103,7 @@ func Start(ctx context.Context, name string, opts Options) (*Process, error) {
 		if err != nil {
 			return nil, err
 		}
-		b, err := prepare(opts, name, "php/kernels.php", nil, nil)
+		b, err := prepare(ctx, opts, name, "php/kernels.php", nil, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -140,12 +140,15 @@ func lookup(opts Options, program, hint string) (string, error) {
 }
 
 // compile runs a compiler in dir, turning a missing part of the toolchain into ErrNotInstalled.
-func compile(dir, compiler, hint string, args ...string) error {
-	cmd := exec.Command(compiler, args...)
+func compile(ctx context.Context, dir, compiler, hint string, args ...string) error {
+	cmd := exec.CommandContext(ctx, compiler, args...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err == nil {
 		return nil
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: %w", filepath.Base(compiler), context.Cause(ctx))
 	}
 	msg := strings.TrimSpace(string(out))
 	for _, missing := range []string{"file not found", "No such file", "doesn't exist", "not found", "cannot find", "unable to find"} {
@@ -206,7 +209,10 @@ func DefaultCacheDir() string {
 // prepare puts the peer's source in the cache directory, under a name derived from the
 // source, the build's inputs (the compiler's path, size and time, so an upgraded compiler
 // builds anew) and the peer's name, and runs build there once. A nil build only copies.
-func prepare(opts Options, name, source string, inputs []string, build func(dir string) error) (*built, error) {
+func prepare(ctx context.Context, opts Options, name, source string, inputs []string, build func(dir string) error) (*built, error) {
+	if err := context.Cause(ctx); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	src, err := fs.ReadFile(sources, source)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
