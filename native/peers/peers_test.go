@@ -29,7 +29,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// start starts a peer for a test, skipping the test only when its runtime is missing.
+// start starts a peer for a test, skipping the test only when its runtime is missing, and
+// failing it then too when PEERS_REQUIRED=1 (set it where every runtime is installed, as in CI).
 func start(t testing.TB, name string) *Process {
 	t.Helper()
 	return startWith(t, name, Options{CacheDir: cacheDir})
@@ -45,6 +46,9 @@ func startWith(t testing.TB, name string, opts Options) *Process {
 	defer cancel()
 	p, err := Start(ctx, name, opts)
 	if errors.Is(err, ErrNotInstalled) {
+		if os.Getenv("PEERS_REQUIRED") == "1" {
+			t.Fatalf("PEERS_REQUIRED=1 and %v", err)
+		}
 		t.Skipf("%v", err)
 	}
 	if err != nil {
@@ -234,6 +238,20 @@ func TestNotInstalled(t *testing.T) {
 		if !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "not installed: apt-get install ") {
 			t.Errorf("Start(%s) with its programs missing: err = %v, want ErrNotInstalled with an install hint", name, err)
 		}
+	}
+}
+
+// TestToolchainPartMissing: a compiler that runs but lacks a part of its toolchain (clang
+// without wasi-libc) is ErrNotInstalled too, with the compiler's complaint and the hint.
+func TestToolchainPartMissing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fake-clang")
+	script := "#!/bin/sh\necho \"kernels.c:10:10: fatal error: 'errno.h' file not found\" >&2\nexit 1\n"
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Start(context.Background(), CWasm, Options{CacheDir: t.TempDir(), Commands: map[string]string{"clang": path}})
+	if !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "'errno.h' file not found") || !strings.Contains(err.Error(), "wasi-libc") {
+		t.Errorf("err = %v, want ErrNotInstalled quoting clang and naming wasi-libc", err)
 	}
 }
 
