@@ -288,7 +288,7 @@ func TestProtocolFailures(t *testing.T) {
 		}
 	})
 	t.Run("malformed answer", func(t *testing.T) {
-		p, err := Start(ctx, PHP, fakeDriver(t, "echo ready fake 1\nread line\necho ok 1 2\nsleep 60\n"))
+		p, err := Start(ctx, PHP, fakeDriver(t, "echo ready fake 1\nread line\necho ok 1 2\necho more\necho and more\nsleep 60\n"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -299,6 +299,10 @@ func TestProtocolFailures(t *testing.T) {
 		}
 		if _, err := p.Call(ctx, "fib_it", 1, []int{1}); !errors.Is(err, ErrExited) {
 			t.Errorf("call after a malformed answer: err = %v, want ErrExited", err)
+		}
+		// The driver's shell and its sleep are gone, so Close has nothing to wait for.
+		if err := p.Close(); err != nil {
+			t.Errorf("Close: %v", err)
 		}
 	})
 	t.Run("segfault", func(t *testing.T) {
@@ -371,5 +375,19 @@ func BenchmarkFibRec30(b *testing.B) {
 			b.ReportMetric(float64(times[len(times)/2].Nanoseconds()), "median-ns/call")
 			b.ReportMetric(0, "ns/op")
 		})
+	}
+}
+
+// TestStackOverflowCaught: V8's default stack is far shallower than ack(3, 20) needs, so
+// node-js reports the overflow at once, and its driver serves the next call.
+func TestStackOverflowCaught(t *testing.T) {
+	p := start(t, NodeJS)
+	ctx := context.Background()
+	_, err := p.Call(ctx, "ack", 1, []int{3, 20})
+	if !errors.Is(err, ErrStackOverflow) {
+		t.Fatalf("ack(3, 20): err = %v, want ErrStackOverflow", err)
+	}
+	if r, err := p.Call(ctx, "ack", 1, []int{2, 3}); err != nil || r.First != 9 {
+		t.Errorf("after the overflow, ack(2, 3) = %+v, %v; want 9", r, err)
 	}
 }

@@ -46,6 +46,7 @@ type Process struct {
 	broken  error // why no more calls can be served
 
 	closed    atomic.Bool
+	drainOnce sync.Once
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -106,6 +107,7 @@ func startCommand(ctx context.Context, name string, argv []string, dir string, o
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	setProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: start %s: %w", name, argv[0], err)
 	}
@@ -113,7 +115,7 @@ func startCommand(ctx context.Context, name string, argv []string, dir string, o
 		stdin:  stdin,
 		stdout: stdout,
 		wait:   cmd.Wait,
-		kill:   func() { cmd.Process.Kill() },
+		kill:   func() { killProcessGroup(cmd) },
 	}
 	return newProcess(name, c, stderr, nil), nil
 }
@@ -126,7 +128,7 @@ func (p *Process) ready(ctx context.Context) error {
 	}
 	f := strings.SplitN(line, " ", 3)
 	if len(f) < 3 || f[0] != "ready" {
-		p.kill()
+		p.stop()
 		return fmt.Errorf("%s: the driver's first line is %q, want \"ready <language> <runtime version>\"%s", p.Name, line, p.stderr.quote())
 	}
 	p.Language, p.Runtime = f[1], f[2]
@@ -185,7 +187,7 @@ func (p *Process) request(ctx context.Context, line, label string) (Result, erro
 			return Result{First: first, Sum: sum, Elapsed: time.Duration(ns)}, nil
 		}
 	}
-	p.kill()
+	p.stop()
 	return Result{}, p.fail(fmt.Errorf("%s: %s: malformed answer %q: want \"ok <first> <sum> <elapsed ns>\" or \"error <message>\"; the driver was stopped", p.Name, label, answer))
 }
 
@@ -206,7 +208,7 @@ func (p *Process) readLine(ctx context.Context, label string) (string, error) {
 		}
 		return line, nil
 	case <-ctx.Done():
-		p.kill()
+		p.stop()
 		select {
 		case <-p.exited:
 			return "", fmt.Errorf("%s: %s: %w; the driver was killed: %w", p.Name, label, context.Cause(ctx), ErrExited)
@@ -222,7 +224,7 @@ func (p *Process) died(label string) error {
 	select {
 	case <-p.exited:
 	case <-time.After(closeGrace):
-		p.kill()
+		p.stop()
 		select {
 		case <-p.exited:
 		case <-time.After(closeGrace):
@@ -252,10 +254,11 @@ func (p *Process) Close() error {
 	p.closeOnce.Do(func() {
 		p.closed.Store(true)
 		p.stdin.Close()
+		p.drain()
 		select {
 		case <-p.exited:
 		case <-time.After(closeGrace):
-			p.kill()
+			p.stop()
 			select {
 			case <-p.exited:
 			case <-time.After(closeGrace):
@@ -267,6 +270,23 @@ func (p *Process) Close() error {
 		}
 	})
 	return p.closeErr
+}
+
+// stop kills the driver and drains its output, so that nothing the driver still writes
+// can keep the reading goroutine, and with it the wait for the driver's end, blocked.
+func (p *Process) stop() {
+	p.kill()
+	p.drain()
+}
+
+// drain discards the driver's remaining lines: call it only once no request will read them.
+func (p *Process) drain() {
+	p.drainOnce.Do(func() {
+		go func() {
+			for range p.lines {
+			}
+		}()
+	})
 }
 
 // tail keeps the last bytes a driver wrote to stderr, copying them to w when it is set.
