@@ -35,8 +35,10 @@
 // for an unknown kernel, a malformed request, an argument outside the catalogue's range
 // (which every driver checks on its own), or a failure the language lets the driver catch:
 // a stack overflow ("error stack overflow: ..."; C catches SIGSEGV on an alternate stack,
-// Java StackOverflowError, Node RangeError) or PHP's fatal errors. A driver stays usable after
-// an error answer; it exits when stdin closes.
+// Java StackOverflowError, Node RangeError) or a PHP fatal error ("error fatal: ...", after
+// which the PHP driver exits). Otherwise a driver stays usable after an error answer. It exits
+// when stdin closes. A failure the driver cannot catch ends it (a wasm trap, a signal): Call
+// then returns ErrExited, with ErrStackOverflow too for a SIGSEGV or wazero's stack trap.
 //
 // The protocol serves a harness that checks every value and times one call per sample
 // (reps = 1), and one that calibrates samples (reps = k, time per call = elapsed / k).
@@ -50,14 +52,16 @@ import (
 
 // The peers' names, as engines are named: the language, and how it runs where that differs.
 const (
-	C       = "c"
-	CWasm   = "c-wasm"
-	Java    = "java"
-	NodeJS  = "node-js"
-	PHP     = "php"
-	PHPJIT  = "php-jit"
-	cacheNS = "wasmgap/peers"
+	C      = "c"
+	CWasm  = "c-wasm"
+	Java   = "java"
+	NodeJS = "node-js"
+	PHP    = "php"
+	PHPJIT = "php-jit"
 )
+
+// cacheNS is the cache directory's path under os.UserCacheDir.
+const cacheNS = "wasmgap/peers"
 
 // Names returns the names of every peer, installed or not.
 func Names() []string {
