@@ -391,3 +391,22 @@ func TestStackOverflowCaught(t *testing.T) {
 		t.Errorf("after the overflow, ack(2, 3) = %+v, %v; want 9", r, err)
 	}
 }
+
+// TestBuildCached: the second Start of a peer finds its driver in the cache.
+func TestBuildCached(t *testing.T) {
+	for _, name := range []string{C, CWasm, Java} {
+		t.Run(name, func(t *testing.T) {
+			start(t, name).Close() // built here, or by an earlier test
+			p := start(t, name)
+			if !p.Setup.Cached || p.Setup.Build != 0 {
+				t.Errorf("second Start: setup %+v, want Cached and no build time", p.Setup)
+			}
+			if name == CWasm && p.Setup.Compile <= 0 {
+				t.Errorf("c-wasm setup %+v: want wazero's compile time", p.Setup)
+			}
+			if p.Setup.Start <= 0 {
+				t.Errorf("setup %+v: want a start time", p.Setup)
+			}
+		})
+	}
+}
