@@ -34,8 +34,9 @@ const (
 // The JIT settings of the php-jit peer.
 var phpJIT = []string{"-d", "opcache.enable_cli=1", "-d", "opcache.jit=tracing", "-d", "opcache.jit_buffer_size=64M"}
 
-// javaFlags keep the JIT from inlining count, as Go's count is //go:noinline (test8).
-var javaFlags = []string{"-XX:CompileCommand=quiet", "-XX:CompileCommand=dontinline,Kernels::count"}
+// javaFlags keep the JIT from inlining count, as Go's count is //go:noinline (test8), and
+// send the JVM's own warnings to stderr, off the protocol's stdout.
+var javaFlags = []string{"-XX:+DisplayVMOutputToStderr", "-XX:CompileCommand=quiet", "-XX:CompileCommand=dontinline,Kernels::count"}
 
 // Start builds the peer's driver if the cache does not hold it yet, starts it and waits for
 // its ready line. A missing compiler or runtime is an error that wraps ErrNotInstalled and
@@ -95,9 +96,10 @@ func Start(ctx context.Context, name string, opts Options) (*Process, error) {
 		return b.run(ctx, opts, node, filepath.Join(b.dir, "kernels.js"))
 	case PHP, PHPJIT:
 		hint := hintPHP
-		flags := []string{"-d", "opcache.enable_cli=0"}
+		// PHP's warnings, start-up ones included, go to stderr, off the protocol's stdout.
+		flags := []string{"-d", "display_errors=stderr", "-d", "display_startup_errors=1", "-d", "opcache.enable_cli=0"}
 		if name == PHPJIT {
-			hint, flags = hintJIT, phpJIT
+			hint, flags = hintJIT, slices.Concat(flags[:4], phpJIT)
 		}
 		php, err := lookup(opts, "php", hint)
 		if err != nil {
