@@ -33,14 +33,6 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 	}
 	addr := fs.String("addr", "127.0.0.1:8000", "address to listen on (host:port); the host localhost listens on 127.0.0.1 and ::1")
 	chatOptions := addChatFlags(fs, stderr)
-	var hosts []string
-	fs.Func("allow-host", "a Host name served besides those of the listen address, e.g. chat.example.org or *.example.org (repeatable; bound to loopback, only loopback names are served otherwise)", func(v string) error {
-		if err := httpguard.CheckHostName(v); err != nil {
-			return err
-		}
-		hosts = append(hosts, v)
-		return nil
-	})
 	verbose := fs.Bool("v", false, "log every connection")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -50,7 +42,6 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o := chatOptions(*verbose)
-	o.AllowedHosts = hosts
 
 	srv, err := chatserver.New(o)
 	if err != nil {
@@ -98,6 +89,13 @@ func addChatFlags(fs *flag.FlagSet, stderr io.Writer) func(verbose bool) chatser
 	fs.DurationVar(&o.ReadHeaderTimeout, "read-header-timeout", 0, "time to read a request's headers (default 10s)")
 	fs.DurationVar(&o.IdleTimeout, "idle-timeout", 0, "how long an idle keep-alive connection stays open (default 120s)")
 	fs.Var(&origins, "allow-origin", "a WebSocket Origin accepted besides this server's own (repeatable; * for any)")
+	fs.Func("allow-host", "a Host name served besides those of the listen address, e.g. chat.example.org or *.example.org (repeatable; bound to loopback, only loopback names are served otherwise)", func(v string) error {
+		if err := httpguard.CheckHostName(v); err != nil {
+			return err
+		}
+		o.AllowedHosts = append(o.AllowedHosts, v)
+		return nil
+	})
 	return func(verbose bool) chatserver.Options {
 		o.AllowedOrigins = origins
 		level := slog.LevelWarn

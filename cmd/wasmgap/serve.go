@@ -45,15 +45,6 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	maxConcurrent := fs.Int("max-concurrent", 0, "runs at once (0 = one per CPU)")
 	timeout := fs.Duration("timeout", 0, "time limit of one run, setup included (0 = 30s)")
 	chatOptions := addChatFlags(fs, stderr)
-	// The one Host allow-list of serve: the playground, /chat/ and /load/ alike.
-	var allowHosts []string
-	fs.Func("allow-host", "a Host name served besides those of the listen address, e.g. play.example.org or *.example.org (repeatable; bound to loopback, only loopback names are served otherwise)", func(v string) error {
-		if err := httpguard.CheckHostName(v); err != nil {
-			return err
-		}
-		allowHosts = append(allowHosts, v)
-		return nil
-	})
 	verbose := fs.Bool("v", false, "log every chat connection")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: wasmgap serve [flags]\n\nServe the playground page, its API (/api/) and the panels beside it.\n\nflags:")
@@ -76,7 +67,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	opts := playground.Options{MaxConcurrent: *maxConcurrent, Timeout: *timeout}
+	// One host allow-list and one body deadline for the playground, /chat/ and /load/ alike:
+	// the chat flags --allow-host and --body-timeout.
+	opts := playground.Options{MaxConcurrent: *maxConcurrent, Timeout: *timeout, BodyTimeout: chatOpts.BodyTimeout}
 	page := web.Dist()
 	if *dist != "" {
 		if st, err := os.Stat(*dist); err != nil || !st.IsDir() {
@@ -110,7 +103,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	// No ReadTimeout: it would also cut the chat's streams. The playground bounds the time
 	// to read a request's body instead (playground.Options.BodyTimeout).
 	srv := &http.Server{
-		Handler:           httpguard.NewHosts(ln.Addr().String(), allowHosts).Handler(pg),
+		Handler:           httpguard.NewHosts(ln.Addr().String(), chatOpts.AllowedHosts).Handler(pg),
 		ReadHeaderTimeout: orDefault(chatOpts.ReadHeaderTimeout, defaultReadHeaderTimeout),
 		IdleTimeout:       orDefault(chatOpts.IdleTimeout, defaultIdleTimeout),
 		MaxHeaderBytes:    16 << 10,
