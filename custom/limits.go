@@ -84,3 +84,14 @@ func ExecLimitedIfRequested() {
 		os.Exit(3)
 	}
 }
+
+// WorkerAddressSpace caps the virtual memory of a worker process that runs a user kernel
+// (RLIMIT_AS): room for a Go process (a few hundred MiB of reservations), wazero's
+// compiled code and one module's linear memory at its 1 GiB cap (growing it copies it
+// once), and nothing like the 10 GiB an allocation in interpreted code could ask for.
+const WorkerAddressSpace = 4 << 30
+
+// LimitWorker caps this process's memory at WorkerAddressSpace. A worker process calls it
+// before it runs a user kernel, so that a kernel that allocates without end fails on its
+// own instead of taking the machine's memory.
+func LimitWorker() error { return limitSelf(WorkerAddressSpace) }

@@ -39,3 +39,10 @@ func execLimited(l Limits, argv, env []string) error {
 	}
 	return syscall.Exec(argv[0], argv, env)
 }
+
+func limitSelf(as uint64) error {
+	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: as, Max: as}); err != nil {
+		return err
+	}
+	return syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{})
+}
