@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/chatserver"
+	"github.com/wasmgap/wasmgap/custom"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 	"github.com/wasmgap/wasmgap/playground"
 	"github.com/wasmgap/wasmgap/playground/loadpage"
@@ -55,6 +56,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return nil
 	})
 	verbose := fs.Bool("v", false, "log every chat connection")
+	noCustom := fs.Bool("no-custom", false, "turn off user kernels (the page's \"Your kernel\" tab, POST /api/custom)")
+	customDir := fs.String("custom-dir", "", "folder of user kernels' builds and their Go build cache (default: the user cache folder's wasmgap/custom)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: wasmgap serve [flags]\n\nServe the playground page, its API (/api/) and the panels beside it.\n\nflags:")
 		fs.PrintDefaults()
@@ -106,6 +109,17 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	opts.Chat = chat.Handler()
 	opts.Load = loadpage.Handler(loadpage.Options{BaseURL: "http://" + ln.Addr().String(), ChatPath: "/chat/"})
 
+	if !*noCustom {
+		// User kernels: built to wasm on demand, run on the sandboxed engines only. The
+		// first build fills the Go cache with the standard library for wasip1 (about
+		// 30 s): do it now, in the background.
+		opts.Custom = custom.NewBuilder(custom.Options{Dir: *customDir})
+		go func() {
+			if err := opts.Custom.Warm(context.Background()); err != nil {
+				fmt.Fprintf(stderr, "wasmgap serve: user kernels will fail to build: %v\n", err)
+			}
+		}()
+	}
 	pg := playground.New(opts)
 	// No ReadTimeout: it would also cut the chat's streams. The playground bounds the time
 	// to read a request's body instead (playground.Options.BodyTimeout).
