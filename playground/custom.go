@@ -141,3 +141,25 @@ func (s *Server) lookupCustom(name string) (*custom.Kernel, bool, *apiError) {
 	}
 	return k, true, nil
 }
+
+// handleCustomWasm serves a built user kernel's module, for the page's browser-wasm
+// engine. Builds never change (the id is the source's hash): it may be cached for good.
+func (s *Server) handleCustomWasm(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Custom == nil {
+		writeError(w, http.StatusNotFound, apiError{Error: customOff})
+		return
+	}
+	k, err := s.opts.Custom.Lookup(r.PathValue("id"))
+	if err != nil {
+		writeError(w, http.StatusNotFound, apiError{Error: err.Error()})
+		return
+	}
+	b, err := os.ReadFile(k.ModulePath())
+	if err != nil {
+		writeError(w, http.StatusNotFound, apiError{Error: "the module of " + k.ID + " is gone: build it again"})
+		return
+	}
+	w.Header().Set("Content-Type", "application/wasm")
+	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	_, _ = w.Write(b)
+}

@@ -207,6 +207,15 @@ func TestCustomBuildAndRun(t *testing.T) {
 		t.Errorf("GET /api/custom/%s: source %q", id, stored.Source)
 	}
 
+	get, err = http.Get(ts.URL + "/api/custom/" + id + "/kernel.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	get.Body.Close()
+	if get.StatusCode != 200 || get.Header.Get("Content-Type") != "application/wasm" {
+		t.Errorf("GET kernel.wasm: %d %s", get.StatusCode, get.Header.Get("Content-Type"))
+	}
+
 	// A compiler error names its line.
 	status, out = postCustom(t, ts.URL, "package kernel\n\nfunc F(n int) int64 {\n\treturn int64(n) + missing\n}\n")
 	errs, _ := out["errors"].([]any)
