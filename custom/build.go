@@ -45,6 +45,11 @@ type Options struct {
 	Timeout time.Duration
 	// Parallel is how many builds run at once; 0 means one per CPU.
 	Parallel int
+	// Native also builds each kernel as a native executable (same checks, same limits),
+	// which the native engine runs in a worker process: for local use only, as native code
+	// is confined by nothing but the worker's rlimits and time limit (wasmgap serve
+	// --allow-native-custom).
+	Native bool
 }
 
 // DefaultDir returns os.UserCacheDir()/wasmgap/custom, or a folder of the temporary
@@ -69,7 +74,12 @@ type Kernel struct {
 	Cached bool `json:"cached"`
 	// BuildTime is how long the build took (zero when cached).
 	BuildTime time.Duration `json:"build_ns"`
+	// Native is true when the kernel was also built as a native executable (Options.Native).
+	Native bool `json:"native,omitempty"`
 }
+
+// NativePath is the path of the kernel's native executable, when Native is true.
+func (k *Kernel) NativePath() string { return filepath.Join(k.Dir, "kernel.native") }
 
 // SourcePath is the path of the kernel's source.
 func (k *Kernel) SourcePath() string { return filepath.Join(k.Dir, "kernel.go") }
@@ -155,7 +165,14 @@ func (b *Builder) Warm(ctx context.Context) error {
 		}
 		defer os.RemoveAll(dir)
 		src := []byte("package kernel\n\nimport (\n" + importAll() + ")\n\nfunc Warm(n int) int64 { return int64(n) }\n")
-		_, err = b.compile(ctx, dir, src, &Func{Name: "Warm", Params: []string{"n"}, Types: []string{"int"}}, WarmTimeout)
+		fn := &Func{Name: "Warm", Params: []string{"n"}, Types: []string{"int"}}
+		errs, err := b.compile(ctx, dir, src, fn, WarmTimeout)
+		if err == nil && len(errs) == 0 && b.opts.Native {
+			errs, err = b.compileFor(ctx, dir, src, fn, WarmTimeout, true)
+		}
+		if err == nil && len(errs) > 0 {
+			err = errs
+		}
 		if err != nil {
 			b.warmErr = fmt.Errorf("warm the Go build cache for user kernels: %w", err)
 		}
@@ -198,7 +215,14 @@ func (b *Builder) Lookup(id string) (*Kernel, error) {
 	if err := json.Unmarshal(data, &rec); err != nil || rec.Func == nil {
 		return nil, fmt.Errorf("kernel %q did not build: build it again with POST /api/custom", id)
 	}
-	return &Kernel{ID: id, Func: *rec.Func, Dir: dir, Cached: true}, nil
+	k := &Kernel{ID: id, Func: *rec.Func, Dir: dir, Cached: true}
+	k.Native = b.opts.Native && exists(k.NativePath())
+	return k, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // Build checks src (see Check) and builds it to WebAssembly, or returns the cached build
@@ -211,6 +235,11 @@ func (b *Builder) Build(ctx context.Context, src []byte) (*Kernel, error) {
 	}
 	id := ID(src)
 	if k, err := b.cached(id); k != nil || err != nil {
+		if k != nil && b.opts.Native && !k.Native {
+			if err := b.buildNative(ctx, k, src); err != nil {
+				return nil, err
+			}
+		}
 		return k, err
 	}
 	b.mu.Lock()
@@ -312,7 +341,43 @@ func (b *Builder) build(ctx context.Context, id string, src []byte, fn *Func) (*
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	return &Kernel{ID: id, Func: *fn, Dir: final, BuildTime: took}, nil
+	k := &Kernel{ID: id, Func: *fn, Dir: final, BuildTime: took}
+	if b.opts.Native {
+		if err := b.buildNative(ctx, k, src); err != nil {
+			return nil, err
+		}
+		k.BuildTime = time.Since(start)
+	}
+	return k, nil
+}
+
+// buildNative builds k's source as a native executable into k.NativePath().
+func (b *Builder) buildNative(ctx context.Context, k *Kernel, src []byte) error {
+	work, err := os.MkdirTemp(b.tmpRoot(), "native-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	errs, err := b.compileFor(ctx, work, src, &k.Func, b.nativeTimeout(), true)
+	if err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	if err := os.Rename(filepath.Join(work, "kernel.native"), k.NativePath()); err != nil {
+		return fmt.Errorf("store the native build of %s: %w", k.Func.Name, err)
+	}
+	k.Native = true
+	return nil
+}
+
+// nativeTimeout bounds a native build: the first one fills the Go cache for this platform.
+func (b *Builder) nativeTimeout() time.Duration {
+	if exists(filepath.Join(b.opts.Dir, "native-warm")) {
+		return b.opts.Timeout
+	}
+	return WarmTimeout
 }
 
 // wrapper is the main package of a build: it exports the user's function as "run", its
@@ -334,6 +399,42 @@ func run(%s) int64 { return kernel.%s(%s) }
 `, strings.Join(params, ", "), fn.Name, strings.Join(args, ", "))
 }
 
+// nativeWrapper is the main package of a native build: it reads one call's arguments per
+// line on stdin and writes the value on stdout, until stdin ends.
+func nativeWrapper(fn *Func) string {
+	var args []string
+	for i, t := range fn.Types {
+		args = append(args, fmt.Sprintf("%s(a[%d])", t, i))
+	}
+	return fmt.Sprintf(`package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"userkernel/kernel"
+)
+
+func main() {
+	in := bufio.NewScanner(os.Stdin)
+	out := bufio.NewWriter(os.Stdout)
+	a := make([]int64, %d)
+	for in.Scan() {
+		for i, f := range strings.Fields(in.Text()) {
+			if i < len(a) {
+				a[i], _ = strconv.ParseInt(f, 10, 64)
+			}
+		}
+		fmt.Fprintln(out, kernel.%s(%s))
+		out.Flush()
+	}
+}
+`, len(fn.Types), fn.Name, strings.Join(args, ", "))
+}
+
 // Export is the name of the module's one export, the user's function.
 const Export = "run"
 
@@ -344,13 +445,22 @@ var compilerLine = regexp.MustCompile(`(?m)^(?:\./)?kernel/kernel\.go:(\d+):(\d+
 // dir/kernel.wasm under the build limits. Compiler errors come back as Errors; err is for
 // everything else.
 func (b *Builder) compile(ctx context.Context, dir string, src []byte, fn *Func, timeout time.Duration) (Errors, error) {
+	return b.compileFor(ctx, dir, src, fn, timeout, false)
+}
+
+// compileFor builds for wasip1 (kernel.wasm), or natively (kernel.native) when native.
+func (b *Builder) compileFor(ctx context.Context, dir string, src []byte, fn *Func, timeout time.Duration, native bool) (Errors, error) {
 	goBin, err := b.goCommand()
 	if err != nil {
 		return nil, err
 	}
+	main := wrapper(fn)
+	if native {
+		main = nativeWrapper(fn)
+	}
 	files := map[string]string{
 		"go.mod":           "module userkernel\n\ngo 1.24\n",
-		"main.go":          wrapper(fn),
+		"main.go":          main,
 		"kernel/kernel.go": string(src),
 	}
 	for name, text := range files {
@@ -375,11 +485,18 @@ func (b *Builder) compile(ctx context.Context, dir string, src []byte, fn *Func,
 		"GOTMPDIR=" + dir,
 		"GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=-mod=readonly", "GOWORK=off",
 		"GOENV=off", "GONOSUMDB=*", "GOTELEMETRY=off",
-		"CGO_ENABLED=0", "GOOS=wasip1", "GOARCH=wasm",
+		"CGO_ENABLED=0",
+	}
+	args := []string{"build", "-buildmode=c-shared", "-trimpath", "-o", "kernel.wasm", "."}
+	if native {
+		env = append(env, "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH)
+		args = []string{"build", "-trimpath", "-o", "kernel.native", "."}
+	} else {
+		env = append(env, "GOOS=wasip1", "GOARCH=wasm")
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd, err := limitedCommand(ctx, goBin, []string{"build", "-buildmode=c-shared", "-trimpath", "-o", "kernel.wasm", "."}, env)
+	cmd, err := limitedCommand(ctx, goBin, args, env)
 	if err != nil {
 		return nil, err
 	}
@@ -394,6 +511,9 @@ func (b *Builder) compile(ctx context.Context, dir string, src []byte, fn *Func,
 		return nil, ctx.Err()
 	}
 	if runErr == nil {
+		if native {
+			_ = os.WriteFile(filepath.Join(b.opts.Dir, "native-warm"), nil, 0o600)
+		}
 		return nil, nil
 	}
 	text := out.String()

@@ -1,6 +1,7 @@
 package custom
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -21,8 +22,18 @@ import (
 const Group = "custom"
 
 // Engines are the engines a user kernel runs on, in the reports' order: the sandboxed
-// ones. Native runs are not offered: the code would run unconfined inside a worker.
+// ones. Native runs are offered only for kernels built with Options.Native (EnginesFor):
+// native code is confined by nothing but its worker's limits.
 var Engines = []string{engine.WazeroCompiler, engine.WazeroInterpreter, engine.Yaegi}
+
+// EnginesFor returns the engines that run k: Engines, after native when k was built
+// natively.
+func EnginesFor(k *Kernel) []string {
+	if k.Native {
+		return append([]string{engine.Native}, Engines...)
+	}
+	return Engines
+}
 
 // Kernel returns the user kernel as the engines and the runner take a kernel: named after
 // its function, exporting Export, with parameters over the int32 range (the module's
@@ -69,6 +80,11 @@ func NewEngine(name string, k *Kernel) (engine.Engine, error) {
 			return nil, fmt.Errorf("read the source of %s: %w", k.ID, err)
 		}
 		return yaegi.NewSource(yaegi.SourceOptions{Source: src, Package: PackageName, Func: k.Func.Name, Symbols: Symbols()}), nil
+	case engine.Native:
+		if !k.Native {
+			return nil, errors.New("native runs of user kernels are off: they run on " + strings.Join(Engines, ", ") + " (a server started with --allow-native-custom also runs them natively)")
+		}
+		return &nativeEngine{k: k}, nil
 	}
 	return nil, fmt.Errorf("engine %q does not run user kernels: they run on %s (and browser-wasm in the page)", name, strings.Join(Engines, ", "))
 }

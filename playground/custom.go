@@ -45,10 +45,10 @@ type customError struct {
 	Errors custom.Errors `json:"errors,omitempty"`
 }
 
-// customEngines are the server's engines that run user kernels.
-func (s *Server) customEngines() []string {
+// customEngines are the server's engines that run the user kernel k.
+func (s *Server) customEngines(k *custom.Kernel) []string {
 	var out []string
-	for _, e := range custom.Engines {
+	for _, e := range custom.EnginesFor(k) {
 		for _, have := range s.engines {
 			if e == have {
 				out = append(out, e)
@@ -59,7 +59,7 @@ func (s *Server) customEngines() []string {
 }
 
 func (s *Server) answer(k *custom.Kernel) customAnswer {
-	return customAnswer{ID: k.ID, Func: k.Func, Params: k.Kernel().Params, Engines: s.customEngines(),
+	return customAnswer{ID: k.ID, Func: k.Func, Params: k.Kernel().Params, Engines: s.customEngines(k),
 		Cached: k.Cached, BuildNS: int64(k.BuildTime)}
 }
 

@@ -67,8 +67,8 @@ func TestCustomKernel(t *testing.T) {
 		}
 	}
 
-	// A native run, or a catalogue kernel beside it, is refused.
-	if _, err := (Plan{Custom: k, Engines: []string{"native"}, Options: measure.Defaults()}).Jobs(); err == nil || !strings.Contains(err.Error(), "does not run user kernels") {
+	// A native run (the kernel was not built natively), or an unknown parameter, is refused.
+	if _, err := (Plan{Custom: k, Engines: []string{"native"}, Options: measure.Defaults()}).Jobs(); err == nil || !strings.Contains(err.Error(), "native runs of user kernels are off") {
 		t.Errorf("native plan: %v", err)
 	}
 	if _, err := (Plan{Custom: k, Args: map[string]int{"m": 1}, Options: measure.Defaults()}).Jobs(); err == nil || !strings.Contains(err.Error(), `parameter "m"`) {
@@ -108,5 +108,37 @@ func TestCustomKernelLimits(t *testing.T) {
 	}
 	if _, err := os.Stat(endless.ModulePath()); err != nil {
 		t.Error(err)
+	}
+}
+
+func TestCustomKernelNative(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds with the go command")
+	}
+	b := custom.NewBuilder(custom.Options{Dir: t.TempDir(), GoCache: filepath.Join(custom.DefaultDir(), "gocache"), Native: true})
+	k := buildCustom(t, b, customSieve)
+	if !k.Native {
+		t.Fatalf("built %+v: not native", k)
+	}
+	deep := buildCustom(t, b, "package kernel\n\nfunc Deep(n int) int64 {\n\tif n == 0 {\n\t\treturn 0\n\t}\n\treturn Deep(n-1) + 1\n}\n")
+	for _, tc := range []struct {
+		k    *custom.Kernel
+		n    int
+		want string
+	}{{k, 100_000, ""}, {deep, 1 << 30, "stack overflow"}} {
+		jobs, err := Plan{Custom: tc.k, Engines: []string{"native"}, Args: map[string]int{"n": tc.n}, Options: measure.Options{Runs: 2}, Timeout: time.Minute}.Jobs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Run(context.Background(), jobs[0], Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.want == "" && (r.Failed() || r.Value != 9592) {
+			t.Errorf("native sieve: %+v", r)
+		}
+		if tc.want != "" && !strings.Contains(r.Failure, tc.want) {
+			t.Errorf("native Deep(2^30): %q, want %q", r.Failure, tc.want)
+		}
 	}
 }

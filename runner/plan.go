@@ -31,8 +31,8 @@ type Plan struct {
 	// Timeout bounds each cell, setup included; 0 means DefaultTimeout.
 	Timeout time.Duration
 	// Custom, when set, is a user's built kernel (package custom), the one kernel of the
-	// plan: Kernels must be empty, and Engines are limited to custom.Engines (all of them
-	// when empty). Args name its function's parameters.
+	// plan: Kernels must be empty, and Engines are limited to custom.EnginesFor (all of
+	// them when empty). Args name its function's parameters.
 	Custom *custom.Kernel
 }
 
@@ -77,7 +77,7 @@ func (p Plan) Jobs() ([]Job, error) {
 	if len(engineNames) == 0 {
 		engineNames = engine.Names()
 		if p.Custom != nil {
-			engineNames = custom.Engines
+			engineNames = custom.EnginesFor(p.Custom)
 		}
 	}
 	if p.Custom != nil {
@@ -85,8 +85,12 @@ func (p Plan) Jobs() ([]Job, error) {
 			return nil, fieldError("kernel", fmt.Errorf("a plan runs either a user kernel or catalogue kernels, not both"))
 		}
 		for _, name := range engineNames {
-			if !slices.Contains(custom.Engines, name) {
-				return nil, fieldError("engine", fmt.Errorf("engine %q does not run user kernels: they run on %s (and browser-wasm in the page)", name, strings.Join(custom.Engines, ", ")))
+			if ok := custom.EnginesFor(p.Custom); !slices.Contains(ok, name) {
+				msg := fmt.Sprintf("engine %q does not run user kernels: they run on %s (and browser-wasm in the page)", name, strings.Join(ok, ", "))
+				if name == engine.Native {
+					msg = "native runs of user kernels are off: they run on " + strings.Join(ok, ", ") + " (and browser-wasm in the page); a server started with --allow-native-custom also runs them natively"
+				}
+				return nil, fieldError("engine", errors.New(msg))
 			}
 		}
 	}

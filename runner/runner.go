@@ -114,6 +114,8 @@ type wireCustom struct {
 	ID   string      `json:"id"`
 	Func custom.Func `json:"func"`
 	Dir  string      `json:"dir"`
+	// Native says the kernel was built natively too (the server allows native runs).
+	Native bool `json:"native,omitempty"`
 }
 
 // Progress is reported while a job runs.
@@ -147,7 +149,7 @@ func Run(ctx context.Context, job Job, opts Options) (measure.Result, error) {
 	}
 	wire := wireJob{Engine: job.engine, Kernel: job.kernel.Name, Args: job.args, Options: job.options, Timeout: job.timeout}
 	if job.custom != nil {
-		wire.Custom = &wireCustom{ID: job.custom.ID, Func: job.custom.Func, Dir: job.custom.Dir}
+		wire.Custom = &wireCustom{ID: job.custom.ID, Func: job.custom.Func, Dir: job.custom.Dir, Native: job.custom.Native}
 	}
 	if wire.Timeout == 0 {
 		wire.Timeout = DefaultTimeout
@@ -317,7 +319,7 @@ func serveWorker(in io.Reader, out io.Writer, exit func(int)) error {
 	var k *kernels.Kernel
 	var e engine.Engine
 	if wire.Custom != nil {
-		ck := &custom.Kernel{ID: wire.Custom.ID, Func: wire.Custom.Func, Dir: wire.Custom.Dir}
+		ck := &custom.Kernel{ID: wire.Custom.ID, Func: wire.Custom.Func, Dir: wire.Custom.Dir, Native: wire.Custom.Native}
 		if err := custom.LimitWorker(); err != nil {
 			return fmt.Errorf("limit the memory of a user kernel's run: %w", err)
 		}

@@ -57,6 +57,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	})
 	verbose := fs.Bool("v", false, "log every chat connection")
 	noCustom := fs.Bool("no-custom", false, "turn off user kernels (the page's \"Your kernel\" tab, POST /api/custom)")
+	nativeCustom := fs.Bool("allow-native-custom", false, "also build user kernels natively and run them on the native engine, in a worker under the same limits: native code is confined by nothing else, so for local use only")
 	customDir := fs.String("custom-dir", "", "folder of user kernels' builds and their Go build cache (default: the user cache folder's wasmgap/custom)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: wasmgap serve [flags]\n\nServe the playground page, its API (/api/) and the panels beside it.\n\nflags:")
@@ -113,7 +114,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		// User kernels: built to wasm on demand, run on the sandboxed engines only. The
 		// first build fills the Go cache with the standard library for wasip1 (about
 		// 30 s): do it now, in the background.
-		opts.Custom = custom.NewBuilder(custom.Options{Dir: *customDir})
+		opts.Custom = custom.NewBuilder(custom.Options{Dir: *customDir, Native: *nativeCustom})
 		go func() {
 			if err := opts.Custom.Warm(context.Background()); err != nil {
 				fmt.Fprintf(stderr, "wasmgap serve: user kernels will fail to build: %v\n", err)
