@@ -503,7 +503,10 @@ func (b *Builder) compileFor(ctx context.Context, dir string, src []byte, fn *Fu
 	cmd.Dir = dir
 	out := &capped.Buffer{Head: 32 << 10, Tail: 4 << 10}
 	cmd.Stdout, cmd.Stderr = out, out
-	runErr := cmd.Run()
+	runErr := startCmd(cmd)
+	if runErr == nil {
+		runErr = cmd.Wait()
+	}
 	if ctx.Err() != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return nil, &LimitError{Msg: fmt.Sprintf("the build took longer than its limit of %v and was stopped", timeout)}

@@ -9,6 +9,7 @@ import (
 
 func setGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setParentDeath(cmd.SysProcAttr)
 }
 
 func killGroup(cmd *exec.Cmd) error {
