@@ -40,7 +40,7 @@ func FibRec(n int) int64 {
 	return FibRec(n-1) + FibRec(n-2)
 }
 `,
-    args: { n: "30" },
+    args: { n: "27" },
   },
   {
     title: "ack: Ackermann by double recursion (the recursion article)",
@@ -56,7 +56,7 @@ func Ack(n, m int) int64 {
 	return Ack(n-1, int(Ack(n, m-1)))
 }
 `,
-    args: { n: "2", m: "2000" },
+    args: { n: "3", m: "6" },
   },
   {
     title: "test5: for big (for small) (the loops article)",
@@ -83,7 +83,7 @@ func Test5(big, small int) int64 {
 	return sum
 }
 `,
-    args: { big: "50000", small: "1000" },
+    args: { big: "20000", small: "500" },
   },
   {
     title: "Sieve of Eratosthenes: the primes below n",
