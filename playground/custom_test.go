@@ -1,12 +1,14 @@
 package playground
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -255,5 +257,30 @@ func TestCustomLimits(t *testing.T) {
 	ev := runCustom(t, ts.URL, custom.ID([]byte(sieveSource)), "wazero-compiler", `{"n":1000}`)
 	if ev.Result.Failed() || ev.Value != "168" {
 		t.Errorf("after the limits: %+v", ev.Result)
+	}
+}
+
+// TestCustomExamplesBuild checks and builds every example of the page's "Your kernel" tab
+// (web/src/custom-examples.ts), so that none of them shows an error when picked.
+func TestCustomExamplesBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds with the go command")
+	}
+	ts, err := os.ReadFile(filepath.Join("..", "web", "src", "custom-examples.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sources := regexp.MustCompile("(?s)`(package kernel.*?)`").FindAllStringSubmatch(string(ts), -1)
+	if len(sources) < 6 {
+		t.Fatalf("found %d example sources in custom-examples.ts, want at least 6", len(sources))
+	}
+	s, _ := customServer()
+	for _, m := range sources {
+		k, err := s.opts.Custom.Build(context.Background(), []byte(m[1]))
+		if err != nil {
+			t.Errorf("example %.60q: %v", m[1], err)
+			continue
+		}
+		t.Logf("%s builds", k.Func.Name)
 	}
 }
