@@ -67,7 +67,7 @@ func TestEnginesAgree(t *testing.T) {
 			t.Errorf("%s = %d, %s = %d", name, v, Engines[0], first)
 		}
 	}
-	if _, err := NewEngine(engine.Native, k); err == nil || !strings.Contains(err.Error(), "does not run user kernels") {
+	if _, err := NewEngine(engine.Native, k); err == nil || !strings.Contains(err.Error(), "native runs of user kernels are off") {
 		t.Errorf("NewEngine(native) = %v", err)
 	}
 }
