@@ -91,6 +91,50 @@ func TestCustomKernelInChromium(t *testing.T) {
 		t.Errorf("location.hash = %q (%v): the source is not in the URL", hash, err)
 	}
 
+	// The link restores the source and the arguments.
+	href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(href)); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor(`document.body.dataset.editor === "ready" && document.querySelector("#editor .cm-content").innerText.includes("sieve of Eratosthenes")`, 20*time.Second, "the shared source in the editor")
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('input[name="custom.n"]').value`)); err != nil || n != "100000" {
+		t.Errorf("shared n = %q (%v), want 100000", n, err)
+	}
+
+	// Tiers that disagree are marked: a random value differs on each.
+	typeSource("package kernel\n\nimport \"math/rand/v2\"\n\nfunc Dice(n int) int64 {\n\treturn rand.Int64N(1<<62) + int64(n)\n}\n")
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+		for (const [id, v] of [["runs", "1"], ["warmup", "0"]]) {
+			const i = document.getElementById(id);
+			i.value = v;
+			i.dispatchEvent(new Event("input"));
+		}
+		return true;
+	})()`)); err != nil {
+		t.Fatal(err)
+	}
+	p.click("#run")
+	p.waitFor(`document.body.dataset.built?.startsWith("custom-") && document.body.dataset.built !== "`+id+`" && document.body.dataset.running === "0"`, 2*time.Minute, "the dice's runs")
+	dice := custom.ID([]byte("package kernel\n\nimport \"math/rand/v2\"\n\nfunc Dice(n int) int64 {\n\treturn rand.Int64N(1<<62) + int64(n)\n}\n"))
+	if first := p.cell(dice, tiers[0]); first.State != "done" || strings.Contains(first.Text, "mismatch") {
+		t.Errorf("the first tier: %+v, want its value", first)
+	}
+	// wazero gives its modules a deterministic random source, so its two tiers agree; yaegi
+	// draws from Go's own; the browser's draws differ from call to call, which its harness
+	// reports first.
+	if got := p.cell(dice, "wazero-interpreter"); got.State != "done" || strings.Contains(got.Text, "mismatch") {
+		t.Errorf("Dice on wazero-interpreter: %+v, want the compiler's value", got)
+	}
+	if got := p.cell(dice, "yaegi"); !strings.Contains(got.Text, "mismatch") {
+		t.Errorf("Dice on yaegi: %+v, want a mismatch", got)
+	}
+	if got := p.cell(dice, "browser-wasm"); !strings.Contains(got.Text, "mismatch") && !strings.Contains(got.Text, "wrong result") {
+		t.Errorf("Dice on browser-wasm: %+v, want a mismatch or a wrong result", got)
+	}
+
 	// A syntax error is marked on its line.
 	typeSource("package kernel\n\nfunc Broken(n int) int64 {\n\treturn n +\n}\n")
 	p.click("#custom-build")
