@@ -106,6 +106,14 @@ func TestCustomKernelLimits(t *testing.T) {
 			t.Logf("%s on %s: %s", job.Label(), job.Engine(), r.Failure)
 		}
 	}
+	// Past the module's 1 GiB cap but within wasm32's reach: out of memory.
+	jobs, err := Plan{Custom: alloc, Engines: []string{"wazero-compiler"}, Args: map[string]int{"gib": 2}, Options: measure.Options{Runs: 1}, Timeout: time.Minute}.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := Run(context.Background(), jobs[0], Options{}); err != nil || !strings.Contains(r.Failure, "out of memory") {
+		t.Errorf("Alloc(2) on wazero-compiler: %q, %v; want out of memory", r.Failure, err)
+	}
 	if _, err := os.Stat(endless.ModulePath()); err != nil {
 		t.Error(err)
 	}
