@@ -63,7 +63,7 @@ func (s *Server) answer(k *custom.Kernel) customAnswer {
 		Cached: k.Cached, BuildNS: int64(k.BuildTime)}
 }
 
-const customOff = "user kernels are off on this server (start it with a build directory for them: wasmgap serve enables them unless --no-custom)"
+const customOff = "user kernels are off on this server (wasmgap serve turns them on unless it is started with --no-custom)"
 
 func (s *Server) handleCustom(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Custom == nil {
