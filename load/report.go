@@ -25,6 +25,7 @@ type Report struct {
 	KeepAlive   bool          `json:"keep_alive"`
 	HTTP        string        `json:"http,omitempty"`
 	Client      string        `json:"client,omitempty"`
+	Loops       int           `json:"loops,omitempty"` // event loops of the epoll client
 	GOMAXPROCS  int           `json:"gomaxprocs"`
 	Started     time.Time     `json:"started"`
 
@@ -131,6 +132,9 @@ func WriteText(w io.Writer, rep *Report) error {
 			ka = "new connection per request"
 		}
 		method += fmt.Sprintf(", HTTP/%s, %s, %s client", rep.HTTP, ka, rep.Client)
+		if rep.Loops > 0 {
+			method += fmt.Sprintf(" (%d event loop(s))", rep.Loops)
+		}
 	}
 	p("Method:\t%s\n", method)
 	var bounds []string

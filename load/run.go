@@ -329,6 +329,9 @@ func (r *runner) report(m *Metrics, lastEnd time.Time) *Report {
 	if o.Client != "" {
 		rep.Client = string(o.Client)
 	}
+	if o.Client == ClientEpoll {
+		rep.Loops = o.loops()
+	}
 	rep.fill(m, lastEnd.Sub(r.measureFrom))
 	if r.open {
 		rep.Model = "open"
