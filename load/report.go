@@ -72,8 +72,31 @@ type Delivery struct {
 	Delivered  int64         `json:"delivered"`   // distinct deliveries seen
 	Lost       int64         `json:"lost"`        // expected − delivered
 	Duplicated int64         `json:"duplicated"`  // deliveries seen more than once
-	RampUp     time.Duration `json:"ramp_up_ns"`  // time to connect every receiver
+	RampUp     time.Duration `json:"ramp_up_ns"`  // time to log every receiver in (0 when not all were)
 	Reconnects int64         `json:"reconnects"`  // receiver connections that dropped and resumed
+
+	// Welcomed is how many receivers were welcomed within LoginTime; when fewer than
+	// Receivers, nothing was sent.
+	Welcomed         int           `json:"welcomed"`
+	LoginTime        time.Duration `json:"login_time_ns"`
+	LoginConcurrency int           `json:"login_concurrency"` // logins in flight at most
+	LoginRate        float64       `json:"login_rate,omitempty"`
+	// GeneratorRSS is this process's resident memory once every receiver was welcomed, and
+	// RSSPerReceiver its growth over the login divided by the receivers (0 where unknown).
+	GeneratorRSS   int64 `json:"generator_rss_bytes,omitempty"`
+	RSSPerReceiver int64 `json:"rss_per_receiver_bytes,omitempty"`
+	// Targets splits the counts by chat node, when the run had several.
+	Targets []TargetDelivery `json:"targets,omitempty"`
+}
+
+// TargetDelivery is one chat node's share of a run with several targets.
+type TargetDelivery struct {
+	URL        string `json:"url"`
+	Receivers  int    `json:"receivers"` // receivers assigned to it
+	Welcomed   int64  `json:"welcomed"`
+	Sent       int64  `json:"sent"` // messages it accepted
+	SendErrors int64  `json:"send_errors"`
+	Delivered  int64  `json:"delivered"` // deliveries to its receivers
 }
 
 func (rep *Report) fill(m *Metrics, elapsed time.Duration) {
@@ -157,11 +180,25 @@ func WriteText(w io.Writer, rep *Report) error {
 		p("Transfer:\t%s total, %s/s\n", bytesString(float64(rep.Bytes)), bytesString(rep.BytesPerSec))
 	} else {
 		d := rep.Delivery
-		p("Receivers:\t%d (connected in %s), %d sender(s)\n", d.Receivers, d.RampUp.Round(time.Millisecond), d.Senders)
+		if d.Welcomed < d.Receivers {
+			p("Receivers:\t%d, of which %d welcomed within %s (%d logins in flight at most), %d sender(s)\n",
+				d.Receivers, d.Welcomed, d.LoginTime, d.LoginConcurrency, d.Senders)
+		} else {
+			p("Receivers:\t%d (all welcomed in %s, %d logins in flight at most), %d sender(s)\n",
+				d.Receivers, d.RampUp.Round(time.Millisecond), d.LoginConcurrency, d.Senders)
+		}
+		if d.RSSPerReceiver > 0 {
+			p("Generator memory:\t%s RSS with every receiver in, %s per receiver\n",
+				bytesString(float64(d.GeneratorRSS)), bytesString(float64(d.RSSPerReceiver)))
+		}
 		p("Messages:\t%d sent, %d send errors, %.2f sent/s\n", d.Sent, d.SendErrors, rep.RequestsPerSec)
 		p("Deliveries:\t%d expected, %d delivered, %d lost, %d duplicated\n", d.Expected, d.Delivered, d.Lost, d.Duplicated)
 		if d.Reconnects > 0 {
 			p("Reconnects:\t%d (resumed with the last event id)\n", d.Reconnects)
+		}
+		for _, t := range d.Targets {
+			p("Target %s:\t%d receivers (%d welcomed), %d sent, %d send errors, %d delivered to its receivers\n",
+				t.URL, t.Receivers, t.Welcomed, t.Sent, t.SendErrors, t.Delivered)
 		}
 	}
 	if len(rep.Status) > 0 {

@@ -23,9 +23,12 @@ const loadUsage = `usage:
   wasmgap load chat-send [flags] --target URL   K receivers, senders posting to them
   wasmgap load sse-fanout [flags] --target URL  S SSE subscribers, one broadcaster
   wasmgap load ws-fanout [flags] --target URL   S WebSocket subscribers, one broadcaster
+  (--target repeated or URL,URL: receivers and sends spread round-robin over the nodes)
   wasmgap load seed [--target URL]         the source articles' ab runs, beside their figures
 
 Every run is bounded: give -n (requests), -d (duration) or both; --max-time caps it anyway.
+Chat scenarios exit with 3 when messages were lost, 4 when not every receiver was welcomed
+within --login-time (the report says how many were; nothing is sent then).
 `
 
 // headerFlags collects repeated -H "Name: value" flags.
