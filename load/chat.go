@@ -416,8 +416,10 @@ type receivers struct {
 	incomplete bool
 	loginTime  time.Duration
 	// rssBefore and rssAfter are this process's resident memory before the first login and
-	// once every receiver was welcomed (0 where /proc is missing).
+	// at its end (0 where /proc is missing); streams is how many receivers had a connection
+	// then (welcomed, or logging in when the login time passed).
 	rssBefore, rssAfter int64
+	streams             int
 }
 
 // stop logs the receivers out and waits until each has stopped reading. It may be called
@@ -499,6 +501,8 @@ func (s *scenario) connect(ctx context.Context) (*receivers, error) {
 			err = fmt.Errorf("log in %d receivers over %s: %d welcomed, then: %w", o.Receivers, o.Transport, r.welcomed, e)
 		case <-deadline.C:
 			r.incomplete = true
+			r.streams = r.welcomed + len(gate)
+			r.rssAfter = liveRSS()
 			return r, nil
 		case <-ctx.Done():
 			err = fmt.Errorf("log in %d receivers: %d welcomed, then: %w", o.Receivers, r.welcomed, ctx.Err())
@@ -506,6 +510,7 @@ func (s *scenario) connect(ctx context.Context) (*receivers, error) {
 		r.stop()
 		return nil, err
 	}
+	r.streams = r.welcomed
 	r.rssAfter = liveRSS()
 	return r, nil
 }
@@ -810,9 +815,9 @@ func (s *scenario) report(sendTime, rampUp time.Duration, subs *receivers, limit
 	if subs.incomplete {
 		d.RampUp = 0 // not everyone logged in: there is no time to log all in
 	}
-	if subs.rssAfter > 0 && subs.rssBefore > 0 && subs.welcomed > 0 {
+	if subs.rssAfter > 0 && subs.rssBefore > 0 && subs.streams > 0 {
 		d.GeneratorRSS = subs.rssAfter
-		d.RSSPerReceiver = (subs.rssAfter - subs.rssBefore) / int64(subs.welcomed)
+		d.RSSPerReceiver = (subs.rssAfter - subs.rssBefore) / int64(subs.streams)
 	}
 	if len(s.nodes) > 1 {
 		for _, n := range s.nodes {

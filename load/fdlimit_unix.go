@@ -32,7 +32,7 @@ func raiseFileLimit(need int, fakeMax uint64) (fileLimit, error) {
 	}
 	if uint64(need) > l.max {
 		return l, fmt.Errorf("they need about %d open files, but the hard limit (RLIMIT_NOFILE) is %d: "+
-			"raise it (ulimit -n %d as root, or LimitNOFILE= in a systemd unit) or use fewer receivers", need, l.max, need)
+			"raise it (ulimit -n %d as root, or LimitNOFILE= in a systemd unit) or ask for fewer", need, l.max, need)
 	}
 	if l.cur < l.max && fakeMax == 0 {
 		rl.Cur = rl.Max

@@ -81,8 +81,9 @@ type Delivery struct {
 	LoginTime        time.Duration `json:"login_time_ns"`
 	LoginConcurrency int           `json:"login_concurrency"` // logins in flight at most
 	LoginRate        float64       `json:"login_rate,omitempty"`
-	// GeneratorRSS is this process's resident memory once every receiver was welcomed, and
-	// RSSPerReceiver its growth over the login divided by the receivers (0 where unknown).
+	// GeneratorRSS is this process's resident memory at the end of the login (every receiver
+	// welcomed, or the login time passed), and RSSPerReceiver its growth over the login
+	// divided by the receivers holding a connection then (0 where unknown).
 	GeneratorRSS   int64 `json:"generator_rss_bytes,omitempty"`
 	RSSPerReceiver int64 `json:"rss_per_receiver_bytes,omitempty"`
 	// Targets splits the counts by chat node, when the run had several.
@@ -188,7 +189,7 @@ func WriteText(w io.Writer, rep *Report) error {
 				d.Receivers, d.RampUp.Round(time.Millisecond), d.LoginConcurrency, d.Senders)
 		}
 		if d.RSSPerReceiver > 0 {
-			p("Generator memory:\t%s RSS with every receiver in, %s per receiver\n",
+			p("Generator memory:\t%s RSS at the end of the login, %s per receiver\n",
 				bytesString(float64(d.GeneratorRSS)), bytesString(float64(d.RSSPerReceiver)))
 		}
 		p("Messages:\t%d sent, %d send errors, %.2f sent/s\n", d.Sent, d.SendErrors, rep.RequestsPerSec)

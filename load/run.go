@@ -69,6 +69,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			o.Client = ClientEpoll
 		}
 	}
+	if _, err := raiseFileLimit(o.Connections+fileSlack, 0); err != nil {
+		return nil, fmt.Errorf("%d connections: %w", o.Connections, err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, o.maxTime())
 	defer cancel()
 
