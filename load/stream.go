@@ -140,15 +140,49 @@ func (s *subscriber) dial(ctx context.Context) (net.Conn, error) {
 	return conn, nil
 }
 
+// onFreshStack runs f on a goroutine of its own and waits for it. Dialling and reading an
+// answer's head (TLS, net/http's parser) need a deep stack, reading a stream afterwards a
+// shallow one: done on the receiver's own goroutine, the first would leave it an 8 KiB stack
+// for the life of the stream, with thousands of streams.
+func onFreshStack(f func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	<-done
+}
+
 func (s *subscriber) runSSE(ctx context.Context, onEvent func(event)) error {
-	u := s.t.base.JoinPath(url.PathEscape(s.nick))
-	conn, err := s.dial(ctx)
+	var conn net.Conn
+	var body io.ReadCloser
+	var err error
+	onFreshStack(func() { conn, body, err = s.openSSE(ctx) })
 	if err != nil {
 		return err
 	}
+	// Closed before the body, so that closing the body does not wait for the stream's end.
+	defer body.Close()
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
+	return s.readSSE(body, onEvent)
+}
+
+// openSSE logs in over SSE and returns the connection and the stream's body once the answer's
+// head says 200.
+func (s *subscriber) openSSE(ctx context.Context) (net.Conn, io.ReadCloser, error) {
+	u := s.t.base.JoinPath(url.PathEscape(s.nick))
+	conn, err := s.dial(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	fail := func(err error) (net.Conn, io.ReadCloser, error) {
+		conn.Close()
+		return nil, nil, err
+	}
 
 	var req bytes.Buffer
 	fmt.Fprintf(&req, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nUser-Agent: wasmgap-load\r\n", u.RequestURI(), u.Host)
@@ -158,20 +192,24 @@ func (s *subscriber) runSSE(ctx context.Context, onEvent func(event)) error {
 	req.WriteString("\r\n")
 	conn.SetDeadline(time.Now().Add(s.timeout)) // until the answer's head
 	if _, err := conn.Write(req.Bytes()); err != nil {
-		return fmt.Errorf("GET %s: %w", u, err)
+		return fail(fmt.Errorf("GET %s: %w", u, err))
 	}
 	br := bufio.NewReaderSize(conn, streamBufferSize)
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
-		return fmt.Errorf("GET %s: %w", u, err)
+		return fail(fmt.Errorf("GET %s: %w", u, err))
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
-		return fmt.Errorf("GET %s: HTTP %d %s", u, resp.StatusCode, strings.TrimSpace(string(msg)))
+		return fail(fmt.Errorf("GET %s: HTTP %d %s", u, resp.StatusCode, strings.TrimSpace(string(msg))))
 	}
 	conn.SetDeadline(time.Time{})
-	lines := bufio.NewReaderSize(resp.Body, streamBufferSize)
+	return conn, resp.Body, nil
+}
+
+// readSSE reads events from an SSE stream's body until it ends.
+func (s *subscriber) readSSE(body io.Reader, onEvent func(event)) error {
+	lines := bufio.NewReaderSize(body, streamBufferSize)
 	var ev event
 	hasData, hasID, skipping := false, false, false
 	for {
@@ -250,7 +288,10 @@ func (s *subscriber) runWS(ctx context.Context, onEvent func(event)) error {
 		q.Set("resume", strconv.FormatUint(s.lastID, 10))
 	}
 	u.RawQuery = q.Encode()
-	conn, resp, err := s.t.dialer.DialContext(ctx, u.String(), nil)
+	var conn *websocket.Conn
+	var resp *http.Response
+	var err error
+	onFreshStack(func() { conn, resp, err = s.t.dialer.DialContext(ctx, u.String(), nil) })
 	if err != nil {
 		if resp != nil {
 			return fmt.Errorf("dial %s: HTTP %d: %w", u.String(), resp.StatusCode, err)
