@@ -200,6 +200,10 @@ func (o *ScenarioOptions) targets() []string {
 	return []string{o.Target}
 }
 
+// filesNeeded is about how many open files a run needs: one per receiver and per send in
+// flight, and some to spare.
+func (o *ScenarioOptions) filesNeeded() int { return o.Receivers + o.Concurrency + fileSlack }
+
 func (o *ScenarioOptions) loginConcurrency() int {
 	if o.LoginConcurrency > 0 {
 		return o.LoginConcurrency
@@ -302,7 +306,7 @@ func RunScenario(ctx context.Context, o ScenarioOptions) (*Report, error) {
 	defer cancel()
 
 	s := newScenario(&o)
-	limit, err := raiseFileLimit(o.Receivers+o.Concurrency+fileSlack, o.FileLimit)
+	limit, err := raiseFileLimit(o.filesNeeded(), o.FileLimit)
 	if err != nil {
 		return nil, fmt.Errorf("%d receivers and %d sends in flight: %w", o.Receivers, o.Concurrency, err)
 	}
@@ -825,6 +829,7 @@ func (s *scenario) report(sendTime, rampUp time.Duration, subs *receivers, limit
 				Welcomed: n.welcomed.Load(), Sent: n.sent.Load(), SendErrors: n.sendErrs.Load(), Delivered: n.delivered.Load()})
 		}
 	}
+	d.FileLimit, d.FilesNeeded = limit.cur, o.filesNeeded()
 	if limit.raisedFrom > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("raised the open-file limit (RLIMIT_NOFILE) from %d to its hard limit %d", limit.raisedFrom, limit.cur))
 	}

@@ -275,6 +275,9 @@ func TestScenarioFanoutBoundedLogins(t *testing.T) {
 	if d.RampUp <= 0 {
 		t.Errorf("no login time reported")
 	}
+	if runtime.GOOS == "linux" && (d.FileLimit < uint64(d.FilesNeeded) || d.FilesNeeded < receivers) {
+		t.Errorf("open files: limit %d, needed %d; want the limit reported and at least %d needed", d.FileLimit, d.FilesNeeded, receivers)
+	}
 }
 
 // TestScenarioSlowLogin: a server that never welcomes anyone gives a report, within the login

@@ -86,6 +86,10 @@ type Delivery struct {
 	// divided by the receivers holding a connection then (0 where unknown).
 	GeneratorRSS   int64 `json:"generator_rss_bytes,omitempty"`
 	RSSPerReceiver int64 `json:"rss_per_receiver_bytes,omitempty"`
+	// FileLimit is the open-file limit (RLIMIT_NOFILE) the run had, its soft limit raised to
+	// the hard one at start; FilesNeeded what the receivers and sends need, about.
+	FileLimit   uint64 `json:"file_limit,omitempty"`
+	FilesNeeded int    `json:"files_needed,omitempty"`
 	// Targets splits the counts by chat node, when the run had several.
 	Targets []TargetDelivery `json:"targets,omitempty"`
 }
@@ -187,6 +191,9 @@ func WriteText(w io.Writer, rep *Report) error {
 		} else {
 			p("Receivers:\t%d (all welcomed in %s, %d logins in flight at most), %d sender(s)\n",
 				d.Receivers, d.RampUp.Round(time.Millisecond), d.LoginConcurrency, d.Senders)
+		}
+		if d.FileLimit > 0 {
+			p("Open files:\t%d allowed (RLIMIT_NOFILE, soft limit raised to the hard one), about %d needed\n", d.FileLimit, d.FilesNeeded)
 		}
 		if d.RSSPerReceiver > 0 {
 			p("Generator memory:\t%s RSS at the end of the login, %s per receiver\n",
