@@ -272,7 +272,7 @@ type node struct {
 	base      *url.URL
 	stream    *streamTarget
 	receivers int
-	welcomed  atomic.Int64
+	welcomed  atomic.Int64 // within the login time
 	sent      atomic.Int64 // messages accepted
 	sendErrs  atomic.Int64
 	delivered atomic.Int64 // deliveries to its receivers
@@ -444,7 +444,7 @@ func (s *scenario) connect(ctx context.Context) (*receivers, error) {
 	subCtx, cancel := context.WithCancel(ctx)
 	r := &receivers{cancel: cancel, loginTime: o.loginTime(s.timeout)}
 	r.rssBefore = liveRSS()
-	readyC := make(chan struct{}, o.Receivers)
+	readyC := make(chan *node, o.Receivers) // the node of each welcomed receiver
 	errC := make(chan error, o.Receivers)
 	gate := make(chan struct{}, o.loginConcurrency())
 	// The logins are started from one goroutine, each when the gate and the pace allow it:
@@ -482,8 +482,7 @@ func (s *scenario) connect(ctx context.Context) (*receivers, error) {
 				var seen []uint64 // fan-out: bitmap of the messages this receiver got, grown on use
 				err := sub.run(subCtx, func() {
 					s.connected.Add(1)
-					n.welcomed.Add(1)
-					readyC <- struct{}{}
+					readyC <- n
 					release()
 				}, func(ev event) { s.receive(sh, &seen, n, ev) })
 				r.reconnects.Add(max(sub.reconnects-1, 0))
@@ -498,8 +497,10 @@ func (s *scenario) connect(ctx context.Context) (*receivers, error) {
 	for r.welcomed < o.Receivers {
 		var err error
 		select {
-		case <-readyC:
+		case n := <-readyC:
+			// Counted here, not by the receiver: a welcome after the login time is not one.
 			r.welcomed++
+			n.welcomed.Add(1)
 			continue
 		case e := <-errC:
 			err = fmt.Errorf("log in %d receivers over %s: %d welcomed, then: %w", o.Receivers, o.Transport, r.welcomed, e)
