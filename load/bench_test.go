@@ -139,11 +139,21 @@ func TestEpollClientAllocations(t *testing.T) {
 	}
 	run(100) // first use: the runtime's own one-time allocations
 	const extra = 10000
-	small, large := run(200), run(200+extra)
-	// Setup allocations vary a little from run to run (timers, goroutines); 100 in 10,000
-	// requests is that noise, while one allocation per request would be 10,000.
-	if large > small && large-small > 100 {
-		t.Errorf("%d more allocations for %d more requests: %.3f per request, want 0",
-			large-small, extra, float64(large-small)/extra)
+	// Setup allocations vary a little from run to run (timers, goroutines, whatever else the
+	// test process runs); 100 in 10,000 requests is that noise, while one allocation per
+	// request would be 10,000. The least of three tries is kept.
+	var diff uint64
+	for try := range 3 {
+		small, large := run(200), run(200+extra)
+		d := uint64(0)
+		if large > small {
+			d = large - small
+		}
+		if try == 0 || d < diff {
+			diff = d
+		}
+	}
+	if diff > 100 {
+		t.Errorf("%d more allocations for %d more requests: %.3f per request, want 0", diff, extra, float64(diff)/extra)
 	}
 }

@@ -215,7 +215,8 @@ type loginCounter struct {
 }
 
 func (c *loginCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Header.Get("Accept") != "text/event-stream" {
+	// A resume (Last-Event-ID) is a reconnect after the welcome, not a login.
+	if r.Header.Get("Accept") != "text/event-stream" || r.Header.Get("Last-Event-ID") != "" {
 		c.h.ServeHTTP(w, r)
 		return
 	}
