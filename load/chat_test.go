@@ -207,8 +207,9 @@ func TestScenarioTwoTargets(t *testing.T) {
 }
 
 // loginCounter wraps a chat: it counts the SSE logins under way (from the request to the
-// first flush, which carries the welcome: counted off just before it, so that the count is
-// never above the client's) and keeps the most seen at once.
+// first write or flush, which carries the welcome: counted off just before it, so that the
+// count is never above the client's; a write, because a full response buffer reaches the
+// client without a flush) and keeps the most seen at once.
 type loginCounter struct {
 	h             http.Handler
 	inFlight, max atomic.Int64
@@ -238,7 +239,7 @@ func (f *firstFlush) flushed()                    { f.once.Do(f.done) }
 func (f *firstFlush) Unwrap() http.ResponseWriter { return f.ResponseWriter }
 func (f *firstFlush) Flush()                      { f.flushed(); f.ResponseWriter.(http.Flusher).Flush() }
 func (f *firstFlush) FlushError() error           { f.Flush(); return nil }
-func (f *firstFlush) Write(b []byte) (int, error) { return f.ResponseWriter.Write(b) }
+func (f *firstFlush) Write(b []byte) (int, error) { f.flushed(); return f.ResponseWriter.Write(b) }
 func (f *firstFlush) WriteHeader(code int)        { f.ResponseWriter.WriteHeader(code) }
 func (f *firstFlush) Header() http.Header         { return f.ResponseWriter.Header() }
 
