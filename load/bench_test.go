@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"runtime"
 	"testing"
 )
 
@@ -30,7 +31,7 @@ func benchmarkClient(b *testing.B, c Client) {
 
 // fixedServer answers every request with the same bytes and allocates nothing per request,
 // so that the benchmark's allocations are the client's.
-func fixedServer(b *testing.B) string {
+func fixedServer(b testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -114,5 +115,45 @@ func BenchmarkEpollClient(b *testing.B) {
 				b.Fatal(err, rep.OK, rep.ErrorExamples)
 			}
 		})
+	}
+}
+
+// TestEpollClientAllocations: once a run is set up, the event-loop client allocates nothing
+// per request (the allocations of two runs that differ only in their request count are
+// compared; what they share is the setup).
+func TestEpollClientAllocations(t *testing.T) {
+	if !epollSupported {
+		t.Skip("the epoll client needs Linux")
+	}
+	srv := fixedServer(t)
+	run := func(n int) uint64 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		rep, err := Run(context.Background(), Options{Request: Request{URL: srv}, Connections: 4, Requests: n, Client: ClientEpoll})
+		runtime.ReadMemStats(&after)
+		if err != nil || rep.OK != int64(n) {
+			t.Fatalf("run of %d requests: %v, %d ok, errors %v", n, err, rep.OK, rep.ErrorExamples)
+		}
+		return after.Mallocs - before.Mallocs
+	}
+	run(100) // first use: the runtime's own one-time allocations
+	const extra = 10000
+	// Setup allocations vary a little from run to run (timers, goroutines, whatever else the
+	// test process runs); 100 in 10,000 requests is that noise, while one allocation per
+	// request would be 10,000. The least of three tries is kept.
+	var diff uint64
+	for try := range 3 {
+		small, large := run(200), run(200+extra)
+		d := uint64(0)
+		if large > small {
+			d = large - small
+		}
+		if try == 0 || d < diff {
+			diff = d
+		}
+	}
+	if diff > 100 {
+		t.Errorf("%d more allocations for %d more requests: %.3f per request, want 0", diff, extra, float64(diff)/extra)
 	}
 }

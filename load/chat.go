@@ -11,14 +11,14 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/gorilla/websocket"
 )
 
 // Scenario names.
@@ -40,6 +40,10 @@ const (
 	MaxReceivers = 20000
 	// DefaultDrain is how long a scenario waits for deliveries after its last send.
 	DefaultDrain = 5 * time.Second
+	// DefaultLoginConcurrency is how many receivers log in at once by default.
+	DefaultLoginConcurrency = 64
+	// MaxTargets bounds the chat nodes of one scenario run.
+	MaxTargets = 64
 )
 
 // ScenarioOptions configures a chat scenario against a wasmgap chat server. The zero value of
@@ -49,6 +53,12 @@ type ScenarioOptions struct {
 	// Target is the chat's base URL: http://host:port/ for `wasmgap chat`, or
 	// http://host:port/chat/ for `wasmgap serve`.
 	Target string
+	// Targets are several chat nodes (their base URLs), used instead of Target when set:
+	// receiver i logs in at Targets[i mod len] and message k is sent to Targets[k mod len],
+	// so that fan-out can be measured across the nodes of one chat. In chat-send, message k
+	// goes to receiver k mod Receivers: with Receivers a multiple of len(Targets), every
+	// message is sent to the node its receiver is on.
+	Targets []string
 
 	// Receivers is K (chat-send) or S (fan-out): users logged in and reading. 10 when zero.
 	Receivers int
@@ -73,6 +83,18 @@ type ScenarioOptions struct {
 	SendVia string
 	// Drain is how long to wait for deliveries after the last send; DefaultDrain when zero.
 	Drain time.Duration
+	// LoginConcurrency bounds the receivers logging in at once (dialled and not yet
+	// welcomed); DefaultLoginConcurrency when zero.
+	LoginConcurrency int
+	// LoginRate, when positive, paces the logins at that many per second.
+	LoginRate float64
+	// LoginTime bounds the login of all receivers; when it passes before every receiver is
+	// welcomed, the run sends nothing and reports how many were. Zero: Timeout plus 1 ms
+	// per receiver (plus the time LoginRate needs).
+	LoginTime time.Duration
+	// FileLimit, when positive, stands in for the process's hard limit on open files
+	// (RLIMIT_NOFILE), so that the check of a too-low limit can be tested.
+	FileLimit uint64
 	// Timeout bounds each send and each connection attempt; DefaultTimeout when zero.
 	Timeout time.Duration
 	// MaxTime is a hard bound on the whole run; DefaultMaxTime when zero.
@@ -118,9 +140,18 @@ func (o *ScenarioOptions) Validate() error {
 	default:
 		return fmt.Errorf("scenario %q: allowed %s, %s or %s", o.Scenario, ScenarioChatSend, ScenarioSSEFanout, ScenarioWSFanout)
 	}
-	u, err := url.Parse(o.Target)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("target %q: want the chat's absolute http:// URL, e.g. http://127.0.0.1:8080/", o.Target)
+	targets := o.targets()
+	if len(targets) == 0 {
+		return fmt.Errorf("no target: give the chat's base URL, e.g. http://127.0.0.1:8080/")
+	}
+	if len(targets) > MaxTargets {
+		return fmt.Errorf("%d targets: allowed 1 to %d", len(targets), MaxTargets)
+	}
+	for _, t := range targets {
+		u, err := url.Parse(t)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("target %q: want the chat's absolute http:// URL, e.g. http://127.0.0.1:8080/", t)
+		}
 	}
 	if o.Receivers < 0 || o.Receivers > MaxReceivers {
 		return fmt.Errorf("receivers %d: allowed 1 to %d", o.Receivers, MaxReceivers)
@@ -137,7 +168,13 @@ func (o *ScenarioOptions) Validate() error {
 	if o.Messages < 0 || o.Messages > MaxMessages {
 		return fmt.Errorf("messages %d: allowed 1 to %d", o.Messages, MaxMessages)
 	}
-	if o.Duration < 0 || o.Drain < 0 || o.Timeout < 0 || o.MaxTime < 0 {
+	if o.LoginConcurrency < 0 || o.LoginConcurrency > MaxReceivers {
+		return fmt.Errorf("login concurrency %d: allowed 1 to %d (0: %d)", o.LoginConcurrency, MaxReceivers, DefaultLoginConcurrency)
+	}
+	if o.LoginRate < 0 {
+		return fmt.Errorf("login rate %g: must not be negative (0: as fast as the login concurrency allows)", o.LoginRate)
+	}
+	if o.Duration < 0 || o.Drain < 0 || o.Timeout < 0 || o.MaxTime < 0 || o.LoginTime < 0 {
 		return fmt.Errorf("durations must not be negative")
 	}
 	if o.Messages == 0 && o.Duration == 0 {
@@ -150,6 +187,40 @@ func (o *ScenarioOptions) Validate() error {
 		return fmt.Errorf("send-via %q: allowed post (POST /send) or get (GET /msg/<from>/<to>%%20<text>)", o.SendVia)
 	}
 	return nil
+}
+
+// targets is the chat nodes of the run: Targets, or Target alone.
+func (o *ScenarioOptions) targets() []string {
+	if len(o.Targets) > 0 {
+		return o.Targets
+	}
+	if o.Target == "" {
+		return nil
+	}
+	return []string{o.Target}
+}
+
+// filesNeeded is about how many open files a run needs: one per receiver and per send in
+// flight, and some to spare.
+func (o *ScenarioOptions) filesNeeded() int { return o.Receivers + o.Concurrency + fileSlack }
+
+func (o *ScenarioOptions) loginConcurrency() int {
+	if o.LoginConcurrency > 0 {
+		return o.LoginConcurrency
+	}
+	return DefaultLoginConcurrency
+}
+
+// loginTime is how long the receivers may take to be welcomed, all of them.
+func (o *ScenarioOptions) loginTime(timeout time.Duration) time.Duration {
+	if o.LoginTime > 0 {
+		return o.LoginTime
+	}
+	d := timeout + time.Duration(o.Receivers)*time.Millisecond
+	if o.LoginRate > 0 {
+		d += time.Duration(float64(o.Receivers) / o.LoginRate * float64(time.Second))
+	}
+	return d
 }
 
 // capacity is the most messages the run may send: the count bound, or what the rate allows
@@ -168,9 +239,9 @@ func (o *ScenarioOptions) capacity() int {
 // scenario is one running chat scenario.
 type scenario struct {
 	o       *ScenarioOptions
-	base    *url.URL
-	run     string // random run id: nicknames and message tokens carry it
-	token   string // "lt-<run>-"
+	nodes   []*node // the targets
+	run     string  // random run id: nicknames and message tokens carry it
+	token   string  // "lt-<run>-"
 	fanout  bool
 	timeout time.Duration // each send and each connection attempt
 
@@ -194,6 +265,17 @@ type scenario struct {
 	sendStats []shard // send results (errors, status)
 	phase     atomic.Value
 	kick      chan struct{} // a phase changed: emit progress now
+}
+
+// node is one target of a run and its counts.
+type node struct {
+	base      *url.URL
+	stream    *streamTarget
+	receivers int
+	welcomed  atomic.Int64 // within the login time
+	sent      atomic.Int64 // messages accepted
+	sendErrs  atomic.Int64
+	delivered atomic.Int64 // deliveries to its receivers
 }
 
 // setPhase moves to the next phase and has a progress event emitted at once.
@@ -224,6 +306,10 @@ func RunScenario(ctx context.Context, o ScenarioOptions) (*Report, error) {
 	defer cancel()
 
 	s := newScenario(&o)
+	limit, err := raiseFileLimit(o.filesNeeded(), o.FileLimit)
+	if err != nil {
+		return nil, fmt.Errorf("%d receivers and %d sends in flight: %w", o.Receivers, o.Concurrency, err)
+	}
 	var sampler *procSampler
 	if o.Pid > 0 {
 		var err error
@@ -244,6 +330,18 @@ func RunScenario(ctx context.Context, o ScenarioOptions) (*Report, error) {
 	}
 	defer subs.stop()
 	rampUp := time.Since(start)
+	if subs.incomplete {
+		// A server too slow to seat everyone: report how far the login got, send nothing.
+		subs.stop()
+		stopProgress()
+		rep := s.report(0, rampUp, subs, limit)
+		if sampler != nil {
+			rep.Server = sampler.stop()
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("only %d of %d receivers were welcomed within the login time of %s: nothing was sent",
+			subs.welcomed, o.Receivers, subs.loginTime))
+		return rep, nil
+	}
 
 	s.setPhase("run")
 	sendStart := time.Now()
@@ -255,7 +353,7 @@ func RunScenario(ctx context.Context, o ScenarioOptions) (*Report, error) {
 	subs.stop()
 	stopProgress()
 
-	rep := s.report(sendTime, rampUp, subs.reconnects.Load())
+	rep := s.report(sendTime, rampUp, subs, limit)
 	if sampler != nil {
 		rep.Server = sampler.stop()
 	}
@@ -270,16 +368,22 @@ func RunScenario(ctx context.Context, o ScenarioOptions) (*Report, error) {
 
 // newScenario names the run's users and sizes its per-message state.
 func newScenario(o *ScenarioOptions) *scenario {
-	base, _ := url.Parse(o.Target) // Validate checked it
-	if !strings.HasSuffix(base.Path, "/") {
-		base.Path += "/"
-	}
 	var rb [4]byte
 	rand.Read(rb[:])
-	s := &scenario{o: o, base: base, run: hex.EncodeToString(rb[:]),
+	s := &scenario{o: o, run: hex.EncodeToString(rb[:]),
 		fanout: o.Scenario != ScenarioChatSend, timeout: (&Options{Timeout: o.Timeout}).timeout(),
 		caughtUp: make(chan struct{}, 1), kick: make(chan struct{}, 1)}
 	s.token = "lt-" + s.run + "-"
+	for _, t := range o.targets() {
+		base, _ := url.Parse(t) // Validate checked it
+		if !strings.HasSuffix(base.Path, "/") {
+			base.Path += "/"
+		}
+		s.nodes = append(s.nodes, &node{base: base, stream: newStreamTarget(base, s.timeout, s.token)})
+	}
+	for i := range o.Receivers {
+		s.nodes[i%len(s.nodes)].receivers++
+	}
 	s.phase.Store("connect")
 	for i := range o.Receivers {
 		s.receivers = append(s.receivers, fmt.Sprintf("lt%sr%d", s.run, i))
@@ -291,7 +395,9 @@ func newScenario(o *ScenarioOptions) *scenario {
 	s.sendTimes = make([]atomic.Int64, capacity)
 	s.sendOK = make([]atomic.Bool, capacity)
 	s.deliveries = make([]atomic.Int32, capacity)
-	s.shards = make([]shard, min(o.Receivers, maxShards))
+	// Deliveries are recorded under a shard's lock; a few shards are enough for thousands of
+	// receivers (each shard holds two histograms of about 200 KB).
+	s.shards = make([]shard, min(o.Receivers, 8))
 	for i := range s.shards {
 		s.shards[i].m = NewMetrics()
 	}
@@ -306,9 +412,18 @@ func newScenario(o *ScenarioOptions) *scenario {
 type receivers struct {
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
-	transport  *http.Transport
 	reconnects atomic.Int64
 	once       sync.Once
+	// welcomed is how many were welcomed within the login time; incomplete says the login
+	// time passed before all were.
+	welcomed   int
+	incomplete bool
+	loginTime  time.Duration
+	// rssBefore and rssAfter are this process's resident memory before the first login and
+	// at its end (0 where /proc is missing); streams is how many receivers had a connection
+	// then (welcomed, or logging in when the login time passed).
+	rssBefore, rssAfter int64
+	streams             int
 }
 
 // stop logs the receivers out and waits until each has stopped reading. It may be called
@@ -317,67 +432,101 @@ func (r *receivers) stop() {
 	r.once.Do(func() {
 		r.cancel()
 		r.wg.Wait()
-		r.transport.CloseIdleConnections()
 	})
 }
 
-// maxLoginsInFlight bounds the receivers logging in at once.
-const maxLoginsInFlight = 64
-
-// connect logs every receiver in, at most maxLoginsInFlight at a time, and waits until each
-// is welcomed, one fails for good, or the login time is over.
+// connect logs every receiver in, at most LoginConcurrency at a time (a receiver counts until
+// it is welcomed) and at LoginRate, and waits until each is welcomed, one fails for good, or
+// the login time is over. A receiver that fails for good is an error; a login time that
+// passes is not: the receivers say how many were welcomed, and the run reports it.
 func (s *scenario) connect(ctx context.Context) (*receivers, error) {
 	o := s.o
 	subCtx, cancel := context.WithCancel(ctx)
-	r := &receivers{cancel: cancel, transport: NewTransport(o.Receivers, true)}
-	client := &http.Client{Transport: r.transport}
-	dialer := &websocket.Dialer{HandshakeTimeout: s.timeout, ReadBufferSize: 16 << 10, WriteBufferSize: 4 << 10}
-	readyC := make(chan struct{}, o.Receivers)
+	r := &receivers{cancel: cancel, loginTime: o.loginTime(s.timeout)}
+	r.rssBefore = liveRSS()
+	readyC := make(chan *node, o.Receivers) // the node of each welcomed receiver
 	errC := make(chan error, o.Receivers)
-	gate := make(chan struct{}, maxLoginsInFlight)
-	for i, nick := range s.receivers {
-		r.wg.Go(func() {
-			gate <- struct{}{}
-			var release sync.Once
-			defer release.Do(func() { <-gate })
-			sub := &subscriber{base: s.base, nick: nick, transport: o.Transport, client: client, dialer: dialer}
-			var seen []uint64 // fan-out: bitmap of the messages this receiver got
-			if s.fanout {
-				seen = make([]uint64, (len(s.sendTimes)+63)/64)
+	gate := make(chan struct{}, o.loginConcurrency())
+	// The logins are started from one goroutine, each when the gate and the pace allow it:
+	// a receiver's goroutine exists only from its login on.
+	r.wg.Go(func() {
+		start := time.Now()
+		for i, nick := range s.receivers {
+			if o.LoginRate > 0 {
+				at := start.Add(time.Duration(float64(i) / o.LoginRate * float64(time.Second)))
+				if d := time.Until(at); d > 0 {
+					select {
+					case <-subCtx.Done():
+						return
+					case <-time.After(d):
+					}
+				}
 			}
+			select {
+			case <-subCtx.Done():
+				return
+			case gate <- struct{}{}:
+			}
+			n := s.nodes[i%len(s.nodes)]
 			sh := &s.shards[i%len(s.shards)]
-			err := sub.run(subCtx, func() {
-				s.connected.Add(1)
-				readyC <- struct{}{}
-				release.Do(func() { <-gate })
-			}, func(ev event) { s.receive(sh, seen, ev) })
-			r.reconnects.Add(max(sub.reconnects-1, 0))
-			if err != nil {
-				errC <- err
-			}
-		})
-	}
-	loginTime := s.timeout + time.Duration(o.Receivers)*time.Millisecond
-	deadline := time.NewTimer(loginTime)
+			r.wg.Go(func() {
+				released := false
+				release := func() {
+					if !released {
+						released = true
+						<-gate
+					}
+				}
+				defer release()
+				sub := &subscriber{t: n.stream, nick: nick, transport: o.Transport, timeout: s.timeout}
+				var seen []uint64 // fan-out: bitmap of the messages this receiver got, grown on use
+				err := sub.run(subCtx, func() {
+					s.connected.Add(1)
+					readyC <- n
+					release()
+				}, func(ev event) { s.receive(sh, &seen, n, ev) })
+				r.reconnects.Add(max(sub.reconnects-1, 0))
+				if err != nil {
+					errC <- err
+				}
+			})
+		}
+	})
+	deadline := time.NewTimer(r.loginTime)
 	defer deadline.Stop()
-	for ready := 0; ready < o.Receivers; {
+	for r.welcomed < o.Receivers {
 		var err error
 		select {
-		case <-readyC:
-			ready++
+		case n := <-readyC:
+			// Counted here, not by the receiver: a welcome after the login time is not one.
+			r.welcomed++
+			n.welcomed.Add(1)
 			continue
 		case e := <-errC:
-			err = fmt.Errorf("log in %d receivers over %s: %w", o.Receivers, o.Transport, e)
+			err = fmt.Errorf("log in %d receivers over %s: %d welcomed, then: %w", o.Receivers, o.Transport, r.welcomed, e)
 		case <-deadline.C:
-			err = fmt.Errorf("log in %d receivers over %s: only %d were welcomed within %s",
-				o.Receivers, o.Transport, ready, loginTime)
+			r.incomplete = true
+			r.streams = r.welcomed + len(gate)
+			r.rssAfter = liveRSS()
+			return r, nil
 		case <-ctx.Done():
-			err = fmt.Errorf("log in %d receivers: %w", o.Receivers, ctx.Err())
+			err = fmt.Errorf("log in %d receivers: %d welcomed, then: %w", o.Receivers, r.welcomed, ctx.Err())
 		}
 		r.stop()
 		return nil, err
 	}
+	r.streams = r.welcomed
+	r.rssAfter = liveRSS()
 	return r, nil
+}
+
+// liveRSS is this process's resident memory after a garbage collection that returned the
+// free pages to the system: what the live objects take, not the garbage of the logins. 0
+// where /proc is missing.
+func liveRSS() int64 {
+	debug.FreeOSMemory()
+	rss, _ := readRSS(os.Getpid())
+	return rss
 }
 
 // drain waits until every expected delivery has arrived, at most for d, and says whether they
@@ -399,7 +548,7 @@ func (s *scenario) drain(ctx context.Context, d time.Duration) (caughtUp bool) {
 
 // receive handles one event of one receiver: a message of this run, or anything else (the
 // welcome, join and leave notices), which is ignored.
-func (s *scenario) receive(sh *shard, seen []uint64, ev event) {
+func (s *scenario) receive(sh *shard, seen *[]uint64, n *node, ev event) {
 	i := strings.Index(ev.text, s.token)
 	if i < 0 {
 		return
@@ -414,18 +563,24 @@ func (s *scenario) receive(sh *shard, seen []uint64, ev event) {
 	if err != nil || k < 0 || k >= len(s.sendTimes) {
 		return
 	}
-	if seen != nil {
-		if seen[k/64]&(1<<(k%64)) != 0 {
+	if s.fanout {
+		if k/64 >= len(*seen) {
+			*seen = append(*seen, make([]uint64, k/64+1-len(*seen))...)
+		}
+		if (*seen)[k/64]&(1<<(k%64)) != 0 {
 			s.duplicated.Add(1)
 			return
 		}
-		seen[k/64] |= 1 << (k % 64)
+		(*seen)[k/64] |= 1 << (k % 64)
 	} else if s.deliveries[k].Load() > 0 {
 		// chat-send: each message has one receiver, so a second sight is a duplicate.
 		s.duplicated.Add(1)
 		return
 	}
 	s.deliveries[k].Add(1)
+	if n != nil {
+		n.delivered.Add(1)
+	}
 	if s.delivered.Add(1) >= s.expected.Load() {
 		select {
 		case s.caughtUp <- struct{}{}:
@@ -511,9 +666,10 @@ func (sd *sender) send(ctx context.Context, k int64) {
 		to = s.receivers[int(k)%len(s.receivers)]
 	}
 	text := s.token + strconv.FormatInt(k, 10)
+	nd := s.nodes[int(k)%len(s.nodes)]
 	start := time.Now()
 	s.sendTimes[k].Store(start.UnixNano())
-	status, n, err := s.post(ctx, sd.client, &sd.body, sd.buf, from, to, text)
+	status, n, err := s.post(ctx, sd.client, nd.base, &sd.body, sd.buf, from, to, text)
 	end := time.Now()
 	if err == nil && status != 200 {
 		err = &statusError{status}
@@ -529,8 +685,10 @@ func (sd *sender) send(ctx context.Context, k int64) {
 	s.sent.Add(1)
 	if err != nil {
 		s.sendErrs.Add(1)
+		nd.sendErrs.Add(1)
 		return
 	}
+	nd.sent.Add(1)
 	s.sendOK[k].Store(true)
 	if s.fanout {
 		s.expected.Add(int64(len(s.receivers)))
@@ -540,16 +698,16 @@ func (sd *sender) send(ctx context.Context, k int64) {
 }
 
 // post sends one message and reads the answer.
-func (s *scenario) post(ctx context.Context, client *http.Client, body *bytes.Buffer, buf []byte, from, to, text string) (int, int64, error) {
+func (s *scenario) post(ctx context.Context, client *http.Client, base *url.URL, body *bytes.Buffer, buf []byte, from, to, text string) (int, int64, error) {
 	var req *http.Request
 	var err error
 	if s.o.SendVia == "get" {
-		u := s.base.String() + "msg/" + url.PathEscape(from) + "/" + url.PathEscape(to+" "+text)
+		u := base.String() + "msg/" + url.PathEscape(from) + "/" + url.PathEscape(to+" "+text)
 		req, err = http.NewRequestWithContext(ctx, "GET", u, nil)
 	} else {
 		body.Reset()
 		json.NewEncoder(body).Encode(map[string]string{"from": from, "to": to, "text": text})
-		req, err = http.NewRequestWithContext(ctx, "POST", s.base.JoinPath("send").String(), bytes.NewReader(body.Bytes()))
+		req, err = http.NewRequestWithContext(ctx, "POST", base.JoinPath("send").String(), bytes.NewReader(body.Bytes()))
 		if req != nil {
 			req.Header.Set("Content-Type", "application/json")
 		}
@@ -623,7 +781,7 @@ func (s *scenario) progress(ctx context.Context, start time.Time) (stop func()) 
 	return func() { once.Do(func() { close(done); <-finished }) }
 }
 
-func (s *scenario) report(sendTime, rampUp time.Duration, reconnects int64) *Report {
+func (s *scenario) report(sendTime, rampUp time.Duration, subs *receivers, limit fileLimit) *Report {
 	o := s.o
 	sends := NewMetrics()
 	for i := range s.sendStats {
@@ -633,9 +791,13 @@ func (s *scenario) report(sendTime, rampUp time.Duration, reconnects int64) *Rep
 	for i := range s.shards {
 		lat.Merge(s.shards[i].m)
 	}
+	targets := make([]string, len(s.nodes))
+	for i, n := range s.nodes {
+		targets[i] = n.base.String()
+	}
 	rep := &Report{
 		Scenario:    o.Scenario,
-		Target:      s.base.String(),
+		Target:      strings.Join(targets, ", "),
 		Method:      map[string]string{"post": "POST /send", "get": "GET /msg/<from>/<to>%20<text>"}[o.SendVia],
 		Model:       "closed",
 		Connections: o.Concurrency,
@@ -653,7 +815,25 @@ func (s *scenario) report(sendTime, rampUp time.Duration, reconnects int64) *Rep
 	rep.Latency = Summarize(lat.Latency)
 	rep.Histogram = Buckets(lat.Latency, 40)
 	d := &Delivery{Receivers: o.Receivers, Senders: o.Senders, Sent: sends.OK, SendErrors: sends.Sent - sends.OK,
-		RampUp: rampUp, Reconnects: reconnects, Duplicated: s.duplicated.Load()}
+		RampUp: rampUp, Reconnects: subs.reconnects.Load(), Duplicated: s.duplicated.Load(),
+		Welcomed: subs.welcomed, LoginTime: subs.loginTime, LoginConcurrency: o.loginConcurrency(), LoginRate: o.LoginRate}
+	if subs.incomplete {
+		d.RampUp = 0 // not everyone logged in: there is no time to log all in
+	}
+	if subs.rssAfter > 0 && subs.rssBefore > 0 && subs.streams > 0 {
+		d.GeneratorRSS = subs.rssAfter
+		d.RSSPerReceiver = (subs.rssAfter - subs.rssBefore) / int64(subs.streams)
+	}
+	if len(s.nodes) > 1 {
+		for _, n := range s.nodes {
+			d.Targets = append(d.Targets, TargetDelivery{URL: n.base.String(), Receivers: n.receivers,
+				Welcomed: n.welcomed.Load(), Sent: n.sent.Load(), SendErrors: n.sendErrs.Load(), Delivered: n.delivered.Load()})
+		}
+	}
+	d.FileLimit, d.FilesNeeded = limit.cur, o.filesNeeded()
+	if limit.raisedFrom > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("raised the open-file limit (RLIMIT_NOFILE) from %d to its hard limit %d", limit.raisedFrom, limit.cur))
+	}
 	per := int64(1)
 	if s.fanout {
 		per = int64(o.Receivers)

@@ -3,7 +3,12 @@ package load
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,7 +136,7 @@ func TestScenarioDrain(t *testing.T) {
 	result := make(chan bool, 1)
 	go func() { result <- s.drain(context.Background(), time.Hour) }()
 	for k := range 3 {
-		s.receive(sh, nil, msg(s, k))
+		s.receive(sh, nil, nil, msg(s, k))
 	}
 	select {
 	case ok := <-result:
@@ -144,9 +149,9 @@ func TestScenarioDrain(t *testing.T) {
 
 	// One message never arrives: the drain gives up at its bound and says so.
 	s, sh = newRun()
-	s.receive(sh, nil, msg(s, 0))
-	s.receive(sh, nil, msg(s, 0)) // a duplicate does not count
-	s.receive(sh, nil, msg(s, 2))
+	s.receive(sh, nil, nil, msg(s, 0))
+	s.receive(sh, nil, nil, msg(s, 0)) // a duplicate does not count
+	s.receive(sh, nil, nil, msg(s, 2))
 	if s.drain(context.Background(), 10*time.Millisecond) {
 		t.Error("drain said everything arrived with message 1 missing")
 	}
@@ -158,5 +163,177 @@ func TestScenarioDrain(t *testing.T) {
 	cancel()
 	if s.drain(ctx, time.Hour) {
 		t.Error("drain of a cancelled run said everything arrived")
+	}
+}
+
+// TestScenarioTwoTargets: receivers and sends are spread round-robin over two chat nodes, and
+// the report says how many went where. The two chats are separate (no broker between them):
+// with receivers a multiple of the targets, each message is sent to its receiver's node.
+func TestScenarioTwoTargets(t *testing.T) {
+	a, b := newChat(t, chatserver.Options{}), newChat(t, chatserver.Options{})
+	for _, transport := range []string{"sse", "ws"} {
+		t.Run(transport, func(t *testing.T) {
+			rep, err := RunScenario(context.Background(), ScenarioOptions{Scenario: ScenarioChatSend, Targets: []string{a, b},
+				Transport: transport, Receivers: 6, Senders: 4, Messages: 200, Drain: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := rep.Delivery
+			if d.Sent != 200 || d.Delivered != 200 || d.Lost != 0 || d.Duplicated != 0 {
+				t.Fatalf("delivery %+v: want 200 sent and delivered once", *d)
+			}
+			if len(d.Targets) != 2 || d.Targets[0].URL != a || d.Targets[1].URL != b {
+				t.Fatalf("targets %+v: want %s and %s", d.Targets, a, b)
+			}
+			for _, tg := range d.Targets {
+				if tg.Receivers != 3 || tg.Welcomed != 3 || tg.Sent != 100 || tg.SendErrors != 0 || tg.Delivered != 100 {
+					t.Errorf("target %+v: want 3 receivers welcomed, 100 sent and 100 delivered", tg)
+				}
+			}
+			if !strings.Contains(rep.Target, a) || !strings.Contains(rep.Target, b) {
+				t.Errorf("report target %q lacks a node", rep.Target)
+			}
+		})
+	}
+	// One target: no split in the report.
+	rep, err := RunScenario(context.Background(), ScenarioOptions{Scenario: ScenarioChatSend, Targets: []string{a},
+		Receivers: 2, Messages: 10, Drain: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Delivery.Targets != nil || rep.Delivery.Delivered != 10 {
+		t.Errorf("one target: delivery %+v", *rep.Delivery)
+	}
+}
+
+// loginCounter wraps a chat: it counts the SSE logins under way (from the request to the
+// first write or flush, which carries the welcome: counted off just before it, so that the
+// count is never above the client's; a write, because a full response buffer reaches the
+// client without a flush) and keeps the most seen at once.
+type loginCounter struct {
+	h             http.Handler
+	inFlight, max atomic.Int64
+}
+
+func (c *loginCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// A resume (Last-Event-ID) is a reconnect after the welcome, not a login.
+	if r.Header.Get("Accept") != "text/event-stream" || r.Header.Get("Last-Event-ID") != "" {
+		c.h.ServeHTTP(w, r)
+		return
+	}
+	n := c.inFlight.Add(1)
+	for m := c.max.Load(); n > m && !c.max.CompareAndSwap(m, n); m = c.max.Load() {
+	}
+	fw := &firstFlush{ResponseWriter: w, done: func() { c.inFlight.Add(-1) }}
+	defer fw.flushed()
+	c.h.ServeHTTP(fw, r)
+}
+
+type firstFlush struct {
+	http.ResponseWriter
+	once sync.Once
+	done func()
+}
+
+func (f *firstFlush) flushed()                    { f.once.Do(f.done) }
+func (f *firstFlush) Unwrap() http.ResponseWriter { return f.ResponseWriter }
+func (f *firstFlush) Flush()                      { f.flushed(); f.ResponseWriter.(http.Flusher).Flush() }
+func (f *firstFlush) FlushError() error           { f.Flush(); return nil }
+func (f *firstFlush) Write(b []byte) (int, error) { f.flushed(); return f.ResponseWriter.Write(b) }
+func (f *firstFlush) WriteHeader(code int)        { f.ResponseWriter.WriteHeader(code) }
+func (f *firstFlush) Header() http.Header         { return f.ResponseWriter.Header() }
+
+// TestScenarioFanoutBoundedLogins: a few hundred receivers log in at most LoginConcurrency at
+// a time, and every one receives every broadcast once.
+func TestScenarioFanoutBoundedLogins(t *testing.T) {
+	srv, err := chatserver.New(chatserver.Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := &loginCounter{h: srv.Handler()}
+	ts := httptest.NewServer(lc)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		ts.Close()
+	})
+	const receivers, concurrency = 300, 8
+	rep, err := RunScenario(context.Background(), ScenarioOptions{Scenario: ScenarioSSEFanout, Target: ts.URL + "/",
+		Receivers: receivers, LoginConcurrency: concurrency, Messages: 5, Drain: time.Minute, LoginTime: 5 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := rep.Delivery
+	if d.Welcomed != receivers || d.Expected != 5*receivers || d.Delivered != d.Expected || d.Lost != 0 || d.Duplicated != 0 {
+		t.Fatalf("delivery %+v: want %d receivers welcomed and 5 broadcasts delivered to each once", *d, receivers)
+	}
+	if rep.Latency.Count != d.Delivered || rep.Latency.Max <= 0 {
+		t.Errorf("latency %+v: want one sample per delivery", rep.Latency)
+	}
+	if d.LoginConcurrency != concurrency || lc.max.Load() > concurrency || lc.max.Load() < 1 {
+		t.Errorf("logins in flight at most %d (reported %d), want 1 to %d", lc.max.Load(), d.LoginConcurrency, concurrency)
+	}
+	if d.RampUp <= 0 {
+		t.Errorf("no login time reported")
+	}
+	if runtime.GOOS == "linux" && (d.FileLimit < uint64(d.FilesNeeded) || d.FilesNeeded < receivers) {
+		t.Errorf("open files: limit %d, needed %d; want the limit reported and at least %d needed", d.FileLimit, d.FilesNeeded, receivers)
+	}
+}
+
+// TestScenarioSlowLogin: a server that never welcomes anyone gives a report, within the login
+// time, that says how many were welcomed, and nothing is sent.
+func TestScenarioSlowLogin(t *testing.T) {
+	var sends atomic.Int64
+	srv, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "POST" {
+			sends.Add(1)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	done := make(chan struct{})
+	var rep *Report
+	var err error
+	go func() {
+		defer close(done)
+		rep, err = RunScenario(context.Background(), ScenarioOptions{Scenario: ScenarioSSEFanout, Target: srv.URL + "/",
+			Receivers: 20, LoginConcurrency: 5, Messages: 3, LoginTime: 300 * time.Millisecond})
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("no report a minute after a login time of 300ms")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := rep.Delivery
+	if d.Welcomed != 0 || d.Receivers != 20 || d.Sent != 0 || sends.Load() != 0 || d.LoginTime != 300*time.Millisecond {
+		t.Errorf("delivery %+v, %d sends: want 0 of 20 welcomed within 300ms and nothing sent", *d, sends.Load())
+	}
+	if len(rep.Notes) == 0 || !strings.Contains(strings.Join(rep.Notes, " "), "only 0 of 20") {
+		t.Errorf("notes %q: want one saying how many were welcomed", rep.Notes)
+	}
+}
+
+// TestScenarioFileLimit: a hard limit on open files too low for the receivers is an error
+// that names the limit and ulimit -n; a sufficient one leaves the soft limit at the hard one.
+func TestScenarioFileLimit(t *testing.T) {
+	_, err := RunScenario(context.Background(), ScenarioOptions{Scenario: ScenarioSSEFanout, Target: "http://127.0.0.1:1/",
+		Receivers: 500, Messages: 1, FileLimit: 256})
+	if err == nil || !strings.Contains(err.Error(), "ulimit -n") || !strings.Contains(err.Error(), "256") {
+		t.Fatalf("error %v: want one naming the limit 256 and ulimit -n", err)
+	}
+	l, err := raiseFileLimit(10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS == "linux" && (l.cur != l.max || l.max == 0) {
+		t.Errorf("limit %+v: want the soft limit raised to the hard one", l)
 	}
 }

@@ -10,7 +10,12 @@
 // events are emitted while a run goes, for a terminal progress bar or a web page.
 //
 // Every run is bounded: by a request count, a duration, or both, and always by a hard time
-// cap (Options.MaxTime).
+// cap (Options.MaxTime). A chat scenario's login is bounded too (ScenarioOptions.LoginTime):
+// a server too slow to seat every receiver gives a report of how many it did.
+//
+// The chat scenarios hold thousands of receivers from one process (one goroutine and a few
+// KiB each, logins bounded in flight and optionally paced) and can spread receivers and
+// sends over several targets, the nodes of one chat (ScenarioOptions.Targets).
 //
 // The playground's load page (package playground/loadpage) drives it from a browser, against
 // the server that serves the page and nothing else.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -78,6 +79,12 @@ type Options struct {
 	// Client selects the HTTP client. Empty: ClientEpoll where it applies (Linux, http, the
 	// closed model), ClientRaw otherwise.
 	Client Client
+	// Loops is the number of event loops (threads) of ClientEpoll, as wrk -t. Zero: one fewer
+	// than GOMAXPROCS, at least one, so that one processor stays free for the Go runtime and
+	// whatever else the process runs (a loop on every processor makes the runtime hand
+	// processors back and forth on every blocking wait, which costs more CPU than it gives);
+	// never more than Connections.
+	Loops int
 	// Timeout bounds each request, connection included; DefaultTimeout when zero.
 	Timeout time.Duration
 	// Insecure skips TLS certificate verification for https targets.
@@ -139,6 +146,12 @@ func (o *Options) Validate() error {
 	if o.Connections < 0 || o.Connections > MaxConnections {
 		return fmt.Errorf("connections %d: allowed 1 to %d", o.Connections, MaxConnections)
 	}
+	if o.Loops < 0 || o.Loops > maxShards {
+		return fmt.Errorf("loops %d: allowed 1 to %d (0: one fewer than GOMAXPROCS)", o.Loops, maxShards)
+	}
+	if o.Loops > 0 && o.Client != "" && o.Client != ClientEpoll {
+		return fmt.Errorf("loops %d: only the %q client runs event loops", o.Loops, ClientEpoll)
+	}
 	if o.Requests < 0 {
 		return fmt.Errorf("requests %d: must not be negative", o.Requests)
 	}
@@ -176,4 +189,13 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("connections %d exceed requests %d: each connection needs at least one request", o.Connections, o.Requests)
 	}
 	return nil
+}
+
+// loops is the number of event loops an epoll run uses.
+func (o *Options) loops() int {
+	n := o.Loops
+	if n == 0 {
+		n = max(runtime.GOMAXPROCS(0)-1, 1)
+	}
+	return max(min(n, o.Connections, maxShards), 1)
 }

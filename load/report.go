@@ -25,6 +25,7 @@ type Report struct {
 	KeepAlive   bool          `json:"keep_alive"`
 	HTTP        string        `json:"http,omitempty"`
 	Client      string        `json:"client,omitempty"`
+	Loops       int           `json:"loops,omitempty"` // event loops of the epoll client
 	GOMAXPROCS  int           `json:"gomaxprocs"`
 	Started     time.Time     `json:"started"`
 
@@ -71,8 +72,36 @@ type Delivery struct {
 	Delivered  int64         `json:"delivered"`   // distinct deliveries seen
 	Lost       int64         `json:"lost"`        // expected − delivered
 	Duplicated int64         `json:"duplicated"`  // deliveries seen more than once
-	RampUp     time.Duration `json:"ramp_up_ns"`  // time to connect every receiver
+	RampUp     time.Duration `json:"ramp_up_ns"`  // time to log every receiver in (0 when not all were)
 	Reconnects int64         `json:"reconnects"`  // receiver connections that dropped and resumed
+
+	// Welcomed is how many receivers were welcomed within LoginTime; when fewer than
+	// Receivers, nothing was sent.
+	Welcomed         int           `json:"welcomed"`
+	LoginTime        time.Duration `json:"login_time_ns"`
+	LoginConcurrency int           `json:"login_concurrency"` // logins in flight at most
+	LoginRate        float64       `json:"login_rate,omitempty"`
+	// GeneratorRSS is this process's resident memory at the end of the login (every receiver
+	// welcomed, or the login time passed), and RSSPerReceiver its growth over the login
+	// divided by the receivers holding a connection then (0 where unknown).
+	GeneratorRSS   int64 `json:"generator_rss_bytes,omitempty"`
+	RSSPerReceiver int64 `json:"rss_per_receiver_bytes,omitempty"`
+	// FileLimit is the open-file limit (RLIMIT_NOFILE) the run had, its soft limit raised to
+	// the hard one at start; FilesNeeded what the receivers and sends need, about.
+	FileLimit   uint64 `json:"file_limit,omitempty"`
+	FilesNeeded int    `json:"files_needed,omitempty"`
+	// Targets splits the counts by chat node, when the run had several.
+	Targets []TargetDelivery `json:"targets,omitempty"`
+}
+
+// TargetDelivery is one chat node's share of a run with several targets.
+type TargetDelivery struct {
+	URL        string `json:"url"`
+	Receivers  int    `json:"receivers"` // receivers assigned to it
+	Welcomed   int64  `json:"welcomed"`
+	Sent       int64  `json:"sent"` // messages it accepted
+	SendErrors int64  `json:"send_errors"`
+	Delivered  int64  `json:"delivered"` // deliveries to its receivers
 }
 
 func (rep *Report) fill(m *Metrics, elapsed time.Duration) {
@@ -131,6 +160,9 @@ func WriteText(w io.Writer, rep *Report) error {
 			ka = "new connection per request"
 		}
 		method += fmt.Sprintf(", HTTP/%s, %s, %s client", rep.HTTP, ka, rep.Client)
+		if rep.Loops > 0 {
+			method += fmt.Sprintf(" (%d event loop(s))", rep.Loops)
+		}
 	}
 	p("Method:\t%s\n", method)
 	var bounds []string
@@ -153,11 +185,28 @@ func WriteText(w io.Writer, rep *Report) error {
 		p("Transfer:\t%s total, %s/s\n", bytesString(float64(rep.Bytes)), bytesString(rep.BytesPerSec))
 	} else {
 		d := rep.Delivery
-		p("Receivers:\t%d (connected in %s), %d sender(s)\n", d.Receivers, d.RampUp.Round(time.Millisecond), d.Senders)
+		if d.Welcomed < d.Receivers {
+			p("Receivers:\t%d, of which %d welcomed within %s (%d logins in flight at most), %d sender(s)\n",
+				d.Receivers, d.Welcomed, d.LoginTime, d.LoginConcurrency, d.Senders)
+		} else {
+			p("Receivers:\t%d (all welcomed in %s, %d logins in flight at most), %d sender(s)\n",
+				d.Receivers, d.RampUp.Round(time.Millisecond), d.LoginConcurrency, d.Senders)
+		}
+		if d.FileLimit > 0 {
+			p("Open files:\t%d allowed (RLIMIT_NOFILE, soft limit raised to the hard one), about %d needed\n", d.FileLimit, d.FilesNeeded)
+		}
+		if d.RSSPerReceiver > 0 {
+			p("Generator memory:\t%s RSS at the end of the login, %s per receiver\n",
+				bytesString(float64(d.GeneratorRSS)), bytesString(float64(d.RSSPerReceiver)))
+		}
 		p("Messages:\t%d sent, %d send errors, %.2f sent/s\n", d.Sent, d.SendErrors, rep.RequestsPerSec)
 		p("Deliveries:\t%d expected, %d delivered, %d lost, %d duplicated\n", d.Expected, d.Delivered, d.Lost, d.Duplicated)
 		if d.Reconnects > 0 {
 			p("Reconnects:\t%d (resumed with the last event id)\n", d.Reconnects)
+		}
+		for _, t := range d.Targets {
+			p("Target %s:\t%d receivers (%d welcomed), %d sent, %d send errors, %d delivered to its receivers\n",
+				t.URL, t.Receivers, t.Welcomed, t.Sent, t.SendErrors, t.Delivered)
 		}
 	}
 	if len(rep.Status) > 0 {

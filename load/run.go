@@ -69,6 +69,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			o.Client = ClientEpoll
 		}
 	}
+	if _, err := raiseFileLimit(o.Connections+fileSlack, 0); err != nil {
+		return nil, fmt.Errorf("%d connections: %w", o.Connections, err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, o.maxTime())
 	defer cancel()
 
@@ -328,6 +331,9 @@ func (r *runner) report(m *Metrics, lastEnd time.Time) *Report {
 	}
 	if o.Client != "" {
 		rep.Client = string(o.Client)
+	}
+	if o.Client == ClientEpoll {
+		rep.Loops = o.loops()
 	}
 	rep.fill(m, lastEnd.Sub(r.measureFrom))
 	if r.open {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -308,6 +309,9 @@ func TestValidate(t *testing.T) {
 		{"unknown client", Options{Request: Request{URL: "http://x/"}, Requests: 1, Client: "curl"}, "client"},
 		{"epoll open model", Options{Request: Request{URL: "http://x/"}, Requests: 1, Client: ClientEpoll, Rate: 10}, "closed model"},
 		{"epoll https", Options{Request: Request{URL: "https://x/"}, Requests: 1, Client: ClientEpoll}, "plain http"},
+		{"negative loops", Options{Request: Request{URL: "http://x/"}, Requests: 1, Loops: -1}, "loops"},
+		{"too many loops", Options{Request: Request{URL: "http://x/"}, Requests: 1, Loops: maxShards + 1}, "loops"},
+		{"loops without epoll", Options{Request: Request{URL: "http://x/"}, Requests: 1, Loops: 2, Client: ClientRaw}, "event loops"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -558,6 +562,25 @@ func TestRawClientTLS(t *testing.T) {
 		got := cl.accepts.Load() - before
 		if noKA && got != 40 || !noKA && (got < 1 || got > 2) {
 			t.Errorf("keep-alive %v: %d connections for 40 requests on 2 workers", !noKA, got)
+		}
+	}
+}
+
+// TestEpollLoops: the run uses the loops asked for, never more than the connections, and
+// every connection's requests are counted whatever the split.
+func TestEpollLoops(t *testing.T) {
+	if !epollSupported {
+		t.Skip("the epoll client needs Linux")
+	}
+	srv, _ := newServer(t, http.HandlerFunc(hello))
+	for _, tc := range []struct{ loops, conns, want int }{{0, 5, max(runtime.GOMAXPROCS(0)-1, 1)}, {3, 7, 3}, {4, 2, 2}} {
+		rep, err := Run(context.Background(), Options{Request: Request{URL: srv.URL}, Connections: tc.conns, Requests: 60, Loops: tc.loops, Client: ClientEpoll})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := min(tc.want, tc.conns)
+		if rep.Loops != want || rep.OK != 60 {
+			t.Errorf("loops %d, conns %d: report says %d loops, %d ok; want %d loops, 60 ok", tc.loops, tc.conns, rep.Loops, rep.OK, want)
 		}
 	}
 }

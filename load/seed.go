@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -120,7 +119,7 @@ func RunSeed(ctx context.Context, o SeedOptions) (*SeedReport, error) {
 		stop := func() {}
 		if r.receiver {
 			var err error
-			stop, err = startReceiver(ctx, base, "john", func(ev event) {
+			stop, err = startReceiver(ctx, base, "john", "mary: hello", func(ev event) {
 				if ev.text == "mary: hello" {
 					received.Add(1)
 				}
@@ -158,10 +157,11 @@ func RunSeed(ctx context.Context, o SeedOptions) (*SeedReport, error) {
 	return out, nil
 }
 
-// startReceiver logs nick in over SSE and calls onEvent for each event until stop.
-func startReceiver(ctx context.Context, base *url.URL, nick string, onEvent func(event)) (stop func(), err error) {
+// startReceiver logs nick in over SSE and calls onEvent for each event until stop; the text of
+// events that contain token is given (token "" gives every event's text).
+func startReceiver(ctx context.Context, base *url.URL, nick, token string, onEvent func(event)) (stop func(), err error) {
 	ctx, cancel := context.WithCancel(ctx)
-	sub := &subscriber{base: base, nick: nick, transport: "sse", client: &http.Client{Transport: NewTransport(1, true)}}
+	sub := &subscriber{t: newStreamTarget(base, 10*time.Second, token), nick: nick, transport: "sse", timeout: 10 * time.Second}
 	ready := make(chan struct{})
 	errc := make(chan error, 1)
 	done := make(chan struct{})

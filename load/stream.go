@@ -4,32 +4,82 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
 )
 
-// event is one chat event as a subscriber receives it.
+// event is one chat event as a subscriber receives it. text is empty for events that do not
+// carry the run's token (welcome, presence notices): nobody reads their text, so it is not
+// copied.
 type event struct {
 	id   uint64
 	text string
 }
 
+// A receiver is meant to cost little memory, so that one process can hold 10,000 of them:
+// one goroutine (no transport goroutines: SSE is read from the connection itself, not through
+// net/http's client), read buffers of streamBufferSize, a WebSocket write buffer only while a
+// frame is written, and nothing copied from events that are not the run's messages. Lines and
+// frames longer than the buffer (the chat's "now online: …" list with thousands of names) are
+// skipped, not buffered.
+const (
+	streamBufferSize = 1 << 10
+	// maxFrame is the largest WebSocket frame a receiver decodes; longer ones are skipped.
+	maxFrame = 4 << 10
+)
+
+// frameBuffers lends receivers a buffer for one WebSocket frame at a time.
+var frameBuffers = sync.Pool{New: func() any { return new([maxFrame]byte) }}
+
+// wsWriteBuffers lends WebSocket write buffers to receivers while they write a frame
+// (a pong, the close): none is held by an idle receiver.
+var wsWriteBuffers = &sync.Pool{}
+
+// streamTarget is what every receiver of one target shares.
+type streamTarget struct {
+	base   *url.URL // the chat's base URL, ending in "/"
+	addr   string   // host:port to dial
+	tls    *tls.Config
+	dialer *websocket.Dialer
+	token  []byte // the run's message token: only events that carry it are decoded
+}
+
+func newStreamTarget(base *url.URL, timeout time.Duration, token string) *streamTarget {
+	t := &streamTarget{base: base, addr: base.Host, token: []byte(token)}
+	if base.Port() == "" {
+		port := "80"
+		if base.Scheme == "https" {
+			port = "443"
+		}
+		t.addr = net.JoinHostPort(base.Hostname(), port)
+	}
+	if base.Scheme == "https" {
+		t.tls = &tls.Config{ServerName: base.Hostname()}
+	}
+	t.dialer = &websocket.Dialer{HandshakeTimeout: timeout, ReadBufferSize: streamBufferSize,
+		WriteBufferPool: wsWriteBuffers, TLSClientConfig: t.tls}
+	return t
+}
+
 // subscriber is one logged-in chat user reading its event stream, over SSE or WebSocket.
 // On a dropped connection it resumes from the last id it saw, as the chat's clients do.
 type subscriber struct {
-	base      *url.URL // the chat's base URL, ending in "/"
+	t         *streamTarget
 	nick      string
 	transport string // "sse" or "ws"
-	client    *http.Client
-	dialer    *websocket.Dialer
+	timeout   time.Duration
 
 	lastID     uint64
 	reconnects int64
@@ -43,31 +93,24 @@ var errStreamEnded = errors.New("stream ended by the server")
 // the first event (the chat's "Welcome <nick>!"), which says the user is online.
 func (s *subscriber) run(ctx context.Context, ready func(), onEvent func(event)) error {
 	first := true
-	var lastErr error
+	handle := func(ev event) {
+		if first {
+			first = false
+			ready()
+		}
+		onEvent(ev)
+	}
 	for attempt := 0; ctx.Err() == nil; attempt++ {
 		var err error
 		switch s.transport {
 		case "ws":
-			err = s.runWS(ctx, func(ev event) {
-				if first {
-					first = false
-					ready()
-				}
-				onEvent(ev)
-			})
+			err = s.runWS(ctx, handle)
 		default:
-			err = s.runSSE(ctx, func(ev event) {
-				if first {
-					first = false
-					ready()
-				}
-				onEvent(ev)
-			})
+			err = s.runSSE(ctx, handle)
 		}
 		if ctx.Err() != nil {
 			return nil
 		}
-		lastErr = err
 		if first && attempt >= 2 {
 			return fmt.Errorf("subscribe %s over %s: %w", s.nick, s.transport, err)
 		}
@@ -77,51 +120,124 @@ func (s *subscriber) run(ctx context.Context, ready func(), onEvent func(event))
 		case <-time.After(time.Duration(min(attempt+1, 10)) * 50 * time.Millisecond):
 		}
 	}
-	_ = lastErr
 	return nil
 }
 
+func (s *subscriber) dial(ctx context.Context) (net.Conn, error) {
+	d := net.Dialer{Timeout: s.timeout, KeepAlive: -1}
+	conn, err := d.DialContext(ctx, "tcp", s.t.addr)
+	if err != nil {
+		return nil, err
+	}
+	if s.t.tls != nil {
+		tc := tls.Client(conn, s.t.tls)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("TLS handshake: %w", err)
+		}
+		conn = tc
+	}
+	return conn, nil
+}
+
+// onFreshStack runs f on a goroutine of its own and waits for it. Dialling and reading an
+// answer's head (TLS, net/http's parser) need a deep stack, reading a stream afterwards a
+// shallow one: done on the receiver's own goroutine, the first would leave it an 8 KiB stack
+// for the life of the stream, with thousands of streams.
+func onFreshStack(f func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	<-done
+}
+
 func (s *subscriber) runSSE(ctx context.Context, onEvent func(event)) error {
-	u := s.base.JoinPath(s.nick)
-	req, err := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
+	var conn net.Conn
+	var body io.ReadCloser
+	var err error
+	onFreshStack(func() { conn, body, err = s.openSSE(ctx) })
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Accept", "text/event-stream")
+	// Closed before the body, so that closing the body does not wait for the stream's end.
+	defer body.Close()
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	return s.readSSE(body, onEvent)
+}
+
+// openSSE logs in over SSE and returns the connection and the stream's body once the answer's
+// head says 200.
+func (s *subscriber) openSSE(ctx context.Context) (net.Conn, io.ReadCloser, error) {
+	u := s.t.base.JoinPath(url.PathEscape(s.nick))
+	conn, err := s.dial(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	fail := func(err error) (net.Conn, io.ReadCloser, error) {
+		conn.Close()
+		return nil, nil, err
+	}
+
+	var req bytes.Buffer
+	fmt.Fprintf(&req, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nUser-Agent: wasmgap-load\r\n", u.RequestURI(), u.Host)
 	if s.lastID > 0 {
-		req.Header.Set("Last-Event-ID", strconv.FormatUint(s.lastID, 10))
+		fmt.Fprintf(&req, "Last-Event-ID: %d\r\n", s.lastID)
 	}
-	resp, err := s.client.Do(req)
+	req.WriteString("\r\n")
+	conn.SetDeadline(time.Now().Add(s.timeout)) // until the answer's head
+	if _, err := conn.Write(req.Bytes()); err != nil {
+		return fail(fmt.Errorf("GET %s: %w", u, err))
+	}
+	br := bufio.NewReaderSize(conn, streamBufferSize)
+	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
-		return err
+		return fail(fmt.Errorf("GET %s: %w", u, err))
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
-		return fmt.Errorf("GET %s: HTTP %d", u, resp.StatusCode)
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+		return fail(fmt.Errorf("GET %s: HTTP %d %s", u, resp.StatusCode, strings.TrimSpace(string(msg))))
 	}
-	br := bufio.NewReaderSize(resp.Body, 16<<10)
+	conn.SetDeadline(time.Time{})
+	return conn, resp.Body, nil
+}
+
+// readSSE reads events from an SSE stream's body until it ends.
+func (s *subscriber) readSSE(body io.Reader, onEvent func(event)) error {
+	lines := bufio.NewReaderSize(body, streamBufferSize)
 	var ev event
-	var data []string
-	hasID := false
+	hasData, hasID, skipping := false, false, false
 	for {
-		line, err := br.ReadSlice('\n')
+		line, err := lines.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			skipping = true // a line longer than the buffer: not one of the run's messages
+			continue
+		}
 		if err != nil {
-			if err == bufio.ErrBufferFull {
-				return fmt.Errorf("SSE line longer than 16 KiB")
+			if err == io.EOF {
+				return errStreamEnded
 			}
 			return err
+		}
+		if skipping {
+			skipping, hasData = false, true // the end of the long line: it was data
+			continue
 		}
 		line = bytes.TrimRight(line, "\r\n")
 		switch {
 		case len(line) == 0:
-			if len(data) > 0 {
-				ev.text = strings.Join(data, "\n")
+			if hasData {
 				if hasID {
 					s.lastID = ev.id
 				}
 				onEvent(ev)
 			}
-			ev, data, hasID = event{}, data[:0], false
+			ev, hasData, hasID = event{}, false, false
 		case line[0] == ':':
 			// a comment: ping, or the server's reason for closing
 		default:
@@ -129,18 +245,38 @@ func (s *subscriber) runSSE(ctx context.Context, onEvent func(event)) error {
 			value = bytes.TrimPrefix(value, []byte(" "))
 			switch string(field) {
 			case "id":
-				if n, err := strconv.ParseUint(string(value), 10, 64); err == nil {
+				if n, ok := parseUint(value); ok {
 					ev.id, hasID = n, true
 				}
 			case "data":
-				data = append(data, string(value))
+				if hasData && ev.text != "" {
+					ev.text += "\n" + string(value)
+				} else if bytes.Contains(value, s.t.token) {
+					ev.text = string(value)
+				}
+				hasData = true
 			}
 		}
 	}
 }
 
+// parseUint reads a decimal number without allocating.
+func parseUint(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n, true
+}
+
 func (s *subscriber) runWS(ctx context.Context, onEvent func(event)) error {
-	u := *s.base
+	u := *s.t.base
 	if u.Scheme == "https" {
 		u.Scheme = "wss"
 	} else {
@@ -152,7 +288,10 @@ func (s *subscriber) runWS(ctx context.Context, onEvent func(event)) error {
 		q.Set("resume", strconv.FormatUint(s.lastID, 10))
 	}
 	u.RawQuery = q.Encode()
-	conn, resp, err := s.dialer.DialContext(ctx, u.String(), nil)
+	var conn *websocket.Conn
+	var resp *http.Response
+	var err error
+	onFreshStack(func() { conn, resp, err = s.t.dialer.DialContext(ctx, u.String(), nil) })
 	if err != nil {
 		if resp != nil {
 			return fmt.Errorf("dial %s: HTTP %d: %w", u.String(), resp.StatusCode, err)
@@ -162,26 +301,79 @@ func (s *subscriber) runWS(ctx context.Context, onEvent func(event)) error {
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	var msg struct {
-		ID    uint64 `json:"id"`
-		Text  string `json:"text"`
-		Error string `json:"error"`
-	}
+	var msg wsMessage
 	for {
-		_, b, err := conn.ReadMessage()
+		_, r, err := conn.NextReader()
 		if err != nil {
 			return err
 		}
-		msg.ID, msg.Text, msg.Error = 0, "", ""
-		if err := json.Unmarshal(b, &msg); err != nil {
-			return fmt.Errorf("WebSocket frame %q: %w", truncate(b), err)
+		buf := frameBuffers.Get().(*[maxFrame]byte)
+		err = s.wsFrame(r, buf[:], onEvent, &msg)
+		frameBuffers.Put(buf)
+		if err != nil {
+			return err
 		}
-		if msg.Error != "" && msg.Text == "" {
-			continue
-		}
-		if msg.ID > 0 {
-			s.lastID = msg.ID
-		}
-		onEvent(event{id: msg.ID, text: msg.Text})
 	}
+}
+
+// wsMessage is a chat frame: an event, or an error the server reports.
+type wsMessage struct {
+	ID    uint64 `json:"id"`
+	Text  string `json:"text"`
+	Error string `json:"error"`
+}
+
+// wsFrame reads one frame into frame (a lent buffer) and hands it on. Only frames that carry
+// the run's token are decoded; the others give their id, read in place.
+func (s *subscriber) wsFrame(r io.Reader, frame []byte, onEvent func(event), msg *wsMessage) error {
+	n, err := io.ReadFull(r, frame)
+	switch {
+	case err == io.ErrUnexpectedEOF || err == io.EOF:
+	case err != nil:
+		return err
+	default:
+		// Longer than maxFrame: the online list or another notice, never a run's message.
+		if _, err := io.Copy(io.Discard, r); err != nil {
+			return err
+		}
+		onEvent(event{id: s.lastID})
+		return nil
+	}
+	b := frame[:n]
+	if !bytes.Contains(b, s.t.token) {
+		// A notice: only its id matters (to resume from), read without decoding.
+		if id, ok := frameID(b); ok && id > 0 {
+			s.lastID = id
+		} else if bytes.Contains(b, []byte(`"error"`)) && !bytes.Contains(b, []byte(`"text"`)) {
+			return nil
+		}
+		onEvent(event{id: s.lastID})
+		return nil
+	}
+	msg.ID, msg.Text, msg.Error = 0, "", ""
+	if err := json.Unmarshal(b, msg); err != nil {
+		return fmt.Errorf("WebSocket frame %q: %w", truncate(b), err)
+	}
+	if msg.Error != "" && msg.Text == "" {
+		return nil
+	}
+	if msg.ID > 0 {
+		s.lastID = msg.ID
+	}
+	onEvent(event{id: msg.ID, text: msg.Text})
+	return nil
+}
+
+// frameID reads the "id" field of a chat frame ({"id":123,…}) without decoding the rest.
+func frameID(b []byte) (uint64, bool) {
+	i := bytes.Index(b, []byte(`"id":`))
+	if i < 0 {
+		return 0, false
+	}
+	b = bytes.TrimLeft(b[i+5:], " ")
+	j := 0
+	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+		j++
+	}
+	return parseUint(b[:j])
 }

@@ -23,9 +23,12 @@ const loadUsage = `usage:
   wasmgap load chat-send [flags] --target URL   K receivers, senders posting to them
   wasmgap load sse-fanout [flags] --target URL  S SSE subscribers, one broadcaster
   wasmgap load ws-fanout [flags] --target URL   S WebSocket subscribers, one broadcaster
+  (--target repeated or URL,URL: receivers and sends spread round-robin over the nodes)
   wasmgap load seed [--target URL]         the source articles' ab runs, beside their figures
 
 Every run is bounded: give -n (requests), -d (duration) or both; --max-time caps it anyway.
+Chat scenarios exit with 3 when messages were lost, 4 when not every receiver was welcomed
+within --login-time (the report says how many were; nothing is sent then).
 `
 
 // headerFlags collects repeated -H "Name: value" flags.
@@ -135,6 +138,7 @@ func runLoadHTTP(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.NoKeepAlive, "no-keepalive", false, "open a new connection for every request (as ab without -k)")
 	fs.BoolVar(&o.HTTP10, "http1.0", false, "send HTTP/1.0 requests (as ab does; raw client only)")
 	fs.StringVar(&client, "client", "auto", "HTTP client: auto (epoll where it applies, else raw), epoll (event loop per core, like wrk), raw (HTTP/1.x on a goroutine per connection) or std (net/http, pool sized to -c)")
+	fs.IntVar(&o.Loops, "t", 0, "event loops (threads) of the epoll client, as wrk -t (0: one fewer than GOMAXPROCS, at least 1)")
 	fs.DurationVar(&o.Timeout, "timeout", load.DefaultTimeout, "timeout of each request")
 	fs.DurationVar(&o.MaxTime, "max-time", load.DefaultMaxTime, "hard cap on the whole run, warm-up included")
 	fs.IntVar(&o.Pid, "pid", 0, "sample this process's RSS and CPU during the run (Linux)")
@@ -163,6 +167,9 @@ func runLoadHTTP(args []string, stdout, stderr io.Writer) int {
 	o.Request.URL = fs.Arg(0)
 	if client != "auto" {
 		o.Client = load.Client(client)
+	}
+	if o.Loops < 0 {
+		return fail("-t %d: want 1 or more event loops, or 0 for the default", o.Loops)
 	}
 	h, err := parseHeaders(headers, headersFile)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/wasmgap/wasmgap/chatserver"
@@ -24,7 +25,8 @@ func runLoadScenario(name string, args []string, stdout, stderr io.Writer) int {
 	}
 	o := load.ScenarioOptions{Scenario: name}
 	var out outputFlags
-	fs.StringVar(&o.Target, "target", "", "the chat's base URL, e.g. http://127.0.0.1:8080/ (wasmgap chat) or http://127.0.0.1:8080/chat/ (wasmgap serve)")
+	var targets targetFlags
+	fs.Var(&targets, "target", "the chat's base URL, e.g. http://127.0.0.1:8080/ (wasmgap chat) or http://127.0.0.1:8080/chat/ (wasmgap serve); repeat it or give a comma list for several nodes: receivers and sends are spread round-robin")
 	if name == load.ScenarioChatSend {
 		fs.IntVar(&o.Receivers, "k", 10, "receivers logged in")
 		fs.StringVar(&o.Transport, "transport", "sse", "how receivers read: sse or ws")
@@ -38,6 +40,9 @@ func runLoadScenario(name string, args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&o.Rate, "R", 0, "messages per second in total (0: as fast as the server answers)")
 	fs.StringVar(&o.SendVia, "send-via", "post", "post (POST /send) or get (GET /msg/<from>/<to>%20<text>, as the article's ab run)")
 	fs.DurationVar(&o.Drain, "drain", load.DefaultDrain, "wait this long after the last send for missing deliveries")
+	fs.IntVar(&o.LoginConcurrency, "login-concurrency", load.DefaultLoginConcurrency, "receivers logging in at once (dialled, not yet welcomed)")
+	fs.Float64Var(&o.LoginRate, "login-rate", 0, "receivers logging in per second (0: as fast as --login-concurrency allows)")
+	fs.DurationVar(&o.LoginTime, "login-time", 0, "time for all receivers to be welcomed; past it nothing is sent and the report says how many were (0: --timeout plus 1 ms per receiver)")
 	fs.DurationVar(&o.Timeout, "timeout", load.DefaultTimeout, "timeout of each send and each login")
 	fs.DurationVar(&o.MaxTime, "max-time", load.DefaultMaxTime, "hard cap on the whole run")
 	fs.IntVar(&o.Pid, "pid", 0, "sample this process's RSS and CPU during the run (Linux)")
@@ -52,8 +57,16 @@ func runLoadScenario(name string, args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() != 0 {
 		return fail("unexpected arguments %q: give the chat's URL with --target", fs.Args())
 	}
-	if o.Target == "" {
+	if len(targets) == 0 {
 		return fail("--target is required: the chat's base URL, e.g. http://127.0.0.1:8080/")
+	}
+	if len(targets) == 1 {
+		o.Target = targets[0]
+	} else {
+		o.Targets = targets
+	}
+	if o.LoginConcurrency < 1 {
+		return fail("--login-concurrency %d: want 1 or more", o.LoginConcurrency)
 	}
 	if err := out.check(); err != nil {
 		return fail("%v", err)
@@ -78,10 +91,29 @@ func runLoadScenario(name string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "wasmgap load %s: write report: %v\n", name, err)
 		return 1
 	}
+	if d := rep.Delivery; d != nil && d.Welcomed < d.Receivers {
+		fmt.Fprintf(stderr, "wasmgap load %s: only %d of %d receivers were welcomed within %s (--login-time)\n",
+			name, d.Welcomed, d.Receivers, d.LoginTime)
+		return 4
+	}
 	if rep.Delivery != nil && rep.Delivery.Lost > 0 {
 		return 3 // the chat lost messages: make scripts notice
 	}
 	return 0
+}
+
+// targetFlags collects --target, repeated or as comma lists.
+type targetFlags []string
+
+func (t *targetFlags) String() string { return strings.Join(*t, ",") }
+func (t *targetFlags) Set(v string) error {
+	for _, u := range strings.Split(v, ",") {
+		if u = strings.TrimSpace(u); u == "" {
+			return fmt.Errorf("empty URL in %q", v)
+		}
+		*t = append(*t, u)
+	}
+	return nil
 }
 
 func runLoadSeed(args []string, stdout, stderr io.Writer) int {

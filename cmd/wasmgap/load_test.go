@@ -25,6 +25,18 @@ func TestLoadCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
+	chatURL2, stop2, err := startInProcessChat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop2()
+	// A chat that never welcomes anyone.
+	mute := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer mute.Close()
 	tests := []struct {
 		name     string
 		args     []string
@@ -47,6 +59,11 @@ func TestLoadCommand(t *testing.T) {
 		{"chat-send", []string{"chat-send", "--target", chatURL, "-n", "30", "-k", "3", "--drain", "1m"}, 0, "0 lost", "", 0},
 		{"ws-fanout json", []string{"ws-fanout", "--target", chatURL, "-n", "5", "-s", "4", "-R", "100", "--drain", "1m", "--format", "json"}, 0, `"lost": 0`, "", 5},
 		{"scenario without target", []string{"sse-fanout", "-n", "5"}, 2, "", "--target is required", 0},
+		{"two targets, comma list", []string{"chat-send", "--target", chatURL + "," + chatURL2, "-n", "20", "-k", "4", "--drain", "1m"}, 0, "Target " + chatURL2 + ":", "", 0},
+		{"two targets, repeated", []string{"sse-fanout", "--target", chatURL, "--target", chatURL2, "-n", "2", "-s", "2", "--drain", "1s"}, 3, "Target " + chatURL + ":", "", 0},
+		{"bad target in a list", []string{"sse-fanout", "--target", chatURL + ",ftp://x/", "-n", "1"}, 2, "", "ftp://x/", 0},
+		{"login concurrency 0", []string{"sse-fanout", "--target", chatURL, "-n", "1", "--login-concurrency", "0"}, 2, "", "--login-concurrency", 0},
+		{"receivers not welcomed in time", []string{"sse-fanout", "--target", mute.URL, "-n", "1", "-s", "3", "--login-time", "200ms"}, 4, "0 welcomed", "only 0 of 3", 0},
 		{"scenario unbounded", []string{"chat-send", "--target", chatURL}, 2, "", "unbounded", 0},
 		{"progress bar forced on", []string{"-n", "300", "-c", "2", "--progress", "on", srv.URL}, 0, "Requests/s:", "done", 0},
 		{"seed, scaled down", []string{"seed", "--scale", "100", "--target", chatURL}, 0, "historical", "", 0},

@@ -3,11 +3,14 @@
 // p99 side by side with the ratio to wrk.
 //
 // Servers: a CPU-bound Go server limited to one core and a Go handler that sleeps 2 ms (the
-// server is the bottleneck: every tool should measure the same rate), and nginx with one
-// worker (a fast server: the tools measure how much load they can generate). Each tool runs -reps times per case, alternating,
-// and the median is shown.
+// server is the bottleneck: every tool should measure the same rate), the chat's page served
+// by `wasmgap chat` (the same binary), and nginx with one worker (a fast server: the tools
+// measure how much load they can generate). Each tool runs -reps times per case,
+// alternating, and the median is shown. -baseline adds a second wasmgap binary (an older
+// build) as a fourth tool, so that a change is measured before and after in the same run;
+// -only keeps the cases whose server name contains one of its comma-separated words.
 //
-// Usage: go run ./scripts/bench-load -wasmgap bin/wasmgap [-d 5s] [-reps 3] [-markdown]
+// Usage: go run ./scripts/bench-load -wasmgap bin/wasmgap [-baseline old/wasmgap] [-only chat,nginx] [-d 5s] [-reps 3] [-markdown]
 package main
 
 import (
@@ -41,6 +44,8 @@ func main() {
 
 type options struct {
 	wasmgap  string
+	baseline string
+	only     string
 	wrk, ab  string
 	nginx    string
 	duration time.Duration
@@ -74,6 +79,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var o options
 	fs.StringVar(&o.wasmgap, "wasmgap", "bin/wasmgap", "path of the wasmgap binary")
+	fs.StringVar(&o.baseline, "baseline", "", "path of another wasmgap binary (an older build), run as one more tool")
+	fs.StringVar(&o.only, "only", "", "comma-separated words: keep only the cases whose server name contains one (e.g. chat,nginx)")
 	fs.StringVar(&o.wrk, "wrk", "wrk", "path of wrk")
 	fs.StringVar(&o.ab, "ab", "ab", "path of ab (apache2-utils)")
 	fs.StringVar(&o.nginx, "nginx", "/usr/sbin/nginx", "path of nginx (skipped when absent)")
@@ -87,7 +94,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bench-load: -reps must be at least 1 and -d positive")
 		return 2
 	}
-	for _, p := range []*string{&o.wasmgap, &o.wrk, &o.ab} {
+	paths := []*string{&o.wasmgap, &o.wrk, &o.ab}
+	if o.baseline != "" {
+		paths = append(paths, &o.baseline)
+	}
+	for _, p := range paths {
 		full, err := exec.LookPath(*p)
 		if err != nil {
 			fmt.Fprintf(stderr, "bench-load: %s not found: %v\n", *p, err)
@@ -107,6 +118,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		{"go-cpu (1 core)", goURL, 100, true},
 		{"go-sleep (2 ms)", goURL + "sleep", 10, true},
 	}
+	chatURL, stopChat, err := startChat(o.wasmgap)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench-load: %v\n", err)
+		return 1
+	}
+	defer stopChat()
+	cases = append(cases, benchCase{"wasmgap chat (page)", chatURL, 50, true})
 	if _, err := os.Stat(o.nginx); err == nil {
 		ngURL, stopNginx, err := startNginx(o.nginx)
 		if err != nil {
@@ -123,10 +141,33 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench-load: %s absent: the fast-server cases are skipped\n", o.nginx)
 	}
 
-	fmt.Fprintf(stderr, "bench-load: %d cases × 3 tools × %d runs of %s\n", len(cases), o.reps, o.duration)
+	if o.only != "" {
+		var kept []benchCase
+		for _, c := range cases {
+			for _, w := range strings.Split(o.only, ",") {
+				if w != "" && strings.Contains(c.server, w) {
+					kept = append(kept, c)
+					break
+				}
+			}
+		}
+		cases = kept
+		if len(cases) == 0 {
+			fmt.Fprintf(stderr, "bench-load: -only %q keeps no case\n", o.only)
+			return 2
+		}
+	}
+	tools := []string{"wasmgap load", "wrk", "ab"}
+	if o.baseline != "" {
+		tools = []string{"wasmgap load", "wasmgap load (baseline)", "wrk", "ab"}
+	}
+	fmt.Fprintf(stderr, "bench-load: %d cases × %d tools × %d runs of %s\n", len(cases), len(tools), o.reps, o.duration)
 	results := make([][]measurement, len(cases))
 	for i, c := range cases {
-		ms := []measurement{{tool: "wasmgap load"}, {tool: "wrk"}, {tool: "ab"}}
+		ms := make([]measurement, len(tools))
+		for j, t := range tools {
+			ms[j].tool = t
+		}
 		for rep := 0; rep < o.reps; rep++ {
 			for j := range ms {
 				fmt.Fprintf(stderr, "  %s c=%d keep-alive=%v: %s run %d\n", c.server, c.conns, c.keepAlive, ms[j].tool, rep+1)
@@ -157,12 +198,16 @@ func runTool(o *options, tool string, c benchCase) (float64, time.Duration, int6
 	conns := strconv.Itoa(c.conns)
 	var cmd *exec.Cmd
 	switch tool {
-	case "wasmgap load":
+	case "wasmgap load", "wasmgap load (baseline)":
 		args := []string{"load", "-c", conns, "-d", o.duration.String(), "--format", "json", "--progress", "off"}
 		if !c.keepAlive {
 			args = append(args, "--no-keepalive")
 		}
-		cmd = exec.Command(o.wasmgap, append(args, c.url)...)
+		bin := o.wasmgap
+		if tool != "wasmgap load" {
+			bin = o.baseline
+		}
+		cmd = exec.Command(bin, append(args, c.url)...)
 	case "wrk":
 		// Two threads, as many as the machine has cores here; wrk needs at least one
 		// connection per thread.
@@ -192,7 +237,7 @@ func runTool(o *options, tool string, c benchCase) (float64, time.Duration, int6
 	var nerr int64
 	var err error
 	switch tool {
-	case "wasmgap load":
+	case "wasmgap load", "wasmgap load (baseline)":
 		rps, p99, nerr, err = parseWasmgap(out.Bytes())
 	case "wrk":
 		rps, p99, nerr, err = parseWrk(out.String())
@@ -389,6 +434,46 @@ func startCPUServer() (string, func(), error) {
 	srv := &http.Server{Handler: h}
 	go srv.Serve(ln)
 	return "http://" + ln.Addr().String() + "/", func() { srv.Close() }, nil
+}
+
+// startChat starts `wasmgap chat` on a free loopback port with a temporary store; its page
+// (GET /) is the case.
+func startChat(bin string) (string, func(), error) {
+	dir, err := os.MkdirTemp("", "bench-load-chat-")
+	if err != nil {
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(bin, "chat", "-addr", addr, "-data", dir)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		return "", nil, fmt.Errorf("start wasmgap chat: %w", err)
+	}
+	stop := func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+		os.RemoveAll(dir)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return "", nil, fmt.Errorf("wasmgap chat did not listen on %s: %s", addr, errb.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return "http://" + addr + "/", stop, nil
 }
 
 // startNginx starts nginx with one worker on a free loopback port, from a temporary config.
