@@ -40,7 +40,7 @@ func instantRun(ctx context.Context, job runner.Job, opts runner.Options) (measu
 	}
 	return measure.Result{Kernel: job.Kernel().Name, Args: job.Args(), Engine: job.Engine(), Runs: job.Options().Runs,
 		Warmup: job.Options().Warmup, Value: 7540113804746346429, Expected: 7540113804746346429,
-		Median: time.Millisecond}, nil
+		Median: float64(time.Millisecond)}, nil
 }
 
 func postRun(t *testing.T, url, body string) *http.Response {
