@@ -294,6 +294,44 @@ func TestPageInChromium(t *testing.T) {
 		p.waitFor(`!document.getElementById("details").open`, 5*time.Second, "the dialog to close")
 	})
 
+	t.Run("a saved run is compared with the live one", func(t *testing.T) {
+		p.t = t
+		p.open("k=fib_it,fib_rec&fib_it.n=40&fib_rec.n=20&e=native&runs=6&warmup=1")
+		p.runAll(time.Minute)
+		load := func(name, body string) {
+			js := fmt.Sprintf(`(() => {
+				const dt = new DataTransfer();
+				dt.items.add(new File([%q], %q, {type: "application/json"}));
+				const input = document.getElementById("compare-file");
+				input.files = dt.files;
+				input.dispatchEvent(new Event("change"));
+			})()`, body, name)
+			if err := chromedp.Do(p.ctx, chromedp.Evaluate[chromedp.Void](js)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// fib_it: a saved millisecond per call, far slower than the live nanoseconds; fib_rec:
+		// samples so spread that any live median falls in their interval.
+		load("saved.json", `{"method":{"runs":6},"environment":{"cpu":"saved CPU","time":"2026-11-30T12:00:00Z"},"results":[
+			{"kernel":"fib_it","args":[40],"engine":"native","calls":1,"samples_ns":[1e6,1e6,1e6,1e6,1e6,1e6]},
+			{"kernel":"fib_rec","args":[20],"engine":"native","calls":1,"samples_ns":[1,1,1,1e12,1e12,1e12]},
+			{"kernel":"ack","args":[3,10],"engine":"native","samples_ns":[1,2,3]}]}`)
+		p.waitFor(`document.querySelectorAll("#compare-table tbody tr").length === 2`, 5*time.Second, "the comparison's rows")
+		rows, err := chromedp.Run(p.ctx, chromedp.Evaluate[[][]string](`[...document.querySelectorAll("#compare-table tbody tr")].map(tr => [tr.dataset.significant, tr.innerText])`))
+		if err != nil || len(rows) != 2 {
+			t.Fatalf("rows %v (%v)", rows, err)
+		}
+		if rows[0][0] != "1" || !strings.Contains(rows[0][1], "fib_it(40)") || !strings.Contains(rows[0][1], "−100") {
+			t.Errorf("fib_it row %q, want a significant change of about −100%%", rows[0])
+		}
+		if rows[1][0] != "0" || !strings.Contains(rows[1][1], "no significant difference") {
+			t.Errorf("fib_rec row %q, want no significant difference", rows[1])
+		}
+		p.screenshot("compare.png")
+		load("load.json", `{"scenario":"http","latency":{}}`)
+		p.waitFor(`document.getElementById("compare-out").innerText.includes('has no "method" field')`, 5*time.Second, "the error on another JSON")
+	})
+
 	t.Run("every kernel's browser ports agree with the catalogue", func(t *testing.T) {
 		p.t = t
 		// Small sizes (the loops still share 200 values), fib_it(92) past 2^53.

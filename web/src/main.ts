@@ -13,6 +13,7 @@ import { toMarkdown } from "./markdown";
 import { Grid, type Row } from "./results";
 import { type Selection, checkInt, fromQuery, kernelArgs, toQuery } from "./selection";
 import { renderTable, updateRow } from "./table";
+import { CompareView } from "./compare";
 import { BROWSER_ENGINES, type Catalogue, type Kernel } from "./types";
 
 const $ = <T extends HTMLElement>(id: string): T => {
@@ -35,6 +36,8 @@ interface App {
   current?: CellRun;
   history?: HistoryRow[];
   historyError?: string;
+  /** The comparison with a saved run, redrawn with the table. */
+  compare?: CompareView;
 }
 
 function browserEngines(bundle: Bundle): string[] {
@@ -53,6 +56,7 @@ async function start(): Promise<void> {
   }
   const sel = fromQuery(location.search, cat, browserEngines(bundle));
   const app: App = { cat, bundle, sel, grid: new Grid([], []), running: false };
+  app.compare = new CompareView($("compare"), () => app.grid);
   buildForm(app);
   buildPanels(cat);
   wireToolbar(app);
@@ -245,6 +249,7 @@ function preview(app: App): void {
 }
 
 function redraw(app: App): void {
+  app.compare?.render();
   renderTable($("table"), app.grid, tableHooks(app), app.sel.history ? app.history : undefined);
   renderChart($("chart"), app.grid, app.sel.history ? app.history : undefined);
 }
