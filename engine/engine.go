@@ -52,6 +52,13 @@ type Batcher interface {
 	RunBatch(ctx context.Context, k *kernels.Kernel, args []int, reps int) (first, sum int64, err error)
 }
 
+// ColdStarter is implemented by an engine that keeps compiled code in a cache (wazero's
+// compiler, on disk): DisableCache, called before Load, makes Load compile from scratch,
+// so that Setup.Compile is a cold start. measure.Options.Cold asks for it.
+type ColdStarter interface {
+	DisableCache()
+}
+
 // Setup is the one-off cost of an engine, reported apart from run times.
 type Setup struct {
 	// Compile is the time to compile or parse the code (zero where there is nothing to do).

@@ -54,6 +54,10 @@ type Options struct {
 	// sample's time divided by k. Zero means DefaultMinSample; a negative value means one
 	// call per sample.
 	MinSample time.Duration `json:"min_sample_ns,omitempty"`
+	// Cold asks an engine with a compilation cache (engine.ColdStarter: wazero's compiler)
+	// to compile from scratch, so that Setup.Compile is a cold start; engines without one
+	// are unaffected.
+	Cold bool `json:"cold,omitempty"`
 	// Budget, when set, is the time the whole measurement should fit in, loading
 	// included: a run that would not fit (judged by the longest run so far) is skipped,
 	// warm-up runs first, then timed runs after the first. Result.Runs and Result.Warmup
@@ -181,6 +185,9 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 	}
 
 	progress(PhaseLoad, 0, 1)
+	if c, ok := e.(engine.ColdStarter); ok && opts.Cold {
+		c.DisableCache()
+	}
 	setup, err := e.Load(ctx)
 	r.Setup = setup
 	if err != nil {

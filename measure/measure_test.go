@@ -363,3 +363,22 @@ func TestMeasureRecordsNoise(t *testing.T) {
 		t.Errorf("noise %+v", r.Noise)
 	}
 }
+
+// coldEngine is a fake engine with a cache that Options.Cold turns off.
+type coldEngine struct {
+	fakeEngine
+	disabled bool
+}
+
+func (c *coldEngine) DisableCache() { c.disabled = true }
+
+func TestMeasureCold(t *testing.T) {
+	k, _ := kernels.Lookup("fib_it")
+	for _, cold := range []bool{false, true} {
+		e := &coldEngine{fakeEngine: fakeEngine{results: []fakeRun{{value: k.Expected([]int{40})}}}}
+		r := Measure(context.Background(), e, k, []int{40}, Options{Runs: 1, MinSample: -1, Cold: cold}, nil)
+		if r.Failed() || e.disabled != cold {
+			t.Errorf("Cold %v: cache disabled %v, failure %q", cold, e.disabled, r.Failure)
+		}
+	}
+}

@@ -36,6 +36,8 @@ type Method struct {
 	// MinSample is how long a sample lasts at least (measure.Options.MinSample): shorter
 	// calls are repeated k times per sample. Zero means one call per sample.
 	MinSample time.Duration `json:"min_sample_ns,omitempty"`
+	// Cold is true when engines with a compilation cache compiled without it.
+	Cold bool `json:"cold,omitempty"`
 	// Timing describes the clock and what it times.
 	Timing string `json:"timing"`
 }
@@ -185,34 +187,47 @@ func FormatRatio(x float64) string {
 	return fmt.Sprintf("×%.0f", x)
 }
 
-// setupRow summarises an engine's one-off costs over its cells.
+// setupRow summarises an engine's phases over its cells: the medians of its cold and
+// cached compilations, instantiations and first calls.
 type setupRow struct {
-	engine              string
-	loads, cached       int
-	compile, instantiat time.Duration
+	engine                             string
+	loads, cached                      int
+	cold, fromCache, instantiat, first time.Duration
+	hasCold, hasCache, hasSetup        bool
 }
 
 func setups(results []measure.Result, engines []string) []setupRow {
 	var out []setupRow
 	for _, eng := range engines {
-		var compile, inst []time.Duration
+		var cold, cached, inst, first []time.Duration
 		row := setupRow{engine: eng}
 		for _, r := range results {
-			if r.Engine != eng || (r.Setup == engine.Setup{}) {
+			if r.Engine != eng {
 				continue
 			}
-			compile = append(compile, r.Setup.Compile)
+			if r.First > 0 {
+				first = append(first, r.First)
+			}
+			if (r.Setup == engine.Setup{}) {
+				continue
+			}
+			row.loads++
 			inst = append(inst, r.Setup.Instantiate)
 			if r.Setup.Cached {
-				row.cached++
+				cached = append(cached, r.Setup.Compile)
+			} else {
+				cold = append(cold, r.Setup.Compile)
 			}
 		}
-		if len(compile) == 0 {
+		if row.loads == 0 && len(first) == 0 {
 			continue
 		}
-		row.loads = len(compile)
-		_, row.compile, _ = measure.Stats(compile)
+		row.cached = len(cached)
+		row.hasCold, row.hasCache, row.hasSetup = len(cold) > 0, len(cached) > 0, row.loads > 0
+		_, row.cold, _ = measure.Stats(cold)
+		_, row.fromCache, _ = measure.Stats(cached)
 		_, row.instantiat, _ = measure.Stats(inst)
+		_, row.first, _ = measure.Stats(first)
 		out = append(out, row)
 	}
 	return out
@@ -225,13 +240,16 @@ func (m Method) line() string {
 	} else {
 		s += ", one call per sample"
 	}
-	s += "; ±: half-width of the median's 95% confidence interval, \"wide\" past ±5%, ±? under 6 samples; \"busy\": other processes took over half a core, or the load average exceeded the cores"
 	if m.Timeout > 0 {
 		s += fmt.Sprintf(", time limit %v per cell (runs that would not fit are skipped: such a cell says how many ran)", m.Timeout)
+	}
+	if m.Cold {
+		s += ", compiled without the on-disk cache (cold)"
 	}
 	if m.Timing != "" {
 		s += "; " + m.Timing
 	}
+	s += "; ±: half-width of the median's 95% confidence interval, \"wide\" past ±5%, ±? under 6 samples; \"busy\": other processes took over half a core, or the load average exceeded the cores"
 	return s
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/wasmgap/wasmgap/history"
@@ -111,13 +112,23 @@ func writeText(w io.Writer, r Report, md bool) error {
 	d.table(header, rows)
 
 	if s := setups(r.Results, g.engines); len(s) > 0 {
-		d.heading("Setup: once per worker, not in the times above (median over the engine's cells)")
+		d.heading("Phases: once per worker, not in the times above (median over the engine's cells): compile cold and from the cache, instantiate, the first call alone, then the steady state of the table above")
 		var rows [][]string
-		for _, s := range s {
-			rows = append(rows, []string{s.engine, FormatDuration(s.compile), FormatDuration(s.instantiat),
-				fmt.Sprintf("%d of %d", s.cached, s.loads)})
+		dur := func(ok bool, d time.Duration) string {
+			if !ok {
+				return "–"
+			}
+			return FormatDuration(d)
 		}
-		d.table([]string{"engine", "compile", "instantiate", "from cache"}, rows)
+		for _, s := range s {
+			cache := "–"
+			if s.hasSetup {
+				cache = fmt.Sprintf("%d of %d", s.cached, s.loads)
+			}
+			rows = append(rows, []string{s.engine, dur(s.hasCold, s.cold), dur(s.hasCache, s.fromCache), dur(s.hasSetup, s.instantiat),
+				cache, dur(s.first > 0, s.first)})
+		}
+		d.table([]string{"engine", "compile, cold", "compile, cached", "instantiate", "from cache", "first call"}, rows)
 	}
 
 	if anyFirst(r.Results) {
