@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,7 +19,7 @@ import (
 
 var (
 	defaultArgs = flag.Bool("default-args", false, "compare at the catalogue's default arguments (the articles' sizes) instead of small ones")
-	within      = flag.Float64("within", 0, "the largest relative difference allowed between the harness's median and testing.Benchmark's ns/op (0: a factor of 2, a bound that holds on a busy machine)")
+	within      = flag.Float64("within", 0, "the largest relative difference allowed between the harness's median and testing.Benchmark's ns/op (0: a factor of 3 per kernel and of 1.5 on average, bounds that hold on a busy machine)")
 )
 
 // TestMain lets this test binary serve as the workers that runner.Run starts.
@@ -43,13 +45,18 @@ func smallArgs(k *kernels.Kernel) []int {
 }
 
 // TestAgreesWithGoBench measures every kernel on the native engine as `wasmgap bench`
-// does (a worker process, calibrated samples, the median) and with testing.Benchmark, as
-// `go test -bench` does (BenchmarkKernels in package kernels), in the same run: rounds of
-// one benchmark then one harness measurement, so that a machine busy for a while slows
-// both alike, and the median over the rounds of the harness's median over the
-// benchmark's ns/op. By default, at small arguments, the two agree within a factor of 2,
-// a bound that holds on a shared, loaded machine; the strict comparison of
-// docs/BENCHMARKS.md is
+// does (a worker process, calibrated samples, the median) and as `go test -bench` does
+// (BenchmarkKernel below, the loop of BenchmarkKernels in package kernels, run by this test
+// binary in a process of its own with -count 10, its median taken as benchstat takes it),
+// in the same run: rounds of one benchmark then one harness measurement, each in a fresh
+// process, so that a machine busy for a while slows both alike; the figure compared is the
+// median over the rounds of the harness's median over the benchmark's.
+//
+// By default, at small arguments, each kernel agrees within a factor of 3 and the
+// geometric mean over the kernels within a factor of 1.5: bounds that hold on this shared
+// machine at a load average of 12 on 2 cores, where single figures move by tens of
+// percent, and that a harness timing its own overhead (4-8x on fib_it before calibrated
+// samples) fails. The strict comparison of docs/BENCHMARKS.md is
 //
 //	go test ./native -run AgreesWithGoBench -v -args -default-args -within 0.05
 //
@@ -59,16 +66,12 @@ func TestAgreesWithGoBench(t *testing.T) {
 		t.Skip("times every kernel")
 	}
 	limit := *within
-	rounds, benchtime := 5, "100ms"
+	rounds, benchtime := 5, "20ms"
 	if *defaultArgs {
-		rounds, benchtime = 3, "1s"
-	}
-	if f := flag.Lookup("test.benchtime"); f != nil {
-		old := f.Value.String()
-		f.Value.Set(benchtime)
-		defer f.Value.Set(old)
+		rounds, benchtime = 3, "200ms"
 	}
 	var rows []string
+	var logRatios []float64
 	for _, k := range kernels.All() {
 		args := smallArgs(k)
 		if *defaultArgs {
@@ -79,16 +82,10 @@ func TestAgreesWithGoBench(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		call := k.Call
 		var ratios, harness, benches, loads []float64
 		var last measure.Result
 		for range rounds {
-			r := testing.Benchmark(func(b *testing.B) {
-				for b.Loop() {
-					call(args)
-				}
-			})
-			bench := float64(r.T.Nanoseconds()) / float64(r.N)
+			bench := goBench(t, k.Name, benchtime)
 			res, err := runner.Run(context.Background(), jobs[0], runner.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -108,7 +105,8 @@ func TestAgreesWithGoBench(t *testing.T) {
 		diff := ratio - 1
 		rows = append(rows, fmt.Sprintf("| `%s` | %s (k=%d) | %s | %+.1f%% | %s |",
 			k.Label(args), fmtNs(median(harness)), last.Calls, fmtNs(median(benches)), diff*100, fmtRange(loads)))
-		ok := ratio <= 2 && ratio >= 0.5
+		logRatios = append(logRatios, math.Log(ratio))
+		ok := ratio <= 3 && ratio >= 1.0/3
 		if limit > 0 {
 			ok = math.Abs(diff) <= limit
 		}
@@ -117,8 +115,66 @@ func TestAgreesWithGoBench(t *testing.T) {
 				k.Label(args), harness, benches, diff*100, rounds)
 		}
 	}
-	t.Logf("\n| kernel | wasmgap bench --engine native: median per call (k) | go test -bench: ns/op | difference (median over %d rounds) | load average |\n|---|---:|---:|---:|---:|\n%s",
+	// Over all kernels, the harness leans neither way: the geometric mean of the ratios is
+	// near 1 even where single kernels move with the machine's load.
+	var sum float64
+	for _, l := range logRatios {
+		sum += l
+	}
+	if gm := math.Exp(sum / float64(len(logRatios))); limit == 0 && (gm > 1.5 || gm < 1/1.5) {
+		t.Errorf("the harness's medians are %.2f times go test -bench's on average over the kernels: a bias, not noise", gm)
+	} else {
+		t.Logf("geometric mean of the ratios over %d kernels: %.3f", len(logRatios), gm)
+	}
+	t.Logf("\n| kernel | wasmgap bench --engine native: median per call (k) | go test -bench -count 10: median ns/op | difference (median over %d rounds) | load average |\n|---|---:|---:|---:|---:|\n%s",
 		rounds, strings.Join(rows, "\n"))
+}
+
+// BenchmarkKernel times each kernel's native call as `go test -bench` does, at the
+// arguments TestAgreesWithGoBench uses (-default-args for the articles' sizes).
+func BenchmarkKernel(b *testing.B) {
+	for _, k := range kernels.All() {
+		args := smallArgs(k)
+		if *defaultArgs {
+			args = k.Defaults()
+		}
+		b.Run(k.Name, func(b *testing.B) {
+			for b.Loop() {
+				k.Call(args)
+			}
+		})
+	}
+}
+
+// goBench runs BenchmarkKernel/<kernel> with -count 10 in a new process of this test
+// binary and returns the median of its ns/op, as benchstat summarises them: on a loaded
+// machine the mean over one long run counts every time the process waited for a core,
+// where a median of shorter runs, like the harness's median of samples, counts the
+// typical wait.
+func goBench(t *testing.T, kernel, benchtime string) float64 {
+	t.Helper()
+	args := []string{"-test.run=^$", "-test.bench=^BenchmarkKernel$/^" + kernel + "$", "-test.benchtime=" + benchtime, "-test.count=10"}
+	if *defaultArgs {
+		args = append(args, "-default-args")
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", os.Args[0], args, err, out)
+	}
+	var nsop []float64
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 4 && strings.HasPrefix(f[0], "BenchmarkKernel/"+kernel) && f[3] == "ns/op" {
+			if v, err := strconv.ParseFloat(f[2], 64); err == nil {
+				nsop = append(nsop, v)
+			}
+		}
+	}
+	if len(nsop) == 0 {
+		t.Fatalf("no ns/op in the benchmark's output:\n%s", out)
+	}
+	return median(nsop)
 }
 
 func median(xs []float64) float64 {
