@@ -43,12 +43,12 @@ export function showDetails(dialog: HTMLDialogElement, grid: Grid, r: number, en
   if (res.where === "server") {
     method.push(
       ["how", `in a worker process of the server (killable: a crash or a time limit ends only it), the first call timed alone, ${res.warmup} untimed warm-up call(s), then ${sample}; Go's monotonic clock around each sample only`],
-      ["check", "every call: the first value of each sample against the catalogue, the sum of all against k × the expected value"],
+      ["every call", "checked: the first value of each sample against the catalogue, the sum of all against k × the expected value"],
     );
   } else {
     method.push(
       ["how", `in a fresh Web Worker: load, the first call timed alone, ${res.warmup} untimed warm-up call(s), then ${sample}; performance.now() around each sample only`],
-      ["check", "every call's value compared with the catalogue's"],
+      ["every call", "its value compared with the catalogue's"],
     );
   }
   method.push([
