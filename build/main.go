@@ -47,8 +47,9 @@ type Options struct {
 	Log io.Writer
 }
 
-// entryPoints are the bundle's entry points: the page and its two workers.
-var entryPoints = []string{"main.ts", "worker-wasm.ts", "worker-js.ts"}
+// entryPoints are the bundle's entry points: the page, its workers (the catalogue's two and
+// the user kernels' one) and the Go editor, which the page loads only on its "Your kernel" tab.
+var entryPoints = []string{"main.ts", "worker-wasm.ts", "worker-js.ts", "worker-custom.ts", "editor.ts"}
 
 func main() {
 	var opts Options

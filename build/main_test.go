@@ -18,15 +18,17 @@ func fakeWeb(t *testing.T, mainTS string) string {
 	t.Helper()
 	root := t.TempDir()
 	files := map[string]string{
-		"go.mod":                 "module example.com/fake\n",
-		"web/tsconfig.json":      `{"compilerOptions": {"strict": true}}`,
-		"web/src/main.ts":        mainTS,
-		"web/src/style.css":      "body { color: red }\n",
-		"web/src/worker-js.ts":   "postMessage(1 + 1);\n",
-		"web/src/worker-wasm.ts": "postMessage(2 + 2);\n",
-		"web/src/index.html":     `<link href="/{{index .Files "main.css"}}"><script src="/{{index .Files "main.js"}}"></script><script type="application/json">{{.Files}}</script>`,
-		"web/dist/placeholder":   "keep\n",
-		"web/dist/main-STALE.js": "old\n",
+		"go.mod":                   "module example.com/fake\n",
+		"web/tsconfig.json":        `{"compilerOptions": {"strict": true}}`,
+		"web/src/main.ts":          mainTS,
+		"web/src/style.css":        "body { color: red }\n",
+		"web/src/worker-js.ts":     "postMessage(1 + 1);\n",
+		"web/src/worker-wasm.ts":   "postMessage(2 + 2);\n",
+		"web/src/worker-custom.ts": "postMessage(3 + 3);\n",
+		"web/src/editor.ts":        "export const editor = 1;\n",
+		"web/src/index.html":       `<link href="/{{index .Files "main.css"}}"><script src="/{{index .Files "main.js"}}"></script><script type="application/json">{{.Files}}</script>`,
+		"web/dist/placeholder":     "keep\n",
+		"web/dist/main-STALE.js":   "old\n",
 	}
 	for name, text := range files {
 		p := filepath.Join(root, name)

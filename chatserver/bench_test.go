@@ -47,6 +47,19 @@ func benchReceivers(b *testing.B, ts *testServer, n int, got *atomic.Int64) (sto
 	return func() { cancel(); wg.Wait() }
 }
 
+// waitCount waits until got reaches want, failing the benchmark if it does
+// not within a bound that holds on a loaded machine.
+func waitCount(b *testing.B, got *atomic.Int64, want int64) {
+	b.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for got.Load() < want {
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d events arrived within 2m", got.Load(), want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // senders is how many goroutines per GOMAXPROCS send at once in the
 // benchmarks: like ab -c, it bounds how many sends one store commit can
 // carry (group commit).
@@ -74,23 +87,22 @@ func BenchmarkBroadcast(b *testing.B) {
 				var got atomic.Int64
 				stop := benchReceivers(b, ts, n, &got)
 				defer stop()
-				// Let the join notices settle, then count from zero.
-				time.Sleep(50 * time.Millisecond)
+				// Let the join notices arrive (receiver i hears of those
+				// after it), then count from zero.
+				waitCount(b, &got, int64(n*(n-1)/2))
 				got.Store(0)
 				b.SetParallelism(senders)
 				b.ResetTimer()
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
-						if _, err := ts.srv.send(context.Background(), Post{From: "sender", To: "all", Text: "hello"}); err != nil {
+						if _, _, err := ts.srv.send(context.Background(), Post{From: "sender", To: "all", Text: "hello"}); err != nil {
 							b.Error(err)
 							return
 						}
 					}
 				})
 				want := int64(b.N) * int64(n)
-				for got.Load() < want {
-					time.Sleep(time.Millisecond)
-				}
+				waitCount(b, &got, want)
 				b.StopTimer()
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 				b.ReportMetric(float64(want)/b.Elapsed().Seconds(), "deliveries/s")
@@ -109,21 +121,18 @@ func BenchmarkSend(b *testing.B) {
 			var got atomic.Int64
 			stop := benchReceivers(b, ts, 1, &got)
 			defer stop()
-			time.Sleep(20 * time.Millisecond)
 			got.Store(0)
 			b.SetParallelism(senders)
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					if _, err := ts.srv.send(context.Background(), Post{From: "mary", To: "r0", Text: "hello"}); err != nil {
+					if _, _, err := ts.srv.send(context.Background(), Post{From: "mary", To: "r0", Text: "hello"}); err != nil {
 						b.Error(err)
 						return
 					}
 				}
 			})
-			for got.Load() < int64(b.N) {
-				time.Sleep(time.Millisecond)
-			}
+			waitCount(b, &got, int64(b.N))
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 		})
 		b.Run("http-get-msg", func(b *testing.B) {
@@ -133,7 +142,6 @@ func BenchmarkSend(b *testing.B) {
 			defer stop()
 			hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 			u := ts.url + "/msg/mary/" + url.PathEscape("r0 hello")
-			time.Sleep(20 * time.Millisecond)
 			got.Store(0)
 			b.SetParallelism(senders)
 			b.ResetTimer()
@@ -152,9 +160,7 @@ func BenchmarkSend(b *testing.B) {
 					}
 				}
 			})
-			for got.Load() < int64(b.N) {
-				time.Sleep(time.Millisecond)
-			}
+			waitCount(b, &got, int64(b.N))
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 		})
 		b.Run("ws-frames-one-conn", func(b *testing.B) {
@@ -175,7 +181,7 @@ func BenchmarkSend(b *testing.B) {
 				}
 			}()
 			frame := []byte(`{"to":"r0","text":"hello"}`)
-			time.Sleep(20 * time.Millisecond)
+			waitCount(b, &got, 1) // "mary has joined."
 			got.Store(0)
 			b.ResetTimer()
 			for range b.N {
@@ -183,9 +189,7 @@ func BenchmarkSend(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			for got.Load() < int64(b.N) {
-				time.Sleep(time.Millisecond)
-			}
+			waitCount(b, &got, int64(b.N))
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 		})
 	})

@@ -16,6 +16,14 @@ type Post struct {
 	Time time.Time `json:"time"`
 }
 
+// Receipt is what publishing a post did.
+type Receipt struct {
+	// Offline: the receiver had no open stream; the message waits in its
+	// mailbox for up to Kept (the retention) and is delivered at its next login.
+	Offline bool
+	Kept    time.Duration
+}
+
 // Broker carries posts from the transports that accept them to the hub that
 // delivers them. The in-process broker (the default) hands each post straight
 // to this server's hub; a broker backed by a message bus would publish it to
@@ -24,12 +32,30 @@ type Post struct {
 type Broker interface {
 	// Publish hands p to the subscribed hub and returns once this node has
 	// stored and delivered it, or with the error that prevented it.
-	Publish(ctx context.Context, p Post) error
-	// Subscribe registers the function a hub applies to every post. A server
+	Publish(ctx context.Context, p Post) (Receipt, error)
+	// PublishAsync hands p on without waiting for it to be stored, so that
+	// one client's stream of posts (a WebSocket's frames) shares the hub's
+	// store commits instead of paying one each. The posts one goroutine
+	// publishes are delivered in the order it published them. wait, called
+	// once, blocks until p was stored and delivered, or failed, and returns
+	// what Publish would have. A bus-backed broker publishes without waiting
+	// for the bus's acknowledgement and lets wait collect it.
+	PublishAsync(ctx context.Context, p Post) (wait func() (Receipt, error), err error)
+	// Subscribe registers the hub that delivers every post. A server
 	// subscribes exactly once, in New.
-	Subscribe(deliver func(context.Context, Post) error) error
+	Subscribe(h Hub) error
 	// Close stops the broker; Publish fails afterwards.
 	Close() error
+}
+
+// Hub is the side of a Server that a Broker delivers posts to.
+type Hub interface {
+	// Deliver stores p and delivers it to the users connected here, and
+	// returns once it did, or with the error that prevented it.
+	Deliver(ctx context.Context, p Post) (Receipt, error)
+	// DeliverAsync hands p to the hub in order and returns at once; wait,
+	// called once, returns what Deliver would have.
+	DeliverAsync(ctx context.Context, p Post) (wait func() (Receipt, error), err error)
 }
 
 // ErrBrokerClosed is returned by Publish after Close, or before any hub subscribed.
@@ -40,31 +66,47 @@ var ErrBrokerClosed = errors.New("broker closed")
 func NewLocalBroker() Broker { return &localBroker{} }
 
 type localBroker struct {
-	mu      sync.RWMutex
-	deliver func(context.Context, Post) error
-	closed  bool
+	mu     sync.RWMutex
+	hub    Hub
+	closed bool
 }
 
-func (b *localBroker) Publish(ctx context.Context, p Post) error {
+// subscribed is the hub to deliver to, or ErrBrokerClosed.
+func (b *localBroker) subscribed() (Hub, error) {
 	b.mu.RLock()
-	deliver, closed := b.deliver, b.closed
-	b.mu.RUnlock()
-	if closed || deliver == nil {
-		return ErrBrokerClosed
+	defer b.mu.RUnlock()
+	if b.closed || b.hub == nil {
+		return nil, ErrBrokerClosed
 	}
-	return deliver(ctx, p)
+	return b.hub, nil
 }
 
-func (b *localBroker) Subscribe(deliver func(context.Context, Post) error) error {
+func (b *localBroker) Publish(ctx context.Context, p Post) (Receipt, error) {
+	h, err := b.subscribed()
+	if err != nil {
+		return Receipt{}, err
+	}
+	return h.Deliver(ctx, p)
+}
+
+func (b *localBroker) PublishAsync(ctx context.Context, p Post) (func() (Receipt, error), error) {
+	h, err := b.subscribed()
+	if err != nil {
+		return nil, err
+	}
+	return h.DeliverAsync(ctx, p)
+}
+
+func (b *localBroker) Subscribe(h Hub) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return ErrBrokerClosed
 	}
-	if b.deliver != nil {
+	if b.hub != nil {
 		return errors.New("local broker: a hub is already subscribed")
 	}
-	b.deliver = deliver
+	b.hub = h
 	return nil
 }
 

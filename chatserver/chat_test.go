@@ -13,7 +13,7 @@ func TestSemantics(t *testing.T) {
 	for _, mix := range []string{"sse,sse,sse", "ws,ws,ws", "sse,ws,sse", "ws,sse,ws"} {
 		t.Run(mix, func(t *testing.T) {
 			k := strings.Split(mix, ",")
-			ts := startServer(t, Options{})
+			ts := startServer(t, Options{MailAckDelay: 50 * time.Millisecond})
 
 			// Login: a welcome, who is online (nobody yet).
 			alice := ts.login(t, k[0], "alice")
@@ -88,6 +88,7 @@ func TestSemantics(t *testing.T) {
 			bob3.expectOffline("alice", "back soon?")
 			alice.expect("bob has joined.")
 			carol.expect("bob has joined.")
+			ts.waitMailbox(t, "bob", 0) // its delivery is known
 			bob3.close()
 			alice.expect("bob has left.")
 			// It was delivered once: the next login finds no mail.

@@ -31,6 +31,13 @@
 // with the last id it saw first gets the stored events it missed (within
 // the Retention window), then the welcome lines and anything new.
 //
+// A resume id (Last-Event-ID, ?last_event_id= or resume=) is the client's
+// claim about what it saw, never an input to the sequence: no request can
+// move it. An id above the last one issued cannot have been seen here (a
+// store that was reset, or a forged id): the stream is told so in a notice,
+// nothing is replayed and it goes on as a fresh login. An id that is not a
+// decimal uint64 is refused with 400.
+//
 // Each stream has a queue of QueueSize events. The hub never waits for a
 // stream: when the queue is full the stream is cut, with the reason as its
 // last line when the client's buffers have room for it, and the client
@@ -39,7 +46,14 @@
 // A user whose last stream closed stays online for LeaveGrace, so a
 // reconnect (a browser's EventSource retries within seconds) neither says
 // "has left." nor misses a private message. A private message to a user
-// who is offline is kept in a mailbox and delivered, once, at the next login.
+// who is offline is kept in a mailbox and offered at each login until its
+// delivery is known, then removed: a resume id at or past its id confirms
+// it, so does a WebSocket's pong to the ping sent right after it, and so
+// does an SSE stream that stays open MailAckDelay after writing it (an event
+// stream has no way back). A login that drops before that leaves it for the
+// next one, so a reloaded page loses nothing; a client that resumes with its
+// id gets nothing twice. Each offering is stored under a new id (the ids of
+// a stream only grow) and the previous one is deleted.
 //
 // # Store
 //
@@ -57,14 +71,32 @@
 // "." and ".." reserved; a message is one line of at most MaxMessageBytes;
 // each nickname may send SendRate messages per second (bursts of
 // SendBurst); each client address may hold MaxConnsPerAddr streams; an
-// offline user's mailbox holds MaxMailbox messages; WebSockets are accepted
+// offline user's mailbox holds MaxMailbox messages, at most MaxMailboxes
+// users may have one, and a message waits there for the Retention (POST
+// /send's answer says so); the store holds at most MaxStoreBytes of data
+// (checked once per batch). Past a store limit a send gets 507 Insufficient
+// Storage and nothing already stored is lost. WebSockets are accepted
 // from pages of the same host or AllowedOrigins. Every refusal says what was
 // wrong and what is allowed. Text is never HTML: the page shows it with
 // textContent, under a Content-Security-Policy that runs only its own script.
 //
+// # Requests from browsers and other hosts
+//
+// The handler refuses a browser's cross-origin POST (403, net/http's
+// CrossOriginProtection); POST /send takes only application/json (415), which
+// no cross-site form or no-cors fetch can send; GET /msg/ refuses a request
+// the browser marks cross-site or same-site (403), while curl and ab, which
+// send no Sec-Fetch-Site, work as in the article. Serve answers only to the
+// Host names of its address (bound to loopback: loopback names) and
+// AllowedHosts, against DNS rebinding. A send's body must arrive within
+// BodyTimeout. A damaged store file is refused at open with
+// ErrStoreDamaged; damage found while replaying is told to the client.
+//
 // # Several nodes
 //
 // Posts reach the hub through a Broker. The default, NewLocalBroker, calls
-// this server's hub directly; a broker backed by a message bus can carry
-// posts to the hubs of several nodes.
+// this server's Hub directly; a broker backed by a message bus can carry
+// posts to the hubs of several nodes. Publish waits for a post to be
+// stored; PublishAsync, which the WebSocket path uses, returns at once and
+// keeps one client's posts in order, so many of them share a store commit.
 package chatserver

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -75,6 +77,7 @@ type client struct {
 	wsMu     sync.Mutex
 	errs     chan string // {"error"} frames (ws)
 	lastID   uint64
+	markers  int // quiet markers sent
 }
 
 func (ts *testServer) login(t testing.TB, kind, nick string) *client {
@@ -228,13 +231,19 @@ func (c *client) expect(texts ...string) {
 	}
 }
 
-// quiet checks that no event arrives for a short while.
+// quiet checks that no event is waiting for the client: it sends the user a
+// private marker message and expects it as the next event, so whatever was
+// already on its way arrives first and fails the check, with no timing
+// involved. (Every open stream of the user receives the marker.)
 func (c *client) quiet() {
 	c.t.Helper()
-	select {
-	case e := <-c.events:
-		c.t.Fatalf("%s (%s): unexpected event %q", c.nick, c.kind, e.text)
-	case <-time.After(150 * time.Millisecond):
+	c.markers++
+	text := fmt.Sprintf("marker %d", c.markers)
+	if status, body := c.ts.msg(c.t, "quietcheck", c.nick, text); status != 200 {
+		c.t.Fatalf("send the quiet marker: %d %s", status, body)
+	}
+	if got := c.next(); got.text != "quietcheck: "+text {
+		c.t.Fatalf("%s (%s): unexpected event %q", c.nick, c.kind, got.text)
 	}
 }
 
@@ -273,6 +282,9 @@ func (ts *testServer) do(t testing.TB, method, path, body string) (int, string) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -307,7 +319,7 @@ func listen(t testing.TB) net.Listener {
 // streams reports how many open streams nick has (-1: offline).
 func (ts *testServer) streams(nick string) int {
 	n := -1
-	ts.srv.hub.do(context.Background(), &request{kind: reqInspect, inspect: func(h *hub) {
+	ts.srv.hub.do(context.Background(), &inspectReq{fn: func(h *hub) {
 		if u := h.users[nick]; u != nil {
 			n = len(u.conns)
 		}
@@ -325,4 +337,40 @@ func (ts *testServer) waitStreams(t testing.TB, nick string, n int) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// mailbox reports how many offline messages wait for nick.
+func (ts *testServer) mailbox(nick string) int {
+	n := 0
+	ts.srv.hub.do(context.Background(), &inspectReq{fn: func(h *hub) { n = h.mailboxes[nick] }})
+	return n
+}
+
+// waitMailbox waits until n offline messages wait for nick.
+func (ts *testServer) waitMailbox(t testing.TB, nick string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(waitFor)
+	for ts.mailbox(nick) != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s's mailbox holds %d messages, want %d", nick, ts.mailbox(nick), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// prune runs the hub's pruning now, on its goroutine.
+func (ts *testServer) prune() {
+	done := make(chan struct{})
+	ts.srv.hub.pruneNow <- done
+	<-done
+}
+
+// setClock makes the hub stamp and prune by the returned clock, which the test moves.
+func (ts *testServer) setClock() *atomic.Int64 {
+	var now atomic.Int64
+	now.Store(time.Now().UnixNano())
+	ts.srv.hub.do(context.Background(), &inspectReq{fn: func(h *hub) {
+		h.now = func() time.Time { return time.Unix(0, now.Load()) }
+	}})
+	return &now
 }

@@ -2,162 +2,20 @@ package chatserver
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
-	"strconv"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
 
-// event is one line a user receives, encoded once for every transport.
-type event struct {
-	id   uint64
-	text string
-	sse  []byte // "id: <n>\ndata: <text>\n\n"
-	ws   []byte // {"id":<n>,"text":"<text>"}
-}
-
-func newEvent(id uint64, text string) *event {
-	e := &event{id: id, text: text}
-	var b strings.Builder
-	b.Grow(len(text) + 24)
-	b.WriteString("id: ")
-	b.WriteString(strconv.FormatUint(id, 10))
-	b.WriteByte('\n')
-	for line := range strings.SplitSeq(text, "\n") {
-		b.WriteString("data: ")
-		b.WriteString(line)
-		b.WriteByte('\n')
-	}
-	b.WriteByte('\n')
-	e.sse = []byte(b.String())
-	e.ws, _ = json.Marshal(struct {
-		ID   uint64 `json:"id"`
-		Text string `json:"text"`
-	}{id, text})
-	return e
-}
-
-// conn is one open stream (an SSE response or a WebSocket) of one user.
-// The hub owns its membership and appends events to its queue; the stream's
-// writer takes all waiting events at once (one wake-up per batch, however
-// many events). When the queue holds max events the hub cuts the stream:
-// sets reason, closes cut, and drops every later event for it (the client
-// resumes from the last id it received).
-type conn struct {
-	nick   string
-	max    int
-	mu     sync.Mutex
-	queue  []*event
-	ready  chan struct{} // holds a token while queue is not empty
-	cut    chan struct{}
-	reason atomic.Pointer[string]
-	isCut  bool // hub-owned
-}
-
-func newConn(nick string, queueSize int) *conn {
-	return &conn{nick: nick, max: queueSize, ready: make(chan struct{}, 1), cut: make(chan struct{})}
-}
-
-// push queues ev for the writer; false when the queue is full.
-func (c *conn) push(ev *event) bool {
-	c.mu.Lock()
-	if len(c.queue) >= c.max {
-		c.mu.Unlock()
-		return false
-	}
-	c.queue = append(c.queue, ev)
-	c.mu.Unlock()
-	select {
-	case c.ready <- struct{}{}:
-	default:
-	}
-	return true
-}
-
-// take returns the waiting events and leaves spare (emptied) as the queue.
-func (c *conn) take(spare []*event) []*event {
-	c.mu.Lock()
-	evs := c.queue
-	c.queue = spare[:0]
-	c.mu.Unlock()
-	return evs
-}
-
-// cutReason is why the hub closed the stream, or "" while it is open.
-func (c *conn) cutReason() string {
-	if p := c.reason.Load(); p != nil {
-		return *p
-	}
-	return ""
-}
-
-// user is a nickname that is online: it has open streams, or it lost its
-// last one less than the leave grace ago.
-type user struct {
-	conns    map[*conn]struct{}
-	graceGen uint64
-}
-
-// joined tells a new stream what to write before its queue: the stored
-// events it missed (resume < id <= replayTo), the welcome lines, then the
-// waiting private messages (mailFrom < id <= mailTo).
-type joined struct {
-	replayTo         uint64
-	preamble         []*event
-	mailFrom, mailTo uint64
-}
-
-type reqKind int
-
-const (
-	reqPost reqKind = iota
-	reqJoin
-	reqLeave
-	reqGrace
-	reqCutAll
-	reqInspect
-)
-
-type request struct {
-	kind      reqKind
-	post      Post
-	conn      *conn
-	resume    uint64
-	hasResume bool
-	nick      string
-	gen       uint64
-	inspect   func(h *hub) // reqInspect: runs on the hub goroutine
-	reply     chan result  // nil: nobody waits
-}
-
-type result struct {
-	offline bool
-	joined  joined
-	err     error
-}
-
-// Errors the hub answers posts with; handlers map them to HTTP statuses.
-var (
-	errMailboxFull  = errors.New("mailbox full")
-	errShuttingDown = errors.New("the chat server is shutting down; retry in a moment")
-)
-
-type delivery struct {
-	c  *conn
-	ev *event
-}
-
 // hub owns every user and stream and the store's writes. One goroutine runs
-// it; requests are handled in batches, each batch one store transaction (a
-// group commit), and events reach the streams only after their commit.
+// it; requests (requests.go) are handled in batches, each batch one store
+// transaction (a group commit), and events reach the streams only after
+// their commit. Its concerns live beside it: presence.go (joins, leaves,
+// the leave grace), posts.go, mailbox.go (offline messages), prune.go
+// (retention), wording.go (the article's texts), store.go (the file).
 type hub struct {
 	store      *store
 	log        *slog.Logger
@@ -165,11 +23,14 @@ type hub struct {
 	grace      time.Duration
 	retention  time.Duration
 	maxMailbox int
+	maxBoxes   int
+	maxBytes   int64
 	now        func() time.Time
 
-	reqs chan *request
-	quit chan struct{}
-	done chan struct{}
+	reqs     chan request
+	pruneNow chan chan struct{} // prunes at once, on the hub goroutine (tests)
+	quit     chan struct{}
+	done     chan struct{}
 
 	closing atomic.Bool
 	pruned  atomic.Uint64 // the last event id pruned: a resume from before it may miss events
@@ -180,7 +41,14 @@ type hub struct {
 	mailboxes map[string]int
 	pending   []delivery
 	after     []func()
-	batch     []*request
+	used      int64 // bytes of data in the store at the start of the batch
+	batch     []request
+}
+
+// delivery is an event for a stream, handed over once its batch committed.
+type delivery struct {
+	c  *conn
+	ev *event
 }
 
 const maxBatch = 512
@@ -193,8 +61,11 @@ func newHub(st *store, state storeState, o *Options) *hub {
 		grace:      o.LeaveGrace,
 		retention:  o.Retention,
 		maxMailbox: o.MaxMailbox,
+		maxBoxes:   o.MaxMailboxes,
+		maxBytes:   o.MaxStoreBytes,
 		now:        time.Now,
-		reqs:       make(chan *request, 1024),
+		reqs:       make(chan request, 1024),
+		pruneNow:   make(chan chan struct{}),
 		quit:       make(chan struct{}),
 		done:       make(chan struct{}),
 		seq:        state.seq,
@@ -206,7 +77,7 @@ func newHub(st *store, state storeState, o *Options) *hub {
 }
 
 // do hands r to the hub and waits for its result.
-func (h *hub) do(ctx context.Context, r *request) result {
+func (h *hub) do(ctx context.Context, r request) result {
 	if err := h.submit(ctx, r); err != nil {
 		return result{err: err}
 	}
@@ -215,30 +86,31 @@ func (h *hub) do(ctx context.Context, r *request) result {
 
 // submit hands r to the hub without waiting for its result. Requests are
 // handled in the order they were submitted.
-func (h *hub) submit(ctx context.Context, r *request) error {
-	r.reply = make(chan result, 1)
+func (h *hub) submit(ctx context.Context, r request) error {
+	*r.replies() = make(chan result, 1)
 	select {
 	case h.reqs <- r:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-h.quit:
-		return errShuttingDown
+		return ErrShuttingDown
 	}
 }
 
 // wait returns the result of a submitted request.
-func (h *hub) wait(r *request) result {
+func (h *hub) wait(r request) result {
+	ch := *r.replies()
 	select {
-	case res := <-r.reply:
+	case res := <-ch:
 		return res
 	case <-h.done:
 		// The hub answers every request it took before it stops.
 		select {
-		case res := <-r.reply:
+		case res := <-ch:
 			return res
 		default:
-			return result{err: errShuttingDown}
+			return result{err: ErrShuttingDown}
 		}
 	}
 }
@@ -264,13 +136,17 @@ func (h *hub) run() {
 				}
 			}
 			h.process(h.batch)
+			clear(h.batch)
 		case <-tick.C:
 			h.prune()
+		case done := <-h.pruneNow:
+			h.prune()
+			close(done)
 		case <-h.quit:
 			for {
 				select {
 				case r := <-h.reqs:
-					h.process([]*request{r})
+					h.process([]request{r})
 				default:
 					return
 				}
@@ -284,50 +160,28 @@ func (h *hub) stop() {
 	<-h.done
 }
 
-func (h *hub) prune() {
-	if h.retention <= 0 {
-		return
-	}
-	cutoff := h.now().Add(-h.retention)
-	for {
-		var n int
-		var last uint64
-		err := h.store.db.Update(func(tx *bolt.Tx) (err error) {
-			n, last, err = prune(tx, cutoff, 10000)
-			return err
-		})
-		if err != nil {
-			h.log.Error("prune history", "err", err)
-			return
-		}
-		if last > 0 {
-			h.pruned.Store(last)
-		}
-		if n < 10000 {
-			return
-		}
-	}
-}
-
 // process handles one batch in one transaction, then delivers and replies.
-func (h *hub) process(batch []*request) {
+func (h *hub) process(batch []request) {
 	h.pending = h.pending[:0]
 	h.after = h.after[:0]
 	results := make([]result, len(batch))
 	seq0 := h.seq
-	err := h.store.db.Update(func(tx *bolt.Tx) error {
-		for i, r := range batch {
-			res, err := h.handle(tx, r)
-			if err != nil && !isUserError(err) {
-				return err
+	err := guarded(func() error {
+		return h.store.db.Update(func(tx *bolt.Tx) error {
+			h.used = h.store.used(tx)
+			for i, r := range batch {
+				res, err := r.apply(h, tx)
+				if err != nil && !refusesOne(err) {
+					return err
+				}
+				res.err = err
+				results[i] = res
 			}
-			res.err = err
-			results[i] = res
-		}
-		if h.seq != seq0 {
-			return putSeq(tx, h.seq)
-		}
-		return nil
+			if h.seq != seq0 {
+				return putSeq(tx, h.seq)
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		// The store failed: nothing of this batch is stored, so nothing of
@@ -345,17 +199,11 @@ func (h *hub) process(batch []*request) {
 		f()
 	}
 	for i, r := range batch {
-		if r.reply != nil {
-			r.reply <- results[i]
+		if ch := *r.replies(); ch != nil {
+			ch <- results[i]
 		}
 	}
 	clear(h.pending)
-}
-
-// isUserError reports whether err refuses one request and leaves the rest
-// of its batch to commit.
-func isUserError(err error) bool {
-	return errors.Is(err, errMailboxFull) || errors.Is(err, errShuttingDown)
 }
 
 func (h *hub) enqueue(c *conn, ev *event) {
@@ -363,7 +211,7 @@ func (h *hub) enqueue(c *conn, ev *event) {
 		return
 	}
 	if !c.push(ev) {
-		h.cut(c, fmt.Sprintf("slow consumer: %d events waiting, the most a connection may queue; reconnect with the last event id received to resume", c.max))
+		h.cut(c, fmt.Sprintf(cutSlow, c.max))
 	}
 }
 
@@ -376,33 +224,6 @@ func (h *hub) cut(c *conn, reason string) {
 	close(c.cut)
 }
 
-func (h *hub) handle(tx *bolt.Tx, r *request) (result, error) {
-	switch r.kind {
-	case reqPost:
-		return h.handlePost(tx, r.post)
-	case reqJoin:
-		return h.handleJoin(tx, r)
-	case reqLeave:
-		return result{}, h.handleLeave(tx, r.conn)
-	case reqInspect:
-		r.inspect(h)
-		return result{}, nil
-	case reqCutAll:
-		for _, u := range h.users {
-			for c := range u.conns {
-				h.cut(c, r.nick)
-			}
-		}
-		return result{}, nil
-	case reqGrace:
-		if u := h.users[r.nick]; u != nil && len(u.conns) == 0 && u.graceGen == r.gen {
-			return result{}, h.goOffline(tx, r.nick)
-		}
-		return result{}, nil
-	}
-	return result{}, fmt.Errorf("unknown request kind %d", r.kind)
-}
-
 // record stores a new event under the next id; to == "" addresses everyone
 // but except.
 func (h *hub) record(tx *bolt.Tx, to, except, text string) (*event, error) {
@@ -412,6 +233,7 @@ func (h *hub) record(tx *bolt.Tx, to, except, text string) (*event, error) {
 	return ev, putRecord(tx, rec)
 }
 
+// toUser delivers ev to every stream of nick once the batch commits.
 func (h *hub) toUser(nick string, ev *event) {
 	if u := h.users[nick]; u != nil {
 		for c := range u.conns {
@@ -420,6 +242,7 @@ func (h *hub) toUser(nick string, ev *event) {
 	}
 }
 
+// toAll delivers ev to every stream of every user but except once the batch commits.
 func (h *hub) toAll(except string, ev *event) {
 	for nick, u := range h.users {
 		if nick == except {
@@ -429,163 +252,4 @@ func (h *hub) toAll(except string, ev *event) {
 			h.pending = append(h.pending, delivery{c, ev})
 		}
 	}
-}
-
-func (h *hub) handlePost(tx *bolt.Tx, p Post) (result, error) {
-	if p.To == "all" {
-		ev, err := h.record(tx, "", "", p.From+" to all: "+p.Text)
-		if err != nil {
-			return result{}, err
-		}
-		h.toAll("", ev)
-		return result{}, nil
-	}
-	target := h.users[p.To]
-	if target == nil {
-		if h.mailboxes[p.To] >= h.maxMailbox {
-			return result{}, fmt.Errorf("%w: %s is offline and already has %d messages waiting, the most kept per user", errMailboxFull, p.To, h.maxMailbox)
-		}
-		m := &mail{From: p.From, Text: p.Text, Time: p.Time.UnixNano()}
-		if err := addMail(tx, p.To, m); err != nil {
-			return result{}, err
-		}
-		h.mailboxes[p.To]++
-		ev, err := h.record(tx, p.From, "", "You to "+p.To+" (offline): "+p.Text)
-		if err != nil {
-			return result{}, err
-		}
-		h.toUser(p.From, ev)
-		return result{offline: true}, nil
-	}
-	if p.To != p.From {
-		ev, err := h.record(tx, p.To, "", p.From+": "+p.Text)
-		if err != nil {
-			return result{}, err
-		}
-		h.toUser(p.To, ev)
-		if len(target.conns) == 0 && h.mailboxes[p.To] < h.maxMailbox {
-			// Within the leave grace: a resume replays the event, a fresh
-			// login gets it from the mailbox instead.
-			if err := addMail(tx, p.To, &mail{Orig: ev.id, From: p.From, Text: p.Text, Time: p.Time.UnixNano()}); err != nil {
-				return result{}, err
-			}
-			h.mailboxes[p.To]++
-		}
-	}
-	ev, err := h.record(tx, p.From, "", "You to "+p.To+": "+p.Text)
-	if err != nil {
-		return result{}, err
-	}
-	h.toUser(p.From, ev)
-	return result{}, nil
-}
-
-func (h *hub) handleJoin(tx *bolt.Tx, r *request) (result, error) {
-	nick, c := r.conn.nick, r.conn
-	if h.closing.Load() {
-		return result{}, errShuttingDown
-	}
-	u := h.users[nick]
-	wasOnline := u != nil
-	if r.hasResume && r.resume > h.seq {
-		// An id from a store that was reset: keep ids growing for this client.
-		h.seq = r.resume
-	}
-	var j joined
-	j.replayTo = h.seq
-
-	online := make([]string, 0, len(h.users))
-	for n, ou := range h.users {
-		if n != nick || len(ou.conns) > 0 {
-			online = append(online, n)
-		}
-	}
-	slices.Sort(online)
-	h.seq++
-	j.preamble = append(j.preamble, newEvent(h.seq, "Welcome "+nick+"!"))
-	h.seq++
-	j.preamble = append(j.preamble, newEvent(h.seq, "now online: "+strings.Join(online, ", ")))
-
-	j.mailFrom = h.seq
-	if h.mailboxes[nick] > 0 {
-		mails, err := takeMail(tx, nick)
-		if err != nil {
-			return result{}, err
-		}
-		delete(h.mailboxes, nick)
-		for _, m := range mails {
-			if r.hasResume && m.Orig > r.resume && m.Orig <= j.replayTo {
-				continue // the replay carries it
-			}
-			if m.Orig != 0 {
-				if err := deleteRecord(tx, m.Orig); err != nil {
-					return result{}, err
-				}
-			}
-			ev, err := h.record(tx, nick, "", m.offlineText())
-			if err != nil {
-				return result{}, err
-			}
-			h.toUser(nick, ev) // other streams of nick, if any
-		}
-	}
-	j.mailTo = h.seq
-
-	if u == nil {
-		u = &user{conns: map[*conn]struct{}{}}
-		h.users[nick] = u
-	}
-	u.conns[c] = struct{}{}
-	u.graceGen++ // a pending grace timer no longer applies
-	if !wasOnline {
-		ev, err := h.record(tx, "", nick, nick+" has joined.")
-		if err != nil {
-			return result{}, err
-		}
-		h.toAll(nick, ev)
-	}
-	return result{joined: j}, nil
-}
-
-func (h *hub) handleLeave(tx *bolt.Tx, c *conn) error {
-	u := h.users[c.nick]
-	if u == nil {
-		return nil
-	}
-	if _, ok := u.conns[c]; !ok {
-		return nil
-	}
-	delete(u.conns, c)
-	h.cut(c, "closed")
-	if len(u.conns) > 0 {
-		return nil
-	}
-	if h.closing.Load() {
-		delete(h.users, c.nick)
-		return nil
-	}
-	if h.grace <= 0 {
-		return h.goOffline(tx, c.nick)
-	}
-	u.graceGen++
-	gen, nick := u.graceGen, c.nick
-	h.after = append(h.after, func() {
-		time.AfterFunc(h.grace, func() {
-			select {
-			case h.reqs <- &request{kind: reqGrace, nick: nick, gen: gen}:
-			case <-h.quit:
-			}
-		})
-	})
-	return nil
-}
-
-func (h *hub) goOffline(tx *bolt.Tx, nick string) error {
-	delete(h.users, nick)
-	ev, err := h.record(tx, "", nick, nick+" has left.")
-	if err != nil {
-		return err
-	}
-	h.toAll(nick, ev)
-	return nil
 }

@@ -24,19 +24,19 @@ const nickRule = `use 1–32 letters, digits, '_', '.' or '-'; "all", "msg", "ws
 // ValidNick reports why nick cannot be a nickname, or nil when it can.
 func ValidNick(nick string) error {
 	if nick == "" {
-		return fmt.Errorf("nickname is empty: %s", nickRule)
+		return refuse(ErrInvalid, "nickname is empty: %s", nickRule)
 	}
 	if len(nick) > MaxNickLen {
-		return fmt.Errorf("nickname is %d characters long: %s", len(nick), nickRule)
+		return refuse(ErrInvalid, "nickname is %d characters long: %s", len(nick), nickRule)
 	}
 	for i := 0; i < len(nick); i++ {
 		c := nick[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
-			return fmt.Errorf("nickname %q has the character %q: %s", nick, rune(c), nickRule)
+			return refuse(ErrInvalid, "nickname %q has the character %q: %s", nick, rune(c), nickRule)
 		}
 	}
 	if reserved[nick] {
-		return fmt.Errorf("nickname %q is reserved: %s", nick, nickRule)
+		return refuse(ErrInvalid, "nickname %q is reserved: %s", nick, nickRule)
 	}
 	return nil
 }
@@ -44,17 +44,17 @@ func ValidNick(nick string) error {
 // validText reports why text cannot be sent, or nil.
 func validText(text string, maxBytes int) error {
 	if text == "" {
-		return fmt.Errorf("message text is empty: send 1 to %d bytes", maxBytes)
+		return refuse(ErrInvalid, "message text is empty: send 1 to %d bytes", maxBytes)
 	}
 	if len(text) > maxBytes {
-		return fmt.Errorf("message text is %d bytes: at most %d are allowed", len(text), maxBytes)
+		return refuse(ErrTooLarge, "message text is %d bytes: at most %d are allowed", len(text), maxBytes)
 	}
 	if !utf8.ValidString(text) {
-		return fmt.Errorf("message text is not valid UTF-8")
+		return refuse(ErrInvalid, "message text is not valid UTF-8")
 	}
 	for _, r := range text {
 		if r < 0x20 && r != '\t' || r == 0x7f {
-			return fmt.Errorf("message text has the control character %U: a message is one line of text (tabs allowed)", r)
+			return refuse(ErrInvalid, "message text has the control character %U: a message is one line of text (tabs allowed)", r)
 		}
 	}
 	return nil

@@ -5,16 +5,22 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
+// routes is the chat's handler: its routes behind the cross-origin check, so
+// a page of another origin cannot make a user's browser send for them.
 func (s *Server) routes() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return httpguard.CrossOrigin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
 		switch {
 		case p == "/":
@@ -29,17 +35,25 @@ func (s *Server) routes() http.Handler {
 			}
 			s.servePage(w, r)
 		case p == "/send":
+			s.bodyDeadline(w)
 			s.serveSend(w, r)
 		case p == "/ws":
 			s.serveWS(w, r)
 		case strings.HasPrefix(p, "/msg/"):
+			s.bodyDeadline(w)
 			s.serveMsg(w, r)
 		case strings.Count(p, "/") == 1 && wantsEventStream(r):
 			s.serveSSE(w, r, p[1:])
 		default:
 			http.Error(w, "not found: the chat page is at ./, log in with GET ./<nick> and Accept: text/event-stream, send with GET ./msg/<from>/<to>%20<text> or POST ./send", http.StatusNotFound)
 		}
-	})
+	}))
+}
+
+// bodyDeadline bounds the reading of the request's body (what remains of
+// it is discarded under the same deadline once the handler returns).
+func (s *Server) bodyDeadline(w http.ResponseWriter) {
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.opts.BodyTimeout))
 }
 
 func wantsEventStream(r *http.Request) bool {
@@ -62,31 +76,67 @@ func methodIs(w http.ResponseWriter, r *http.Request, allowed ...string) bool {
 	return false
 }
 
+const msgShape = "expected /msg/<from>/<to>%20<text>, e.g. /msg/mary/john%20hello"
+
+// parseMsgPath reads the post of the article's send route from the escaped
+// path /msg/<from>/<to>%20<text>. The fields are checked later (validPost).
+func parseMsgPath(escaped string) (Post, error) {
+	rest, ok := strings.CutPrefix(escaped, "/msg/")
+	if !ok {
+		return Post{}, errors.New("bad send: " + msgShape)
+	}
+	rawFrom, rawRest, ok := strings.Cut(rest, "/")
+	if !ok {
+		return Post{}, errors.New("bad send: " + msgShape)
+	}
+	from, err1 := url.PathUnescape(rawFrom)
+	target, err2 := url.PathUnescape(rawRest)
+	if errors.Join(err1, err2) != nil {
+		return Post{}, errors.New("bad send: the path is not valid %-encoding: " + msgShape)
+	}
+	to, text, ok := strings.Cut(target, " ")
+	if !ok {
+		return Post{}, errors.New("bad send: no space between the receiver and the text: " + msgShape)
+	}
+	return Post{From: from, To: to, Text: text}, nil
+}
+
+// decodeSend reads the body of POST /send: one JSON object
+// {"from","to","text"} and nothing else.
+func decodeSend(body io.Reader) (Post, error) {
+	var in struct {
+		From string `json:"from"`
+		To   string `json:"to"`
+		Text string `json:"text"`
+	}
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return Post{}, fmt.Errorf(`body is not the JSON {"from":"<nick>","to":"<nick> or all","text":"<message>"}: %w`, err)
+	}
+	if dec.More() {
+		return Post{}, errors.New(`body has more after the JSON {"from":"<nick>","to":"<nick> or all","text":"<message>"}: send one object`)
+	}
+	return Post{From: in.From, To: in.To, Text: in.Text}, nil
+}
+
 // serveMsg is the article's send route: GET /msg/<from>/<to>%20<text>.
 // Its answer is the same short body every time, so ab's length check holds.
 func (s *Server) serveMsg(w http.ResponseWriter, r *http.Request) {
 	if !methodIs(w, r, http.MethodGet, http.MethodPost) {
 		return
 	}
-	const shape = "expected /msg/<from>/<to>%20<text>, e.g. /msg/mary/john%20hello"
-	rest := strings.TrimPrefix(r.URL.EscapedPath(), "/msg/")
-	rawFrom, rawRest, ok := strings.Cut(rest, "/")
-	if !ok {
-		http.Error(w, "bad send: "+shape, http.StatusBadRequest)
+	if httpguard.CrossSite(r) {
+		// A link or an image of another site would send as the user.
+		http.Error(w, fmt.Sprintf("cross-site send refused: the browser says this request came from another site (Sec-Fetch-Site %q); send from the chat's own page, or with a client that is not a browser (curl, ab)", r.Header.Get("Sec-Fetch-Site")), http.StatusForbidden)
 		return
 	}
-	from, err1 := url.PathUnescape(rawFrom)
-	target, err2 := url.PathUnescape(rawRest)
-	if err := errors.Join(err1, err2); err != nil {
-		http.Error(w, "bad send: the path is not valid %-encoding: "+shape, http.StatusBadRequest)
+	p, err := parseMsgPath(r.URL.EscapedPath())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	to, text, ok := strings.Cut(target, " ")
-	if !ok {
-		http.Error(w, "bad send: no space between the receiver and the text: "+shape, http.StatusBadRequest)
-		return
-	}
-	status, err := s.send(r.Context(), Post{From: from, To: to, Text: text})
+	_, status, err := s.send(r.Context(), p)
 	if err != nil {
 		s.sendError(w, status, err, false)
 		return
@@ -100,64 +150,76 @@ func (s *Server) serveSend(w http.ResponseWriter, r *http.Request) {
 	if !methodIs(w, r, http.MethodPost) {
 		return
 	}
-	var in struct {
-		From string `json:"from"`
-		To   string `json:"to"`
-		Text string `json:"text"`
+	if err := httpguard.RequireJSON(r); err != nil {
+		// A cross-site form or no-cors fetch can send text/plain, never JSON.
+		s.sendError(w, http.StatusUnsupportedMediaType, fmt.Errorf(`%w, the body {"from":"<nick>","to":"<nick> or all","text":"<message>"}`, err), true)
+		return
 	}
 	body := http.MaxBytesReader(w, r.Body, int64(s.opts.MaxMessageBytes)*6+1024)
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
+	in, err := decodeSend(body)
+	if err != nil {
 		status := http.StatusBadRequest
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			status = http.StatusRequestEntityTooLarge
 		}
-		s.sendError(w, status, fmt.Errorf(`body is not the JSON {"from":"<nick>","to":"<nick> or all","text":"<message>"}: %w`, err), true)
+		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+			s.sendError(w, http.StatusRequestTimeout, fmt.Errorf("the request body did not arrive within %v: send it at once", s.opts.BodyTimeout), true)
+			return
+		}
+		s.sendError(w, status, err, true)
 		return
 	}
-	status, err := s.send(r.Context(), Post{From: in.From, To: in.To, Text: in.Text})
+	rc, status, err := s.send(r.Context(), in)
 	if err != nil {
 		s.sendError(w, status, err, true)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Write([]byte(`{"ok":true}` + "\n"))
+	if !rc.Offline {
+		w.Write([]byte(`{"ok":true}` + "\n"))
+		return
+	}
+	// The offline acknowledgement: how long the message waits.
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(struct {
+		OK      bool   `json:"ok"`
+		Offline string `json:"offline"`
+	}{true, fmt.Sprintf("%s is offline: the message is kept for %v and delivered at their next login", in.To, rc.Kept)})
 }
 
 // send validates, rate-limits and publishes p; on failure it returns the
 // HTTP status that fits.
-func (s *Server) send(ctx context.Context, p Post) (int, error) {
+func (s *Server) send(ctx context.Context, p Post) (Receipt, int, error) {
 	if !s.enter() {
-		return http.StatusServiceUnavailable, errShuttingDown
+		return Receipt{}, http.StatusServiceUnavailable, ErrShuttingDown
 	}
 	defer s.exit()
 	if status, err := s.admit(&p); err != nil {
-		return status, err
+		return Receipt{}, status, err
 	}
-	return s.published(p, s.opts.Broker.Publish(ctx, p))
+	rc, err := s.opts.Broker.Publish(ctx, p)
+	status, err := s.published(p, err)
+	return rc, status, err
 }
 
 // sendPipelined is send for a stream of posts from one client that need no
-// answer each (WebSocket frames): with the in-process broker it hands p to
-// the hub and returns at once, in order, leaving wait to learn the outcome,
-// so one connection can have many posts in one store commit. The caller
-// must be inside enter/exit until wait returns.
+// answer each (WebSocket frames): it publishes p with Broker.PublishAsync and
+// returns at once, in order, leaving wait to learn the outcome, so one
+// connection can have many posts in one store commit. The caller must be
+// inside enter/exit until wait returns.
 func (s *Server) sendPipelined(ctx context.Context, p Post) (wait func() error, err error) {
 	if _, err := s.admit(&p); err != nil {
 		return nil, err
 	}
-	if _, local := s.opts.Broker.(*localBroker); !local {
-		_, err := s.published(p, s.opts.Broker.Publish(ctx, p))
-		return nil, err
-	}
-	r := &request{kind: reqPost, post: p}
-	if err := s.hub.submit(ctx, r); err != nil {
+	done, err := s.opts.Broker.PublishAsync(ctx, p)
+	if err != nil {
 		_, err = s.published(p, err)
 		return nil, err
 	}
 	return func() error {
-		_, err := s.published(p, s.hub.wait(r).err)
+		_, err := done()
+		_, err = s.published(p, err)
 		return err
 	}, nil
 }
@@ -165,13 +227,10 @@ func (s *Server) sendPipelined(ctx context.Context, p Post) (wait func() error, 
 // admit checks p and its sender's rate, and stamps p with the time.
 func (s *Server) admit(p *Post) (int, error) {
 	if err := validPost(*p, s.opts.MaxMessageBytes); err != nil {
-		if strings.Contains(err.Error(), "bytes: at most") {
-			return http.StatusRequestEntityTooLarge, err
-		}
-		return http.StatusBadRequest, err
+		return statusOf(err), err
 	}
 	if ok, wait := s.senders.allow(p.From); !ok {
-		return http.StatusTooManyRequests, &rateError{wait: wait, rule: s.senders.describe(), from: p.From}
+		return http.StatusTooManyRequests, &RateError{From: p.From, Rule: s.senders.describe(), Wait: wait}
 	}
 	if p.Time.IsZero() {
 		p.Time = time.Now()
@@ -179,33 +238,22 @@ func (s *Server) admit(p *Post) (int, error) {
 	return http.StatusOK, nil
 }
 
-// published maps the outcome of publishing p to an HTTP status.
+// published maps the outcome of publishing p to an HTTP status, by the
+// error's kind; an error of no kind is the server's failure (500, logged).
 func (s *Server) published(p Post, err error) (int, error) {
-	switch {
-	case err == nil:
+	if err == nil {
 		return http.StatusOK, nil
-	case errors.Is(err, errMailboxFull):
-		return http.StatusConflict, err
-	case errors.Is(err, errShuttingDown), errors.Is(err, ErrBrokerClosed):
-		return http.StatusServiceUnavailable, err
+	}
+	if status := statusOf(err); status != 0 {
+		return status, err
 	}
 	s.opts.Logger.Error("send", "from", p.From, "to", p.To, "err", err)
 	return http.StatusInternalServerError, fmt.Errorf("send failed: %w", err)
 }
 
-type rateError struct {
-	wait time.Duration
-	rule string
-	from string
-}
-
-func (e *rateError) Error() string {
-	return fmt.Sprintf("%s is sending too fast (%s): retry in %v", e.from, e.rule, e.wait.Round(time.Millisecond))
-}
-
 func (s *Server) sendError(w http.ResponseWriter, status int, err error, asJSON bool) {
-	if re, ok := errors.AsType[*rateError](err); ok {
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(re.wait.Seconds()))))
+	if re, ok := errors.AsType[*RateError](err); ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(re.Wait.Seconds()))))
 	}
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
@@ -229,7 +277,7 @@ func resumeID(v string) (uint64, bool, error) {
 	}
 	n, err := strconv.ParseUint(v, 10, 64)
 	if err != nil {
-		return 0, false, fmt.Errorf("resume id %q is not an event id: use the decimal id of the last event received", v)
+		return 0, false, refuse(ErrInvalid, "resume id %q is not an event id: use the decimal id of the last event received", v)
 	}
 	return n, true, nil
 }

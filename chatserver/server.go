@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
 // Options configures a Server. The zero value of every field is a sensible
@@ -25,7 +27,8 @@ type Options struct {
 	// the OS's cache), but a crash of the machine may lose or damage the
 	// last writes. Default false: every answered send is on disk.
 	NoSync bool
-	// Retention is how long events stay replayable for a resume. Default 24h.
+	// Retention is how long events stay replayable for a resume, and how long
+	// an offline message waits in its mailbox. Default 24h.
 	Retention time.Duration
 	// QueueSize is how many events may wait for one stream before it is cut
 	// as a slow consumer. Default 1024.
@@ -47,6 +50,20 @@ type Options struct {
 	MaxConnsPerAddr int
 	// MaxMailbox limits the messages kept for one offline user. Default 10000.
 	MaxMailbox int
+	// MaxMailboxes limits how many users may have offline messages waiting;
+	// past it a message to one more offline user is refused with 507.
+	// Default 100000.
+	MaxMailboxes int
+	// MaxStoreBytes limits the data in the store file; past it a send is
+	// refused with 507 (nothing stored is lost, and pruning makes room again).
+	// Default 1 GiB.
+	MaxStoreBytes int64
+	// MailAckDelay is how long an SSE stream must stay open after writing
+	// its user's offline messages before they count as delivered and leave
+	// the mailbox (an event stream has no way back to confirm them). A
+	// WebSocket confirms them sooner, with the pong to a ping sent right
+	// after them; a resume id confirms everything up to it. Default 3s.
+	MailAckDelay time.Duration
 	// KeepAlive is the interval of SSE ": ping" comments and WebSocket pings.
 	// Default 15s. A WebSocket that answers no ping within two intervals is closed.
 	KeepAlive time.Duration
@@ -55,6 +72,18 @@ type Options struct {
 	// AllowedOrigins lists WebSocket Origins accepted besides the server's
 	// own host (e.g. "https://example.org"); "*" accepts any origin.
 	AllowedOrigins []string
+	// AllowedHosts lists the Host names Serve answers to besides those of
+	// its address: bound to loopback it answers only to loopback names (a
+	// DNS name rebound to 127.0.0.1 is refused with 403). See
+	// httpguard.NewHosts for the forms.
+	AllowedHosts []string
+	// BodyTimeout bounds the reading of a send request's body (POST /send,
+	// /msg/): a client that sends it slower is cut with 408. Streams (SSE,
+	// WebSocket) are not bounded by it: they read nothing, or read frames
+	// under their own deadlines. It is set per request, where an
+	// http.Server's ReadTimeout would also end every SSE stream (net/http's
+	// background read hits it and cancels the request). Default 10s.
+	BodyTimeout time.Duration
 	// ReadHeaderTimeout and IdleTimeout configure the http.Server of Serve.
 	// Defaults 10s and 120s.
 	ReadHeaderTimeout time.Duration
@@ -79,13 +108,19 @@ func (o *Options) setDefaults() {
 	def(&o.Retention, 24*time.Hour)
 	def(&o.LeaveGrace, 5*time.Second)
 	def(&o.KeepAlive, 15*time.Second)
+	def(&o.MailAckDelay, 3*time.Second)
 	def(&o.WriteTimeout, 10*time.Second)
 	def(&o.ReadHeaderTimeout, 10*time.Second)
+	def(&o.BodyTimeout, 10*time.Second)
 	def(&o.IdleTimeout, 120*time.Second)
 	defInt(&o.QueueSize, 1024)
 	defInt(&o.MaxMessageBytes, 4096)
 	defInt(&o.MaxConnsPerAddr, 1000)
 	defInt(&o.MaxMailbox, 10000)
+	defInt(&o.MaxMailboxes, 100000)
+	if o.MaxStoreBytes == 0 {
+		o.MaxStoreBytes = 1 << 30
+	}
 	if o.SendRate == 0 {
 		o.SendRate = 10000
 	}
@@ -121,8 +156,8 @@ type Server struct {
 func New(opts Options) (*Server, error) {
 	opts.setDefaults()
 	if opts.Retention < 0 || opts.QueueSize < 0 || opts.MaxMessageBytes < 0 || opts.MaxMailbox < 0 ||
-		opts.KeepAlive < 0 || opts.WriteTimeout < 0 {
-		return nil, errors.New("chat options: Retention, QueueSize, MaxMessageBytes, MaxMailbox, KeepAlive and WriteTimeout must be 0 (default) or positive")
+		opts.KeepAlive < 0 || opts.WriteTimeout < 0 || opts.MailAckDelay < 0 || opts.MaxMailboxes < 0 || opts.MaxStoreBytes < 0 || opts.BodyTimeout < 0 {
+		return nil, errors.New("chat options: Retention, QueueSize, MaxMessageBytes, MaxMailbox, MaxMailboxes, MaxStoreBytes, KeepAlive, WriteTimeout, MailAckDelay and BodyTimeout must be 0 (default) or positive")
 	}
 	s := &Server{opts: opts, shutdown: make(chan struct{})}
 	dir := opts.DataDir
@@ -144,7 +179,7 @@ func New(opts Options) (*Server, error) {
 	s.hub = newHub(st, state, &s.opts)
 	s.senders = newRateLimits(opts.SendRate, opts.SendBurst)
 	s.addrs = newAddrLimits(opts.MaxConnsPerAddr)
-	if err := opts.Broker.Subscribe(s.deliver); err != nil {
+	if err := opts.Broker.Subscribe(hubSide{s}); err != nil {
 		st.close()
 		s.removeTmp()
 		return nil, fmt.Errorf("subscribe to broker: %w", err)
@@ -160,10 +195,30 @@ func (s *Server) removeTmp() {
 	}
 }
 
-// deliver is the hub's side of the broker.
-func (s *Server) deliver(ctx context.Context, p Post) error {
-	res := s.hub.do(ctx, &request{kind: reqPost, post: p})
-	return res.err
+// hubSide is the Hub a Server subscribes to its broker.
+type hubSide struct{ s *Server }
+
+func (h hubSide) Deliver(ctx context.Context, p Post) (Receipt, error) {
+	return h.s.receipt(h.s.hub.do(ctx, &postReq{post: p}))
+}
+
+func (h hubSide) DeliverAsync(ctx context.Context, p Post) (func() (Receipt, error), error) {
+	r := &postReq{post: p}
+	if err := h.s.hub.submit(ctx, r); err != nil {
+		return nil, err
+	}
+	return func() (Receipt, error) { return h.s.receipt(h.s.hub.wait(r)) }, nil
+}
+
+// receipt is a post's result as a Broker returns it.
+func (s *Server) receipt(res result) (Receipt, error) {
+	if res.err != nil {
+		return Receipt{}, res.err
+	}
+	if res.offline {
+		return Receipt{Offline: true, Kept: s.opts.Retention}, nil
+	}
+	return Receipt{}, nil
 }
 
 // Handler returns the chat's routes, rooted at "/". Mount it under a prefix
@@ -200,7 +255,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 	s.hub.closing.Store(true)
 	// The hub is still running: this request is answered at once, whatever ctx.
-	s.hub.do(context.Background(), &request{kind: reqCutAll, nick: "the chat server is shutting down; reconnect with the last event id received to resume"})
+	s.hub.do(context.Background(), &cutAllReq{reason: cutShutdown})
 	drained := make(chan struct{})
 	go func() { s.active.Wait(); close(drained) }()
 	var err error
@@ -218,13 +273,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// Serve answers HTTP on ln with the chat's handler and the Options'
-// timeouts until ctx ends, then drains: streams are told to resume later,
+// Serve answers HTTP on ln with the chat's handler, for the Host names of
+// ln's address and AllowedHosts, with the Options' timeouts until ctx ends, then drains: streams are told to resume later,
 // requests in flight finish, the store is closed. It returns nil after a
 // clean drain.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
-		Handler:           s.Handler(),
+		Handler:           httpguard.NewHosts(ln.Addr().String(), s.opts.AllowedHosts).Handler(s.Handler()),
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
 		MaxHeaderBytes:    16 << 10,

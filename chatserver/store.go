@@ -45,19 +45,31 @@ func (r *record) visibleTo(nick string) bool {
 	return r.To == nick
 }
 
-// mail is a private message kept for a user who had no open connection.
-// Orig is the id of the log event the message was also stored under (0 when
-// the user was offline and nothing was logged for them).
+// mail is a private message kept for a user who had no open connection. It
+// stays in the mailbox until its delivery is known. Orig is the id of the log
+// event the message was also stored under when it was sent (0 when the user
+// was offline and nothing was logged for them); ID is the id of the log event
+// of its latest offering at a login (0: never offered).
 type mail struct {
 	Orig uint64 `json:"o,omitempty"`
+	ID   uint64 `json:"i,omitempty"`
 	From string `json:"f"`
 	Text string `json:"s"`
 	Time int64  `json:"t"`
 }
 
-// offlineText is the article's format of a message delivered at login.
-func (m *mail) offlineText() string {
-	return m.From + " (" + time.Unix(0, m.Time).Format("2006-01-02 15:04") + "): " + m.Text
+// eventID is the id of the log event that carries m now (0: none).
+func (m *mail) eventID() uint64 {
+	if m.ID != 0 {
+		return m.ID
+	}
+	return m.Orig
+}
+
+// mailEntry is a mail and its key in its user's mailbox.
+type mailEntry struct {
+	key []byte
+	m   mail
 }
 
 type store struct {
@@ -73,33 +85,53 @@ type storeState struct {
 
 func openStore(path string, noSync bool) (*store, storeState, error) {
 	var st storeState
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, FreelistType: bolt.FreelistMapType, NoSync: noSync})
+	if err := checkStoreFile(path); err != nil {
+		return nil, st, err
+	}
+	var db *bolt.DB
+	err := guarded(func() (err error) {
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, FreelistType: bolt.FreelistMapType, NoSync: noSync})
+		return err
+	})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		switch {
+		case errors.Is(err, bolt.ErrTimeout):
 			return nil, st, fmt.Errorf("open store %s: the file is locked by another process (is another chat server running on the same --data?)", path)
+		case errors.Is(err, ErrStoreDamaged):
+			return nil, st, damaged(path, fmt.Sprintf("cannot be opened (%v)", err))
+		case errors.Is(err, bolt.ErrInvalid), errors.Is(err, bolt.ErrChecksum), errors.Is(err, bolt.ErrVersionMismatch):
+			return nil, st, damaged(path, fmt.Sprintf("is not a chat store (%v)", err))
 		}
 		return nil, st, fmt.Errorf("open store %s: %w", path, err)
 	}
 	st.mailboxes = map[string]int{}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketMeta, bucketLog, bucketMailbox} {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-				return err
+	err = guarded(func() error {
+		return db.Update(func(tx *bolt.Tx) error {
+			if err := verifyStore(tx); err != nil {
+				return fmt.Errorf("%w: %v", ErrStoreDamaged, err)
 			}
-		}
-		if v := tx.Bucket(bucketMeta).Get(keySeq); len(v) == 8 {
-			st.seq = binary.BigEndian.Uint64(v)
-		}
-		if v := tx.Bucket(bucketMeta).Get(keyPruned); len(v) == 8 {
-			st.pruned = binary.BigEndian.Uint64(v)
-		}
-		return tx.Bucket(bucketMailbox).ForEachBucket(func(k []byte) error {
-			st.mailboxes[string(k)] = tx.Bucket(bucketMailbox).Bucket(k).Stats().KeyN
-			return nil
+			for _, name := range [][]byte{bucketMeta, bucketLog, bucketMailbox} {
+				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+					return err
+				}
+			}
+			if v := tx.Bucket(bucketMeta).Get(keySeq); len(v) == 8 {
+				st.seq = binary.BigEndian.Uint64(v)
+			}
+			if v := tx.Bucket(bucketMeta).Get(keyPruned); len(v) == 8 {
+				st.pruned = binary.BigEndian.Uint64(v)
+			}
+			return tx.Bucket(bucketMailbox).ForEachBucket(func(k []byte) error {
+				st.mailboxes[string(k)] = tx.Bucket(bucketMailbox).Bucket(k).Stats().KeyN
+				return nil
+			})
 		})
 	})
 	if err != nil {
-		db.Close()
+		guarded(db.Close)
+		if errors.Is(err, ErrStoreDamaged) {
+			return nil, st, damaged(path, fmt.Sprintf("has damaged pages (%v)", err))
+		}
 		return nil, st, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return &store{db: db}, st, nil
@@ -153,26 +185,57 @@ func addMail(tx *bolt.Tx, nick string, m *mail) error {
 	return b.Put(idKey(n), v)
 }
 
-// takeMail removes and returns nick's waiting messages, oldest first.
-func takeMail(tx *bolt.Tx, nick string) ([]mail, error) {
-	mb := tx.Bucket(bucketMailbox)
-	b := mb.Bucket([]byte(nick))
+// readMail returns nick's waiting messages, oldest first.
+func readMail(tx *bolt.Tx, nick string) ([]mailEntry, error) {
+	b := tx.Bucket(bucketMailbox).Bucket([]byte(nick))
 	if b == nil {
 		return nil, nil
 	}
-	var out []mail
-	err := b.ForEach(func(_, v []byte) error {
-		var m mail
-		if err := json.Unmarshal(v, &m); err != nil {
+	var out []mailEntry
+	err := b.ForEach(func(k, v []byte) error {
+		e := mailEntry{key: append([]byte(nil), k...)}
+		if err := json.Unmarshal(v, &e.m); err != nil {
 			return fmt.Errorf("decode mailbox of %s: %w", nick, err)
 		}
-		out = append(out, m)
+		out = append(out, e)
 		return nil
 	})
-	if err != nil {
-		return nil, err
+	return out, err
+}
+
+// putMail stores e back into nick's mailbox.
+func putMail(tx *bolt.Tx, nick string, e *mailEntry) error {
+	b := tx.Bucket(bucketMailbox).Bucket([]byte(nick))
+	if b == nil {
+		return fmt.Errorf("mailbox of %s is gone", nick)
 	}
-	return out, mb.DeleteBucket([]byte(nick))
+	v, err := json.Marshal(&e.m)
+	if err != nil {
+		return err
+	}
+	return b.Put(e.key, v)
+}
+
+// deleteMail removes the entries with keys from nick's mailbox, and the
+// mailbox itself when empty says the caller counted none left.
+func deleteMail(tx *bolt.Tx, nick string, keys [][]byte, empty bool) error {
+	mb := tx.Bucket(bucketMailbox)
+	if empty {
+		if mb.Bucket([]byte(nick)) == nil {
+			return nil
+		}
+		return mb.DeleteBucket([]byte(nick))
+	}
+	b := mb.Bucket([]byte(nick))
+	if b == nil {
+		return nil
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // readLog returns up to limit records with after < id <= upTo that nick can
@@ -180,26 +243,28 @@ func takeMail(tx *bolt.Tx, nick string) ([]mail, error) {
 func (s *store) readLog(nick string, after, upTo uint64, limit int) ([]*record, uint64, error) {
 	var out []*record
 	next := upTo
-	err := s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketLog).Cursor()
-		for k, v := c.Seek(idKey(after + 1)); k != nil; k, v = c.Next() {
-			id := binary.BigEndian.Uint64(k)
-			if id > upTo {
-				break
-			}
-			r := &record{ID: id}
-			if err := json.Unmarshal(v, r); err != nil {
-				return fmt.Errorf("decode event %d: %w", id, err)
-			}
-			if r.visibleTo(nick) {
-				out = append(out, r)
-				if len(out) == limit {
-					next = id
-					return nil
+	err := guarded(func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			c := tx.Bucket(bucketLog).Cursor()
+			for k, v := c.Seek(idKey(after + 1)); k != nil; k, v = c.Next() {
+				id := binary.BigEndian.Uint64(k)
+				if id > upTo {
+					break
+				}
+				r := &record{ID: id}
+				if err := json.Unmarshal(v, r); err != nil {
+					return fmt.Errorf("decode event %d: %w", id, err)
+				}
+				if r.visibleTo(nick) {
+					out = append(out, r)
+					if len(out) == limit {
+						next = id
+						return nil
+					}
 				}
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, after, fmt.Errorf("read history: %w", err)
@@ -234,4 +299,51 @@ func prune(tx *bolt.Tx, cutoff time.Time, max int) (int, uint64, error) {
 	}
 	last := old[len(old)-1]
 	return len(old), binary.BigEndian.Uint64(last), tx.Bucket(bucketMeta).Put(keyPruned, last)
+}
+
+// used is the number of bytes of data in the store: its pages less the free ones.
+func (s *store) used(tx *bolt.Tx) int64 {
+	st := s.db.Stats()
+	return tx.Size() - int64(st.FreePageN+st.PendingPageN)*int64(tx.DB().Info().PageSize)
+}
+
+// pruneMail deletes the mails sent before cutoff and returns, for every
+// mailbox it changed, how many are left.
+func pruneMail(tx *bolt.Tx, cutoff time.Time) (map[string]int, error) {
+	mb := tx.Bucket(bucketMailbox)
+	var nicks [][]byte
+	if err := mb.ForEachBucket(func(k []byte) error {
+		nicks = append(nicks, append([]byte(nil), k...))
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	left := map[string]int{}
+	for _, nick := range nicks {
+		b := mb.Bucket(nick)
+		var old [][]byte
+		n := 0
+		err := b.ForEach(func(k, v []byte) error {
+			n++
+			var m mail
+			if err := json.Unmarshal(v, &m); err != nil {
+				return fmt.Errorf("decode mailbox of %s: %w", nick, err)
+			}
+			if m.Time < cutoff.UnixNano() {
+				old = append(old, append([]byte(nil), k...))
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(old) == 0 {
+			continue
+		}
+		if err := deleteMail(tx, string(nick), old, len(old) == n); err != nil {
+			return nil, err
+		}
+		left[string(nick)] = n - len(old)
+	}
+	return left, nil
 }

@@ -1,6 +1,7 @@
 package chatserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -23,14 +25,25 @@ type transport interface {
 	ping() error
 	flush() error
 	end(reason string, shuttingDown bool) // the last words before closing
+	// askAck asks the client to confirm it received the events of its user
+	// with from < id <= to. A transport that can (a WebSocket: the pong to a
+	// ping sent after them) confirms them itself and returns false; true
+	// leaves it to the pump (the stream staying open for MailAckDelay).
+	askAck(from, to uint64) (byDelay bool, err error)
+}
+
+// ackDelivered tells the hub that nick's events with from < id <= to were
+// delivered, so the offline messages among them leave the mailbox.
+func (s *Server) ackDelivered(nick string, from, to uint64) {
+	s.hub.submit(context.Background(), &ackReq{nick: nick, from: from, to: to})
 }
 
 // pump writes a joined stream: the missed events, the welcome lines, the
 // waiting messages, then live events until the client goes, the hub cuts the
 // stream or ctx ends.
-func (s *Server) pump(ctx context.Context, c *conn, j joined, resume uint64, hasResume bool, t transport, notes <-chan string) error {
-	err := s.pumpEvents(ctx, c, j, resume, hasResume, t, notes)
-	if reason := c.cutReason(); reason != "" && reason != "closed" {
+func (s *Server) pump(ctx context.Context, c *conn, j joined, t transport, notes <-chan string) error {
+	err := s.pumpEvents(ctx, c, j, t, notes)
+	if reason := c.cutReason(); reason != "" && reason != cutClosed {
 		// Cut by the hub; a write may have failed first (a stalled
 		// client's buffers are full and its write deadline passed).
 		level := slog.LevelWarn
@@ -43,8 +56,15 @@ func (s *Server) pump(ctx context.Context, c *conn, j joined, resume uint64, has
 	return err
 }
 
-func (s *Server) pumpEvents(ctx context.Context, c *conn, j joined, resume uint64, hasResume bool, t transport, notes <-chan string) error {
+func (s *Server) pumpEvents(ctx context.Context, c *conn, j joined, t transport, notes <-chan string) error {
 	deadline := func() { t.setDeadline(time.Now().Add(s.opts.WriteTimeout)) }
+	resume, hasResume := j.resume, j.hasResume
+	if j.notice != "" {
+		deadline()
+		if err := t.note(j.notice); err != nil {
+			return err
+		}
+	}
 	if pruned := s.hub.pruned.Load(); hasResume && resume < pruned {
 		deadline()
 		if err := t.note(fmt.Sprintf("events %d to %d are older than the retention window (%v) and were deleted: those addressed to you are missing from this resume", resume+1, pruned, s.opts.Retention)); err != nil {
@@ -67,6 +87,20 @@ func (s *Server) pumpEvents(ctx context.Context, c *conn, j joined, resume uint6
 	}
 	if err := t.flush(); err != nil {
 		return err
+	}
+	// Offline messages leave the mailbox once their delivery is known.
+	var confirm <-chan time.Time
+	ackFrom, ackTo := j.seenFrom(), j.mailTo
+	if j.mailPending {
+		byDelay, err := t.askAck(ackFrom, ackTo)
+		if err != nil {
+			return err
+		}
+		if byDelay {
+			timer := time.NewTimer(s.opts.MailAckDelay)
+			defer timer.Stop()
+			confirm = timer.C
+		}
 	}
 	tick := time.NewTicker(s.opts.KeepAlive)
 	defer tick.Stop()
@@ -94,6 +128,17 @@ func (s *Server) pumpEvents(ctx context.Context, c *conn, j joined, resume uint6
 			if err := t.flush(); err != nil {
 				return err
 			}
+		case <-confirm:
+			// Still open MailAckDelay after the flush, and a write after
+			// that still goes through: the client read them.
+			confirm = nil
+			deadline()
+			if err := t.ping(); err != nil {
+				return err
+			}
+			if ctx.Err() == nil {
+				s.ackDelivered(c.nick, ackFrom, ackTo)
+			}
 		case <-tick.C:
 			deadline()
 			if err := t.ping(); err != nil {
@@ -116,11 +161,14 @@ func (s *Server) replay(c *conn, after, upTo uint64, t transport, deadline func(
 		if s.hub.closing.Load() {
 			// Shutting down: stop here, the client resumes later. (A stream
 			// cut as slow finishes its replay: it always makes progress.)
-			return errShuttingDown
+			return ErrShuttingDown
 		}
 		recs, next, err := s.store.readLog(c.nick, after, upTo, 256)
 		if err != nil {
-			return err
+			// Damaged history: say so, never skip it silently.
+			s.opts.Logger.Error("replay", "nick", c.nick, "from", after+1, "to", upTo, "err", err)
+			deadline()
+			return t.note(fmt.Sprintf("stored history is damaged: events %d to %d could not be read and are missing from this stream (%v)", after+1, upTo, err))
 		}
 		deadline()
 		for _, r := range recs {
@@ -140,8 +188,8 @@ func (s *Server) replay(c *conn, after, upTo uint64, t transport, deadline func(
 // the returned leave when the stream ends, whatever join returned.
 func (s *Server) join(ctx context.Context, nick string, resume uint64, hasResume bool) (*conn, result, func()) {
 	c := newConn(nick, s.opts.QueueSize)
-	res := s.hub.do(ctx, &request{kind: reqJoin, conn: c, resume: resume, hasResume: hasResume})
-	return c, res, func() { s.hub.do(context.Background(), &request{kind: reqLeave, conn: c}) }
+	res := s.hub.do(ctx, &joinReq{conn: c, resume: resume, hasResume: hasResume})
+	return c, res, func() { s.hub.do(context.Background(), &leaveReq{conn: c}) }
 }
 
 // sseTransport writes "id: <n>\ndata: <text>\n\n" events on a response.
@@ -166,6 +214,9 @@ func (t *sseTransport) ping() error {
 	return t.rc.Flush()
 }
 func (t *sseTransport) flush() error { return t.rc.Flush() }
+
+// askAck: an event stream has no way back; the pump waits MailAckDelay.
+func (t *sseTransport) askAck(from, to uint64) (bool, error) { return true, nil }
 func (t *sseTransport) end(reason string, _ bool) {
 	t.w.Write([]byte(": closed: " + reason + "\n\n"))
 	t.rc.Flush()
@@ -207,12 +258,42 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	s.opts.Logger.Info("connect", "nick", nick, "transport", "sse", "addr", r.RemoteAddr, "resume", raw)
-	err = s.pump(r.Context(), c, res.joined, resume, hasResume, &sseTransport{w: w, rc: http.NewResponseController(w)}, nil)
+	err = s.pump(r.Context(), c, res.joined, &sseTransport{w: w, rc: http.NewResponseController(w)}, nil)
 	s.opts.Logger.Info("disconnect", "nick", nick, "transport", "sse", "why", err)
 }
 
 // wsTransport writes {"id":<n>,"text":"..."} text frames.
-type wsTransport struct{ ws *websocket.Conn }
+type wsTransport struct {
+	ws  *websocket.Conn
+	ack *wsAck
+}
+
+// wsAck is the delivery confirmation a WebSocket waits for: the pong that
+// echoes the payload of a ping sent right after the events it confirms
+// (a client answers pings in order, after reading what came before them).
+type wsAck struct {
+	want atomic.Pointer[ackRange]
+}
+
+type ackRange struct {
+	from, to uint64
+	payload  string
+}
+
+// pong takes the payload of a pong and returns the range it confirms.
+func (a *wsAck) pong(payload string) (ackRange, bool) {
+	p := a.want.Load()
+	if p == nil || p.payload != payload || !a.want.CompareAndSwap(p, nil) {
+		return ackRange{}, false
+	}
+	return *p, true
+}
+
+func (t *wsTransport) askAck(from, to uint64) (bool, error) {
+	r := &ackRange{from: from, to: to, payload: fmt.Sprintf("ack %d %d", from, to)}
+	t.ack.want.Store(r)
+	return false, t.ws.WriteControl(websocket.PingMessage, []byte(r.payload), time.Now().Add(time.Second))
+}
 
 func (t *wsTransport) setDeadline(d time.Time) { t.ws.SetWriteDeadline(d) }
 func (t *wsTransport) event(ev *event) error   { return t.ws.WriteMessage(websocket.TextMessage, ev.ws) }
@@ -237,6 +318,21 @@ func (t *wsTransport) end(reason string, shuttingDown bool) {
 type wsFrame struct {
 	To   string `json:"to"`
 	Text string `json:"text"`
+}
+
+// decodeFrame reads a WebSocket client's text frame: one JSON object
+// {"to","text"} and nothing else.
+func decodeFrame(data []byte) (wsFrame, error) {
+	var f wsFrame
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return f, fmt.Errorf(`frame is not the JSON {"to":"<nick> or all","text":"<message>"}: %v`, err)
+	}
+	if dec.More() {
+		return f, errors.New(`frame has more after the JSON {"to":"<nick> or all","text":"<message>"}: send one object per frame`)
+	}
+	return f, nil
 }
 
 // serveWS logs a user in over WebSocket.
@@ -280,7 +376,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return // the upgrader answered the client
 	}
 	defer ws.Close()
-	t := &wsTransport{ws: ws}
+	t := &wsTransport{ws: ws, ack: &wsAck{}}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -298,9 +394,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	var reader sync.WaitGroup
 	reader.Go(func() {
 		defer cancel()
-		s.readWS(ctx, ws, nick, notes)
+		s.readWS(ctx, ws, nick, t.ack, notes)
 	})
-	err = s.pump(ctx, c, res.joined, resume, hasResume, t, notes)
+	err = s.pump(ctx, c, res.joined, t, notes)
 	cancel()
 	ws.Close()
 	reader.Wait()
@@ -310,11 +406,16 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 // readWS reads a WebSocket's frames, sends each as nick's message (in
 // order, without waiting for one to be stored before reading the next), and
 // reports errors to the client through notes.
-func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, notes chan<- string) {
+func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, ack *wsAck, notes chan<- string) {
 	wait := 2 * s.opts.KeepAlive
 	ws.SetReadLimit(int64(s.opts.MaxMessageBytes)*6 + 1024)
 	ws.SetReadDeadline(time.Now().Add(wait))
-	ws.SetPongHandler(func(string) error { return ws.SetReadDeadline(time.Now().Add(wait)) })
+	ws.SetPongHandler(func(payload string) error {
+		if r, ok := ack.pong(payload); ok {
+			s.ackDelivered(nick, r.from, r.to)
+		}
+		return ws.SetReadDeadline(time.Now().Add(wait))
+	})
 	tell := func(msg string) {
 		select {
 		case notes <- msg:
@@ -338,19 +439,14 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, no
 			tell(`send text frames holding JSON {"to":"<nick> or all","text":"<message>"}`)
 			continue
 		}
-		var f wsFrame
-		dec := json.NewDecoder(strings.NewReader(string(data)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&f); err != nil {
-			tell(fmt.Sprintf(`frame is not the JSON {"to":"<nick> or all","text":"<message>"}: %v`, err))
+		f, err := decodeFrame(data)
+		if err != nil {
+			tell(err.Error())
 			continue
 		}
 		wait, err := s.sendPipelined(ctx, Post{From: nick, To: f.To, Text: f.Text})
 		if err != nil {
 			tell(err.Error())
-			continue
-		}
-		if wait == nil {
 			continue
 		}
 		select {
@@ -387,7 +483,7 @@ func (s *Server) originAllowed(origin, host string) bool {
 func (s *Server) admitStream(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
 	if !s.enter() {
 		w.Header().Set("Retry-After", "1")
-		http.Error(w, errShuttingDown.Error(), http.StatusServiceUnavailable)
+		http.Error(w, ErrShuttingDown.Error(), http.StatusServiceUnavailable)
 		return nil, false
 	}
 	addr := clientAddr(r)

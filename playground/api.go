@@ -75,7 +75,7 @@ func (s *Server) handleKernels(w http.ResponseWriter, r *http.Request) {
 		TimeoutNS:   timeout,
 		Slots:       s.queue.slots,
 		Environment: s.env,
-		Panels:      map[string]bool{"chat": s.opts.Chat != nil, "load": s.opts.Load != nil},
+		Panels:      map[string]bool{"chat": s.opts.Chat != nil, "load": s.opts.Load != nil, "custom": s.opts.Custom != nil},
 		Articles: map[string]string{
 			kernels.GroupRecursion: kernels.ArticleRecursion,
 			kernels.GroupLoops:     kernels.ArticleLoops,
@@ -189,6 +189,14 @@ func (s *Server) job(req runRequest) (runner.Job, *apiError) {
 			Field: "engine",
 		}
 	}
+	ck, isCustom, aerr := s.lookupCustom(req.Kernel)
+	if aerr != nil {
+		return runner.Job{}, aerr
+	}
+	kernelName := req.Kernel
+	if isCustom {
+		kernelName = ck.Kernel().Name
+	}
 	named := make(map[string]string, len(req.Args))
 	for name, raw := range req.Args {
 		named[name] = string(bytes.TrimSpace(raw))
@@ -201,7 +209,7 @@ func (s *Server) job(req runRequest) (runner.Job, *apiError) {
 	// name the kernel's own error ("fib_rec has no parameter k: its parameters are n").
 	qualified := make(map[string]int, len(ints))
 	for name, v := range ints {
-		qualified[req.Kernel+"."+name] = v
+		qualified[kernelName+"."+name] = v
 	}
 	opts := measure.Options{Runs: DefaultRuns, Warmup: DefaultWarmup}
 	if req.Runs != nil {
@@ -223,13 +231,18 @@ func (s *Server) job(req runRequest) (runner.Job, *apiError) {
 			opts.MinSample = -1
 		}
 	}
-	jobs, err := runner.Plan{
+	plan := runner.Plan{
 		Engines: []string{req.Engine},
-		Kernels: []string{req.Kernel},
 		Args:    qualified,
 		Options: opts,
 		Timeout: s.opts.Timeout,
-	}.Jobs()
+	}
+	if isCustom {
+		plan.Custom = ck
+	} else {
+		plan.Kernels = []string{req.Kernel}
+	}
+	jobs, err := plan.Jobs()
 	if err != nil {
 		aerr := &apiError{Error: err.Error()}
 		var fe *runner.FieldError

@@ -7,8 +7,13 @@ import (
 	"github.com/wasmgap/wasmgap/runner"
 )
 
-// TestMain lets this test binary serve as the runner's worker process.
+// TestMain lets this test binary serve as the runner's worker process (and the user
+// kernels' build helper), and removes the user kernels the tests built.
 func TestMain(m *testing.M) {
 	runner.ServeWorkerIfRequested()
-	os.Exit(m.Run())
+	code := m.Run()
+	if s, dir := customServer(); s != nil {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
 }

@@ -10,6 +10,8 @@
 //	GET  /api/expected  ?kernel=K&<param>=<value>…: the catalogue's expected result
 //	POST /api/run       {kernel, engine, args, runs, warmup, min_sample_ms}: NDJSON events, the last a result
 //	GET  /api/history   the articles' historical figures
+//	POST /api/custom    {source}: a user's kernel checked and built; {id, func, params, engines}
+//	GET  /api/custom/ID a built user kernel, with its source (…/kernel.wasm: its module)
 //	/chat/, /load/      the chat and load handlers, when Options sets them
 //	GET  /…             the page (web/dist)
 //
@@ -28,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wasmgap/wasmgap/custom"
 	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 	"github.com/wasmgap/wasmgap/measure"
@@ -62,6 +65,10 @@ type Options struct {
 	// Load, when set, is mounted under /load/ (with the prefix stripped) and the page
 	// shows it in a side panel.
 	Load http.Handler
+	// Custom, when set, builds users' kernels (POST /api/custom) that POST /api/run then
+	// runs on the sandboxed engines (custom.Engines), and the page shows its "Your
+	// kernel" tab; nil turns user kernels off.
+	Custom *custom.Builder
 }
 
 // Limits on one run, as the API enforces and reports them. Warm-up runs are bounded by
@@ -132,9 +139,12 @@ func New(opts Options) *Server {
 	mux.HandleFunc("GET /api/expected", s.handleExpected)
 	mux.Handle("POST /api/run", httpguard.CrossOrigin(http.HandlerFunc(s.handleRun)))
 	mux.HandleFunc("GET /api/history", s.handleHistory)
+	mux.Handle("POST /api/custom", httpguard.CrossOrigin(http.HandlerFunc(s.handleCustom)))
+	mux.HandleFunc("GET /api/custom/{id}", s.handleCustomGet)
+	mux.HandleFunc("GET /api/custom/{id}/kernel.wasm", s.handleCustomWasm)
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, apiError{Error: "no such API route: " + r.Method + " " + r.URL.Path +
-			"; routes are GET /api/kernels, GET /api/expected, POST /api/run, GET /api/history"})
+			"; routes are GET /api/kernels, GET /api/expected, POST /api/run, GET /api/history, POST /api/custom, GET /api/custom/{id}, GET /api/custom/{id}/kernel.wasm"})
 	})
 	if opts.Chat != nil {
 		mux.Handle("/chat/", http.StripPrefix("/chat", opts.Chat))

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wasmgap/wasmgap/custom"
 	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/kernels"
 	"github.com/wasmgap/wasmgap/measure"
@@ -31,6 +32,10 @@ type Plan struct {
 	Options measure.Options
 	// Timeout bounds each cell, setup included; 0 means DefaultTimeout.
 	Timeout time.Duration
+	// Custom, when set, is a user's built kernel (package custom), the one kernel of the
+	// plan: Kernels must be empty, and Engines are limited to custom.EnginesFor (all of
+	// them when empty). Args name its function's parameters.
+	Custom *custom.Kernel
 }
 
 // FieldError is an error of Plan.Jobs about one thing asked for. Field names it as the
@@ -76,6 +81,23 @@ func (p Plan) Jobs() ([]Job, error) {
 	engineNames := p.Engines
 	if len(engineNames) == 0 {
 		engineNames = engine.Names()
+		if p.Custom != nil {
+			engineNames = custom.EnginesFor(p.Custom)
+		}
+	}
+	if p.Custom != nil {
+		if len(p.Kernels) > 0 {
+			return nil, fieldError("kernel", fmt.Errorf("a plan runs either a user kernel or catalogue kernels, not both"))
+		}
+		for _, name := range engineNames {
+			if ok := custom.EnginesFor(p.Custom); !slices.Contains(ok, name) {
+				msg := fmt.Sprintf("engine %q does not run user kernels: they run on %s (and browser-wasm in the page)", name, strings.Join(ok, ", "))
+				if name == engine.Native {
+					msg = "native runs of user kernels are off: they run on " + strings.Join(ok, ", ") + " (and browser-wasm in the page); a server started with --allow-native-custom also runs them natively"
+				}
+				return nil, fieldError("engine", errors.New(msg))
+			}
+		}
 	}
 	for _, name := range engineNames {
 		if err := engine.Known(name); err != nil {
@@ -83,7 +105,10 @@ func (p Plan) Jobs() ([]Job, error) {
 		}
 	}
 	var ks []*kernels.Kernel
-	if len(p.Kernels) == 0 {
+	switch {
+	case p.Custom != nil:
+		ks = []*kernels.Kernel{p.Custom.Kernel()}
+	case len(p.Kernels) == 0:
 		ks = kernels.All()
 	}
 	for _, name := range p.Kernels {
@@ -139,7 +164,7 @@ func (p Plan) Jobs() ([]Job, error) {
 			return nil, fieldError(field, err)
 		}
 		for _, e := range engineNames {
-			jobs = append(jobs, Job{engine: e, kernel: k, args: args, options: opts, timeout: p.Timeout})
+			jobs = append(jobs, Job{engine: e, kernel: k, custom: p.Custom, args: args, options: opts, timeout: p.Timeout})
 		}
 	}
 	return jobs, nil

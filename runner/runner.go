@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wasmgap/wasmgap/custom"
 	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/internal/capped"
 	"github.com/wasmgap/wasmgap/kernels"
@@ -63,6 +64,7 @@ const stderrKeep = 16 << 10
 type Job struct {
 	engine  string
 	kernel  *kernels.Kernel
+	custom  *custom.Kernel // the user kernel behind kernel, if it is one
 	args    []int
 	options measure.Options
 	timeout time.Duration
@@ -73,6 +75,9 @@ func (j Job) Engine() string { return j.engine }
 
 // Kernel is the kernel the job runs.
 func (j Job) Kernel() *kernels.Kernel { return j.kernel }
+
+// Custom is the user kernel the job runs, or nil for a catalogue kernel.
+func (j Job) Custom() *custom.Kernel { return j.custom }
 
 // Args are the kernel's arguments, in the order of its parameters.
 func (j Job) Args() []int { return slices.Clone(j.args) }
@@ -100,6 +105,17 @@ type wireJob struct {
 	Args    []int           `json:"args"`
 	Options measure.Options `json:"options"`
 	Timeout time.Duration   `json:"timeout_ns"`
+	// Custom names a user kernel's build (its id, function and folder) instead of Kernel.
+	Custom *wireCustom `json:"custom,omitempty"`
+}
+
+// wireCustom is a built user kernel as a worker finds it: in its build folder.
+type wireCustom struct {
+	ID   string      `json:"id"`
+	Func custom.Func `json:"func"`
+	Dir  string      `json:"dir"`
+	// Native says the kernel was built natively too (the server allows native runs).
+	Native bool `json:"native,omitempty"`
 }
 
 // Progress is reported while a job runs.
@@ -132,6 +148,9 @@ func Run(ctx context.Context, job Job, opts Options) (measure.Result, error) {
 		return measure.Result{}, errors.New("runner: the job was not made by Plan.Jobs: it has no kernel")
 	}
 	wire := wireJob{Engine: job.engine, Kernel: job.kernel.Name, Args: job.args, Options: job.options, Timeout: job.timeout}
+	if job.custom != nil {
+		wire.Custom = &wireCustom{ID: job.custom.ID, Func: job.custom.Func, Dir: job.custom.Dir, Native: job.custom.Native}
+	}
 	if wire.Timeout == 0 {
 		wire.Timeout = DefaultTimeout
 	}
@@ -200,7 +219,10 @@ func Run(ctx context.Context, job Job, opts Options) (measure.Result, error) {
 	opt := wire.Options.WithDefaults()
 	base := measure.Result{
 		Kernel: job.kernel.Name, Args: job.Args(), Engine: job.engine,
-		Runs: opt.Runs, Warmup: opt.Warmup, Expected: job.kernel.Expected(job.args),
+		Runs: opt.Runs, Warmup: opt.Warmup,
+	}
+	if job.kernel.Expected != nil {
+		base.Expected = job.kernel.Expected(job.args)
 	}
 	if result != nil && waitErr == nil {
 		return *result, nil
@@ -263,6 +285,7 @@ func truncate(s string, n int) string {
 // open, reaches its end, and in any case it exits once its job's time limit and a margin
 // have passed.
 func ServeWorkerIfRequested() {
+	custom.ExecLimitedIfRequested() // a build of a user kernel: it never returns
 	if os.Getenv(workerEnv) != "1" {
 		return
 	}
@@ -293,13 +316,24 @@ func serveWorker(in io.Reader, out io.Writer, exit func(int)) error {
 		return fmt.Errorf("read job: %w", err)
 	}
 	// The parent checked the job (Plan.Jobs); the names are only resolved here.
-	k, err := kernels.Lookup(wire.Kernel)
-	if err != nil {
-		return err
-	}
-	e, err := engine.New(wire.Engine)
-	if err != nil {
-		return err
+	var k *kernels.Kernel
+	var e engine.Engine
+	if wire.Custom != nil {
+		ck := &custom.Kernel{ID: wire.Custom.ID, Func: wire.Custom.Func, Dir: wire.Custom.Dir, Native: wire.Custom.Native}
+		if err := custom.LimitWorker(); err != nil {
+			return fmt.Errorf("limit the memory of a user kernel's run: %w", err)
+		}
+		k = ck.Kernel()
+		if e, err = custom.NewEngine(wire.Engine, ck); err != nil {
+			return err
+		}
+	} else {
+		if k, err = kernels.Lookup(wire.Kernel); err != nil {
+			return err
+		}
+		if e, err = engine.New(wire.Engine); err != nil {
+			return err
+		}
 	}
 	go func() {
 		// Nothing more comes on stdin: its end means the parent closed it or died.

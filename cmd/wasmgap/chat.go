@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/wasmgap/wasmgap/chatserver"
+	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
 // originList is a repeatable --allow-origin flag.
@@ -71,7 +72,7 @@ func addChatFlags(fs *flag.FlagSet, stderr io.Writer) func(verbose bool) chatser
 	var origins originList
 	fs.StringVar(&o.DataDir, "data", "data/chat", "folder of the store file chat.db (offline messages, history)")
 	fs.BoolVar(&o.NoSync, "no-fsync", false, "skip the fsync of each store commit (a commit then takes ~0.1 ms instead of ~3 ms on a virtual disk): a process restart still loses nothing, a machine crash may lose the last writes")
-	fs.DurationVar(&o.Retention, "retention", 0, "how long events stay replayable for a resume (default 24h)")
+	fs.DurationVar(&o.Retention, "retention", 0, "how long events stay replayable for a resume and offline messages wait in their mailbox (default 24h)")
 	fs.IntVar(&o.QueueSize, "queue", 0, "events that may wait for one stream before it is cut as a slow consumer (default 1024)")
 	fs.DurationVar(&o.LeaveGrace, "leave-grace", 0, "how long a user stays online after its last stream closed, for a reconnect (default 5s; negative: none)")
 	fs.IntVar(&o.MaxMessageBytes, "max-message", 0, "largest message text in bytes (default 4096)")
@@ -79,11 +80,22 @@ func addChatFlags(fs *flag.FlagSet, stderr io.Writer) func(verbose bool) chatser
 	fs.IntVar(&o.SendBurst, "send-burst", 0, "burst of the send rate (default: the send rate)")
 	fs.IntVar(&o.MaxConnsPerAddr, "max-conns-per-addr", 0, "open SSE and WebSocket streams per client IP (default 1000; negative: unlimited)")
 	fs.IntVar(&o.MaxMailbox, "max-mailbox", 0, "messages kept for one offline user (default 10000)")
+	fs.IntVar(&o.MaxMailboxes, "max-mailboxes", 0, "offline users who may have messages waiting; past it a message to one more gets 507 (default 100000)")
+	fs.Int64Var(&o.MaxStoreBytes, "max-store-bytes", 0, "data the store may hold; past it a send gets 507 and nothing stored is lost (default 1 GiB)")
+	fs.DurationVar(&o.MailAckDelay, "mail-ack-delay", 0, "how long an SSE stream must stay open after its offline messages before they leave the mailbox; a WebSocket confirms them with a pong (default 3s)")
 	fs.DurationVar(&o.KeepAlive, "keepalive", 0, "interval of SSE keep-alive comments and WebSocket pings (default 15s)")
 	fs.DurationVar(&o.WriteTimeout, "write-timeout", 0, "deadline of every write to a stream (default 10s)")
+	fs.DurationVar(&o.BodyTimeout, "body-timeout", 0, "time to read a send request's body; a slower client is cut with 408 (default 10s; streams are not bounded by it)")
 	fs.DurationVar(&o.ReadHeaderTimeout, "read-header-timeout", 0, "time to read a request's headers (default 10s)")
 	fs.DurationVar(&o.IdleTimeout, "idle-timeout", 0, "how long an idle keep-alive connection stays open (default 120s)")
 	fs.Var(&origins, "allow-origin", "a WebSocket Origin accepted besides this server's own (repeatable; * for any)")
+	fs.Func("allow-host", "a Host name served besides those of the listen address, e.g. chat.example.org or *.example.org (repeatable; bound to loopback, only loopback names are served otherwise)", func(v string) error {
+		if err := httpguard.CheckHostName(v); err != nil {
+			return err
+		}
+		o.AllowedHosts = append(o.AllowedHosts, v)
+		return nil
+	})
 	return func(verbose bool) chatserver.Options {
 		o.AllowedOrigins = origins
 		level := slog.LevelWarn

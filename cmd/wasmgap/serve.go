@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/chatserver"
+	"github.com/wasmgap/wasmgap/custom"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 	"github.com/wasmgap/wasmgap/playground"
 	"github.com/wasmgap/wasmgap/playground/loadpage"
@@ -45,16 +46,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	maxConcurrent := fs.Int("max-concurrent", 0, "runs at once (0 = one per CPU)")
 	timeout := fs.Duration("timeout", 0, "time limit of one run, setup included (0 = 30s)")
 	chatOptions := addChatFlags(fs, stderr)
-	// The one Host allow-list of serve: the playground, /chat/ and /load/ alike.
-	var allowHosts []string
-	fs.Func("allow-host", "a Host name served besides those of the listen address, e.g. play.example.org or *.example.org (repeatable; bound to loopback, only loopback names are served otherwise)", func(v string) error {
-		if err := httpguard.CheckHostName(v); err != nil {
-			return err
-		}
-		allowHosts = append(allowHosts, v)
-		return nil
-	})
 	verbose := fs.Bool("v", false, "log every chat connection")
+	noCustom := fs.Bool("no-custom", false, "turn off user kernels (the page's \"Your kernel\" tab, POST /api/custom)")
+	nativeCustom := fs.Bool("allow-native-custom", false, "also build user kernels natively and run them on the native engine, in a worker under the same limits: native code is confined by nothing else, so for local use only")
+	customDir := fs.String("custom-dir", "", "folder of user kernels' builds and their Go build cache (default: the user cache folder's wasmgap/custom)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: wasmgap serve [flags]\n\nServe the playground page, its API (/api/) and the panels beside it.\n\nflags:")
 		fs.PrintDefaults()
@@ -76,7 +71,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	opts := playground.Options{MaxConcurrent: *maxConcurrent, Timeout: *timeout}
+	// One host allow-list and one body deadline for the playground, /chat/ and /load/ alike:
+	// the chat flags --allow-host and --body-timeout.
+	opts := playground.Options{MaxConcurrent: *maxConcurrent, Timeout: *timeout, BodyTimeout: chatOpts.BodyTimeout}
 	page := web.Dist()
 	if *dist != "" {
 		if st, err := os.Stat(*dist); err != nil || !st.IsDir() {
@@ -106,11 +103,22 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	opts.Chat = chat.Handler()
 	opts.Load = loadpage.Handler(loadpage.Options{BaseURL: "http://" + ln.Addr().String(), ChatPath: "/chat/"})
 
+	if !*noCustom {
+		// User kernels: built to wasm on demand, run on the sandboxed engines only. The
+		// first build fills the Go cache with the standard library for wasip1 (about
+		// 30 s): do it now, in the background.
+		opts.Custom = custom.NewBuilder(custom.Options{Dir: *customDir, Native: *nativeCustom})
+		go func() {
+			if err := opts.Custom.Warm(context.Background()); err != nil {
+				fmt.Fprintf(stderr, "wasmgap serve: user kernels will fail to build: %v\n", err)
+			}
+		}()
+	}
 	pg := playground.New(opts)
 	// No ReadTimeout: it would also cut the chat's streams. The playground bounds the time
 	// to read a request's body instead (playground.Options.BodyTimeout).
 	srv := &http.Server{
-		Handler:           httpguard.NewHosts(ln.Addr().String(), allowHosts).Handler(pg),
+		Handler:           httpguard.NewHosts(ln.Addr().String(), chatOpts.AllowedHosts).Handler(pg),
 		ReadHeaderTimeout: orDefault(chatOpts.ReadHeaderTimeout, defaultReadHeaderTimeout),
 		IdleTimeout:       orDefault(chatOpts.IdleTimeout, defaultIdleTimeout),
 		MaxHeaderBytes:    16 << 10,

@@ -74,6 +74,7 @@ type key struct {
 	interpreter bool
 	cacheDir    string
 	hash        [sha256.Size]byte
+	exports     string // the exports Options.Kernels names; "" for the catalogue
 }
 
 type sharedEntry struct {
@@ -95,6 +96,9 @@ func shared(ctx context.Context, opts Options) (code *compiled, fresh bool, err 
 		return nil, false, err
 	}
 	k := key{interpreter: opts.Interpreter, cacheDir: cacheDir(opts), hash: hash}
+	for _, kern := range opts.Kernels {
+		k.exports += kern.Export + ","
+	}
 	sharedMu.Lock()
 	ent, ok := sharedBy[k]
 	if !ok {
@@ -106,7 +110,7 @@ func shared(ctx context.Context, opts Options) (code *compiled, fresh bool, err 
 		<-ent.done
 		return ent.code, false, ent.err
 	}
-	ent.code, ent.err = compile(ctx, wasm, opts.Interpreter, k.cacheDir)
+	ent.code, ent.err = compile(ctx, wasm, opts.Interpreter, k.cacheDir, opts.exported())
 	close(ent.done)
 	return ent.code, true, ent.err
 }
@@ -117,10 +121,11 @@ type compiled struct {
 	rt       wazero.Runtime
 	cm       wazero.CompiledModule
 	fromDisk bool
+	kernels  []*kernels.Kernel // the kernels the module exports
 }
 
 // compile compiles wasm in a new runtime, with the on-disk cache in dir unless dir is "".
-func compile(ctx context.Context, wasm []byte, interpreter bool, dir string) (*compiled, error) {
+func compile(ctx context.Context, wasm []byte, interpreter bool, dir string, ks []*kernels.Kernel) (*compiled, error) {
 	cfg := wazero.NewRuntimeConfigCompiler()
 	if interpreter {
 		cfg = wazero.NewRuntimeConfigInterpreter()
@@ -145,13 +150,13 @@ func compile(ctx context.Context, wasm []byte, interpreter bool, dir string) (*c
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("compile %s: %w", modulePath, err)
 	}
-	if err := checkExports(cm); err != nil {
+	if err := checkExports(cm, ks); err != nil {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("%s does not match the kernel catalogue (rebuild it with `go tool task wasm`): %w", modulePath, err)
 	}
 	// The cache adds one entry per compilation it did not find: none added means a hit.
 	fromDisk := entriesBefore > 0 && cacheEntries(dir) == entriesBefore
-	return &compiled{rt: rt, cm: cm, fromDisk: fromDisk}, nil
+	return &compiled{rt: rt, cm: cm, fromDisk: fromDisk, kernels: ks}, nil
 }
 
 // cacheEntries counts the compiled modules stored under dir.
@@ -166,14 +171,14 @@ func cacheEntries(dir string) int {
 	return n
 }
 
-// checkExports reports the first catalogue kernel whose export is missing or has the
-// wrong type: every parameter an i32, one i64 result.
-func checkExports(cm wazero.CompiledModule) error {
+// checkExports reports the first of ks whose export is missing or has the wrong type:
+// every parameter an i32, one i64 result.
+func checkExports(cm wazero.CompiledModule, ks []*kernels.Kernel) error {
 	exports := cm.ExportedFunctions()
 	if _, ok := exports["_initialize"]; !ok {
 		return errors.New("no _initialize export: build it with -buildmode=c-shared")
 	}
-	for _, k := range kernels.All() {
+	for _, k := range ks {
 		def, ok := exports[k.Export]
 		if !ok {
 			return fmt.Errorf("no export %q for kernel %s", k.Export, k.Name)
@@ -234,8 +239,12 @@ func (c *compiled) instantiate(ctx context.Context) (*instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("instantiate %s: %w%s", modulePath, err, outputSuffix(out.String()))
 	}
-	inst := &instance{mod: mod, fns: map[string]export{}, stack: make([]uint64, 2), out: out}
-	for _, k := range kernels.All() {
+	stack := 2
+	for _, k := range c.kernels {
+		stack = max(stack, len(k.Params))
+	}
+	inst := &instance{mod: mod, fns: map[string]export{}, stack: make([]uint64, stack), out: out}
+	for _, k := range c.kernels {
 		fn := mod.ExportedFunction(k.Export)
 		if fn == nil { // checked at compile time; kept for safety
 			_ = mod.Close(ctx)

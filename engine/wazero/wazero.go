@@ -63,6 +63,18 @@ type Options struct {
 	CacheDir string
 	// NoCache turns the on-disk compilation cache off.
 	NoCache bool
+	// Kernels are the kernels Module exports, each as its Export with i32 parameters and
+	// an i64 result; nil means the whole catalogue (kernels.wasm). A user kernel's module
+	// (package custom) exports its one kernel.
+	Kernels []*kernels.Kernel
+}
+
+// exported returns the kernels the module must export.
+func (o Options) exported() []*kernels.Kernel {
+	if o.Kernels != nil {
+		return o.Kernels
+	}
+	return kernels.All()
 }
 
 // Engine runs kernels.wasm under wazero. It implements engine.Engine; like every engine,

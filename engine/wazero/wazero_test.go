@@ -406,7 +406,7 @@ func TestErrors(t *testing.T) {
 // and it passes wabt's validator.
 func TestModuleABI(t *testing.T) {
 	// checkExports is what Load applies; run it on the freshly built module.
-	code, err := compile(context.Background(), testModule, true, "")
+	code, err := compile(context.Background(), testModule, true, "", kernels.All())
 	if err != nil {
 		t.Fatal(err)
 	}

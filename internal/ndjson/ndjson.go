@@ -22,13 +22,14 @@ type Stream struct {
 	err error
 }
 
-// Start answers 200 with the stream's headers (not cached, not buffered by a proxy) and
-// returns the stream to write the values to.
+// Start answers 200 with the stream's headers (not cached, not buffered by a proxy, not
+// sniffed as another type) and returns the stream to write the values to.
 func Start(w http.ResponseWriter) *Stream {
 	h := w.Header()
 	h.Set("Content-Type", ContentType)
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
+	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
 	return &Stream{w: w, rc: http.NewResponseController(w)}
 }

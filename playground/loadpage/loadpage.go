@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/httpguard"
+	"github.com/wasmgap/wasmgap/internal/ndjson"
 	"github.com/wasmgap/wasmgap/load"
 )
 
@@ -185,8 +186,9 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.busy.Unlock()
 
-	st := newStream(w)
-	progress := func(pr load.Progress) { st.send(StreamEvent{Type: "progress", Progress: &pr}) }
+	// A client that has gone away is not an error of the stream: the run's context ends it.
+	st := ndjson.Start(w)
+	progress := func(pr load.Progress) { _ = st.Send(StreamEvent{Type: "progress", Progress: &pr}) }
 	var rep *load.Report
 	if p.http != nil {
 		p.http.Progress, p.http.ProgressEvery = progress, progressEvery
@@ -196,8 +198,8 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request) {
 		rep, err = load.RunScenario(r.Context(), *p.chat)
 	}
 	if err != nil {
-		st.send(StreamEvent{Type: "error", Error: err.Error()})
+		_ = st.Send(StreamEvent{Type: "error", Error: err.Error()})
 		return
 	}
-	st.send(StreamEvent{Type: "report", Report: rep})
+	_ = st.Send(StreamEvent{Type: "report", Report: rep})
 }

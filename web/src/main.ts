@@ -3,7 +3,8 @@
 
 import "./style.css";
 import { fetchCatalogue, fetchHistory } from "./api";
-import { type Bundle, type CellRun, isBrowserEngine, runCell } from "./cells";
+import { type Bundle, type CellRun, type CellState, isBrowserEngine, runCell } from "./cells";
+import { type CustomPanel, mountCustom } from "./custom";
 import { renderChart } from "./chart";
 import { showDetails } from "./details";
 import { info, order } from "./engines";
@@ -38,6 +39,8 @@ interface App {
   historyError?: string;
   /** The comparison with a saved run, redrawn with the table. */
   compare?: CompareView;
+  /** The "Your kernel" tab, when the server builds user kernels. */
+  custom?: CustomPanel;
 }
 
 function browserEngines(bundle: Bundle): string[] {
@@ -58,6 +61,7 @@ async function start(): Promise<void> {
   const app: App = { cat, bundle, sel, grid: new Grid([], []), running: false };
   app.compare = new CompareView($("compare"), () => app.grid);
   buildForm(app);
+  app.custom = mountCustom(cat, bundle, { changed: () => changed(app), run: () => runAll(app) });
   buildPanels(cat);
   wireToolbar(app);
   $("isolation").textContent = crossOriginIsolated ? "cross-origin isolated: fine timers" : "not cross-origin isolated: coarse timers";
@@ -130,7 +134,7 @@ function buildForm(app: App): void {
   }
   $<HTMLFormElement>("form").onsubmit = (ev) => {
     ev.preventDefault();
-    void runAll(app);
+    void (app.custom?.active() ? app.custom.buildAndRun() : runAll(app));
   };
   $<HTMLButtonElement>("cancel").onclick = () => cancel(app);
   validate(app);
@@ -211,11 +215,11 @@ function validate(app: App): boolean {
     $(`${id}-error`).textContent = r.error ?? "";
     if (r.error) ok = false;
   }
-  const nothing = sel.kernels.length === 0 || sel.engines.length === 0;
+  const nothing = (!app.custom?.active() && sel.kernels.length === 0) || enginesOf(app).length === 0;
   $("form-note").textContent = nothing
     ? "Pick at least one kernel and one engine."
     : ok
-      ? `${sel.kernels.length * sel.engines.length} cells, run one at a time.`
+      ? `${(app.custom?.active() ? 1 : sel.kernels.length) * enginesOf(app).length} cells, run one at a time.`
       : "Some values are out of range: the page runs them anyway, so you can see the server refuse them.";
   $<HTMLButtonElement>("run").disabled = nothing || app.running;
   return ok;
@@ -223,13 +227,14 @@ function validate(app: App): boolean {
 
 function changed(app: App): void {
   validate(app);
-  history.replaceState(null, "", `?${toQuery(app.sel)}`);
+  history.replaceState(null, "", `?${toQuery(app.sel)}${app.custom?.fragment() ?? ""}`);
   if (!app.running) preview(app);
 }
 
 // ---- running ----------------------------------------------------------------------------
 
 function rowsOf(app: App): Row[] {
+  if (app.custom?.active()) return app.custom.rows();
   return app.cat.kernels
     .filter((k) => app.sel.kernels.includes(k.name))
     .map((k) => {
@@ -242,9 +247,15 @@ function tableHooks(app: App) {
   return { details: (r: number, e: string) => showDetails($<HTMLDialogElement>("details"), app.grid, r, e) };
 }
 
+/** enginesOf is the selected engines, in order (those that run user kernels, on that tab). */
+function enginesOf(app: App): string[] {
+  const engines = order(app.sel.engines);
+  return app.custom?.active() ? app.custom.engines(engines) : engines;
+}
+
 /** preview shows the empty grid of the current selection. */
 function preview(app: App): void {
-  app.grid = new Grid(rowsOf(app), order(app.sel.engines), "idle");
+  app.grid = new Grid(rowsOf(app), enginesOf(app), "idle");
   redraw(app);
 }
 
@@ -262,7 +273,7 @@ async function runAll(app: App): Promise<void> {
   // The page's own check of runs and warm-up, for the browser cells (the server checks its own).
   const badCount = checkInt(app.sel.runs, "runs", app.cat.runs.min, app.cat.runs.max).error ??
     checkInt(app.sel.warmup, "warmup", app.cat.warmup.min, app.cat.warmup.max).error;
-  const grid = new Grid(rowsOf(app), order(app.sel.engines));
+  const grid = new Grid(rowsOf(app), enginesOf(app));
   grid.requestedRuns = runs;
   app.grid = grid;
   app.running = true;
@@ -286,16 +297,14 @@ async function runAll(app: App): Promise<void> {
         updateRow(host, grid, r, hooks);
         continue;
       }
-      const run = runCell(
-        { kernel: row.kernel, args: row.args, engine, runs, warmup },
-        app.bundle,
-        app.cat.timeout_ns / 1e6,
-        (s) => {
-          if (app.grid !== grid || !app.running) return;
-          grid.set(r, engine, s);
-          updateRow(host, grid, r, hooks);
-        },
-      );
+      const update = (s: CellState): void => {
+        if (app.grid !== grid || !app.running) return;
+        grid.set(r, engine, s);
+        updateRow(host, grid, r, hooks);
+      };
+      const job = { kernel: row.kernel, args: row.args, engine, runs, warmup };
+      const timeoutMs = app.cat.timeout_ns / 1e6;
+      const run = app.custom?.active() ? app.custom.runCell(job, timeoutMs, update) : runCell(job, app.bundle, timeoutMs, update);
       app.current = run;
       const outcome = await run.done;
       app.current = undefined;

@@ -1,0 +1,97 @@
+package chatserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestStoreBytesLimit: past MaxStoreBytes a send gets 507 saying why, and
+// nothing already stored is lost: a resume from the start replays every
+// message that was accepted.
+func TestStoreBytesLimit(t *testing.T) {
+	ts := startServer(t, Options{MaxStoreBytes: 256 << 10, NoSync: true})
+	john := ts.login(t, "sse", "john")
+	john.expect("Welcome john!", "now online: ")
+	start := john.lastID
+	john.close()
+	ts.waitStreams(t, "john", -1)
+	text := strings.Repeat("x", 1000)
+	accepted := 0
+	var status int
+	var body string
+	for i := range 2000 {
+		status, body = ts.msg(t, "mary", "all", fmt.Sprint(i, " ", text))
+		if status != 200 {
+			break
+		}
+		accepted++
+	}
+	if status != 507 || !strings.Contains(body, "chat store full") || !strings.Contains(body, "the most allowed is 262144") {
+		t.Fatalf("after %d sends: %d %q, want 507 saying the store is full and its limit", accepted, status, body)
+	}
+	if accepted < 50 {
+		t.Fatalf("only %d sends of 1 KB fit in 256 KiB", accepted)
+	}
+	// Also POST /send, in JSON.
+	if st, b := ts.post(t, "mary", "all", "one more"); st != 507 || !strings.Contains(b, `"error"`) {
+		t.Errorf("POST /send past the limit: %d %s", st, b)
+	}
+	again := ts.resume(t, "sse", "john", fmt.Sprint(start))
+	for i := range accepted {
+		again.expect(fmt.Sprint("mary to all: ", i, " ", text))
+	}
+	again.expect("Welcome john!")
+}
+
+// TestMailboxesLimit: past MaxMailboxes a message to one more offline user
+// gets 507; users who already have a mailbox still get messages; the
+// offline acknowledgement of POST /send says how long a message is kept.
+func TestMailboxesLimit(t *testing.T) {
+	ts := startServer(t, Options{MaxMailboxes: 3, Retention: 2 * time.Hour})
+	for i := range 3 {
+		if status, body := ts.msg(t, "spammer", fmt.Sprint("victim", i), "hi"); status != 200 {
+			t.Fatalf("mailbox %d: %d %s", i, status, body)
+		}
+	}
+	status, body := ts.msg(t, "spammer", "victim3", "hi")
+	if status != 507 || !strings.Contains(body, "3 offline users already have messages waiting") {
+		t.Fatalf("a fourth mailbox: %d %q, want 507 saying how many are kept", status, body)
+	}
+	status, body = ts.post(t, "spammer", "victim0", "again")
+	var ack struct {
+		OK      bool   `json:"ok"`
+		Offline string `json:"offline"`
+	}
+	if err := json.Unmarshal([]byte(body), &ack); status != 200 || err != nil || !ack.OK || !strings.Contains(ack.Offline, "kept for 2h0m0s") {
+		t.Fatalf("to an existing mailbox: %d %s, want 200 with the offline acknowledgement and its retention", status, body)
+	}
+	v := ts.login(t, "ws", "victim0")
+	v.expect("Welcome victim0!", "now online: ")
+	v.expectOffline("spammer", "hi")
+	v.expectOffline("spammer", "again")
+	ts.waitMailbox(t, "victim0", 0)
+	// Its mailbox is gone: room for another.
+	if status, body := ts.msg(t, "spammer", "victim3", "hi"); status != 200 {
+		t.Fatalf("after a mailbox was emptied: %d %s", status, body)
+	}
+}
+
+// TestMailboxRetention: offline messages expire with the retention, like history.
+func TestMailboxRetention(t *testing.T) {
+	ts := startServer(t, Options{Retention: time.Hour})
+	now := ts.setClock()
+	ts.msg(t, "alice", "bob", "old")
+	ts.waitMailbox(t, "bob", 1)
+	now.Add(int64(2 * time.Hour))
+	ts.prune()
+	if n := ts.mailbox("bob"); n != 0 {
+		t.Fatalf("%d messages older than the retention still wait", n)
+	}
+	bob := ts.login(t, "sse", "bob")
+	bob.expect("Welcome bob!", "now online: ")
+	ts.msg(t, "alice", "bob", "marker")
+	bob.expect("alice: marker") // the expired message did not come first
+}

@@ -1,0 +1,79 @@
+package chatserver
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// The kinds of refusal a send or a login can meet, for errors.Is. Each error
+// the chat returns for them says what was wrong and what is allowed; the
+// kind only sorts it (the routes pick the HTTP status by kind, see
+// statusOf). A broker that carries posts between nodes should carry the
+// kind along with the message.
+var (
+	// ErrInvalid: a nickname, text or resume id that is not allowed (400).
+	ErrInvalid = errors.New("not allowed")
+	// ErrTooLarge: a message text over MaxMessageBytes (413).
+	ErrTooLarge = errors.New("message too large")
+	// ErrMailboxFull: the offline receiver's mailbox holds MaxMailbox messages (409).
+	ErrMailboxFull = errors.New("mailbox full")
+	// ErrStoreFull: the store holds MaxStoreBytes of data, or MaxMailboxes
+	// users have messages waiting (507).
+	ErrStoreFull = errors.New("chat store full")
+	// ErrShuttingDown: the server is draining; retry in a moment (503).
+	ErrShuttingDown = errors.New("the chat server is shutting down; retry in a moment")
+)
+
+// refusal is an error of a kind with its own full message.
+type refusal struct {
+	kind error
+	msg  string
+}
+
+func (e *refusal) Error() string { return e.msg }
+func (e *refusal) Unwrap() error { return e.kind }
+
+// refuse returns an error of kind whose message is the formatted text alone.
+func refuse(kind error, format string, args ...any) error {
+	return &refusal{kind: kind, msg: fmt.Sprintf(format, args...)}
+}
+
+// RateError refuses a send over its sender's rate (429); Wait says when to retry.
+type RateError struct {
+	From string
+	Rule string
+	Wait time.Duration
+}
+
+func (e *RateError) Error() string {
+	return fmt.Sprintf("%s is sending too fast (%s): retry in %v", e.From, e.Rule, e.Wait.Round(time.Millisecond))
+}
+
+// statusOf is the HTTP status that answers err, by its kind; 0 for an error
+// of no known kind (a failure of the server, not a refusal).
+func statusOf(err error) int {
+	if _, ok := errors.AsType[*RateError](err); ok {
+		return http.StatusTooManyRequests
+	}
+	switch {
+	case errors.Is(err, ErrTooLarge):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, ErrInvalid):
+		return http.StatusBadRequest
+	case errors.Is(err, ErrMailboxFull):
+		return http.StatusConflict
+	case errors.Is(err, ErrStoreFull):
+		return http.StatusInsufficientStorage
+	case errors.Is(err, ErrShuttingDown), errors.Is(err, ErrBrokerClosed):
+		return http.StatusServiceUnavailable
+	}
+	return 0
+}
+
+// refusesOne reports whether err refuses one request and leaves the rest of
+// its batch to commit (as opposed to a store failure, which fails the batch).
+func refusesOne(err error) bool {
+	return errors.Is(err, ErrMailboxFull) || errors.Is(err, ErrShuttingDown) || errors.Is(err, ErrStoreFull)
+}

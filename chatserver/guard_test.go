@@ -1,0 +1,78 @@
+package chatserver
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// request sends one request with the given headers and returns its status and body.
+func (ts *testServer) request(t *testing.T, method, path, body string, header map[string]string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, ts.url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, strings.TrimSpace(string(b))
+}
+
+// TestCrossSiteSends is the reproduction of a page of another origin posting
+// text/plain in no-cors mode: the send routes take only what a browser sends
+// for the chat's own page (JSON, same origin) or a tool sends (no
+// Sec-Fetch-Site), and nothing refused is delivered.
+func TestCrossSiteSends(t *testing.T) {
+	ts := startServer(t, Options{})
+	john := ts.login(t, "sse", "john")
+	john.expect("Welcome john!", "now online: ")
+	body := `{"from":"mallory","to":"john","text":"sent cross-origin"}`
+	for _, tc := range []struct {
+		name         string
+		method, path string
+		body         string
+		header       map[string]string
+		status       int
+		says         string
+	}{
+		{"text/plain", "POST", "/send", body, map[string]string{"Content-Type": "text/plain"}, 415, "application/json"},
+		{"no content type", "POST", "/send", body, nil, 415, "application/json"},
+		{"form", "POST", "/send", "from=mallory", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415, "application/json"},
+		{"cross-origin JSON", "POST", "/send", body, map[string]string{"Content-Type": "application/json", "Sec-Fetch-Site": "cross-site", "Origin": "http://evil.example"}, 403, "cross-origin"},
+		{"cross-origin POST /msg", "POST", "/msg/mallory/john%20x", "", map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "http://evil.example"}, 403, "cross-origin"},
+		{"cross-site GET /msg", "GET", "/msg/mallory/john%20x", "", map[string]string{"Sec-Fetch-Site": "cross-site"}, 403, "cross-site send refused"},
+		{"same-site GET /msg", "GET", "/msg/mallory/john%20x", "", map[string]string{"Sec-Fetch-Site": "same-site"}, 403, "cross-site send refused"},
+	} {
+		if status, got := ts.request(t, tc.method, tc.path, tc.body, tc.header); status != tc.status || !strings.Contains(got, tc.says) {
+			t.Errorf("%s: %d %q, want %d saying %q", tc.name, status, got, tc.status, tc.says)
+		}
+	}
+	// What the chat's page, curl and ab send still works.
+	for _, tc := range []struct {
+		method, path, body string
+		header             map[string]string
+		text               string
+	}{
+		{"POST", "/send", `{"from":"mary","to":"john","text":"page"}`, map[string]string{"Content-Type": "application/json; charset=utf-8", "Sec-Fetch-Site": "same-origin", "Origin": ts.url}, "mary: page"},
+		{"GET", "/msg/mary/john%20curl", "", nil, "mary: curl"},
+		{"GET", "/msg/mary/john%20typed", "", map[string]string{"Sec-Fetch-Site": "none"}, "mary: typed"},
+		{"GET", "/msg/mary/john%20own", "", map[string]string{"Sec-Fetch-Site": "same-origin"}, "mary: own"},
+	} {
+		if status, got := ts.request(t, tc.method, tc.path, tc.body, tc.header); status != 200 {
+			t.Fatalf("%s %s: %d %s", tc.method, tc.path, status, got)
+		}
+		john.expect(tc.text) // and nothing refused came before it
+	}
+}

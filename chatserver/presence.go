@@ -1,0 +1,162 @@
+package chatserver
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Presence: who is online, joins, leaves and the leave grace.
+
+// user is a nickname that is online: it has open streams, or it lost its
+// last one less than the leave grace ago.
+type user struct {
+	conns    map[*conn]struct{}
+	graceGen uint64
+}
+
+// joined tells a new stream what to write before its queue: a notice about
+// its resume id when there is one to give, the stored events it missed
+// (resume < id <= replayTo, when hasResume), the welcome lines, then the
+// waiting private messages (mailFrom < id <= mailTo).
+type joined struct {
+	resume    uint64
+	hasResume bool
+	notice    string
+	replayTo  uint64
+	preamble  []*event
+	mailFrom  uint64
+	mailTo    uint64
+	// mailPending: offline messages this stream writes (in the replay or
+	// the mail range) wait in the mailbox until their delivery is known.
+	mailPending bool
+}
+
+// seenFrom is the id after which the stream has written every event of its
+// user once it wrote through mailTo: its resume id, or the sequence at its
+// login (no offline message has an id between that and mailFrom).
+func (j *joined) seenFrom() uint64 {
+	if j.hasResume {
+		return j.resume
+	}
+	return j.replayTo
+}
+
+// handleJoin adds a stream: the welcome lines, the waiting offline
+// messages, and "has joined." for the others when the user was offline.
+func (h *hub) handleJoin(tx *bolt.Tx, r *joinReq) (result, error) {
+	nick, c := r.conn.nick, r.conn
+	if h.closing.Load() {
+		return result{}, ErrShuttingDown
+	}
+	u := h.users[nick]
+	wasOnline := u != nil
+	// A resume id is the client's claim about what it saw, never an input to
+	// the sequence: one above the last id issued cannot have been seen here
+	// (a store that was reset, or a forged id), so nothing was missed.
+	j := joined{resume: r.resume, hasResume: r.hasResume, replayTo: h.seq}
+	if r.hasResume && r.resume > h.seq {
+		j.resume, j.hasResume = 0, false
+		j.notice = fmt.Sprintf("resume id %d is above the last event id issued here (%d): nothing was missed; the ids of this stream start again below it", r.resume, h.seq)
+	}
+
+	online := make([]string, 0, len(h.users))
+	for n, ou := range h.users {
+		if n != nick || len(ou.conns) > 0 {
+			online = append(online, n)
+		}
+	}
+	slices.Sort(online)
+	h.seq++
+	j.preamble = append(j.preamble, newEvent(h.seq, welcomeText(nick)))
+	h.seq++
+	j.preamble = append(j.preamble, newEvent(h.seq, onlineText(online)))
+
+	j.mailFrom = h.seq
+	if h.mailboxes[nick] > 0 {
+		if err := h.offerMail(tx, nick, &j); err != nil {
+			return result{}, err
+		}
+	}
+	j.mailTo = h.seq
+
+	if u == nil {
+		u = &user{conns: map[*conn]struct{}{}}
+		h.users[nick] = u
+	}
+	u.conns[c] = struct{}{}
+	u.graceGen++ // a pending grace timer no longer applies
+	if !wasOnline {
+		ev, err := h.record(tx, "", nick, joinedText(nick))
+		if err != nil {
+			return result{}, err
+		}
+		h.toAll(nick, ev)
+	}
+	return result{joined: j}, nil
+}
+
+// handleLeave removes a stream that ended; the user's last one starts the
+// leave grace (or leaves at once without one).
+func (h *hub) handleLeave(tx *bolt.Tx, c *conn) error {
+	u := h.users[c.nick]
+	if u == nil {
+		return nil
+	}
+	if _, ok := u.conns[c]; !ok {
+		return nil
+	}
+	delete(u.conns, c)
+	h.cut(c, cutClosed)
+	if len(u.conns) > 0 {
+		return nil
+	}
+	if h.closing.Load() {
+		delete(h.users, c.nick)
+		return nil
+	}
+	if h.grace <= 0 {
+		return h.goOffline(tx, c.nick)
+	}
+	u.graceGen++
+	gen, nick := u.graceGen, c.nick
+	h.after = append(h.after, func() {
+		time.AfterFunc(h.grace, func() {
+			select {
+			case h.reqs <- &graceReq{nick: nick, gen: gen}:
+			case <-h.quit:
+			}
+		})
+	})
+	return nil
+}
+
+// graceOver takes nick offline when its leave grace gen ran out with no
+// stream back.
+func (h *hub) graceOver(tx *bolt.Tx, nick string, gen uint64) error {
+	if u := h.users[nick]; u != nil && len(u.conns) == 0 && u.graceGen == gen {
+		return h.goOffline(tx, nick)
+	}
+	return nil
+}
+
+// cutAll closes every stream with reason.
+func (h *hub) cutAll(reason string) {
+	for _, u := range h.users {
+		for c := range u.conns {
+			h.cut(c, reason)
+		}
+	}
+}
+
+func (h *hub) goOffline(tx *bolt.Tx, nick string) error {
+	delete(h.users, nick)
+	ev, err := h.record(tx, "", nick, leftText(nick))
+	if err != nil {
+		return err
+	}
+	h.toAll(nick, ev)
+	return nil
+}

@@ -1,0 +1,99 @@
+package chatserver
+
+import bolt "go.etcd.io/bbolt"
+
+// request is one thing the hub goroutine does for a caller, inside the
+// store transaction of its batch. There is one type per kind.
+type request interface {
+	// apply does it. An error of a refusal kind (refusesOne) refuses this
+	// request alone; any other fails, and rolls back, the whole batch.
+	apply(h *hub, tx *bolt.Tx) (result, error)
+	// replies is where the hub sends the result (nil: nobody waits).
+	replies() *chan result
+}
+
+// result is what the hub answers a request with.
+type result struct {
+	offline bool   // postReq: the receiver was offline, the message waits in its mailbox
+	joined  joined // joinReq: what the new stream writes first
+	err     error
+}
+
+// reply is the part every request shares: where its result goes.
+type reply struct{ ch chan result }
+
+func (r *reply) replies() *chan result { return &r.ch }
+
+// postReq stores and delivers a post.
+type postReq struct {
+	reply
+	post Post
+}
+
+func (r *postReq) apply(h *hub, tx *bolt.Tx) (result, error) { return h.handlePost(tx, r.post) }
+
+// joinReq adds a stream of its nick; resume is the last id its client saw.
+type joinReq struct {
+	reply
+	conn      *conn
+	resume    uint64
+	hasResume bool
+}
+
+func (r *joinReq) apply(h *hub, tx *bolt.Tx) (result, error) { return h.handleJoin(tx, r) }
+
+// leaveReq removes a stream that ended.
+type leaveReq struct {
+	reply
+	conn *conn
+}
+
+func (r *leaveReq) apply(h *hub, tx *bolt.Tx) (result, error) {
+	return result{}, h.handleLeave(tx, r.conn)
+}
+
+// graceReq ends the leave grace of nick, unless a stream came back since
+// (gen is the grace it belongs to).
+type graceReq struct {
+	reply
+	nick string
+	gen  uint64
+}
+
+func (r *graceReq) apply(h *hub, tx *bolt.Tx) (result, error) {
+	return result{}, h.graceOver(tx, r.nick, r.gen)
+}
+
+// cutAllReq closes every stream, telling each the reason.
+type cutAllReq struct {
+	reply
+	reason string
+}
+
+func (r *cutAllReq) apply(h *hub, _ *bolt.Tx) (result, error) {
+	h.cutAll(r.reason)
+	return result{}, nil
+}
+
+// ackReq says nick's events with from < id <= to were delivered: the
+// offline messages among them leave the mailbox.
+type ackReq struct {
+	reply
+	nick     string
+	from, to uint64
+}
+
+func (r *ackReq) apply(h *hub, tx *bolt.Tx) (result, error) {
+	return result{}, h.handleAck(tx, r.nick, r.from, r.to)
+}
+
+// inspectReq runs fn on the hub goroutine, inside a batch (for tests).
+type inspectReq struct {
+	reply
+	fn func(h *hub)
+}
+
+func (r *inspectReq) apply(h *hub, _ *bolt.Tx) (result, error) {
+	r.fn(h)
+	return result{}, nil
+}

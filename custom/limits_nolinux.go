@@ -1,0 +1,7 @@
+//go:build !linux
+
+package custom
+
+import "os/exec"
+
+func startCmd(cmd *exec.Cmd) error { return cmd.Start() }

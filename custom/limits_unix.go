@@ -1,0 +1,49 @@
+//go:build unix
+
+package custom
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+func setGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setParentDeath(cmd.SysProcAttr)
+}
+
+func killGroup(cmd *exec.Cmd) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// execLimited sets the limits on this process and replaces it with argv.
+func execLimited(l Limits, argv, env []string) error {
+	set := func(res int, v uint64) error {
+		return syscall.Setrlimit(res, &syscall.Rlimit{Cur: v, Max: v})
+	}
+	for _, r := range []struct {
+		res int
+		v   uint64
+	}{
+		{syscall.RLIMIT_AS, l.AddressSpace},
+		{syscall.RLIMIT_CPU, l.CPU},
+		{syscall.RLIMIT_FSIZE, l.FileSize},
+		{syscall.RLIMIT_NOFILE, l.Files},
+		{syscall.RLIMIT_CORE, 0},
+	} {
+		if err := set(r.res, r.v); err != nil {
+			return err
+		}
+	}
+	return syscall.Exec(argv[0], argv, env)
+}
+
+func limitSelf(as uint64) error {
+	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: as, Max: as}); err != nil {
+		return err
+	}
+	return syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{})
+}

@@ -1,0 +1,329 @@
+package peers
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/wasmgap/wasmgap/kernels"
+)
+
+// MaxReps is the largest number of calls one Call may ask for.
+const MaxReps = 1_000_000_000
+
+// closeGrace is how long Close waits for a driver to exit after its stdin is closed.
+const closeGrace = 2 * time.Second
+
+// Process is a running driver. Its methods may be called from several goroutines; calls
+// are served one at a time.
+type Process struct {
+	// Name is the peer's name: "c", "java", ...
+	Name string
+	// Language and Runtime are what the driver's ready line says: "c" and "gcc 12.2.0".
+	Language, Runtime string
+	// Setup is what starting the driver cost.
+	Setup Setup
+
+	mu     sync.Mutex
+	stdin  io.WriteCloser
+	lines  chan string   // the driver's stdout, a line at a time; closed at EOF
+	exited chan struct{} // closed once the driver is gone and exitErr is set
+	// exitErr is why the driver ended: nil for a clean exit after stdin closed.
+	exitErr error
+	kill    func()
+	stderr  *tail
+	cleanup func()
+	broken  error // why no more calls can be served
+
+	closed    atomic.Bool
+	drainOnce sync.Once
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// conn is a started driver, before its ready line: the pipes and how to stop it.
+type conn struct {
+	stdin  io.WriteCloser
+	stdout io.Reader
+	// wait blocks until the driver has ended, after stdout has been read to EOF.
+	wait func() error
+	kill func()
+}
+
+func newProcess(name string, c conn, stderr *tail, cleanup func()) *Process {
+	p := &Process{
+		Name:    name,
+		stdin:   c.stdin,
+		lines:   make(chan string, 1),
+		exited:  make(chan struct{}),
+		kill:    c.kill,
+		stderr:  stderr,
+		cleanup: cleanup,
+	}
+	go func() {
+		sc := bufio.NewScanner(c.stdout)
+		sc.Buffer(make([]byte, 4096), 1<<20)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+		// Wait for the driver only after its stdout is drained, as exec.Cmd requires;
+		// a driver that closed stdout but lives on is killed.
+		done := make(chan error, 1)
+		go func() { done <- c.wait() }()
+		select {
+		case err := <-done:
+			p.exitErr = err
+		case <-time.After(closeGrace):
+			c.kill()
+			p.exitErr = <-done
+		}
+		close(p.exited)
+	}()
+	return p
+}
+
+// startCommand starts an external driver.
+func startCommand(ctx context.Context, name string, argv []string, dir string, opts Options) (*Process, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	stderr := newTail(opts.Stderr)
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	setProcessGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s: start %s: %w", name, argv[0], err)
+	}
+	c := conn{
+		stdin:  stdin,
+		stdout: stdout,
+		wait:   cmd.Wait,
+		kill:   func() { killProcessGroup(cmd) },
+	}
+	return newProcess(name, c, stderr, nil), nil
+}
+
+// ready waits for the driver's ready line and fills in Language and Runtime.
+func (p *Process) ready(ctx context.Context) error {
+	line, err := p.readLine(ctx, "start")
+	if err != nil {
+		return err
+	}
+	f := strings.SplitN(line, " ", 3)
+	if len(f) < 3 || f[0] != "ready" {
+		p.stop()
+		return fmt.Errorf("%s: the driver's first line is %q, want \"ready <language> <runtime version>\"%s", p.Name, line, p.stderr.quote())
+	}
+	p.Language, p.Runtime = f[1], f[2]
+	return nil
+}
+
+// Call asks the driver to call kernel reps times with args (in the order of the kernel's
+// catalogue parameters), and returns the first value, the sum of all values and the time
+// the calls took. The arguments are checked against the catalogue before they are sent.
+// When ctx ends first, the driver is killed and every later Call fails with ErrExited.
+func (p *Process) Call(ctx context.Context, kernel string, reps int, args []int) (Result, error) {
+	k, err := kernels.Lookup(kernel)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", p.Name, err)
+	}
+	if err := k.Check(args); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", p.Name, err)
+	}
+	if reps < 1 || reps > MaxReps {
+		return Result{}, fmt.Errorf("%s: reps = %d is out of range: allowed 1 to %d", p.Name, reps, MaxReps)
+	}
+	fields := []string{k.Name, strconv.Itoa(reps)}
+	for _, a := range args {
+		fields = append(fields, strconv.Itoa(a))
+	}
+	return p.request(ctx, strings.Join(fields, " "), k.Label(args))
+}
+
+// request sends one request line as it is and parses the answer; label names the call in
+// errors.
+func (p *Process) request(ctx context.Context, line, label string) (Result, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed.Load() {
+		return Result{}, fmt.Errorf("%s: %s: the process was closed: %w", p.Name, label, ErrExited)
+	}
+	if p.broken != nil {
+		return Result{}, fmt.Errorf("%s: %s: %w", p.Name, label, p.broken)
+	}
+	if _, err := io.WriteString(p.stdin, line+"\n"); err != nil {
+		return Result{}, p.fail(p.died(label))
+	}
+	answer, err := p.readLine(ctx, label)
+	if err != nil {
+		return Result{}, p.fail(err)
+	}
+	if msg, ok := strings.CutPrefix(answer, "error "); ok {
+		return Result{}, &DriverError{Peer: p.Name, Message: msg}
+	}
+	f := strings.Fields(answer)
+	if len(f) == 4 && f[0] == "ok" {
+		first, err1 := strconv.ParseInt(f[1], 10, 64)
+		sum, err2 := strconv.ParseInt(f[2], 10, 64)
+		ns, err3 := strconv.ParseInt(f[3], 10, 64)
+		if err1 == nil && err2 == nil && err3 == nil && ns >= 0 {
+			return Result{First: first, Sum: sum, Elapsed: time.Duration(ns)}, nil
+		}
+	}
+	p.stop()
+	return Result{}, p.fail(fmt.Errorf("%s: %s: malformed answer %q: want \"ok <first> <sum> <elapsed ns>\" or \"error <message>\"; the driver was stopped", p.Name, label, answer))
+}
+
+// fail marks the process unusable after err and returns err.
+func (p *Process) fail(err error) error {
+	if p.broken == nil {
+		p.broken = ErrExited
+	}
+	return err
+}
+
+// readLine waits for the driver's next line, for ctx, or for the driver's end.
+func (p *Process) readLine(ctx context.Context, label string) (string, error) {
+	select {
+	case line, ok := <-p.lines:
+		if !ok {
+			return "", p.died(label)
+		}
+		return line, nil
+	case <-ctx.Done():
+		p.stop()
+		select {
+		case <-p.exited:
+			return "", fmt.Errorf("%s: %s: %w; the driver was killed: %w", p.Name, label, context.Cause(ctx), ErrExited)
+		case <-time.After(closeGrace):
+			// Only c-wasm without Options.InterruptibleWasm cannot be stopped.
+			return "", fmt.Errorf("%s: %s: %w; the driver cannot be stopped, its call runs on until it returns (see Options.InterruptibleWasm): %w", p.Name, label, context.Cause(ctx), ErrExited)
+		}
+	}
+}
+
+// died explains the driver's end, once it has ended.
+func (p *Process) died(label string) error {
+	select {
+	case <-p.exited:
+	case <-time.After(closeGrace):
+		p.stop()
+		select {
+		case <-p.exited:
+		case <-time.After(closeGrace):
+			return fmt.Errorf("%s: %s: the driver closed its output but does not stop: %w", p.Name, label, ErrExited)
+		}
+	}
+	reason := "it closed its output"
+	if p.exitErr != nil {
+		reason = p.exitErr.Error()
+	}
+	var ee *exec.ExitError
+	if errors.As(p.exitErr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGSEGV {
+			return fmt.Errorf("%s: %s: the driver died of SIGSEGV, a stack overflow most likely%s: %w: %w", p.Name, label, p.stderr.quote(), ErrStackOverflow, ErrExited)
+		}
+	}
+	if errors.Is(p.exitErr, ErrStackOverflow) {
+		return fmt.Errorf("%s: %s: %w: %w", p.Name, label, p.exitErr, ErrExited)
+	}
+	return fmt.Errorf("%s: %s: the driver exited (%s)%s: %w", p.Name, label, reason, p.stderr.quote(), ErrExited)
+}
+
+// Close stops the driver: it closes its stdin, waits a moment for it to exit, then kills it.
+// Close removes the temporary cache directory, if Start made one. A call in progress ends
+// with ErrExited.
+func (p *Process) Close() error {
+	p.closeOnce.Do(func() {
+		p.closed.Store(true)
+		p.stdin.Close()
+		p.drain()
+		select {
+		case <-p.exited:
+		case <-time.After(closeGrace):
+			p.stop()
+			select {
+			case <-p.exited:
+			case <-time.After(closeGrace):
+				p.closeErr = fmt.Errorf("%s: the driver does not stop: a call runs on until it returns (see Options.InterruptibleWasm)", p.Name)
+			}
+		}
+		if p.cleanup != nil {
+			p.cleanup()
+		}
+	})
+	return p.closeErr
+}
+
+// stop kills the driver and drains its output, so that nothing the driver still writes
+// can keep the reading goroutine, and with it the wait for the driver's end, blocked.
+func (p *Process) stop() {
+	p.kill()
+	p.drain()
+}
+
+// drain discards the driver's remaining lines: call it only once no request will read them.
+func (p *Process) drain() {
+	p.drainOnce.Do(func() {
+		go func() {
+			for range p.lines {
+			}
+		}()
+	})
+}
+
+// tail keeps the last bytes a driver wrote to stderr, copying them to w when it is set.
+type tail struct {
+	mu  sync.Mutex
+	w   io.Writer
+	buf []byte
+}
+
+const tailMax = 4 << 10
+
+func newTail(w io.Writer) *tail { return &tail{w: w} }
+
+// Write keeps the last tailMax bytes of p.
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.w != nil {
+		t.w.Write(p)
+	}
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > tailMax {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailMax:]...)
+	}
+	return len(p), nil
+}
+
+// quote returns "; stderr: ..." with what was kept, or "" when nothing was.
+func (t *tail) quote() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := strings.TrimSpace(string(t.buf))
+	if s == "" {
+		return ""
+	}
+	return "; stderr: " + s
+}
+
+// removeAll is os.RemoveAll for cleanups.
+func removeAll(dir string) func() { return func() { os.RemoveAll(dir) } }

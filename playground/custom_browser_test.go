@@ -1,0 +1,149 @@
+package playground
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+
+	"github.com/wasmgap/wasmgap/custom"
+	"github.com/wasmgap/wasmgap/internal/browsertest"
+)
+
+// TestCustomKernelInChromium drives the "Your kernel" tab: the template edited into a
+// sieve, built and run on every tier that runs user kernels, the table filled with equal
+// values; then a syntax error marked in the editor.
+func TestCustomKernelInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds with the go command and drives Chromium")
+	}
+	dist := distDir(t)
+	dir := t.TempDir()
+	b := custom.NewBuilder(custom.Options{Dir: dir, GoCache: filepath.Join(custom.DefaultDir(), "gocache")})
+	if err := b.Warm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(New(Options{Dist: os.DirFS(dist), Timeout: time.Minute, Custom: b}))
+	defer ts.Close()
+	ctx := browsertest.Start(t, chromedp.WindowSize(1400, 1000))
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	p := &browserPage{t: t, ctx: ctx, url: ts.URL}
+
+	tiers := []string{"wazero-compiler", "wazero-interpreter", "yaegi", "browser-wasm"}
+	p.open("e=native,browser-js," + strings.Join(tiers, ",") + "&runs=2&warmup=1")
+	p.click("#tab-custom")
+	p.waitFor(`document.body.dataset.editor === "ready"`, 20*time.Second, "the editor")
+
+	// Edit the template into the sieve: select all, type the new source.
+	sieve := strings.Replace(sieveSource, "// Primes counts the primes below n.", "// Primes counts the primes below n with the sieve of Eratosthenes.", 1)
+	typeSource := func(src string) {
+		t.Helper()
+		if err := chromedp.Do(ctx,
+			chromedp.Click(chromedp.CSS("#editor .cm-content")),
+			chromedp.KeyEvent("a", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+			chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+				_, err := cdp.Call(ctx, tg, input.InsertText, input.InsertTextParams{Text: src})
+				return err
+			}),
+		); err != nil {
+			t.Fatalf("type the source: %v", err)
+		}
+	}
+	typeSource(sieve)
+	p.waitFor(`document.querySelector('input[name="custom.n"]') !== null`, 5*time.Second, "the argument n")
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+		const i = document.querySelector('input[name="custom.n"]');
+		i.value = "100000";
+		i.dispatchEvent(new Event("input"));
+		return true;
+	})()`)); err != nil {
+		t.Fatal(err)
+	}
+	p.click("#run")
+	p.waitFor(`document.body.dataset.built?.startsWith("custom-") && document.body.dataset.running === "0"`, 3*time.Minute, "the build and the runs")
+
+	id := custom.ID([]byte(sieve))
+	for _, e := range tiers {
+		got := p.cell(id, e)
+		if got.State != "done" || got.Value != "9592" || strings.Contains(got.Text, "mismatch") {
+			t.Errorf("Primes(100000) on %s: %+v, want done with 9592", e, got)
+		}
+	}
+	for _, e := range []string{"native", "browser-js"} {
+		if got := p.cell(id, e); got.State != "missing" {
+			t.Errorf("%s has a cell for a user kernel: %+v", e, got)
+		}
+	}
+	label, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#results-table tbody th code")))
+	if err != nil || label != "Primes(100000)" {
+		t.Errorf("row label %q (%v), want Primes(100000)", label, err)
+	}
+	hash, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash`))
+	if err != nil || !strings.HasPrefix(hash, "#custom=") {
+		t.Errorf("location.hash = %q (%v): the source is not in the URL", hash, err)
+	}
+
+	// The link restores the source and the arguments.
+	href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(href)); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor(`document.body.dataset.editor === "ready" && document.querySelector("#editor .cm-content").innerText.includes("sieve of Eratosthenes")`, 20*time.Second, "the shared source in the editor")
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('input[name="custom.n"]').value`)); err != nil || n != "100000" {
+		t.Errorf("shared n = %q (%v), want 100000", n, err)
+	}
+
+	// Tiers that disagree are marked: a random value differs on each.
+	typeSource("package kernel\n\nimport \"math/rand/v2\"\n\nfunc Dice(n int) int64 {\n\treturn rand.Int64N(1<<62) + int64(n)\n}\n")
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+		for (const [id, v] of [["runs", "1"], ["warmup", "0"]]) {
+			const i = document.getElementById(id);
+			i.value = v;
+			i.dispatchEvent(new Event("input"));
+		}
+		return true;
+	})()`)); err != nil {
+		t.Fatal(err)
+	}
+	p.click("#run")
+	p.waitFor(`document.body.dataset.built?.startsWith("custom-") && document.body.dataset.built !== "`+id+`" && document.body.dataset.running === "0"`, 2*time.Minute, "the dice's runs")
+	dice := custom.ID([]byte("package kernel\n\nimport \"math/rand/v2\"\n\nfunc Dice(n int) int64 {\n\treturn rand.Int64N(1<<62) + int64(n)\n}\n"))
+	if first := p.cell(dice, tiers[0]); first.State != "done" || strings.Contains(first.Text, "mismatch") {
+		t.Errorf("the first tier: %+v, want its value", first)
+	}
+	// wazero gives its modules a deterministic random source, so its two tiers agree; yaegi
+	// draws from Go's own; the browser's draws differ from call to call, which its harness
+	// reports first.
+	if got := p.cell(dice, "wazero-interpreter"); got.State != "done" || strings.Contains(got.Text, "mismatch") {
+		t.Errorf("Dice on wazero-interpreter: %+v, want the compiler's value", got)
+	}
+	if got := p.cell(dice, "yaegi"); !strings.Contains(got.Text, "mismatch") {
+		t.Errorf("Dice on yaegi: %+v, want a mismatch", got)
+	}
+	if got := p.cell(dice, "browser-wasm"); !strings.Contains(got.Text, "mismatch") && !strings.Contains(got.Text, "wrong result") {
+		t.Errorf("Dice on browser-wasm: %+v, want a mismatch or a wrong result", got)
+	}
+
+	// A syntax error is marked on its line.
+	typeSource("package kernel\n\nfunc Broken(n int) int64 {\n\treturn n +\n}\n")
+	p.click("#custom-build")
+	p.waitFor(`document.querySelector("#editor .cm-lint-marker-error") !== null`, 20*time.Second, "the error mark")
+	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("custom-status")))
+	if err != nil || !strings.Contains(status, "5:1: syntax error") {
+		t.Errorf("status %q (%v), want the syntax error at 5:1", status, err)
+	}
+	if errs := p.consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors: %s", strings.Join(errs, "\n"))
+	}
+}
