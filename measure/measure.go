@@ -1,6 +1,9 @@
-// Package measure is the harness around every engine: warm-up, N timed runs with a
-// monotonic clock around the call only, the result checked against the catalogue, and
-// min / median / max. A failure is a result, never a time.
+// Package measure is the harness around every engine: the first call timed alone,
+// warm-up, then N samples of k calls each (k grown until a sample lasts
+// Options.MinSample, as testing.B grows b.N) timed with a monotonic clock around the
+// sample only, every call checked against the catalogue, and per call the min / median /
+// max with the median's 95% confidence interval, beside the machine's load while the
+// samples ran. A failure is a result, never a time.
 package measure
 
 import (
