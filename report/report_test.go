@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/history"
 	"github.com/wasmgap/wasmgap/measure"
@@ -221,5 +223,33 @@ func TestCurrentEnvironment(t *testing.T) {
 	e := CurrentEnvironment()
 	if e.Cores < 1 || e.GOMAXPROCS < 1 || !strings.HasPrefix(e.Go, "go") || e.OS == "" || e.CPU == "" || e.Module("wazero") == "unknown" || e.Time.IsZero() {
 		t.Errorf("CurrentEnvironment() = %+v", e)
+	}
+}
+
+// benchstat reads the gobench format: every sample is a result with k iterations, and
+// nothing else is a syntax error.
+func TestGoBenchParses(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Write(&buf, FormatGoBench, fixture()); err != nil {
+		t.Fatal(err)
+	}
+	r := benchfmt.NewReader(&buf, "report")
+	n, fib := 0, 0
+	for r.Scan() {
+		switch rec := r.Result().(type) {
+		case *benchfmt.SyntaxError:
+			t.Errorf("benchfmt: %v", rec)
+		case *benchfmt.Result:
+			n++
+			if string(rec.Name) == "Kernel/fib_it(40)/native" {
+				fib++
+				if rec.Iters != 655360 || rec.Values[0].Unit != "sec/op" || rec.Values[0].Value > 16e-9 || rec.Values[0].Value < 14e-9 {
+					t.Errorf("fib_it result %d iterations, %+v", rec.Iters, rec.Values)
+				}
+			}
+		}
+	}
+	if n != 8+6+7*3+1 || fib != 8 {
+		t.Errorf("benchfmt read %d results (%d of fib_it on native), want 36 (8)", n, fib)
 	}
 }
