@@ -12,9 +12,12 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/gorilla/websocket v1.5.3
 	go.etcd.io/bbolt v1.5.0
+	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
 	golang.org/x/term v0.48.0
 	golang.org/x/time v0.16.0
 )
+
+require github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
 
 require (
 	cel.dev/expr v0.25.2 // indirect

@@ -41,6 +41,24 @@ type Engine interface {
 	Close(ctx context.Context) error
 }
 
+// Batcher is implemented by an engine that can run a kernel several times in one call,
+// without the harness's per-call overhead: the native engine, whose calls can take
+// nanoseconds, so that a sample of many calls times the kernel and not the interface call
+// around it. measure.Measure uses RunBatch when an engine has it, else calls Run in a loop.
+type Batcher interface {
+	// RunBatch calls the kernel reps (≥ 1) times with args and returns the value of the
+	// first call and the sum of all values (wrapping on overflow), the checksum the harness
+	// compares with reps × the expected value.
+	RunBatch(ctx context.Context, k *kernels.Kernel, args []int, reps int) (first, sum int64, err error)
+}
+
+// ColdStarter is implemented by an engine that keeps compiled code in a cache (wazero's
+// compiler, on disk): DisableCache, called before Load, makes Load compile from scratch,
+// so that Setup.Compile is a cold start. measure.Options.Cold asks for it.
+type ColdStarter interface {
+	DisableCache()
+}
+
 // Setup is the one-off cost of an engine, reported apart from run times.
 type Setup struct {
 	// Compile is the time to compile or parse the code (zero where there is nothing to do).

@@ -1,14 +1,20 @@
-// Package measure is the harness around every engine: warm-up, N timed runs with a
-// monotonic clock around the call only, the result checked against the catalogue, and
-// min / median / max. A failure is a result, never a time.
+// Package measure is the harness around every engine: the first call timed alone,
+// warm-up, then N samples of k calls each (k grown until a sample lasts
+// Options.MinSample, as testing.B grows b.N) timed with a monotonic clock around the
+// sample only, every call checked against the catalogue, and per call the min / median /
+// max with the median's 95% confidence interval, beside the machine's load while the
+// samples ran. A failure is a result, never a time.
 package measure
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
+
+	"golang.org/x/perf/benchmath"
 
 	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/kernels"
@@ -16,15 +22,23 @@ import (
 
 // Defaults used when Options leave a field at zero.
 const (
-	DefaultRuns   = 5
+	DefaultRuns   = 10
 	DefaultWarmup = 1
+	// DefaultMinSample is how long a sample lasts at least: calls shorter than it are
+	// repeated k times within one sample, k grown until the sample lasts this long.
+	DefaultMinSample = 10 * time.Millisecond
+	// MaxMinSample bounds Options.MinSample.
+	MaxMinSample = 10 * time.Second
+	// MaxCalls bounds the calls of one sample, as testing.B bounds b.N.
+	MaxCalls = 1_000_000_000
 )
 
 // Progress phases, in the order a measurement goes through them.
 const (
-	PhaseLoad   = "load"
-	PhaseWarmup = "warmup"
-	PhaseRun    = "run"
+	PhaseLoad      = "load"
+	PhaseWarmup    = "warmup"
+	PhaseCalibrate = "calibrate"
+	PhaseRun       = "run"
 )
 
 // FailureStackOverflow is the Failure of a run that exhausted its engine's stack.
@@ -34,10 +48,19 @@ const FailureStackOverflow = "stack overflow"
 // given (Warmup 0 means no warm-up), except that Options with both at zero mean the
 // defaults: the zero value is ready to use.
 type Options struct {
-	// Runs is the number of timed runs.
+	// Runs is the number of timed samples.
 	Runs int `json:"runs"`
-	// Warmup is the number of untimed runs before them; 0 means none.
+	// Warmup is the number of untimed calls before them; 0 means none.
 	Warmup int `json:"warmup"`
+	// MinSample is how long one sample lasts at least: a call shorter than it is repeated
+	// k times in each sample (k found before the samples, as testing.B finds b.N) and the
+	// sample's time divided by k. Zero means DefaultMinSample; a negative value means one
+	// call per sample.
+	MinSample time.Duration `json:"min_sample_ns,omitempty"`
+	// Cold asks an engine with a compilation cache (engine.ColdStarter: wazero's compiler)
+	// to compile from scratch, so that Setup.Compile is a cold start; engines without one
+	// are unaffected.
+	Cold bool `json:"cold,omitempty"`
 	// Budget, when set, is the time the whole measurement should fit in, loading
 	// included: a run that would not fit (judged by the longest run so far) is skipped,
 	// warm-up runs first, then timed runs after the first. Result.Runs and Result.Warmup
@@ -48,18 +71,30 @@ type Options struct {
 // Defaults returns the usual numbers: DefaultRuns timed runs after DefaultWarmup warm-up.
 func Defaults() Options { return Options{Runs: DefaultRuns, Warmup: DefaultWarmup} }
 
-// WithDefaults returns the counts Measure uses: Defaults() (Budget kept) when Runs and
-// Warmup are both zero; otherwise o itself, with at least one timed run and no negative
-// warm-up.
+// WithDefaults returns the counts Measure uses: Defaults() (Budget and MinSample kept)
+// when Runs and Warmup are both zero; otherwise o itself, with at least one timed run and
+// no negative warm-up.
 func (o Options) WithDefaults() Options {
 	if o.Runs == 0 && o.Warmup == 0 {
 		d := Defaults()
-		d.Budget = o.Budget
+		d.Budget, d.MinSample = o.Budget, o.MinSample
 		return d
 	}
 	o.Runs = max(o.Runs, 1)
 	o.Warmup = max(o.Warmup, 0)
 	return o
+}
+
+// SampleTarget is the time a sample lasts at least under these options: MinSample,
+// DefaultMinSample for zero, and zero (one call per sample) for a negative MinSample.
+func (o Options) SampleTarget() time.Duration {
+	switch {
+	case o.MinSample == 0:
+		return DefaultMinSample
+	case o.MinSample < 0:
+		return 0
+	}
+	return o.MinSample
 }
 
 // Result is one cell of a report: one kernel with its arguments on one engine.
@@ -71,12 +106,23 @@ type Result struct {
 	Warmup   int    `json:"warmup"`
 	Value    int64  `json:"value"`
 	Expected int64  `json:"expected"`
-	// Samples are the timed runs, in the order they ran.
-	Samples []time.Duration `json:"samples_ns,omitempty"`
-	Min     time.Duration   `json:"min_ns"`
-	Median  time.Duration   `json:"median_ns"`
-	Max     time.Duration   `json:"max_ns"`
-	Setup   engine.Setup    `json:"setup"`
+	// Calls is k, the calls in each sample (1 when a call lasts the sample's minimum).
+	Calls int `json:"calls"`
+	// Samples are the timed samples in the order they ran, each its time divided by
+	// Calls: nanoseconds per call.
+	Samples []float64 `json:"samples_ns,omitempty"`
+	// Min, Median and Max are of Samples, in nanoseconds per call.
+	Min    float64 `json:"min_ns"`
+	Median float64 `json:"median_ns"`
+	Max    float64 `json:"max_ns"`
+	// CI is the 95% confidence interval of the median (see Summarize).
+	CI Interval `json:"ci"`
+	// First is the very first call, timed alone before any warm-up: the engine's
+	// cold start, apart from the steady state of the samples.
+	First time.Duration `json:"first_ns,omitempty"`
+	Setup engine.Setup  `json:"setup"`
+	// Noise is what else the machine did while the samples ran (nil where unknown).
+	Noise *Noise `json:"noise,omitempty"`
 	// Failure, when not empty, is what happened instead of a time: "stack overflow",
 	// "timed out after 30s", "crashed: <reason>", "wrong result: got X, want Y".
 	Failure string `json:"failure,omitempty"`
@@ -91,10 +137,29 @@ func (r Result) Label() string {
 	return k.Label(r.Args)
 }
 
-// Measure loads the engine once, runs the kernel opts.Warmup times untimed and opts.Runs
-// times timed, checking every value against k.Expected, and closes the engine. Arguments
-// must already fit k.Params (k.Check). onProgress, if not nil, is called before and after
-// each step with the phase ("load", "warmup", "run") and the steps done of the phase's total.
+// WideLimit is how far (as a fraction of the median) a confidence interval may reach on
+// either side before its cell is flagged as spread: ±5%.
+const WideLimit = 0.05
+
+// Wide reports whether the cell's times are too spread to trust to 5%: its interval
+// reaches further than WideLimit from the median on either side, or there is no interval
+// (fewer samples than a 95% interval needs).
+func (r Result) Wide() bool {
+	if r.Failed() || r.Median <= 0 {
+		return false
+	}
+	if !r.CI.Valid() {
+		return true
+	}
+	return r.CI.Lo < r.Median*(1-WideLimit) || r.CI.Hi > r.Median*(1+WideLimit)
+}
+
+// Measure loads the engine once, runs the kernel opts.Warmup times untimed, finds the
+// calls per sample k (Options.MinSample), then takes opts.Runs samples of k calls each,
+// checking every call against k.Expected (the first value of each batch, and the sum of
+// all as a checksum), and closes the engine. Arguments must already fit k.Params
+// (k.Check). onProgress, if not nil, is called before and after each step with the phase
+// ("load", "warmup", "calibrate", "run") and the steps done of the phase's total.
 //
 // Everything that goes wrong is reported in Result.Failure, with no times: a load error,
 // a run error (engine.ErrStackOverflow becomes "stack overflow"), a wrong value, or a
@@ -118,12 +183,15 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 
 	begin := now()
 	var longest time.Duration
-	// fits says whether one more run is likely to end within the budget.
+	// fits says whether one more batch is likely to end within the budget.
 	fits := func() bool {
 		return opts.Budget <= 0 || now().Sub(begin)+longest <= opts.Budget
 	}
 
 	progress(PhaseLoad, 0, 1)
+	if c, ok := e.(engine.ColdStarter); ok && opts.Cold {
+		c.DisableCache()
+	}
 	setup, err := e.Load(ctx)
 	r.Setup = setup
 	if err != nil {
@@ -133,21 +201,50 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 	defer e.Close(context.WithoutCancel(ctx))
 	progress(PhaseLoad, 1, 1)
 
-	run := func() (time.Duration, bool) {
+	batcher, _ := e.(engine.Batcher)
+	firstCall := true
+	// batch runs reps calls, times them together and checks them.
+	batch := func(reps int) (time.Duration, bool) {
+		var first, sum int64
+		var err error
 		start := now()
-		v, err := e.Run(ctx, k, args)
+		if batcher != nil {
+			first, sum, err = batcher.RunBatch(ctx, k, args, reps)
+		} else {
+			first, err = e.Run(ctx, k, args)
+			sum = first
+			for i := 1; i < reps && err == nil; i++ {
+				var v int64
+				v, err = e.Run(ctx, k, args)
+				sum += v
+			}
+		}
 		d := now().Sub(start)
+		isFirst := firstCall
+		firstCall = false
+		if isFirst && reps == 1 {
+			r.First = d
+		}
 		longest = max(longest, d)
-		r.Value = v
+		// The cell's value is the very first call's, whatever k turns out to be: a kernel
+		// without an expected value (a user's) is compared across engines by it.
+		if isFirst {
+			r.Value = first
+		}
 		switch {
 		case errors.Is(err, engine.ErrStackOverflow):
 			r.Failure = FailureStackOverflow
 		case err != nil:
 			r.Failure = err.Error()
 		case !checked:
-			r.Expected = v
-		case v != r.Expected:
-			r.Failure = fmt.Sprintf("wrong result: got %d, want %d", v, r.Expected)
+			if isFirst {
+				r.Expected = first
+			}
+		case first != r.Expected:
+			r.Value = first
+			r.Failure = fmt.Sprintf("wrong result: got %d, want %d", first, r.Expected)
+		case sum != int64(reps)*r.Expected:
+			r.Failure = fmt.Sprintf("wrong result: the %d calls of a sample sum to %d, want %d × %d", reps, sum, reps, r.Expected)
 		}
 		return d, r.Failure == ""
 	}
@@ -161,34 +258,83 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 		if i > 0 && !fits() {
 			break
 		}
-		if _, ok := run(); !ok {
+		if _, ok := batch(1); !ok {
 			return r
 		}
 		r.Warmup++
 		progress(PhaseWarmup, i+1, opts.Warmup)
 	}
 
-	samples := make([]time.Duration, 0, opts.Runs)
-	progress(PhaseRun, 0, opts.Runs)
-	for i := range opts.Runs {
+	meter := startNoise()
+	// Calibrate: grow k until a batch lasts the target, as testing.B grows b.N. The last
+	// batch, at the k kept, is the first sample.
+	target := opts.SampleTarget()
+	reps := 1
+	var samples []float64
+	progress(PhaseCalibrate, 0, 1)
+	for {
 		if !checkCtx(ctx, &r) {
 			return r
 		}
-		if i > 0 && !fits() {
-			break
-		}
-		d, ok := run()
+		d, ok := batch(reps)
 		if !ok {
 			return r
 		}
-		samples = append(samples, d)
+		next := grow(reps, d, target)
+		if next == reps || !fitsFor(opts.Budget, now().Sub(begin), d, reps, next) {
+			samples = append(samples, perCall(d, reps))
+			break
+		}
+		reps = next
+	}
+	r.Calls = reps
+	progress(PhaseCalibrate, 1, 1)
+
+	progress(PhaseRun, len(samples), opts.Runs)
+	for i := len(samples); i < opts.Runs; i++ {
+		if !checkCtx(ctx, &r) {
+			return r
+		}
+		if !fits() {
+			break
+		}
+		d, ok := batch(reps)
+		if !ok {
+			return r
+		}
+		samples = append(samples, perCall(d, reps))
 		progress(PhaseRun, i+1, opts.Runs)
 	}
+	r.Noise = meter.stop()
 	r.Samples = samples
 	r.Runs = len(samples)
-	r.Min, r.Median, r.Max = Stats(samples)
+	r.Min, r.Median, r.Max, r.CI = Summarize(samples)
 	return r
 }
+
+// grow returns the calls of the next calibration batch after reps calls took d: reps
+// itself when d reached the target (or k is at MaxCalls), else a prediction 20% past the
+// target, at most 100 times reps, as testing.B predicts b.N.
+func grow(reps int, d, target time.Duration) int {
+	if d >= target || reps >= MaxCalls {
+		return reps
+	}
+	per := max(float64(d)/float64(reps), 1)
+	next := int(min(1.2*float64(target)/per, 100*float64(reps), MaxCalls))
+	return max(next, reps+1)
+}
+
+// fitsFor says whether a batch of next calls, after one of reps calls took d, likely ends
+// within budget, elapsed being spent.
+func fitsFor(budget, elapsed, d time.Duration, reps, next int) bool {
+	if budget <= 0 {
+		return true
+	}
+	predicted := time.Duration(float64(d) / float64(reps) * float64(next))
+	return elapsed+predicted <= budget
+}
+
+func perCall(d time.Duration, reps int) float64 { return float64(d) / float64(reps) }
 
 // now is the clock; tests replace it to make budgets deterministic.
 var now = time.Now
@@ -199,6 +345,40 @@ func checkCtx(ctx context.Context, r *Result) bool {
 		return false
 	}
 	return true
+}
+
+// Interval is a confidence interval of a median, in nanoseconds per call.
+type Interval struct {
+	Lo float64 `json:"lo_ns"`
+	Hi float64 `json:"hi_ns"`
+	// Level is the interval's confidence (0.95, or more where the order statistics give
+	// no exact 95%); zero when the samples are too few for a 95% interval (fewer than 6).
+	Level float64 `json:"level,omitempty"`
+}
+
+// Valid reports whether the interval exists.
+func (i Interval) Valid() bool { return i.Level > 0 }
+
+// Confidence is the level of the intervals Summarize computes.
+const Confidence = 0.95
+
+// Summarize returns the minimum, median and maximum of samples and the 95% confidence
+// interval of the median: the distribution-free order-statistics interval (the sample
+// values whose ranks a binomial(n, ½) distribution places around the median with at least
+// 95% probability), as benchstat computes it (golang.org/x/perf/benchmath.AssumeNothing).
+// It needs 6 samples; with fewer the interval is left zero.
+func Summarize(samples []float64) (lo, median, hi float64, ci Interval) {
+	if len(samples) == 0 {
+		return 0, 0, 0, Interval{}
+	}
+	sum := benchmath.AssumeNothing.Summary(benchmath.NewSample(samples, &benchmath.DefaultThresholds), Confidence)
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	lo, hi = s[0], s[len(s)-1]
+	if !math.IsInf(sum.Lo, 0) && !math.IsInf(sum.Hi, 0) && !math.IsNaN(sum.Lo) {
+		ci = Interval{Lo: sum.Lo, Hi: sum.Hi, Level: sum.Confidence}
+	}
+	return lo, sum.Center, hi, ci
 }
 
 // Stats returns the minimum, median and maximum of samples (zero for none). The median

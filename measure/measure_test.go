@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,6 +60,7 @@ func TestMeasure(t *testing.T) {
 	args := []int{40}
 	want := k.Expected(args) // 102334155
 	ok := fakeRun{value: want}
+	oneCall := Options{MinSample: -1}
 
 	for _, c := range []struct {
 		name        string
@@ -68,18 +71,20 @@ func TestMeasure(t *testing.T) {
 		wantSamples int
 		wantClosed  int
 	}{
-		{name: "defaults", eng: &fakeEngine{results: []fakeRun{ok}}, wantCalls: 6, wantSamples: 5, wantClosed: 1},
-		{name: "explicit runs and warm-up", eng: &fakeEngine{results: []fakeRun{ok}}, opts: Options{Runs: 3, Warmup: 2}, wantCalls: 5, wantSamples: 3, wantClosed: 1},
-		{name: "no warm-up", eng: &fakeEngine{results: []fakeRun{ok}}, opts: Options{Runs: 2, Warmup: 0}, wantCalls: 2, wantSamples: 2, wantClosed: 1},
+		{name: "defaults", eng: &fakeEngine{results: []fakeRun{ok}}, opts: oneCall, wantCalls: 11, wantSamples: 10, wantClosed: 1},
+		{name: "explicit runs and warm-up", eng: &fakeEngine{results: []fakeRun{ok}}, opts: Options{Runs: 3, Warmup: 2, MinSample: -1}, wantCalls: 5, wantSamples: 3, wantClosed: 1},
+		{name: "no warm-up", eng: &fakeEngine{results: []fakeRun{ok}}, opts: Options{Runs: 2, Warmup: 0, MinSample: -1}, wantCalls: 2, wantSamples: 2, wantClosed: 1},
 		{
 			name:        "wrong value in warm-up",
 			eng:         &fakeEngine{results: []fakeRun{{value: 7}}},
+			opts:        oneCall,
 			wantFailure: fmt.Sprintf("wrong result: got 7, want %d", want),
 			wantCalls:   1, wantClosed: 1,
 		},
 		{
 			name:        "wrong value in a timed run",
 			eng:         &fakeEngine{results: []fakeRun{ok, ok, ok, {value: want + 1}}},
+			opts:        oneCall,
 			wantFailure: fmt.Sprintf("wrong result: got %d, want %d", want+1, want),
 			wantCalls:   4, wantClosed: 1,
 		},
@@ -257,9 +262,123 @@ func TestMeasureBudget(t *testing.T) {
 			if r.Failed() || r.Warmup != c.wantWarmup || r.Runs != c.wantRuns || len(r.Samples) != c.wantRuns {
 				t.Errorf("warm-up %d, runs %d, samples %d, failure %q; want %d, %d", r.Warmup, r.Runs, len(r.Samples), r.Failure, c.wantWarmup, c.wantRuns)
 			}
-			if r.Median != c.cost {
-				t.Errorf("median %v, want %v", r.Median, c.cost)
+			if r.Median != float64(c.cost) || r.Calls != 1 {
+				t.Errorf("median %v ns with k = %d, want %v with k = 1", r.Median, r.Calls, c.cost)
 			}
 		})
+	}
+}
+
+// Calls shorter than the sample's minimum are repeated: k grows until a sample lasts it,
+// and the time per call is the sample's divided by k.
+func TestMeasureCalibrates(t *testing.T) {
+	k, _ := kernels.Lookup("fib_it")
+	for _, c := range []struct {
+		name      string
+		cost      time.Duration
+		minSample time.Duration
+		wantK     func(int) bool
+	}{
+		{"short calls are batched", time.Microsecond, 10 * time.Millisecond, func(k int) bool { return k >= 10_000 && k <= 12_000*100 }},
+		{"long calls stay alone", 20 * time.Millisecond, 10 * time.Millisecond, func(k int) bool { return k == 1 }},
+		{"calibration off", time.Microsecond, -1, func(k int) bool { return k == 1 }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clock := withFakeClock(t)
+			f := &fakeEngine{results: []fakeRun{{value: k.Expected([]int{40})}}, clock: clock, cost: c.cost}
+			r := Measure(context.Background(), f, k, []int{40}, Options{Runs: 10, Warmup: 1, MinSample: c.minSample}, nil)
+			if r.Failed() || !c.wantK(r.Calls) || len(r.Samples) != 10 {
+				t.Fatalf("k = %d, %d samples, failure %q", r.Calls, len(r.Samples), r.Failure)
+			}
+			if r.Median != float64(c.cost) || r.Min != float64(c.cost) || r.Max != float64(c.cost) {
+				t.Errorf("min, median, max = %v, %v, %v ns per call; want %v", r.Min, r.Median, r.Max, c.cost)
+			}
+			if r.First != c.cost {
+				t.Errorf("first call %v, want %v", r.First, c.cost)
+			}
+			if !r.CI.Valid() || r.CI.Lo != float64(c.cost) || r.CI.Hi != float64(c.cost) || r.Wide() {
+				t.Errorf("interval %+v (wide %v) of constant samples", r.CI, r.Wide())
+			}
+			if calls := f.calls; calls < 1+10*r.Calls {
+				t.Errorf("%d calls for 10 samples of %d", calls, r.Calls)
+			}
+		})
+	}
+}
+
+// A wrong value that is not the first of its sample is caught by the checksum.
+func TestMeasureChecksum(t *testing.T) {
+	k, _ := kernels.Lookup("fib_it")
+	want := k.Expected([]int{40})
+	clock := withFakeClock(t)
+	f := &fakeEngine{results: []fakeRun{{value: want}, {value: want}, {value: want}, {value: want + 1}, {value: want}}, clock: clock, cost: time.Millisecond}
+	r := Measure(context.Background(), f, k, []int{40}, Options{Runs: 3, Warmup: 1, MinSample: 5 * time.Millisecond}, nil)
+	if !strings.Contains(r.Failure, "sum to") {
+		t.Errorf("failure %q, want the checksum's", r.Failure)
+	}
+}
+
+// A sample budget stops calibration: the cell reports a shorter sample rather than none.
+func TestMeasureBudgetStopsCalibration(t *testing.T) {
+	k, _ := kernels.Lookup("fib_it")
+	clock := withFakeClock(t)
+	f := &fakeEngine{results: []fakeRun{{value: k.Expected([]int{40})}}, clock: clock, cost: 10 * time.Millisecond}
+	r := Measure(context.Background(), f, k, []int{40}, Options{Runs: 10, Warmup: 0, MinSample: 10 * time.Second, Budget: time.Second}, nil)
+	if r.Failed() || r.Runs < 1 || clock.Sub(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) > time.Second {
+		t.Errorf("runs %d, k %d, failure %q, took %v of a 1s budget", r.Runs, r.Calls, r.Failure, clock.Sub(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	ten := []float64{10, 11, 9, 10, 12, 10, 10, 30, 10, 9}
+	lo, med, hi, ci := Summarize(ten)
+	if lo != 9 || med != 10 || hi != 30 {
+		t.Errorf("min, median, max = %v %v %v", lo, med, hi)
+	}
+	// n = 10: ranks 2 and 9 (1-based) give 97.9%: of 9 9 10 10 10 10 10 11 12 30, 9 and 12.
+	if !ci.Valid() || ci.Lo != 9 || ci.Hi != 12 || ci.Level < 0.95 {
+		t.Errorf("interval %+v, want 9 to 12 at ≥ 95%%", ci)
+	}
+	if _, _, _, ci := Summarize(ten[:5]); ci.Valid() {
+		t.Errorf("5 samples give an interval %+v: a 95%% one needs 6", ci)
+	}
+	r := Result{Median: 100, CI: Interval{Lo: 94, Hi: 101, Level: 0.95}}
+	if !r.Wide() {
+		t.Errorf("an interval reaching 6%% below the median is not wide")
+	}
+	r.CI.Lo = 96
+	if r.Wide() {
+		t.Errorf("an interval within ±4%% is wide")
+	}
+}
+
+// On Linux every cell records the machine's load and the other processes' CPU time.
+func TestMeasureRecordsNoise(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("noise is read from /proc")
+	}
+	k, _ := kernels.Lookup("fib_it")
+	r := Measure(context.Background(), native.New(), k, []int{40}, Options{Runs: 6, MinSample: time.Millisecond}, nil)
+	if r.Noise == nil || r.Noise.Cores < 1 || r.Noise.Load1 < 0 || r.Noise.OtherCPU < 0 {
+		t.Errorf("noise %+v", r.Noise)
+	}
+}
+
+// coldEngine is a fake engine with a cache that Options.Cold turns off.
+type coldEngine struct {
+	fakeEngine
+	disabled bool
+}
+
+func (c *coldEngine) DisableCache() { c.disabled = true }
+
+func TestMeasureCold(t *testing.T) {
+	k, _ := kernels.Lookup("fib_it")
+	for _, cold := range []bool{false, true} {
+		e := &coldEngine{fakeEngine: fakeEngine{results: []fakeRun{{value: k.Expected([]int{40})}}}}
+		r := Measure(context.Background(), e, k, []int{40}, Options{Runs: 1, MinSample: -1, Cold: cold}, nil)
+		if r.Failed() || e.disabled != cold {
+			t.Errorf("Cold %v: cache disabled %v, failure %q", cold, e.disabled, r.Failure)
+		}
 	}
 }

@@ -161,7 +161,13 @@ type runRequest struct {
 	Args   map[string]json.RawMessage `json:"args"`
 	Runs   *int                       `json:"runs"`
 	Warmup *int                       `json:"warmup"`
+	// MinSampleMS is how long a sample lasts at least, in milliseconds: 0 for one call
+	// per sample, up to MaxMinSampleMS; absent for measure.DefaultMinSample.
+	MinSampleMS *int `json:"min_sample_ms"`
 }
+
+// MaxMinSampleMS bounds a run request's min_sample_ms.
+const MaxMinSampleMS = 1000
 
 // job turns a run request into a job through a one-cell runner.Plan, the path the CLI's
 // cells take too, or says what is wrong. Only what is the page's own is checked here:
@@ -215,6 +221,16 @@ func (s *Server) job(req runRequest) (runner.Job, *apiError) {
 	if req.Warmup != nil {
 		opts.Warmup = *req.Warmup
 	}
+	if req.MinSampleMS != nil {
+		ms := *req.MinSampleMS
+		if ms < 0 || ms > MaxMinSampleMS {
+			return runner.Job{}, &apiError{Error: fmt.Sprintf("min_sample_ms = %d is out of range: allowed 0 (one call per sample) to %d", ms, MaxMinSampleMS), Field: "min_sample_ms"}
+		}
+		opts.MinSample = time.Duration(ms) * time.Millisecond
+		if ms == 0 {
+			opts.MinSample = -1
+		}
+	}
 	plan := runner.Plan{
 		Engines: []string{req.Engine},
 		Args:    qualified,
@@ -251,7 +267,7 @@ func decodeRunRequest(w http.ResponseWriter, r *http.Request) (runRequest, *apiE
 	if err == nil {
 		return req, nil
 	}
-	const fields = "kernel (string), engine (string), args (object of integers), runs (integer), warmup (integer)"
+	const fields = "kernel (string), engine (string), args (object of integers), runs (integer), warmup (integer), min_sample_ms (integer)"
 	var typeErr *json.UnmarshalTypeError
 	var maxErr *http.MaxBytesError
 	switch {

@@ -40,7 +40,7 @@ func instantRun(ctx context.Context, job runner.Job, opts runner.Options) (measu
 	}
 	return measure.Result{Kernel: job.Kernel().Name, Args: job.Args(), Engine: job.Engine(), Runs: job.Options().Runs,
 		Warmup: job.Options().Warmup, Value: 7540113804746346429, Expected: 7540113804746346429,
-		Median: time.Millisecond}, nil
+		Median: float64(time.Millisecond)}, nil
 }
 
 func postRun(t *testing.T, url, body string) *http.Response {
@@ -72,6 +72,8 @@ func TestRunValidation(t *testing.T) {
 		{"runs too many", `{"kernel":"fib_it","engine":"native","runs":101}`, "runs", "allowed 1 to 100"},
 		{"runs string", `{"kernel":"fib_it","engine":"native","runs":"5"}`, "runs", "runs must be an integer"},
 		{"warmup negative", `{"kernel":"fib_it","engine":"native","warmup":-1}`, "warmup", "allowed 0 to 100"},
+		{"min_sample_ms too large", `{"kernel":"fib_it","engine":"native","min_sample_ms":5000}`, "min_sample_ms", "allowed 0 (one call per sample) to 1000"},
+		{"min_sample_ms negative", `{"kernel":"fib_it","engine":"native","min_sample_ms":-1}`, "min_sample_ms", "allowed 0 (one call per sample) to 1000"},
 		{"unknown field", `{"kernel":"fib_it","engine":"native","repeat":3}`, "repeat", "unknown field"},
 		{"not json", `fib_it`, "", "one JSON object"},
 		{"two objects", `{"kernel":"fib_it","engine":"native"}{}`, "", "more than one JSON value"},

@@ -243,6 +243,95 @@ func TestPageInChromium(t *testing.T) {
 		}
 	})
 
+	t.Run("fib_it(40) in the browser is timed in ns per call with its k", func(t *testing.T) {
+		p.t = t
+		p.open("k=fib_it&fib_it.n=40&e=browser-wasm,browser-js&runs=6&warmup=1")
+		p.runAll(2 * time.Minute)
+		for _, engine := range []string{"browser-wasm", "browser-js"} {
+			js := fmt.Sprintf(`(() => {
+				const td = document.querySelector('#results-table tr[data-kernel="fib_it"] td[data-engine=%q]');
+				return [td?.querySelector(".median")?.textContent ?? "", td?.querySelector(".calls")?.textContent ?? "", td?.innerText ?? ""];
+			})()`, engine)
+			got, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]string](js))
+			if err != nil || len(got) != 3 {
+				t.Fatalf("read the %s cell: %v", engine, err)
+			}
+			median, calls, text := got[0], got[1], got[2]
+			// "14.9 ns", k in the thousands at least: calls of nanoseconds, samples of 10 ms.
+			var v float64
+			var unit string
+			if _, err := fmt.Sscanf(median, "%g %s", &v, &unit); err != nil || unit != "ns" || v <= 0 {
+				t.Errorf("%s: median %q, want a time in ns per call (cell %q)", engine, median, text)
+			}
+			var k int
+			digits := strings.Map(func(r rune) rune {
+				if r >= '0' && r <= '9' {
+					return r
+				}
+				return -1
+			}, calls)
+			if _, err := fmt.Sscan(digits, &k); err != nil || k < 1000 || !strings.Contains(calls, "k = ") {
+				t.Errorf("%s: %q, want k = thousands of calls a sample", engine, calls)
+			}
+			if strings.Contains(text, "≤") {
+				t.Errorf("%s: %q is below the timer's step", engine, text)
+			}
+		}
+		p.screenshot("fib_it.png")
+		// The interval and k are in the details too.
+		p.click(`#results-table tr[data-kernel="fib_it"] td[data-engine="browser-wasm"]`)
+		p.waitFor(`document.getElementById("details").open`, 5*time.Second, "the details dialog")
+		details, err := chromedp.Run(p.ctx, chromedp.Text(chromedp.CSS("#details .dialog-body")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"95% interval", "6 timed samples of k = ", "first call", "per call"} {
+			if !strings.Contains(details, want) {
+				t.Errorf("details lack %q:\n%s", want, details)
+			}
+		}
+		p.click("#details .close")
+		p.waitFor(`!document.getElementById("details").open`, 5*time.Second, "the dialog to close")
+	})
+
+	t.Run("a saved run is compared with the live one", func(t *testing.T) {
+		p.t = t
+		p.open("k=fib_it,fib_rec&fib_it.n=40&fib_rec.n=20&e=native&runs=6&warmup=1")
+		p.runAll(time.Minute)
+		load := func(name, body string) {
+			js := fmt.Sprintf(`(() => {
+				const dt = new DataTransfer();
+				dt.items.add(new File([%q], %q, {type: "application/json"}));
+				const input = document.getElementById("compare-file");
+				input.files = dt.files;
+				input.dispatchEvent(new Event("change"));
+			})()`, body, name)
+			if err := chromedp.Do(p.ctx, chromedp.Evaluate[chromedp.Void](js)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// fib_it: a saved millisecond per call, far slower than the live nanoseconds; fib_rec:
+		// samples so spread that any live median falls in their interval.
+		load("saved.json", `{"method":{"runs":6},"environment":{"cpu":"saved CPU","time":"2026-11-30T12:00:00Z"},"results":[
+			{"kernel":"fib_it","args":[40],"engine":"native","calls":1,"samples_ns":[1e6,1e6,1e6,1e6,1e6,1e6]},
+			{"kernel":"fib_rec","args":[20],"engine":"native","calls":1,"samples_ns":[1,1,1,1e12,1e12,1e12]},
+			{"kernel":"ack","args":[3,10],"engine":"native","samples_ns":[1,2,3]}]}`)
+		p.waitFor(`document.querySelectorAll("#compare-table tbody tr").length === 2`, 5*time.Second, "the comparison's rows")
+		rows, err := chromedp.Run(p.ctx, chromedp.Evaluate[[][]string](`[...document.querySelectorAll("#compare-table tbody tr")].map(tr => [tr.dataset.significant, tr.innerText])`))
+		if err != nil || len(rows) != 2 {
+			t.Fatalf("rows %v (%v)", rows, err)
+		}
+		if rows[0][0] != "1" || !strings.Contains(rows[0][1], "fib_it(40)") || !strings.Contains(rows[0][1], "−100") {
+			t.Errorf("fib_it row %q, want a significant change of about −100%%", rows[0])
+		}
+		if rows[1][0] != "0" || !strings.Contains(rows[1][1], "no significant difference") {
+			t.Errorf("fib_rec row %q, want no significant difference", rows[1])
+		}
+		p.screenshot("compare.png")
+		load("load.json", `{"scenario":"http","latency":{}}`)
+		p.waitFor(`document.getElementById("compare-out").innerText.includes('has no "method" field')`, 5*time.Second, "the error on another JSON")
+	})
+
 	t.Run("every kernel's browser ports agree with the catalogue", func(t *testing.T) {
 		p.t = t
 		// Small sizes (the loops still share 200 values), fib_it(92) past 2^53.
@@ -300,7 +389,7 @@ func TestPageInChromium(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{"fib_rec(25) on native", "Method", "worker process", "3 timed calls", "median", "Environment", "GOMAXPROCS", "equal to the catalogue's"} {
+		for _, want := range []string{"fib_rec(25) on native", "Method", "worker process", "3 timed samples", "median", "Environment", "GOMAXPROCS", "equal to the catalogue's"} {
 			if !strings.Contains(strings.ToLower(details), strings.ToLower(want)) {
 				t.Errorf("details lack %q:\n%s", want, details)
 			}
@@ -318,7 +407,7 @@ func TestPageInChromium(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{"| kernel | native | wazero compiler | browser wasm | browser JS |", "| `fib_rec(25)` |", "Median of 3 timed runs", "Browser: "} {
+		for _, want := range []string{"| kernel | native | wazero compiler | browser wasm | browser JS |", "| `fib_rec(25)` |", "Median of 3 timed", "Browser: "} {
 			if !strings.Contains(md, want) {
 				t.Errorf("Markdown lacks %q:\n%s", want, md)
 			}

@@ -8,7 +8,7 @@
 //
 //	GET  /api/kernels   the catalogue, the server engines, limits, environment, panels
 //	GET  /api/expected  ?kernel=K&<param>=<value>…: the catalogue's expected result
-//	POST /api/run       {kernel, engine, args, runs, warmup}: NDJSON events, the last a result
+//	POST /api/run       {kernel, engine, args, runs, warmup, min_sample_ms}: NDJSON events, the last a result
 //	GET  /api/history   the articles' historical figures
 //	POST /api/custom    {source}: a user's kernel checked and built; {id, func, params, engines}
 //	GET  /api/custom/ID a built user kernel, with its source (…/kernel.wasm: its module)
@@ -75,7 +75,7 @@ type Options struct {
 // runner.MaxJobWarmup; a run from the page is held to fewer timed runs than the CLI's
 // runner.MaxJobRuns, as it shares the server.
 const (
-	DefaultRuns    = 5
+	DefaultRuns    = measure.DefaultRuns
 	MaxRequestRuns = 100
 	DefaultWarmup  = 1
 	// defaultMaxQueued is Options.MaxQueued's default.

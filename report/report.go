@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,14 +33,24 @@ type Method struct {
 	Runs    int           `json:"runs"`
 	Warmup  int           `json:"warmup"`
 	Timeout time.Duration `json:"timeout_ns"`
+	// MinSample is how long a sample lasts at least (measure.Options.MinSample): shorter
+	// calls are repeated k times per sample. Zero means one call per sample.
+	MinSample time.Duration `json:"min_sample_ns,omitempty"`
+	// Cold is true when engines with a compilation cache compiled without it.
+	Cold bool `json:"cold,omitempty"`
 	// Timing describes the clock and what it times.
 	Timing string `json:"timing"`
 }
 
 // DefaultTiming is the timing method of measure.Measure run in package runner's workers.
-const DefaultTiming = "time.Now/time.Since (monotonic clock) around the kernel call only, " +
-	"in a worker process per cell; value checked against the catalogue on every run; " +
-	"median of the timed runs, min and max in the JSON; compile and instantiate reported apart"
+const DefaultTiming = "time.Now/time.Since (monotonic clock) around each sample only, " +
+	"in a worker process per cell; a sample repeats the call k times (k grown, as testing.B grows b.N, " +
+	"until a sample lasts the minimum) and reports its time divided by k; every call checked " +
+	"(the first value of each sample against the catalogue, the sum of all against k × the expected value); " +
+	"median of the samples with its 95% confidence interval (order statistics: the samples whose ranks " +
+	"a binomial(n, ½) places around the median with ≥ 95% probability, as benchstat; needs 6 samples), " +
+	"min and max in the JSON; compile, instantiate and the first call reported apart; " +
+	"load average and other processes' CPU time recorded per cell"
 
 // Formats a report can be written in.
 const (
@@ -95,7 +106,8 @@ func arrange(results []measure.Result, runs int) grid {
 	return g
 }
 
-// cell renders one live cell: the median, and its ratio to native from the same report.
+// cell renders one live cell: the median per call with its interval's half-width, its ratio
+// to native from the same report, its k, and the flags of a cell to read with care.
 func (g grid) cell(row, eng string) string {
 	r, ok := g.cells[[2]string{row, eng}]
 	if !ok {
@@ -104,9 +116,12 @@ func (g grid) cell(row, eng string) string {
 	if r.Failed() {
 		return r.Failure
 	}
-	s := FormatDuration(r.Median)
+	s := FormatNs(r.Median) + " " + Spread(r)
 	if base, ok := g.cells[[2]string{row, engine.Native}]; ok && eng != engine.Native && !base.Failed() && base.Median > 0 {
-		s += " " + FormatRatio(float64(r.Median)/float64(base.Median))
+		s += " " + FormatRatio(r.Median/base.Median)
+	}
+	if r.Calls > 1 {
+		s += " k=" + strconv.Itoa(r.Calls)
 	}
 	if g.runs > 0 && r.Runs < g.runs {
 		s += fmt.Sprintf(" (%d run", r.Runs)
@@ -115,20 +130,41 @@ func (g grid) cell(row, eng string) string {
 		}
 		s += ")"
 	}
+	if r.Noise != nil && r.Noise.Busy {
+		s += " busy"
+	}
+	return s
+}
+
+// Spread renders a cell's 95% interval as a half-width in percent of its median: "±0.8%",
+// "±7.2% wide" when it reaches past ±5% (measure.Result.Wide), "±?" when the samples are
+// too few for an interval (fewer than 6).
+func Spread(r measure.Result) string {
+	if !r.CI.Valid() || r.Median <= 0 {
+		return "±?"
+	}
+	half := max(r.Median-r.CI.Lo, r.CI.Hi-r.Median) / r.Median * 100
+	s := fmt.Sprintf("±%.1f%%", half)
+	if r.Wide() {
+		s += " wide"
+	}
 	return s
 }
 
 // FormatDuration renders a duration with three significant digits: "412ms", "1.23s".
-func FormatDuration(d time.Duration) string {
+func FormatDuration(d time.Duration) string { return FormatNs(float64(d)) }
+
+// FormatNs renders nanoseconds with three significant digits: "14.7ns", "412ms", "1.23s".
+func FormatNs(ns float64) string {
 	units := []struct {
-		size time.Duration
+		size float64
 		name string
-	}{{time.Second, "s"}, {time.Millisecond, "ms"}, {time.Microsecond, "µs"}, {time.Nanosecond, "ns"}}
+	}{{1e9, "s"}, {1e6, "ms"}, {1e3, "µs"}, {1, "ns"}}
 	for _, u := range units {
-		if d >= u.size || u.size == time.Nanosecond {
-			v := float64(d) / float64(u.size)
+		if ns >= u.size || u.size == 1 {
+			v := ns / u.size
 			switch {
-			case v >= 100 || u.size == time.Nanosecond:
+			case v >= 100 || v == 0:
 				return fmt.Sprintf("%.0f%s", v, u.name)
 			case v >= 10:
 				return fmt.Sprintf("%.1f%s", v, u.name)
@@ -137,7 +173,7 @@ func FormatDuration(d time.Duration) string {
 			}
 		}
 	}
-	return d.String()
+	return fmt.Sprintf("%gns", ns)
 }
 
 // FormatRatio renders an engine/native ratio: "×0.93", "×3.1", "×240".
@@ -151,47 +187,69 @@ func FormatRatio(x float64) string {
 	return fmt.Sprintf("×%.0f", x)
 }
 
-// setupRow summarises an engine's one-off costs over its cells.
+// setupRow summarises an engine's phases over its cells: the medians of its cold and
+// cached compilations, instantiations and first calls.
 type setupRow struct {
-	engine              string
-	loads, cached       int
-	compile, instantiat time.Duration
+	engine                             string
+	loads, cached                      int
+	cold, fromCache, instantiat, first time.Duration
+	hasCold, hasCache, hasSetup        bool
 }
 
 func setups(results []measure.Result, engines []string) []setupRow {
 	var out []setupRow
 	for _, eng := range engines {
-		var compile, inst []time.Duration
+		var cold, cached, inst, first []time.Duration
 		row := setupRow{engine: eng}
 		for _, r := range results {
-			if r.Engine != eng || (r.Setup == engine.Setup{}) {
+			if r.Engine != eng {
 				continue
 			}
-			compile = append(compile, r.Setup.Compile)
+			if r.First > 0 {
+				first = append(first, r.First)
+			}
+			if (r.Setup == engine.Setup{}) {
+				continue
+			}
+			row.loads++
 			inst = append(inst, r.Setup.Instantiate)
 			if r.Setup.Cached {
-				row.cached++
+				cached = append(cached, r.Setup.Compile)
+			} else {
+				cold = append(cold, r.Setup.Compile)
 			}
 		}
-		if len(compile) == 0 {
+		if row.loads == 0 && len(first) == 0 {
 			continue
 		}
-		row.loads = len(compile)
-		_, row.compile, _ = measure.Stats(compile)
+		row.cached = len(cached)
+		row.hasCold, row.hasCache, row.hasSetup = len(cold) > 0, len(cached) > 0, row.loads > 0
+		_, row.cold, _ = measure.Stats(cold)
+		_, row.fromCache, _ = measure.Stats(cached)
 		_, row.instantiat, _ = measure.Stats(inst)
+		_, row.first, _ = measure.Stats(first)
 		out = append(out, row)
 	}
 	return out
 }
 
 func (m Method) line() string {
-	s := fmt.Sprintf("median of %s after %s", plural(m.Runs, "timed run"), plural(m.Warmup, "warm-up run"))
+	s := fmt.Sprintf("median of %s after %s", plural(m.Runs, "timed sample"), plural(m.Warmup, "warm-up call"))
+	if m.MinSample > 0 {
+		s += fmt.Sprintf(", each sample at least %v (k calls, k shown when above 1)", m.MinSample)
+	} else {
+		s += ", one call per sample"
+	}
 	if m.Timeout > 0 {
 		s += fmt.Sprintf(", time limit %v per cell (runs that would not fit are skipped: such a cell says how many ran)", m.Timeout)
+	}
+	if m.Cold {
+		s += ", compiled without the on-disk cache (cold)"
 	}
 	if m.Timing != "" {
 		s += "; " + m.Timing
 	}
+	s += "; ±: half-width of the median's 95% confidence interval, \"wide\" past ±5%, ±? under 6 samples; \"busy\": other processes took over half a core, or the load average exceeded the cores"
 	return s
 }
 

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/history"
 	"github.com/wasmgap/wasmgap/measure"
@@ -22,8 +24,11 @@ func cell(kernel string, args []int, eng string, failure string, samples ...time
 	r := measure.Result{Kernel: kernel, Args: args, Engine: eng, Runs: 3, Warmup: 1, Failure: failure}
 	if failure == "" {
 		r.Runs = len(samples)
-		r.Samples = samples
-		r.Min, r.Median, r.Max = measure.Stats(samples)
+		r.Calls = 1
+		for _, s := range samples {
+			r.Samples = append(r.Samples, float64(s))
+		}
+		r.Min, r.Median, r.Max, r.CI = measure.Summarize(r.Samples)
 	}
 	switch eng {
 	case engine.WazeroCompiler:
@@ -36,17 +41,33 @@ func cell(kernel string, args []int, eng string, failure string, samples ...time
 	return r
 }
 
+// batched builds a fib_it(40) cell of samples of calls calls each (ns per call), with its
+// first call and the machine's noise; the wazero cell is flagged busy.
+func batched(eng string, calls int, samples ...float64) measure.Result {
+	r := measure.Result{Kernel: "fib_it", Args: []int{40}, Engine: eng, Runs: len(samples), Warmup: 1, Calls: calls,
+		Value: 102334155, Expected: 102334155, Samples: samples, First: 850 * time.Nanosecond,
+		Noise: &measure.Noise{Load1: 0.4, OtherCPU: 0.1, Cores: 2}}
+	r.Min, r.Median, r.Max, r.CI = measure.Summarize(samples)
+	if eng != engine.Native {
+		r.Noise = &measure.Noise{Load1: 2.6, OtherCPU: 0.9, Cores: 2, Busy: true}
+		r.First = 12 * time.Microsecond
+	}
+	return r
+}
+
 func fixture() Report {
 	ms := time.Millisecond
 	fib, ack, t1 := []int{40}, []int{3, 10}, []int{50_000, 1_000}
 	return Report{
-		Method: Method{Runs: 3, Warmup: 1, Timeout: 30 * time.Second, Timing: "monotonic clock around the call"},
+		Method: Method{Runs: 3, Warmup: 1, Timeout: 30 * time.Second, MinSample: 10 * time.Millisecond, Timing: "monotonic clock around the call"},
 		Environment: Environment{
 			CPU: "AMD EPYC", Cores: 2, GOMAXPROCS: 2, Go: "go1.26.8",
 			Modules: map[string]string{"wazero": "v1.12.0", "yaegi": "v0.16.1"}, OS: "linux", Arch: "amd64",
 			Time: time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC),
 		},
 		Results: []measure.Result{
+			batched(engine.Native, 655360, 14.7, 14.9, 15.0, 14.8, 14.9, 15.1, 14.8, 14.9),
+			batched(engine.WazeroCompiler, 262144, 40.1, 39.0, 46.2, 41.0, 36.5, 40.3),
 			cell("fib_rec", fib, engine.Native, "", 410*ms, 412*ms, 430*ms),
 			cell("fib_rec", fib, engine.WazeroCompiler, "", 1200*ms, 1230*ms, 1250*ms),
 			cell("fib_rec", fib, engine.WazeroInterpreter, "", 9100*ms),
@@ -99,9 +120,9 @@ func TestFormatsContent(t *testing.T) {
 		out[f] = buf.String()
 	}
 	for _, want := range []string{
-		"fib_rec(40)", "412ms", "1.23s ×3.0", "9.10s ×22 (1 run)", "timed out after 30s", "stack overflow",
-		"ack(3, 10)", "310µs", "905µs ×2.9", "wrong result: got 1, want 40999000",
-		"612ms", "median of 3 timed runs after 1 warm-up run", "AMD EPYC, 2 cores, GOMAXPROCS 2, go1.26.8 linux/amd64, wazero v1.12.0",
+		"fib_rec(40)", "412ms", "1.23s ±? ×3.0", "9.10s ±? ×22 (1 run)", "timed out after 30s", "stack overflow",
+		"ack(3, 10)", "310µs", "905µs ±? ×2.9", "wrong result: got 1, want 40999000",
+		"612ms", "median of 3 timed samples after 1 warm-up call, each sample at least 10ms", "AMD EPYC, 2 cores, GOMAXPROCS 2, go1.26.8 linux/amd64, wazero v1.12.0",
 		"historical: fib(40)", "45.0391s", "PHP 5.5.9", "did not finish",
 	} {
 		for _, f := range []string{FormatTable, FormatMarkdown} {
@@ -118,7 +139,7 @@ func TestFormatsContent(t *testing.T) {
 	if err := json.Unmarshal([]byte(out[FormatJSON]), &back); err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Results) != 12 || back.Results[0].Median != 412*time.Millisecond || back.Environment.CPU != "AMD EPYC" || len(back.History) == 0 {
+	if len(back.Results) != 14 || back.Results[2].Median != float64(412*time.Millisecond) || back.Results[0].Calls != 655360 || !back.Results[0].CI.Valid() || back.Environment.CPU != "AMD EPYC" || len(back.History) == 0 {
 		t.Errorf("json round trip lost data: %+v", back)
 	}
 
@@ -127,15 +148,24 @@ func TestFormatsContent(t *testing.T) {
 	for _, l := range lines {
 		if strings.HasPrefix(l, "Benchmark") {
 			bench++
-			if f := strings.Fields(l); len(f) != 4 || f[1] != "1" || f[3] != "ns/op" {
-				t.Errorf("benchmark line %q is not `name 1 N ns/op`", l)
+			if f := strings.Fields(l); len(f) != 4 || f[3] != "ns/op" {
+				t.Errorf("benchmark line %q is not `name k N ns/op`", l)
 			}
 		}
 	}
-	if bench != 7*3+1 {
-		t.Errorf("%d benchmark lines, want one per sample of the good cells (22)", bench)
+	if bench != 8+6+7*3+1 {
+		t.Errorf("%d benchmark lines, want one per sample of the good cells (36)", bench)
 	}
-	if !strings.Contains(out[FormatGoBench], "BenchmarkKernel/ack(3,10)/wazero-compiler\t1\t905000 ns/op") {
+	for _, want := range []string{
+		"BenchmarkKernel/ack(3,10)/wazero-compiler\t1\t905000.00 ns/op",
+		"BenchmarkKernel/fib_it(40)/native\t655360\t14.70 ns/op",
+		"# BenchmarkKernel/fib_it(40)/native median 14.9ns, 95% CI 14.7ns – 15.0ns (±1.3%)",
+	} {
+		if !strings.Contains(out[FormatGoBench], want) {
+			t.Errorf("gobench output lacks %q:\n%s", want, out[FormatGoBench])
+		}
+	}
+	if !strings.Contains(out[FormatTable], "14.9ns ±1.3% k=655360") || !strings.Contains(out[FormatTable], "busy") || !strings.Contains(out[FormatTable], "wide") {
 		t.Errorf("gobench output:\n%s", out[FormatGoBench])
 	}
 }
@@ -152,11 +182,19 @@ func TestFormatDuration(t *testing.T) {
 		d    time.Duration
 		want string
 	}{
-		{0, "0ns"}, {31, "31ns"}, {999, "999ns"}, {1000, "1.00µs"}, {8190, "8.19µs"},
+		{0, "0ns"}, {31, "31.0ns"}, {999, "999ns"}, {1000, "1.00µs"}, {8190, "8.19µs"},
 		{412_345_678, "412ms"}, {1_234_000_000, "1.23s"}, {45 * time.Second, "45.0s"}, {200 * time.Second, "200s"},
 	} {
 		if got := FormatDuration(c.d); got != c.want {
 			t.Errorf("FormatDuration(%d) = %q, want %q", c.d, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		ns   float64
+		want string
+	}{{14.93, "14.9ns"}, {1.234, "1.23ns"}, {0.5, "0.50ns"}, {1234.5, "1.23µs"}} {
+		if got := FormatNs(c.ns); got != c.want {
+			t.Errorf("FormatNs(%v) = %q, want %q", c.ns, got, c.want)
 		}
 	}
 	for _, c := range []struct {
@@ -185,5 +223,33 @@ func TestCurrentEnvironment(t *testing.T) {
 	e := CurrentEnvironment()
 	if e.Cores < 1 || e.GOMAXPROCS < 1 || !strings.HasPrefix(e.Go, "go") || e.OS == "" || e.CPU == "" || e.Module("wazero") == "unknown" || e.Time.IsZero() {
 		t.Errorf("CurrentEnvironment() = %+v", e)
+	}
+}
+
+// benchstat reads the gobench format: every sample is a result with k iterations, and
+// nothing else is a syntax error.
+func TestGoBenchParses(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Write(&buf, FormatGoBench, fixture()); err != nil {
+		t.Fatal(err)
+	}
+	r := benchfmt.NewReader(&buf, "report")
+	n, fib := 0, 0
+	for r.Scan() {
+		switch rec := r.Result().(type) {
+		case *benchfmt.SyntaxError:
+			t.Errorf("benchfmt: %v", rec)
+		case *benchfmt.Result:
+			n++
+			if string(rec.Name) == "Kernel/fib_it(40)/native" {
+				fib++
+				if rec.Iters != 655360 || rec.Values[0].Unit != "sec/op" || rec.Values[0].Value > 16e-9 || rec.Values[0].Value < 14e-9 {
+					t.Errorf("fib_it result %d iterations, %+v", rec.Iters, rec.Values)
+				}
+			}
+		}
+	}
+	if n != 8+6+7*3+1 || fib != 8 {
+		t.Errorf("benchfmt read %d results (%d of fib_it on native), want 36 (8)", n, fib)
 	}
 }

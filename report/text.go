@@ -5,10 +5,12 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/wasmgap/wasmgap/history"
 	"github.com/wasmgap/wasmgap/kernels"
+	"github.com/wasmgap/wasmgap/measure"
 )
 
 // doc collects the report's parts and prints them as plain text or Markdown.
@@ -110,16 +112,48 @@ func writeText(w io.Writer, r Report, md bool) error {
 	d.table(header, rows)
 
 	if s := setups(r.Results, g.engines); len(s) > 0 {
-		d.heading("Setup: once per worker, not in the times above (median over the engine's cells)")
+		d.heading("Phases: once per worker, not in the times above (median over the engine's cells): compile cold and from the cache, instantiate, the first call alone, then the steady state of the table above")
 		var rows [][]string
-		for _, s := range s {
-			rows = append(rows, []string{s.engine, FormatDuration(s.compile), FormatDuration(s.instantiat),
-				fmt.Sprintf("%d of %d", s.cached, s.loads)})
+		dur := func(ok bool, d time.Duration) string {
+			if !ok {
+				return "–"
+			}
+			return FormatDuration(d)
 		}
-		d.table([]string{"engine", "compile", "instantiate", "from cache"}, rows)
+		for _, s := range s {
+			cache := "–"
+			if s.hasSetup {
+				cache = fmt.Sprintf("%d of %d", s.cached, s.loads)
+			}
+			rows = append(rows, []string{s.engine, dur(s.hasCold, s.cold), dur(s.hasCache, s.fromCache), dur(s.hasSetup, s.instantiat),
+				cache, dur(s.first > 0, s.first)})
+		}
+		d.table([]string{"engine", "compile, cold", "compile, cached", "instantiate", "from cache", "first call"}, rows)
+	}
+
+	if anyFirst(r.Results) {
+		d.heading("First call: the very first call alone, before warm-up, beside the steady median of the table above")
+		var rows [][]string
+		for _, row := range g.rows {
+			cells := []string{row}
+			for _, eng := range g.engines {
+				c, ok := g.cells[[2]string{row, eng}]
+				switch {
+				case !ok || c.Failed() || c.First <= 0:
+					cells = append(cells, "–")
+				default:
+					cells = append(cells, fmt.Sprintf("%s (steady %s)", FormatDuration(c.First), FormatNs(c.Median)))
+				}
+			}
+			rows = append(rows, cells)
+		}
+		d.table(header, rows)
 	}
 
 	d.para("method", r.Method.line())
+	if n := noiseLine(r.Results); n != "" {
+		d.para("machine", n)
+	}
 	d.para("environment", r.Environment.line())
 	if len(r.History) > 0 {
 		writeHistory(d, r.History, g)
@@ -237,4 +271,30 @@ func historicalCell(in []history.Figure, kernel, col string, rowArgs []int, note
 		return s
 	}
 	return ""
+}
+
+func anyFirst(results []measure.Result) bool {
+	return slices.ContainsFunc(results, func(r measure.Result) bool { return r.First > 0 })
+}
+
+// noiseLine summarises the machine's noise over the cells: the load averages, the other
+// processes' CPU, and how many cells were measured on a busy machine.
+func noiseLine(results []measure.Result) string {
+	var loads, others []float64
+	busy := 0
+	for _, r := range results {
+		if r.Noise == nil {
+			continue
+		}
+		loads = append(loads, r.Noise.Load1)
+		others = append(others, r.Noise.OtherCPU)
+		if r.Noise.Busy {
+			busy++
+		}
+	}
+	if len(loads) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("load average %.2f to %.2f, other processes %.2f to %.2f cores on average during the samples; %d of %d cells measured busy",
+		slices.Min(loads), slices.Max(loads), slices.Min(others), slices.Max(others), busy, len(loads))
 }

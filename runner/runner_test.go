@@ -59,11 +59,13 @@ func TestRunNative(t *testing.T) {
 	if r.Failed() || r.Value != 102_334_155 || r.Expected != 102_334_155 {
 		t.Fatalf("fib_it(40) = %+v", r)
 	}
-	if r.Runs != 5 || r.Warmup != 1 || len(r.Samples) != 5 || r.Median <= 0 {
-		t.Errorf("runs %d warm-up %d samples %d median %v; want the defaults 5, 1", r.Runs, r.Warmup, len(r.Samples), r.Median)
+	n := measure.DefaultRuns
+	if r.Runs != n || r.Warmup != 1 || len(r.Samples) != n || r.Median <= 0 || r.Calls < 1000 || !r.CI.Valid() {
+		t.Errorf("runs %d warm-up %d samples %d median %v k %d interval %+v; want the defaults %d, 1, a k in the thousands and an interval",
+			r.Runs, r.Warmup, len(r.Samples), r.Median, r.Calls, r.CI, n)
 	}
-	if len(progress) == 0 || progress[len(progress)-1] != (Progress{Phase: "run", Done: 5, Total: 5}) {
-		t.Errorf("progress = %v, want it to end with run 5/5", progress)
+	if len(progress) == 0 || progress[len(progress)-1] != (Progress{Phase: "run", Done: n, Total: n}) {
+		t.Errorf("progress = %v, want it to end with run %d/%d", progress, n, n)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wasmgap/wasmgap/report"
 	"github.com/wasmgap/wasmgap/runner"
@@ -33,6 +34,8 @@ func TestBenchRejectsBadInput(t *testing.T) {
 		{[]string{"--runs", "0", "--warmup", "0"}, "--runs: runs = 0 is out of range: allowed 1 to 1000"},
 		{[]string{"--warmup", "-1"}, "--warmup: warm-up = -1 is out of range: allowed 0 to 100"},
 		{[]string{"--timeout", "0s"}, "--timeout 0s: give a positive duration"},
+		{[]string{"--min-sample", "1m"}, "--min-sample 1m0s is out of range: allowed 0 (one call per sample) to 10s"},
+		{[]string{"--min-sample", "-1ms"}, "--min-sample -1ms is out of range"},
 		{[]string{"fib_rec"}, "unexpected arguments"},
 		{[]string{"--bogus"}, "flag provided but not defined: -bogus"},
 	} {
@@ -61,6 +64,10 @@ func TestBenchJSON(t *testing.T) {
 		if r.Failed() || r.Value != r.Expected || len(r.Samples) != 2 || r.Warmup != 0 {
 			t.Errorf("%s: %+v", r.Label(), r)
 		}
+	}
+	// fib_it(40) takes nanoseconds: its samples repeat it; the method says how long a sample lasts.
+	if fib := rep.Results[0]; fib.Calls < 1000 || fib.Median <= 0 || fib.Median > 1e4 || rep.Method.MinSample != 10*time.Millisecond {
+		t.Errorf("fib_it(40): k = %d, median %.1f ns per call; method %+v", fib.Calls, fib.Median, rep.Method)
 	}
 	if got := rep.Results[1].Label(); got != "ack(3, 3)" {
 		t.Errorf("second cell %s, want ack(3, 3)", got)

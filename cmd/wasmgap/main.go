@@ -6,6 +6,7 @@
 //	wasmgap serve   [flags]   the playground page, its API and the chat under /chat/
 //	wasmgap chat    [flags]   the chat alone, with the source article's routes at the root
 //	wasmgap bench   [flags]   measure kernels on server engines and print a table
+//	wasmgap compare a b       compare two runs of bench --format json, cell by cell
 //	wasmgap load    [flags]   generate HTTP, SSE or WebSocket load
 //	wasmgap version           print version information
 //
@@ -34,6 +35,7 @@ var commands = map[string]command{
 	"serve":   {"serve the playground page, its API and the chat under /chat/", runServe},
 	"chat":    {"serve the chat alone, with the source article's routes", runChat},
 	"bench":   {"measure kernels on server engines and print a table", runBench},
+	"compare": {"compare two runs of bench --format json, cell by cell", runCompare},
 	"load":    {"generate HTTP, SSE or WebSocket load against a server", runLoad},
 	"version": {"print version information", runVersion},
 }

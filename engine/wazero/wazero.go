@@ -97,6 +97,11 @@ func (e *Engine) Name() string {
 	return engine.WazeroCompiler
 }
 
+// DisableCache makes Load compile the module from scratch, without the on-disk cache
+// (engine.ColdStarter): Setup.Compile is then a cold start. A process that compiled the
+// module before with the same settings still shares that compilation.
+func (e *Engine) DisableCache() { e.opts.NoCache = true }
+
 // Load compiles the module (or takes it from this process's or the disk's cache) and
 // instantiates it. Setup.Compile is the time this Load spent getting compiled code;
 // Setup.Cached is true when the code came from the disk cache or an earlier Load in this

@@ -82,12 +82,16 @@ function runOnServerCell(job: CellJob, update: (s: CellState) => void): CellRun 
                 where: "server",
                 runs: r.runs,
                 warmup: r.warmup,
+                calls: r.calls ?? 1,
                 value: e.value ?? String(r.value),
                 expected: e.expected ?? String(r.expected),
                 samples_ns: r.samples_ns ?? [],
                 min_ns: r.min_ns,
                 median_ns: r.median_ns,
                 max_ns: r.max_ns,
+                ci: r.ci && r.ci.level ? r.ci : undefined,
+                first_ns: r.first_ns,
+                noise: r.noise,
                 setup: r.setup,
                 failure: r.failure,
                 server: e.environment,
@@ -149,7 +153,7 @@ function runInBrowser(job: CellJob, bundle: Bundle, timeoutMs: number, update: (
       finish({
         kind: "done",
         result: {
-          kernel: job.kernel.name, args: job.args, engine: job.engine, where: "browser", runs: job.runs, warmup: job.warmup,
+          kernel: job.kernel.name, args: job.args, engine: job.engine, where: "browser", runs: job.runs, warmup: job.warmup, calls: 1,
           value: "", expected, samples_ns: [], min_ns: 0, median_ns: 0, max_ns: 0,
           setup: { compile_ns: 0, instantiate_ns: 0 }, failure: `timed out after ${secs}s`,
         },
@@ -172,6 +176,8 @@ function runInBrowser(job: CellJob, bundle: Bundle, timeoutMs: number, update: (
       runs: job.runs,
       warmup: job.warmup,
       expected,
+      // Samples that would not end well inside the worker's time limit are skipped.
+      budget_ms: timeoutMs * 0.85,
       wasmUrl: wasm ? `/${wasm}` : undefined,
     };
     worker.postMessage(req);

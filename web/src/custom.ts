@@ -369,7 +369,7 @@ function runInWorker(job: CellJob, bundle: Bundle, timeoutMs: number, update: (s
     settle = undefined;
   };
   const base = {
-    kernel: job.kernel.func, args: job.args, engine: job.engine, where: "browser" as const, runs: job.runs, warmup: job.warmup,
+    kernel: job.kernel.func, args: job.args, engine: job.engine, where: "browser" as const, runs: job.runs, warmup: job.warmup, calls: 1,
     value: "", expected: "", samples_ns: [], min_ns: 0, median_ns: 0, max_ns: 0, setup: { compile_ns: 0, instantiate_ns: 0 },
   };
   const script = bundle.files["worker-custom.js"];

@@ -4,6 +4,7 @@ import type { CellState } from "./cells";
 import { info } from "./engines";
 import { duration, grouped, label } from "./format";
 import type { Grid } from "./results";
+import { spread, wide } from "./stats";
 
 function dl(pairs: [string, string | Node][]): HTMLDListElement {
   const d = document.createElement("dl");
@@ -34,16 +35,26 @@ export function showDetails(dialog: HTMLDialogElement, grid: Grid, r: number, en
   const parts: Node[] = [h("h2", `${label(res.kernel, res.args)} on ${info(engine).title}`), h("p", info(engine).what)];
 
   const method: [string, string][] = [];
+  const calls = res.calls ?? 1;
+  const sample =
+    `${res.runs} timed samples of k = ${grouped(String(calls))} call${calls === 1 ? "" : "s"} each ` +
+    `(k grown, as Go's testing.B grows b.N, until a sample lasts at least ${duration(res.min_sample_ns ?? 10e6)}; a call that long stays at k = 1), ` +
+    "each sample's time divided by k";
   if (res.where === "server") {
     method.push(
-      ["how", `in a worker process of the server (killable: a crash or a time limit ends only it), ${res.warmup} untimed warm-up call(s), then ${res.runs} timed calls; Go's monotonic clock around the call only`],
+      ["how", `in a worker process of the server (killable: a crash or a time limit ends only it), the first call timed alone, ${res.warmup} untimed warm-up call(s), then ${sample}; Go's monotonic clock around each sample only`],
+      ["every call", "checked: the first value of each sample against the catalogue, the sum of all against k × the expected value"],
     );
   } else {
     method.push(
-      ["how", `in a fresh Web Worker: load, one first call timed apart, ${res.warmup} untimed warm-up call(s), then ${res.runs} timed calls; performance.now() around the call only`],
+      ["how", `in a fresh Web Worker: load, the first call timed alone, ${res.warmup} untimed warm-up call(s), then ${sample}; performance.now() around each sample only`],
+      ["every call", "its value compared with the catalogue's"],
     );
   }
-  method.push(["headline", "the median of the timed calls; min and max beside it"]);
+  method.push([
+    "headline",
+    "the median time per call of the samples, with its 95% confidence interval (order statistics: the samples whose ranks a binomial(n, ½) distribution places around the median with ≥ 95% probability, as benchstat computes it; 6 samples needed); min and max beside it",
+  ]);
   if (res.failure) {
     method.push(["outcome", res.failure]);
     if (res.failure === "stack overflow" && res.where === "browser") {
@@ -55,9 +66,17 @@ export function showDetails(dialog: HTMLDialogElement, grid: Grid, r: number, en
     }
   }
   else {
-    method.push(["median", duration(res.median_ns)], ["min – max", `${duration(res.min_ns)} – ${duration(res.max_ns)}`]);
+    method.push(["median", `${duration(res.median_ns)} per call (k = ${grouped(String(calls))})`]);
+    method.push([
+      "95% interval",
+      res.ci
+        ? `${duration(res.ci.lo_ns)} – ${duration(res.ci.hi_ns)} (${spread(res.median_ns, res.ci)}${res.ci.level ? `, ${(res.ci.level * 100).toFixed(1)}% exactly` : ""})` +
+          (wide(res.median_ns, res.ci) ? " — wider than ±5% of the median: read this time with care" : "")
+        : `none: ${res.samples_ns.length} samples, a 95% interval needs 6`,
+    ]);
+    method.push(["min – max", `${duration(res.min_ns)} – ${duration(res.max_ns)}`]);
     if (res.samples_ns.length) method.push(["samples", res.samples_ns.map(duration).join(", ")]);
-    if (res.first_ns !== undefined) method.push(["first call", `${duration(res.first_ns)} (before the engine tiered the code up)`]);
+    if (res.first_ns !== undefined) method.push(["first call", `${duration(res.first_ns)}, alone, before any warm-up (the engine's cold start; the median is the steady state)`]);
     const x = grid.ratio(r, engine);
     const base = grid.baseline(r);
     if (x !== undefined && base) method.push(["ratio", `×${x.toFixed(3)}: this median over ${info(base).title}'s, from this same run on this machine`]);
@@ -83,6 +102,14 @@ export function showDetails(dialog: HTMLDialogElement, grid: Grid, r: number, en
       ["cross-origin isolated", b.cross_origin_isolated ? "yes (COOP + COEP: full timer precision)" : "no (coarse timers)"],
       ["timer step", b.timer_resolution_ns ? duration(b.timer_resolution_ns) : "unknown"],
     );
+  }
+  if (res.noise) {
+    const n = res.noise;
+    env.push([
+      "machine during the samples",
+      `load average ${n.load1.toFixed(2)} on ${n.cores} cores; other processes took ${n.other_cpu.toFixed(2)} cores on average` +
+        (n.busy ? " — a busy machine: this time may be slower and more spread than on a quiet one" : ""),
+    ]);
   }
   parts.push(h("h3", "Environment"), dl(env));
   body.replaceChildren(...parts);

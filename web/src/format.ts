@@ -3,7 +3,7 @@
 /** A duration in ns as people read it: "812 ns", "4.56 µs", "7.89 ms", "1.23 s". */
 export function duration(ns: number): string {
   if (!Number.isFinite(ns)) return "—";
-  if (ns < 1_000) return `${Math.round(ns)} ns`;
+  if (ns < 1_000) return `${sig(ns)} ns`;
   if (ns < 1_000_000) return `${sig(ns / 1_000)} µs`;
   if (ns < 1_000_000_000) return `${sig(ns / 1_000_000)} ms`;
   return `${sig(ns / 1_000_000_000)} s`;

@@ -1,9 +1,12 @@
 // The measurement harness of the browser engines, run inside a worker: the same method as
-// the server's (package measure): warm-up, N timed runs with a monotonic clock around the
-// call only, the value checked against the catalogue's, min / median / max; plus the very
-// first call timed apart, before V8 has tiered the code up.
+// the server's (package measure): warm-up, calibrated samples of k calls timed together
+// with a monotonic clock (performance.now() steps by 5 µs: a sample must last milliseconds
+// to time a call of nanoseconds), every value checked against the catalogue's, min /
+// median / max and the median's 95% interval; plus the very first call timed apart,
+// before V8 has tiered the code up.
 
 import type { WorkerMessage, WorkerRequest } from "./protocol";
+import { median, medianCI } from "./stats";
 import type { BrowserEnvironment, CellResult, Setup } from "./types";
 
 /** A loaded engine: its one-off setup cost and the call to time. */
@@ -11,6 +14,8 @@ export interface Loaded {
   setup: Setup;
   call: () => number | bigint;
   note?: string;
+  /** explain, if set, turns what a call threw into the error that names it. */
+  explain?: (err: unknown) => Error;
 }
 
 /** The smallest step of performance.now() seen, in ns (5 µs when cross-origin isolated). */
@@ -34,13 +39,7 @@ export function browserEnvironment(): BrowserEnvironment {
   };
 }
 
-/** median of sorted values: the middle one, or the mean of the middle two. */
-export function median(sorted: number[]): number {
-  const n = sorted.length;
-  if (n === 0) return 0;
-  const mid = n >> 1;
-  return n % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
+export { median } from "./stats";
 
 const ns = (ms: number): number => Math.round(ms * 1e6);
 
@@ -55,13 +54,32 @@ export function failureOf(err: unknown): string {
   return `crashed: ${String(err)}`;
 }
 
-/** measure loads the engine, then times the first call, the warm-ups and the runs. */
+/** How long a sample lasts at least when the request does not say (as the server's). */
+export const DEFAULT_MIN_SAMPLE_MS = 10;
+/** The most calls one sample makes, as the server's measure.MaxCalls. */
+const MAX_CALLS = 1_000_000_000;
+
+/** grow returns the calls of the next calibration batch after reps calls took ms: reps
+ * itself when the batch reached the target, else a prediction 20% past it, at most 100
+ * times reps (as testing.B predicts b.N, and the server's harness). */
+export function grow(reps: number, ms: number, targetMs: number): number {
+  if (ms >= targetMs || reps >= MAX_CALLS) return reps;
+  const per = Math.max(ms / reps, 1e-6);
+  const next = Math.floor(Math.min((1.2 * targetMs) / per, 100 * reps, MAX_CALLS));
+  return Math.max(next, reps + 1);
+}
+
+/** measure loads the engine, times the first call alone, runs the warm-ups, finds the
+ * calls per sample k (a sample lasts at least min_sample_ms, as the server's), then takes
+ * the samples, each timed as a whole with performance.now() and divided by k. Every call's
+ * value is compared with the catalogue's. */
 export async function measure(
   engine: string,
   req: WorkerRequest,
   load: () => Promise<Loaded>,
   post: (m: WorkerMessage) => void,
 ): Promise<CellResult> {
+  const begin = performance.now();
   const result: CellResult = {
     kernel: req.kernel,
     args: req.args,
@@ -69,6 +87,7 @@ export async function measure(
     where: "browser",
     runs: req.runs,
     warmup: req.warmup,
+    calls: 1,
     value: "",
     expected: req.expected,
     samples_ns: [],
@@ -78,47 +97,93 @@ export async function measure(
     setup: { compile_ns: 0, instantiate_ns: 0 },
     browser: browserEnvironment(),
   };
+  const target = req.min_sample_ms ?? DEFAULT_MIN_SAMPLE_MS;
+  result.min_sample_ns = ns(target);
+  const budget = req.budget_ms ?? 0;
+  let longest = 0;
+  const fits = (): boolean => budget <= 0 || performance.now() - begin + longest <= budget;
   let phase = "load";
+  let explain: ((err: unknown) => Error) | undefined;
   try {
     post({ type: "progress", phase: "load", done: 0, total: 1 });
     const loaded = await load();
     result.setup = loaded.setup;
     if (loaded.note) result.note = loaded.note;
+    explain = loaded.explain;
+    const call = loaded.call;
 
     phase = "first call";
     post({ type: "progress", phase: "first call", done: 0, total: 1 });
     let t0 = performance.now();
-    const first = loaded.call();
+    const first = call();
     result.first_ns = ns(performance.now() - t0);
     result.value = String(first);
     if (result.value !== req.expected) {
       result.failure = `wrong result: got ${result.value}, want ${req.expected}`;
       return result;
     }
+    // Every call is compared with the expected value in the type the engine returns it
+    // (a BigInt from wasm's i64, a number from the JavaScript port): no conversion per call.
+    const want: number | bigint = typeof first === "bigint" ? BigInt(req.expected) : Number(req.expected);
+
+    /** batch times reps calls together; wrong counts the calls whose value differed. */
+    const batch = (reps: number): { ms: number; wrong: number; value: number | bigint } => {
+      let wrong = 0;
+      const start = performance.now();
+      const v = call();
+      if (v !== want) wrong++;
+      for (let i = 1; i < reps; i++) if (call() !== want) wrong++;
+      const ms = performance.now() - start;
+      longest = Math.max(longest, ms);
+      return { ms, wrong, value: v };
+    };
+    const check = (b: { wrong: number; value: number | bigint }, reps: number, where: string): boolean => {
+      if (b.wrong === 0) return true;
+      result.failure = `wrong result ${where}: ${b.wrong} of ${reps} calls differ (the first gave ${String(b.value)}), want ${req.expected}`;
+      return false;
+    };
 
     phase = "warmup";
     for (let i = 0; i < req.warmup; i++) {
+      if (i > 0 && !fits()) break;
       post({ type: "progress", phase: "warmup", done: i, total: req.warmup });
-      loaded.call();
+      if (!check(batch(1), 1, `in warm-up ${i + 1}`)) return result;
     }
-    phase = "run";
-    for (let i = 0; i < req.runs; i++) {
-      post({ type: "progress", phase: "run", done: i, total: req.runs });
-      t0 = performance.now();
-      const v = loaded.call();
-      const t = performance.now() - t0;
-      result.samples_ns.push(ns(t));
-      if (String(v) !== req.expected) {
-        result.failure = `wrong result in run ${i + 1}: got ${String(v)}, want ${req.expected}`;
-        return result;
+
+    phase = "calibrate";
+    post({ type: "progress", phase: "calibrate", done: 0, total: 1 });
+    let reps = 1;
+    for (;;) {
+      const b = batch(reps);
+      if (!check(b, reps, "while calibrating")) return result;
+      const next = target > 0 ? grow(reps, b.ms, target) : reps;
+      const predicted = (b.ms / reps) * next;
+      if (next === reps || (budget > 0 && performance.now() - begin + predicted > budget)) {
+        result.samples_ns.push((b.ms * 1e6) / reps);
+        break;
       }
+      reps = next;
+    }
+    result.calls = reps;
+
+    phase = "run";
+    for (let i = result.samples_ns.length; i < req.runs; i++) {
+      if (!fits()) break;
+      post({ type: "progress", phase: "run", done: i, total: req.runs });
+      const b = batch(reps);
+      if (!check(b, reps, `in sample ${i + 1}`)) return result;
+      result.samples_ns.push((b.ms * 1e6) / reps);
     }
     post({ type: "progress", phase: "run", done: req.runs, total: req.runs });
+    result.runs = result.samples_ns.length;
     const sorted = [...result.samples_ns].sort((a, b) => a - b);
     result.min_ns = sorted[0] ?? 0;
     result.max_ns = sorted[sorted.length - 1] ?? 0;
     result.median_ns = median(sorted);
-  } catch (err) {
+    const ci = medianCI(sorted);
+    if (ci) result.ci = ci;
+  } catch (thrown) {
+    const err = explain && phase !== "load" ? explain(thrown) : thrown;
     result.failure = failureOf(err);
     if (phase === "load") result.failure = `failed to load: ${err instanceof Error ? err.message : String(err)}`;
   }

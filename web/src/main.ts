@@ -14,6 +14,7 @@ import { toMarkdown } from "./markdown";
 import { Grid, type Row } from "./results";
 import { type Selection, checkInt, fromQuery, kernelArgs, toQuery } from "./selection";
 import { renderTable, updateRow } from "./table";
+import { CompareView } from "./compare";
 import { BROWSER_ENGINES, type Catalogue, type Kernel } from "./types";
 
 const $ = <T extends HTMLElement>(id: string): T => {
@@ -36,6 +37,8 @@ interface App {
   current?: CellRun;
   history?: HistoryRow[];
   historyError?: string;
+  /** The comparison with a saved run, redrawn with the table. */
+  compare?: CompareView;
   /** The "Your kernel" tab, when the server builds user kernels. */
   custom?: CustomPanel;
 }
@@ -56,6 +59,7 @@ async function start(): Promise<void> {
   }
   const sel = fromQuery(location.search, cat, browserEngines(bundle));
   const app: App = { cat, bundle, sel, grid: new Grid([], []), running: false };
+  app.compare = new CompareView($("compare"), () => app.grid);
   buildForm(app);
   app.custom = mountCustom(cat, bundle, { changed: () => changed(app), run: () => runAll(app) });
   buildPanels(cat);
@@ -256,6 +260,7 @@ function preview(app: App): void {
 }
 
 function redraw(app: App): void {
+  app.compare?.render();
   renderTable($("table"), app.grid, tableHooks(app), app.sel.history ? app.history : undefined);
   renderChart($("chart"), app.grid, app.sel.history ? app.history : undefined);
 }

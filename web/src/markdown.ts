@@ -4,6 +4,7 @@ import { info } from "./engines";
 import { duration, ratio } from "./format";
 import { type HistoryRow, shown } from "./history";
 import { type Grid, medianText } from "./results";
+import { spread, wide } from "./stats";
 import type { ServerEnvironment } from "./types";
 
 const cellText = (s: string): string => s.replaceAll("|", "\\|").replaceAll("\n", " ");
@@ -19,7 +20,10 @@ export function toMarkdown(grid: Grid, server: ServerEnvironment | undefined, hi
         case "done": {
           if (s.result.failure) return cellText(s.result.failure);
           const x = grid.ratio(r, e);
-          return `${medianText(s.result, duration)} (${duration(s.result.min_ns)}–${duration(s.result.max_ns)})${x !== undefined ? ` ${ratio(x)}` : ""}`;
+          const res = s.result;
+          const k = (res.calls ?? 1) > 1 ? ` k=${res.calls}` : "";
+          const w = wide(res.median_ns, res.ci) ? " wide" : "";
+          return `${medianText(res, duration)} ${spread(res.median_ns, res.ci)}${w} (${duration(res.min_ns)}–${duration(res.max_ns)})${x !== undefined ? ` ${ratio(x)}` : ""}${k}`;
         }
         case "error":
           return cellText(`error: ${s.message}`);
@@ -33,7 +37,9 @@ export function toMarkdown(grid: Grid, server: ServerEnvironment | undefined, hi
   lines.push("");
   if (runs?.kind === "done") {
     lines.push(
-      `Median of ${grid.requestedRuns || runs.result.runs} timed runs (fewer where a cell's time limit allowed fewer) after ${runs.result.warmup} warm-up(s), min–max in brackets; ` +
+      `Median of ${grid.requestedRuns || runs.result.runs} timed samples per cell (fewer where a cell's time limit allowed fewer) after ${runs.result.warmup} warm-up(s), ` +
+        "a sample repeating the call k times until it lasts 10 ms, time per call; ± is the half-width of the median's 95% confidence interval (order statistics), " +
+        "wide past ±5%; min–max in brackets; " +
         `× is the median over the row's ${grid.baseline(0) ?? "native"} median, from this one run.`,
     );
   }

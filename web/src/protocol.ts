@@ -12,6 +12,12 @@ export interface WorkerRequest {
   warmup: number;
   /** The catalogue's expected value, as a decimal string. */
   expected: string;
+  /** How long a sample lasts at least, in ms: shorter calls are repeated k times per
+   * sample (0: one call per sample; absent: 10 ms, as the server's default). */
+  min_sample_ms?: number;
+  /** The time the whole measurement should fit in, load included: samples that would not
+   * fit are skipped, and the cell says how many ran (0 or absent: no budget). */
+  budget_ms?: number;
   /** browser-wasm only: where kernels.wasm is served. */
   wasmUrl?: string;
 }

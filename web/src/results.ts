@@ -13,11 +13,12 @@ export interface Row {
   invalid?: string;
 }
 
-/** belowResolution reports whether a browser median is within the timer's smallest step:
- * such a time says "faster than the clock can tell", and no ratio can be taken from it. */
+/** belowResolution reports whether a browser sample (k calls) is within the timer's
+ * smallest step: such a time says "faster than the clock can tell", and no ratio can be
+ * taken from it. Calibrated samples last milliseconds, far above the step. */
 export function belowResolution(res: CellResult): boolean {
   const step = res.browser?.timer_resolution_ns ?? 0;
-  return res.where === "browser" && step > 0 && res.median_ns <= step;
+  return res.where === "browser" && step > 0 && res.median_ns * (res.calls ?? 1) <= step;
 }
 
 /** medianText is a result's median as the table, chart and Markdown print it. */

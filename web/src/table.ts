@@ -1,7 +1,8 @@
 // The results table, shaped like the articles' tables: kernels as rows, engines as columns.
 
 import type { CellState } from "./cells";
-import { duration, ratio } from "./format";
+import { duration, grouped, ratio } from "./format";
+import { spread, wide } from "./stats";
 import { info } from "./engines";
 import { type Grid, medianText } from "./results";
 import { type HistoryRow, shown } from "./history";
@@ -124,12 +125,24 @@ function fillCell(td: HTMLTableCellElement, grid: Grid, r: number, engine: strin
       } else {
         const med = el("span", "median", medianText(res, duration));
         med.dataset.ns = String(res.median_ns);
-        parts.push(med);
+        const isWide = wide(res.median_ns, res.ci);
+        const sp = el("span", isWide ? "spread wide" : "spread", ` ${spread(res.median_ns, res.ci)}${isWide ? " wide" : ""}`);
+        sp.title = res.ci
+          ? `95% confidence interval of the median: ${duration(res.ci.lo_ns)} – ${duration(res.ci.hi_ns)}${isWide ? " (wider than ±5%)" : ""}`
+          : "too few samples for a 95% interval (6 needed)";
+        parts.push(med, sp);
         const x = grid.ratio(r, engine);
         if (x !== undefined) parts.push(el("span", "ratio", ratio(x)));
         else if (grid.baseline(r) === engine) parts.push(el("span", "ratio base", "×1"));
+        const calls = res.calls ?? 1;
+        parts.push(el("span", "calls", calls > 1 ? `per call, k = ${grouped(String(calls))} calls a sample` : "per call, k = 1"));
         parts.push(el("span", "range", `${duration(res.min_ns)} – ${duration(res.max_ns)}`));
         if (res.first_ns !== undefined) parts.push(el("span", "first", `first call ${duration(res.first_ns)}`));
+        if (res.noise?.busy) {
+          const b = el("span", "busy", "busy machine");
+          b.title = `load average ${res.noise.load1.toFixed(2)}, other processes ${res.noise.other_cpu.toFixed(2)} cores during the samples`;
+          parts.push(b);
+        }
         if (grid.requestedRuns > 0 && res.runs < grid.requestedRuns) {
           parts.push(el("span", "first", `${res.runs} of ${grid.requestedRuns} runs fit the time limit`));
         }

@@ -1,6 +1,8 @@
 // The shapes of the playground API (package playground) and of one measured cell, shared
 // by the page and its workers.
 
+import type { Interval } from "./stats";
+
 /** One integer parameter of a kernel, with its default and allowed range. */
 export interface Param {
   name: string;
@@ -76,21 +78,39 @@ export interface CellResult {
   where: "server" | "browser";
   runs: number;
   warmup: number;
+  /** k: the calls each sample repeats (1 when a call lasts the sample's minimum). */
+  calls: number;
+  /** How long a sample lasted at least, in ns (0 or absent: one call per sample). */
+  min_sample_ns?: number;
   /** The value computed and the catalogue's, as exact decimal strings. */
   value: string;
   expected: string;
+  /** The samples, each its time divided by calls: ns per call. */
   samples_ns: number[];
   min_ns: number;
   median_ns: number;
   max_ns: number;
-  /** Browser engines: the very first call, before any warm-up (V8's baseline tier). */
+  /** The median's 95% confidence interval (absent under 6 samples). */
+  ci?: Interval;
+  /** The very first call, alone, before any warm-up (V8's baseline tier; the engine's cold start). */
   first_ns?: number;
+  /** Server engines: what else the machine did during the samples. */
+  noise?: Noise;
   setup: Setup;
   failure?: string;
   server?: ServerEnvironment;
   browser?: BrowserEnvironment;
   /** Free-form notes on how the engine ran the call (e.g. "BigInt arithmetic"). */
   note?: string;
+}
+
+/** What the rest of the server's machine did while a cell's samples ran (measure.Noise). */
+export interface Noise {
+  load1: number;
+  /** Other processes' CPU time during the samples, in cores busy on average. */
+  other_cpu: number;
+  cores: number;
+  busy?: boolean;
 }
 
 /** The server's result as POST /api/run streams it. */
@@ -100,12 +120,16 @@ export interface ServerResult {
   engine: string;
   runs: number;
   warmup: number;
+  calls?: number;
   value: number;
   expected: number;
   samples_ns?: number[];
   min_ns: number;
   median_ns: number;
   max_ns: number;
+  ci?: Interval;
+  first_ns?: number;
+  noise?: Noise;
   setup: Setup;
   failure?: string;
 }

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/wasmgap/wasmgap/report"
+)
+
+func runCompare(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("wasmgap compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	format := fs.String("format", report.FormatTable, "output format: table, markdown, json")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: wasmgap compare [--format F] old.json new.json")
+		fmt.Fprintln(stderr, "\nCompares two runs of `wasmgap bench --format json`: each cell's change in median time per call,")
+		fmt.Fprintln(stderr, "with its 95% interval, or \"~ no significant difference\" where the intervals overlap.")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	switch *format {
+	case report.FormatTable, report.FormatMarkdown, report.FormatJSON:
+	default:
+		fmt.Fprintf(stderr, "wasmgap compare: unknown format %q: valid formats are table, markdown, json\n", *format)
+		return 2
+	}
+	if fs.NArg() != 2 {
+		fmt.Fprintf(stderr, "wasmgap compare: give two reports, the old and the new (%d given): wasmgap bench --format json > old.json, …, wasmgap compare old.json new.json\n", fs.NArg())
+		return 2
+	}
+	var reps [2]report.Report
+	for i, path := range fs.Args() {
+		f, err := os.Open(path)
+		if err != nil {
+			fmt.Fprintln(stderr, "wasmgap compare:", err)
+			return 2
+		}
+		reps[i], err = report.Read(f)
+		f.Close()
+		if err != nil {
+			fmt.Fprintf(stderr, "wasmgap compare: %s: %v\n", path, err)
+			return 2
+		}
+	}
+	c, err := report.Compare(reps[0], reps[1])
+	if err != nil {
+		fmt.Fprintln(stderr, "wasmgap compare:", err)
+		return 2
+	}
+	oldName, newName := filepath.Base(fs.Arg(0)), filepath.Base(fs.Arg(1))
+	if oldName == newName {
+		oldName, newName = fs.Arg(0), fs.Arg(1)
+	}
+	if err := report.WriteComparison(stdout, *format, c, oldName, newName, reps[0], reps[1]); err != nil {
+		fmt.Fprintln(stderr, "wasmgap compare: write:", err)
+		return 1
+	}
+	return 0
+}

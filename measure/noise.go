@@ -1,0 +1,54 @@
+package measure
+
+import "runtime"
+
+// Noise is what the rest of the machine did while a cell's samples ran.
+type Noise struct {
+	// Load1 is the one-minute load average at the end of the samples.
+	Load1 float64 `json:"load1"`
+	// OtherCPU is the CPU time other processes took during the samples, in cores busy on
+	// average (0.5: half a core the whole time): the machine's busy time (/proc/stat)
+	// minus this process's (/proc/self/stat).
+	OtherCPU float64 `json:"other_cpu"`
+	// Cores is the machine's CPU count.
+	Cores int `json:"cores"`
+	// Busy is true when other processes took more than BusyCPU cores on average, or the
+	// load average exceeded the cores: the cell's times may be slower and more spread
+	// than on a quiet machine.
+	Busy bool `json:"busy,omitempty"`
+}
+
+// BusyCPU is the other processes' CPU use, in cores, past which a cell is flagged busy.
+const BusyCPU = 0.5
+
+// noiseMeter takes a reading of the machine when it starts and another when it stops.
+type noiseMeter struct {
+	ok         bool
+	busy, self uint64 // clock ticks
+	wall       float64
+}
+
+func startNoise() *noiseMeter {
+	m := &noiseMeter{}
+	m.busy, m.self, m.wall, m.ok = readCPU()
+	return m
+}
+
+// stop returns the noise since start, or nil where the machine cannot say.
+func (m *noiseMeter) stop() *Noise {
+	if !m.ok {
+		return nil
+	}
+	busy, self, wall, ok := readCPU()
+	load, lok := readLoad()
+	if !ok || !lok {
+		return nil
+	}
+	n := &Noise{Load1: load, Cores: runtime.NumCPU()}
+	if elapsed := (wall - m.wall) * clockTicks; elapsed > 0 && busy >= m.busy && self >= m.self {
+		other := float64(busy-m.busy) - float64(self-m.self)
+		n.OtherCPU = max(other/elapsed, 0)
+	}
+	n.Busy = n.OtherCPU > BusyCPU || n.Load1 > float64(n.Cores)
+	return n
+}

@@ -1,0 +1,210 @@
+package native_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/wasmgap/wasmgap/kernels"
+	"github.com/wasmgap/wasmgap/measure"
+	"github.com/wasmgap/wasmgap/runner"
+)
+
+var (
+	defaultArgs = flag.Bool("default-args", false, "compare at the catalogue's default arguments (the articles' sizes) instead of small ones")
+	within      = flag.Float64("within", 0, "the largest relative difference allowed between the harness's median and testing.Benchmark's ns/op (0: a factor of 3 per kernel and of 1.5 on average, bounds that hold on a busy machine)")
+)
+
+// TestMain lets this test binary serve as the workers that runner.Run starts.
+func TestMain(m *testing.M) {
+	runner.ServeWorkerIfRequested()
+	os.Exit(m.Run())
+}
+
+// smallArgs make every kernel take well under a millisecond.
+func smallArgs(k *kernels.Kernel) []int {
+	switch k.Name {
+	case "fib_it":
+		return []int{40}
+	case "fib_rec":
+		return []int{20}
+	case "ack", "ack_while":
+		return []int{2, 5}
+	}
+	if len(k.Params) == 2 {
+		return []int{20_100, 100}
+	}
+	return []int{10_000}
+}
+
+// TestAgreesWithGoBench measures every kernel on the native engine as `wasmgap bench`
+// does (a worker process, calibrated samples, the median) and as `go test -bench` does
+// (BenchmarkKernel below, the loop of BenchmarkKernels in package kernels, run by this test
+// binary in a process of its own with -count 10, its median taken as benchstat takes it),
+// in the same run: rounds of one benchmark then one harness measurement, each in a fresh
+// process, so that a machine busy for a while slows both alike; the figure compared is the
+// median over the rounds of the harness's median over the benchmark's.
+//
+// By default, at small arguments, each kernel agrees within a factor of 3 and the
+// geometric mean over the kernels within a factor of 1.5: bounds that hold on this shared
+// machine at a load average of 12 on 2 cores, where single figures move by tens of
+// percent, and that a harness timing its own overhead (4-8x on fib_it before calibrated
+// samples) fails. The strict comparison of docs/BENCHMARKS.md is
+//
+//	go test ./native -run AgreesWithGoBench -v -args -default-args -within 0.05
+//
+// which prints the table of both figures with the machine's load average.
+func TestAgreesWithGoBench(t *testing.T) {
+	if testing.Short() {
+		t.Skip("times every kernel")
+	}
+	limit := *within
+	rounds, benchtime := 5, "20ms"
+	if *defaultArgs {
+		rounds, benchtime = 3, "200ms"
+	}
+	var rows []string
+	var logRatios []float64
+	for _, k := range kernels.All() {
+		args := smallArgs(k)
+		if *defaultArgs {
+			args = k.Defaults()
+		}
+		plan := runner.Plan{Engines: []string{"native"}, Kernels: []string{k.Name}, Args: named(k, args), Options: measure.Defaults()}
+		jobs, err := plan.Jobs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ratios, harness, benches, loads []float64
+		var last measure.Result
+		for range rounds {
+			bench := goBench(t, k.Name, benchtime)
+			res, err := runner.Run(context.Background(), jobs[0], runner.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Failed() {
+				t.Fatalf("%s: %s", k.Label(args), res.Failure)
+			}
+			last = res
+			ratios = append(ratios, res.Median/bench)
+			harness = append(harness, res.Median)
+			benches = append(benches, bench)
+			if res.Noise != nil {
+				loads = append(loads, res.Noise.Load1)
+			}
+		}
+		ratio := median(ratios)
+		diff := ratio - 1
+		rows = append(rows, fmt.Sprintf("| `%s` | %s (k=%d) | %s | %+.1f%% | %s |",
+			k.Label(args), fmtNs(median(harness)), last.Calls, fmtNs(median(benches)), diff*100, fmtRange(loads)))
+		logRatios = append(logRatios, math.Log(ratio))
+		ok := ratio <= 3 && ratio >= 1.0/3
+		if limit > 0 {
+			ok = math.Abs(diff) <= limit
+		}
+		if !ok {
+			t.Errorf("%s: the harness's medians %v ns per call, testing.Benchmark's %v ns per op: %+.1f%% apart (median over %d rounds)",
+				k.Label(args), harness, benches, diff*100, rounds)
+		}
+	}
+	// Over all kernels, the harness leans neither way: the geometric mean of the ratios is
+	// near 1 even where single kernels move with the machine's load.
+	var sum float64
+	for _, l := range logRatios {
+		sum += l
+	}
+	if gm := math.Exp(sum / float64(len(logRatios))); limit == 0 && (gm > 1.5 || gm < 1/1.5) {
+		t.Errorf("the harness's medians are %.2f times go test -bench's on average over the kernels: a bias, not noise", gm)
+	} else {
+		t.Logf("geometric mean of the ratios over %d kernels: %.3f", len(logRatios), gm)
+	}
+	t.Logf("\n| kernel | wasmgap bench --engine native: median per call (k) | go test -bench -count 10: median ns/op | difference (median over %d rounds) | load average |\n|---|---:|---:|---:|---:|\n%s",
+		rounds, strings.Join(rows, "\n"))
+}
+
+// BenchmarkKernel times each kernel's native call as `go test -bench` does, at the
+// arguments TestAgreesWithGoBench uses (-default-args for the articles' sizes).
+func BenchmarkKernel(b *testing.B) {
+	for _, k := range kernels.All() {
+		args := smallArgs(k)
+		if *defaultArgs {
+			args = k.Defaults()
+		}
+		b.Run(k.Name, func(b *testing.B) {
+			for b.Loop() {
+				k.Call(args)
+			}
+		})
+	}
+}
+
+// goBench runs BenchmarkKernel/<kernel> with -count 10 in a new process of this test
+// binary and returns the median of its ns/op, as benchstat summarises them: on a loaded
+// machine the mean over one long run counts every time the process waited for a core,
+// where a median of shorter runs, like the harness's median of samples, counts the
+// typical wait.
+func goBench(t *testing.T, kernel, benchtime string) float64 {
+	t.Helper()
+	args := []string{"-test.run=^$", "-test.bench=^BenchmarkKernel$/^" + kernel + "$", "-test.benchtime=" + benchtime, "-test.count=10"}
+	if *defaultArgs {
+		args = append(args, "-default-args")
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", os.Args[0], args, err, out)
+	}
+	var nsop []float64
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 4 && strings.HasPrefix(f[0], "BenchmarkKernel/"+kernel) && f[3] == "ns/op" {
+			if v, err := strconv.ParseFloat(f[2], 64); err == nil {
+				nsop = append(nsop, v)
+			}
+		}
+	}
+	if len(nsop) == 0 {
+		t.Fatalf("no ns/op in the benchmark's output:\n%s", out)
+	}
+	return median(nsop)
+}
+
+func median(xs []float64) float64 {
+	_, m, _, _ := measure.Summarize(xs)
+	return m
+}
+
+func fmtRange(xs []float64) string {
+	if len(xs) == 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.2f – %.2f", slices.Min(xs), slices.Max(xs))
+}
+
+func named(k *kernels.Kernel, args []int) map[string]int {
+	m := map[string]int{}
+	for i, p := range k.Params {
+		m[k.Name+"."+p.Name] = args[i]
+	}
+	return m
+}
+
+func fmtNs(ns float64) string {
+	switch {
+	case ns >= 1e9:
+		return fmt.Sprintf("%.3g s", ns/1e9)
+	case ns >= 1e6:
+		return fmt.Sprintf("%.3g ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.3g µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.3g ns", ns)
+}
