@@ -22,6 +22,22 @@
 // "You to <to>: <msg>", "You to <to> (offline): <msg>" and, for a message
 // kept while the user was offline, "<from> (YYYY-MM-DD HH:MM): <msg>".
 //
+// # Presence at scale
+//
+// A join or leave with no presence notice told in the last PresenceWindow
+// (one more window per 1,000 users online) is told at once, in the
+// article's words; those that follow within the window are told together
+// at its end ("A and B joined.", "A, B and 312 others joined.", "... left."),
+// and before any later event, so N logins never cost N² deliveries. A
+// welcome's "now online" names everyone when at most 50 are online, else 50
+// of them and the count ("... and 9950 others (10000 users; a welcome names
+// at most 50)").
+//
+// An idle stream holds no buffer: an SSE stream takes its HTTP/1 connection
+// over from net/http and a WebSocket writes through pooled buffers; each
+// has one goroutine that writes and one that waits for the client's next
+// read (its frames, or its going away).
+//
 // # Nothing lost
 //
 // Event ids come from one sequence shared by all users and kept in the

@@ -43,6 +43,14 @@ type hub struct {
 	after     []func()
 	used      int64 // bytes of data in the store at the start of the batch
 	batch     []request
+
+	// Presence notices waiting for the end of their window (presence.go).
+	presWindow time.Duration
+	presKind   int
+	presNicks  []string
+	presLast   time.Time // when the last presence notice was told
+	presTimer  bool      // a presenceReq is on its way
+	flushing   bool
 }
 
 // delivery is an event for a stream, handed over once its batch committed.
@@ -71,6 +79,7 @@ func newHub(st *store, state storeState, o *Options) *hub {
 		seq:        state.seq,
 		users:      map[string]*user{},
 		mailboxes:  state.mailboxes,
+		presWindow: o.PresenceWindow,
 	}
 	h.pruned.Store(state.pruned)
 	return h
@@ -227,6 +236,16 @@ func (h *hub) cut(c *conn, reason string) {
 // record stores a new event under the next id; to == "" addresses everyone
 // but except.
 func (h *hub) record(tx *bolt.Tx, to, except, text string) (*event, error) {
+	if len(h.presNicks) > 0 && !h.flushing {
+		// Waiting presence notices come first: nobody hears from a user
+		// before hearing that it joined.
+		h.flushing = true
+		err := h.flushPresence(tx)
+		h.flushing = false
+		if err != nil {
+			return nil, err
+		}
+	}
 	h.seq++
 	ev := newEvent(h.seq, text)
 	rec := &record{ID: h.seq, Time: h.now().UnixNano(), To: to, Except: except, Text: text}

@@ -64,6 +64,14 @@ func (r *graceReq) apply(h *hub, tx *bolt.Tx) (result, error) {
 	return result{}, h.graceOver(tx, r.nick, r.gen)
 }
 
+// presenceReq tells the presence notices that waited for the end of their window.
+type presenceReq struct{ reply }
+
+func (r *presenceReq) apply(h *hub, tx *bolt.Tx) (result, error) {
+	h.presTimer = false
+	return result{}, h.flushPresence(tx)
+}
+
 // cutAllReq closes every stream, telling each the reason.
 type cutAllReq struct {
 	reply

@@ -37,6 +37,13 @@ type Options struct {
 	// (no "has left.", messages kept for a resume) in case it reconnects.
 	// Default 5s; negative: none, leave at once.
 	LeaveGrace time.Duration
+	// PresenceWindow coalesces presence notices: a join or leave with none
+	// told in the last window is told at once ("X has joined."), the ones
+	// within the window after it together at its end ("A, B and 312 others
+	// joined."), so a storm of N logins never costs N² deliveries. The
+	// window grows by PresenceWindow per 1,000 users online. Default 100ms;
+	// negative: every notice at once.
+	PresenceWindow time.Duration
 	// MaxMessageBytes limits a message's text. Default 4096.
 	MaxMessageBytes int
 	// SendRate is how many messages per second one nickname may send, with
@@ -107,6 +114,7 @@ func (o *Options) setDefaults() {
 	}
 	def(&o.Retention, 24*time.Hour)
 	def(&o.LeaveGrace, 5*time.Second)
+	def(&o.PresenceWindow, 100*time.Millisecond)
 	def(&o.KeepAlive, 15*time.Second)
 	def(&o.MailAckDelay, 3*time.Second)
 	def(&o.WriteTimeout, 10*time.Second)

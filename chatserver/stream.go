@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -244,22 +246,132 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 	if !ok {
 		return
 	}
-	defer release()
 
 	c, res, leave := s.join(r.Context(), nick, resume, hasResume)
-	defer leave()
 	if res.err != nil {
+		leave()
+		release()
 		http.Error(w, "log in: "+res.err.Error(), http.StatusServiceUnavailable)
 		return
 	}
+	addr := r.RemoteAddr
+	if nc, ok := s.hijackSSE(w, r); ok {
+		// The stream runs on its own goroutines and this handler returns,
+		// so that net/http lets go of the request and of its buffers: an
+		// idle stream holds no buffer at all.
+		go func() {
+			defer release()
+			defer leave()
+			defer nc.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				// The client sends nothing more: a read ends when it goes.
+				defer cancel()
+				var b [64]byte
+				for {
+					if _, err := nc.Read(b[:]); err != nil {
+						return
+					}
+				}
+			}()
+			s.opts.Logger.Info("connect", "nick", nick, "transport", "sse", "addr", addr, "resume", raw)
+			err := s.pump(ctx, c, res.joined, &rawSSE{c: nc}, nil)
+			s.opts.Logger.Info("disconnect", "nick", nick, "transport", "sse", "why", err)
+		}()
+		return
+	}
+	defer release()
+	defer leave()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	s.opts.Logger.Info("connect", "nick", nick, "transport", "sse", "addr", r.RemoteAddr, "resume", raw)
+	s.opts.Logger.Info("connect", "nick", nick, "transport", "sse", "addr", addr, "resume", raw)
 	err = s.pump(r.Context(), c, res.joined, &sseTransport{w: w, rc: http.NewResponseController(w)}, nil)
 	s.opts.Logger.Info("disconnect", "nick", nick, "transport", "sse", "why", err)
+}
+
+// sseHeader is the head of an event stream's response on a hijacked
+// connection: the body ends when the connection closes.
+const sseHeader = " 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nConnection: close\r\n\r\n"
+
+// hijackSSE takes over an HTTP/1 connection for an event stream and writes
+// the response's head; false when the connection cannot be taken over (the
+// stream then goes through net/http).
+func (s *Server) hijackSSE(w http.ResponseWriter, r *http.Request) (net.Conn, bool) {
+	if r.ProtoMajor != 1 {
+		return nil, false
+	}
+	nc, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return nil, false
+	}
+	nc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
+	if brw.Writer.Buffered() > 0 {
+		brw.Writer.Flush()
+	}
+	if _, err := nc.Write([]byte("HTTP/1." + strconv.Itoa(r.ProtoMinor) + sseHeader)); err != nil {
+		nc.Close()
+		// The stream is already answered: a dead connection ends as one.
+		return nopConn{nc}, true
+	}
+	return nc, true
+}
+
+// nopConn is a connection that failed: reads and writes fail at once.
+type nopConn struct{ net.Conn }
+
+func (nopConn) Read([]byte) (int, error)  { return 0, net.ErrClosed }
+func (nopConn) Write([]byte) (int, error) { return 0, net.ErrClosed }
+
+// rawSSE writes an event stream on a hijacked connection. Events are
+// gathered in a buffer lent by sseBuffers for the time of one flush.
+type rawSSE struct {
+	c   net.Conn
+	buf *[]byte
+}
+
+var sseBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+func (t *rawSSE) setDeadline(d time.Time) { t.c.SetWriteDeadline(d) }
+func (t *rawSSE) add(p []byte) error {
+	if t.buf == nil {
+		t.buf = sseBuffers.Get().(*[]byte)
+	}
+	*t.buf = append(*t.buf, p...)
+	if len(*t.buf) >= 32<<10 {
+		return t.flush()
+	}
+	return nil
+}
+func (t *rawSSE) event(ev *event) error { return t.add(ev.sse) }
+func (t *rawSSE) note(msg string) error {
+	return t.add([]byte(": error: " + strings.ReplaceAll(msg, "\n", " ") + "\n\n"))
+}
+func (t *rawSSE) ping() error {
+	if err := t.add([]byte(": ping\n\n")); err != nil {
+		return err
+	}
+	return t.flush()
+}
+func (t *rawSSE) flush() error {
+	if t.buf == nil {
+		return nil
+	}
+	_, err := t.c.Write(*t.buf)
+	*t.buf = (*t.buf)[:0]
+	if cap(*t.buf) <= 64<<10 {
+		sseBuffers.Put(t.buf)
+	}
+	t.buf = nil
+	return err
+}
+func (t *rawSSE) askAck(from, to uint64) (bool, error) { return true, nil }
+func (t *rawSSE) end(reason string, _ bool) {
+	t.add([]byte(": closed: " + reason + "\n\n"))
+	t.flush()
 }
 
 // wsTransport writes {"id":<n>,"text":"..."} text frames.
@@ -314,6 +426,13 @@ func (t *wsTransport) end(reason string, shuttingDown bool) {
 	t.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, short), time.Now().Add(time.Second))
 }
 
+// wsReadBuffer is the read buffer of a WebSocket: a client's frames are
+// short, and a longer one is read through it in pieces.
+const wsReadBuffer = 512
+
+// wsWriteBuffers lends WebSockets their write buffer for the time of a write.
+var wsWriteBuffers = &sync.Pool{}
+
 // wsFrame is what a WebSocket client sends.
 type wsFrame struct {
 	To   string `json:"to"`
@@ -363,18 +482,35 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	defer release()
 
 	up := websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
-		ReadBufferSize:   4096,
-		WriteBufferSize:  4096,
-		CheckOrigin:      func(*http.Request) bool { return true }, // checked above
+		// An idle WebSocket holds only its small read buffer: the write
+		// buffer is taken from a pool for each write, and net/http's
+		// buffers are dropped once the handshake is done.
+		ReadBufferSize:  wsReadBuffer,
+		WriteBufferSize: 4096,
+		WriteBufferPool: wsWriteBuffers,
+		CheckOrigin:     func(*http.Request) bool { return true }, // checked above
 	}
 	ws, err := up.Upgrade(w, r, nil)
 	if err != nil {
+		release()
 		return // the upgrader answered the client
 	}
+	// The stream runs on its own goroutines: this handler returns, so that
+	// net/http lets go of the request and of its buffers, which the
+	// WebSocket no longer uses.
+	addr, rawResume := r.RemoteAddr, q.Get("resume")
+	go func() {
+		defer release()
+		s.runWS(ws, nick, resume, hasResume, addr, rawResume)
+	}()
+}
+
+// runWS logs nick in on an upgraded WebSocket and runs its stream: this
+// goroutine writes, another reads.
+func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume bool, addr, rawResume string) {
 	defer ws.Close()
 	t := &wsTransport{ws: ws, ack: &wsAck{}}
 
@@ -388,15 +524,15 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, "log in failed"), time.Now().Add(time.Second))
 		return
 	}
-	s.opts.Logger.Info("connect", "nick", nick, "transport", "ws", "addr", r.RemoteAddr, "resume", q.Get("resume"))
+	s.opts.Logger.Info("connect", "nick", nick, "transport", "ws", "addr", addr, "resume", rawResume)
 
-	notes := make(chan string, 16)
+	notes := make(chan string, 4)
 	var reader sync.WaitGroup
 	reader.Go(func() {
 		defer cancel()
 		s.readWS(ctx, ws, nick, t.ack, notes)
 	})
-	err = s.pump(ctx, c, res.joined, t, notes)
+	err := s.pump(ctx, c, res.joined, t, notes)
 	cancel()
 	ws.Close()
 	reader.Wait()
