@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // hub owns every user and stream and the store's writes. One goroutine runs
@@ -176,8 +174,8 @@ func (h *hub) process(batch []request) {
 	results := make([]result, len(batch))
 	seq0 := h.seq
 	err := guarded(func() error {
-		return h.store.db.Update(func(tx *bolt.Tx) error {
-			h.used = h.store.used(tx)
+		return h.store.update(func(tx *wtx) error {
+			h.used = h.store.used(tx.Tx)
 			for i, r := range batch {
 				res, err := r.apply(h, tx)
 				if err != nil && !refusesOne(err) {
@@ -235,7 +233,7 @@ func (h *hub) cut(c *conn, reason string) {
 
 // record stores a new event under the next id; to == "" addresses everyone
 // but except.
-func (h *hub) record(tx *bolt.Tx, to, except, text string) (*event, error) {
+func (h *hub) record(tx *wtx, to, except, text string) (*event, error) {
 	if len(h.presNicks) > 0 && !h.flushing {
 		// Waiting presence notices come first: nobody hears from a user
 		// before hearing that it joined.

@@ -70,8 +70,8 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 func addChatFlags(fs *flag.FlagSet, stderr io.Writer) func(verbose bool) chatserver.Options {
 	var o chatserver.Options
 	var origins originList
-	fs.StringVar(&o.DataDir, "data", "data/chat", "folder of the store file chat.db (offline messages, history)")
-	fs.BoolVar(&o.NoSync, "no-fsync", false, "skip the fsync of each store commit (a commit then takes ~0.1 ms instead of ~3 ms on a virtual disk): a process restart still loses nothing, a machine crash may lose the last writes")
+	fs.StringVar(&o.DataDir, "data", "data/chat", "folder of the store files chat.db and chat.wal (offline messages, history)")
+	fs.BoolVar(&o.NoSync, "no-fsync", false, "skip the fdatasync of the store's log after each commit (~0.1 ms on a virtual disk): a process restart still loses nothing, a machine crash may lose the last writes")
 	fs.DurationVar(&o.Retention, "retention", 0, "how long events stay replayable for a resume and offline messages wait in their mailbox (default 24h)")
 	fs.IntVar(&o.QueueSize, "queue", 0, "events that may wait for one stream before it is cut as a slow consumer (default 1024)")
 	fs.DurationVar(&o.LeaveGrace, "leave-grace", 0, "how long a user stays online after its last stream closed, for a reconnect (default 5s; negative: none)")
