@@ -374,10 +374,17 @@ func (t *rawSSE) end(reason string, _ bool) {
 	t.flush()
 }
 
-// wsTransport writes {"id":<n>,"text":"..."} text frames.
+// wsTransport writes {"id":<n>,"text":"..."} text frames. Event frames
+// are built once per event (event.ws) and gathered in a buffer lent by
+// sseBuffers for the time of one flush, written straight to the connection
+// in one write however many events are waiting; control frames go through
+// gorilla/websocket. mu keeps the two from interleaving (the reader
+// goroutine answers the client's pings).
 type wsTransport struct {
 	ws  *websocket.Conn
 	ack *wsAck
+	mu  *sync.Mutex
+	buf *[]byte
 }
 
 // wsAck is the delivery confirmation a WebSocket waits for: the pong that
@@ -404,26 +411,59 @@ func (a *wsAck) pong(payload string) (ackRange, bool) {
 func (t *wsTransport) askAck(from, to uint64) (bool, error) {
 	r := &ackRange{from: from, to: to, payload: fmt.Sprintf("ack %d %d", from, to)}
 	t.ack.want.Store(r)
-	return false, t.ws.WriteControl(websocket.PingMessage, []byte(r.payload), time.Now().Add(time.Second))
+	return false, t.control(websocket.PingMessage, []byte(r.payload))
 }
 
-func (t *wsTransport) setDeadline(d time.Time) { t.ws.SetWriteDeadline(d) }
-func (t *wsTransport) event(ev *event) error   { return t.ws.WriteMessage(websocket.TextMessage, ev.ws) }
+func (t *wsTransport) control(kind int, data []byte) error {
+	if err := t.flush(); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.ws.WriteControl(kind, data, time.Now().Add(time.Second))
+}
+
+func (t *wsTransport) setDeadline(d time.Time) {
+	t.ws.SetWriteDeadline(d)
+	t.ws.NetConn().SetWriteDeadline(d)
+}
+func (t *wsTransport) add(frame []byte) error {
+	if t.buf == nil {
+		t.buf = sseBuffers.Get().(*[]byte)
+	}
+	*t.buf = append(*t.buf, frame...)
+	if len(*t.buf) >= 32<<10 {
+		return t.flush()
+	}
+	return nil
+}
+func (t *wsTransport) event(ev *event) error { return t.add(ev.ws) }
 func (t *wsTransport) note(msg string) error {
 	b, _ := json.Marshal(map[string]string{"error": msg})
-	return t.ws.WriteMessage(websocket.TextMessage, b)
+	return t.add(appendTextFrame(nil, b))
 }
-func (t *wsTransport) ping() error {
-	return t.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(time.Second))
+func (t *wsTransport) ping() error { return t.control(websocket.PingMessage, nil) }
+func (t *wsTransport) flush() error {
+	if t.buf == nil {
+		return nil
+	}
+	t.mu.Lock()
+	_, err := t.ws.NetConn().Write(*t.buf)
+	t.mu.Unlock()
+	*t.buf = (*t.buf)[:0]
+	if cap(*t.buf) <= 64<<10 {
+		sseBuffers.Put(t.buf)
+	}
+	t.buf = nil
+	return err
 }
-func (t *wsTransport) flush() error { return nil }
 func (t *wsTransport) end(reason string, shuttingDown bool) {
 	t.note(reason)
 	code, short := websocket.CloseTryAgainLater, "slow consumer: resume from the last id"
 	if shuttingDown {
 		code, short = websocket.CloseGoingAway, "server shutting down: resume from the last id"
 	}
-	t.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, short), time.Now().Add(time.Second))
+	t.control(websocket.CloseMessage, websocket.FormatCloseMessage(code, short))
 }
 
 // wsReadBuffer is the read buffer of a WebSocket: a client's frames are
@@ -512,7 +552,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 // goroutine writes, another reads.
 func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume bool, addr, rawResume string) {
 	defer ws.Close()
-	t := &wsTransport{ws: ws, ack: &wsAck{}}
+	t := &wsTransport{ws: ws, ack: &wsAck{}, mu: &sync.Mutex{}}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -521,7 +561,7 @@ func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume
 	if res.err != nil {
 		t.setDeadline(time.Now().Add(time.Second))
 		t.note("log in: " + res.err.Error())
-		ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, "log in failed"), time.Now().Add(time.Second))
+		t.control(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, "log in failed"))
 		return
 	}
 	s.opts.Logger.Info("connect", "nick", nick, "transport", "ws", "addr", addr, "resume", rawResume)
@@ -530,7 +570,7 @@ func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume
 	var reader sync.WaitGroup
 	reader.Go(func() {
 		defer cancel()
-		s.readWS(ctx, ws, nick, t.ack, notes)
+		s.readWS(ctx, ws, nick, t, notes)
 	})
 	err := s.pump(ctx, c, res.joined, t, notes)
 	cancel()
@@ -542,10 +582,28 @@ func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume
 // readWS reads a WebSocket's frames, sends each as nick's message (in
 // order, without waiting for one to be stored before reading the next), and
 // reports errors to the client through notes.
-func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, ack *wsAck, notes chan<- string) {
+func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, t *wsTransport, notes chan<- string) {
+	ack := t.ack
 	wait := 2 * s.opts.KeepAlive
 	ws.SetReadLimit(int64(s.opts.MaxMessageBytes)*6 + 1024)
 	ws.SetReadDeadline(time.Now().Add(wait))
+	ws.SetPingHandler(func(payload string) error {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		err := ws.WriteControl(websocket.PongMessage, []byte(payload), time.Now().Add(time.Second))
+		if err != nil && !errors.Is(err, websocket.ErrCloseSent) {
+			if ne, ok := errors.AsType[net.Error](err); !ok || !ne.Timeout() {
+				return err
+			}
+		}
+		return nil
+	})
+	ws.SetCloseHandler(func(code int, text string) error {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, ""), time.Now().Add(time.Second))
+		return nil
+	})
 	ws.SetPongHandler(func(payload string) error {
 		if r, ok := ack.pong(payload); ok {
 			s.ackDelivered(nick, r.from, r.to)
