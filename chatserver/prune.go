@@ -11,6 +11,7 @@ func (h *hub) prune() {
 		return
 	}
 	cutoff := h.now().Add(-h.retention)
+	h.drain() // prune writes and syncs the log itself, then checkpoints
 	for {
 		var n int
 		var last uint64

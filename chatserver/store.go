@@ -84,25 +84,43 @@ var pathLog, pathMeta = [][]byte{bucketLog}, [][]byte{bucketMeta}
 
 func mailPath(nick string) [][]byte { return [][]byte{bucketMailbox, []byte(nick)} }
 
-// update runs fn in one bbolt transaction and appends its changes to the
-// log, synced: it returns nil once they are on disk.
-func (s *store) update(fn func(tx *wtx) error) error {
+// write runs fn in one bbolt transaction and appends its changes to the
+// log, unsynced; it returns the log's size after them (0: nothing written).
+// syncTo makes them durable.
+func (s *store) write(fn func(tx *wtx) error) (int64, error) {
 	var payload []byte
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		w := &wtx{Tx: tx}
-		if err := fn(w); err != nil {
-			return err
-		}
-		payload = w.buf
-		return nil
+	err := guarded(func() error {
+		return s.db.Update(func(tx *bolt.Tx) error {
+			w := &wtx{Tx: tx}
+			if err := fn(w); err != nil {
+				return err
+			}
+			payload = w.buf
+			return nil
+		})
 	})
 	if err != nil || len(payload) == 0 {
+		return 0, err
+	}
+	if err := s.wal.write(payload); err != nil {
+		return 0, err
+	}
+	return s.wal.size.Load(), nil
+}
+
+// syncTo syncs the log if its synced part ends before end.
+func (s *store) syncTo(end int64) error { return s.wal.syncTo(end) }
+
+// update is write and its sync, for a caller that drained the hub's syncer.
+func (s *store) update(fn func(tx *wtx) error) error {
+	end, err := s.write(fn)
+	if err != nil || end == 0 {
 		return err
 	}
-	if err := s.wal.append(payload); err != nil {
+	if err := s.syncTo(end); err != nil {
 		return err
 	}
-	if s.wal.size >= walCheckpointBytes {
+	if s.wal.size.Load() >= walCheckpointBytes {
 		return s.checkpoint()
 	}
 	return nil
@@ -110,7 +128,7 @@ func (s *store) update(fn func(tx *wtx) error) error {
 
 // checkpoint syncs the bbolt file and empties the log.
 func (s *store) checkpoint() error {
-	if s.wal.size == 0 {
+	if s.wal.size.Load() == 0 {
 		return nil
 	}
 	if err := s.db.Sync(); err != nil {
@@ -207,7 +225,8 @@ func openStore(path string, noSync bool, log *slog.Logger) (*store, storeState, 
 		guarded(db.Close)
 		return nil, st, fmt.Errorf("open store log %s: %w", walPath, err)
 	}
-	w := &wal{f: f, size: int64(len(logData)), noSync: noSync}
+	w := &wal{f: f, noSync: noSync}
+	w.size.Store(int64(len(logData)))
 	if err := w.reset(); err != nil {
 		f.Close()
 		guarded(db.Close)

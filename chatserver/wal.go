@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"sync/atomic"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -130,44 +131,57 @@ func (t *wtx) delBucket(parent, name []byte) error {
 	return nil
 }
 
-// wal is the open log file.
+// wal is the open log file. The hub goroutine writes records; the syncer
+// syncs them (an fdatasync covers every write made before it).
 type wal struct {
 	f      *os.File
-	size   int64
+	size   atomic.Int64 // bytes written
+	synced atomic.Int64 // bytes known to be on disk
 	noSync bool
 	rec    []byte
 }
 
-// append writes one record with payload and syncs it.
-func (w *wal) append(payload []byte) error {
+// write appends one record with payload, unsynced.
+func (w *wal) write(payload []byte) error {
 	w.rec = binary.LittleEndian.AppendUint32(w.rec[:0], uint32(len(payload)))
 	w.rec = binary.LittleEndian.AppendUint32(w.rec, crc32.Checksum(payload, castagnoli))
 	w.rec = append(w.rec, payload...)
-	if _, err := w.f.WriteAt(w.rec, w.size); err != nil {
+	size := w.size.Load()
+	if _, err := w.f.WriteAt(w.rec, size); err != nil {
+		// A part of the record may be in the file: the next one overwrites it.
 		return fmt.Errorf("write log: %w", err)
 	}
-	w.size += int64(len(w.rec))
+	w.size.Store(size + int64(len(w.rec)))
 	if cap(w.rec) > 1<<20 {
 		w.rec = nil
-	}
-	if w.noSync {
-		return nil
-	}
-	if err := fdatasync(w.f); err != nil {
-		return fmt.Errorf("sync log: %w", err)
 	}
 	return nil
 }
 
+// syncTo makes the log durable at least up to end.
+func (w *wal) syncTo(end int64) error {
+	if w.noSync || w.synced.Load() >= end {
+		return nil
+	}
+	target := w.size.Load() // every write up to here is covered by this sync
+	if err := fdatasync(w.f); err != nil {
+		return fmt.Errorf("sync log: %w", err)
+	}
+	w.synced.Store(target)
+	return nil
+}
+
 // reset empties the log once its changes are safely in the bbolt file.
+// Nothing may write or sync the log meanwhile.
 func (w *wal) reset() error {
-	if w.size == 0 {
+	if w.size.Load() == 0 {
 		return nil
 	}
 	if err := w.f.Truncate(0); err != nil {
 		return fmt.Errorf("empty log: %w", err)
 	}
-	w.size = 0
+	w.size.Store(0)
+	w.synced.Store(0)
 	if w.noSync {
 		return nil
 	}
