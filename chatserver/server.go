@@ -61,9 +61,10 @@ type Options struct {
 	// past it a message to one more offline user is refused with 507.
 	// Default 100000.
 	MaxMailboxes int
-	// MaxStoreBytes limits the data in the store file; past it a send is
-	// refused with 507 (nothing stored is lost, and pruning makes room again).
-	// Default 1 GiB.
+	// MaxStoreBytes limits the data in the store file (chat.db); past it a
+	// send is refused with 507 (nothing stored is lost, and pruning makes
+	// room again). Its log (chat.wal) adds at most 64 MB more, emptied at
+	// each checkpoint. Default 1 GiB.
 	MaxStoreBytes int64
 	// MailAckDelay is how long an SSE stream must stay open after writing
 	// its user's offline messages before they count as delivered and leave
