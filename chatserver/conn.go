@@ -19,7 +19,7 @@ type conn struct {
 	ready  chan struct{} // holds a token while queue is not empty
 	cut    chan struct{}
 	reason atomic.Pointer[string]
-	isCut  bool // hub-owned
+	isCut  bool // under mu
 }
 
 func newConn(nick string, queueSize int) *conn {
@@ -29,6 +29,10 @@ func newConn(nick string, queueSize int) *conn {
 // push queues ev for the writer; false when the queue is full.
 func (c *conn) push(ev *event) bool {
 	c.mu.Lock()
+	if c.isCut {
+		c.mu.Unlock()
+		return true // dropped: the stream is ending
+	}
 	if len(c.queue) >= c.max {
 		c.mu.Unlock()
 		return false
@@ -49,6 +53,18 @@ func (c *conn) take(spare []*event) []*event {
 	c.queue = spare[:0]
 	c.mu.Unlock()
 	return evs
+}
+
+// cutWith closes the stream for reason (the first reason given wins).
+func (c *conn) cutWith(reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.isCut {
+		return
+	}
+	c.isCut = true
+	c.reason.Store(&reason)
+	close(c.cut)
 }
 
 // cutReason is why the hub closed the stream, or "" while it is open.

@@ -22,6 +22,22 @@
 // "You to <to>: <msg>", "You to <to> (offline): <msg>" and, for a message
 // kept while the user was offline, "<from> (YYYY-MM-DD HH:MM): <msg>".
 //
+// # Presence at scale
+//
+// A join or leave with no presence notice told in the last PresenceWindow
+// (one more window per 1,000 users online) is told at once, in the
+// article's words; those that follow within the window are told together
+// at its end ("A and B joined.", "A, B and 312 others joined.", "... left."),
+// and before any later event, so N logins never cost N² deliveries. A
+// welcome's "now online" names everyone when at most 50 are online, else 50
+// of them and the count ("... and 9950 others (10000 users; a welcome names
+// at most 50)").
+//
+// An idle stream holds no buffer: an SSE stream takes its HTTP/1 connection
+// over from net/http and a WebSocket writes through pooled buffers; each
+// has one goroutine that writes and one that waits for the client's next
+// read (its frames, or its going away).
+//
 // # Nothing lost
 //
 // Event ids come from one sequence shared by all users and kept in the
@@ -57,13 +73,25 @@
 //
 // # Store
 //
-// The store is one bbolt file under DataDir: pure Go, one file, ACID
-// transactions, readers that never block the writer. One hub goroutine
-// owns the users and streams and handles requests in batches, one
-// transaction per batch (a group commit); events reach the streams only
-// after their commit, and a send is answered only then, so an answered
-// send survives a restart. Shutdown tells every stream to resume, lets the
-// requests in flight finish and closes the store.
+// The store is one bbolt file under DataDir (chat.db: pure Go, one file,
+// readers that never block the writer) and its write-ahead log (chat.wal).
+// One hub goroutine owns the users and streams and handles requests in
+// batches, one transaction per batch (a group commit); the transaction's
+// changes are appended to the log as one record (length, CRC-32C, the
+// changes) and synced with one fdatasync, while bbolt itself writes
+// without syncing; a checkpoint (every 64 MB of log, at each prune and at
+// shutdown) syncs chat.db and empties the log. Events reach the streams
+// only after their batch is synced, and a send is answered only then, so
+// an answered send survives a restart, a kill -9 included: at open the
+// log's changes are applied to chat.db again. A record cut short at the
+// log's end (a crash during a write that was never answered) is dropped
+// with a warning; a damaged record with more after it refuses the store
+// with ErrStoreDamaged, naming the file and the offset. (A crash of the
+// machine, not of the process, between two checkpoints can leave chat.db
+// holding pages the disk did not keep; such a file is refused at open with
+// ErrStoreDamaged, never read wrong.) Shutdown tells
+// every stream to resume, lets the requests in flight finish and closes
+// the store.
 //
 // # Limits
 //

@@ -1,6 +1,7 @@
 package chatserver
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -11,7 +12,7 @@ type event struct {
 	id   uint64
 	text string
 	sse  []byte // "id: <n>\ndata: <text>\n\n"
-	ws   []byte // {"id":<n>,"text":"<text>"}
+	ws   []byte // {"id":<n>,"text":"<text>"} as a server's WebSocket text frame, its header included
 }
 
 func newEvent(id uint64, text string) *event {
@@ -28,9 +29,26 @@ func newEvent(id uint64, text string) *event {
 	}
 	b.WriteByte('\n')
 	e.sse = []byte(b.String())
-	e.ws, _ = json.Marshal(struct {
+	js, _ := json.Marshal(struct {
 		ID   uint64 `json:"id"`
 		Text string `json:"text"`
 	}{id, text})
+	e.ws = appendTextFrame(make([]byte, 0, len(js)+10), js)
 	return e
+}
+
+// appendTextFrame appends payload as one unmasked WebSocket text frame
+// (RFC 6455 5.2: a server's frames are never masked).
+func appendTextFrame(b, payload []byte) []byte {
+	const finText = 0x81
+	switch n := len(payload); {
+	case n < 126:
+		b = append(b, finText, byte(n))
+	case n < 1<<16:
+		b = append(b, finText, 126, byte(n>>8), byte(n))
+	default:
+		b = append(b, finText, 127)
+		b = binary.BigEndian.AppendUint64(b, uint64(n))
+	}
+	return append(b, payload...)
 }

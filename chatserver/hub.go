@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // hub owns every user and stream and the store's writes. One goroutine runs
@@ -28,6 +26,8 @@ type hub struct {
 	now        func() time.Time
 
 	reqs     chan request
+	syncq    chan *commit       // batches written, waiting for their sync (syncLoop)
+	synced   chan struct{}      // closed when syncLoop is done
 	pruneNow chan chan struct{} // prunes at once, on the hub goroutine (tests)
 	quit     chan struct{}
 	done     chan struct{}
@@ -43,6 +43,14 @@ type hub struct {
 	after     []func()
 	used      int64 // bytes of data in the store at the start of the batch
 	batch     []request
+
+	// Presence notices waiting for the end of their window (presence.go).
+	presWindow time.Duration
+	presKind   int
+	presNicks  []string
+	presLast   time.Time // when the last presence notice was told
+	presTimer  bool      // a presenceReq is on its way
+	flushing   bool
 }
 
 // delivery is an event for a stream, handed over once its batch committed.
@@ -71,6 +79,7 @@ func newHub(st *store, state storeState, o *Options) *hub {
 		seq:        state.seq,
 		users:      map[string]*user{},
 		mailboxes:  state.mailboxes,
+		presWindow: o.PresenceWindow,
 	}
 	h.pruned.Store(state.pruned)
 	return h
@@ -116,7 +125,9 @@ func (h *hub) wait(r request) result {
 }
 
 func (h *hub) run() {
+	h.startSyncer()
 	defer close(h.done)
+	defer func() { close(h.syncq); <-h.synced }()
 	pruneEvery := min(h.retention/10, time.Minute)
 	pruneEvery = max(pruneEvery, time.Second)
 	tick := time.NewTicker(pruneEvery)
@@ -160,73 +171,139 @@ func (h *hub) stop() {
 	<-h.done
 }
 
-// process handles one batch in one transaction, then delivers and replies.
+// startSyncer runs the goroutine that syncs the log and answers requests.
+func (h *hub) startSyncer() {
+	h.syncq = make(chan *commit, 64)
+	h.synced = make(chan struct{})
+	go h.syncLoop()
+}
+
+// process handles one batch in one transaction, written to the store's
+// log, and hands it to the syncer, which delivers and replies once the log
+// is synced. The hub goes on with the next batch meanwhile, so the time of
+// one sync is spent building the next batch, and one sync can cover
+// several batches.
 func (h *hub) process(batch []request) {
 	h.pending = h.pending[:0]
 	h.after = h.after[:0]
-	results := make([]result, len(batch))
+	cm := &commit{results: make([]result, len(batch)), replies: make([]chan result, len(batch))}
 	seq0 := h.seq
-	err := guarded(func() error {
-		return h.store.db.Update(func(tx *bolt.Tx) error {
-			h.used = h.store.used(tx)
-			for i, r := range batch {
-				res, err := r.apply(h, tx)
-				if err != nil && !refusesOne(err) {
-					return err
-				}
-				res.err = err
-				results[i] = res
+	end, err := h.store.write(func(tx *wtx) error {
+		h.used = h.store.used(tx.Tx)
+		for i, r := range batch {
+			res, err := r.apply(h, tx)
+			if err != nil && !refusesOne(err) {
+				return err
 			}
-			if h.seq != seq0 {
-				return putSeq(tx, h.seq)
-			}
-			return nil
-		})
+			res.err = err
+			cm.results[i] = res
+		}
+		if h.seq != seq0 {
+			return putSeq(tx, h.seq)
+		}
+		return nil
 	})
 	if err != nil {
 		// The store failed: nothing of this batch is stored, so nothing of
 		// it is delivered. Ids handed out stay used (ids only grow).
 		h.log.Error("store batch", "requests", len(batch), "err", err)
-		for i := range results {
-			results[i] = result{err: fmt.Errorf("store: %w", err)}
+		for i := range cm.results {
+			cm.results[i] = result{err: fmt.Errorf("store: %w", err)}
 		}
 		h.pending = h.pending[:0]
 	}
-	for _, d := range h.pending {
-		h.enqueue(d.c, d.ev)
-	}
-	for _, f := range h.after {
-		f()
-	}
+	cm.end = end
+	cm.deliveries = append([]delivery(nil), h.pending...)
+	cm.after = append([]func(){}, h.after...)
 	for i, r := range batch {
-		if ch := *r.replies(); ch != nil {
-			ch <- results[i]
+		cm.replies[i] = *r.replies()
+	}
+	h.syncq <- cm
+	clear(h.pending)
+	if end >= walCheckpointBytes {
+		h.drain()
+		if err := h.store.checkpoint(); err != nil {
+			h.log.Error("store checkpoint", "err", err)
 		}
 	}
-	clear(h.pending)
+}
+
+// commit is a batch written to the store's log, waiting for its sync.
+type commit struct {
+	end        int64 // the log's size once the batch was written
+	results    []result
+	replies    []chan result
+	deliveries []delivery
+	after      []func()
+	barrier    chan struct{} // a marker: closed when every commit before it is done
+}
+
+// syncLoop syncs the store's log for the commits the hub hands over, in
+// order, then delivers their events and answers their requests. A commit
+// whose log write went before a sync that covers it needs no sync of its own.
+func (h *hub) syncLoop() {
+	defer close(h.synced)
+	var failed error
+	for cm := range h.syncq {
+		if cm.barrier != nil {
+			close(cm.barrier)
+			continue
+		}
+		if cm.end > 0 && failed == nil {
+			failed = h.store.syncTo(cm.end)
+			if failed != nil {
+				h.log.Error("store sync", "err", failed)
+			}
+		}
+		if failed != nil && cm.end > 0 {
+			// Not on disk: neither delivered nor acknowledged.
+			for i := range cm.results {
+				cm.results[i] = result{err: fmt.Errorf("store: %w", failed)}
+			}
+			cm.deliveries = nil
+		}
+		for _, d := range cm.deliveries {
+			h.enqueue(d.c, d.ev)
+		}
+		for _, f := range cm.after {
+			f()
+		}
+		for i, ch := range cm.replies {
+			if ch != nil {
+				ch <- cm.results[i]
+			}
+		}
+	}
+}
+
+// drain waits until every commit handed to the syncer is done.
+func (h *hub) drain() {
+	b := make(chan struct{})
+	h.syncq <- &commit{barrier: b}
+	<-b
 }
 
 func (h *hub) enqueue(c *conn, ev *event) {
-	if c.isCut {
-		return
-	}
 	if !c.push(ev) {
 		h.cut(c, fmt.Sprintf(cutSlow, c.max))
 	}
 }
 
-func (h *hub) cut(c *conn, reason string) {
-	if c.isCut {
-		return
-	}
-	c.isCut = true
-	c.reason.Store(&reason)
-	close(c.cut)
-}
+func (h *hub) cut(c *conn, reason string) { c.cutWith(reason) }
 
 // record stores a new event under the next id; to == "" addresses everyone
 // but except.
-func (h *hub) record(tx *bolt.Tx, to, except, text string) (*event, error) {
+func (h *hub) record(tx *wtx, to, except, text string) (*event, error) {
+	if len(h.presNicks) > 0 && !h.flushing {
+		// Waiting presence notices come first: nobody hears from a user
+		// before hearing that it joined.
+		h.flushing = true
+		err := h.flushPresence(tx)
+		h.flushing = false
+		if err != nil {
+			return nil, err
+		}
+	}
 	h.seq++
 	ev := newEvent(h.seq, text)
 	rec := &record{ID: h.seq, Time: h.now().UnixNano(), To: to, Except: except, Text: text}

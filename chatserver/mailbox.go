@@ -1,7 +1,5 @@
 package chatserver
 
-import bolt "go.etcd.io/bbolt"
-
 // Mailbox policy: a private message to an offline user waits in its
 // mailbox, is offered at each login, and leaves only once its delivery is
 // known (see the package comment).
@@ -12,8 +10,8 @@ import bolt "go.etcd.io/bbolt"
 // (ids of a stream only grow) in the mail range of j, its previous event
 // deleted. All that are offered stay in the mailbox until their delivery is
 // known (handleAck).
-func (h *hub) offerMail(tx *bolt.Tx, nick string, j *joined) error {
-	entries, err := readMail(tx, nick)
+func (h *hub) offerMail(tx *wtx, nick string, j *joined) error {
+	entries, err := readMail(tx.Tx, nick)
 	if err != nil {
 		return err
 	}
@@ -49,11 +47,11 @@ func (h *hub) offerMail(tx *bolt.Tx, nick string, j *joined) error {
 
 // handleAck removes from nick's mailbox the messages whose current event has
 // from < id <= to: a stream of nick is known to have delivered those.
-func (h *hub) handleAck(tx *bolt.Tx, nick string, from, to uint64) error {
+func (h *hub) handleAck(tx *wtx, nick string, from, to uint64) error {
 	if h.mailboxes[nick] == 0 {
 		return nil
 	}
-	entries, err := readMail(tx, nick)
+	entries, err := readMail(tx.Tx, nick)
 	if err != nil {
 		return err
 	}
@@ -67,7 +65,7 @@ func (h *hub) handleAck(tx *bolt.Tx, nick string, from, to uint64) error {
 }
 
 // dropMail deletes delivered messages from nick's mailbox and counts them out.
-func (h *hub) dropMail(tx *bolt.Tx, nick string, keys [][]byte) error {
+func (h *hub) dropMail(tx *wtx, nick string, keys [][]byte) error {
 	if len(keys) == 0 {
 		return nil
 	}

@@ -2,11 +2,13 @@ package chatserver
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/base64"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // pageHTML is the chat page: one self-contained HTML file, its script and style
@@ -26,20 +28,65 @@ var pageCSP = func() string {
 		"'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
 }()
 
-var pageLen = strconv.Itoa(len(pageHTML))
+// pageGzip is the page compressed once, for the clients that accept gzip.
+var pageGzip = func() []byte {
+	var b bytes.Buffer
+	z, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	z.Write(pageHTML)
+	z.Close()
+	return b.Bytes()
+}()
+
+// The page's response headers, built once: a request sets them without
+// formatting, canonicalising or allocating anything (net/http only reads them).
+var (
+	pageHeaders = map[string][]string{
+		"Content-Type":            {"text/html; charset=utf-8"},
+		"Cache-Control":           {"no-cache"},
+		"Content-Security-Policy": {pageCSP},
+		"X-Content-Type-Options":  {"nosniff"},
+		"Vary":                    {"Accept-Encoding"},
+	}
+	pageLen     = []string{strconv.Itoa(len(pageHTML))}
+	pageGzipLen = []string{strconv.Itoa(len(pageGzip))}
+	gzipName    = []string{"gzip"}
+)
 
 func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
-	if !methodIs(w, r, http.MethodGet, http.MethodHead) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		methodIs(w, r, http.MethodGet, http.MethodHead)
 		return
 	}
 	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Length", pageLen)
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Content-Security-Policy", pageCSP)
-	h.Set("X-Content-Type-Options", "nosniff")
+	for k, v := range pageHeaders {
+		h[k] = v
+	}
+	body := pageHTML
+	if acceptsGzip(r) {
+		body = pageGzip
+		h["Content-Encoding"] = gzipName
+		h["Content-Length"] = pageGzipLen
+	} else {
+		h["Content-Length"] = pageLen
+	}
 	if r.Method == http.MethodHead {
 		return
 	}
-	w.Write(pageHTML)
+	w.Write(body)
+}
+
+// acceptsGzip reports whether the request's Accept-Encoding takes gzip
+// (and does not refuse it with q=0).
+func acceptsGzip(r *http.Request) bool {
+	for _, v := range r.Header["Accept-Encoding"] {
+		for part := range strings.SplitSeq(v, ",") {
+			name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+			if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
+				continue
+			}
+			q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+		}
+	}
+	return false
 }

@@ -1,10 +1,8 @@
 package chatserver
 
-import bolt "go.etcd.io/bbolt"
-
 // handlePost stores and delivers a post: to all, to an online user (and the
 // echo to its sender), or into an offline user's mailbox.
-func (h *hub) handlePost(tx *bolt.Tx, p Post) (result, error) {
+func (h *hub) handlePost(tx *wtx, p Post) (result, error) {
 	if h.used >= h.maxBytes {
 		return result{}, refuse(ErrStoreFull, "chat store full: it holds %d bytes, the most allowed is %d; old history is pruned after the retention (%v), retry later", h.used, h.maxBytes, h.retention)
 	}

@@ -2,8 +2,6 @@ package chatserver
 
 import (
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // prune deletes the history and the offline messages older than the
@@ -13,11 +11,12 @@ func (h *hub) prune() {
 		return
 	}
 	cutoff := h.now().Add(-h.retention)
+	h.drain() // prune writes and syncs the log itself, then checkpoints
 	for {
 		var n int
 		var last uint64
 		err := guarded(func() error {
-			return h.store.db.Update(func(tx *bolt.Tx) (err error) {
+			return h.store.update(func(tx *wtx) (err error) {
 				n, last, err = prune(tx, cutoff, 10000)
 				return err
 			})
@@ -34,6 +33,9 @@ func (h *hub) prune() {
 		}
 	}
 	h.pruneMail(cutoff)
+	if err := h.store.checkpoint(); err != nil {
+		h.log.Error("store checkpoint", "err", err)
+	}
 }
 
 // pruneMail deletes offline messages sent before cutoff: a mailbox keeps a
@@ -41,7 +43,7 @@ func (h *hub) prune() {
 func (h *hub) pruneMail(cutoff time.Time) {
 	var left map[string]int
 	err := guarded(func() error {
-		return h.store.db.Update(func(tx *bolt.Tx) (err error) {
+		return h.store.update(func(tx *wtx) (err error) {
 			left, err = pruneMail(tx, cutoff)
 			return err
 		})

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -73,7 +76,65 @@ type mailEntry struct {
 }
 
 type store struct {
-	db *bolt.DB
+	db  *bolt.DB
+	wal *wal
+}
+
+var pathLog, pathMeta = [][]byte{bucketLog}, [][]byte{bucketMeta}
+
+func mailPath(nick string) [][]byte { return [][]byte{bucketMailbox, []byte(nick)} }
+
+// write runs fn in one bbolt transaction and appends its changes to the
+// log, unsynced; it returns the log's size after them (0: nothing written).
+// syncTo makes them durable.
+func (s *store) write(fn func(tx *wtx) error) (int64, error) {
+	var payload []byte
+	err := guarded(func() error {
+		return s.db.Update(func(tx *bolt.Tx) error {
+			w := &wtx{Tx: tx}
+			if err := fn(w); err != nil {
+				return err
+			}
+			payload = w.buf
+			return nil
+		})
+	})
+	if err != nil || len(payload) == 0 {
+		return 0, err
+	}
+	if err := s.wal.write(payload); err != nil {
+		return 0, err
+	}
+	return s.wal.size.Load(), nil
+}
+
+// syncTo syncs the log if its synced part ends before end.
+func (s *store) syncTo(end int64) error { return s.wal.syncTo(end) }
+
+// update is write and its sync, for a caller that drained the hub's syncer.
+func (s *store) update(fn func(tx *wtx) error) error {
+	end, err := s.write(fn)
+	if err != nil || end == 0 {
+		return err
+	}
+	if err := s.syncTo(end); err != nil {
+		return err
+	}
+	if s.wal.size.Load() >= walCheckpointBytes {
+		return s.checkpoint()
+	}
+	return nil
+}
+
+// checkpoint syncs the bbolt file and empties the log.
+func (s *store) checkpoint() error {
+	if s.wal.size.Load() == 0 {
+		return nil
+	}
+	if err := s.db.Sync(); err != nil {
+		return fmt.Errorf("sync store: %w", err)
+	}
+	return s.wal.reset()
 }
 
 // storeState is what the hub needs from the store at start.
@@ -83,14 +144,14 @@ type storeState struct {
 	mailboxes map[string]int // nick → waiting messages
 }
 
-func openStore(path string, noSync bool) (*store, storeState, error) {
+func openStore(path string, noSync bool, log *slog.Logger) (*store, storeState, error) {
 	var st storeState
 	if err := checkStoreFile(path); err != nil {
 		return nil, st, err
 	}
 	var db *bolt.DB
 	err := guarded(func() (err error) {
-		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, FreelistType: bolt.FreelistMapType, NoSync: noSync})
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, FreelistType: bolt.FreelistMapType, NoSync: true})
 		return err
 	})
 	if err != nil {
@@ -104,11 +165,31 @@ func openStore(path string, noSync bool) (*store, storeState, error) {
 		}
 		return nil, st, fmt.Errorf("open store %s: %w", path, err)
 	}
+	walPath := strings.TrimSuffix(path, ".db") + ".wal"
+	logData, err := os.ReadFile(walPath)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		guarded(db.Close)
+		return nil, st, fmt.Errorf("open store log %s: %w", walPath, err)
+	}
+	records, bad := readWAL(logData)
+	if bad != nil && !bad.torn {
+		guarded(db.Close)
+		return nil, st, fmt.Errorf("%w: %s has %s at byte %d, with more after it (%d whole records before it): the changes of the last commits before the server stopped are in it; move it away (mv %s %s.damaged) to start from %s without them, or restore both files from a backup",
+			ErrStoreDamaged, walPath, bad.what, bad.offset, len(records), walPath, walPath, path)
+	}
+	if bad != nil {
+		log.Warn("chat store log ends in a record cut short (a write that was never acknowledged): dropped", "file", walPath, "offset", bad.offset, "found", bad.what, "records", len(records))
+	}
 	st.mailboxes = map[string]int{}
 	err = guarded(func() error {
 		return db.Update(func(tx *bolt.Tx) error {
 			if err := verifyStore(tx); err != nil {
 				return fmt.Errorf("%w: %v", ErrStoreDamaged, err)
+			}
+			for _, rec := range records {
+				if err := decodeChanges(rec, func(c walChange) error { return applyChange(tx, c) }); err != nil {
+					return fmt.Errorf("apply the log %s: %w", walPath, err)
+				}
 			}
 			for _, name := range [][]byte{bucketMeta, bucketLog, bucketMailbox} {
 				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
@@ -134,17 +215,32 @@ func openStore(path string, noSync bool) (*store, storeState, error) {
 		}
 		return nil, st, fmt.Errorf("open store %s: %w", path, err)
 	}
-	return &store{db: db}, st, nil
+	// The log's changes are in the bbolt file: sync it, then empty the log.
+	if err := db.Sync(); err != nil {
+		guarded(db.Close)
+		return nil, st, fmt.Errorf("sync store %s: %w", path, err)
+	}
+	f, err := os.OpenFile(walPath, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		guarded(db.Close)
+		return nil, st, fmt.Errorf("open store log %s: %w", walPath, err)
+	}
+	w := &wal{f: f, noSync: noSync}
+	w.size.Store(int64(len(logData)))
+	if err := w.reset(); err != nil {
+		f.Close()
+		guarded(db.Close)
+		return nil, st, fmt.Errorf("store log %s: %w", walPath, err)
+	}
+	return &store{db: db, wal: w}, st, nil
 }
 
 func (s *store) close() error {
-	if s.db.NoSync {
-		if err := s.db.Sync(); err != nil {
-			s.db.Close()
-			return err
-		}
+	err := s.checkpoint()
+	if err == nil && s.wal.noSync {
+		err = s.db.Sync()
 	}
-	return s.db.Close()
+	return errors.Join(err, s.wal.f.Close(), s.db.Close())
 }
 
 func idKey(id uint64) []byte {
@@ -153,23 +249,23 @@ func idKey(id uint64) []byte {
 	return k[:]
 }
 
-func putSeq(tx *bolt.Tx, seq uint64) error {
-	return tx.Bucket(bucketMeta).Put(keySeq, idKey(seq))
+func putSeq(tx *wtx, seq uint64) error {
+	return tx.put(pathMeta, keySeq, idKey(seq))
 }
 
-func putRecord(tx *bolt.Tx, r *record) error {
+func putRecord(tx *wtx, r *record) error {
 	v, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	return tx.Bucket(bucketLog).Put(idKey(r.ID), v)
+	return tx.put(pathLog, idKey(r.ID), v)
 }
 
-func deleteRecord(tx *bolt.Tx, id uint64) error {
-	return tx.Bucket(bucketLog).Delete(idKey(id))
+func deleteRecord(tx *wtx, id uint64) error {
+	return tx.del(pathLog, idKey(id))
 }
 
-func addMail(tx *bolt.Tx, nick string, m *mail) error {
+func addMail(tx *wtx, nick string, m *mail) error {
 	b, err := tx.Bucket(bucketMailbox).CreateBucketIfNotExists([]byte(nick))
 	if err != nil {
 		return err
@@ -182,7 +278,7 @@ func addMail(tx *bolt.Tx, nick string, m *mail) error {
 	if err != nil {
 		return err
 	}
-	return b.Put(idKey(n), v)
+	return tx.put(mailPath(nick), idKey(n), v)
 }
 
 // readMail returns nick's waiting messages, oldest first.
@@ -204,7 +300,7 @@ func readMail(tx *bolt.Tx, nick string) ([]mailEntry, error) {
 }
 
 // putMail stores e back into nick's mailbox.
-func putMail(tx *bolt.Tx, nick string, e *mailEntry) error {
+func putMail(tx *wtx, nick string, e *mailEntry) error {
 	b := tx.Bucket(bucketMailbox).Bucket([]byte(nick))
 	if b == nil {
 		return fmt.Errorf("mailbox of %s is gone", nick)
@@ -213,25 +309,17 @@ func putMail(tx *bolt.Tx, nick string, e *mailEntry) error {
 	if err != nil {
 		return err
 	}
-	return b.Put(e.key, v)
+	return tx.put(mailPath(nick), e.key, v)
 }
 
 // deleteMail removes the entries with keys from nick's mailbox, and the
 // mailbox itself when empty says the caller counted none left.
-func deleteMail(tx *bolt.Tx, nick string, keys [][]byte, empty bool) error {
-	mb := tx.Bucket(bucketMailbox)
+func deleteMail(tx *wtx, nick string, keys [][]byte, empty bool) error {
 	if empty {
-		if mb.Bucket([]byte(nick)) == nil {
-			return nil
-		}
-		return mb.DeleteBucket([]byte(nick))
-	}
-	b := mb.Bucket([]byte(nick))
-	if b == nil {
-		return nil
+		return tx.delBucket(bucketMailbox, []byte(nick))
 	}
 	for _, k := range keys {
-		if err := b.Delete(k); err != nil {
+		if err := tx.del(mailPath(nick), k); err != nil {
 			return err
 		}
 	}
@@ -275,7 +363,7 @@ func (s *store) readLog(nick string, after, upTo uint64, limit int) ([]*record, 
 // prune deletes up to max log records older than cutoff and reports how many
 // it deleted and the last id deleted (0: none), which it also stores. Ids
 // grow with time, so it stops at the first younger record.
-func prune(tx *bolt.Tx, cutoff time.Time, max int) (int, uint64, error) {
+func prune(tx *wtx, cutoff time.Time, max int) (int, uint64, error) {
 	var old [][]byte
 	c := tx.Bucket(bucketLog).Cursor()
 	for k, v := c.First(); k != nil && len(old) < max; k, v = c.Next() {
@@ -290,7 +378,7 @@ func prune(tx *bolt.Tx, cutoff time.Time, max int) (int, uint64, error) {
 	}
 	// Deleting behind a cursor skips keys in bbolt, so delete afterwards.
 	for _, k := range old {
-		if err := tx.Bucket(bucketLog).Delete(k); err != nil {
+		if err := tx.del(pathLog, k); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -298,7 +386,7 @@ func prune(tx *bolt.Tx, cutoff time.Time, max int) (int, uint64, error) {
 		return 0, 0, nil
 	}
 	last := old[len(old)-1]
-	return len(old), binary.BigEndian.Uint64(last), tx.Bucket(bucketMeta).Put(keyPruned, last)
+	return len(old), binary.BigEndian.Uint64(last), tx.put(pathMeta, keyPruned, last)
 }
 
 // used is the number of bytes of data in the store: its pages less the free ones.
@@ -309,7 +397,7 @@ func (s *store) used(tx *bolt.Tx) int64 {
 
 // pruneMail deletes the mails sent before cutoff and returns, for every
 // mailbox it changed, how many are left.
-func pruneMail(tx *bolt.Tx, cutoff time.Time) (map[string]int, error) {
+func pruneMail(tx *wtx, cutoff time.Time) (map[string]int, error) {
 	mb := tx.Bucket(bucketMailbox)
 	var nicks [][]byte
 	if err := mb.ForEachBucket(func(k []byte) error {

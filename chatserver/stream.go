@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,7 +59,18 @@ func (s *Server) pump(ctx context.Context, c *conn, j joined, t transport, notes
 }
 
 func (s *Server) pumpEvents(ctx context.Context, c *conn, j joined, t transport, notes <-chan string) error {
-	deadline := func() { t.setDeadline(time.Now().Add(s.opts.WriteTimeout)) }
+	// Every write is bounded by a deadline between 3/4 of WriteTimeout and
+	// WriteTimeout away: moving it costs a timer update, which a broadcast
+	// to 10,000 streams would pay 10,000 times (12% of the server's CPU in
+	// a profile of ws-fanout), so it moves only when a quarter has passed.
+	var until time.Time
+	deadline := func() {
+		now := time.Now()
+		if until.Sub(now) < s.opts.WriteTimeout*3/4 {
+			until = now.Add(s.opts.WriteTimeout)
+			t.setDeadline(until)
+		}
+	}
 	resume, hasResume := j.resume, j.hasResume
 	if j.notice != "" {
 		deadline()
@@ -244,28 +257,145 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 	if !ok {
 		return
 	}
-	defer release()
 
 	c, res, leave := s.join(r.Context(), nick, resume, hasResume)
-	defer leave()
 	if res.err != nil {
+		leave()
+		release()
 		http.Error(w, "log in: "+res.err.Error(), http.StatusServiceUnavailable)
 		return
 	}
+	addr := r.RemoteAddr
+	if nc, ok := s.hijackSSE(w, r); ok {
+		// The stream runs on its own goroutines and this handler returns,
+		// so that net/http lets go of the request and of its buffers: an
+		// idle stream holds no buffer at all.
+		go func() {
+			defer release()
+			defer leave()
+			defer nc.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				// The client sends nothing more: a read ends when it goes.
+				defer cancel()
+				var b [64]byte
+				for {
+					if _, err := nc.Read(b[:]); err != nil {
+						return
+					}
+				}
+			}()
+			s.opts.Logger.Info("connect", "nick", nick, "transport", "sse", "addr", addr, "resume", raw)
+			err := s.pump(ctx, c, res.joined, &rawSSE{c: nc}, nil)
+			s.opts.Logger.Info("disconnect", "nick", nick, "transport", "sse", "why", err)
+		}()
+		return
+	}
+	defer release()
+	defer leave()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	s.opts.Logger.Info("connect", "nick", nick, "transport", "sse", "addr", r.RemoteAddr, "resume", raw)
+	s.opts.Logger.Info("connect", "nick", nick, "transport", "sse", "addr", addr, "resume", raw)
 	err = s.pump(r.Context(), c, res.joined, &sseTransport{w: w, rc: http.NewResponseController(w)}, nil)
 	s.opts.Logger.Info("disconnect", "nick", nick, "transport", "sse", "why", err)
 }
 
-// wsTransport writes {"id":<n>,"text":"..."} text frames.
+// sseHeader is the head of an event stream's response on a hijacked
+// connection: the body ends when the connection closes.
+const sseHeader = " 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nConnection: close\r\n\r\n"
+
+// hijackSSE takes over an HTTP/1 connection for an event stream and writes
+// the response's head; false when the connection cannot be taken over (the
+// stream then goes through net/http).
+func (s *Server) hijackSSE(w http.ResponseWriter, r *http.Request) (net.Conn, bool) {
+	if r.ProtoMajor != 1 {
+		return nil, false
+	}
+	nc, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return nil, false
+	}
+	nc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
+	if brw.Writer.Buffered() > 0 {
+		brw.Writer.Flush()
+	}
+	if _, err := nc.Write([]byte("HTTP/1." + strconv.Itoa(r.ProtoMinor) + sseHeader)); err != nil {
+		nc.Close()
+		// The stream is already answered: a dead connection ends as one.
+		return nopConn{nc}, true
+	}
+	return nc, true
+}
+
+// nopConn is a connection that failed: reads and writes fail at once.
+type nopConn struct{ net.Conn }
+
+func (nopConn) Read([]byte) (int, error)  { return 0, net.ErrClosed }
+func (nopConn) Write([]byte) (int, error) { return 0, net.ErrClosed }
+
+// rawSSE writes an event stream on a hijacked connection. Events are
+// gathered in a buffer lent by sseBuffers for the time of one flush.
+type rawSSE struct {
+	c   net.Conn
+	buf *[]byte
+}
+
+var sseBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+func (t *rawSSE) setDeadline(d time.Time) { t.c.SetWriteDeadline(d) }
+func (t *rawSSE) add(p []byte) error {
+	if t.buf == nil {
+		t.buf = sseBuffers.Get().(*[]byte)
+	}
+	*t.buf = append(*t.buf, p...)
+	if len(*t.buf) >= 32<<10 {
+		return t.flush()
+	}
+	return nil
+}
+func (t *rawSSE) event(ev *event) error { return t.add(ev.sse) }
+func (t *rawSSE) note(msg string) error {
+	return t.add([]byte(": error: " + strings.ReplaceAll(msg, "\n", " ") + "\n\n"))
+}
+func (t *rawSSE) ping() error {
+	if err := t.add([]byte(": ping\n\n")); err != nil {
+		return err
+	}
+	return t.flush()
+}
+func (t *rawSSE) flush() error {
+	if t.buf == nil {
+		return nil
+	}
+	_, err := t.c.Write(*t.buf)
+	*t.buf = (*t.buf)[:0]
+	if cap(*t.buf) <= 64<<10 {
+		sseBuffers.Put(t.buf)
+	}
+	t.buf = nil
+	return err
+}
+func (t *rawSSE) askAck(from, to uint64) (bool, error) { return true, nil }
+func (t *rawSSE) end(reason string, _ bool) {
+	t.add([]byte(": closed: " + reason + "\n\n"))
+	t.flush()
+}
+
+// wsTransport writes {"id":<n>,"text":"..."} text frames. Event frames
+// are built once per event (event.ws) and gathered in a buffer lent by
+// sseBuffers for the time of one flush, written straight to the connection
+// in one write however many events are waiting; control frames go through
+// gorilla/websocket. mu keeps the two from interleaving (the reader
+// goroutine answers the client's pings).
 type wsTransport struct {
 	ws  *websocket.Conn
 	ack *wsAck
+	mu  *sync.Mutex
+	buf *[]byte
 }
 
 // wsAck is the delivery confirmation a WebSocket waits for: the pong that
@@ -292,27 +422,65 @@ func (a *wsAck) pong(payload string) (ackRange, bool) {
 func (t *wsTransport) askAck(from, to uint64) (bool, error) {
 	r := &ackRange{from: from, to: to, payload: fmt.Sprintf("ack %d %d", from, to)}
 	t.ack.want.Store(r)
-	return false, t.ws.WriteControl(websocket.PingMessage, []byte(r.payload), time.Now().Add(time.Second))
+	return false, t.control(websocket.PingMessage, []byte(r.payload))
 }
 
-func (t *wsTransport) setDeadline(d time.Time) { t.ws.SetWriteDeadline(d) }
-func (t *wsTransport) event(ev *event) error   { return t.ws.WriteMessage(websocket.TextMessage, ev.ws) }
+func (t *wsTransport) control(kind int, data []byte) error {
+	if err := t.flush(); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.ws.WriteControl(kind, data, time.Now().Add(time.Second))
+}
+
+// setDeadline bounds the writes of events; control frames carry their own.
+func (t *wsTransport) setDeadline(d time.Time) { t.ws.NetConn().SetWriteDeadline(d) }
+func (t *wsTransport) add(frame []byte) error {
+	if t.buf == nil {
+		t.buf = sseBuffers.Get().(*[]byte)
+	}
+	*t.buf = append(*t.buf, frame...)
+	if len(*t.buf) >= 32<<10 {
+		return t.flush()
+	}
+	return nil
+}
+func (t *wsTransport) event(ev *event) error { return t.add(ev.ws) }
 func (t *wsTransport) note(msg string) error {
 	b, _ := json.Marshal(map[string]string{"error": msg})
-	return t.ws.WriteMessage(websocket.TextMessage, b)
+	return t.add(appendTextFrame(nil, b))
 }
-func (t *wsTransport) ping() error {
-	return t.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(time.Second))
+func (t *wsTransport) ping() error { return t.control(websocket.PingMessage, nil) }
+func (t *wsTransport) flush() error {
+	if t.buf == nil {
+		return nil
+	}
+	t.mu.Lock()
+	_, err := t.ws.NetConn().Write(*t.buf)
+	t.mu.Unlock()
+	*t.buf = (*t.buf)[:0]
+	if cap(*t.buf) <= 64<<10 {
+		sseBuffers.Put(t.buf)
+	}
+	t.buf = nil
+	return err
 }
-func (t *wsTransport) flush() error { return nil }
 func (t *wsTransport) end(reason string, shuttingDown bool) {
 	t.note(reason)
 	code, short := websocket.CloseTryAgainLater, "slow consumer: resume from the last id"
 	if shuttingDown {
 		code, short = websocket.CloseGoingAway, "server shutting down: resume from the last id"
 	}
-	t.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, short), time.Now().Add(time.Second))
+	t.control(websocket.CloseMessage, websocket.FormatCloseMessage(code, short))
 }
+
+// wsReadBuffer is the read buffer of a WebSocket: a client's frames are
+// short, and a longer one is read through it in pieces.
+const wsReadBuffer = 512
+
+// wsWriteBuffers lends WebSockets their write buffer for the time of a write.
+var wsWriteBuffers = &sync.Pool{}
 
 // wsFrame is what a WebSocket client sends.
 type wsFrame struct {
@@ -363,20 +531,37 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	defer release()
 
 	up := websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
-		ReadBufferSize:   4096,
-		WriteBufferSize:  4096,
-		CheckOrigin:      func(*http.Request) bool { return true }, // checked above
+		// An idle WebSocket holds only its small read buffer: the write
+		// buffer is taken from a pool for each write, and net/http's
+		// buffers are dropped once the handshake is done.
+		ReadBufferSize:  wsReadBuffer,
+		WriteBufferSize: 4096,
+		WriteBufferPool: wsWriteBuffers,
+		CheckOrigin:     func(*http.Request) bool { return true }, // checked above
 	}
 	ws, err := up.Upgrade(w, r, nil)
 	if err != nil {
+		release()
 		return // the upgrader answered the client
 	}
+	// The stream runs on its own goroutines: this handler returns, so that
+	// net/http lets go of the request and of its buffers, which the
+	// WebSocket no longer uses.
+	addr, rawResume := r.RemoteAddr, q.Get("resume")
+	go func() {
+		defer release()
+		s.runWS(ws, nick, resume, hasResume, addr, rawResume)
+	}()
+}
+
+// runWS logs nick in on an upgraded WebSocket and runs its stream: this
+// goroutine writes, another reads.
+func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume bool, addr, rawResume string) {
 	defer ws.Close()
-	t := &wsTransport{ws: ws, ack: &wsAck{}}
+	t := &wsTransport{ws: ws, ack: &wsAck{}, mu: &sync.Mutex{}}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -385,18 +570,18 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	if res.err != nil {
 		t.setDeadline(time.Now().Add(time.Second))
 		t.note("log in: " + res.err.Error())
-		ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, "log in failed"), time.Now().Add(time.Second))
+		t.control(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, "log in failed"))
 		return
 	}
-	s.opts.Logger.Info("connect", "nick", nick, "transport", "ws", "addr", r.RemoteAddr, "resume", q.Get("resume"))
+	s.opts.Logger.Info("connect", "nick", nick, "transport", "ws", "addr", addr, "resume", rawResume)
 
-	notes := make(chan string, 16)
+	notes := make(chan string, 4)
 	var reader sync.WaitGroup
 	reader.Go(func() {
 		defer cancel()
-		s.readWS(ctx, ws, nick, t.ack, notes)
+		s.readWS(ctx, ws, nick, t, notes)
 	})
-	err = s.pump(ctx, c, res.joined, t, notes)
+	err := s.pump(ctx, c, res.joined, t, notes)
 	cancel()
 	ws.Close()
 	reader.Wait()
@@ -406,10 +591,28 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 // readWS reads a WebSocket's frames, sends each as nick's message (in
 // order, without waiting for one to be stored before reading the next), and
 // reports errors to the client through notes.
-func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, ack *wsAck, notes chan<- string) {
+func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, t *wsTransport, notes chan<- string) {
+	ack := t.ack
 	wait := 2 * s.opts.KeepAlive
 	ws.SetReadLimit(int64(s.opts.MaxMessageBytes)*6 + 1024)
 	ws.SetReadDeadline(time.Now().Add(wait))
+	ws.SetPingHandler(func(payload string) error {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		err := ws.WriteControl(websocket.PongMessage, []byte(payload), time.Now().Add(time.Second))
+		if err != nil && !errors.Is(err, websocket.ErrCloseSent) {
+			if ne, ok := errors.AsType[net.Error](err); !ok || !ne.Timeout() {
+				return err
+			}
+		}
+		return nil
+	})
+	ws.SetCloseHandler(func(code int, text string) error {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, ""), time.Now().Add(time.Second))
+		return nil
+	})
 	ws.SetPongHandler(func(payload string) error {
 		if r, ok := ack.pong(payload); ok {
 			s.ackDelivered(nick, r.from, r.to)

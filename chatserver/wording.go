@@ -1,16 +1,42 @@
 package chatserver
 
 import (
+	"strconv"
 	"strings"
 	"time"
 )
 
 // The texts of the source article's events, in one place.
 
-func welcomeText(nick string) string       { return "Welcome " + nick + "!" }
-func onlineText(nicks []string) string     { return "now online: " + strings.Join(nicks, ", ") }
-func joinedText(nick string) string        { return nick + " has joined." }
-func leftText(nick string) string          { return nick + " has left." }
+func welcomeText(nick string) string { return "Welcome " + nick + "!" }
+
+// onlineText lists who is online: every name, or the first of total.
+func onlineText(nicks []string, total int) string {
+	if total <= len(nicks) {
+		return "now online: " + strings.Join(nicks, ", ")
+	}
+	return "now online: " + strings.Join(nicks, ", ") + " and " + strconv.Itoa(total-len(nicks)) + " others (" + strconv.Itoa(total) + " users; a welcome names at most " + strconv.Itoa(len(nicks)) + ")"
+}
+func joinedText(nick string) string { return nick + " has joined." }
+func leftText(nick string) string   { return nick + " has left." }
+
+// manyText is the notice for several users who joined (or left) within one
+// presence window: "A and B joined.", "A, B and C joined.", "A, B and 312
+// others joined.".
+func manyText(nicks []string, joined bool) string {
+	verb := " left."
+	if joined {
+		verb = " joined."
+	}
+	switch n := len(nicks); {
+	case n == 2:
+		return nicks[0] + " and " + nicks[1] + verb
+	case n == 3:
+		return nicks[0] + ", " + nicks[1] + " and " + nicks[2] + verb
+	default:
+		return nicks[0] + ", " + nicks[1] + " and " + strconv.Itoa(n-2) + " others" + verb
+	}
+}
 func toAllText(from, text string) string   { return from + " to all: " + text }
 func privateText(from, text string) string { return from + ": " + text }
 

@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/wasmgap/wasmgap/chatserver"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
@@ -34,6 +38,7 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 	addr := fs.String("addr", "127.0.0.1:8000", "address to listen on (host:port); the host localhost listens on 127.0.0.1 and ::1")
 	chatOptions := addChatFlags(fs, stderr)
 	verbose := fs.Bool("v", false, "log every connection")
+	pprofAddr := fs.String("pprof", "", "serve net/http/pprof (CPU and heap profiles of the running chat) on this loopback address, e.g. 127.0.0.1:6060; a listener of its own, never the chat's")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -54,6 +59,17 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "wasmgap chat: %v\n", err)
 		return 1
 	}
+	if *pprofAddr != "" {
+		pln, err := listenPprof(*pprofAddr)
+		if err != nil {
+			ln.Close()
+			srv.Shutdown(context.Background())
+			fmt.Fprintf(stderr, "wasmgap chat: --pprof: %v\n", err)
+			return 2
+		}
+		defer pln.Close()
+		fmt.Fprintf(stderr, "profiles on http://%s/debug/pprof/ (go tool pprof http://%s/debug/pprof/profile?seconds=10)\n", pln.Addr(), pln.Addr())
+	}
 	fmt.Fprintf(stdout, "chat on http://%s/ (store in %s; Ctrl-C or SIGTERM drains and stops)\n", ln.Addr(), o.DataDir)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -65,13 +81,37 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// listenPprof serves net/http/pprof's handlers on addr, which must be a
+// loopback address: profiles show the server's internals and cost CPU.
+func listenPprof(addr string) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not host:port: %v", addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("%q is not a loopback address: profiles are served on 127.0.0.1, ::1 or localhost only", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	go (&http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}).Serve(ln)
+	return ln, nil
+}
+
 // addChatFlags registers the chat's settings on fs, for `wasmgap chat` and `wasmgap serve`
 // alike; the returned function gives the options once fs is parsed, logging to stderr.
 func addChatFlags(fs *flag.FlagSet, stderr io.Writer) func(verbose bool) chatserver.Options {
 	var o chatserver.Options
 	var origins originList
-	fs.StringVar(&o.DataDir, "data", "data/chat", "folder of the store file chat.db (offline messages, history)")
-	fs.BoolVar(&o.NoSync, "no-fsync", false, "skip the fsync of each store commit (a commit then takes ~0.1 ms instead of ~3 ms on a virtual disk): a process restart still loses nothing, a machine crash may lose the last writes")
+	fs.StringVar(&o.DataDir, "data", "data/chat", "folder of the store files chat.db and chat.wal (offline messages, history)")
+	fs.BoolVar(&o.NoSync, "no-fsync", false, "skip the fdatasync of the store's log after each commit (~0.1 ms on a virtual disk): a process restart still loses nothing, a machine crash may lose the last writes")
 	fs.DurationVar(&o.Retention, "retention", 0, "how long events stay replayable for a resume and offline messages wait in their mailbox (default 24h)")
 	fs.IntVar(&o.QueueSize, "queue", 0, "events that may wait for one stream before it is cut as a slow consumer (default 1024)")
 	fs.DurationVar(&o.LeaveGrace, "leave-grace", 0, "how long a user stays online after its last stream closed, for a reconnect (default 5s; negative: none)")

@@ -1,0 +1,225 @@
+package chatserver
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestPresenceCoalesced: joins within one presence window are told together
+// ("a, b and 3 others joined."), one alone as in the article, and waiting
+// notices come before any later event.
+func TestPresenceCoalesced(t *testing.T) {
+	// A window of an hour: only a later event ends it, whatever the machine's speed.
+	ts := startServer(t, Options{PresenceWindow: time.Hour})
+	obs := ts.login(t, "sse", "obs")
+	obs.expect("Welcome obs!", "now online: ")
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		c := ts.login(t, "ws", n)
+		c.expect("Welcome " + n + "!")
+	}
+	obs.send("all", "hi")
+	obs.expect("a, b and 3 others joined.", "obs to all: hi")
+
+	// One join alone in its window reads as in the article.
+	f := ts.login(t, "sse", "f")
+	f.expect("Welcome f!", "now online: a, b, c, d, e, obs")
+	obs.send("all", "hi f")
+	obs.expect("f has joined.", "obs to all: hi f")
+
+	// Leaves coalesce too; a join after them is told after them.
+	f.close()
+	ts.waitStreams(t, "f", -1)
+	g := ts.login(t, "sse", "g")
+	g.expect("Welcome g!")
+	obs.send("all", "bye")
+	obs.expect("f has left.", "g has joined.", "obs to all: bye")
+}
+
+// TestOnlineListCapped: a welcome names at most maxOnlineShown users and
+// says how many there are.
+func TestOnlineListCapped(t *testing.T) {
+	ts := startServer(t, Options{})
+	for i := range maxOnlineShown + 5 {
+		ts.srv.hub.do(t.Context(), &inspectReq{fn: func(h *hub) {
+			h.users[fmt.Sprintf("u%03d", i)] = &user{conns: map[*conn]struct{}{newConn("x", 1): {}}}
+		}})
+	}
+	c := ts.login(t, "sse", "late")
+	c.expect("Welcome late!")
+	e := c.next()
+	want := fmt.Sprintf(" and 5 others (%d users; a welcome names at most %d)", maxOnlineShown+5, maxOnlineShown)
+	if !strings.HasPrefix(e.text, "now online: u") || !strings.HasSuffix(e.text, want) || strings.Count(e.text, ", ") != maxOnlineShown-1 {
+		t.Fatalf("welcome list %q", e.text)
+	}
+}
+
+// rawStream is a chat stream read at the byte level, with no goroutine and
+// no buffer of its own while idle, so that the memory a test measures is
+// the server's.
+type rawStream struct {
+	c    net.Conn
+	tail []byte
+}
+
+// readUntil reads until want went by.
+func (s *rawStream) readUntil(want string, buf []byte) error {
+	s.c.SetReadDeadline(time.Now().Add(2 * time.Minute))
+	acc := s.tail
+	for !bytes.Contains(acc, []byte(want)) {
+		n, err := s.c.Read(buf)
+		if err != nil {
+			return fmt.Errorf("reading for %q: %w (read %q)", want, err, acc)
+		}
+		acc = append(acc, buf[:n]...)
+		if len(acc) > 64<<10 {
+			acc = acc[len(acc)-len(want):]
+		}
+	}
+	i := bytes.Index(acc, []byte(want)) + len(want)
+	s.tail = append([]byte(nil), acc[i:]...)
+	if len(s.tail) == 0 {
+		s.tail = nil
+	}
+	return nil
+}
+
+// dialRaw logs nick in over SSE or WebSocket and reads to its welcome.
+func dialRaw(addr, kind, nick string, buf []byte) (*rawStream, error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	var req string
+	if kind == "sse" {
+		req = "GET /" + nick + " HTTP/1.1\r\nHost: " + addr + "\r\nAccept: text/event-stream\r\n\r\n"
+	} else {
+		req = "GET /ws?nick=" + nick + " HTTP/1.1\r\nHost: " + addr + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+			"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+	}
+	if _, err := c.Write([]byte(req)); err != nil {
+		c.Close()
+		return nil, err
+	}
+	s := &rawStream{c: c}
+	// Server frames are unmasked: the JSON text is in the bytes as sent.
+	if err := s.readUntil("Welcome "+nick+"!", buf); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// raiseFileLimit sets the soft limit of open files to the hard one and returns it.
+func raiseFileLimit(t testing.TB) uint64 {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	lim.Cur = lim.Max
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	return lim.Cur
+}
+
+// inUse is the memory the Go runtime holds for live objects and stacks.
+func inUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse + m.StackInuse
+}
+
+// TestManyStreams: up to 10,000 distinct users (as many as the limit of open
+// files allows: both ends of each stream are in this process) log in, half
+// over SSE and half over WebSocket; the memory each idle stream holds is
+// measured; then one broadcast reaches every one of them.
+func TestManyStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens thousands of connections")
+	}
+	limit := raiseFileLimit(t)
+	n := min(10000, int(limit-300)/2)
+	if n < 100 {
+		t.Skipf("the limit of open files (%d) allows too few streams", limit)
+	}
+	ts := startServer(t, Options{MaxConnsPerAddr: -1, KeepAlive: time.Hour})
+	addr := strings.TrimPrefix(ts.url, "http://")
+	streams := make([]*rawStream, n)
+	kinds := func(i int) string {
+		if i%2 == 0 {
+			return "sse"
+		}
+		return "ws"
+	}
+	// Warm up: the first streams allocate what every later one shares.
+	base := inUse()
+
+	var next atomic.Int64
+	var failed atomic.Pointer[error]
+	work := func(f func(i int, buf []byte) error) {
+		next.Store(0)
+		var wg sync.WaitGroup
+		for range 32 {
+			wg.Go(func() {
+				buf := make([]byte, 4096)
+				for {
+					i := int(next.Add(1)) - 1
+					if i >= n || failed.Load() != nil {
+						return
+					}
+					if err := f(i, buf); err != nil {
+						failed.CompareAndSwap(nil, &err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if p := failed.Load(); p != nil {
+			t.Fatal(*p)
+		}
+	}
+	start := time.Now()
+	work(func(i int, buf []byte) (err error) {
+		streams[i], err = dialRaw(addr, kinds(i), fmt.Sprintf("user%05d", i), buf)
+		return err
+	})
+	t.Cleanup(func() {
+		for _, s := range streams {
+			if s != nil {
+				s.c.Close()
+			}
+		}
+	})
+	logins := time.Since(start)
+	ts.waitStreams(t, fmt.Sprintf("user%05d", n-1), 1)
+	// Let the coalesced notices of the last window reach the streams.
+	ts.srv.hub.do(t.Context(), &presenceReq{})
+	time.Sleep(200 * time.Millisecond)
+	used := inUse()
+	per := float64(int64(used)-int64(base)) / float64(n)
+	t.Logf("%d streams (%d SSE, %d WebSocket; open-file limit %d) logged in in %v; memory in use grew %.1f MB: %.1f KB per idle stream, both ends (this process holds the clients too)",
+		n, (n+1)/2, n/2, limit, logins.Round(time.Millisecond), float64(int64(used)-int64(base))/1e6, per/1024)
+	if per > 30*1024 {
+		t.Errorf("%.1f KB of memory per idle stream, want at most 30 KB", per/1024)
+	}
+
+	start = time.Now()
+	if status, body := ts.post(t, "boss", "all", "to everyone"); status != 200 {
+		t.Fatalf("broadcast: %d %s", status, body)
+	}
+	work(func(i int, buf []byte) error {
+		return streams[i].readUntil("boss to all: to everyone", buf)
+	})
+	t.Logf("the broadcast reached all %d streams in %v", n, time.Since(start).Round(time.Millisecond))
+}

@@ -1,0 +1,180 @@
+package chatserver
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestMain runs a chat server instead of the tests when asked to by
+// TestKill9KeepsAcknowledged: a process that test can kill -9.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("CHATSERVER_CHILD_DATA"); dir != "" {
+		os.Exit(runChild(dir))
+	}
+	os.Exit(m.Run())
+}
+
+func runChild(dir string) int {
+	srv, err := New(Options{DataDir: dir, LeaveGrace: -1})
+	if err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
+	fmt.Println("listening", ln.Addr())
+	srv.Serve(context.Background(), ln) // until killed
+	return 0
+}
+
+// startChild runs a chat server in a child process on dir.
+func startChild(t *testing.T, dir string) (*testServer, *exec.Cmd) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "CHATSERVER_CHILD_DATA="+dir)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
+	if err != nil || !ok {
+		t.Fatalf("child chat server: %q %v", line, err)
+	}
+	go io.Copy(io.Discard, out)
+	return &testServer{url: "http://" + addr, dir: dir}, cmd
+}
+
+// TestKill9KeepsAcknowledged: every message answered before the server
+// process is killed with SIGKILL is there after a restart: offline messages
+// in their mailbox, a message to all in the history a resume replays.
+func TestKill9KeepsAcknowledged(t *testing.T) {
+	dir := t.TempDir()
+	ts, cmd := startChild(t, dir)
+	joe := ts.login(t, "sse", "joe")
+	joe.expect("Welcome joe!", "now online: ")
+	seen := strconv.FormatUint(joe.lastID, 10)
+	joe.close()
+	const n = 200
+	for i := range n {
+		if status, body := ts.post(t, "mary", "bob", fmt.Sprint("kept ", i)); status != 200 || !strings.Contains(body, "offline") {
+			t.Fatalf("send %d: %d %s", i, status, body)
+		}
+	}
+	if status, body := ts.msg(t, "mary", "all", "last words"); status != 200 {
+		t.Fatalf("send to all: %d %s", status, body)
+	}
+	// Answered: now kill the server without a chance to write anything.
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if fi, err := os.Stat(filepath.Join(dir, "chat.wal")); err != nil || fi.Size() == 0 {
+		t.Fatalf("the log holds nothing after the kill (%v): the test did not test recovery", err)
+	}
+
+	ts2, _ := startChild(t, dir)
+	bob := ts2.login(t, "ws", "bob")
+	bob.expect("Welcome bob!", "now online: ")
+	for i := range n {
+		bob.expectOffline("mary", fmt.Sprint("kept ", i))
+	}
+	again := ts2.resume(t, "sse", "joe", seen)
+	for {
+		e := again.next()
+		if e.text == "mary to all: last words" {
+			break
+		}
+	}
+}
+
+// crashCopy copies the store files of a running server, as a kill -9 would
+// leave them (the server is idle: its last batch is written).
+func crashCopy(t *testing.T, ts *testServer) string {
+	t.Helper()
+	ts.mailbox("nobody") // a batch through the hub: the earlier ones are done
+	dst := t.TempDir()
+	for _, name := range []string{"chat.db", "chat.wal"} {
+		b, err := os.ReadFile(filepath.Join(ts.dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+// TestLogDamage: a log cut short at its end (a crash during a write, never
+// acknowledged) is recovered up to its last whole record, with a warning; a
+// record damaged with more after it refuses the store with a clear error.
+func TestLogDamage(t *testing.T) {
+	ts := startServer(t, Options{})
+	for i := range 20 {
+		if status, body := ts.post(t, "mary", "bob", fmt.Sprint("kept ", i)); status != 200 {
+			t.Fatalf("send: %d %s", status, body)
+		}
+	}
+	snap := crashCopy(t, ts)
+	wal := filepath.Join(snap, "chat.wal")
+	good, _ := os.ReadFile(wal)
+
+	// Cut short: the last record loses its tail.
+	torn := t.TempDir()
+	copyStore(t, snap, torn)
+	os.WriteFile(filepath.Join(torn, "chat.wal"), good[:len(good)-5], 0o600)
+	var logs syncBuffer
+	ts2 := startServer(t, Options{DataDir: torn, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if !strings.Contains(logs.String(), "cut short") {
+		t.Errorf("no warning about the torn record: %s", logs.String())
+	}
+	bob := ts2.login(t, "sse", "bob")
+	bob.expect("Welcome bob!", "now online: ")
+	for i := range 19 {
+		bob.expectOffline("mary", fmt.Sprint("kept ", i))
+	}
+
+	// Damaged in the middle: refused, naming the file and the offset.
+	bad := t.TempDir()
+	copyStore(t, snap, bad)
+	b := append([]byte(nil), good...)
+	b[12] ^= 0xff
+	os.WriteFile(filepath.Join(bad, "chat.wal"), b, 0o600)
+	_, err := New(Options{DataDir: bad})
+	if !errors.Is(err, ErrStoreDamaged) || !strings.Contains(err.Error(), "chat.wal") || !strings.Contains(err.Error(), "checksum") {
+		t.Fatalf("damaged log: %v", err)
+	}
+	t.Log(err)
+}
+
+func copyStore(t *testing.T, from, to string) {
+	t.Helper()
+	for _, name := range []string{"chat.db", "chat.wal"} {
+		b, err := os.ReadFile(filepath.Join(from, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
