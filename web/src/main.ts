@@ -6,7 +6,7 @@ import { fetchCatalogue, fetchHistory } from "./api";
 import { type Bundle, type CellRun, isBrowserEngine, runCell } from "./cells";
 import { renderChart } from "./chart";
 import { showDetails } from "./details";
-import { info, order } from "./engines";
+import { appendGrouped, info, order } from "./engines";
 import { duration } from "./format";
 import { type HistoryRow, normalize } from "./history";
 import { toMarkdown } from "./markdown";
@@ -108,7 +108,7 @@ function buildForm(app: App): void {
       sel.engines = order([...enginesHost.querySelectorAll<HTMLInputElement>("input:checked")].map((i) => i.value));
       changed(app);
     };
-    enginesHost.append(lab);
+    appendGrouped(enginesHost, e, lab);
   }
 
   for (const [id, lim, key] of [
