@@ -7,17 +7,22 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/wasmgap/wasmgap/engine"
 )
 
 // TestPagePeersInChromium: the page offers the engines in three groups, runs fib_rec(25)
-// on the other languages and on kernels.wasm under Node, and shows each time beside
-// native's, with its ratio to it.
+// on the other languages and on kernels.wasm under Node (and wasmtime, in a binary built
+// with -tags wasmtime), and shows each time beside native's, with its ratio to it.
 func TestPagePeersInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Chromium and every peer's runtime")
 	}
 	p := newBrowserPage(t)
 	engines := []string{"c", "java", "node-js", "php", "node-wasm"}
+	if engine.Known("wasmtime") == nil {
+		engines = append(engines, "wasmtime")
+	}
 	p.open("k=fib_rec&fib_rec.n=25&e=native," + strings.Join(engines, ",") + "&runs=3&warmup=1")
 
 	groups, err := chromedp.Run(p.ctx, chromedp.Evaluate[map[string][]string](`Object.fromEntries([...document.querySelectorAll("#engines-list .engine-group")].map(
