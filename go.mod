@@ -8,6 +8,7 @@ require github.com/traefik/yaegi v0.16.1
 
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
+	github.com/bytecodealliance/wasmtime-go/v39 v39.0.1
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/gorilla/websocket v1.5.3

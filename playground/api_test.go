@@ -357,7 +357,7 @@ func TestKernelsAndExpected(t *testing.T) {
 	if len(c.Kernels) < 4 || c.Kernels[0].Name != "fib_it" || c.Kernels[0].Params[0].Max != 92 {
 		t.Errorf("kernels %+v", c.Kernels)
 	}
-	if strings.Join(c.Engines, ",") != "native,wazero-compiler,wazero-interpreter,yaegi" {
+	if strings.Join(c.Engines, ",") != "native,wazero-compiler,wazero-interpreter,yaegi,node-wasm,c,c-wasm,java,node-js,php-jit,php" {
 		t.Errorf("engines %v", c.Engines)
 	}
 	if !c.Panels["chat"] || c.Panels["load"] {

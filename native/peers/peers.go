@@ -36,7 +36,9 @@
 // (which every driver checks on its own), or a failure the language lets the driver catch:
 // a stack overflow ("error stack overflow: ..."; C catches SIGSEGV on an alternate stack,
 // Java StackOverflowError, Node RangeError) or a PHP fatal error ("error fatal: ...", after
-// which the PHP driver exits). Otherwise a driver stays usable after an error answer. It exits
+// which the PHP driver exits). The node-wasm driver (NodeWasm: kernels.wasm on Node's V8)
+// exits after answering a failed call too, as an exception leaves the module's Go runtime
+// unusable. Otherwise a driver stays usable after an error answer. It exits
 // when stdin closes. A failure the driver cannot catch ends it (a wasm trap, a signal): Call
 // then returns ErrExited, with ErrStackOverflow too for a SIGSEGV or wazero's stack trap.
 //
@@ -95,6 +97,9 @@ type Options struct {
 	// the repository's other wazero engines: then a c-wasm call that outlives its context
 	// runs on in its goroutine until it returns, and only ending the process stops it.
 	InterruptibleWasm bool
+	// Module (node-wasm only) is the kernels.wasm to run; nil means the one built into this
+	// binary (package wasm).
+	Module []byte
 	// Stderr receives what the driver writes to its standard error. Nil keeps only its
 	// last few kilobytes, quoted in the error when the driver dies.
 	Stderr io.Writer

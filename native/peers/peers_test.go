@@ -18,6 +18,7 @@ import (
 var cacheDir string
 
 func TestMain(m *testing.M) {
+	serveOrphanIfRequested()
 	dir, err := os.MkdirTemp("", "peers-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -45,6 +46,9 @@ func startWith(t testing.TB, name string, opts Options) *Process {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	p, err := Start(ctx, name, opts)
+	if name == NodeWasm && err != nil && strings.Contains(err.Error(), "go tool task wasm") {
+		t.Skipf("%v", err) // kernels.wasm is not built into this test binary
+	}
 	if errors.Is(err, ErrNotInstalled) {
 		if os.Getenv("PEERS_REQUIRED") == "1" {
 			t.Fatalf("PEERS_REQUIRED=1 and %v", err)
@@ -77,8 +81,11 @@ var smallArgs = map[string][][]int{
 	"test8b":    {{1000}},
 }
 
+// drivers are every driver the package starts: the peers and node-wasm.
+var drivers = append(Names(), NodeWasm)
+
 func TestEveryKernelEveryPeer(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range drivers {
 		t.Run(name, func(t *testing.T) {
 			p := start(t, name)
 			t.Logf("%s: %s %s, setup %+v", name, p.Language, p.Runtime, p.Setup)
@@ -144,7 +151,7 @@ func TestDriverChecksRequests(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range Names() {
+	for _, name := range drivers {
 		t.Run(name, func(t *testing.T) {
 			p := start(t, name)
 			ctx := context.Background()
@@ -192,7 +199,7 @@ func TestCallChecksArguments(t *testing.T) {
 // TestTimeoutKillsDriver: a call that outlives its context kills the driver, and the
 // Process says so on every later call.
 func TestTimeoutKillsDriver(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range drivers {
 		t.Run(name, func(t *testing.T) {
 			p := startWith(t, name, interruptible)
 			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -211,7 +218,7 @@ func TestTimeoutKillsDriver(t *testing.T) {
 
 // TestKilledMidRun: a driver killed from outside during a call gives a clear error.
 func TestKilledMidRun(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range drivers {
 		t.Run(name, func(t *testing.T) {
 			p := startWith(t, name, interruptible)
 			go func() {
@@ -233,7 +240,7 @@ func TestNotInstalled(t *testing.T) {
 	for _, program := range []string{"gcc", "clang", "javac", "java", "node", "php"} {
 		opts.Commands[program] = missing
 	}
-	for _, name := range Names() {
+	for _, name := range drivers {
 		_, err := Start(context.Background(), name, opts)
 		if !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "not installed: apt-get install ") {
 			t.Errorf("Start(%s) with its programs missing: err = %v, want ErrNotInstalled with an install hint", name, err)
@@ -257,7 +264,7 @@ func TestToolchainPartMissing(t *testing.T) {
 
 func TestUnknownPeer(t *testing.T) {
 	_, err := Start(context.Background(), "cobol", Options{CacheDir: t.TempDir()})
-	if err == nil || !strings.Contains(err.Error(), `unknown peer "cobol": valid peers are c, c-wasm, java, node-js, php, php-jit`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown peer "cobol": valid peers are c, c-wasm, java, node-js, php, php-jit, and node-wasm`) {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -13,3 +13,6 @@ func killProcessGroup(cmd *exec.Cmd) {
 		cmd.Process.Kill()
 	}
 }
+
+// startDriver starts cmd.
+func startDriver(cmd *exec.Cmd) error { return cmd.Start() }

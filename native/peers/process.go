@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wasmgap/wasmgap/internal/capped"
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
@@ -108,7 +109,7 @@ func startCommand(ctx context.Context, name string, argv []string, dir string, o
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	setProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
+	if err := startDriver(cmd); err != nil {
 		return nil, fmt.Errorf("%s: start %s: %w", name, argv[0], err)
 	}
 	c := conn{
@@ -244,6 +245,10 @@ func (p *Process) died(label string) error {
 	if errors.Is(p.exitErr, ErrStackOverflow) {
 		return fmt.Errorf("%s: %s: %w: %w", p.Name, label, p.exitErr, ErrExited)
 	}
+	if p.stderr.has("goroutine stack exceeds") {
+		// kernels.wasm's Go runtime (node-wasm) printed why it gave up, then exited.
+		return fmt.Errorf("%s: %s: the module's Go runtime reached its stack limit (%s)%s: %w: %w", p.Name, label, reason, p.stderr.quote(), ErrStackOverflow, ErrExited)
+	}
 	return fmt.Errorf("%s: %s: the driver exited (%s)%s: %w", p.Name, label, reason, p.stderr.quote(), ErrExited)
 }
 
@@ -289,36 +294,38 @@ func (p *Process) drain() {
 	})
 }
 
-// tail keeps the last bytes a driver wrote to stderr, copying them to w when it is set.
+// tail keeps the first and the last bytes a driver wrote to stderr (the start is where a
+// runtime says why it gave up, before its stack trace), copying them to w when it is set.
 type tail struct {
 	mu  sync.Mutex
 	w   io.Writer
-	buf []byte
+	buf capped.Buffer
 }
 
-const tailMax = 4 << 10
+// The bytes of stderr a tail keeps at its start and at its end.
+const (
+	headMax = 1 << 10
+	tailMax = 4 << 10
+)
 
-func newTail(w io.Writer) *tail { return &tail{w: w} }
+func newTail(w io.Writer) *tail { return &tail{w: w, buf: capped.Buffer{Head: headMax, Tail: tailMax}} }
 
-// Write keeps the last tailMax bytes of p.
+// Write keeps the start and the end of what is written.
 func (t *tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.w != nil {
 		t.w.Write(p)
 	}
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > tailMax {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailMax:]...)
-	}
-	return len(p), nil
+	return t.buf.Write(p)
 }
+
+// has reports whether what was kept contains s.
+func (t *tail) has(s string) bool { return strings.Contains(t.buf.String(), s) }
 
 // quote returns "; stderr: ..." with what was kept, or "" when nothing was.
 func (t *tail) quote() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := strings.TrimSpace(string(t.buf))
+	s := strings.TrimSpace(t.buf.String())
 	if s == "" {
 		return ""
 	}

@@ -18,7 +18,7 @@ import (
 
 // sources are the drivers, embedded so that a binary builds them wherever it runs.
 //
-//go:embed c/kernels.c java/Kernels.java js/kernels.js php/kernels.php
+//go:embed c/kernels.c java/Kernels.java js/kernels.js php/kernels.php nodewasm/driver.mjs
 var sources embed.FS
 
 // The Debian packages that provide each program (Debian 12).
@@ -48,7 +48,7 @@ func Start(ctx context.Context, name string, opts Options) (*Process, error) {
 		if err != nil {
 			return nil, err
 		}
-		b, err := prepare(ctx, opts, name, "c/kernels.c", []string{gcc}, func(dir string) error {
+		b, err := prepare(ctx, opts, name, embedded("c/kernels.c"), []string{gcc}, func(dir string) error {
 			return compile(ctx, dir, gcc, hintGCC, "-O2", "-o", "kernels", "kernels.c")
 		})
 		if err != nil {
@@ -60,7 +60,7 @@ func Start(ctx context.Context, name string, opts Options) (*Process, error) {
 		if err != nil {
 			return nil, err
 		}
-		b, err := prepare(ctx, opts, name, "c/kernels.c", []string{clang}, func(dir string) error {
+		b, err := prepare(ctx, opts, name, embedded("c/kernels.c"), []string{clang}, func(dir string) error {
 			// The same 8 MiB stack as the native C driver (clang's default is 64 KiB).
 			return compile(ctx, dir, clang, hintClang, "--target=wasm32-wasi", "-O2", "-Wl,-z,stack-size=8388608", "-o", "kernels.wasm", "kernels.c")
 		})
@@ -77,7 +77,7 @@ func Start(ctx context.Context, name string, opts Options) (*Process, error) {
 		if err != nil {
 			return nil, err
 		}
-		b, err := prepare(ctx, opts, name, "java/Kernels.java", []string{javac}, func(dir string) error {
+		b, err := prepare(ctx, opts, name, embedded("java/Kernels.java"), []string{javac}, func(dir string) error {
 			return compile(ctx, dir, javac, hintJava, "-d", ".", "Kernels.java")
 		})
 		if err != nil {
@@ -89,7 +89,7 @@ func Start(ctx context.Context, name string, opts Options) (*Process, error) {
 		if err != nil {
 			return nil, err
 		}
-		b, err := prepare(ctx, opts, name, "js/kernels.js", nil, nil)
+		b, err := prepare(ctx, opts, name, embedded("js/kernels.js"), nil, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -105,7 +105,7 @@ func Start(ctx context.Context, name string, opts Options) (*Process, error) {
 		if err != nil {
 			return nil, err
 		}
-		b, err := prepare(ctx, opts, name, "php/kernels.php", nil, nil)
+		b, err := prepare(ctx, opts, name, embedded("php/kernels.php"), nil, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -118,8 +118,22 @@ func Start(ctx context.Context, name string, opts Options) (*Process, error) {
 			return nil, notInstalled{fmt.Sprintf("php-jit: opcache's JIT is not available in %s (%s): %s", php, p.Runtime, hint)}
 		}
 		return p, nil
+	case NodeWasm:
+		node, err := lookup(opts, "node", hintNode)
+		if err != nil {
+			return nil, err
+		}
+		files, err := nodeWasmFiles(opts)
+		if err != nil {
+			return nil, err
+		}
+		b, err := prepare(ctx, opts, name, files, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		return b.run(ctx, opts, node, filepath.Join(b.dir, "driver.mjs"), filepath.Join(b.dir, "kernels.wasm"), filepath.Join(b.dir, "catalogue.json"))
 	}
-	return nil, fmt.Errorf("unknown peer %q: valid peers are %s", name, strings.Join(Names(), ", "))
+	return nil, fmt.Errorf("unknown peer %q: valid peers are %s, and %s", name, strings.Join(Names(), ", "), NodeWasm)
 }
 
 // notInstalled is an ErrNotInstalled with the install hint in its message.
@@ -208,17 +222,30 @@ func DefaultCacheDir() string {
 	return filepath.Join(dir, filepath.FromSlash(cacheNS))
 }
 
-// prepare puts the peer's source in the cache directory, under a name derived from the
-// source, the build's inputs (the compiler's path, size and time, so an upgraded compiler
+// file is one file of a driver, as prepare writes it.
+type file struct {
+	name string
+	data []byte
+}
+
+// embedded is the driver source at path in sources, as one file; the sources are built
+// into the binary, so a missing one is a programming error.
+func embedded(path string) []file {
+	data, err := fs.ReadFile(sources, path)
+	if err != nil {
+		panic("peers: " + err.Error())
+	}
+	return []file{{name: filepath.Base(path), data: data}}
+}
+
+// prepare puts the peer's files in the cache directory, under a name derived from the
+// files, the build's inputs (the compiler's path, size and time, so an upgraded compiler
 // builds anew) and the peer's name, and runs build there once. A nil build only copies.
-func prepare(ctx context.Context, opts Options, name, source string, inputs []string, build func(dir string) error) (*built, error) {
+func prepare(ctx context.Context, opts Options, name string, files []file, inputs []string, build func(dir string) error) (*built, error) {
 	if err := context.Cause(ctx); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	src, err := fs.ReadFile(sources, source)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
+	var err error
 	root := opts.CacheDir
 	if root == "" {
 		root = DefaultCacheDir()
@@ -234,7 +261,10 @@ func prepare(ctx context.Context, opts Options, name, source string, inputs []st
 		return nil, fmt.Errorf("%s: cache directory: %w", name, err)
 	}
 	h := sha256.New()
-	h.Write(src)
+	for _, f := range files {
+		fmt.Fprintf(h, "\x00%s %d\x00", f.name, len(f.data))
+		h.Write(f.data)
+	}
 	for _, in := range append([]string{name}, inputs...) {
 		fmt.Fprintf(h, "\x00%s", in)
 		if real, err := filepath.EvalSymlinks(in); err == nil {
@@ -254,9 +284,11 @@ func prepare(ctx context.Context, opts Options, name, source string, inputs []st
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	defer os.RemoveAll(tmp) // a no-op once renamed
-	if err := os.WriteFile(filepath.Join(tmp, filepath.Base(source)), src, 0o644); err != nil {
-		b.done()
-		return nil, fmt.Errorf("%s: %w", name, err)
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(tmp, f.name), f.data, 0o644); err != nil {
+			b.done()
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	if build != nil {
 		t0 := time.Now()

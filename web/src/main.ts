@@ -7,7 +7,7 @@ import { type Bundle, type CellRun, type CellState, isBrowserEngine, runCell } f
 import { type CustomPanel, mountCustom } from "./custom";
 import { renderChart } from "./chart";
 import { showDetails } from "./details";
-import { info, order } from "./engines";
+import { appendGrouped, info, order } from "./engines";
 import { duration } from "./format";
 import { type HistoryRow, normalize } from "./history";
 import { toMarkdown } from "./markdown";
@@ -116,7 +116,7 @@ function buildForm(app: App): void {
       sel.engines = order([...enginesHost.querySelectorAll<HTMLInputElement>("input:checked")].map((i) => i.value));
       changed(app);
     };
-    enginesHost.append(lab);
+    appendGrouped(enginesHost, e, lab);
   }
 
   for (const [id, lim, key] of [

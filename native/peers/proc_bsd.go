@@ -1,4 +1,4 @@
-//go:build unix
+//go:build unix && !linux
 
 package peers
 
@@ -22,3 +22,6 @@ func killProcessGroup(cmd *exec.Cmd) {
 		cmd.Process.Kill()
 	}
 }
+
+// startDriver starts cmd.
+func startDriver(cmd *exec.Cmd) error { return cmd.Start() }

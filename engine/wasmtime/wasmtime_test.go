@@ -1,0 +1,80 @@
+//go:build wasmtime
+
+package wasmtime
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/wasmgap/wasmgap/engine"
+	"github.com/wasmgap/wasmgap/kernels"
+)
+
+// load starts an engine with a cache of the test's own, skipping when kernels.wasm is not
+// built into the test binary.
+func load(t *testing.T, dir string) (*Engine, engine.Setup) {
+	t.Helper()
+	return loadWith(t, Options{CacheDir: dir})
+}
+
+func loadWith(t *testing.T, opts Options) (*Engine, engine.Setup) {
+	t.Helper()
+	e := New(opts)
+	setup, err := e.Load(context.Background())
+	if err != nil && strings.Contains(err.Error(), "go tool task wasm") {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(context.Background()) })
+	return e, setup
+}
+
+// Small arguments of recursion and loop kernels give the catalogue's values, and a second
+// engine loads the compiled module from the cache.
+func TestKernels(t *testing.T) {
+	dir := t.TempDir()
+	e, setup := load(t, dir)
+	if setup.Cached || setup.Compile <= 0 {
+		t.Errorf("first load: setup %+v, want a compilation", setup)
+	}
+	for _, c := range []struct {
+		kernel string
+		args   []int
+	}{
+		{"fib_it", []int{92}}, {"fib_rec", []int{20}}, {"ack", []int{2, 3}}, {"ack_while", []int{3, 3}},
+		{"test1", []int{20_100, 100}}, {"test5", []int{20_100, 100}}, {"test7", []int{1_000}}, {"test8", []int{1_000}},
+	} {
+		k, err := kernels.Lookup(c.kernel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := e.Run(context.Background(), k, c.args)
+		if want := k.Expected(c.args); err != nil || v != want {
+			t.Errorf("%s = %d, %v; want %d", k.Label(c.args), v, err, want)
+		}
+	}
+	if _, setup := load(t, dir); !setup.Cached {
+		t.Errorf("second load: setup %+v, want the module from the cache", setup)
+	}
+}
+
+// A recursion deeper than the wasm stack allows is engine.ErrStackOverflow: ack(3, 10)
+// recurses about 8,000 deep, past a 64 KiB stack.
+func TestStackOverflow(t *testing.T) {
+	e, _ := loadWith(t, Options{CacheDir: t.TempDir(), MaxWasmStack: 64 << 10})
+	k, _ := kernels.Lookup("ack")
+	_, err := e.Run(context.Background(), k, []int{3, 10})
+	if !errors.Is(err, engine.ErrStackOverflow) {
+		t.Errorf("ack(3, 10) on a 64 KiB stack: %v, want engine.ErrStackOverflow", err)
+	}
+}
+
+func TestRegistered(t *testing.T) {
+	if err := engine.Known(Name); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,83 @@
+package peers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wasmgap/wasmgap/engine"
+	"github.com/wasmgap/wasmgap/kernels"
+)
+
+// Engine is a driver as an engine.Engine: Load starts it, Run asks it for one call, RunBatch
+// for a batch of calls timed inside the driver, Close stops it. Packages engine/peer and
+// engine/nodewasm register the drivers as engines under their names.
+type Engine struct {
+	name string
+	opts Options
+	p    *Process
+}
+
+// NewEngine returns the named driver (a peer, or NodeWasm) as an engine; Load starts it.
+func NewEngine(name string, opts Options) *Engine { return &Engine{name: name, opts: opts} }
+
+// Name returns the driver's name.
+func (e *Engine) Name() string { return e.name }
+
+// Load builds the driver (or finds it in the cache) and starts it. The build, and for
+// c-wasm wazero's compilation too, count as Compile; the driver's start-up up to its ready
+// line as Instantiate. A missing runtime is an error that wraps ErrNotInstalled and names
+// the packages to install.
+func (e *Engine) Load(ctx context.Context) (engine.Setup, error) {
+	if e.p != nil {
+		return engine.Setup{}, fmt.Errorf("%s: Load called twice", e.name)
+	}
+	p, err := Start(ctx, e.name, e.opts)
+	if err != nil {
+		return engine.Setup{}, err
+	}
+	e.p = p
+	return engine.Setup{Compile: p.Setup.Build + p.Setup.Compile, Instantiate: p.Setup.Start, Cached: p.Setup.Cached}, nil
+}
+
+// Runtime returns what the driver's ready line says about its runtime ("c gcc 12.2.0"),
+// or "" before Load.
+func (e *Engine) Runtime() string {
+	if e.p == nil {
+		return ""
+	}
+	return e.p.Language + " " + e.p.Runtime
+}
+
+// Run calls the kernel once in the driver and returns its value. A stack overflow wraps
+// engine.ErrStackOverflow.
+func (e *Engine) Run(ctx context.Context, k *kernels.Kernel, args []int) (int64, error) {
+	first, _, _, err := e.RunBatch(ctx, k, args, 1)
+	return first, err
+}
+
+// RunBatch calls the kernel reps times in the driver, and returns the first value, the sum
+// of all values (wrapped to int64) and the time the calls took, measured inside the driver
+// so that the pipe's round trip is not in it. A stack overflow wraps engine.ErrStackOverflow.
+func (e *Engine) RunBatch(ctx context.Context, k *kernels.Kernel, args []int, reps int) (first, sum int64, elapsed time.Duration, err error) {
+	if e.p == nil {
+		return 0, 0, 0, fmt.Errorf("%s: Run before Load", e.name)
+	}
+	r, err := e.p.Call(ctx, k.Name, reps, args)
+	if err != nil {
+		if errors.Is(err, ErrStackOverflow) {
+			err = fmt.Errorf("%w: %w", engine.ErrStackOverflow, err)
+		}
+		return 0, 0, 0, err
+	}
+	return r.First, r.Sum, r.Elapsed, nil
+}
+
+// Close stops the driver.
+func (e *Engine) Close(context.Context) error {
+	if e.p == nil {
+		return nil
+	}
+	return e.p.Close()
+}

@@ -1,0 +1,61 @@
+package playground
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/wasmgap/wasmgap/engine"
+)
+
+// TestPagePeersInChromium: the page offers the engines in three groups, runs fib_rec(25)
+// on the other languages and on kernels.wasm under Node (and wasmtime, in a binary built
+// with -tags wasmtime), and shows each time beside native's, with its ratio to it.
+func TestPagePeersInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Chromium and every peer's runtime")
+	}
+	p := newBrowserPage(t)
+	engines := []string{"c", "java", "node-js", "php", "node-wasm"}
+	if engine.Known("wasmtime") == nil {
+		engines = append(engines, "wasmtime")
+	}
+	p.open("k=fib_rec&fib_rec.n=25&e=native," + strings.Join(engines, ",") + "&runs=3&warmup=1")
+
+	groups, err := chromedp.Run(p.ctx, chromedp.Evaluate[map[string][]string](`Object.fromEntries([...document.querySelectorAll("#engines-list .engine-group")].map(
+		(g) => [g.querySelector(".engine-group-title").textContent, [...g.querySelectorAll("input")].map((i) => i.value)]))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for engine, group := range map[string]string{
+		"native": "Go tiers", "yaegi": "Go tiers", "node-wasm": "WebAssembly engines", "browser-wasm": "WebAssembly engines",
+		"c": "Other languages", "java": "Other languages", "php": "Other languages", "browser-js": "Other languages",
+	} {
+		if !strings.Contains(","+strings.Join(groups[group], ",")+",", ","+engine+",") {
+			t.Errorf("engine %s is not in the group %q: groups %v", engine, group, groups)
+		}
+	}
+
+	p.runAll(5 * time.Minute)
+	want := expected(t, "fib_rec", 25)
+	if got := p.cell("fib_rec", "native"); got.State != "done" || got.Value != want {
+		t.Fatalf("fib_rec(25) on native: %+v, want done with value %s", got, want)
+	}
+	for _, engine := range engines {
+		got := p.cell("fib_rec", engine)
+		if strings.Contains(got.Text, "not installed") && os.Getenv("PEERS_REQUIRED") != "1" {
+			t.Logf("%s: %s (set PEERS_REQUIRED=1 to make this a failure)", engine, got.Text)
+			continue
+		}
+		if got.State != "done" || got.Value != want || !strings.Contains(got.Text, "×") {
+			t.Errorf("fib_rec(25) on %s: %+v, want done with value %s and its ratio to native", engine, got, want)
+		}
+	}
+	if errs := p.consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+	}
+	p.screenshot("peers.png")
+}
