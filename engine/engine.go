@@ -52,6 +52,17 @@ type Batcher interface {
 	RunBatch(ctx context.Context, k *kernels.Kernel, args []int, reps int) (first, sum int64, err error)
 }
 
+// SelfTimer is implemented by an engine whose calls run in another process (a peer's
+// driver, Node): a call's round trip through the pipe costs tens of microseconds, more than
+// many kernels, so the driver times the calls with its own monotonic clock and the harness
+// takes that time for the sample instead of its own. measure.Measure prefers it to Batcher.
+type SelfTimer interface {
+	// RunTimedBatch calls the kernel reps (≥ 1) times with args and returns the value of
+	// the first call, the sum of all values (wrapping on overflow) and the time the calls
+	// took as the engine measured it.
+	RunTimedBatch(ctx context.Context, k *kernels.Kernel, args []int, reps int) (first, sum int64, elapsed time.Duration, err error)
+}
+
 // ColdStarter is implemented by an engine that keeps compiled code in a cache (wazero's
 // compiler, on disk): DisableCache, called before Load, makes Load compile from scratch,
 // so that Setup.Compile is a cold start. measure.Options.Cold asks for it.

@@ -202,15 +202,20 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 	progress(PhaseLoad, 1, 1)
 
 	batcher, _ := e.(engine.Batcher)
+	selfTimer, _ := e.(engine.SelfTimer)
 	firstCall := true
 	// batch runs reps calls, times them together and checks them.
 	batch := func(reps int) (time.Duration, bool) {
 		var first, sum int64
 		var err error
+		var selfTimed time.Duration
 		start := now()
-		if batcher != nil {
+		switch {
+		case selfTimer != nil:
+			first, sum, selfTimed, err = selfTimer.RunTimedBatch(ctx, k, args, reps)
+		case batcher != nil:
 			first, sum, err = batcher.RunBatch(ctx, k, args, reps)
-		} else {
+		default:
 			first, err = e.Run(ctx, k, args)
 			sum = first
 			for i := 1; i < reps && err == nil; i++ {
@@ -220,6 +225,9 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 			}
 		}
 		d := now().Sub(start)
+		if selfTimer != nil && err == nil {
+			d = selfTimed
+		}
 		isFirst := firstCall
 		firstCall = false
 		if isFirst && reps == 1 {

@@ -382,3 +382,47 @@ func TestMeasureCold(t *testing.T) {
 		}
 	}
 }
+
+// selfTimedEngine runs in "another process": every call costs pipe time on the harness's
+// clock, but the engine reports only the calls' own time.
+type selfTimedEngine struct {
+	fakeEngine
+	pipe, call time.Duration
+	batches    int
+}
+
+func (s *selfTimedEngine) RunTimedBatch(ctx context.Context, k *kernels.Kernel, args []int, reps int) (first, sum int64, elapsed time.Duration, err error) {
+	s.batches++
+	*s.clock = s.clock.Add(s.pipe)
+	for i := range reps {
+		v, err := s.Run(ctx, k, args)
+		if err != nil {
+			return first, sum, 0, err
+		}
+		if i == 0 {
+			first = v
+		}
+		sum += v
+	}
+	*s.clock = s.clock.Add(s.pipe)
+	return first, sum, time.Duration(reps) * s.call, nil
+}
+
+// An engine that times itself (engine.SelfTimer) is timed by its own clock: the pipe's
+// round trip around each batch is not in its samples.
+func TestMeasureSelfTimed(t *testing.T) {
+	k, _ := kernels.Lookup("fib_it")
+	clock := withFakeClock(t)
+	e := &selfTimedEngine{pipe: 50 * time.Microsecond, call: 2 * time.Microsecond}
+	e.fakeEngine = fakeEngine{results: []fakeRun{{value: k.Expected([]int{40})}}, clock: clock, cost: 0}
+	r := Measure(context.Background(), e, k, []int{40}, Options{Runs: 6, Warmup: 1, MinSample: time.Millisecond}, nil)
+	if r.Failed() {
+		t.Fatal(r.Failure)
+	}
+	if r.Median != float64(2*time.Microsecond) {
+		t.Errorf("median %v ns per call, want the engine's own 2000 (the pipe's 100 µs a batch left out)", r.Median)
+	}
+	if r.Calls < 500 || e.batches == 0 || e.fakeEngine.calls < 6*r.Calls {
+		t.Errorf("k = %d in %d batches of %d calls: want samples of at least 1 ms of the engine's time", r.Calls, e.batches, e.fakeEngine.calls)
+	}
+}

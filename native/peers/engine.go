@@ -10,8 +10,8 @@ import (
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
-// Engine is a driver as an engine.Engine: Load starts it, Run asks it for one call, RunBatch
-// for a batch of calls timed inside the driver, Close stops it. Packages engine/peer and
+// Engine is a driver as an engine.Engine: Load starts it, Run asks it for one call,
+// RunTimedBatch (engine.SelfTimer) for a batch of calls timed inside the driver, Close stops it. Packages engine/peer and
 // engine/nodewasm register the drivers as engines under their names.
 type Engine struct {
 	name string
@@ -53,14 +53,14 @@ func (e *Engine) Runtime() string {
 // Run calls the kernel once in the driver and returns its value. A stack overflow wraps
 // engine.ErrStackOverflow.
 func (e *Engine) Run(ctx context.Context, k *kernels.Kernel, args []int) (int64, error) {
-	first, _, _, err := e.RunBatch(ctx, k, args, 1)
+	first, _, _, err := e.RunTimedBatch(ctx, k, args, 1)
 	return first, err
 }
 
-// RunBatch calls the kernel reps times in the driver, and returns the first value, the sum
+// RunTimedBatch calls the kernel reps times in the driver, and returns the first value, the sum
 // of all values (wrapped to int64) and the time the calls took, measured inside the driver
 // so that the pipe's round trip is not in it. A stack overflow wraps engine.ErrStackOverflow.
-func (e *Engine) RunBatch(ctx context.Context, k *kernels.Kernel, args []int, reps int) (first, sum int64, elapsed time.Duration, err error) {
+func (e *Engine) RunTimedBatch(ctx context.Context, k *kernels.Kernel, args []int, reps int) (first, sum int64, elapsed time.Duration, err error) {
 	if e.p == nil {
 		return 0, 0, 0, fmt.Errorf("%s: Run before Load", e.name)
 	}

@@ -36,9 +36,9 @@ func TestEngine(t *testing.T) {
 			if err != nil || v != 6765 {
 				t.Errorf("Run fib_rec(20) = %d, %v; want 6765", v, err)
 			}
-			first, sum, elapsed, err := e.RunBatch(ctx, fibRec, []int{20}, 4)
+			first, sum, elapsed, err := e.RunTimedBatch(ctx, fibRec, []int{20}, 4)
 			if err != nil || first != 6765 || sum != 4*6765 || elapsed <= 0 {
-				t.Errorf("RunBatch fib_rec(20) ×4 = %d, %d, %v, %v; want 6765, %d and a time", first, sum, elapsed, err, 4*6765)
+				t.Errorf("RunTimedBatch fib_rec(20) ×4 = %d, %d, %v, %v; want 6765, %d and a time", first, sum, elapsed, err, 4*6765)
 			}
 		})
 	}
