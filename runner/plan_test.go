@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasmgap/wasmgap/engine"
+	"github.com/wasmgap/wasmgap/kernels"
 	"github.com/wasmgap/wasmgap/measure"
 )
 
@@ -19,7 +21,8 @@ func TestPlanJobs(t *testing.T) {
 		count   int
 		wantErr string
 	}{
-		{name: "everything", plan: Plan{Options: measure.Defaults()}, count: 14 * 4},
+		// Every kernel of the catalogue on every registered engine (the Go tiers, the peers, …).
+		{name: "everything", plan: Plan{Options: measure.Defaults()}, count: len(kernels.All()) * len(engine.Names())},
 		{name: "no runs", plan: Plan{}, wantErr: "runs = 0 is out of range: allowed 1 to 1000"},
 		{
 			name: "one engine, two kernels, defaults",
