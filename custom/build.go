@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/capped"
+	"github.com/wasmgap/wasmgap/internal/childproc"
 )
 
 // DefaultTimeout bounds one build of a user's source.
@@ -503,7 +504,9 @@ func (b *Builder) compileFor(ctx context.Context, dir string, src []byte, fn *Fu
 	cmd.Dir = dir
 	out := &capped.Buffer{Head: 32 << 10, Tail: 4 << 10}
 	cmd.Stdout, cmd.Stderr = out, out
-	runErr := startCmd(cmd)
+	// A process group of its own that dies with the server (package childproc); the
+	// parent-death signal survives the helper's exec of the go command.
+	runErr := childproc.Start(cmd)
 	if runErr == nil {
 		runErr = cmd.Wait()
 	}

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/wasmgap/wasmgap/internal/childproc"
 )
 
 // limitEnv carries the rlimits and the command to a child of this program that sets them
@@ -54,8 +56,7 @@ func limitedCommand(ctx context.Context, bin string, args []string, env []string
 	}
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Env = append(append([]string(nil), env...), limitEnv+"="+string(spec))
-	setGroup(cmd)
-	cmd.Cancel = func() error { return killGroup(cmd) }
+	cmd.Cancel = func() error { return childproc.KillGroup(cmd) }
 	cmd.WaitDelay = 2 * time.Second
 	return cmd, nil
 }

@@ -2,19 +2,7 @@
 
 package custom
 
-import (
-	"errors"
-	"os/exec"
-)
-
-func setGroup(*exec.Cmd) {}
-
-func killGroup(cmd *exec.Cmd) error {
-	if cmd.Process == nil {
-		return nil
-	}
-	return cmd.Process.Kill()
-}
+import "errors"
 
 func execLimited(Limits, []string, []string) error {
 	return errors.New("user kernels are built only on Unix systems, where the build's limits can be set")

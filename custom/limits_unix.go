@@ -2,22 +2,7 @@
 
 package custom
 
-import (
-	"os/exec"
-	"syscall"
-)
-
-func setGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	setParentDeath(cmd.SysProcAttr)
-}
-
-func killGroup(cmd *exec.Cmd) error {
-	if cmd.Process == nil {
-		return nil
-	}
-	return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-}
+import "syscall"
 
 // execLimited sets the limits on this process and replaces it with argv.
 func execLimited(l Limits, argv, env []string) error {

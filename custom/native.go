@@ -13,6 +13,7 @@ import (
 
 	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/internal/capped"
+	"github.com/wasmgap/wasmgap/internal/childproc"
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
@@ -53,7 +54,8 @@ func (e *nativeEngine) start() error {
 	}
 	e.stderr = &capped.Buffer{Head: 4 << 10}
 	cmd.Stderr = e.stderr
-	if err := cmd.Start(); err != nil {
+	// It dies with the worker that started it, whatever ends the worker (package childproc).
+	if err := childproc.Start(cmd); err != nil {
 		return fmt.Errorf("native: start %s: %w", e.k.Func.Name, err)
 	}
 	e.cmd, e.in, e.out = cmd, in, bufio.NewReader(out)
@@ -115,7 +117,7 @@ func (e *nativeEngine) Close(context.Context) error {
 	select {
 	case <-done:
 	case <-time.After(time.Second):
-		_ = e.cmd.Process.Kill()
+		_ = childproc.KillGroup(e.cmd)
 		<-done
 	}
 	e.cmd = nil

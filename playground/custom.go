@@ -107,14 +107,24 @@ func (s *Server) handleCustom(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.answer(k))
 }
 
-func (s *Server) handleCustomGet(w http.ResponseWriter, r *http.Request) {
+// customFromPath looks up the user kernel that the request's {id} names, or answers 404
+// saying why (user kernels off, an unknown id).
+func (s *Server) customFromPath(w http.ResponseWriter, r *http.Request) (*custom.Kernel, bool) {
 	if s.opts.Custom == nil {
 		writeError(w, http.StatusNotFound, apiError{Error: customOff})
-		return
+		return nil, false
 	}
 	k, err := s.opts.Custom.Lookup(r.PathValue("id"))
 	if err != nil {
 		writeError(w, http.StatusNotFound, apiError{Error: err.Error()})
+		return nil, false
+	}
+	return k, true
+}
+
+func (s *Server) handleCustomGet(w http.ResponseWriter, r *http.Request) {
+	k, ok := s.customFromPath(w, r)
+	if !ok {
 		return
 	}
 	src, err := os.ReadFile(k.SourcePath())
@@ -145,13 +155,8 @@ func (s *Server) lookupCustom(name string) (*custom.Kernel, bool, *apiError) {
 // handleCustomWasm serves a built user kernel's module, for the page's browser-wasm
 // engine. Builds never change (the id is the source's hash): it may be cached for good.
 func (s *Server) handleCustomWasm(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Custom == nil {
-		writeError(w, http.StatusNotFound, apiError{Error: customOff})
-		return
-	}
-	k, err := s.opts.Custom.Lookup(r.PathValue("id"))
-	if err != nil {
-		writeError(w, http.StatusNotFound, apiError{Error: err.Error()})
+	k, ok := s.customFromPath(w, r)
+	if !ok {
 		return
 	}
 	b, err := os.ReadFile(k.ModulePath())

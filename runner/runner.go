@@ -22,6 +22,7 @@ import (
 	"github.com/wasmgap/wasmgap/custom"
 	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/internal/capped"
+	"github.com/wasmgap/wasmgap/internal/childproc"
 	"github.com/wasmgap/wasmgap/kernels"
 	"github.com/wasmgap/wasmgap/measure"
 )
@@ -178,8 +179,8 @@ func Run(ctx context.Context, job Job, opts Options) (measure.Result, error) {
 	if err != nil {
 		return measure.Result{}, fmt.Errorf("start worker: %w", err)
 	}
-	setProcessAttributes(cmd)
-	cmd.Cancel = func() error { return killProcessGroup(cmd) }
+	// A process group of its own that dies with this process (package childproc).
+	cmd.Cancel = func() error { return childproc.KillGroup(cmd) }
 	cmd.WaitDelay = killGrace
 
 	out := &lineWriter{}
@@ -204,7 +205,7 @@ func Run(ctx context.Context, job Job, opts Options) (measure.Result, error) {
 	stderr := &capped.Buffer{Head: stderrKeep, Tail: stderrKeep}
 	cmd.Stderr = stderr
 
-	if err := startWorker(cmd); err != nil {
+	if err := childproc.Start(cmd); err != nil {
 		return measure.Result{}, fmt.Errorf("start worker: %w", err)
 	}
 	workersStarted.Add(1)

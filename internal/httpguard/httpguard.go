@@ -12,11 +12,16 @@
 //   - RequireJSON lets a state-changing route accept only application/json bodies, a
 //     content type that a cross-site form or a no-cors fetch cannot send without a CORS
 //     preflight.
+//   - PageCSP is the Content-Security-Policy of a self-contained page: its own inline
+//     script, by hash, and nothing else.
 //   - CrossSite tells a safe-method route (such as the chat's GET /msg/) that a browser
 //     sent it on behalf of another site.
 package httpguard
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"maps"
 	"mime"
@@ -217,4 +222,23 @@ func CrossOrigin(next http.Handler) http.Handler {
 			r.Method, r.URL.Path, r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Origin")), http.StatusForbidden)
 	}))
 	return p.Handler(next)
+}
+
+// PageCSP is the Content-Security-Policy of a self-contained page (one HTML file whose
+// script and style are inline, every URL relative, as the chat's and the load panel's
+// pages are): it runs the page's one inline <script> alone, allowed by its SHA-256, so an
+// injected inline handler would not run even if some text ever reached the DOM as HTML;
+// and it lets the page talk to its own server only. A page without a script gets
+// script-src 'none'.
+func PageCSP(page []byte) string {
+	script := "'none'"
+	if start := bytes.Index(page, []byte("<script>")); start >= 0 {
+		start += len("<script>")
+		if end := bytes.Index(page[start:], []byte("</script>")); end >= 0 {
+			sum := sha256.Sum256(page[start : start+end])
+			script = "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+		}
+	}
+	return "default-src 'none'; script-src " + script +
+		"; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
 }

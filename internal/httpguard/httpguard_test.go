@@ -162,3 +162,15 @@ func TestCrossOrigin(t *testing.T) {
 		}
 	}
 }
+
+func TestPageCSP(t *testing.T) {
+	page := []byte("<!doctype html><p>hi</p><script>alert(1)</script>")
+	// sha256 of "alert(1)", base64.
+	const want = "script-src 'sha256-bhHHL3z2vDgxUt0W3dWQOrprscmda2Y5pLsLg4GF+pI='"
+	if csp := PageCSP(page); !strings.Contains(csp, want) || !strings.HasPrefix(csp, "default-src 'none'") {
+		t.Errorf("PageCSP = %q, want it to contain %q", csp, want)
+	}
+	if csp := PageCSP([]byte("<p>no script</p>")); !strings.Contains(csp, "script-src 'none'") {
+		t.Errorf("PageCSP of a page without a script = %q, want script-src 'none'", csp)
+	}
+}

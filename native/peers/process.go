@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/capped"
+	"github.com/wasmgap/wasmgap/internal/childproc"
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
@@ -108,15 +109,17 @@ func startCommand(ctx context.Context, name string, argv []string, dir string, o
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	setProcessGroup(cmd)
-	if err := startDriver(cmd); err != nil {
+	// A process group of its own, so that a kill also ends what the driver started and
+	// frees its output pipe, and a driver that dies with the process that started it: a
+	// worker killed at its time limit takes its driver with it (package childproc).
+	if err := childproc.Start(cmd); err != nil {
 		return nil, fmt.Errorf("%s: start %s: %w", name, argv[0], err)
 	}
 	c := conn{
 		stdin:  stdin,
 		stdout: stdout,
 		wait:   cmd.Wait,
-		kill:   func() { killProcessGroup(cmd) },
+		kill:   func() { childproc.KillGroup(cmd) },
 	}
 	return newProcess(name, c, stderr, nil), nil
 }

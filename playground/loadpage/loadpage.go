@@ -8,10 +8,7 @@
 package loadpage
 
 import (
-	"bytes"
-	"crypto/sha256"
 	_ "embed"
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -34,13 +31,7 @@ var pageHTML []byte
 // pageCSP allows the page's own inline script (by hash) and style, and requests to this
 // server only: an injected inline handler would not run even if some text ever reached the
 // DOM as HTML.
-var pageCSP = func() string {
-	start := bytes.Index(pageHTML, []byte("<script>")) + len("<script>")
-	end := bytes.Index(pageHTML, []byte("</script>"))
-	sum := sha256.Sum256(pageHTML[start:end])
-	return "default-src 'none'; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
-		"'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
-}()
+var pageCSP = httpguard.PageCSP(pageHTML)
 
 var pageLen = strconv.Itoa(len(pageHTML))
 

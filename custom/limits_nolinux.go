@@ -1,7 +1,0 @@
-//go:build !linux
-
-package custom
-
-import "os/exec"
-
-func startCmd(cmd *exec.Cmd) error { return cmd.Start() }

@@ -1,0 +1,31 @@
+// Package childproc starts the child processes wasmgap owns — kernel workers (package
+// runner), language drivers (native/peers) and builds of user kernels (custom) — so that
+// none outlives the process that started it and none leaves a grandchild behind.
+//
+// Each child gets a process group of its own, so that KillGroup reaches whatever it started
+// (a shell's children, the go command's compilers) and frees the pipes they hold. On Linux
+// the kernel also kills the child when its parent dies (the parent-death signal, SIGKILL),
+// a kill -9 of the server included. Linux sends that signal when the *thread* that forked
+// the child exits, not the process, and Go may end a thread (one whose locked goroutine
+// returned): Start forks every child from one goroutine locked to a thread that never ends.
+// Elsewhere a child must watch for its parent itself (the runner's workers watch their
+// stdin) or be ended by its time limit.
+package childproc
+
+import "os/exec"
+
+// Start starts cmd in a process group of its own that, on Linux, dies with this process.
+// It keeps the rest of cmd.SysProcAttr as set.
+func Start(cmd *exec.Cmd) error {
+	setAttributes(cmd)
+	return start(cmd)
+}
+
+// KillGroup kills cmd's whole process group with SIGKILL (cmd alone where there are no
+// process groups). A command that was not started is not an error.
+func KillGroup(cmd *exec.Cmd) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	return killGroup(cmd)
+}

@@ -1,0 +1,80 @@
+//go:build linux
+
+package childproc
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A child started by Start leads a process group of its own, and KillGroup ends the
+// grandchildren it started too.
+func TestKillGroupEndsGrandchildren(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 60 & echo $!; wait")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 32)
+	n, _ := out.Read(buf)
+	grandchild, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
+	if err != nil {
+		t.Fatalf("the child said %q, want the grandchild's pid", buf[:n])
+	}
+	if pgid, err := syscall.Getpgid(cmd.Process.Pid); err != nil || pgid != cmd.Process.Pid {
+		t.Errorf("the child's process group is %d (%v), want its own, %d", pgid, err, cmd.Process.Pid)
+	}
+	if err := KillGroup(cmd); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	deadline := time.Now().Add(30 * time.Second)
+	for alive(grandchild) {
+		if time.Now().After(deadline) {
+			t.Fatalf("grandchild %d still runs 30 s after KillGroup", grandchild)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Start keeps the attributes a caller set.
+func TestStartKeepsAttributes(t *testing.T) {
+	cmd := exec.Command("true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Ctty: 5} // read only with Setctty or Foreground: a harmless mark
+	if err := Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if a := cmd.SysProcAttr; a.Ctty != 5 || !a.Setpgid || a.Pdeathsig != syscall.SIGKILL {
+		t.Errorf("attributes %+v: want Ctty kept, Setpgid and Pdeathsig set", a)
+	}
+}
+
+func TestKillGroupNotStarted(t *testing.T) {
+	if err := KillGroup(exec.Command("true")); err != nil {
+		t.Errorf("KillGroup of a command never started = %v, want nil", err)
+	}
+}
+
+// alive reports whether pid runs (a zombie, which no init reaps in some containers, is
+// not running).
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
+}
