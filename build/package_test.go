@@ -1,0 +1,164 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/wasmgap/wasmgap/kernels"
+)
+
+// TestWritePackage writes the npm package into a temporary folder, checks its files against
+// the catalogue, and runs it under Node twice: through node:wasi, and through the loader's
+// own WASI shim (the path browsers take), fed a fetch Response.
+func TestWritePackage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds kernels.wasm")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not on PATH")
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := WritePackage(root, dir, "1.2.3"); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"kernels.wasm", "index.mjs", "index.d.ts", "package.json", "README.md", "catalogue.json", "catalogue.mjs"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("the package lacks %s: %v", f, err)
+		}
+	}
+
+	var pkg map[string]any
+	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &pkg); err != nil {
+		t.Fatalf("package.json: %v", err)
+	}
+	if pkg["name"] != "@wasmgap/kernels" || pkg["version"] != "1.2.3" || pkg["type"] != "module" {
+		t.Errorf("package.json: name %v, version %v, type %v", pkg["name"], pkg["version"], pkg["type"])
+	}
+	for _, k := range []string{"dependencies", "devDependencies", "peerDependencies"} {
+		if _, ok := pkg[k]; ok {
+			t.Errorf("package.json has %s", k)
+		}
+	}
+
+	dts, err := os.ReadFile(filepath.Join(dir, "index.d.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(dts), dtsMarker) || strings.Contains(string(readme), readmeMarker) {
+		t.Error("a @kernels marker was left in index.d.ts or README.md")
+	}
+	for _, k := range kernels.All() {
+		var params []string
+		for _, p := range k.Params {
+			params = append(params, regexp.QuoteMeta(p.Name)+`: number`)
+		}
+		re := regexp.MustCompile(`(?m)^\s+` + regexp.QuoteMeta(k.Export) + `\(` + strings.Join(params, ", ") + `\): bigint;$`)
+		if !re.Match(dts) {
+			t.Errorf("index.d.ts does not declare %s(%s): bigint", k.Export, strings.Join(params, ", "))
+		}
+		if !strings.Contains(string(readme), "| `"+k.Export+"` |") {
+			t.Errorf("README.md's table lacks %s", k.Export)
+		}
+	}
+
+	calls := []struct {
+		name string
+		args []int
+	}{
+		{"fib_it", []int{10}},
+		{"fib_rec", []int{20}},
+		{"ack", []int{2, 3}},
+		{"test1", []int{2000, 100}},
+		{"test8b", []int{1000}},
+	}
+	var want []string
+	var jsCalls []string
+	for _, c := range calls {
+		k, err := kernels.Lookup(c.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, fmt.Sprint(k.Expected(c.args)))
+		args := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(c.args)), ", "), "[]")
+		jsCalls = append(jsCalls, fmt.Sprintf("String(k.%s(%s))", k.Export, args))
+	}
+	script := `
+const { load, kernels } = await import(process.env.PKG_INDEX);
+const { readFile } = await import("node:fs/promises");
+const run = (k) => [` + strings.Join(jsCalls, ", ") + `];
+const out = {};
+out.node = run(await load());
+const bytes = await readFile(new URL("./kernels.wasm", process.env.PKG_INDEX));
+const lines = [];
+const shim = await load(new Response(bytes, { headers: { "content-type": "application/wasm" } }),
+  { wasi: "builtin", stdout: (l) => lines.push(l), stderr: (l) => lines.push(l) });
+out.builtin = run(shim);
+out.names = shim.kernels.map((k) => k.export);
+out.sameKernels = shim.kernels === kernels;
+try { shim.ack(4, 1); out.range = "no error"; } catch (e) { out.range = e.name; }
+out.lines = lines;
+console.log(JSON.stringify(out));
+`
+	cmd := exec.Command(node, "--no-warnings", "--input-type=module", "-e", script)
+	cmd.Env = append(os.Environ(), "PKG_INDEX=file://"+filepath.ToSlash(filepath.Join(dir, "index.mjs")))
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, stdout)
+	}
+	var got struct {
+		Node, Builtin, Names, Lines []string
+		SameKernels                 bool
+		Range                       string
+	}
+	if err := json.Unmarshal(stdout, &got); err != nil {
+		t.Fatalf("node printed %q: %v", stdout, err)
+	}
+	for i, c := range calls {
+		if i >= len(got.Node) || got.Node[i] != want[i] {
+			t.Errorf("node:wasi: %s%v = %v, want %s", c.name, c.args, at(got.Node, i), want[i])
+		}
+		if i >= len(got.Builtin) || got.Builtin[i] != want[i] {
+			t.Errorf("builtin WASI shim: %s%v = %v, want %s", c.name, c.args, at(got.Builtin, i), want[i])
+		}
+	}
+	var exports []string
+	for _, k := range kernels.All() {
+		exports = append(exports, k.Export)
+	}
+	if strings.Join(got.Names, " ") != strings.Join(exports, " ") || !got.SameKernels {
+		t.Errorf("the loader's kernels are %v (same as the export: %v), want %v", got.Names, got.SameKernels, exports)
+	}
+	if got.Range != "RangeError" {
+		t.Errorf("ack(4, 1) out of range: got %s, want a RangeError", got.Range)
+	}
+	if len(got.Lines) != 0 {
+		t.Errorf("the module wrote %q", got.Lines)
+	}
+}
+
+func at(s []string, i int) string {
+	if i < len(s) {
+		return s[i]
+	}
+	return "(missing)"
+}
