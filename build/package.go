@@ -115,12 +115,31 @@ func WritePackage(root, dir, version string) error {
 	if err != nil {
 		return fmt.Errorf("read wasm/package: %w", err)
 	}
+	if inside(root, dir) {
+		// wasm/dist is embedded in package wasm (//go:embed dist) for kernels.wasm: a go.mod
+		// makes this folder another module, which the go command leaves out of the embed,
+		// so that the binary does not carry the package too. package.json's "files" leaves
+		// it out of the npm package.
+		files["go.mod"] = []byte(packageGoMod)
+	}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			return fmt.Errorf("write %s: %w", name, err)
 		}
 	}
 	return nil
+}
+
+// packageGoMod is the go.mod WritePackage puts in a package folder inside the Go module.
+const packageGoMod = `// Written by go run ./build -package: it keeps the go command (and wasm's //go:embed dist)
+// out of this folder. Not part of the npm package.
+module wasmgap.invalid/package
+`
+
+// inside reports whether dir lies inside root.
+func inside(root, dir string) bool {
+	r, err := filepath.Rel(root, dir)
+	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
 }
 
 // replaceMarker replaces the line holding marker with text, keeping the line's indentation.

@@ -156,6 +156,43 @@ console.log(JSON.stringify(out));
 	}
 }
 
+// TestPackageLeftOutOfEmbed checks that a package written inside the Go module (as
+// wasm/dist/package is, under package wasm's //go:embed dist) is left out of the embed.
+func TestPackageLeftOutOfEmbed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command")
+	}
+	root := t.TempDir()
+	files := map[string]string{
+		"go.mod":                      "module example.com/fake\n\ngo 1.22\n",
+		"wasm/wasm.go":                "package wasm\n\nimport \"embed\"\n\n//go:embed dist\nvar dist embed.FS\n",
+		"wasm/dist/kernels.wasm":      "\x00asm",
+		"wasm/dist/package/go.mod":    packageGoMod,
+		"wasm/dist/package/index.mjs": "export {};\n",
+	}
+	for name, text := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("go", "list", "-f", "{{.EmbedFiles}}", "./wasm")
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "[dist/kernels.wasm]" {
+		t.Errorf("package wasm embeds %s, want [dist/kernels.wasm]", got)
+	}
+	if !inside(root, filepath.Join(root, "wasm", "dist", "package")) || inside(root, t.TempDir()) || inside(root, filepath.Dir(root)) {
+		t.Error("inside is wrong")
+	}
+}
+
 func at(s []string, i int) string {
 	if i < len(s) {
 		return s[i]
