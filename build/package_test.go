@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -108,6 +110,8 @@ const run = (k) => [` + strings.Join(jsCalls, ", ") + `];
 const out = {};
 out.node = run(await load());
 const bytes = await readFile(new URL("./kernels.wasm", process.env.PKG_INDEX));
+const fetched = await load(new URL(process.env.PKG_HTTP + "/kernels.wasm"), { wasi: "builtin" });
+out.fetched = run(fetched);
 const lines = [];
 const shim = await load(new Response(bytes, { headers: { "content-type": "application/wasm" } }),
   { wasi: "builtin", stdout: (l) => lines.push(l), stderr: (l) => lines.push(l) });
@@ -119,16 +123,19 @@ out.lines = lines;
 console.log(JSON.stringify(out));
 `
 	cmd := exec.Command(node, "--no-warnings", "--input-type=module", "-e", script)
-	cmd.Env = append(os.Environ(), "PKG_INDEX=file://"+filepath.ToSlash(filepath.Join(dir, "index.mjs")))
+	// The browser's way in: fetch over HTTP, then the builtin shim.
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	defer srv.Close()
+	cmd.Env = append(os.Environ(), "PKG_INDEX=file://"+filepath.ToSlash(filepath.Join(dir, "index.mjs")), "PKG_HTTP="+srv.URL)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("node: %v\n%s", err, stdout)
 	}
 	var got struct {
-		Node, Builtin, Names, Lines []string
-		SameKernels                 bool
-		Range                       string
+		Node, Builtin, Fetched, Names, Lines []string
+		SameKernels                          bool
+		Range                                string
 	}
 	if err := json.Unmarshal(stdout, &got); err != nil {
 		t.Fatalf("node printed %q: %v", stdout, err)
@@ -139,6 +146,9 @@ console.log(JSON.stringify(out));
 		}
 		if i >= len(got.Builtin) || got.Builtin[i] != want[i] {
 			t.Errorf("builtin WASI shim: %s%v = %v, want %s", c.name, c.args, at(got.Builtin, i), want[i])
+		}
+		if i >= len(got.Fetched) || got.Fetched[i] != want[i] {
+			t.Errorf("fetched over HTTP, builtin WASI shim: %s%v = %v, want %s", c.name, c.args, at(got.Fetched, i), want[i])
 		}
 	}
 	var exports []string
@@ -153,6 +163,40 @@ console.log(JSON.stringify(out));
 	}
 	if len(got.Lines) != 0 {
 		t.Errorf("the module wrote %q", got.Lines)
+	}
+
+	// The declarations type-check for a TypeScript user, where web/ has its TypeScript
+	// (npm ci in web/, as CI runs it).
+	tsc := filepath.Join(root, "web", "node_modules", ".bin", "tsc")
+	if _, err := os.Stat(tsc); err != nil {
+		t.Log("web/node_modules/.bin/tsc is absent: index.d.ts not type-checked")
+		return
+	}
+	user := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(user, "node_modules", "@wasmgap"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dir, filepath.Join(user, "node_modules", "@wasmgap", "kernels")); err != nil {
+		t.Fatal(err)
+	}
+	ts := `import { load, kernels, type Kernels } from "@wasmgap/kernels";
+const k: Kernels = await load();
+const r: bigint = k.fib_it(10) + k.ack(2, 3) + k.loop_test1(50000, 1000) + k.call("test8b", 10);
+console.log(r, kernels.length, kernels[0].params[0].max);
+`
+	if err := os.WriteFile(filepath.Join(user, "use.ts"), []byte(ts), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(user, "package.json"), []byte(`{"type": "module"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range [][]string{{"--module", "nodenext", "--moduleResolution", "nodenext"}, {"--module", "esnext", "--moduleResolution", "bundler"}} {
+		args := append([]string{"--noEmit", "--strict", "--pretty", "false", "--target", "es2022", "--lib", "es2022,dom"}, res...)
+		cmd := exec.Command(tsc, append(args, "use.ts")...)
+		cmd.Dir = user
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("tsc %v over a user of the package: %v\n%s", res, err, out)
+		}
 	}
 }
 
