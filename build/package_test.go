@@ -120,6 +120,19 @@ out.names = shim.kernels.map((k) => k.export);
 out.sameKernels = shim.kernels === kernels;
 try { shim.ack(4, 1); out.range = "no error"; } catch (e) { out.range = e.name; }
 out.lines = lines;
+// fd_write and proc_exit of the shim, called as the Go runtime calls them when it aborts.
+const { builtinWasi, WasiExit } = await import(process.env.PKG_INDEX);
+const written = [];
+const w = builtinWasi(await WebAssembly.compile(bytes), { stdout: (l) => written.push("1:" + l), stderr: (l) => written.push("2:" + l) });
+const memory = new WebAssembly.Memory({ initial: 1 });
+w.setInstance({ exports: { memory } });
+const dv = new DataView(memory.buffer);
+new Uint8Array(memory.buffer).set(new TextEncoder().encode("fatal error: out of memory\npart"), 100);
+dv.setUint32(0, 100, true); dv.setUint32(4, 27, true); dv.setUint32(8, 127, true); dv.setUint32(12, 4, true);
+const ws = w.imports.wasi_snapshot_preview1;
+out.errno = [ws.fd_write(2, 0, 2, 200), dv.getUint32(200, true), ws.fd_write(1, 0, 1, 200), ws.fd_write(7, 0, 1, 200)];
+try { ws.proc_exit(2); } catch (e) { out.exit = e instanceof WasiExit ? e.code : String(e); }
+out.written = written;
 console.log(JSON.stringify(out));
 `
 	cmd := exec.Command(node, "--no-warnings", "--input-type=module", "-e", script)
@@ -133,9 +146,11 @@ console.log(JSON.stringify(out));
 		t.Fatalf("node: %v\n%s", err, stdout)
 	}
 	var got struct {
-		Node, Builtin, Fetched, Names, Lines []string
-		SameKernels                          bool
-		Range                                string
+		Node, Builtin, Fetched, Names, Lines, Written []string
+		Errno                                         []int
+		Exit                                          int
+		SameKernels                                   bool
+		Range                                         string
 	}
 	if err := json.Unmarshal(stdout, &got); err != nil {
 		t.Fatalf("node printed %q: %v", stdout, err)
@@ -163,6 +178,11 @@ console.log(JSON.stringify(out));
 	}
 	if len(got.Lines) != 0 {
 		t.Errorf("the module wrote %q", got.Lines)
+	}
+
+	if fmt.Sprint(got.Errno) != "[0 31 0 8]" || got.Exit != 2 ||
+		strings.Join(got.Written, "|") != "2:fatal error: out of memory|1:fatal error: out of memory|2:part" {
+		t.Errorf("the shim's fd_write and proc_exit: errno %v, exit %d, lines %q", got.Errno, got.Exit, got.Written)
 	}
 
 	// The declarations type-check for a TypeScript user, where web/ has its TypeScript
