@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evanw/esbuild/pkg/api"
+
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
@@ -183,6 +185,21 @@ console.log(JSON.stringify(out));
 	if fmt.Sprint(got.Errno) != "[0 31 0 8]" || got.Exit != 2 ||
 		strings.Join(got.Written, "|") != "2:fatal error: out of memory|1:fatal error: out of memory|2:part" {
 		t.Errorf("the shim's fd_write and proc_exit: errno %v, exit %d, lines %q", got.Errno, got.Exit, got.Written)
+	}
+
+	// A bundler targeting browsers takes the loader as it is (esbuild here).
+	res := api.Build(api.BuildOptions{
+		EntryPoints: []string{filepath.Join(dir, "index.mjs")},
+		Bundle:      true,
+		Platform:    api.PlatformBrowser,
+		Format:      api.FormatESModule,
+		Target:      api.ES2022,
+		LogLevel:    api.LogLevelSilent,
+		Write:       false,
+		Outdir:      filepath.Join(t.TempDir(), "out"),
+	})
+	for _, m := range append(res.Errors, res.Warnings...) {
+		t.Errorf("esbuild (platform browser) over index.mjs: %s", m.Text)
 	}
 
 	// The declarations type-check for a TypeScript user, where web/ has its TypeScript

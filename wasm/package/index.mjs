@@ -14,6 +14,10 @@ export { kernels };
 
 const isNode = typeof process !== "undefined" && !!process.versions?.node;
 
+// nodeImport imports a node: module only when running in Node; the specifier is a variable so
+// that bundlers targeting browsers leave it alone.
+const nodeImport = (specifier) => import(/* webpackIgnore: true */ /* @vite-ignore */ specifier);
+
 /** The error the builtin shim throws when the module calls proc_exit. */
 export class WasiExit extends Error {
   constructor(code) {
@@ -144,13 +148,13 @@ async function readSource(source) {
   if (source instanceof WebAssembly.Module) return source;
   if (source === undefined) source = new URL("./kernels.wasm", import.meta.url);
   if (typeof source === "string" && !/^[a-z][a-z0-9+.-]*:/i.test(source) && isNode) {
-    const { readFile } = await import("node:fs/promises");
+    const { readFile } = await nodeImport("node:fs/promises");
     return readFile(source);
   }
   if (typeof source === "string") source = new URL(source, import.meta.url);
   if (source instanceof URL) {
     if (source.protocol === "file:" && isNode) {
-      const { readFile } = await import("node:fs/promises");
+      const { readFile } = await nodeImport("node:fs/promises");
       return readFile(source);
     }
     source = fetch(source);
@@ -176,7 +180,7 @@ export async function load(source, options = {}) {
   const mode = options.wasi ?? (isNode ? "node" : "builtin");
   let instance;
   if (mode === "node") {
-    const { WASI } = await import("node:wasi");
+    const { WASI } = await nodeImport("node:wasi");
     const wasi = new WASI({ version: "preview1", args: [], env: {}, returnOnExit: true });
     instance = await WebAssembly.instantiate(module, wasi.getImportObject());
     wasi.initialize(instance);
