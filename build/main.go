@@ -43,6 +43,11 @@ type Options struct {
 	WasmOnly bool
 	// SkipTypecheck leaves out the TypeScript type check (tsc --noEmit).
 	SkipTypecheck bool
+	// PackageDir, when not "", builds kernels.wasm and writes the npm package
+	// @wasmgap/kernels there (WritePackage) and nothing else: what `go tool task package` runs.
+	PackageDir string
+	// PackageVersion is the version written into the package's package.json.
+	PackageVersion string
 	// Log receives progress lines and diagnostics; nil means os.Stderr.
 	Log io.Writer
 }
@@ -57,6 +62,8 @@ func main() {
 	fs.StringVar(&opts.Root, "root", "", "module root (default: found above the working directory)")
 	fs.BoolVar(&opts.SkipWasm, "skip-wasm", false, "do not build kernels.wasm")
 	fs.BoolVar(&opts.WasmOnly, "wasm-only", false, "build kernels.wasm into wasm/dist and nothing else")
+	fs.StringVar(&opts.PackageDir, "package", "", "build kernels.wasm and write the npm package @wasmgap/kernels into this folder (e.g. "+DefaultPackageDir+") and nothing else")
+	fs.StringVar(&opts.PackageVersion, "package-version", versionPlaceholder, "the version of the package written by -package")
 	fs.BoolVar(&opts.SkipTypecheck, "skip-typecheck", false, "do not type-check web/src with tsc")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -82,6 +89,21 @@ func Build(opts Options) error {
 		if root, err = moduleRoot(); err != nil {
 			return err
 		}
+	}
+	if opts.PackageDir != "" {
+		start := time.Now()
+		dir := opts.PackageDir
+		if !filepath.IsAbs(dir) {
+			// Relative to the working directory, as a flag is read.
+			if abs, err := filepath.Abs(dir); err == nil {
+				dir = abs
+			}
+		}
+		if err := WritePackage(root, dir, opts.PackageVersion); err != nil {
+			return err
+		}
+		fmt.Fprintf(log, "build: package @wasmgap/kernels in %s in %v\n", rel(root, dir), time.Since(start).Round(time.Millisecond))
+		return nil
 	}
 	if opts.WasmOnly {
 		start := time.Now()

@@ -22,6 +22,13 @@ import (
 //go:embed dist
 var dist embed.FS
 
+// Package holds the committed sources of the npm package @wasmgap/kernels (wasm/package:
+// index.mjs, index.d.ts, package.json, README.md), which `go run ./build -package DIR`
+// completes with kernels.wasm and the catalogue.
+//
+//go:embed package
+var Package embed.FS
+
 // ModulePath is where `go tool task wasm` writes the module, relative to the repository
 // root.
 const ModulePath = "wasm/dist/kernels.wasm"
