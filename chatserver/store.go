@@ -82,6 +82,7 @@ type store struct {
 	wal    *wal
 	mem    *memtable
 	dbUsed int64 // bytes of data in chat.db at the last checkpoint (hub goroutine)
+	tx     wtx   // the batch being written, its buffers kept from one to the next
 }
 
 var pathLog, pathMeta = [][]byte{bucketLog}, [][]byte{bucketMeta}
@@ -96,18 +97,20 @@ func (s *store) write(fn func(tx *wtx) error) (int64, error) {
 	m := s.mem
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	tx := &wtx{s: s, m: m, logLen: len(m.ids), bytes: m.bytes}
+	tx := &s.tx
+	tx.begin(s)
 	err := guarded(func() error { return fn(tx) })
-	if err == nil && len(tx.buf) > 0 {
+	if err == nil && tx.changed() {
 		err = s.wal.write(tx.buf)
 	}
 	tx.closeView()
 	if err != nil {
 		tx.rollback()
-		return 0, err
 	}
-	if len(tx.buf) == 0 {
-		return 0, nil
+	changed := tx.changed()
+	tx.end()
+	if err != nil || !changed {
+		return 0, err
 	}
 	return s.wal.size.Load(), nil
 }

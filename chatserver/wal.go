@@ -49,16 +49,46 @@ const (
 
 // wtx is one batch's writes. Each change goes to the memtable at once (the
 // batch's later reads see it) and to the payload of the batch's log record;
-// undo (and logLen, bytes) bring the memtable back if the batch fails. The
-// hub records there too what it must undo of its own memory.
+// undo (with metaOld, logLen and bytes) brings the memtable back if the
+// batch fails. The hub records there too what it must undo of its own
+// memory. The store keeps one, reused batch after batch.
 type wtx struct {
-	s      *store
-	m      *memtable
-	buf    []byte   // the payload of this batch's record
-	undo   []func() // run newest first on failure
-	logLen int      // len(m.ids) before the batch
-	bytes  int64    // m.bytes before the batch
-	rtx    *bolt.Tx // a read transaction of chat.db, opened on first use
+	s       *store
+	m       *memtable
+	buf     []byte    // the batch's log record: its header's room, then the payload
+	undo    []func()  // run newest first on failure
+	metaOld []metaOld // meta values the batch replaced
+	logLen  int       // len(m.ids) before the batch
+	bytes   int64     // m.bytes before the batch
+	rtx     *bolt.Tx  // a read transaction of chat.db, opened on first use
+}
+
+// metaOld is a meta value as it was before a batch (had: there was one).
+type metaOld struct {
+	key, value []byte
+	had        bool
+}
+
+// walHeader is the size of a record's header: length and checksum.
+const walHeader = 8
+
+func (t *wtx) begin(s *store) {
+	t.s, t.m = s, s.mem
+	t.buf = append(t.buf[:0], make([]byte, walHeader)...)
+	t.logLen, t.bytes = len(t.m.ids), t.m.bytes
+}
+
+// changed reports whether the batch wrote anything.
+func (t *wtx) changed() bool { return len(t.buf) > walHeader }
+
+// end forgets the batch, keeping the buffers (unless they grew large).
+func (t *wtx) end() {
+	clear(t.undo)
+	clear(t.metaOld)
+	t.undo, t.metaOld = t.undo[:0], t.metaOld[:0]
+	if cap(t.buf) > 1<<20 {
+		t.buf = nil
+	}
 }
 
 func (t *wtx) path(kind byte, path [][]byte, key []byte) {
@@ -102,6 +132,13 @@ func (t *wtx) rollback() {
 	for i := len(t.undo) - 1; i >= 0; i-- {
 		t.undo[i]()
 	}
+	for i := len(t.metaOld) - 1; i >= 0; i-- {
+		if o := t.metaOld[i]; o.had {
+			t.m.meta[string(o.key)] = o.value
+		} else {
+			delete(t.m.meta, string(o.key))
+		}
+	}
 	clear(t.m.vals[t.logLen:])
 	t.m.ids, t.m.vals = t.m.ids[:t.logLen], t.m.vals[:t.logLen]
 	t.m.bytes = t.bytes
@@ -109,13 +146,7 @@ func (t *wtx) rollback() {
 
 func (t *wtx) putMeta(key, value []byte) {
 	old, had := t.m.meta[string(key)]
-	t.undo = append(t.undo, func() {
-		if had {
-			t.m.meta[string(key)] = old
-		} else {
-			delete(t.m.meta, string(key))
-		}
-	})
+	t.metaOld = append(t.metaOld, metaOld{key, old, had})
 	t.m.meta[string(key)] = value
 	t.logPut(pathMeta, key, value)
 }
@@ -197,23 +228,20 @@ type wal struct {
 	size   atomic.Int64 // bytes written
 	synced atomic.Int64 // bytes known to be on disk
 	noSync bool
-	rec    []byte
 }
 
-// write appends one record with payload, unsynced.
-func (w *wal) write(payload []byte) error {
-	w.rec = binary.LittleEndian.AppendUint32(w.rec[:0], uint32(len(payload)))
-	w.rec = binary.LittleEndian.AppendUint32(w.rec, crc32.Checksum(payload, castagnoli))
-	w.rec = append(w.rec, payload...)
+// write appends one record, unsynced: rec is the record's header's room
+// (walHeader bytes, filled here), then its payload.
+func (w *wal) write(rec []byte) error {
+	payload := rec[walHeader:]
+	binary.LittleEndian.PutUint32(rec, uint32(len(payload)))
+	binary.LittleEndian.PutUint32(rec[4:], crc32.Checksum(payload, castagnoli))
 	size := w.size.Load()
-	if _, err := w.f.WriteAt(w.rec, size); err != nil {
+	if _, err := w.f.WriteAt(rec, size); err != nil {
 		// A part of the record may be in the file: the next one overwrites it.
 		return fmt.Errorf("write log: %w", err)
 	}
-	w.size.Store(size + int64(len(w.rec)))
-	if cap(w.rec) > 1<<20 {
-		w.rec = nil
-	}
+	w.size.Store(size + int64(len(rec)))
 	return nil
 }
 
