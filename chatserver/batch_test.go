@@ -167,3 +167,42 @@ func TestStoreLimitPerSend(t *testing.T) {
 		t.Fatalf("%d sends stored, %d refused, %d bytes used: want the batch to stop at the limit of %d (one send over at most)", stored, refused, used, limit)
 	}
 }
+
+// TestFailedLeaveRetried: a stream's leave in a failed batch is taken back
+// with the rest (the user is online again in the hub's memory, as in the
+// store) and submitted again: the user then leaves. (eve's stream is the
+// hub's side alone: no handler would send its leave again.)
+func TestFailedLeaveRetried(t *testing.T) {
+	ts := startServer(t, Options{})
+	h := ts.srv.hub
+	eve := newConn("eve", 16)
+	if res := h.do(context.Background(), &joinReq{conn: eve}); res.err != nil {
+		t.Fatal(res.err)
+	}
+
+	retried := make(chan request, 1)
+	h.do(context.Background(), &inspectReq{fn: func(h *hub) { h.resubmit = func(r request) { retried <- r } }})
+
+	release := holdHub(t, h)
+	leave, fail := &leaveReq{conn: eve}, &failReq{}
+	for _, r := range []request{leave, fail} {
+		if err := h.submit(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release()
+	if res := h.wait(leave); !errors.Is(res.err, errInjected) {
+		t.Fatalf("leave in a failed batch: %v", res.err)
+	}
+	h.wait(fail)
+	if n := ts.streams("eve"); n != 1 {
+		t.Fatalf("after the failed leave eve has %d streams, want 1 (the leave taken back)", n)
+	}
+	again := <-retried
+	if res := h.do(context.Background(), again); res.err != nil {
+		t.Fatalf("the leave submitted again: %v", res.err)
+	}
+	if n := ts.streams("eve"); n != -1 {
+		t.Fatalf("after the leave submitted again eve has %d streams, want none", n)
+	}
+}

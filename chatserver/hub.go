@@ -43,7 +43,8 @@ type hub struct {
 	mailboxes    map[string]int
 	pending      []delivery
 	after        []func()
-	checkpointAt int64 // the log's size at which the next checkpoint is due
+	checkpointAt int64         // the log's size at which the next checkpoint is due
+	resubmit     func(request) // hands a failed leave to the hub again (resubmitLater)
 	batch        []request
 
 	// Presence notices waiting for the end of their window (presence.go).
@@ -85,6 +86,7 @@ func newHub(st *store, state storeState, o *Options) *hub {
 
 		checkpointAt: walCheckpointBytes,
 	}
+	h.resubmit = h.resubmitLater
 	h.pruned.Store(state.pruned)
 	return h
 }
@@ -323,13 +325,18 @@ func (h *hub) retryLeaves(batch []request) {
 		default:
 			continue
 		}
-		time.AfterFunc(time.Second, func() {
-			select {
-			case h.reqs <- again:
-			case <-h.quit:
-			}
-		})
+		h.resubmit(again)
 	}
+}
+
+// resubmitLater hands r to the hub again a second later.
+func (h *hub) resubmitLater(r request) {
+	time.AfterFunc(time.Second, func() {
+		select {
+		case h.reqs <- r:
+		case <-h.quit:
+		}
+	})
 }
 
 // commit is a batch written to the store's log, waiting for its sync.
