@@ -258,7 +258,7 @@ func (w *wal) syncTo(end int64) error {
 	return nil
 }
 
-// reset empties the log once its changes are safely in the bbolt file.
+// reset empties the log once its changes are safely in chat.db.
 // Nothing may write or sync the log meanwhile.
 func (w *wal) reset() error {
 	if w.size.Load() == 0 {
@@ -269,9 +269,9 @@ func (w *wal) reset() error {
 	}
 	w.size.Store(0)
 	w.synced.Store(0)
-	if w.noSync {
-		return nil
-	}
+	// Synced even with noSync: records written from offset 0 again must
+	// never sit on the disk before older ones that a crash would replay
+	// after them.
 	return w.f.Sync()
 }
 
