@@ -38,14 +38,15 @@ type hub struct {
 	pruned  atomic.Uint64 // the last event id pruned: a resume from before it may miss events
 
 	// Owned by the hub goroutine.
-	seq          uint64
-	users        map[string]*user
-	mailboxes    map[string]int
-	pending      []delivery
-	after        []func()
-	checkpointAt int64         // the log's size at which the next checkpoint is due
-	resubmit     func(request) // hands a failed leave to the hub again (resubmitLater)
-	batch        []request
+	seq             uint64
+	users           map[string]*user
+	mailboxes       map[string]int
+	pending         []delivery
+	after           []func()
+	checkpointAt    int64         // the log's size at which the next checkpoint is due
+	checkpointEvery int64         // the log's size that makes a checkpoint (walCheckpointBytes)
+	resubmit        func(request) // hands a failed leave to the hub again (resubmitLater)
+	batch           []request
 
 	// Presence notices waiting for the end of their window (presence.go).
 	presWindow time.Duration
@@ -84,7 +85,8 @@ func newHub(st *store, state storeState, o *Options) *hub {
 		mailboxes:  state.mailboxes,
 		presWindow: o.PresenceWindow,
 
-		checkpointAt: walCheckpointBytes,
+		checkpointAt:    walCheckpointBytes,
+		checkpointEvery: walCheckpointBytes,
 	}
 	h.resubmit = h.resubmitLater
 	h.pruned.Store(state.pruned)
@@ -239,9 +241,9 @@ func (h *hub) process(batch []request) {
 		h.drain()
 		if err := h.store.checkpoint(); err != nil {
 			h.log.Error("store checkpoint", "err", err)
-			h.checkpointAt = end + walCheckpointBytes/4 // try again later
+			h.checkpointAt = end + h.checkpointEvery/4 // try again later
 		} else {
-			h.checkpointAt = walCheckpointBytes
+			h.checkpointAt = h.checkpointEvery
 		}
 	}
 }
