@@ -23,7 +23,15 @@ func (h *hub) prune() {
 	for {
 		var n int
 		var last uint64
+		var due bool
 		err := guarded(func() error {
+			// Looked at first, so that an idle prune writes nothing.
+			if err := h.store.db.View(func(tx *bolt.Tx) (err error) {
+				due, err = pruneDue(tx, cutoff)
+				return err
+			}); err != nil || !due {
+				return err
+			}
 			return h.store.db.Update(func(tx *bolt.Tx) (err error) {
 				n, last, err = prune(tx, cutoff, 10000)
 				return err
@@ -51,6 +59,13 @@ func (h *hub) prune() {
 func (h *hub) pruneMail(cutoff time.Time) {
 	var left map[string]int
 	err := guarded(func() error {
+		var due bool
+		if err := h.store.db.View(func(tx *bolt.Tx) (err error) {
+			due, err = pruneMailDue(tx, cutoff)
+			return err
+		}); err != nil || !due {
+			return err
+		}
 		return h.store.db.Update(func(tx *bolt.Tx) (err error) {
 			left, err = pruneMail(tx, cutoff)
 			return err

@@ -392,6 +392,42 @@ func prune(tx *bolt.Tx, cutoff time.Time, max int) (int, uint64, error) {
 	return len(old), binary.BigEndian.Uint64(last), tx.Bucket(bucketMeta).Put(keyPruned, last)
 }
 
+// pruneDue reports whether chat.db's oldest event is older than cutoff.
+func pruneDue(tx *bolt.Tx, cutoff time.Time) (bool, error) {
+	k, v := tx.Bucket(bucketLog).Cursor().First()
+	if k == nil {
+		return false, nil
+	}
+	var r record
+	if err := json.Unmarshal(v, &r); err != nil {
+		return false, fmt.Errorf("decode event %d: %w", binary.BigEndian.Uint64(k), err)
+	}
+	return r.Time < cutoff.UnixNano(), nil
+}
+
+// pruneMailDue reports whether a mailbox of chat.db holds a mail sent
+// before cutoff.
+func pruneMailDue(tx *bolt.Tx, cutoff time.Time) (bool, error) {
+	errFound := errors.New("found")
+	mb := tx.Bucket(bucketMailbox)
+	err := mb.ForEachBucket(func(nick []byte) error {
+		return mb.Bucket(nick).ForEach(func(k, v []byte) error {
+			var m mail
+			if err := json.Unmarshal(v, &m); err != nil {
+				return fmt.Errorf("decode mailbox of %s: %w", nick, err)
+			}
+			if m.Time < cutoff.UnixNano() {
+				return errFound
+			}
+			return nil
+		})
+	})
+	if err == errFound {
+		return true, nil
+	}
+	return false, err
+}
+
 // pruneMail deletes the mails of chat.db sent before cutoff and returns,
 // for every mailbox it changed, how many are left. Like prune, it runs
 // right after a checkpoint.
