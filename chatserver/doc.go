@@ -79,24 +79,24 @@
 // owns the users and streams and handles requests in batches (a group
 // commit): a batch's changes go to a memtable in memory and are appended
 // to the log as one record (length, CRC-32C, the changes), synced with one
-// fdatasync; reads see the memtable over chat.db. A checkpoint (every 64 MB
-// of log, at each prune and at shutdown) writes the memtable into chat.db
-// in one bbolt transaction, synced by bbolt's own commit, then empties the
-// log. Events reach the streams only after their batch is synced, and a
-// send is answered only then, so an answered send survives a restart, a
-// kill -9 and a crash of the machine: chat.db is only ever written by a
-// synced transaction, so the disk holds it as of its last checkpoint (or
-// the one being written, if its commit completed), and at open the log's
-// records are applied to it again (applying one twice changes nothing).
-// A record cut short at the log's end (a crash during a write that was
-// never answered) is dropped with a warning; a damaged record with more
-// after it refuses the store with ErrStoreDamaged, naming the file and the
-// offset. A batch that fails (the store, or a request that fails it)
-// leaves nothing behind: its changes leave the memtable, and the hub's
-// memory (the sequence, mailbox counts, users, presence) is brought back.
-// Shutdown tells
-// every stream to resume, lets the requests in flight finish and closes
-// the store.
+// fdatasync; reads see the memtable over chat.db (the memtable holds no
+// more than 64 MB of log do). A checkpoint (every 64 MB of log, at each
+// prune and at shutdown) writes the memtable into chat.db in one bbolt
+// transaction, synced by bbolt's own commit, then empties the log. Events
+// reach the streams only after their batch is synced, and a send is
+// answered only then, so an answered send survives a restart, a kill -9
+// and a crash of the machine: chat.db is only ever written by a synced
+// transaction, so the disk holds it as of its last checkpoint (or the one
+// being written, if its commit completed), and at open the log's records
+// are applied to it again (applying one twice changes nothing). A record
+// cut short at the log's end (a crash during a write that was never
+// answered) is dropped with a warning; a damaged record with more after it
+// refuses the store with ErrStoreDamaged, naming the file and the offset.
+// A batch that fails (the store, or a request that fails it) leaves
+// nothing behind: its changes leave the memtable, and the hub's memory
+// (the sequence, mailbox counts, users, presence) is brought back.
+// Shutdown tells every stream to resume, lets the requests in flight
+// finish and closes the store.
 //
 // # Limits
 //
