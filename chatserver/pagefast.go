@@ -175,6 +175,12 @@ func (l *pageListener) wait() {
 	l.serving.Wait()
 }
 
+func (l *pageListener) isClosing() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closing
+}
+
 // release forgets c; false when the listener is closing (c must close).
 func (l *pageListener) release(c net.Conn) bool {
 	l.mu.Lock()
@@ -225,10 +231,7 @@ func (l *pageListener) serve(c net.Conn, bp *[]byte, n int) {
 				}
 				return
 			}
-			l.mu.Lock()
-			closing := l.closing
-			l.mu.Unlock()
-			if closing {
+			if l.isClosing() {
 				l.release(c)
 				c.Close()
 				return
@@ -268,10 +271,7 @@ func (l *pageListener) serve(c net.Conn, bp *[]byte, n int) {
 			}
 			c.SetDeadline(now.Add(timeout))
 			deadlineSet, deadlineIdle = now, idle
-			l.mu.Lock()
-			closing := l.closing
-			l.mu.Unlock()
-			if closing {
+			if l.isClosing() { // after the move: Close's deadline is not undone
 				l.release(c)
 				c.Close()
 				return
@@ -360,30 +360,24 @@ type pageRequest struct {
 func parsePageRequest(b []byte, hosts *httpguard.Hosts) (pageRequest, pageVerdict) {
 	var req pageRequest
 	var minor byte
-	switch {
-	case bytes.HasPrefix(b, []byte("GET / HTTP/1.")):
-		b2 := b[len("GET / HTTP/1."):]
-		if len(b2) < 3 {
-			return req, pageNeedMore
+	matched := false
+	for _, line := range [...]string{"GET / HTTP/1.", "HEAD / HTTP/1."} {
+		n := len(line) + 3 // the version's last digit, CR, LF
+		if len(b) < n {
+			if bytes.HasPrefix([]byte(line+"0\r\n"), b) || bytes.HasPrefix([]byte(line+"1\r\n"), b) {
+				return req, pageNeedMore
+			}
+			continue
 		}
-		minor = b2[0]
-		if b2[1] != '\r' || b2[2] != '\n' {
-			return req, pageHandOff
+		if string(b[:len(line)]) == line {
+			if b[n-2] != '\r' || b[n-1] != '\n' {
+				return req, pageHandOff
+			}
+			minor, req.head, matched = b[len(line)], line[0] == 'H', true
+			break
 		}
-	case bytes.HasPrefix(b, []byte("HEAD / HTTP/1.")):
-		b2 := b[len("HEAD / HTTP/1."):]
-		if len(b2) < 3 {
-			return req, pageNeedMore
-		}
-		minor = b2[0]
-		if b2[1] != '\r' || b2[2] != '\n' {
-			return req, pageHandOff
-		}
-		req.head = true
-	default:
-		if len(b) < len("HEAD / HTTP/1.") && (bytes.HasPrefix([]byte("GET / HTTP/1."), b) || bytes.HasPrefix([]byte("HEAD / HTTP/1."), b)) {
-			return req, pageNeedMore
-		}
+	}
+	if !matched {
 		return req, pageHandOff
 	}
 	if minor != '0' && minor != '1' {

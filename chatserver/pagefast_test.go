@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,10 +18,14 @@ import (
 )
 
 // serveOn runs a Server with Serve (the page answered by pageListener) and
-// returns its address; the cleanup stops it and checks that Serve returned.
-func serveOn(t *testing.T) string {
+// returns its address and stop, which ends Serve and checks that it returned
+// nil (also called at the test's end).
+func serveOn(t *testing.T, o Options) (addr string, stop func()) {
 	t.Helper()
-	srv, err := New(Options{DataDir: t.TempDir(), LeaveGrace: -1})
+	if o.DataDir == "" {
+		o.DataDir = t.TempDir()
+	}
+	srv, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,18 +33,22 @@ func serveOn(t *testing.T) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-served:
-			if err != nil {
-				t.Errorf("Serve: %v", err)
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-served:
+				if err != nil {
+					t.Errorf("Serve: %v", err)
+				}
+			case <-time.After(waitFor):
+				t.Error("Serve did not return")
 			}
-		case <-time.After(waitFor):
-			t.Error("Serve did not return")
-		}
-	})
-	return ln.Addr().String()
+		})
+	}
+	t.Cleanup(stop)
+	return ln.Addr().String(), stop
 }
 
 // rawConn is one client connection that writes raw requests and reads answers.
@@ -91,7 +100,7 @@ func (rc *rawConn) closed() bool {
 // pageListener gets the same status, headers (but Date) and body as
 // net/http's handler gives it.
 func TestPageFastSameAsNetHTTP(t *testing.T) {
-	fast := serveOn(t)
+	fast, _ := serveOn(t, Options{LeaveGrace: -1})
 	srv, err := New(Options{DataDir: t.TempDir(), LeaveGrace: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +174,7 @@ func equalHeaders(a, b http.Header) bool {
 // order, pageListener's first, then net/http's from the first request it
 // does not answer itself on; the connection ends as the last one asks.
 func TestPagePipelining(t *testing.T) {
-	addr := serveOn(t)
+	addr, _ := serveOn(t, Options{LeaveGrace: -1})
 	rc := dialPage(t, addr)
 	rc.send("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n" +
 		"HEAD / HTTP/1.0\r\nHost: localhost\r\nConnection: keep-alive\r\n\r\n" +
@@ -192,7 +201,7 @@ func TestPagePipelining(t *testing.T) {
 // TestPageKeepAlive: HTTP/1.1 keeps the connection open, HTTP/1.0 only when
 // asked; Connection: close and HTTP/1.0 end it after the answer.
 func TestPageKeepAlive(t *testing.T) {
-	addr := serveOn(t)
+	addr, _ := serveOn(t, Options{LeaveGrace: -1})
 	for _, c := range []struct {
 		req       string
 		keepsOpen bool
@@ -223,7 +232,7 @@ func TestPageKeepAlive(t *testing.T) {
 // TestPageRequestInPieces: a request written a few bytes at a time is
 // answered once it is complete.
 func TestPageRequestInPieces(t *testing.T) {
-	addr := serveOn(t)
+	addr, _ := serveOn(t, Options{LeaveGrace: -1})
 	rc := dialPage(t, addr)
 	for _, piece := range []string{"G", "ET / HT", "TP/1.1\r", "\nHost: local", "host\r\n", "\r", "\n"} {
 		rc.send(piece)
@@ -239,7 +248,7 @@ func TestPageRequestInPieces(t *testing.T) {
 // rebinding) gets 403, a malformed request 400, other routes work on the
 // same connection after a page.
 func TestPageHandedOver(t *testing.T) {
-	addr := serveOn(t)
+	addr, _ := serveOn(t, Options{LeaveGrace: -1})
 	for _, c := range []struct {
 		req    string
 		status int
@@ -289,28 +298,13 @@ func TestPageHandedOver(t *testing.T) {
 // TestPageShutdown: Serve returns while a keep-alive connection served by
 // pageListener is idle, and that connection is closed.
 func TestPageShutdown(t *testing.T) {
-	srv, err := New(Options{DataDir: t.TempDir(), LeaveGrace: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := listen(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	rc := dialPage(t, ln.Addr().String())
+	addr, stop := serveOn(t, Options{LeaveGrace: -1})
+	rc := dialPage(t, addr)
 	rc.send("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
 	if resp, _ := rc.answer("GET"); resp.StatusCode != 200 {
 		t.Fatal(resp.Status)
 	}
-	cancel()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Fatalf("Serve: %v", err)
-		}
-	case <-time.After(waitFor):
-		t.Fatal("Serve did not return with an idle page connection open")
-	}
+	stop() // fails the test if Serve does not return
 	if !rc.closed() {
 		t.Error("the idle page connection was not closed")
 	}
