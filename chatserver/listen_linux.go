@@ -1,6 +1,7 @@
 package chatserver
 
 import (
+	"errors"
 	"net"
 	"syscall"
 )
@@ -18,7 +19,7 @@ func deferAccept(network, address string, c syscall.RawConn) error {
 }
 
 // readNow reads what c has received, without waiting: wouldBlock when
-// nothing has arrived yet (or c is not a socket).
+// nothing has arrived yet; an error when c is not a socket.
 func readNow(c net.Conn, buf []byte) (n int, wouldBlock bool, err error) {
 	return ioNow(c, func(fd int) (int, error) { return syscall.Read(fd, buf) })
 }
@@ -28,23 +29,29 @@ func writeNow(c net.Conn, p []byte) (n int, wouldBlock bool, err error) {
 	return ioNow(c, func(fd int) (int, error) { return syscall.Write(fd, p) })
 }
 
+// ioNow runs op once on c's socket (non-blocking, as Go keeps every
+// socket). It goes through Control, which neither waits nor checks
+// deadlines nor takes c's read lock: pageListener's connection is its own.
 func ioNow(c net.Conn, op func(fd int) (int, error)) (n int, wouldBlock bool, err error) {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
-		return 0, true, nil
+		return 0, false, errors.ErrUnsupported
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
-		return 0, true, nil
+		return 0, false, err
 	}
-	rc.Read(func(fd uintptr) bool { // Read or Write alike: the callback never waits
+	cerr := rc.Control(func(fd uintptr) {
 		for {
 			n, err = op(int(fd))
 			if err != syscall.EINTR {
-				return true
+				return
 			}
 		}
 	})
+	if cerr != nil {
+		return 0, false, cerr
+	}
 	if err == syscall.EAGAIN {
 		return 0, true, nil
 	}

@@ -3,6 +3,7 @@
 package chatserver
 
 import (
+	"errors"
 	"net"
 	"syscall"
 )
@@ -10,7 +11,7 @@ import (
 // deferAccept is Linux's TCP_DEFER_ACCEPT (listen_linux.go); elsewhere none.
 func deferAccept(network, address string, c syscall.RawConn) error { return nil }
 
-// readNow and writeNow never do anything here: pageListener serves every
+// readNow and writeNow do nothing here: pageListener serves every
 // connection on a goroutine of its own.
-func readNow(c net.Conn, buf []byte) (int, bool, error) { return 0, true, nil }
-func writeNow(c net.Conn, p []byte) (int, bool, error)  { return 0, true, nil }
+func readNow(c net.Conn, buf []byte) (int, bool, error) { return 0, false, errors.ErrUnsupported }
+func writeNow(c net.Conn, p []byte) (int, bool, error)  { return 0, false, errors.ErrUnsupported }

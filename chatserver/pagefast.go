@@ -2,6 +2,7 @@ package chatserver
 
 import (
 	"bytes"
+	"errors"
 	"net"
 	"sync"
 	"time"
@@ -101,7 +102,7 @@ func (l *pageListener) acceptLoop() {
 func (l *pageListener) answerAtOnce(c net.Conn, buf []byte) (n int, done bool) {
 	n, wouldBlock, err := readNow(c, buf)
 	switch {
-	case wouldBlock:
+	case wouldBlock || errors.Is(err, errors.ErrUnsupported):
 		return 0, false
 	case err != nil || n == 0:
 		l.release(c)
