@@ -125,10 +125,12 @@ func (l *pageListener) answerAtOnce(c net.Conn, buf []byte) (n int, done bool) {
 		return 0, true
 	}
 	// The socket's buffer is full (a client that does not read): the rest
-	// is written under a deadline, on a goroutine of its own.
+	// is written under a deadline, on a goroutine of its own (which the
+	// listener waits for, as for serve).
+	l.serving.Add(1)
 	go func() {
 		defer l.serving.Done()
-		c.SetWriteDeadline(time.Now().Add(l.headerTimeout))
+		c.SetWriteDeadline(deadlineIn(l.headerTimeout))
 		c.Write(out[written:])
 		l.release(c)
 		c.Close()
@@ -270,7 +272,7 @@ func (l *pageListener) serve(c net.Conn, bp *[]byte, n int) {
 			if idle {
 				timeout = l.idleTimeout
 			}
-			c.SetDeadline(now.Add(timeout))
+			c.SetDeadline(deadlineIn(timeout))
 			deadlineSet, deadlineIdle = now, idle
 			if l.isClosing() { // after the move: Close's deadline is not undone
 				l.release(c)
@@ -286,6 +288,15 @@ func (l *pageListener) serve(c net.Conn, bp *[]byte, n int) {
 		}
 		end += n
 	}
+}
+
+// deadlineIn is the deadline timeout from now; none for a timeout of 0 or
+// less (net/http's meaning of the http.Server's timeouts).
+func deadlineIn(timeout time.Duration) time.Time {
+	if timeout <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(timeout)
 }
 
 // lingeringClose ends a connection that has unread requests after an

@@ -357,17 +357,30 @@ func TestPageAnsweredAtOnce(t *testing.T) {
 	for _, c := range []struct {
 		req  string
 		done bool
+		full bool // the socket's buffer already full: the answer is written on a goroutine
 	}{
-		{"GET / HTTP/1.0\r\nHost: localhost\r\n\r\n", true},
-		{"HEAD / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", true},
-		{"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n", false},
-		{"GET /john HTTP/1.0\r\nHost: localhost\r\n\r\n", false},
+		{"GET / HTTP/1.0\r\nHost: localhost\r\n\r\n", true, false},
+		{"GET / HTTP/1.0\r\nHost: localhost\r\n\r\n", true, true},
+		{"HEAD / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", true, false},
+		{"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n", false, false},
+		{"GET /john HTTP/1.0\r\nHost: localhost\r\n\r\n", false, false},
 	} {
 		client := dialPage(t, ln.Addr().String())
 		client.send(c.req) // on loopback, in the server's socket once Write returns
 		sc, err := ln.Accept()
 		if err != nil {
 			t.Fatal(err)
+		}
+		filler := 0
+		for c.full {
+			n, wouldBlock, err := writeNow(sc, make([]byte, 64<<10))
+			if err != nil {
+				t.Fatal(err)
+			}
+			filler += n
+			if wouldBlock {
+				break
+			}
 		}
 		l.conns[sc] = struct{}{}
 		l.serving.Add(1)
@@ -384,6 +397,9 @@ func TestPageAnsweredAtOnce(t *testing.T) {
 			sc.Close()
 			continue
 		}
+		if _, err := io.CopyN(io.Discard, client.br, int64(filler)); err != nil {
+			t.Fatal(err)
+		}
 		method, _, _ := strings.Cut(c.req, " ")
 		if resp, body := client.answer(method); resp.StatusCode != 200 || method == "GET" && !bytes.Equal(body, pageHTML) {
 			t.Fatalf("%q: %s, %d bytes", c.req, resp.Status, len(body))
@@ -391,6 +407,8 @@ func TestPageAnsweredAtOnce(t *testing.T) {
 		if !client.closed() {
 			t.Fatalf("%q: connection left open", c.req)
 		}
+		l.serving.Done() // the accept loop's share
+		l.serving.Wait()
 		if len(l.conns) != 0 {
 			t.Fatalf("%q: connection still tracked", c.req)
 		}
