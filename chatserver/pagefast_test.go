@@ -17,10 +17,10 @@ import (
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
-// serveOn runs a Server with Serve (the page answered by pageListener) and
-// returns its address and stop, which ends Serve and checks that it returned
+// serveOn runs a Server with Serve (the page answered by pageListener)
+// and returns it and stop, which ends Serve and checks that it returned
 // nil (also called at the test's end).
-func serveOn(t *testing.T, o Options) (addr string, stop func()) {
+func serveOn(t *testing.T, o Options) (ts *testServer, stop func()) {
 	t.Helper()
 	if o.DataDir == "" {
 		o.DataDir = t.TempDir()
@@ -48,8 +48,11 @@ func serveOn(t *testing.T, o Options) (addr string, stop func()) {
 		})
 	}
 	t.Cleanup(stop)
-	return ln.Addr().String(), stop
+	return &testServer{srv: srv, url: "http://" + ln.Addr().String(), dir: o.DataDir}, stop
 }
+
+// hostPort is the server's address, host:port.
+func (ts *testServer) hostPort() string { return strings.TrimPrefix(ts.url, "http://") }
 
 // rawConn is one client connection that writes raw requests and reads answers.
 type rawConn struct {
@@ -100,7 +103,8 @@ func (rc *rawConn) closed() bool {
 // pageListener gets the same status, headers (but Date) and body as
 // net/http's handler gives it.
 func TestPageFastSameAsNetHTTP(t *testing.T) {
-	fast, _ := serveOn(t, Options{LeaveGrace: -1})
+	ts, _ := serveOn(t, Options{LeaveGrace: -1})
+	fast := ts.hostPort()
 	srv, err := New(Options{DataDir: t.TempDir(), LeaveGrace: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +178,8 @@ func equalHeaders(a, b http.Header) bool {
 // order, pageListener's first, then net/http's from the first request it
 // does not answer itself on; the connection ends as the last one asks.
 func TestPagePipelining(t *testing.T) {
-	addr, _ := serveOn(t, Options{LeaveGrace: -1})
+	ts, _ := serveOn(t, Options{LeaveGrace: -1})
+	addr := ts.hostPort()
 	rc := dialPage(t, addr)
 	rc.send("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n" +
 		"HEAD / HTTP/1.0\r\nHost: localhost\r\nConnection: keep-alive\r\n\r\n" +
@@ -201,7 +206,8 @@ func TestPagePipelining(t *testing.T) {
 // TestPageKeepAlive: HTTP/1.1 keeps the connection open, HTTP/1.0 only when
 // asked; Connection: close and HTTP/1.0 end it after the answer.
 func TestPageKeepAlive(t *testing.T) {
-	addr, _ := serveOn(t, Options{LeaveGrace: -1})
+	ts, _ := serveOn(t, Options{LeaveGrace: -1})
+	addr := ts.hostPort()
 	for _, c := range []struct {
 		req       string
 		keepsOpen bool
@@ -232,7 +238,8 @@ func TestPageKeepAlive(t *testing.T) {
 // TestPageRequestInPieces: a request written a few bytes at a time is
 // answered once it is complete.
 func TestPageRequestInPieces(t *testing.T) {
-	addr, _ := serveOn(t, Options{LeaveGrace: -1})
+	ts, _ := serveOn(t, Options{LeaveGrace: -1})
+	addr := ts.hostPort()
 	rc := dialPage(t, addr)
 	for _, piece := range []string{"G", "ET / HT", "TP/1.1\r", "\nHost: local", "host\r\n", "\r", "\n"} {
 		rc.send(piece)
@@ -248,7 +255,8 @@ func TestPageRequestInPieces(t *testing.T) {
 // rebinding) gets 403, a malformed request 400, other routes work on the
 // same connection after a page.
 func TestPageHandedOver(t *testing.T) {
-	addr, _ := serveOn(t, Options{LeaveGrace: -1})
+	ts, _ := serveOn(t, Options{LeaveGrace: -1})
+	addr := ts.hostPort()
 	for _, c := range []struct {
 		req    string
 		status int
@@ -298,7 +306,8 @@ func TestPageHandedOver(t *testing.T) {
 // TestPageShutdown: Serve returns while a keep-alive connection served by
 // pageListener is idle, and that connection is closed.
 func TestPageShutdown(t *testing.T) {
-	addr, stop := serveOn(t, Options{LeaveGrace: -1})
+	ts, stop := serveOn(t, Options{LeaveGrace: -1})
+	addr := ts.hostPort()
 	rc := dialPage(t, addr)
 	rc.send("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
 	if resp, _ := rc.answer("GET"); resp.StatusCode != 200 {
