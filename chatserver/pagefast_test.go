@@ -142,6 +142,9 @@ func TestPageFastSameAsNetHTTP(t *testing.T) {
 			rc := dialPage(t, addr)
 			rc.send(raw)
 			got[i], bodies[i] = rc.answer(method)
+			if _, err := http.ParseTime(got[i].Header.Get("Date")); err != nil {
+				t.Errorf("%q: Date %q: %v", raw, got[i].Header.Get("Date"), err)
+			}
 			got[i].Header.Del("Date")
 		}
 		f, s := got[0], got[1]
