@@ -118,7 +118,7 @@ func (l *pageListener) answerAtOnce(c net.Conn, buf []byte) (n int, done bool) {
 	if req.head {
 		out = out[:a.head]
 	}
-	written, wouldBlock, err := writeNow(c, out)
+	written, _, err := writeNow(c, out)
 	if err != nil || written == len(out) {
 		l.release(c)
 		c.Close()
