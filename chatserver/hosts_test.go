@@ -1,10 +1,8 @@
 package chatserver
 
 import (
-	"context"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/gorilla/websocket"
 )
@@ -14,15 +12,7 @@ import (
 // matching Origin is refused.
 func TestDNSRebinding(t *testing.T) {
 	for _, allow := range [][]string{nil, {"evil.example"}} {
-		srv, err := New(Options{DataDir: t.TempDir(), AllowedHosts: allow})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln := listen(t)
-		ctx, cancel := context.WithCancel(context.Background())
-		served := make(chan error, 1)
-		go func() { served <- srv.Serve(ctx, ln) }()
-		ts := &testServer{srv: srv, url: "http://" + ln.Addr().String()}
+		ts, stop := serveOn(t, Options{AllowedHosts: allow})
 		want := 403
 		if allow != nil {
 			want = 200
@@ -30,13 +20,13 @@ func TestDNSRebinding(t *testing.T) {
 		if status, body := ts.request(t, "GET", "/", "", map[string]string{"Host": "evil.example:18090"}); status != want {
 			t.Errorf("allow %v: GET / with Host evil.example:18090: %d %.100s, want %d", allow, status, body, want)
 		}
-		for _, host := range []string{"localhost:18090", ln.Addr().String()} {
+		for _, host := range []string{"localhost:18090", ts.hostPort()} {
 			if status, _ := ts.request(t, "GET", "/", "", map[string]string{"Host": host}); status != 200 {
 				t.Errorf("GET / with Host %s: %d, want 200", host, status)
 			}
 		}
 		d := websocket.Dialer{HandshakeTimeout: waitFor}
-		ws, resp, err := d.Dial("ws://"+ln.Addr().String()+"/ws?nick=eve", http.Header{"Host": {"evil.example:18090"}, "Origin": {"http://evil.example:18090"}})
+		ws, resp, err := d.Dial("ws://"+ts.hostPort()+"/ws?nick=eve", http.Header{"Host": {"evil.example:18090"}, "Origin": {"http://evil.example:18090"}})
 		if allow == nil {
 			if err == nil {
 				ws.Close()
@@ -49,11 +39,6 @@ func TestDNSRebinding(t *testing.T) {
 		} else {
 			ws.Close()
 		}
-		cancel()
-		select {
-		case <-served:
-		case <-time.After(waitFor):
-			t.Fatal("Serve did not return")
-		}
+		stop()
 	}
 }

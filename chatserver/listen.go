@@ -1,6 +1,7 @@
 package chatserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -11,24 +12,30 @@ import (
 // listens on both loopback addresses, 127.0.0.1 and ::1 (when the machine
 // has IPv6), because clients differ in which one they pick for "localhost":
 // ab, for one, takes the first answer of the resolver, often ::1.
+//
+// Its connections have no TCP keep-alive (Go turns it on for every accepted
+// connection, with system calls of its own): an idle HTTP connection ends
+// after IdleTimeout and a stream finds a dead client with its KeepAlive
+// pings. On Linux they are accepted once their first request has arrived
+// (deferAccept).
 func Listen(addr string) (net.Listener, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen address %q: %w (use host:port, e.g. 127.0.0.1:8000)", addr, err)
 	}
 	if host != "localhost" {
-		ln, err := net.Listen("tcp", addr)
+		ln, err := listenTCP(addr)
 		if err != nil {
 			return nil, fmt.Errorf("listen on %s: %w", addr, err)
 		}
 		return ln, nil
 	}
-	ln4, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", port))
+	ln4, err := listenTCP(net.JoinHostPort("127.0.0.1", port))
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	_, port, _ = net.SplitHostPort(ln4.Addr().String()) // the chosen port, for port 0
-	ln6, err := net.Listen("tcp", net.JoinHostPort("::1", port))
+	ln6, err := listenTCP(net.JoinHostPort("::1", port))
 	if err != nil {
 		return ln4, nil // no IPv6 loopback: 127.0.0.1 alone
 	}
@@ -90,3 +97,9 @@ func (m *multiListener) Close() error {
 }
 
 func (m *multiListener) Addr() net.Addr { return m.lns[0].Addr() }
+
+var listenConfig = net.ListenConfig{KeepAlive: -1, Control: deferAccept}
+
+func listenTCP(addr string) (net.Listener, error) {
+	return listenConfig.Listen(context.Background(), "tcp", addr)
+}

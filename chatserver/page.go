@@ -3,10 +3,14 @@ package chatserver
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
@@ -31,48 +35,71 @@ var pageGzip = func() []byte {
 	return b.Bytes()
 }()
 
-// The page's response headers, built once: a request sets them without
-// formatting, canonicalising or allocating anything (net/http only reads them).
-var (
-	pageHeaders = map[string][]string{
-		"Content-Type":            {"text/html; charset=utf-8"},
-		"Cache-Control":           {"no-cache"},
-		"Content-Security-Policy": {pageCSP},
-		"X-Content-Type-Options":  {"nosniff"},
-		"Vary":                    {"Accept-Encoding"},
-	}
-	pageLen     = []string{strconv.Itoa(len(pageHTML))}
-	pageGzipLen = []string{strconv.Itoa(len(pageGzip))}
-	gzipName    = []string{"gzip"}
-)
+// The page's two representations (plain and gzip), each with its strong
+// ETag: a client that has one sends it back in If-None-Match and gets 304.
+var pageVariants = [2]pageVariant{
+	{body: pageHTML, etag: pageETag(pageHTML, "")},
+	{body: pageGzip, etag: pageETag(pageHTML, "-gzip"), encoding: "gzip"},
+}
 
+type pageVariant struct {
+	body     []byte
+	etag     string
+	encoding string // Content-Encoding, "" for none
+}
+
+func pageETag(page []byte, suffix string) string {
+	sum := sha256.Sum256(page)
+	return `"` + hex.EncodeToString(sum[:8]) + suffix + `"`
+}
+
+// pageHeaders are the headers of every answer to GET / (200 and 304) but
+// Date, Content-Length, Content-Encoding and ETag, in the order they are
+// written: canonical names, so that net/http only reads them.
+var pageHeaders = []struct{ name, value string }{
+	{"Cache-Control", "no-cache"},
+	{"Content-Security-Policy", pageCSP},
+	{"Content-Type", "text/html; charset=utf-8"},
+	{"Vary", "Accept-Encoding"},
+	{"X-Content-Type-Options", "nosniff"},
+}
+
+// servePage answers GET and HEAD / through net/http (the handler mounted
+// under a prefix, and the requests pageListener hands over); pageListener
+// answers the plain ones itself with the same bytes (pagefast.go).
 func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		methodIs(w, r, http.MethodGet, http.MethodHead)
 		return
 	}
+	v := &pageVariants[0]
+	if acceptsGzip(r.Header["Accept-Encoding"]) {
+		v = &pageVariants[1]
+	}
 	h := w.Header()
-	for k, v := range pageHeaders {
-		h[k] = v
+	for _, f := range pageHeaders {
+		h[f.name] = []string{f.value}
 	}
-	body := pageHTML
-	if acceptsGzip(r) {
-		body = pageGzip
-		h["Content-Encoding"] = gzipName
-		h["Content-Length"] = pageGzipLen
-	} else {
-		h["Content-Length"] = pageLen
+	h["Etag"] = []string{v.etag}
+	if v.encoding != "" {
+		h["Content-Encoding"] = []string{v.encoding}
 	}
+	if noneMatch := r.Header["If-None-Match"]; len(noneMatch) > 0 && etagListed(noneMatch, v.etag) {
+		delete(h, "Content-Type")
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h["Content-Length"] = []string{strconv.Itoa(len(v.body))}
 	if r.Method == http.MethodHead {
 		return
 	}
-	w.Write(body)
+	w.Write(v.body)
 }
 
-// acceptsGzip reports whether the request's Accept-Encoding takes gzip
-// (and does not refuse it with q=0).
-func acceptsGzip(r *http.Request) bool {
-	for _, v := range r.Header["Accept-Encoding"] {
+// acceptsGzip reports whether Accept-Encoding values take gzip (and do not
+// refuse it with q=0).
+func acceptsGzip(values []string) bool {
+	for _, v := range values {
 		for part := range strings.SplitSeq(v, ",") {
 			name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
 			if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
@@ -83,4 +110,105 @@ func acceptsGzip(r *http.Request) bool {
 		}
 	}
 	return false
+}
+
+// etagListed reports whether If-None-Match values list etag or "*", with
+// the weak comparison RFC 9110 13.1.2 asks for (W/ ignored).
+func etagListed(values []string, etag string) bool {
+	for _, v := range values {
+		for tag := range strings.SplitSeq(v, ",") {
+			tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
+			if tag == "*" || tag == etag {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pageAnswers are the complete answers to GET / (head and body in one
+// buffer, written with one write) for one second of Date, built once per
+// second: [variant][status: 200, 304][form].
+type pageAnswers struct {
+	unix    int64
+	answers [2][2][numPageForms]pageAnswer
+}
+
+type pageAnswer struct {
+	bytes []byte // head and body
+	head  int    // the head's length: the answer to HEAD
+}
+
+// The forms of an answer's status line and Connection header, as net/http
+// words them for each request.
+const (
+	form11KeepAlive = iota // HTTP/1.1, no Connection header
+	form11Close            // HTTP/1.1, Connection: close
+	form10Close            // HTTP/1.0, no Connection header
+	form10KeepAlive        // HTTP/1.0, Connection: keep-alive
+	numPageForms
+)
+
+var pageForms = [numPageForms]struct{ proto, connection string }{
+	{"HTTP/1.1", ""}, {"HTTP/1.1", "close"}, {"HTTP/1.0", ""}, {"HTTP/1.0", "keep-alive"},
+}
+
+var currentPageAnswers atomic.Pointer[pageAnswers]
+
+// pageAnswersAt returns the answers whose Date is now's second.
+func pageAnswersAt(now time.Time) *pageAnswers {
+	unix := now.Unix()
+	if a := currentPageAnswers.Load(); a != nil && a.unix == unix {
+		return a
+	}
+	a := buildPageAnswers(now)
+	currentPageAnswers.Store(a)
+	return a
+}
+
+func buildPageAnswers(now time.Time) *pageAnswers {
+	a := &pageAnswers{unix: now.Unix()}
+	date := now.UTC().Format(http.TimeFormat)
+	for vi := range pageVariants {
+		v := &pageVariants[vi]
+		for st, status := range []string{"200 OK", "304 Not Modified"} {
+			for form, f := range pageForms {
+				var b []byte
+				b = append(b, f.proto...)
+				b = append(b, ' ')
+				b = append(b, status...)
+				b = append(b, "\r\n"...)
+				field := func(name, value string) {
+					b = append(b, name...)
+					b = append(b, ": "...)
+					b = append(b, value...)
+					b = append(b, "\r\n"...)
+				}
+				if f.connection != "" {
+					field("Connection", f.connection)
+				}
+				if v.encoding != "" {
+					field("Content-Encoding", v.encoding)
+				}
+				for _, f := range pageHeaders {
+					if st == 1 && f.name == "Content-Type" {
+						continue
+					}
+					field(f.name, f.value)
+				}
+				if st == 0 {
+					field("Content-Length", strconv.Itoa(len(v.body)))
+				}
+				field("Date", date)
+				field("Etag", v.etag)
+				b = append(b, "\r\n"...)
+				head := len(b)
+				if st == 0 {
+					b = append(b, v.body...)
+				}
+				a.answers[vi][st][form] = pageAnswer{bytes: b, head: head}
+			}
+		}
+	}
+	return a
 }

@@ -283,21 +283,27 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // Serve answers HTTP on ln with the chat's handler, for the Host names of
-// ln's address and AllowedHosts, with the Options' timeouts until ctx ends, then drains: streams are told to resume later,
-// requests in flight finish, the store is closed. It returns nil after a
-// clean drain.
+// ln's address and AllowedHosts, with the Options' timeouts until ctx ends,
+// then drains: streams are told to resume later, requests in flight finish,
+// the store is closed. It returns nil after a clean drain. The plain
+// requests for the page are answered from prebuilt bytes before net/http
+// (pageListener); the answers are the handler's.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hosts := httpguard.NewHosts(ln.Addr().String(), s.opts.AllowedHosts)
+	pages := newPageListener(ln, hosts, s.opts.ReadHeaderTimeout, s.opts.IdleTimeout)
 	hs := &http.Server{
-		Handler:           httpguard.NewHosts(ln.Addr().String(), s.opts.AllowedHosts).Handler(s.Handler()),
+		Handler:           hosts.Handler(s.Handler()),
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
 		MaxHeaderBytes:    16 << 10,
 		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelDebug),
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(pages) }()
 	select {
 	case err := <-errc:
+		pages.Close()
+		pages.wait()
 		s.Shutdown(context.Background())
 		return fmt.Errorf("serve chat: %w", err)
 	case <-ctx.Done():
@@ -306,7 +312,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	var herr, serr error
-	wg.Go(func() { herr = hs.Shutdown(dctx) })
+	wg.Go(func() {
+		herr = hs.Shutdown(dctx)
+		pages.Close()
+		pages.wait()
+	})
 	wg.Go(func() { serr = s.Shutdown(dctx) })
 	wg.Wait()
 	<-errc

@@ -392,10 +392,11 @@ func (t *rawSSE) end(reason string, _ bool) {
 // gorilla/websocket. mu keeps the two from interleaving (the reader
 // goroutine answers the client's pings).
 type wsTransport struct {
-	ws  *websocket.Conn
-	ack *wsAck
-	mu  *sync.Mutex
-	buf *[]byte
+	ws    *websocket.Conn
+	ack   *wsAck
+	mu    *sync.Mutex
+	buf   *[]byte
+	until time.Time // under mu: the events' write deadline (setDeadline)
 }
 
 // wsAck is the delivery confirmation a WebSocket waits for: the pong that
@@ -429,13 +430,30 @@ func (t *wsTransport) control(kind int, data []byte) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
+	return t.writeControl(kind, data)
+}
+
+// writeControl writes a control frame under a deadline of its own (one
+// second), then puts the events' deadline back: gorilla sets the
+// connection's write deadline for the frame and leaves it there, and the
+// pump moves its deadline only now and then.
+func (t *wsTransport) writeControl(kind int, data []byte) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.ws.WriteControl(kind, data, time.Now().Add(time.Second))
+	err := t.ws.WriteControl(kind, data, time.Now().Add(time.Second))
+	if !t.until.IsZero() {
+		t.ws.NetConn().SetWriteDeadline(t.until)
+	}
+	return err
 }
 
 // setDeadline bounds the writes of events; control frames carry their own.
-func (t *wsTransport) setDeadline(d time.Time) { t.ws.NetConn().SetWriteDeadline(d) }
+func (t *wsTransport) setDeadline(d time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.until = d
+	t.ws.NetConn().SetWriteDeadline(d)
+}
 func (t *wsTransport) add(frame []byte) error {
 	if t.buf == nil {
 		t.buf = sseBuffers.Get().(*[]byte)
@@ -597,9 +615,7 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, t 
 	ws.SetReadLimit(int64(s.opts.MaxMessageBytes)*6 + 1024)
 	ws.SetReadDeadline(time.Now().Add(wait))
 	ws.SetPingHandler(func(payload string) error {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		err := ws.WriteControl(websocket.PongMessage, []byte(payload), time.Now().Add(time.Second))
+		err := t.writeControl(websocket.PongMessage, []byte(payload))
 		if err != nil && !errors.Is(err, websocket.ErrCloseSent) {
 			if ne, ok := errors.AsType[net.Error](err); !ok || !ne.Timeout() {
 				return err
@@ -608,9 +624,7 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, t 
 		return nil
 	})
 	ws.SetCloseHandler(func(code int, text string) error {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, ""), time.Now().Add(time.Second))
+		t.writeControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, ""))
 		return nil
 	})
 	ws.SetPongHandler(func(payload string) error {

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/wasmgap/wasmgap/internal/benchtool"
 )
 
 // Scenario names.
@@ -525,7 +527,7 @@ func (s *scenario) connect(ctx context.Context) (*receivers, error) {
 // where /proc is missing.
 func liveRSS() int64 {
 	debug.FreeOSMemory()
-	rss, _ := readRSS(os.Getpid())
+	rss, _ := benchtool.ProcessRSS(os.Getpid())
 	return rss
 }
 

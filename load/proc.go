@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/wasmgap/wasmgap/internal/benchtool"
 )
 
 // ProcStats are a process's figures sampled during a run, as the source articles report them
@@ -23,10 +25,6 @@ type ProcStats struct {
 	Samples    int     `json:"samples"`
 }
 
-// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's CPU times: 100 on every Linux
-// architecture Go supports.
-const clockTicks = 100
-
 type procSampler struct {
 	pid     int
 	every   time.Duration
@@ -35,20 +33,20 @@ type procSampler struct {
 	mu      sync.Mutex
 	stats   ProcStats
 	t0      time.Time
-	cpu0    int64
+	cpu0    time.Duration
 	idle0   int64
 	total0  int64
 	lastT   time.Time
-	lastCPU int64
+	lastCPU time.Duration
 }
 
 // startProcSampler reads the process's figures now and then every period until stop.
 func startProcSampler(pid int, every time.Duration) (*procSampler, error) {
-	rss, err := readRSS(pid)
+	rss, err := benchtool.ProcessRSS(pid)
 	if err != nil {
 		return nil, fmt.Errorf("sample process %d: %w (is it running, and is this Linux?)", pid, err)
 	}
-	cpu, err := readCPU(pid)
+	cpu, err := benchtool.ProcessCPU(pid)
 	if err != nil {
 		return nil, fmt.Errorf("sample process %d: %w", pid, err)
 	}
@@ -76,8 +74,8 @@ func (s *procSampler) loop() {
 }
 
 func (s *procSampler) sample() {
-	rss, err1 := readRSS(s.pid)
-	cpu, err2 := readCPU(s.pid)
+	rss, err1 := benchtool.ProcessRSS(s.pid)
+	cpu, err2 := benchtool.ProcessCPU(s.pid)
 	if err1 != nil || err2 != nil {
 		return
 	}
@@ -88,7 +86,7 @@ func (s *procSampler) sample() {
 	s.stats.RSSAfter = rss
 	s.stats.RSSPeak = max(s.stats.RSSPeak, rss)
 	if dt := now.Sub(s.lastT).Seconds(); dt > 0 {
-		pct := float64(cpu-s.lastCPU) / clockTicks / dt * 100
+		pct := (cpu - s.lastCPU).Seconds() / dt * 100
 		s.stats.CPUPeak = max(s.stats.CPUPeak, pct)
 	}
 	s.lastT, s.lastCPU = now, cpu
@@ -102,58 +100,12 @@ func (s *procSampler) stop() *ProcStats {
 	defer s.mu.Unlock()
 	st := s.stats
 	if dt := s.lastT.Sub(s.t0).Seconds(); dt > 0 {
-		st.CPUMean = float64(s.lastCPU-s.cpu0) / clockTicks / dt * 100
+		st.CPUMean = (s.lastCPU - s.cpu0).Seconds() / dt * 100
 	}
 	if idle, total, err := readSystemCPU(); err == nil && total > s.total0 {
 		st.SystemIdle = float64(idle-s.idle0) / float64(total-s.total0) * 100
 	}
 	return &st
-}
-
-// readRSS returns the resident set size from /proc/<pid>/status (VmRSS, in kB).
-func readRSS(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		if rest, ok := bytes.CutPrefix(line, []byte("VmRSS:")); ok {
-			f := strings.Fields(string(rest))
-			if len(f) < 1 {
-				break
-			}
-			kb, err := strconv.ParseInt(f[0], 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("parse VmRSS %q: %w", rest, err)
-			}
-			return kb * 1024, nil
-		}
-	}
-	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
-}
-
-// readCPU returns utime+stime of the process in clock ticks, from /proc/<pid>/stat.
-func readCPU(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name (field 2) may hold spaces; fields after its closing ')' are plain.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("parse /proc/%d/stat: no ')'", pid)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	// f[0] is field 3 (state); utime is field 14, stime field 15.
-	if len(f) < 13 {
-		return 0, fmt.Errorf("parse /proc/%d/stat: %d fields", pid, len(f))
-	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("parse /proc/%d/stat CPU times", pid)
-	}
-	return ut + st, nil
 }
 
 // readSystemCPU returns the machine's idle and total jiffies from /proc/stat.

@@ -17,8 +17,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -27,15 +25,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/wasmgap/wasmgap/internal/benchtool"
 )
 
 func main() {
@@ -227,114 +224,22 @@ func runTool(o *options, tool string, c benchCase) (float64, time.Duration, int6
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	ctx, cancel := context.WithTimeout(context.Background(), o.duration*3+30*time.Second)
-	defer cancel()
-	if err := startAndWait(ctx, cmd); err != nil {
+	if err := benchtool.Run(context.Background(), cmd, o.duration*3+30*time.Second); err != nil {
 		return 0, 0, 0, 0, fmt.Errorf("%s: %v: %s", tool, err, strings.TrimSpace(errb.String()))
 	}
-	var rps float64
-	var p99 time.Duration
-	var nerr int64
+	var res benchtool.Result
 	var err error
 	switch tool {
 	case "wasmgap load", "wasmgap load (baseline)":
-		rps, p99, nerr, err = parseWasmgap(out.Bytes())
+		res, err = benchtool.ParseLoad(out.Bytes())
 	case "wrk":
-		rps, p99, nerr, err = parseWrk(out.String())
+		res, err = benchtool.ParseWrk(out.String())
 	default:
-		rps, p99, nerr, err = parseAb(out.String())
+		res, err = benchtool.ParseAb(out.String())
 	}
-	var cpu time.Duration
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && rps > 0 {
-		total := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		// The run lasted about the duration; requests ≈ rate × duration.
-		cpu = time.Duration(float64(total) / (rps * o.duration.Seconds()))
-	}
-	return rps, p99, nerr, cpu, err
-}
-
-func startAndWait(ctx context.Context, cmd *exec.Cmd) error {
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		cmd.Process.Kill()
-		<-done
-		return errors.New("timed out")
-	}
-}
-
-func parseWasmgap(b []byte) (float64, time.Duration, int64, error) {
-	var rep struct {
-		RPS     float64          `json:"requests_per_sec"`
-		Errors  map[string]int64 `json:"errors"`
-		Latency struct {
-			P99 float64 `json:"p99_ms"`
-		} `json:"latency"`
-	}
-	if err := json.Unmarshal(b, &rep); err != nil {
-		return 0, 0, 0, fmt.Errorf("parse wasmgap load JSON: %w", err)
-	}
-	var n int64
-	for _, v := range rep.Errors {
-		n += v
-	}
-	return rep.RPS, time.Duration(rep.Latency.P99 * float64(time.Millisecond)), n, nil
-}
-
-var (
-	wrkRPS = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
-	wrkP99 = regexp.MustCompile(`\n\s+99%\s+([0-9.]+)(us|ms|s)`)
-	abRPS  = regexp.MustCompile(`Requests per second:\s+([0-9.]+)`)
-	abP99  = regexp.MustCompile(`\n\s+99%\s+([0-9]+)`)
-	// wrk: "Socket errors: connect 0, read 0, write 0, timeout 0", "Non-2xx or 3xx responses: 5"
-	wrkErrs = regexp.MustCompile(`(?:connect|read|write|timeout) ([0-9]+)|Non-2xx or 3xx responses: ([0-9]+)`)
-	// ab: "Failed requests:        0", "Non-2xx responses:      5"
-	abErrs = regexp.MustCompile(`(?:Failed requests|Non-2xx responses):\s+([0-9]+)`)
-)
-
-func sumMatches(re *regexp.Regexp, s string) int64 {
-	var n int64
-	for _, m := range re.FindAllStringSubmatch(s, -1) {
-		for _, g := range m[1:] {
-			if v, err := strconv.ParseInt(g, 10, 64); err == nil {
-				n += v
-			}
-		}
-	}
-	return n
-}
-
-func parseWrk(s string) (float64, time.Duration, int64, error) {
-	m, l := wrkRPS.FindStringSubmatch(s), wrkP99.FindStringSubmatch(s)
-	if m == nil || l == nil {
-		return 0, 0, 0, fmt.Errorf("parse wrk output: %q", s)
-	}
-	rps, _ := strconv.ParseFloat(m[1], 64)
-	v, _ := strconv.ParseFloat(l[1], 64)
-	unit := map[string]time.Duration{"us": time.Microsecond, "ms": time.Millisecond, "s": time.Second}[l[2]]
-	return rps, time.Duration(v * float64(unit)), sumMatches(wrkErrs, s), nil
-}
-
-func parseAb(s string) (float64, time.Duration, int64, error) {
-	m, l := abRPS.FindStringSubmatch(s), abP99.FindStringSubmatch(s)
-	if m == nil || l == nil {
-		return 0, 0, 0, fmt.Errorf("parse ab output: %q", s)
-	}
-	rps, _ := strconv.ParseFloat(m[1], 64)
-	ms, _ := strconv.Atoi(l[1])
-	return rps, time.Duration(ms) * time.Millisecond, sumMatches(abErrs, s), nil
-}
-
-func median[T int64 | float64 | time.Duration](xs []T) T {
-	s := append([]T(nil), xs...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
+	// The run lasted about the duration; requests ≈ rate × duration.
+	cpu := benchtool.CPUPerRequest(cmd, res.RPS*o.duration.Seconds())
+	return res.RPS, res.P99, res.Errors, cpu, err
 }
 
 func printTable(w io.Writer, o *options, cases []benchCase, results [][]measurement) {
@@ -366,7 +271,7 @@ func printTable(w io.Writer, o *options, cases []benchCase, results [][]measurem
 		var wrkRate, wrkBest float64
 		for _, m := range results[i] {
 			if m.tool == "wrk" && len(m.rps) > 0 {
-				wrkRate, wrkBest = median(m.rps), slices.Max(m.rps)
+				wrkRate, wrkBest = benchtool.Median(m.rps), slices.Max(m.rps)
 			}
 		}
 		for _, m := range results[i] {
@@ -378,7 +283,7 @@ func printTable(w io.Writer, o *options, cases []benchCase, results [][]measurem
 				row(c.server, strconv.Itoa(c.conns), ka, m.tool, "failed: "+m.err.Error(), "", "", "", "", "", "", "")
 				continue
 			}
-			rate := median(m.rps)
+			rate := benchtool.Median(m.rps)
 			best := slices.Max(m.rps)
 			ratio, bestRatio := "—", "—"
 			if wrkRate > 0 {
@@ -391,7 +296,7 @@ func printTable(w io.Writer, o *options, cases []benchCase, results [][]measurem
 			}
 			row(c.server, strconv.Itoa(c.conns), ka, m.tool, strconv.FormatFloat(rate, 'f', 0, 64), ratio,
 				strconv.FormatFloat(best, 'f', 0, 64), bestRatio,
-				fmtP99(m.tool, median(m.p99)), cpuString(m.cpuPerReq), strconv.FormatInt(m.errors, 10), strings.Join(runs, " "))
+				fmtP99(m.tool, benchtool.Median(m.p99)), cpuString(m.cpuPerReq), strconv.FormatInt(m.errors, 10), strings.Join(runs, " "))
 		}
 	}
 	if tw != nil {
@@ -403,7 +308,7 @@ func cpuString(xs []time.Duration) string {
 	if len(xs) == 0 {
 		return "—"
 	}
-	return fmt.Sprintf("%.1f µs", float64(median(xs))/float64(time.Microsecond))
+	return fmt.Sprintf("%.1f µs", float64(benchtool.Median(xs))/float64(time.Microsecond))
 }
 
 // startCPUServer serves a 2 KB page, hashing it 16 times per request, on one core: a server

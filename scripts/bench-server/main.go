@@ -17,7 +17,8 @@
 //     the "mary: hello" events it gets; a message answered but never delivered fails the row
 //
 // (the last only for the chat servers; `wasmgap chat --no-fsync` runs only the message
-// route, since the page does not touch its store.) Each run is repeated -reps times and the
+// route, since the page does not touch its store; -baseline adds an older wasmgap binary,
+// measured on the page in the same run.) Each run is repeated -reps times and the
 // median req/s is shown, with the tool's own p99 (ab prints whole milliseconds), the ratio
 // to nginx and to the PHP chat for the same run, and the server's resident memory (the sum
 // of VmRSS over its process group from /proc/PID/status) before the run, at its peak
@@ -28,12 +29,13 @@
 // A program that is not installed (php, node, nginx, wrk, ab) gives rows that say so and
 // how to install it. Ctrl-C stops the load and every server started.
 //
-// Usage: go run ./scripts/bench-server -wasmgap bin/wasmgap [-n 10000] [-d 5s] [-reps 3]
-// [-interleave] [-servers wasmgap,nginx,...] [-markdown]
+// Usage: go run ./scripts/bench-server -wasmgap bin/wasmgap [-baseline old/wasmgap] [-n 10000]
+// [-d 5s] [-reps 3] [-interleave] [-servers wasmgap,nginx,...] [-markdown]
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -42,6 +44,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -53,7 +56,7 @@ func main() {
 
 // options are the command line's settings, program paths resolved.
 type options struct {
-	wasmgap                    string
+	wasmgap, baseline          string
 	php, node, nginx, wrk, ab  string
 	n                          int
 	duration                   time.Duration
@@ -108,7 +111,9 @@ func parseOptions(args []string, stderr io.Writer) (*options, int, error) {
 	fs.IntVar(&o.reps, "reps", 3, "runs of each case (the median req/s is shown)")
 	fs.BoolVar(&o.interleave, "interleave", false, "start every server at once and take the runs round the servers, rep by rep, so that a busy machine's noise falls on all of them alike (default: one server after the other)")
 	fs.BoolVar(&o.markdown, "markdown", false, "print the table in Markdown (for docs/BENCHMARKS.md)")
-	fs.StringVar(&servers, "servers", strings.Join(specKeys(), ","), "servers to measure, comma-separated, in this order")
+	fs.StringVar(&o.baseline, "baseline", "", "path of an older wasmgap binary, measured on the page beside -wasmgap in the same run (adds the server wasmgap-baseline)")
+	defaults := slices.DeleteFunc(specKeys(), func(k string) bool { return k == "wasmgap-baseline" })
+	fs.StringVar(&servers, "servers", strings.Join(defaults, ","), "servers to measure, comma-separated, in this order (wasmgap-baseline: the -baseline binary)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: go run ./scripts/bench-server [flags]\n\nLoads wasmgap chat, nginx, a PHP chat and a Node chat one after the other on 127.0.0.1 and prints one table.\n\nflags:")
 		fs.PrintDefaults()
@@ -146,6 +151,22 @@ func parseOptions(args []string, stderr io.Writer) (*options, int, error) {
 		if !seen[s] {
 			o.servers = append(o.servers, s)
 			seen[s] = true
+		}
+	}
+	switch hasBaseline := slices.Contains(o.servers, "wasmgap-baseline"); {
+	case hasBaseline && o.baseline == "":
+		return nil, 2, errors.New("-servers wasmgap-baseline: give the older binary with -baseline")
+	case !hasBaseline && o.baseline != "":
+		at := slices.Index(o.servers, "wasmgap") + 1 // beside wasmgap, or first
+		o.servers = slices.Insert(o.servers, at, "wasmgap-baseline")
+	}
+	if o.baseline != "" {
+		full, err := exec.LookPath(o.baseline)
+		if err != nil {
+			return nil, 1, fmt.Errorf("-baseline %s: %v", o.baseline, err)
+		}
+		if o.baseline, err = filepath.Abs(full); err != nil {
+			return nil, 1, err
 		}
 	}
 	full, err := exec.LookPath(o.wasmgap)

@@ -36,6 +36,8 @@ type serverSpec struct {
 var serverSpecs = []serverSpec{
 	{"wasmgap", "wasmgap chat", "wasmgap", true, true},
 	{"wasmgap-no-fsync", "wasmgap chat --no-fsync", "wasmgap", false, true},
+	// An older build (-baseline), on the page: a change before and after in one run.
+	{"wasmgap-baseline", "wasmgap chat (-baseline build)", "wasmgap", true, false},
 	{"nginx", "nginx (same page)", "nginx", true, false},
 	{"php", "PHP chat (php-cli, stream_select)", "php", true, true},
 	{"node", "Node chat (http module)", "node", true, true},
@@ -91,7 +93,11 @@ func startServer(ctx context.Context, o *options, spec serverSpec, dir string, p
 		if spec.key == "wasmgap-no-fsync" {
 			args = append(args, "--no-fsync")
 		}
-		cmd = exec.Command(o.wasmgap, args...)
+		bin := o.wasmgap
+		if spec.key == "wasmgap-baseline" {
+			bin = o.baseline
+		}
+		cmd = exec.Command(bin, args...)
 	case "nginx":
 		conf, err := nginxConf(dir, addr, page)
 		if err != nil {

@@ -8,11 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/wasmgap/wasmgap/internal/benchtool"
 )
 
 // environment describes the machine and the programs' versions, for the table's header.
@@ -42,7 +43,7 @@ func environment(ctx context.Context, o *options) []string {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		out, _ := exec.CommandContext(ctx, bin, args...).CombinedOutput()
-		v := firstLine(string(bytes.TrimSpace(out)))
+		v := benchtool.FirstLine(string(bytes.TrimSpace(out)))
 		v = strings.TrimPrefix(v, "nginx version: ")
 		v = strings.TrimPrefix(v, "This is ApacheBench, ")
 		v, _, _ = strings.Cut(v, " Copyright") // wrk's line
@@ -57,12 +58,6 @@ func environment(ctx context.Context, o *options) []string {
 	return lines
 }
 
-func median[T int64 | float64 | time.Duration](xs []T) T {
-	s := append([]T(nil), xs...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
-}
-
 // printTable prints the header lines, the table and the method under it.
 func printTable(w io.Writer, o *options, env []string, rows []row) {
 	// The reference rates of the same run kind: nginx and the PHP chat.
@@ -70,7 +65,7 @@ func printTable(w io.Writer, o *options, env []string, rows []row) {
 		m := map[string]float64{}
 		for _, r := range rows {
 			if r.server == specOf(key).name && len(r.rps) > 0 {
-				m[r.run.key] = median(r.rps)
+				m[r.run.key] = benchtool.Median(r.rps)
 			}
 		}
 		return m
@@ -123,7 +118,7 @@ func printTable(w io.Writer, o *options, env []string, rows []row) {
 			line(r.server, r.run.label, "—", "—", "—", "—", mb(r.rssBefore), mb(r.rssPeak), mb(r.rssAfter), "—", check, "")
 			continue
 		}
-		rate := median(r.rps)
+		rate := benchtool.Median(r.rps)
 		runs := make([]string, len(r.rps))
 		for i, v := range r.rps {
 			runs[i] = strconv.FormatFloat(v, 'f', 0, 64)
@@ -132,11 +127,11 @@ func printTable(w io.Writer, o *options, env []string, rows []row) {
 		switch {
 		case r.requests > 0 && r.cpu == 0:
 			// Under one clock tick (10 ms) over the runs: too few requests to tell.
-			cpu = fmt.Sprintf("< %.2f", (time.Second/clockTicks).Seconds()/float64(r.requests)*10000)
+			cpu = fmt.Sprintf("< %.2f", benchtool.ClockTick.Seconds()/float64(r.requests)*10000)
 		case r.requests > 0:
 			cpu = fmt.Sprintf("%.2f", r.cpu.Seconds()/float64(r.requests)*10000)
 		}
-		line(r.server, r.run.label, strconv.FormatFloat(rate, 'f', 0, 64), p99String(r.run.tool, median(r.p99)),
+		line(r.server, r.run.label, strconv.FormatFloat(rate, 'f', 0, 64), p99String(r.run.tool, benchtool.Median(r.p99)),
 			ratio(rate, nginx, r.run.key), ratio(rate, php, r.run.key),
 			mb(r.rssBefore), mb(r.rssPeak), mb(r.rssAfter), cpu, check, strings.Join(runs, " "))
 	}
