@@ -74,24 +74,29 @@
 // # Store
 //
 // The store is one bbolt file under DataDir (chat.db: pure Go, one file,
-// readers that never block the writer) and its write-ahead log (chat.wal).
-// One hub goroutine owns the users and streams and handles requests in
-// batches, one transaction per batch (a group commit); the transaction's
-// changes are appended to the log as one record (length, CRC-32C, the
-// changes) and synced with one fdatasync, while bbolt itself writes
-// without syncing; a checkpoint (every 64 MB of log, at each prune and at
-// shutdown) syncs chat.db and empties the log. Events reach the streams
-// only after their batch is synced, and a send is answered only then, so
-// an answered send survives a restart, a kill -9 included: at open the
-// log's changes are applied to chat.db again. A record cut short at the
-// log's end (a crash during a write that was never answered) is dropped
-// with a warning; a damaged record with more after it refuses the store
-// with ErrStoreDamaged, naming the file and the offset. (A crash of the
-// machine, not of the process, between two checkpoints can leave chat.db
-// holding pages the disk did not keep; such a file is refused at open with
-// ErrStoreDamaged, never read wrong.) Shutdown tells
-// every stream to resume, lets the requests in flight finish and closes
-// the store.
+// readers that never block the writer) and its write-ahead log (chat.wal),
+// which is the store of record between two checkpoints. One hub goroutine
+// owns the users and streams and handles requests in batches (a group
+// commit): a batch's changes go to a memtable in memory and are appended
+// to the log as one record (length, CRC-32C, the changes), synced with one
+// fdatasync; reads see the memtable over chat.db (the memtable holds no
+// more than 64 MB of log do). A checkpoint (every 64 MB of log, at each
+// prune and at shutdown) writes the memtable into chat.db in one bbolt
+// transaction, synced by bbolt's own commit, then empties the log. Events
+// reach the streams only after their batch is synced, and a send is
+// answered only then, so an answered send survives a restart, a kill -9
+// and a crash of the machine: chat.db is only ever written by a synced
+// transaction, so the disk holds it as of its last checkpoint (or the one
+// being written, if its commit completed), and at open the log's records
+// are applied to it again (applying one twice changes nothing). A record
+// cut short at the log's end (a crash during a write that was never
+// answered) is dropped with a warning; a damaged record with more after it
+// refuses the store with ErrStoreDamaged, naming the file and the offset.
+// A batch that fails (the store, or a request that fails it) leaves
+// nothing behind: its changes leave the memtable, and the hub's memory
+// (the sequence, mailbox counts, users, presence) is brought back.
+// Shutdown tells every stream to resume, lets the requests in flight
+// finish and closes the store.
 //
 // # Limits
 //
@@ -102,7 +107,8 @@
 // offline user's mailbox holds MaxMailbox messages, at most MaxMailboxes
 // users may have one, and a message waits there for the Retention (POST
 // /send's answer says so); the store holds at most MaxStoreBytes of data
-// (checked once per batch). Past a store limit a send gets 507 Insufficient
+// (checked before each send: chat.db's data at the last checkpoint and what
+// was written since). Past a store limit a send gets 507 Insufficient
 // Storage and nothing already stored is lost. WebSockets are accepted
 // from pages of the same host or AllowedOrigins. Every refusal says what was
 // wrong and what is allowed. Text is never HTML: the page shows it with

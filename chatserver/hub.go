@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -36,13 +38,15 @@ type hub struct {
 	pruned  atomic.Uint64 // the last event id pruned: a resume from before it may miss events
 
 	// Owned by the hub goroutine.
-	seq       uint64
-	users     map[string]*user
-	mailboxes map[string]int
-	pending   []delivery
-	after     []func()
-	used      int64 // bytes of data in the store at the start of the batch
-	batch     []request
+	seq             uint64
+	users           map[string]*user
+	mailboxes       map[string]int
+	pending         []delivery
+	after           []func()
+	checkpointAt    int64         // the log's size at which the next checkpoint is due
+	checkpointEvery int64         // the log's size that makes a checkpoint (walCheckpointBytes)
+	resubmit        func(request) // hands a failed leave to the hub again (resubmitLater)
+	batch           []request
 
 	// Presence notices waiting for the end of their window (presence.go).
 	presWindow time.Duration
@@ -80,7 +84,11 @@ func newHub(st *store, state storeState, o *Options) *hub {
 		users:      map[string]*user{},
 		mailboxes:  state.mailboxes,
 		presWindow: o.PresenceWindow,
+
+		checkpointAt:    walCheckpointBytes,
+		checkpointEvery: walCheckpointBytes,
 	}
+	h.resubmit = h.resubmitLater
 	h.pruned.Store(state.pruned)
 	return h
 }
@@ -178,18 +186,23 @@ func (h *hub) startSyncer() {
 	go h.syncLoop()
 }
 
-// process handles one batch in one transaction, written to the store's
-// log, and hands it to the syncer, which delivers and replies once the log
-// is synced. The hub goes on with the next batch meanwhile, so the time of
-// one sync is spent building the next batch, and one sync can cover
-// several batches.
+// process handles one batch, its changes written to the store's memtable
+// and, as one record, to its log, and hands it to the syncer, which
+// delivers and replies once the log is synced. The hub goes on with the
+// next batch meanwhile, so the time of one sync is spent building the next
+// batch, and one sync can cover several batches.
+//
+// When the batch fails (the store, or a request's error that is not a
+// refusal), nothing of it is stored and the hub's memory is brought back to
+// match: the sequence, the mailbox counts (through tx's undo), the users
+// its requests touched and the presence notices waiting. A stream's leave
+// cannot be taken back: it is submitted again a second later.
 func (h *hub) process(batch []request) {
 	h.pending = h.pending[:0]
 	h.after = h.after[:0]
 	cm := &commit{results: make([]result, len(batch)), replies: make([]chan result, len(batch))}
-	seq0 := h.seq
+	before := h.snapshot(batch)
 	end, err := h.store.write(func(tx *wtx) error {
-		h.used = h.store.used(tx.Tx)
 		for i, r := range batch {
 			res, err := r.apply(h, tx)
 			if err != nil && !refusesOne(err) {
@@ -198,34 +211,134 @@ func (h *hub) process(batch []request) {
 			res.err = err
 			cm.results[i] = res
 		}
-		if h.seq != seq0 {
+		if h.seq != before.seq {
 			return putSeq(tx, h.seq)
 		}
 		return nil
 	})
 	if err != nil {
-		// The store failed: nothing of this batch is stored, so nothing of
-		// it is delivered. Ids handed out stay used (ids only grow).
+		// Nothing of this batch is stored, so nothing of it is delivered.
 		h.log.Error("store batch", "requests", len(batch), "err", err)
+		h.restore(before)
 		for i := range cm.results {
 			cm.results[i] = result{err: fmt.Errorf("store: %w", err)}
 		}
-		h.pending = h.pending[:0]
+		clear(h.pending)
+		h.pending, h.after = h.pending[:0], h.after[:0]
+		h.retryLeaves(batch)
 	}
 	cm.end = end
 	cm.deliveries = append([]delivery(nil), h.pending...)
-	cm.after = append([]func(){}, h.after...)
+	if len(h.after) > 0 {
+		cm.after = append([]func(){}, h.after...)
+	}
 	for i, r := range batch {
 		cm.replies[i] = *r.replies()
 	}
 	h.syncq <- cm
 	clear(h.pending)
-	if end >= walCheckpointBytes {
+	if end >= h.checkpointAt {
 		h.drain()
 		if err := h.store.checkpoint(); err != nil {
 			h.log.Error("store checkpoint", "err", err)
+			h.checkpointAt = end + h.checkpointEvery/4 // try again later
+		} else {
+			h.checkpointAt = h.checkpointEvery
 		}
 	}
+}
+
+// hubMemory is what a batch may change of the hub's memory besides the
+// mailbox counts (which tx's undo restores).
+type hubMemory struct {
+	seq       uint64
+	users     map[string]savedUser // the users the batch's requests may touch
+	presKind  int
+	presNicks []string
+	presLast  time.Time
+	presTimer bool
+}
+
+// savedUser is a user as it was (u == nil: absent).
+type savedUser struct {
+	u        *user
+	conns    map[*conn]struct{}
+	graceGen uint64
+}
+
+// snapshot saves what batch may change of the hub's memory.
+func (h *hub) snapshot(batch []request) hubMemory {
+	m := hubMemory{seq: h.seq, presKind: h.presKind, presLast: h.presLast, presTimer: h.presTimer}
+	if len(h.presNicks) > 0 {
+		m.presNicks = slices.Clone(h.presNicks)
+	}
+	for _, r := range batch {
+		var nick string
+		switch r := r.(type) {
+		case *joinReq:
+			nick = r.conn.nick
+		case *leaveReq:
+			nick = r.conn.nick
+		case *graceReq:
+			nick = r.nick
+		default:
+			continue
+		}
+		if m.users == nil {
+			m.users = map[string]savedUser{}
+		}
+		if _, ok := m.users[nick]; ok {
+			continue
+		}
+		su := savedUser{u: h.users[nick]}
+		if su.u != nil {
+			su.conns, su.graceGen = maps.Clone(su.u.conns), su.u.graceGen
+		}
+		m.users[nick] = su
+	}
+	return m
+}
+
+// restore brings the hub's memory back to m.
+func (h *hub) restore(m hubMemory) {
+	h.seq = m.seq
+	for nick, su := range m.users {
+		if su.u == nil {
+			delete(h.users, nick)
+			continue
+		}
+		su.u.conns, su.u.graceGen = su.conns, su.graceGen
+		h.users[nick] = su.u
+	}
+	clear(h.presNicks)
+	h.presKind, h.presNicks, h.presLast, h.presTimer = m.presKind, append(h.presNicks[:0], m.presNicks...), m.presLast, m.presTimer
+}
+
+// retryLeaves submits again, a second later, the leaves of a failed batch:
+// their streams are gone whatever the store says.
+func (h *hub) retryLeaves(batch []request) {
+	for _, r := range batch {
+		var again request
+		switch r := r.(type) {
+		case *leaveReq:
+			again = &leaveReq{conn: r.conn}
+		case *graceReq:
+			again = &graceReq{nick: r.nick, gen: r.gen}
+		default:
+			continue
+		}
+		h.resubmit(again)
+	}
+}
+
+// resubmitLater hands r to the hub again a second later.
+func (h *hub) resubmitLater(r request) {
+	time.AfterFunc(time.Second, func() {
+		select {
+		case h.reqs <- r:
+		case <-h.quit:
+		}
+	})
 }
 
 // commit is a batch written to the store's log, waiting for its sync.

@@ -11,7 +11,7 @@ package chatserver
 // deleted. All that are offered stay in the mailbox until their delivery is
 // known (handleAck).
 func (h *hub) offerMail(tx *wtx, nick string, j *joined) error {
-	entries, err := readMail(tx.Tx, nick)
+	entries, err := readMail(tx, nick)
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func (h *hub) handleAck(tx *wtx, nick string, from, to uint64) error {
 	if h.mailboxes[nick] == 0 {
 		return nil
 	}
-	entries, err := readMail(tx.Tx, nick)
+	entries, err := readMail(tx, nick)
 	if err != nil {
 		return err
 	}
@@ -73,10 +73,24 @@ func (h *hub) dropMail(tx *wtx, nick string, keys [][]byte) error {
 	if err := deleteMail(tx, nick, keys, left <= 0); err != nil {
 		return err
 	}
-	if left <= 0 {
+	h.setMailbox(tx, nick, left)
+	return nil
+}
+
+// setMailbox counts n messages waiting for nick (at most 0: none), undone
+// if the batch fails.
+func (h *hub) setMailbox(tx *wtx, nick string, n int) {
+	old, had := h.mailboxes[nick]
+	tx.undo = append(tx.undo, func() {
+		if had {
+			h.mailboxes[nick] = old
+		} else {
+			delete(h.mailboxes, nick)
+		}
+	})
+	if n <= 0 {
 		delete(h.mailboxes, nick)
 	} else {
-		h.mailboxes[nick] = left
+		h.mailboxes[nick] = n
 	}
-	return nil
 }

@@ -3,8 +3,8 @@ package chatserver
 // handlePost stores and delivers a post: to all, to an online user (and the
 // echo to its sender), or into an offline user's mailbox.
 func (h *hub) handlePost(tx *wtx, p Post) (result, error) {
-	if h.used >= h.maxBytes {
-		return result{}, refuse(ErrStoreFull, "chat store full: it holds %d bytes, the most allowed is %d; old history is pruned after the retention (%v), retry later", h.used, h.maxBytes, h.retention)
+	if used := h.store.used(); used >= h.maxBytes {
+		return result{}, refuse(ErrStoreFull, "chat store full: it holds %d bytes, the most allowed is %d; old history is pruned after the retention (%v), retry later", used, h.maxBytes, h.retention)
 	}
 	if p.To == "all" {
 		ev, err := h.record(tx, "", "", toAllText(p.From, p.Text))
@@ -26,7 +26,7 @@ func (h *hub) handlePost(tx *wtx, p Post) (result, error) {
 		if err := addMail(tx, p.To, m); err != nil {
 			return result{}, err
 		}
-		h.mailboxes[p.To]++
+		h.setMailbox(tx, p.To, h.mailboxes[p.To]+1)
 		ev, err := h.record(tx, p.From, "", offlineEchoText(p.To, p.Text))
 		if err != nil {
 			return result{}, err
@@ -46,7 +46,7 @@ func (h *hub) handlePost(tx *wtx, p Post) (result, error) {
 			if err := addMail(tx, p.To, &mail{Orig: ev.id, From: p.From, Text: p.Text, Time: p.Time.UnixNano()}); err != nil {
 				return result{}, err
 			}
-			h.mailboxes[p.To]++
+			h.setMailbox(tx, p.To, h.mailboxes[p.To]+1)
 		}
 	}
 	ev, err := h.record(tx, p.From, "", echoText(p.To, p.Text))

@@ -2,21 +2,37 @@ package chatserver
 
 import (
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // prune deletes the history and the offline messages older than the
-// retention, in steps of 10,000 events (one transaction each).
+// retention. It checkpoints first, so that everything is in chat.db, and
+// deletes there in steps of 10,000 events, each one synced bbolt
+// transaction (no log needed: nothing is answered meanwhile).
 func (h *hub) prune() {
 	if h.retention <= 0 {
 		return
 	}
 	cutoff := h.now().Add(-h.retention)
-	h.drain() // prune writes and syncs the log itself, then checkpoints
+	h.drain()
+	if err := h.store.checkpoint(); err != nil {
+		h.log.Error("store checkpoint", "err", err)
+		return
+	}
 	for {
 		var n int
 		var last uint64
+		var due bool
 		err := guarded(func() error {
-			return h.store.update(func(tx *wtx) (err error) {
+			// Looked at first, so that an idle prune writes nothing.
+			if err := h.store.db.View(func(tx *bolt.Tx) (err error) {
+				due, err = pruneDue(tx, cutoff)
+				return err
+			}); err != nil || !due {
+				return err
+			}
+			return h.store.db.Update(func(tx *bolt.Tx) (err error) {
 				n, last, err = prune(tx, cutoff, 10000)
 				return err
 			})
@@ -33,8 +49,8 @@ func (h *hub) prune() {
 		}
 	}
 	h.pruneMail(cutoff)
-	if err := h.store.checkpoint(); err != nil {
-		h.log.Error("store checkpoint", "err", err)
+	if err := h.store.measure(); err != nil {
+		h.log.Error("store size", "err", err)
 	}
 }
 
@@ -43,7 +59,14 @@ func (h *hub) prune() {
 func (h *hub) pruneMail(cutoff time.Time) {
 	var left map[string]int
 	err := guarded(func() error {
-		return h.store.update(func(tx *wtx) (err error) {
+		var due bool
+		if err := h.store.db.View(func(tx *bolt.Tx) (err error) {
+			due, err = pruneMailDue(tx, cutoff)
+			return err
+		}); err != nil || !due {
+			return err
+		}
+		return h.store.db.Update(func(tx *bolt.Tx) (err error) {
 			left, err = pruneMail(tx, cutoff)
 			return err
 		})

@@ -1,6 +1,7 @@
 package chatserver
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -76,33 +77,39 @@ type mailEntry struct {
 }
 
 type store struct {
-	db  *bolt.DB
-	wal *wal
+	db     *bolt.DB
+	path   string
+	wal    *wal
+	mem    *memtable
+	dbUsed int64 // bytes of data in chat.db at the last checkpoint (hub goroutine)
+	tx     wtx   // the batch being written, its buffers kept from one to the next
 }
 
 var pathLog, pathMeta = [][]byte{bucketLog}, [][]byte{bucketMeta}
 
 func mailPath(nick string) [][]byte { return [][]byte{bucketMailbox, []byte(nick)} }
 
-// write runs fn in one bbolt transaction and appends its changes to the
-// log, unsynced; it returns the log's size after them (0: nothing written).
-// syncTo makes them durable.
+// write runs fn, whose changes go to the memtable and, as one record, to
+// the log, unsynced; it returns the log's size after them (0: nothing
+// written). syncTo makes them durable. When fn or the log's write fails,
+// the memtable is as it was before.
 func (s *store) write(fn func(tx *wtx) error) (int64, error) {
-	var payload []byte
-	err := guarded(func() error {
-		return s.db.Update(func(tx *bolt.Tx) error {
-			w := &wtx{Tx: tx}
-			if err := fn(w); err != nil {
-				return err
-			}
-			payload = w.buf
-			return nil
-		})
-	})
-	if err != nil || len(payload) == 0 {
-		return 0, err
+	m := s.mem
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	tx := &s.tx
+	tx.begin(s)
+	err := guarded(func() error { return fn(tx) })
+	if err == nil && tx.changed() {
+		err = s.wal.write(tx.buf)
 	}
-	if err := s.wal.write(payload); err != nil {
+	tx.closeView()
+	if err != nil {
+		tx.rollback()
+	}
+	changed := tx.changed()
+	tx.end()
+	if err != nil || !changed {
 		return 0, err
 	}
 	return s.wal.size.Load(), nil
@@ -111,30 +118,37 @@ func (s *store) write(fn func(tx *wtx) error) (int64, error) {
 // syncTo syncs the log if its synced part ends before end.
 func (s *store) syncTo(end int64) error { return s.wal.syncTo(end) }
 
-// update is write and its sync, for a caller that drained the hub's syncer.
-func (s *store) update(fn func(tx *wtx) error) error {
-	end, err := s.write(fn)
-	if err != nil || end == 0 {
-		return err
+// used is the number of bytes of data in the store: chat.db's at the last
+// checkpoint and what was put since.
+func (s *store) used() int64 { return s.dbUsed + s.mem.bytes }
+
+// checkpoint writes the memtable into chat.db in one synced transaction,
+// then empties the log and the memtable. The hub's syncer must be drained.
+func (s *store) checkpoint() error {
+	m := s.mem
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.empty() {
+		if err := guarded(func() error { return s.db.Update(m.flush) }); err != nil {
+			return fmt.Errorf("checkpoint: write %s: %w", s.path, err)
+		}
+		m.reset()
 	}
-	if err := s.syncTo(end); err != nil {
-		return err
+	if err := s.wal.reset(); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
 	}
-	if s.wal.size.Load() >= walCheckpointBytes {
-		return s.checkpoint()
-	}
-	return nil
+	return s.measure()
 }
 
-// checkpoint syncs the bbolt file and empties the log.
-func (s *store) checkpoint() error {
-	if s.wal.size.Load() == 0 {
-		return nil
-	}
-	if err := s.db.Sync(); err != nil {
-		return fmt.Errorf("sync store: %w", err)
-	}
-	return s.wal.reset()
+// measure sets dbUsed from chat.db: its pages less the free ones.
+func (s *store) measure() error {
+	return guarded(func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			st := s.db.Stats()
+			s.dbUsed = tx.Size() - int64(st.FreePageN+st.PendingPageN)*int64(s.db.Info().PageSize)
+			return nil
+		})
+	})
 }
 
 // storeState is what the hub needs from the store at start.
@@ -144,6 +158,9 @@ type storeState struct {
 	mailboxes map[string]int // nick → waiting messages
 }
 
+// openStore opens chat.db at path and its log beside it. The log's records
+// (the batches since the last checkpoint) are applied to chat.db in one
+// synced transaction, and the log emptied.
 func openStore(path string, noSync bool, log *slog.Logger) (*store, storeState, error) {
 	var st storeState
 	if err := checkStoreFile(path); err != nil {
@@ -151,7 +168,10 @@ func openStore(path string, noSync bool, log *slog.Logger) (*store, storeState, 
 	}
 	var db *bolt.DB
 	err := guarded(func() (err error) {
-		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, FreelistType: bolt.FreelistMapType, NoSync: true})
+		// chat.db is written only at checkpoints, each one synced (bbolt's
+		// own commit: its pages, then its meta page), --no-fsync or not:
+		// between two of them the log is the store of record.
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, FreelistType: bolt.FreelistMapType})
 		return err
 	})
 	if err != nil {
@@ -202,8 +222,16 @@ func openStore(path string, noSync bool, log *slog.Logger) (*store, storeState, 
 			if v := tx.Bucket(bucketMeta).Get(keyPruned); len(v) == 8 {
 				st.pruned = binary.BigEndian.Uint64(v)
 			}
+			// (Counted with a cursor: Stats counts only the pages written.)
 			return tx.Bucket(bucketMailbox).ForEachBucket(func(k []byte) error {
-				st.mailboxes[string(k)] = tx.Bucket(bucketMailbox).Bucket(k).Stats().KeyN
+				n := 0
+				c := tx.Bucket(bucketMailbox).Bucket(k).Cursor()
+				for k, _ := c.First(); k != nil; k, _ = c.Next() {
+					n++
+				}
+				if n > 0 {
+					st.mailboxes[string(k)] = n
+				}
 				return nil
 			})
 		})
@@ -215,11 +243,7 @@ func openStore(path string, noSync bool, log *slog.Logger) (*store, storeState, 
 		}
 		return nil, st, fmt.Errorf("open store %s: %w", path, err)
 	}
-	// The log's changes are in the bbolt file: sync it, then empty the log.
-	if err := db.Sync(); err != nil {
-		guarded(db.Close)
-		return nil, st, fmt.Errorf("sync store %s: %w", path, err)
-	}
+	// The log's changes are in chat.db, synced by that commit: empty the log.
 	f, err := os.OpenFile(walPath, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		guarded(db.Close)
@@ -227,19 +251,20 @@ func openStore(path string, noSync bool, log *slog.Logger) (*store, storeState, 
 	}
 	w := &wal{f: f, noSync: noSync}
 	w.size.Store(int64(len(logData)))
-	if err := w.reset(); err != nil {
+	s := &store{db: db, path: path, wal: w, mem: newMemtable()}
+	if err := w.reset(); err == nil {
+		err = s.measure()
+	}
+	if err != nil {
 		f.Close()
 		guarded(db.Close)
 		return nil, st, fmt.Errorf("store log %s: %w", walPath, err)
 	}
-	return &store{db: db, wal: w}, st, nil
+	return s, st, nil
 }
 
 func (s *store) close() error {
 	err := s.checkpoint()
-	if err == nil && s.wal.noSync {
-		err = s.db.Sync()
-	}
 	return errors.Join(err, s.wal.f.Close(), s.db.Close())
 }
 
@@ -250,7 +275,8 @@ func idKey(id uint64) []byte {
 }
 
 func putSeq(tx *wtx, seq uint64) error {
-	return tx.put(pathMeta, keySeq, idKey(seq))
+	tx.putMeta(keySeq, idKey(seq))
+	return nil
 }
 
 func putRecord(tx *wtx, r *record) error {
@@ -258,70 +284,67 @@ func putRecord(tx *wtx, r *record) error {
 	if err != nil {
 		return err
 	}
-	return tx.put(pathLog, idKey(r.ID), v)
+	tx.putEvent(r.ID, v)
+	return nil
 }
 
 func deleteRecord(tx *wtx, id uint64) error {
-	return tx.del(pathLog, idKey(id))
+	tx.deleteEvent(id)
+	return nil
 }
 
 func addMail(tx *wtx, nick string, m *mail) error {
-	b, err := tx.Bucket(bucketMailbox).CreateBucketIfNotExists([]byte(nick))
-	if err != nil {
-		return err
-	}
-	n, err := b.NextSequence()
-	if err != nil {
-		return err
-	}
 	v, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
-	return tx.put(mailPath(nick), idKey(n), v)
+	box, err := tx.box(nick)
+	if err != nil {
+		return err
+	}
+	seq := box.seq
+	tx.undo = append(tx.undo, func() { box.seq = seq })
+	box.seq++
+	tx.putMail(nick, box, idKey(box.seq), v)
+	return nil
 }
 
 // readMail returns nick's waiting messages, oldest first.
-func readMail(tx *bolt.Tx, nick string) ([]mailEntry, error) {
-	b := tx.Bucket(bucketMailbox).Bucket([]byte(nick))
-	if b == nil {
-		return nil, nil
+func readMail(tx *wtx, nick string) ([]mailEntry, error) {
+	view, err := tx.view()
+	if err != nil {
+		return nil, err
 	}
-	var out []mailEntry
-	err := b.ForEach(func(k, v []byte) error {
-		e := mailEntry{key: append([]byte(nil), k...)}
-		if err := json.Unmarshal(v, &e.m); err != nil {
-			return fmt.Errorf("decode mailbox of %s: %w", nick, err)
-		}
-		out = append(out, e)
-		return nil
-	})
-	return out, err
+	return tx.m.readMail(view, nick)
 }
 
 // putMail stores e back into nick's mailbox.
 func putMail(tx *wtx, nick string, e *mailEntry) error {
-	b := tx.Bucket(bucketMailbox).Bucket([]byte(nick))
-	if b == nil {
-		return fmt.Errorf("mailbox of %s is gone", nick)
-	}
 	v, err := json.Marshal(&e.m)
 	if err != nil {
 		return err
 	}
-	return tx.put(mailPath(nick), e.key, v)
+	box, err := tx.box(nick)
+	if err != nil {
+		return err
+	}
+	tx.putMail(nick, box, e.key, v)
+	return nil
 }
 
 // deleteMail removes the entries with keys from nick's mailbox, and the
 // mailbox itself when empty says the caller counted none left.
 func deleteMail(tx *wtx, nick string, keys [][]byte, empty bool) error {
 	if empty {
-		return tx.delBucket(bucketMailbox, []byte(nick))
+		tx.dropBox(nick)
+		return nil
+	}
+	box, err := tx.box(nick)
+	if err != nil {
+		return err
 	}
 	for _, k := range keys {
-		if err := tx.del(mailPath(nick), k); err != nil {
-			return err
-		}
+		tx.deleteMail(nick, box, k)
 	}
 	return nil
 }
@@ -329,43 +352,23 @@ func deleteMail(tx *wtx, nick string, keys [][]byte, empty bool) error {
 // readLog returns up to limit records with after < id <= upTo that nick can
 // see, and the id to continue after (upTo when the range is exhausted).
 func (s *store) readLog(nick string, after, upTo uint64, limit int) ([]*record, uint64, error) {
-	var out []*record
-	next := upTo
-	err := guarded(func() error {
-		return s.db.View(func(tx *bolt.Tx) error {
-			c := tx.Bucket(bucketLog).Cursor()
-			for k, v := c.Seek(idKey(after + 1)); k != nil; k, v = c.Next() {
-				id := binary.BigEndian.Uint64(k)
-				if id > upTo {
-					break
-				}
-				r := &record{ID: id}
-				if err := json.Unmarshal(v, r); err != nil {
-					return fmt.Errorf("decode event %d: %w", id, err)
-				}
-				if r.visibleTo(nick) {
-					out = append(out, r)
-					if len(out) == limit {
-						next = id
-						return nil
-					}
-				}
-			}
-			return nil
-		})
-	})
+	s.mem.mu.RLock()
+	defer s.mem.mu.RUnlock()
+	out, next, err := s.mem.readLog(s.db, nick, after, upTo, limit)
 	if err != nil {
 		return nil, after, fmt.Errorf("read history: %w", err)
 	}
 	return out, next, nil
 }
 
-// prune deletes up to max log records older than cutoff and reports how many
-// it deleted and the last id deleted (0: none), which it also stores. Ids
-// grow with time, so it stops at the first younger record.
-func prune(tx *wtx, cutoff time.Time, max int) (int, uint64, error) {
+// prune deletes up to max log records of chat.db older than cutoff and
+// reports how many it deleted and the last id deleted (0: none), which it
+// also stores. Ids grow with time, so it stops at the first younger record.
+// It runs right after a checkpoint: the memtable is empty.
+func prune(tx *bolt.Tx, cutoff time.Time, max int) (int, uint64, error) {
 	var old [][]byte
-	c := tx.Bucket(bucketLog).Cursor()
+	b := tx.Bucket(bucketLog)
+	c := b.Cursor()
 	for k, v := c.First(); k != nil && len(old) < max; k, v = c.Next() {
 		var r record
 		if err := json.Unmarshal(v, &r); err != nil {
@@ -374,11 +377,11 @@ func prune(tx *wtx, cutoff time.Time, max int) (int, uint64, error) {
 		if r.Time >= cutoff.UnixNano() {
 			break
 		}
-		old = append(old, append([]byte(nil), k...))
+		old = append(old, bytes.Clone(k))
 	}
 	// Deleting behind a cursor skips keys in bbolt, so delete afterwards.
 	for _, k := range old {
-		if err := tx.del(pathLog, k); err != nil {
+		if err := b.Delete(k); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -386,22 +389,53 @@ func prune(tx *wtx, cutoff time.Time, max int) (int, uint64, error) {
 		return 0, 0, nil
 	}
 	last := old[len(old)-1]
-	return len(old), binary.BigEndian.Uint64(last), tx.put(pathMeta, keyPruned, last)
+	return len(old), binary.BigEndian.Uint64(last), tx.Bucket(bucketMeta).Put(keyPruned, last)
 }
 
-// used is the number of bytes of data in the store: its pages less the free ones.
-func (s *store) used(tx *bolt.Tx) int64 {
-	st := s.db.Stats()
-	return tx.Size() - int64(st.FreePageN+st.PendingPageN)*int64(tx.DB().Info().PageSize)
+// pruneDue reports whether chat.db's oldest event is older than cutoff.
+func pruneDue(tx *bolt.Tx, cutoff time.Time) (bool, error) {
+	k, v := tx.Bucket(bucketLog).Cursor().First()
+	if k == nil {
+		return false, nil
+	}
+	var r record
+	if err := json.Unmarshal(v, &r); err != nil {
+		return false, fmt.Errorf("decode event %d: %w", binary.BigEndian.Uint64(k), err)
+	}
+	return r.Time < cutoff.UnixNano(), nil
 }
 
-// pruneMail deletes the mails sent before cutoff and returns, for every
-// mailbox it changed, how many are left.
-func pruneMail(tx *wtx, cutoff time.Time) (map[string]int, error) {
+// pruneMailDue reports whether a mailbox of chat.db holds a mail sent
+// before cutoff.
+func pruneMailDue(tx *bolt.Tx, cutoff time.Time) (bool, error) {
+	errFound := errors.New("found")
+	mb := tx.Bucket(bucketMailbox)
+	err := mb.ForEachBucket(func(nick []byte) error {
+		return mb.Bucket(nick).ForEach(func(k, v []byte) error {
+			var m mail
+			if err := json.Unmarshal(v, &m); err != nil {
+				return fmt.Errorf("decode mailbox of %s: %w", nick, err)
+			}
+			if m.Time < cutoff.UnixNano() {
+				return errFound
+			}
+			return nil
+		})
+	})
+	if err == errFound {
+		return true, nil
+	}
+	return false, err
+}
+
+// pruneMail deletes the mails of chat.db sent before cutoff and returns,
+// for every mailbox it changed, how many are left. Like prune, it runs
+// right after a checkpoint.
+func pruneMail(tx *bolt.Tx, cutoff time.Time) (map[string]int, error) {
 	mb := tx.Bucket(bucketMailbox)
 	var nicks [][]byte
 	if err := mb.ForEachBucket(func(k []byte) error {
-		nicks = append(nicks, append([]byte(nil), k...))
+		nicks = append(nicks, bytes.Clone(k))
 		return nil
 	}); err != nil {
 		return nil, err
@@ -418,7 +452,7 @@ func pruneMail(tx *wtx, cutoff time.Time) (map[string]int, error) {
 				return fmt.Errorf("decode mailbox of %s: %w", nick, err)
 			}
 			if m.Time < cutoff.UnixNano() {
-				old = append(old, append([]byte(nil), k...))
+				old = append(old, bytes.Clone(k))
 			}
 			return nil
 		})
@@ -428,7 +462,16 @@ func pruneMail(tx *wtx, cutoff time.Time) (map[string]int, error) {
 		if len(old) == 0 {
 			continue
 		}
-		if err := deleteMail(tx, string(nick), old, len(old) == n); err != nil {
+		if len(old) == n {
+			err = mb.DeleteBucket(nick)
+		} else {
+			for _, k := range old {
+				if err = b.Delete(k); err != nil {
+					break
+				}
+			}
+		}
+		if err != nil {
 			return nil, err
 		}
 		left[string(nick)] = n - len(old)

@@ -13,17 +13,19 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// The write-ahead log (chat.wal beside chat.db) makes a store commit cost
-// one append and one fdatasync. bbolt's own commit syncs twice (its pages,
-// then its meta page) at 1.5-3 ms on a virtual disk, while an append and
-// its fdatasync cost ~0.12 ms there. So bbolt runs with NoSync, and each
-// transaction's changes are also appended to the log as one record, synced
-// before anything of the batch is delivered or answered. A checkpoint
-// (every walCheckpointBytes of log, at each prune and at close) syncs the
-// bbolt file and empties the log. At open, the log's records are applied
-// again to the bbolt file (every change is a put or a delete of a whole
-// value: applying one twice changes nothing), which is synced, and the
-// log emptied.
+// The write-ahead log (chat.wal beside chat.db) is the store of record
+// between two checkpoints: a store commit costs one append and one
+// fdatasync (~0.12 ms on a virtual disk, where bbolt's own commit, which
+// syncs its pages and then its meta page, costs 1.5-3 ms). Each batch's
+// changes go to the memtable (memtable.go) and, as one record, to the log,
+// synced before anything of the batch is delivered or answered; chat.db is
+// not touched. A checkpoint (every walCheckpointBytes of log, at each prune
+// and at close) writes the memtable into chat.db in one synced bbolt
+// transaction and empties the log. At open, the log's records are applied
+// again to chat.db (every change is a put or a delete of a whole value:
+// applying one twice changes nothing) in one synced transaction, and the
+// log emptied. chat.db is never written without a sync, so a crash of the
+// machine leaves it whole, as of its last checkpoint.
 //
 // A record is: length (4 bytes, little endian), CRC-32C of the payload
 // (4 bytes), payload. The payload is a list of changes: a kind byte, the
@@ -45,10 +47,48 @@ const (
 	walDeleteBucket
 )
 
-// wtx is a bbolt write transaction whose changes are also written to the log.
+// wtx is one batch's writes. Each change goes to the memtable at once (the
+// batch's later reads see it) and to the payload of the batch's log record;
+// undo (with metaOld, logLen and bytes) brings the memtable back if the
+// batch fails. The hub records there too what it must undo of its own
+// memory. The store keeps one, reused batch after batch.
 type wtx struct {
-	*bolt.Tx
-	buf []byte // the payload of this transaction's record
+	s       *store
+	m       *memtable
+	buf     []byte    // the batch's log record: its header's room, then the payload
+	undo    []func()  // run newest first on failure
+	metaOld []metaOld // meta values the batch replaced
+	logLen  int       // len(m.ids) before the batch
+	bytes   int64     // m.bytes before the batch
+	rtx     *bolt.Tx  // a read transaction of chat.db, opened on first use
+}
+
+// metaOld is a meta value as it was before a batch (had: there was one).
+type metaOld struct {
+	key, value []byte
+	had        bool
+}
+
+// walHeader is the size of a record's header: length and checksum.
+const walHeader = 8
+
+func (t *wtx) begin(s *store) {
+	t.s, t.m = s, s.mem
+	t.buf = append(t.buf[:0], make([]byte, walHeader)...)
+	t.logLen, t.bytes = len(t.m.ids), t.m.bytes
+}
+
+// changed reports whether the batch wrote anything.
+func (t *wtx) changed() bool { return len(t.buf) > walHeader }
+
+// end forgets the batch, keeping the buffers (unless they grew large).
+func (t *wtx) end() {
+	clear(t.undo)
+	clear(t.metaOld)
+	t.undo, t.metaOld = t.undo[:0], t.metaOld[:0]
+	if cap(t.buf) > 1<<20 {
+		t.buf = nil
+	}
 }
 
 func (t *wtx) path(kind byte, path [][]byte, key []byte) {
@@ -61,74 +101,124 @@ func (t *wtx) path(kind byte, path [][]byte, key []byte) {
 	t.buf = append(t.buf, key...)
 }
 
-// bucket is the bucket at path, created when create is set.
-func bucketAt(tx *bolt.Tx, path [][]byte, create bool) (*bolt.Bucket, error) {
-	var b *bolt.Bucket
-	for i, p := range path {
-		var nb *bolt.Bucket
-		if i == 0 {
-			nb = tx.Bucket(p)
-		} else {
-			nb = b.Bucket(p)
-		}
-		if nb == nil {
-			if !create {
-				return nil, nil
-			}
-			var err error
-			if i == 0 {
-				nb, err = tx.CreateBucketIfNotExists(p)
-			} else {
-				nb, err = b.CreateBucketIfNotExists(p)
-			}
-			if err != nil {
-				return nil, err
-			}
-		}
-		b = nb
-	}
-	return b, nil
-}
-
-// put sets key to value in the bucket at path (created if missing).
-func (t *wtx) put(path [][]byte, key, value []byte) error {
-	b, err := bucketAt(t.Tx, path, true)
-	if err != nil {
-		return err
-	}
-	if err := b.Put(key, value); err != nil {
-		return err
-	}
+func (t *wtx) logPut(path [][]byte, key, value []byte) {
 	t.path(walPut, path, key)
 	t.buf = binary.AppendUvarint(t.buf, uint64(len(value)))
 	t.buf = append(t.buf, value...)
-	return nil
+	t.m.bytes += entryBytes(key, value)
 }
 
-// del deletes key from the bucket at path.
-func (t *wtx) del(path [][]byte, key []byte) error {
-	b, err := bucketAt(t.Tx, path, false)
-	if err != nil || b == nil {
-		return err
+// view is a read transaction of chat.db for the batch.
+func (t *wtx) view() (*bolt.Tx, error) {
+	if t.rtx == nil {
+		rtx, err := t.s.db.Begin(false)
+		if err != nil {
+			return nil, fmt.Errorf("read store: %w", err)
+		}
+		t.rtx = rtx
 	}
-	if err := b.Delete(key); err != nil {
-		return err
-	}
-	t.path(walDelete, path, key)
-	return nil
+	return t.rtx, nil
 }
 
-// delBucket deletes the bucket name inside the top-level bucket parent.
-func (t *wtx) delBucket(parent, name []byte) error {
-	b := t.Tx.Bucket(parent)
-	if b == nil || b.Bucket(name) == nil {
-		return nil
+func (t *wtx) closeView() {
+	if t.rtx != nil {
+		t.rtx.Rollback()
+		t.rtx = nil
 	}
-	if err := b.DeleteBucket(name); err != nil {
-		return err
+}
+
+// rollback brings the memtable back to what it was before the batch.
+func (t *wtx) rollback() {
+	for i := len(t.undo) - 1; i >= 0; i-- {
+		t.undo[i]()
 	}
-	t.path(walDeleteBucket, [][]byte{parent}, name)
-	return nil
+	for i := len(t.metaOld) - 1; i >= 0; i-- {
+		if o := t.metaOld[i]; o.had {
+			t.m.meta[string(o.key)] = o.value
+		} else {
+			delete(t.m.meta, string(o.key))
+		}
+	}
+	clear(t.m.vals[t.logLen:])
+	t.m.ids, t.m.vals = t.m.ids[:t.logLen], t.m.vals[:t.logLen]
+	t.m.bytes = t.bytes
+}
+
+func (t *wtx) putMeta(key, value []byte) {
+	old, had := t.m.meta[string(key)]
+	t.metaOld = append(t.metaOld, metaOld{key, old, had})
+	t.m.meta[string(key)] = value
+	t.logPut(pathMeta, key, value)
+}
+
+// putEvent stores the log event id, above every id stored before.
+func (t *wtx) putEvent(id uint64, value []byte) {
+	t.m.ids = append(t.m.ids, id)
+	t.m.vals = append(t.m.vals, value)
+	t.logPut(pathLog, idKey(id), value)
+}
+
+func (t *wtx) deleteEvent(id uint64) {
+	if _, gone := t.m.deleted[id]; !gone {
+		t.m.deleted[id] = struct{}{}
+		t.undo = append(t.undo, func() { delete(t.m.deleted, id) })
+	}
+	t.path(walDelete, pathLog, idKey(id))
+}
+
+// box is nick's mailbox in the memtable, added (with chat.db's sequence)
+// if missing.
+func (t *wtx) box(nick string) (*memBox, error) {
+	if b := t.m.boxes[nick]; b != nil {
+		return b, nil
+	}
+	view, err := t.view()
+	if err != nil {
+		return nil, err
+	}
+	b := &memBox{mails: map[string][]byte{}}
+	if db := view.Bucket(bucketMailbox).Bucket([]byte(nick)); db != nil {
+		b.seq = db.Sequence()
+	}
+	t.m.boxes[nick] = b
+	t.undo = append(t.undo, func() { delete(t.m.boxes, nick) })
+	return b, nil
+}
+
+func (t *wtx) setMail(box *memBox, key, value []byte) {
+	old, had := box.mails[string(key)]
+	t.undo = append(t.undo, func() {
+		if had {
+			box.mails[string(key)] = old
+		} else {
+			delete(box.mails, string(key))
+		}
+	})
+	box.mails[string(key)] = value
+}
+
+func (t *wtx) putMail(nick string, box *memBox, key, value []byte) {
+	t.setMail(box, key, value)
+	t.logPut(mailPath(nick), key, value)
+}
+
+func (t *wtx) deleteMail(nick string, box *memBox, key []byte) {
+	t.setMail(box, key, nil)
+	t.path(walDelete, mailPath(nick), key)
+}
+
+// dropBox deletes nick's mailbox, in chat.db too.
+func (t *wtx) dropBox(nick string) {
+	old, had := t.m.boxes[nick]
+	t.undo = append(t.undo, func() {
+		if had {
+			t.m.boxes[nick] = old
+		} else {
+			delete(t.m.boxes, nick)
+		}
+	})
+	t.m.boxes[nick] = &memBox{dropped: true, mails: map[string][]byte{}}
+	t.path(walDeleteBucket, [][]byte{bucketMailbox}, []byte(nick))
 }
 
 // wal is the open log file. The hub goroutine writes records; the syncer
@@ -138,23 +228,20 @@ type wal struct {
 	size   atomic.Int64 // bytes written
 	synced atomic.Int64 // bytes known to be on disk
 	noSync bool
-	rec    []byte
 }
 
-// write appends one record with payload, unsynced.
-func (w *wal) write(payload []byte) error {
-	w.rec = binary.LittleEndian.AppendUint32(w.rec[:0], uint32(len(payload)))
-	w.rec = binary.LittleEndian.AppendUint32(w.rec, crc32.Checksum(payload, castagnoli))
-	w.rec = append(w.rec, payload...)
+// write appends one record, unsynced: rec is the record's header's room
+// (walHeader bytes, filled here), then its payload.
+func (w *wal) write(rec []byte) error {
+	payload := rec[walHeader:]
+	binary.LittleEndian.PutUint32(rec, uint32(len(payload)))
+	binary.LittleEndian.PutUint32(rec[4:], crc32.Checksum(payload, castagnoli))
 	size := w.size.Load()
-	if _, err := w.f.WriteAt(w.rec, size); err != nil {
+	if _, err := w.f.WriteAt(rec, size); err != nil {
 		// A part of the record may be in the file: the next one overwrites it.
 		return fmt.Errorf("write log: %w", err)
 	}
-	w.size.Store(size + int64(len(w.rec)))
-	if cap(w.rec) > 1<<20 {
-		w.rec = nil
-	}
+	w.size.Store(size + int64(len(rec)))
 	return nil
 }
 
@@ -171,7 +258,7 @@ func (w *wal) syncTo(end int64) error {
 	return nil
 }
 
-// reset empties the log once its changes are safely in the bbolt file.
+// reset empties the log once its changes are safely in chat.db.
 // Nothing may write or sync the log meanwhile.
 func (w *wal) reset() error {
 	if w.size.Load() == 0 {
@@ -182,9 +269,9 @@ func (w *wal) reset() error {
 	}
 	w.size.Store(0)
 	w.synced.Store(0)
-	if w.noSync {
-		return nil
-	}
+	// Synced even with noSync: records written from offset 0 again must
+	// never sit on the disk before older ones that a crash would replay
+	// after them.
 	return w.f.Sync()
 }
 
@@ -291,6 +378,35 @@ func decodeChanges(payload []byte, f func(walChange) error) error {
 }
 
 func checkPayload(p []byte) error { return decodeChanges(p, func(walChange) error { return nil }) }
+
+// bucketAt is the bucket at path, created when create is set.
+func bucketAt(tx *bolt.Tx, path [][]byte, create bool) (*bolt.Bucket, error) {
+	var b *bolt.Bucket
+	for i, p := range path {
+		var nb *bolt.Bucket
+		if i == 0 {
+			nb = tx.Bucket(p)
+		} else {
+			nb = b.Bucket(p)
+		}
+		if nb == nil {
+			if !create {
+				return nil, nil
+			}
+			var err error
+			if i == 0 {
+				nb, err = tx.CreateBucketIfNotExists(p)
+			} else {
+				nb, err = b.CreateBucketIfNotExists(p)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		b = nb
+	}
+	return b, nil
+}
 
 // applyChange applies one change of the log to tx again.
 func applyChange(tx *bolt.Tx, c walChange) error {

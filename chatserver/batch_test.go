@@ -1,0 +1,208 @@
+package chatserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+)
+
+// failReq fails the batch it is in, as a store failure would.
+type failReq struct{ reply }
+
+var errInjected = errors.New("injected store failure")
+
+func (r *failReq) apply(*hub, *wtx) (result, error) { return result{}, errInjected }
+
+// holdHub runs a request that keeps the hub busy until the returned
+// function is called: the requests submitted meanwhile make one batch.
+func holdHub(t *testing.T, h *hub) (release func()) {
+	t.Helper()
+	started, done := make(chan struct{}), make(chan struct{})
+	r := &inspectReq{fn: func(*hub) {
+		close(started)
+		<-done
+	}}
+	if err := h.submit(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	return func() {
+		close(done)
+		h.wait(r)
+	}
+}
+
+// hubState is what a failed batch must leave as it was.
+type hubState struct {
+	seq       uint64
+	mailboxes map[string]int
+	users     map[string]int // nick → streams
+	used      int64
+	events    int // log events in the memtable
+}
+
+func stateOf(ts *testServer) hubState {
+	var s hubState
+	ts.srv.hub.do(context.Background(), &inspectReq{fn: func(h *hub) {
+		s = hubState{seq: h.seq, mailboxes: maps.Clone(h.mailboxes), users: map[string]int{}, used: h.store.used(), events: len(h.store.mem.ids)}
+		for nick, u := range h.users {
+			s.users[nick] = len(u.conns)
+		}
+	}})
+	return s
+}
+
+func (s hubState) String() string {
+	return fmt.Sprintf("seq %d, mailboxes %v, users %v, %d bytes used, %d events in the memtable", s.seq, s.mailboxes, s.users, s.used, s.events)
+}
+
+// TestFailedBatchRestoresMemory: when a batch fails, nothing of it is
+// stored, and the hub's memory is as before it: the sequence, the mailbox
+// counts, the users (a join and a leave of the batch are taken back), the
+// memtable. The next sends take the ids the failed batch had taken, and a
+// restart finds the mailboxes the hub counted.
+func TestFailedBatchRestoresMemory(t *testing.T) {
+	ts := startServer(t, Options{})
+	h := ts.srv.hub
+	john := ts.login(t, "sse", "john")
+	john.expect("Welcome john!", "now online: ")
+	if status, body := ts.post(t, "mary", "carol", "waiting"); status != 200 {
+		t.Fatalf("send: %d %s", status, body)
+	}
+	before := stateOf(ts)
+
+	release := holdHub(t, h)
+	eve := newConn("eve", 16)
+	batch := []request{
+		&postReq{post: Post{From: "mary", To: "john", Text: "lost 1", Time: time.Now()}},
+		&postReq{post: Post{From: "mary", To: "carol", Text: "lost 2", Time: time.Now()}},
+		&postReq{post: Post{From: "mary", To: "dave", Text: "lost 3", Time: time.Now()}},
+		&postReq{post: Post{From: "mary", To: "all", Text: "lost 4", Time: time.Now()}},
+		&joinReq{conn: eve},
+		&failReq{},
+	}
+	for _, r := range batch {
+		if err := h.submit(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release()
+	for i, r := range batch {
+		if res := h.wait(r); !errors.Is(res.err, errInjected) {
+			t.Errorf("request %d of the failed batch: %v, want the store's error", i, res.err)
+		}
+	}
+	if after := stateOf(ts); after.String() != before.String() {
+		t.Fatalf("after a failed batch the hub holds\n%v\nbefore it\n%v", after, before)
+	}
+
+	// Nothing of it was delivered; the next event takes the next id.
+	if status, body := ts.msg(t, "mary", "john", "kept"); status != 200 {
+		t.Fatalf("send: %d %s", status, body)
+	}
+	if e := john.next(); e.text != "mary: kept" || e.id != before.seq+1 {
+		t.Fatalf("john got %d %q, want %d %q", e.id, e.text, before.seq+1, "mary: kept")
+	}
+	john.close()
+	ts.waitStreams(t, "john", -1)
+	counted := stateOf(ts).mailboxes
+
+	ts.stop()
+	st, state, err := openStore(ts.dir+"/chat.db", true, ts.srv.opts.Logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.close()
+	if !maps.Equal(state.mailboxes, counted) || state.mailboxes["carol"] != 1 {
+		t.Fatalf("after a restart the store has mailboxes %v, the hub counted %v (carol: 1 message)", state.mailboxes, counted)
+	}
+}
+
+// TestStoreLimitPerSend: the store limit is checked before each send, not
+// once per batch: a batch of sends stops at the limit, overshooting it by
+// at most one send.
+func TestStoreLimitPerSend(t *testing.T) {
+	ts := startServer(t, Options{MaxStoreBytes: 1})
+	h := ts.srv.hub
+	var used int64
+	h.do(context.Background(), &inspectReq{fn: func(h *hub) { used = h.store.used() }})
+	// Room for about ten sends of this size above what the store holds.
+	text := strings.Repeat("x", 1000)
+	h.do(context.Background(), &inspectReq{fn: func(h *hub) { h.maxBytes = used + 10*1100 }})
+
+	release := holdHub(t, h)
+	var batch []request
+	for i := range 100 {
+		batch = append(batch, &postReq{post: Post{From: "mary", To: "all", Text: fmt.Sprint(i, text), Time: time.Now()}})
+	}
+	for _, r := range batch {
+		if err := h.submit(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release()
+	stored, refused := 0, 0
+	for i, r := range batch {
+		res := h.wait(r)
+		switch {
+		case res.err == nil:
+			if refused > 0 {
+				t.Fatalf("send %d stored after a refused one", i)
+			}
+			stored++
+		case errors.Is(res.err, ErrStoreFull):
+			refused++
+		default:
+			t.Fatalf("send %d: %v", i, res.err)
+		}
+	}
+	var limit int64
+	h.do(context.Background(), &inspectReq{fn: func(h *hub) { used, limit = h.store.used(), h.maxBytes }})
+	t.Logf("%d stored, %d refused; %d bytes used of %d", stored, refused, used, limit)
+	if stored == 0 || refused == 0 || used > limit+1100 {
+		t.Fatalf("%d sends stored, %d refused, %d bytes used: want the batch to stop at the limit of %d (one send over at most)", stored, refused, used, limit)
+	}
+}
+
+// TestFailedLeaveRetried: a stream's leave in a failed batch is taken back
+// with the rest (the user is online again in the hub's memory, as in the
+// store) and submitted again: the user then leaves. (eve's stream is the
+// hub's side alone: no handler would send its leave again.)
+func TestFailedLeaveRetried(t *testing.T) {
+	ts := startServer(t, Options{})
+	h := ts.srv.hub
+	eve := newConn("eve", 16)
+	if res := h.do(context.Background(), &joinReq{conn: eve}); res.err != nil {
+		t.Fatal(res.err)
+	}
+
+	retried := make(chan request, 1)
+	h.do(context.Background(), &inspectReq{fn: func(h *hub) { h.resubmit = func(r request) { retried <- r } }})
+
+	release := holdHub(t, h)
+	leave, fail := &leaveReq{conn: eve}, &failReq{}
+	for _, r := range []request{leave, fail} {
+		if err := h.submit(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release()
+	if res := h.wait(leave); !errors.Is(res.err, errInjected) {
+		t.Fatalf("leave in a failed batch: %v", res.err)
+	}
+	h.wait(fail)
+	if n := ts.streams("eve"); n != 1 {
+		t.Fatalf("after the failed leave eve has %d streams, want 1 (the leave taken back)", n)
+	}
+	again := <-retried
+	if res := h.do(context.Background(), again); res.err != nil {
+		t.Fatalf("the leave submitted again: %v", res.err)
+	}
+	if n := ts.streams("eve"); n != -1 {
+		t.Fatalf("after the leave submitted again eve has %d streams, want none", n)
+	}
+}
