@@ -1,0 +1,456 @@
+package chatserver
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// natsTestTime bounds each test of a chat over NATS.
+const natsTestTime = 60 * time.Second
+
+// freePorts returns n loopback ports free a moment ago.
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	var lns []net.Listener
+	var ports []int
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	return ports
+}
+
+// natsCluster is an in-process NATS cluster with JetStream, on loopback.
+type natsCluster struct {
+	servers []*server.Server
+	urls    string
+}
+
+// startNATSCluster runs n NATS servers routed to one another, JetStream on,
+// their stores in temporary folders, and waits for a JetStream leader.
+func startNATSCluster(t testing.TB, n int) *natsCluster {
+	t.Helper()
+	cports := freePorts(t, n)
+	var routes []string
+	for _, p := range cports {
+		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
+	}
+	nc := &natsCluster{}
+	var urls []string
+	for i := range n {
+		o := &server.Options{
+			ServerName: fmt.Sprintf("n%d", i),
+			Host:       "127.0.0.1",
+			Port:       -1,
+			NoSigs:     true,
+			NoLog:      true,
+			JetStream:  true,
+			StoreDir:   t.TempDir(),
+			Cluster:    server.ClusterOpts{Name: "chat-test", Host: "127.0.0.1", Port: cports[i]},
+			Routes:     server.RoutesFromStr(strings.Join(routes, ",")),
+		}
+		s, err := server.NewServer(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go s.Start()
+		if !s.ReadyForConnections(20 * time.Second) {
+			t.Fatalf("NATS server %d not ready", i)
+		}
+		nc.servers = append(nc.servers, s)
+		urls = append(urls, s.ClientURL())
+	}
+	nc.urls = strings.Join(urls, ",")
+	t.Cleanup(func() {
+		for _, s := range nc.servers {
+			s.Shutdown()
+			s.WaitForShutdown()
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		leader := false
+		for _, s := range nc.servers {
+			leader = leader || s.JetStreamIsLeader()
+		}
+		if leader {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no JetStream leader within 30s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nc
+}
+
+// startNATSNode runs a chat node of the cluster on a loopback listener.
+func startNATSNode(t testing.TB, nc *natsCluster, o Options) *testServer {
+	t.Helper()
+	o.NATS.URLs = nc.urls
+	if o.LeaveGrace == 0 {
+		o.LeaveGrace = -1
+	}
+	var srv *Server
+	var err error
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		// A cluster just started may still be placing its first stream.
+		if srv, err = New(o); err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	ts := &testServer{srv: srv, hs: hs, url: hs.URL}
+	t.Cleanup(ts.stop)
+	return ts
+}
+
+// waitText reads c's events until one has text want, and returns it; the
+// events before it are returned too.
+func waitText(t testing.TB, c *client, want string) (ev, []ev) {
+	t.Helper()
+	var before []ev
+	timeout := time.After(natsTestTime)
+	for {
+		select {
+		case e := <-c.events:
+			if e.text == want {
+				return e, before
+			}
+			before = append(before, e)
+		case <-timeout:
+			t.Fatalf("%s (%s): no %q within %v; got %v", c.nick, c.kind, want, natsTestTime, before)
+			return ev{}, nil
+		}
+	}
+}
+
+func TestNATSBadURL(t *testing.T) {
+	for _, bad := range []string{"localhost:4222", "http://a:4222", "nats://", "nats://a:1,ftp://b"} {
+		_, err := New(Options{NATS: NATSOptions{URLs: bad}})
+		if err == nil || !strings.Contains(err.Error(), "is not a NATS server URL") {
+			t.Errorf("NATS URLs %q: err = %v, want a refusal that names the allowed forms", bad, err)
+		}
+	}
+}
+
+// An SSE user on node A and a WebSocket user on node B chat, and a message
+// sent on A while the receiver is offline is delivered at its login on B.
+func TestNATSTwoNodesChat(t *testing.T) {
+	nc := startNATSCluster(t, 3)
+	a := startNATSNode(t, nc, Options{})
+	b := startNATSNode(t, nc, Options{})
+
+	alice := a.login(t, "sse", "alice")
+	waitText(t, alice, "Welcome alice!")
+	if status, body := a.post(t, "alice", "bob", "are you there?"); status != 200 || !strings.Contains(body, "offline") {
+		t.Fatalf("send to offline bob: %d %s", status, body)
+	}
+	waitText(t, alice, "You to bob (offline): are you there?")
+
+	bob := b.login(t, "ws", "bob")
+	_, before := waitText(t, bob, "Welcome bob!")
+	if len(before) != 1 || !strings.HasPrefix(before[0].text, "alice (") || !strings.HasSuffix(before[0].text, "): are you there?") {
+		t.Fatalf("bob's login on B: events before the welcome %v, want alice's offline message", before)
+	}
+	online, _ := waitText(t, bob, "now online: alice")
+	waitText(t, alice, "bob has joined.")
+
+	bob.send("alice", "yes, on node B")
+	waitText(t, alice, "bob: yes, on node B")
+	waitText(t, bob, "You to alice: yes, on node B")
+	alice.send("all", "hello everyone")
+	e, _ := waitText(t, bob, "alice to all: hello everyone")
+	if e.id <= online.id {
+		t.Errorf("bob: id %d after %d: ids must grow", e.id, online.id)
+	}
+	waitText(t, alice, "alice to all: hello everyone")
+
+	// The offline message was delivered on B: a new login of bob on A
+	// does not get it again.
+	bob.close()
+	waitText(t, alice, "bob has left.")
+	// (The WebSocket confirmed it with the pong to the ping after it; the
+	// ack is a message of its own, so wait until A applied it.)
+	deadline := time.Now().Add(natsTestTime)
+	for {
+		var boxed int
+		a.srv.cluster.mu.Lock()
+		boxed = len(a.srv.cluster.st.mail["bob"])
+		a.srv.cluster.mu.Unlock()
+		if boxed == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("bob's offline message still in the mailbox after its delivery")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	bob2 := a.login(t, "sse", "bob")
+	if _, before := waitText(t, bob2, "Welcome bob!"); len(before) != 0 {
+		t.Fatalf("bob's second login: %v before the welcome, want nothing", before)
+	}
+}
+
+// Presence is shared: a user on A sees B's users online, and stopping B
+// tells A's users, once, that B's users left.
+func TestNATSPresence(t *testing.T) {
+	nc := startNATSCluster(t, 3)
+	a := startNATSNode(t, nc, Options{NATS: NATSOptions{NodeTTL: 2 * time.Second}})
+	b := startNATSNode(t, nc, Options{NATS: NATSOptions{NodeTTL: 2 * time.Second}})
+
+	carol := b.login(t, "sse", "carol")
+	waitText(t, carol, "Welcome carol!")
+	dave := a.login(t, "ws", "dave")
+	waitText(t, dave, "Welcome dave!")
+	waitText(t, dave, "now online: carol")
+	waitText(t, carol, "dave has joined.")
+
+	b.stop()
+	waitText(t, dave, "carol has left.")
+	// Once: a marker sent after it comes next.
+	if status, body := a.post(t, "quietcheck", "dave", "marker"); status != 200 {
+		t.Fatalf("marker: %d %s", status, body)
+	}
+	if _, before := waitText(t, dave, "quietcheck: marker"); len(before) != 0 {
+		t.Fatalf("dave: %v after carol has left, want nothing", before)
+	}
+}
+
+// resumer is a receiver that follows its stream from node to node.
+type resumer struct {
+	t     testing.TB
+	kind  string
+	nick  string
+	last  string
+	texts map[string]int
+	order []string
+}
+
+// readUntil reads the stream of r's user from one of the nodes, resuming
+// on the next node whenever its stream ends, until it got marker.
+func (r *resumer) readUntil(ctx context.Context, c *client, nodes func() *testServer, marker string) {
+	for ctx.Err() == nil {
+		if c == nil {
+			c = nodes().resume(r.t, r.kind, r.nick, r.last)
+		}
+		for {
+			select {
+			case e := <-c.events:
+				r.got(e)
+				if e.text == marker {
+					c.close()
+					return
+				}
+				continue
+			case <-c.done:
+			case <-ctx.Done():
+				r.t.Fatalf("%s: no %q within %v", r.nick, marker, natsTestTime)
+			}
+			break
+		}
+		// The stream ended: take what it delivered, then resume.
+		for drained := false; !drained; {
+			select {
+			case e := <-c.events:
+				r.got(e)
+				if e.text == marker {
+					return
+				}
+			default:
+				drained = true
+			}
+		}
+		c.close()
+		c = nil
+	}
+}
+
+// got counts an event; a message kept in the mailbox while the user was
+// away ("tx (2026-01-02 15:04): m1") counts as the message ("tx: m1").
+func (r *resumer) got(e ev) {
+	r.last = strconv.FormatUint(e.id, 10)
+	text := e.text
+	if from, rest, ok := strings.Cut(text, " ("); ok && !strings.Contains(from, " ") {
+		if _, msg, ok := strings.Cut(rest, "): "); ok {
+			text = from + ": " + msg
+		}
+	}
+	r.texts[text]++
+	r.order = append(r.order, text)
+}
+
+// checkExactlyOnce checks that every acknowledged message came once, in
+// the order sent, and that no message came twice.
+func checkExactlyOnce(t testing.TB, r *resumer, prefix string, acked []int) {
+	t.Helper()
+	for text, n := range r.texts {
+		if strings.HasPrefix(text, prefix) && n > 1 {
+			t.Errorf("%q delivered %d times", text, n)
+		}
+	}
+	for _, i := range acked {
+		if text := fmt.Sprintf("%s%d", prefix, i); r.texts[text] != 1 {
+			t.Errorf("%q acknowledged with 200, delivered %d times", text, r.texts[text])
+		}
+	}
+	last := -1
+	for _, text := range r.order {
+		if rest, ok := strings.CutPrefix(text, prefix); ok {
+			i, _ := strconv.Atoi(rest)
+			if i <= last {
+				t.Errorf("%q after message %d: one sender's order is kept", text, last)
+			}
+			last = i
+		}
+	}
+}
+
+// sendAll sends count messages from "tx" to "rx", each once, to whichever
+// node pick gives; it returns the numbers acknowledged with 200.
+func sendAll(t testing.TB, count int, pick func(i int) *testServer) []int {
+	var acked []int
+	for i := range count {
+		ts := pick(i)
+		if status, _ := ts.postQuiet("tx", "rx", fmt.Sprintf("m%d", i)); status == 200 {
+			acked = append(acked, i)
+		}
+	}
+	return acked
+}
+
+// postQuiet is post that reports a failed connection as status 0.
+func (ts *testServer) postQuiet(from, to, text string) (int, string) {
+	resp, err := httpPostJSON(ts.url+"/send", fmt.Sprintf(`{"from":%q,"to":%q,"text":%q}`, from, to, text))
+	if err != nil {
+		return 0, err.Error()
+	}
+	return resp.status, resp.body
+}
+
+// Node A is stopped in the middle of 2,000 sends: its users resume on B
+// with their last id, and every message acknowledged is delivered once.
+func TestNATSNodeStopped(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), natsTestTime)
+	defer cancel()
+	nc := startNATSCluster(t, 3)
+	a := startNATSNode(t, nc, Options{LeaveGrace: 5 * time.Second})
+	b := startNATSNode(t, nc, Options{LeaveGrace: 5 * time.Second})
+
+	const count = 2000
+	var mu sync.Mutex
+	current := a
+	nodes := func() *testServer { mu.Lock(); defer mu.Unlock(); return current }
+	rx := &resumer{t: t, kind: "sse", nick: "rx", texts: map[string]int{}}
+	first := a.login(t, "sse", "rx")
+	e, _ := waitText(t, first, "Welcome rx!")
+	rx.last = strconv.FormatUint(e.id, 10)
+
+	done := make(chan []int)
+	go func() {
+		acked := sendAll(t, count, func(i int) *testServer {
+			if i == count/2 {
+				mu.Lock()
+				current = b
+				mu.Unlock()
+				go a.stop()
+			}
+			return nodes()
+		})
+		for ctx.Err() == nil {
+			if status, _ := b.postQuiet("tx", "rx", "done"); status == 200 {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		done <- acked
+	}()
+	rx.readUntil(ctx, first, nodes, "tx: done")
+	acked := <-done
+	if len(acked) < count/2 {
+		t.Fatalf("only %d of %d sends acknowledged", len(acked), count)
+	}
+	checkExactlyOnce(t, rx, "tx: m", acked)
+}
+
+// One NATS server of three is stopped mid-run: nothing acknowledged is lost.
+func TestNATSServerStopped(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), natsTestTime)
+	defer cancel()
+	nc := startNATSCluster(t, 3)
+	a := startNATSNode(t, nc, Options{LeaveGrace: 5 * time.Second})
+	b := startNATSNode(t, nc, Options{LeaveGrace: 5 * time.Second})
+
+	const count = 1500
+	rx := &resumer{t: t, kind: "ws", nick: "rx", texts: map[string]int{}}
+	first := b.login(t, "ws", "rx")
+	e, _ := waitText(t, first, "Welcome rx!")
+	rx.last = strconv.FormatUint(e.id, 10)
+
+	done := make(chan []int)
+	go func() {
+		acked := sendAll(t, count, func(i int) *testServer {
+			if i == count/3 {
+				go func() {
+					nc.servers[0].Shutdown()
+				}()
+			}
+			return a
+		})
+		for ctx.Err() == nil {
+			if status, _ := a.postQuiet("tx", "rx", "done"); status == 200 {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		done <- acked
+	}()
+	rx.readUntil(ctx, first, func() *testServer { return b }, "tx: done")
+	acked := <-done
+	if len(acked) == 0 {
+		t.Fatal("no send acknowledged")
+	}
+	t.Logf("%d of %d sends acknowledged", len(acked), count)
+	checkExactlyOnce(t, rx, "tx: m", acked)
+}
+
+type httpAnswer struct {
+	status int
+	body   string
+}
+
+var natsTestClient = &http.Client{Timeout: 15 * time.Second}
+
+// httpPostJSON posts body; a failed connection is an error.
+func httpPostJSON(u, body string) (httpAnswer, error) {
+	resp, err := natsTestClient.Post(u, "application/json", strings.NewReader(body))
+	if err != nil {
+		return httpAnswer{}, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return httpAnswer{resp.StatusCode, string(b)}, nil
+}
