@@ -77,6 +77,7 @@ type natsNode struct {
 	ttl    time.Duration
 	tokens atomic.Uint64
 	quit   chan struct{}
+	stop   sync.Once // closes quit
 	wg     sync.WaitGroup
 
 	mu      sync.Mutex
@@ -483,7 +484,7 @@ func (n *natsNode) shutdown() {
 	clear(n.local)
 	id := n.id
 	n.mu.Unlock()
-	close(n.quit)
+	n.stop.Do(func() { close(n.quit) })
 	n.wg.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()

@@ -454,3 +454,59 @@ func httpPostJSON(u, body string) (httpAnswer, error) {
 	b, _ := io.ReadAll(resp.Body)
 	return httpAnswer{resp.StatusCode, string(b)}, nil
 }
+
+// crash stops a node as a crash would: no goodbye to the cluster (its key
+// stays until it expires), its connections dropped.
+func (ts *testServer) crash() {
+	n := ts.srv.cluster
+	n.mu.Lock()
+	n.closing = true
+	n.mu.Unlock()
+	n.stop.Do(func() { close(n.quit) })
+	n.wg.Wait()
+	n.cons.Stop()
+	n.nc.Close()
+	ts.hs.CloseClientConnections()
+	ts.hs.Close()
+}
+
+// A node that crashes takes its users' presence with it once its key
+// expired: the others are told they left, once.
+func TestNATSNodeCrashed(t *testing.T) {
+	nc := startNATSCluster(t, 3)
+	a := startNATSNode(t, nc, Options{NATS: NATSOptions{NodeTTL: 2 * time.Second}})
+	b := startNATSNode(t, nc, Options{NATS: NATSOptions{NodeTTL: 2 * time.Second}})
+
+	erin := b.login(t, "ws", "erin")
+	waitText(t, erin, "Welcome erin!")
+	frank := a.login(t, "sse", "frank")
+	waitText(t, frank, "now online: erin")
+	b.crash()
+	waitText(t, frank, "erin has left.")
+	if status, body := a.post(t, "quietcheck", "frank", "marker"); status != 200 {
+		t.Fatalf("marker: %d %s", status, body)
+	}
+	if _, before := waitText(t, frank, "quietcheck: marker"); len(before) != 0 {
+		t.Fatalf("frank: %v after erin has left, want nothing", before)
+	}
+}
+
+// A node without its NATS connection refuses sends with 503, saying why.
+func TestNATSNotConnected(t *testing.T) {
+	nc := startNATSCluster(t, 3)
+	a := startNATSNode(t, nc, Options{})
+	for _, s := range nc.servers {
+		s.Shutdown()
+	}
+	deadline := time.Now().Add(natsTestTime)
+	for a.srv.cluster.nc.IsConnected() {
+		if time.Now().After(deadline) {
+			t.Fatal("still connected to NATS after its servers stopped")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	status, body := a.post(t, "gina", "all", "anyone?")
+	if want := "chat: not connected to NATS (" + nc.urls + "): sends are refused until it reconnects"; status != 503 || !strings.Contains(body, want) {
+		t.Fatalf("send without NATS: %d %s, want 503 and %q", status, body, want)
+	}
+}
