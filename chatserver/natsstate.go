@@ -199,12 +199,16 @@ func (st *clusterState) open(n *natsNode, seq uint64, at time.Time, m *natsMsg, 
 	u := st.users[nick]
 	wasOnline := u != nil
 	var res result
-	if w != nil && w.conn != nil {
+	switch {
+	case w != nil && w.conn != nil:
 		res.joined = st.welcome(nick, seq, m, u)
 		if n.local[nick] == nil {
 			n.local[nick] = map[*conn]uint64{}
 		}
 		n.local[nick][w.conn] = m.Token
+	case m.Node == n.id:
+		// Opened here, but its login gave up waiting: close it again.
+		n.later(0, natsMsg{Kind: "close", Node: m.Node, Nick: nick, Resume: m.Token}, fmt.Sprintf("close-%s-%d", m.Node, m.Token), nil)
 	}
 	if u == nil {
 		u = &clusterUser{streams: map[string]map[uint64]struct{}{}}
