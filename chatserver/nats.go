@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -198,8 +199,8 @@ func (n *natsNode) start() error {
 		Replicas:    replicas,
 		Duplicates:  natsDedup,
 	}
-	if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
-		return fmt.Errorf("chat NATS: stream %s (subjects %s>, file storage, %d replicas, max age %v, max bytes %d) cannot be created or updated: %w; if it exists with another configuration, delete or fix it (nats stream info %s)", natsStream, natsSubject, replicas, o.Retention, o.MaxStoreBytes, err, natsStream)
+	if err := ensureStream(ctx, js, cfg); err != nil {
+		return err
 	}
 	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:      natsBucket,
@@ -225,6 +226,32 @@ func (n *natsNode) start() error {
 	}
 	n.cons = cc
 	n.wg.Go(n.liveness)
+	return nil
+}
+
+// ensureStream creates the chat's stream, or checks that the one there is
+// the chat's (its subjects and retention) and updates its limits.
+func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
+	describe := fmt.Sprintf("stream %s (subjects %s, limits retention, file storage, %d replicas, max age %v, max bytes %d)", cfg.Name, cfg.Subjects[0], cfg.Replicas, cfg.MaxAge, cfg.MaxBytes)
+	st, err := js.Stream(ctx, cfg.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		if _, err := js.CreateStream(ctx, cfg); err != nil {
+			return fmt.Errorf("chat NATS: cannot create the %s: %w", describe, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("chat NATS: cannot read the %s: %w", describe, err)
+	}
+	have := st.CachedInfo().Config
+	if !slices.Equal(have.Subjects, cfg.Subjects) || have.Retention != cfg.Retention || have.Storage != cfg.Storage {
+		return fmt.Errorf("chat NATS: a stream %s exists that is not the chat's: subjects %v, retention %v, storage %v; the chat needs subjects %v, limits retention, file storage: remove it (nats stream rm %s) or point the chat at other servers", cfg.Name, have.Subjects, have.Retention, have.Storage, cfg.Subjects, cfg.Name)
+	}
+	if have.MaxAge != cfg.MaxAge || have.MaxBytes != cfg.MaxBytes || have.Replicas != cfg.Replicas || have.Duplicates != cfg.Duplicates || have.Discard != cfg.Discard {
+		if _, err := js.UpdateStream(ctx, cfg); err != nil {
+			return fmt.Errorf("chat NATS: cannot update the existing stream to the %s: %w", describe, err)
+		}
+	}
 	return nil
 }
 

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // natsTestTime bounds each test of a chat over NATS.
@@ -508,5 +510,48 @@ func TestNATSNotConnected(t *testing.T) {
 	status, body := a.post(t, "gina", "all", "anyone?")
 	if want := "chat: not connected to NATS (" + nc.urls + "): sends are refused until it reconnects"; status != 503 || !strings.Contains(body, want) {
 		t.Fatalf("send without NATS: %d %s, want 503 and %q", status, body, want)
+	}
+}
+
+// A server without JetStream, and a stream CHAT that is not the chat's,
+// are refused with what is wrong and what is needed.
+func TestNATSRefusesBadCluster(t *testing.T) {
+	plain, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go plain.Start()
+	t.Cleanup(plain.Shutdown)
+	if !plain.ReadyForConnections(20 * time.Second) {
+		t.Fatal("NATS server not ready")
+	}
+	_, err = New(Options{NATS: NATSOptions{URLs: plain.ClientURL()}})
+	if err == nil || !strings.Contains(err.Error(), "JetStream is not enabled") {
+		t.Errorf("server without JetStream: err = %v, want it said", err)
+	}
+
+	single, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true, JetStream: true, StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go single.Start()
+	t.Cleanup(single.Shutdown)
+	if !single.ReadyForConnections(20 * time.Second) {
+		t.Fatal("NATS server not ready")
+	}
+	conn, err := nats.Connect(single.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	js, _ := jetstream.New(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), natsTestTime)
+	defer cancel()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: natsStream, Subjects: []string{"orders.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(Options{NATS: NATSOptions{URLs: single.ClientURL()}})
+	if err == nil || !strings.Contains(err.Error(), "exists that is not the chat's") || !strings.Contains(err.Error(), "orders.>") {
+		t.Errorf("stream CHAT of other subjects: err = %v, want it refused, naming its subjects", err)
 	}
 }
