@@ -48,6 +48,11 @@ const (
 	natsDedup   = 2 * time.Minute
 	// natsWait bounds a publish and the wait until it is applied here.
 	natsWait = 10 * time.Second
+	// errCodeDuplicateInProcess: a message of the same Nats-Msg-Id is
+	// being stored (nats-server's JSStreamDuplicateMessageConflict).
+	errCodeDuplicateInProcess jetstream.ErrorCode = 10158
+	// natsSetup bounds the tries to set the stream and the bucket up.
+	natsSetup = 2 * time.Minute
 )
 
 // ErrUnavailable: the chat cannot take the request now (not connected to
@@ -199,24 +204,25 @@ func (n *natsNode) start() error {
 		Replicas:    replicas,
 		Duplicates:  natsDedup,
 	}
-	if err := ensureStream(ctx, js, cfg); err != nil {
-		return err
+	// A cluster that is starting, or busy, may take a while to place the
+	// stream and the bucket: each step is tried again for up to natsSetup.
+	start := time.Now()
+	for attempt := 1; ; attempt++ {
+		actx, acancel := context.WithTimeout(context.Background(), 15*time.Second)
+		err = n.setup(actx, js, cfg)
+		acancel()
+		if err == nil {
+			break
+		}
+		if _, final := errors.AsType[*natsConfigError](err); final || time.Since(start) > natsSetup {
+			return err
+		}
+		log.Warn("chat NATS: setting the stream up, trying again", "attempt", attempt, "err", err)
+		time.Sleep(time.Second)
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      natsBucket,
-		Description: "wasmgap chat: the nodes alive (each renews its key every NodeTTL/5)",
-		TTL:         n.ttl,
-		Replicas:    replicas,
-		Storage:     jetstream.FileStorage,
-	})
-	if err != nil {
-		return fmt.Errorf("chat NATS: key-value bucket %s (TTL %v, %d replicas) cannot be created or updated: %w", natsBucket, n.ttl, replicas, err)
-	}
-	n.kv = kv
-	if _, err := kv.Put(ctx, n.nodeID(), []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
-		return fmt.Errorf("chat NATS: announce this node in %s: %w", natsBucket, err)
-	}
-	cons, err := js.OrderedConsumer(ctx, natsStream, jetstream.OrderedConsumerConfig{})
+	cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer ccancel()
+	cons, err := js.OrderedConsumer(cctx, natsStream, jetstream.OrderedConsumerConfig{})
 	if err != nil {
 		return fmt.Errorf("chat NATS: read stream %s: %w", natsStream, err)
 	}
@@ -228,6 +234,33 @@ func (n *natsNode) start() error {
 	n.wg.Go(n.liveness)
 	return nil
 }
+
+// setup makes sure of the stream and the bucket and announces this node.
+func (n *natsNode) setup(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
+	if err := ensureStream(ctx, js, cfg); err != nil {
+		return err
+	}
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      natsBucket,
+		Description: "wasmgap chat: the nodes alive (each renews its key every NodeTTL/5)",
+		TTL:         n.ttl,
+		Replicas:    cfg.Replicas,
+		Storage:     jetstream.FileStorage,
+	})
+	if err != nil {
+		return fmt.Errorf("chat NATS: key-value bucket %s (TTL %v, %d replicas) cannot be created or updated: %w", natsBucket, n.ttl, cfg.Replicas, err)
+	}
+	n.kv = kv
+	if _, err := kv.Put(ctx, n.nodeID(), []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
+		return fmt.Errorf("chat NATS: announce this node in %s: %w", natsBucket, err)
+	}
+	return nil
+}
+
+// natsConfigError is a setup error that waiting does not cure.
+type natsConfigError struct{ msg string }
+
+func (e *natsConfigError) Error() string { return e.msg }
 
 // ensureStream creates the chat's stream, or checks that the one there is
 // the chat's (its subjects and retention) and updates its limits.
@@ -245,7 +278,7 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 	}
 	have := st.CachedInfo().Config
 	if !slices.Equal(have.Subjects, cfg.Subjects) || have.Retention != cfg.Retention || have.Storage != cfg.Storage {
-		return fmt.Errorf("chat NATS: a stream %s exists that is not the chat's: subjects %v, retention %v, storage %v; the chat needs subjects %v, limits retention, file storage: remove it (nats stream rm %s) or point the chat at other servers", cfg.Name, have.Subjects, have.Retention, have.Storage, cfg.Subjects, cfg.Name)
+		return &natsConfigError{fmt.Sprintf("chat NATS: a stream %s exists that is not the chat's: subjects %v, retention %v, storage %v; the chat needs subjects %v, limits retention, file storage: remove it (nats stream rm %s) or point the chat at other servers", cfg.Name, have.Subjects, have.Retention, have.Storage, cfg.Subjects, cfg.Name)}
 	}
 	if have.MaxAge != cfg.MaxAge || have.MaxBytes != cfg.MaxBytes || have.Replicas != cfg.Replicas || have.Duplicates != cfg.Duplicates || have.Discard != cfg.Discard {
 		if _, err := js.UpdateStream(ctx, cfg); err != nil {
@@ -307,6 +340,11 @@ func (n *natsNode) publish(ctx context.Context, m *natsMsg, msgID string, w *nat
 			return result{}, n.notConnected()
 		}
 		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeDuplicateInProcess && w == nil {
+			// Another node is storing the same message (a grace, a node
+			// gone): it is stored once.
+			return result{}, nil
+		}
 		if errors.As(err, &apiErr) && strings.Contains(apiErr.Description, "maximum") {
 			return result{}, refuse(ErrStoreFull, "chat store full: stream %s holds its most (max bytes %d); old history leaves after the retention (%v), retry later", natsStream, n.s.opts.MaxStoreBytes, n.s.opts.Retention)
 		}

@@ -19,6 +19,8 @@ type clusterState struct {
 	users   map[string]*clusterUser // online, or within the leave grace
 	mail    map[string][]clusterMail
 	history []clusterEvent // by id, within the retention
+	pruned  uint64         // the last id whose events may be missing from history
+	started bool           // a message was applied
 	gone    map[string]bool
 }
 
@@ -77,6 +79,11 @@ func (st *clusterState) nodesWithStreams() []string {
 // apply changes the state by m, stored at seq at time at, and delivers the
 // events it makes to n's streams. w is the waiter when n published m.
 func (st *clusterState) apply(n *natsNode, seq uint64, at time.Time, m *natsMsg, w *natsWaiter) result {
+	if !st.started {
+		// The stream's first messages may have expired before this node
+		// started: their events are not in its history.
+		st.started, st.pruned = true, seq-1
+	}
 	st.expire(at)
 	switch m.Kind {
 	case "post":
@@ -104,6 +111,7 @@ func (st *clusterState) expire(at time.Time) {
 	cut := at.Add(-st.opts.Retention)
 	i := sort.Search(len(st.history), func(i int) bool { return !st.history[i].at.Before(cut) })
 	if i > 0 {
+		st.pruned = max(st.pruned, st.history[i-1].id)
 		st.history = slices.Delete(st.history, 0, i)
 	}
 }
@@ -234,8 +242,8 @@ func (st *clusterState) welcome(nick string, seq uint64, m *natsMsg, u *clusterU
 	}
 	if j.hasResume {
 		j.replayTo = j.resume // the replay is in the preamble
-		if len(st.history) > 0 && st.history[0].id > j.resume+1 {
-			j.notice = fmt.Sprintf("events %d to %d are older than the retention window (%v) and were deleted: those addressed to you are missing from this resume", j.resume+1, st.history[0].id-1, st.opts.Retention)
+		if j.resume < st.pruned {
+			j.notice = fmt.Sprintf("events %d to %d are older than the retention window (%v) and were deleted: those addressed to you are missing from this resume", j.resume+1, st.pruned, st.opts.Retention)
 		}
 		i := sort.Search(len(st.history), func(i int) bool { return st.history[i].id > j.resume })
 		for _, e := range st.history[i:] {
@@ -282,16 +290,21 @@ func (st *clusterState) closeStream(n *natsNode, seq uint64, at time.Time, nick,
 		delete(u.streams, node)
 	}
 	if u.open() == 0 {
-		st.startGrace(n, seq, at, nick, u)
+		st.startGrace(n, seq, at, nick, node, u)
 	}
 }
 
-// startGrace: nick has no stream left since seq. Every node asks, after the
-// grace, for its leave; the first request stored is applied, the others
-// find it done.
-func (st *clusterState) startGrace(n *natsNode, seq uint64, at time.Time, nick string, u *clusterUser) {
+// startGrace: nick has no stream left since seq. After the grace, the node
+// that closed the last stream (origin; "" when that node is gone: every
+// node) asks for its leave; the others ask one node TTL later, in case it
+// could not. The first request stored is applied, the others find it done
+// (or are deduplicated).
+func (st *clusterState) startGrace(n *natsNode, seq uint64, at time.Time, nick, origin string, u *clusterUser) {
 	u.zeroSince = seq
 	grace := max(st.opts.LeaveGrace, 0) - time.Since(at)
+	if origin != "" && origin != n.id {
+		grace += n.ttl
+	}
 	n.later(grace, natsMsg{Kind: "grace", Nick: nick, Resume: seq}, fmt.Sprintf("grace-%s-%d", nick, seq), func() bool {
 		u := st.users[nick]
 		return u != nil && u.zeroSince == seq && u.open() == 0
@@ -316,7 +329,7 @@ func (st *clusterState) nodeGone(n *natsNode, seq uint64, at time.Time, node str
 		}
 		delete(u.streams, node)
 		if u.open() == 0 {
-			st.startGrace(n, seq, at, nick, u)
+			st.startGrace(n, seq, at, nick, "", u)
 		}
 	}
 	if node == n.id {

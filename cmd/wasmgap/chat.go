@@ -70,7 +70,11 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 		defer pln.Close()
 		fmt.Fprintf(stderr, "profiles on http://%s/debug/pprof/ (go tool pprof http://%s/debug/pprof/profile?seconds=10)\n", pln.Addr(), pln.Addr())
 	}
-	fmt.Fprintf(stdout, "chat on http://%s/ (store in %s; Ctrl-C or SIGTERM drains and stops)\n", ln.Addr(), o.DataDir)
+	store := "store in " + o.DataDir
+	if o.NATS.URLs != "" {
+		store = "state in NATS JetStream at " + o.NATS.URLs + ", shared with the other nodes"
+	}
+	fmt.Fprintf(stdout, "chat on http://%s/ (%s; Ctrl-C or SIGTERM drains and stops)\n", ln.Addr(), store)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := srv.Serve(ctx, ln); err != nil {
