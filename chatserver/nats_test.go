@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -214,6 +215,37 @@ func TestNATSTwoNodesChat(t *testing.T) {
 	bob2 := a.login(t, "sse", "bob")
 	if _, before := waitText(t, bob2, "Welcome bob!"); len(before) != 0 {
 		t.Fatalf("bob's second login: %v before the welcome, want nothing", before)
+	}
+	sameState(t, a, b)
+}
+
+// sameState checks that two nodes derived the same state from the stream
+// once both applied the same messages.
+func sameState(t testing.TB, nodes ...*testServer) {
+	t.Helper()
+	deadline := time.Now().Add(natsTestTime)
+	for {
+		var dumps []string
+		var seqs []uint64
+		for _, ts := range nodes {
+			n := ts.srv.cluster
+			n.mu.Lock()
+			seqs = append(seqs, n.st.applied)
+			dumps = append(dumps, n.st.dump())
+			n.mu.Unlock()
+		}
+		if !slices.ContainsFunc(seqs, func(s uint64) bool { return s != seqs[0] }) {
+			for i := range dumps[1:] {
+				if dumps[i+1] != dumps[0] {
+					t.Fatalf("after sequence %d, node %d's state differs from node 0's:\n%s\n---\n%s", seqs[0], i+1, dumps[i+1], dumps[0])
+				}
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the nodes did not apply the same messages within %v: %v", natsTestTime, seqs)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -437,6 +469,7 @@ func TestNATSServerStopped(t *testing.T) {
 	}
 	t.Logf("%d of %d sends acknowledged", len(acked), count)
 	checkExactlyOnce(t, rx, "tx: m", acked)
+	sameState(t, a, b)
 }
 
 type httpAnswer struct {

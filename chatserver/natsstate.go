@@ -2,8 +2,10 @@ package chatserver
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -21,6 +23,7 @@ type clusterState struct {
 	history []clusterEvent // by id, within the retention
 	pruned  uint64         // the last id whose events may be missing from history
 	started bool           // a message was applied
+	applied uint64         // the last sequence applied
 	gone    map[string]bool
 }
 
@@ -84,6 +87,7 @@ func (st *clusterState) apply(n *natsNode, seq uint64, at time.Time, m *natsMsg,
 		// started: their events are not in its history.
 		st.started, st.pruned = true, seq-1
 	}
+	st.applied = seq
 	st.expire(at)
 	switch m.Kind {
 	case "post":
@@ -335,4 +339,24 @@ func (st *clusterState) nodeGone(n *natsNode, seq uint64, at time.Time, node str
 	if node == n.id {
 		n.lostPlace()
 	}
+}
+
+// dump is the state as text, the same on every node that applied the same
+// messages (for tests): the nodes' incarnations are left out.
+func (st *clusterState) dump() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "applied %d pruned %d\n", st.applied, st.pruned)
+	for _, nick := range slices.Sorted(maps.Keys(st.users)) {
+		u := st.users[nick]
+		fmt.Fprintf(&b, "user %s open %d zeroSince %d\n", nick, u.open(), u.zeroSince)
+	}
+	for _, nick := range slices.Sorted(maps.Keys(st.mail)) {
+		for _, cm := range st.mail[nick] {
+			fmt.Fprintf(&b, "mail %s %d %s %q\n", nick, cm.id, cm.m.From, cm.m.Text)
+		}
+	}
+	for _, e := range st.history {
+		fmt.Fprintf(&b, "event %d to %q except %q %q\n", e.id, e.to, e.except, e.text)
+	}
+	return b.String()
 }
