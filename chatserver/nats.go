@@ -299,16 +299,29 @@ func (n *natsNode) notConnected() error {
 	return refuse(ErrUnavailable, "chat: not connected to NATS (%s): sends are refused until it reconnects", n.urls)
 }
 
-// publish publishes m and, when wait, waits until this node applied it and
-// returns what applying it did. msgID deduplicates (default: node and token).
+// publish publishes m and, with a waiter, waits until this node applied
+// it and returns what applying it did. msgID deduplicates (default: node
+// and token).
 func (n *natsNode) publish(ctx context.Context, m *natsMsg, msgID string, w *natsWaiter) (result, error) {
+	wait, err := n.send(ctx, m, msgID, w, false)
+	if err != nil {
+		return result{}, err
+	}
+	return wait()
+}
+
+// send publishes m: at once and waiting for its ack, or (async) leaving the
+// ack to wait, so that one client's messages follow one another without a
+// round trip each. Async publishes are never retried by the client, so the
+// messages one goroutine sends are stored in the order it sent them.
+func (n *natsNode) send(ctx context.Context, m *natsMsg, msgID string, w *natsWaiter, async bool) (wait func() (result, error), err error) {
 	if !n.nc.IsConnected() {
-		return result{}, n.notConnected()
+		return nil, n.notConnected()
 	}
 	n.mu.Lock()
 	if n.closing {
 		n.mu.Unlock()
-		return result{}, ErrShuttingDown
+		return nil, ErrShuttingDown
 	}
 	if m.Node == "" {
 		m.Node = n.id
@@ -333,36 +346,64 @@ func (n *natsNode) publish(ctx context.Context, m *natsMsg, msgID string, w *nat
 	}
 	data, _ := json.Marshal(m)
 	pctx, cancel := context.WithTimeout(ctx, natsWait)
-	defer cancel()
-	if _, err := n.js.Publish(pctx, natsSubject+m.Kind, data, jetstream.WithMsgID(msgID), jetstream.WithExpectStream(natsStream)); err != nil {
+	var ack jetstream.PubAckFuture
+	if async {
+		ack, err = n.js.PublishAsync(natsSubject+m.Kind, data, jetstream.WithMsgID(msgID), jetstream.WithExpectStream(natsStream), jetstream.WithRetryAttempts(0))
+	} else {
+		_, err = n.js.Publish(pctx, natsSubject+m.Kind, data, jetstream.WithMsgID(msgID), jetstream.WithExpectStream(natsStream))
+	}
+	if err != nil {
+		cancel()
 		unwait()
-		if !n.nc.IsConnected() {
-			return result{}, n.notConnected()
+		if err := n.notStored(err, w); err != nil {
+			return nil, err
 		}
-		var apiErr *jetstream.APIError
-		if errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeDuplicateInProcess && w == nil {
-			// Another node is storing the same message (a grace, a node
-			// gone): it is stored once.
+		return func() (result, error) { return result{}, nil }, nil
+	}
+	return func() (result, error) {
+		defer cancel()
+		if ack != nil {
+			select {
+			case <-ack.Ok():
+			case err := <-ack.Err():
+				unwait()
+				return result{}, n.notStored(err, w)
+			case <-pctx.Done():
+				unwait()
+				return result{}, refuse(ErrUnavailable, "chat: NATS did not acknowledge the message within %v: it may or may not be stored; retry in a moment", natsWait)
+			}
+		}
+		if w == nil {
 			return result{}, nil
 		}
-		if errors.As(err, &apiErr) && strings.Contains(apiErr.Description, "maximum") {
-			return result{}, refuse(ErrStoreFull, "chat store full: stream %s holds its most (max bytes %d); old history leaves after the retention (%v), retry later", natsStream, n.s.opts.MaxStoreBytes, n.s.opts.Retention)
+		select {
+		case r := <-w.ch:
+			return r, r.err
+		case <-pctx.Done():
+			unwait()
+			return result{}, refuse(ErrUnavailable, "chat: the message is in NATS but this node did not apply it within %v (%v); it will be delivered, do not resend", natsWait, pctx.Err())
+		case <-n.quit:
+			unwait()
+			return result{}, ErrShuttingDown
 		}
-		return result{}, refuse(ErrUnavailable, "chat: NATS did not store the message (%v): retry in a moment", err)
+	}, nil
+}
+
+// notStored is the refusal for a message NATS did not store (nil: another
+// node is storing the same message, for a message nobody waits for).
+func (n *natsNode) notStored(err error, w *natsWaiter) error {
+	if !n.nc.IsConnected() {
+		return n.notConnected()
 	}
-	if w == nil {
-		return result{}, nil
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeDuplicateInProcess && w == nil {
+		// A grace or a node gone that another node is storing: stored once.
+		return nil
 	}
-	select {
-	case r := <-w.ch:
-		return r, r.err
-	case <-pctx.Done():
-		unwait()
-		return result{}, refuse(ErrUnavailable, "chat: the message is in NATS but this node did not apply it within %v (%v); it will be delivered, do not resend", natsWait, ctx.Err())
-	case <-n.quit:
-		unwait()
-		return result{}, ErrShuttingDown
+	if errors.As(err, &apiErr) && strings.Contains(apiErr.Description, "maximum") {
+		return refuse(ErrStoreFull, "chat store full: stream %s holds its most (max bytes %d); old history leaves after the retention (%v), retry later", natsStream, n.s.opts.MaxStoreBytes, n.s.opts.Retention)
 	}
+	return refuse(ErrUnavailable, "chat: NATS did not store the message (%v): retry in a moment", err)
 }
 
 // handle applies one message of the stream, in order.
@@ -564,7 +605,15 @@ func (n *natsNode) shutdown() {
 type natsBroker struct{ n *natsNode }
 
 func (b natsBroker) Publish(ctx context.Context, p Post) (Receipt, error) {
-	res, err := b.n.publish(ctx, &natsMsg{Kind: "post", Nick: p.From, To: p.To, Text: p.Text, Time: p.Time.UnixNano()}, "", &natsWaiter{})
+	return b.receipt(b.n.publish(ctx, postMsg(p), "", &natsWaiter{}))
+}
+
+func postMsg(p Post) *natsMsg {
+	return &natsMsg{Kind: "post", Nick: p.From, To: p.To, Text: p.Text, Time: p.Time.UnixNano()}
+}
+
+// receipt is the outcome of a post as a Broker returns it.
+func (b natsBroker) receipt(res result, err error) (Receipt, error) {
 	if err != nil {
 		return Receipt{}, err
 	}
@@ -574,11 +623,17 @@ func (b natsBroker) Publish(ctx context.Context, p Post) (Receipt, error) {
 	return Receipt{}, nil
 }
 
-// PublishAsync publishes at once, in order (a WebSocket's posts wait for
-// one another: the order of one sender's posts is kept).
+// PublishAsync publishes without waiting for the ack (a WebSocket's posts
+// follow one another), in order; wait collects the ack and the application.
 func (b natsBroker) PublishAsync(ctx context.Context, p Post) (func() (Receipt, error), error) {
-	rc, err := b.Publish(ctx, p)
-	return func() (Receipt, error) { return rc, err }, nil
+	wait, err := b.n.send(ctx, postMsg(p), "", &natsWaiter{}, true)
+	if err != nil {
+		return nil, err
+	}
+	return func() (Receipt, error) {
+		res, err := wait()
+		return b.receipt(res, err)
+	}, nil
 }
 
 func (b natsBroker) Subscribe(Hub) error { return nil }

@@ -588,3 +588,30 @@ func TestNATSRefusesBadCluster(t *testing.T) {
 		t.Errorf("stream CHAT of other subjects: err = %v, want it refused, naming its subjects", err)
 	}
 }
+
+// A WebSocket's frames are published without waiting for one another, and
+// still arrive in the order sent, on another node.
+func TestNATSWebSocketOrder(t *testing.T) {
+	nc := startNATSCluster(t, 3)
+	a := startNATSNode(t, nc, Options{})
+	b := startNATSNode(t, nc, Options{})
+	rx := b.login(t, "sse", "rx")
+	waitText(t, rx, "Welcome rx!")
+	tx := a.login(t, "ws", "tx")
+	waitText(t, tx, "Welcome tx!")
+	waitText(t, rx, "tx has joined.")
+	const count = 500
+	for i := range count {
+		tx.send("rx", fmt.Sprintf("f%d", i))
+	}
+	for i := range count {
+		if _, before := waitText(t, rx, fmt.Sprintf("tx: f%d", i)); len(before) != 0 {
+			t.Fatalf("rx: %v before frame %d", before, i)
+		}
+	}
+	select {
+	case e := <-tx.errs:
+		t.Fatalf("tx was told: %s", e)
+	default:
+	}
+}
