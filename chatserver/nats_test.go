@@ -615,3 +615,11 @@ func TestNATSWebSocketOrder(t *testing.T) {
 	default:
 	}
 }
+
+// TestBrowserChat with alice's page on node A and bob's on node B.
+func TestNATSBrowserChat(t *testing.T) {
+	nc := startNATSCluster(t, 3)
+	a := startNATSNode(t, nc, Options{})
+	b := startNATSNode(t, nc, Options{})
+	browserChat(t, a.srv, b.srv)
+}
