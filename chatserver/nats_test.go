@@ -623,3 +623,33 @@ func TestNATSBrowserChat(t *testing.T) {
 	b := startNATSNode(t, nc, Options{})
 	browserChat(t, a.srv, b.srv)
 }
+
+// A node started after the chat began builds its state from the stream:
+// the same as the others', and a user resumes there from an id of another
+// node with what it missed.
+func TestNATSNodeStartsLater(t *testing.T) {
+	nc := startNATSCluster(t, 3)
+	a := startNATSNode(t, nc, Options{})
+	hana := a.login(t, "sse", "hana")
+	e, _ := waitText(t, hana, "Welcome hana!")
+	hana.close()
+	for i := range 20 {
+		if status, body := a.post(t, "ivan", "all", fmt.Sprintf("news %d", i)); status != 200 {
+			t.Fatalf("send: %d %s", status, body)
+		}
+	}
+	if status, body := a.post(t, "ivan", "hana", "are you back?"); status != 200 || !strings.Contains(body, "offline") {
+		t.Fatalf("send to offline hana: %d %s", status, body)
+	}
+	c := startNATSNode(t, nc, Options{})
+	sameState(t, a, c)
+	back := c.resume(t, "ws", "hana", strconv.FormatUint(e.id, 10))
+	_, before := waitText(t, back, "Welcome hana!")
+	var texts []string
+	for _, e := range before {
+		texts = append(texts, e.text)
+	}
+	if len(texts) != 21 || texts[0] != "ivan to all: news 0" || texts[19] != "ivan to all: news 19" || !strings.HasPrefix(texts[20], "ivan (") || !strings.HasSuffix(texts[20], "): are you back?") {
+		t.Fatalf("hana's resume on the new node replayed %q, want the 20 news and ivan's offline message", texts)
+	}
+}
