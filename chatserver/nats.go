@@ -66,16 +66,34 @@ func checkNATSURLs(list string) error {
 		u = strings.TrimSpace(u)
 		p, err := url.Parse(u)
 		if err != nil || p.Host == "" || (p.Scheme != "nats" && p.Scheme != "tls" && p.Scheme != "ws" && p.Scheme != "wss") {
-			return fmt.Errorf("chat NATS: %q is not a NATS server URL: use nats://host:port, several separated by commas (schemes nats, tls, ws, wss)", u)
+			return fmt.Errorf("chat NATS: %q is not a NATS server URL: use nats://host:port, several separated by commas (schemes nats, tls, ws, wss)", redactURLs(u))
 		}
 	}
 	return nil
 }
 
+// redactURLs is a --nats list as it may be shown: passwords and tokens hidden.
+func redactURLs(list string) string {
+	var out []string
+	for u := range strings.SplitSeq(list, ",") {
+		u = strings.TrimSpace(u)
+		if p, err := url.Parse(u); err == nil && p.User != nil {
+			if _, hasPassword := p.User.Password(); hasPassword {
+				u = p.Redacted()
+			} else {
+				p.User = url.User("xxxxx")
+				u = p.String()
+			}
+		}
+		out = append(out, u)
+	}
+	return strings.Join(out, ",")
+}
+
 // natsNode is this server's part in a chat over NATS.
 type natsNode struct {
 	s      *Server
-	urls   string
+	urls   string // the servers, as they may be shown (redactURLs)
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	kv     jetstream.KeyValue
@@ -143,7 +161,7 @@ func newNATSServer(opts Options) (*Server, error) {
 	s := &Server{opts: opts, shutdown: make(chan struct{}), hub: &hub{}}
 	s.senders = newRateLimits(opts.SendRate, opts.SendBurst)
 	s.addrs = newAddrLimits(opts.MaxConnsPerAddr)
-	n := &natsNode{s: s, urls: opts.NATS.URLs, ttl: opts.NATS.NodeTTL, quit: make(chan struct{}),
+	n := &natsNode{s: s, urls: redactURLs(opts.NATS.URLs), ttl: opts.NATS.NodeTTL, quit: make(chan struct{}),
 		id: newNodeID(), waiters: map[uint64]*natsWaiter{}, local: map[string]map[*conn]uint64{},
 		st: newClusterState(&s.opts)}
 	if err := n.start(); err != nil {
@@ -160,13 +178,15 @@ func newNATSServer(opts Options) (*Server, error) {
 
 func (n *natsNode) start() error {
 	log := n.s.opts.Logger
-	nc, err := nats.Connect(n.urls,
+	nc, err := nats.Connect(n.s.opts.NATS.URLs,
 		nats.Name("wasmgap chat"),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(500*time.Millisecond),
 		nats.Timeout(5*time.Second),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			log.Warn("NATS disconnected: sends are refused until it reconnects", "urls", n.urls, "err", err)
+		nats.DisconnectErrHandler(func(c *nats.Conn, err error) {
+			if !c.IsClosed() {
+				log.Warn("NATS disconnected: sends are refused until it reconnects", "urls", n.urls, "err", err)
+			}
 		}),
 		nats.ReconnectHandler(func(c *nats.Conn) { log.Warn("NATS reconnected", "url", c.ConnectedUrl()) }),
 	)

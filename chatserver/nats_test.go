@@ -151,6 +151,13 @@ func waitText(t testing.TB, c *client, want string) (ev, []ev) {
 	}
 }
 
+func TestNATSRedactsURLs(t *testing.T) {
+	got := redactURLs("nats://chat:s3cret@a:4222, nats://tok3n@b:4222,nats://c:4222")
+	if strings.Contains(got, "s3cret") || strings.Contains(got, "tok3n") || !strings.Contains(got, "nats://c:4222") || !strings.Contains(got, "chat:xxxxx@a:4222") {
+		t.Errorf("redactURLs = %q, want passwords and tokens hidden, the rest kept", got)
+	}
+}
+
 func TestNATSBadURL(t *testing.T) {
 	for _, bad := range []string{"localhost:4222", "http://a:4222", "nats://", "nats://a:1,ftp://b"} {
 		_, err := New(Options{NATS: NATSOptions{URLs: bad}})

@@ -72,7 +72,7 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 	}
 	store := "store in " + o.DataDir
 	if o.NATS.URLs != "" {
-		store = "state in NATS JetStream at " + o.NATS.URLs + ", shared with the other nodes"
+		store = "state in NATS JetStream (--nats), shared with the other nodes"
 	}
 	fmt.Fprintf(stdout, "chat on http://%s/ (%s; Ctrl-C or SIGTERM drains and stops)\n", ln.Addr(), store)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
