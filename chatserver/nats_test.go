@@ -181,6 +181,14 @@ func TestNATSTwoNodesChat(t *testing.T) {
 	}
 	waitText(t, alice, "You to bob (offline): are you there?")
 
+	// A forged resume id, above any issued, confirms no mail.
+	forged := b.resume(t, "sse", "bob", "999999")
+	if _, before := waitText(t, forged, "Welcome bob!"); len(before) != 1 || !strings.HasSuffix(before[0].text, "): are you there?") {
+		t.Fatalf("bob's login with a forged resume id: events before the welcome %v, want alice's offline message", before)
+	}
+	forged.close()
+	waitText(t, alice, "bob has left.")
+
 	bob := b.login(t, "ws", "bob")
 	_, before := waitText(t, bob, "Welcome bob!")
 	if len(before) != 1 || !strings.HasPrefix(before[0].text, "alice (") || !strings.HasSuffix(before[0].text, "): are you there?") {

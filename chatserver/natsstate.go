@@ -205,7 +205,9 @@ func (st *clusterState) open(n *natsNode, seq uint64, at time.Time, m *natsMsg, 
 	}
 	nick := m.Nick
 	st.box(nick, at)
-	if m.Has {
+	if m.Has && m.Resume < seq {
+		// The resume id confirms the mail up to it (an id above the last
+		// one issued confirms nothing: it was not seen here).
 		st.dropMail(nick, func(id uint64) bool { return id <= m.Resume })
 	}
 	u := st.users[nick]
