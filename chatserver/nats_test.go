@@ -668,3 +668,25 @@ func TestNATSNodeStartsLater(t *testing.T) {
 		t.Fatalf("hana's resume on the new node replayed %q, want the 20 news and ivan's offline message", texts)
 	}
 }
+
+// The mailbox limits hold for the whole chat: a node refuses a message to a
+// mailbox that another node's messages filled.
+func TestNATSMailboxLimit(t *testing.T) {
+	nc := startNATSCluster(t, 3)
+	a := startNATSNode(t, nc, Options{MaxMailbox: 2})
+	b := startNATSNode(t, nc, Options{MaxMailbox: 2})
+	for i, ts := range []*testServer{a, b} {
+		if status, body := ts.post(t, "kim", "lee", fmt.Sprintf("note %d", i)); status != 200 {
+			t.Fatalf("offline message %d: %d %s", i, status, body)
+		}
+	}
+	status, body := a.post(t, "kim", "lee", "one too many")
+	if status != 409 || !strings.Contains(body, "mailbox full: lee is offline and already has 2 messages waiting") {
+		t.Fatalf("third offline message: %d %s, want 409 mailbox full", status, body)
+	}
+	lee := b.login(t, "sse", "lee")
+	_, before := waitText(t, lee, "Welcome lee!")
+	if len(before) != 2 || !strings.HasSuffix(before[0].text, "): note 0") || !strings.HasSuffix(before[1].text, "): note 1") {
+		t.Fatalf("lee's login: %v before the welcome, want note 0 and note 1", before)
+	}
+}
