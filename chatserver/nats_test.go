@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -291,12 +291,13 @@ func TestNATSPresence(t *testing.T) {
 
 // resumer is a receiver that follows its stream from node to node.
 type resumer struct {
-	t     testing.TB
-	kind  string
-	nick  string
-	last  string
-	texts map[string]int
-	order []string
+	t       testing.TB
+	kind    string
+	nick    string
+	last    string
+	texts   map[string]int
+	order   []string
+	resumes int
 }
 
 // readUntil reads the stream of r's user from one of the nodes, resuming
@@ -305,6 +306,7 @@ func (r *resumer) readUntil(ctx context.Context, c *client, nodes func() *testSe
 	for ctx.Err() == nil {
 		if c == nil {
 			c = nodes().resume(r.t, r.kind, r.nick, r.last)
+			r.resumes++
 		}
 		for {
 			select {
@@ -400,9 +402,15 @@ func (ts *testServer) postQuiet(from, to, text string) (int, string) {
 	return resp.status, resp.body
 }
 
-// Node A is stopped in the middle of 2,000 sends: its users resume on B
-// with their last id, and every message acknowledged is delivered once.
+// Node A is stopped in the middle of 2,000 sends, by a shutdown or a crash:
+// its users resume on B with their last id, and every message acknowledged
+// is delivered once.
 func TestNATSNodeStopped(t *testing.T) {
+	t.Run("shutdown", func(t *testing.T) { nodeStopped(t, (*testServer).stop) })
+	t.Run("crash", func(t *testing.T) { nodeStopped(t, (*testServer).crash) })
+}
+
+func nodeStopped(t *testing.T, stop func(*testServer)) {
 	ctx, cancel := context.WithTimeout(context.Background(), natsTestTime)
 	defer cancel()
 	nc := startNATSCluster(t, 3)
@@ -410,9 +418,16 @@ func TestNATSNodeStopped(t *testing.T) {
 	b := startNATSNode(t, nc, Options{LeaveGrace: 5 * time.Second})
 
 	const count = 2000
-	var mu sync.Mutex
-	current := a
-	nodes := func() *testServer { mu.Lock(); defer mu.Unlock(); return current }
+	// The receiver resumes on B once A is stopping; the sender goes on
+	// sending to A for 100 more messages (some fail: they are not
+	// acknowledged), then to B.
+	var stopping atomic.Bool
+	nodes := func() *testServer {
+		if stopping.Load() {
+			return b
+		}
+		return a
+	}
 	rx := &resumer{t: t, kind: "sse", nick: "rx", texts: map[string]int{}}
 	first := a.login(t, "sse", "rx")
 	e, _ := waitText(t, first, "Welcome rx!")
@@ -422,12 +437,13 @@ func TestNATSNodeStopped(t *testing.T) {
 	go func() {
 		acked := sendAll(t, count, func(i int) *testServer {
 			if i == count/2 {
-				mu.Lock()
-				current = b
-				mu.Unlock()
-				go a.stop()
+				stopping.Store(true)
+				go stop(a)
 			}
-			return nodes()
+			if i < count/2+100 {
+				return a
+			}
+			return b
 		})
 		for ctx.Err() == nil {
 			if status, _ := b.postQuiet("tx", "rx", "done"); status == 200 {
@@ -442,6 +458,7 @@ func TestNATSNodeStopped(t *testing.T) {
 	if len(acked) < count/2 {
 		t.Fatalf("only %d of %d sends acknowledged", len(acked), count)
 	}
+	t.Logf("%d of %d sends acknowledged; the receiver resumed %d times", len(acked), count, rx.resumes)
 	checkExactlyOnce(t, rx, "tx: m", acked)
 }
 
@@ -516,6 +533,15 @@ func (ts *testServer) crash() {
 	n.wg.Wait()
 	n.cons.Stop()
 	n.nc.Close()
+	// Its streams end (hijacked SSE connections are not the test server's
+	// to close).
+	n.mu.Lock()
+	for _, cs := range n.local {
+		for c := range cs {
+			c.cutWith("crashed")
+		}
+	}
+	n.mu.Unlock()
 	ts.hs.CloseClientConnections()
 	ts.hs.Close()
 }
