@@ -57,6 +57,12 @@ func startNATSCluster(t testing.TB, n int) *natsCluster {
 		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
 	}
 	nc := &natsCluster{}
+	t.Cleanup(func() {
+		for _, s := range nc.servers {
+			s.Shutdown()
+			s.WaitForShutdown()
+		}
+	})
 	var urls []string
 	for i := range n {
 		o := &server.Options{
@@ -75,20 +81,18 @@ func startNATSCluster(t testing.TB, n int) *natsCluster {
 			t.Fatal(err)
 		}
 		go s.Start()
-		if !s.ReadyForConnections(20 * time.Second) {
-			t.Fatalf("NATS server %d not ready", i)
-		}
 		nc.servers = append(nc.servers, s)
+	}
+	// All started before waiting: a server of a cluster may wait for its
+	// routes.
+	for i, s := range nc.servers {
+		if !s.ReadyForConnections(natsTestTime) {
+			t.Fatalf("NATS server %d not ready within %v", i, natsTestTime)
+		}
 		urls = append(urls, s.ClientURL())
 	}
 	nc.urls = strings.Join(urls, ",")
-	t.Cleanup(func() {
-		for _, s := range nc.servers {
-			s.Shutdown()
-			s.WaitForShutdown()
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(natsTestTime)
 	for {
 		leader := false
 		for _, s := range nc.servers {
@@ -98,7 +102,7 @@ func startNATSCluster(t testing.TB, n int) *natsCluster {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("no JetStream leader within 30s")
+			t.Fatalf("no JetStream leader within %v", natsTestTime)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -114,7 +118,7 @@ func startNATSNode(t testing.TB, nc *natsCluster, o Options) *testServer {
 	}
 	var srv *Server
 	var err error
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(natsTestTime)
 	for {
 		// A cluster just started may still be placing its first stream.
 		if srv, err = New(o); err == nil || time.Now().After(deadline) {

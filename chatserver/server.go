@@ -99,8 +99,9 @@ type Options struct {
 	// Broker carries posts to the hub. Default NewLocalBroker().
 	Broker Broker
 	// NATS, with URLs, serves one chat from several nodes through NATS
-	// JetStream instead of the local store (see NATSOptions and the package
-	// comment); Broker and DataDir are then unused.
+	// JetStream instead of the local store (see NATSOptions, the package
+	// comment and docs/SCALING.md); DataDir is then unused and Broker must
+	// be left unset.
 	NATS NATSOptions
 	// Logger receives connection and error logs. Default: discard.
 	Logger *slog.Logger
