@@ -44,6 +44,7 @@ func freePorts(t testing.TB, n int) []int {
 // natsCluster is an in-process NATS cluster with JetStream, on loopback.
 type natsCluster struct {
 	servers []*server.Server
+	opts    []*server.Options // to start a stopped server again, same ports and store
 	urls    string
 }
 
@@ -51,7 +52,8 @@ type natsCluster struct {
 // their stores in temporary folders, and waits for a JetStream leader.
 func startNATSCluster(t testing.TB, n int) *natsCluster {
 	t.Helper()
-	cports := freePorts(t, n)
+	ports := freePorts(t, 2*n)
+	cports := ports[n:]
 	var routes []string
 	for _, p := range cports {
 		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
@@ -68,7 +70,7 @@ func startNATSCluster(t testing.TB, n int) *natsCluster {
 		o := &server.Options{
 			ServerName: fmt.Sprintf("n%d", i),
 			Host:       "127.0.0.1",
-			Port:       -1,
+			Port:       ports[i],
 			NoSigs:     true,
 			NoLog:      true,
 			JetStream:  true,
@@ -82,6 +84,7 @@ func startNATSCluster(t testing.TB, n int) *natsCluster {
 		}
 		go s.Start()
 		nc.servers = append(nc.servers, s)
+		nc.opts = append(nc.opts, o)
 	}
 	// All started before waiting: a server of a cluster may wait for its
 	// routes.
@@ -571,26 +574,6 @@ func TestNATSNodeCrashed(t *testing.T) {
 	}
 }
 
-// A node without its NATS connection refuses sends with 503, saying why.
-func TestNATSNotConnected(t *testing.T) {
-	nc := startNATSCluster(t, 3)
-	a := startNATSNode(t, nc, Options{})
-	for _, s := range nc.servers {
-		s.Shutdown()
-	}
-	deadline := time.Now().Add(natsTestTime)
-	for a.srv.cluster.nc.IsConnected() {
-		if time.Now().After(deadline) {
-			t.Fatal("still connected to NATS after its servers stopped")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	status, body := a.post(t, "gina", "all", "anyone?")
-	if want := "chat: not connected to NATS (" + nc.urls + "): sends are refused until it reconnects"; status != 503 || !strings.Contains(body, want) {
-		t.Fatalf("send without NATS: %d %s, want 503 and %q", status, body, want)
-	}
-}
-
 // A server without JetStream, and a stream CHAT that is not the chat's,
 // are refused with what is wrong and what is needed.
 func TestNATSRefusesBadCluster(t *testing.T) {
@@ -719,4 +702,49 @@ func TestNATSMailboxLimit(t *testing.T) {
 	if len(before) != 2 || !strings.HasSuffix(before[0].text, "): note 0") || !strings.HasSuffix(before[1].text, "): note 1") {
 		t.Fatalf("lee's login: %v before the welcome, want note 0 and note 1", before)
 	}
+}
+
+// A node that lost NATS refuses sends with 503, saying why, reconnects by
+// itself once NATS is back, and its streams go on.
+func TestNATSReconnects(t *testing.T) {
+	nc := startNATSCluster(t, 3)
+	a := startNATSNode(t, nc, Options{})
+	mia := a.login(t, "sse", "mia")
+	waitText(t, mia, "Welcome mia!")
+	for _, s := range nc.servers {
+		s.Shutdown()
+		s.WaitForShutdown()
+	}
+	deadline := time.Now().Add(natsTestTime)
+	for a.srv.cluster.nc.IsConnected() {
+		if time.Now().After(deadline) {
+			t.Fatal("still connected to NATS after its servers stopped")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	status, body := a.post(t, "ned", "all", "lost")
+	if want := "chat: not connected to NATS (" + nc.urls + "): sends are refused until it reconnects"; status != 503 || !strings.Contains(body, want) {
+		t.Fatalf("send without NATS: %d %s, want 503 and %q", status, body, want)
+	}
+	// The same servers again: same ports, same stores.
+	for i, o := range nc.opts {
+		s, err := server.NewServer(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go s.Start()
+		nc.servers[i] = s
+	}
+	deadline = time.Now().Add(natsTestTime)
+	for {
+		status, body := a.post(t, "ned", "all", "back")
+		if status == 200 {
+			break
+		}
+		if status != 503 || time.Now().After(deadline) {
+			t.Fatalf("send once NATS is back: %d %s", status, body)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	waitText(t, mia, "ned to all: back")
 }
