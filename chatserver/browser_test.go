@@ -20,10 +20,20 @@ import (
 // with each other, and a message holding HTML shows as text.
 func TestBrowserChat(t *testing.T) {
 	ts := startServer(t, Options{})
-	mux := http.NewServeMux()
-	mux.Handle("/chat/", http.StripPrefix("/chat", ts.srv.Handler()))
-	site := httptest.NewServer(mux)
-	defer site.Close()
+	browserChat(t, ts.srv)
+}
+
+// browserChat runs the pages of TestBrowserChat; with several servers (the
+// nodes of one chat) alice and carol use the first, bob the second.
+func browserChat(t *testing.T, servers ...*Server) {
+	var sites []*httptest.Server
+	for _, srv := range servers {
+		mux := http.NewServeMux()
+		mux.Handle("/chat/", http.StripPrefix("/chat", srv.Handler()))
+		site := httptest.NewServer(mux)
+		defer site.Close()
+		sites = append(sites, site)
+	}
 
 	browser := browsertest.Start(t)
 
@@ -90,6 +100,10 @@ func TestBrowserChat(t *testing.T) {
 	}
 	join := func(ctx context.Context, nick, transport string) {
 		t.Helper()
+		site := sites[0]
+		if nick == "bob" {
+			site = sites[len(sites)-1]
+		}
 		step(ctx, nick+" joins",
 			chromedp.Navigate(site.URL+"/chat/"),
 			chromedp.WaitVisible(chromedp.ID("nick")),

@@ -129,8 +129,27 @@
 // # Several nodes
 //
 // Posts reach the hub through a Broker. The default, NewLocalBroker, calls
-// this server's Hub directly; a broker backed by a message bus can carry
-// posts to the hubs of several nodes. Publish waits for a post to be
-// stored; PublishAsync, which the WebSocket path uses, returns at once and
-// keeps one client's posts in order, so many of them share a store commit.
+// this server's Hub directly. Publish waits for a post to be stored;
+// PublishAsync, which the WebSocket path uses, returns at once and keeps
+// one client's posts in order, so many of them share a store commit.
+//
+// With Options.NATS (wasmgap chat --nats nats://host:4222,...) several
+// nodes serve one chat, and the store, the hub and the broker above are
+// replaced by one NATS JetStream stream, CHAT (nats.go, natsstate.go; the
+// design and its guarantees are in docs/SCALING.md). Every change of the
+// chat's state (a post, a stream opened or closed on a node, a leave grace
+// over, a mailbox ack, a node gone) is one message, and its stream
+// sequence is the id of the events it makes: one id space for the chat,
+// so a client resumes on any node. Every node applies the whole stream in
+// order to the same state (who has streams open on which node, mailboxes,
+// the history of the retention window), using the messages' stream
+// timestamps for anything time-dependent, so every node derives the same
+// events with the same ids and delivers them to its own streams; a send is
+// answered once its node applied it. The welcome lines of a login carry
+// the login's id. Timed changes (a leave grace, a node whose key in the
+// chat-nodes bucket expired) are messages any node may publish,
+// deduplicated by Nats-Msg-Id. A node without its NATS connection answers
+// sends and logins with 503 until nats.go has reconnected. A node starting
+// replays the stream (at most Retention and MaxStoreBytes of it) to build
+// its state. Presence notices are not coalesced over NATS.
 package chatserver

@@ -66,7 +66,7 @@ func statusOf(err error) int {
 		return http.StatusConflict
 	case errors.Is(err, ErrStoreFull):
 		return http.StatusInsufficientStorage
-	case errors.Is(err, ErrShuttingDown), errors.Is(err, ErrBrokerClosed):
+	case errors.Is(err, ErrShuttingDown), errors.Is(err, ErrBrokerClosed), errors.Is(err, ErrUnavailable):
 		return http.StatusServiceUnavailable
 	}
 	return 0

@@ -98,6 +98,11 @@ type Options struct {
 	IdleTimeout       time.Duration
 	// Broker carries posts to the hub. Default NewLocalBroker().
 	Broker Broker
+	// NATS, with URLs, serves one chat from several nodes through NATS
+	// JetStream instead of the local store (see NATSOptions, the package
+	// comment and docs/SCALING.md); DataDir is then unused and Broker must
+	// be left unset.
+	NATS NATSOptions
 	// Logger receives connection and error logs. Default: discard.
 	Logger *slog.Logger
 }
@@ -153,6 +158,7 @@ type Server struct {
 	senders *rateLimits
 	addrs   *addrLimits
 	handler http.Handler
+	cluster *natsNode // with Options.NATS: the chat's state lives in JetStream
 
 	mu       sync.Mutex
 	closing  bool
@@ -167,6 +173,9 @@ func New(opts Options) (*Server, error) {
 	if opts.Retention < 0 || opts.QueueSize < 0 || opts.MaxMessageBytes < 0 || opts.MaxMailbox < 0 ||
 		opts.KeepAlive < 0 || opts.WriteTimeout < 0 || opts.MailAckDelay < 0 || opts.MaxMailboxes < 0 || opts.MaxStoreBytes < 0 || opts.BodyTimeout < 0 {
 		return nil, errors.New("chat options: Retention, QueueSize, MaxMessageBytes, MaxMailbox, MaxMailboxes, MaxStoreBytes, KeepAlive, WriteTimeout, MailAckDelay and BodyTimeout must be 0 (default) or positive")
+	}
+	if opts.NATS.URLs != "" {
+		return newNATSServer(opts)
 	}
 	s := &Server{opts: opts, shutdown: make(chan struct{})}
 	dir := opts.DataDir
@@ -263,6 +272,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	defer close(s.shutdown)
 
 	s.hub.closing.Store(true)
+	if s.cluster != nil {
+		return s.shutdownNATS(ctx)
+	}
 	// The hub is still running: this request is answered at once, whatever ctx.
 	s.hub.do(context.Background(), &cutAllReq{reason: cutShutdown})
 	drained := make(chan struct{})

@@ -37,6 +37,10 @@ type transport interface {
 // ackDelivered tells the hub that nick's events with from < id <= to were
 // delivered, so the offline messages among them leave the mailbox.
 func (s *Server) ackDelivered(nick string, from, to uint64) {
+	if s.cluster != nil {
+		go s.cluster.ack(nick, from, to)
+		return
+	}
 	s.hub.submit(context.Background(), &ackReq{nick: nick, from: from, to: to})
 }
 
@@ -200,6 +204,9 @@ func (s *Server) replay(c *conn, after, upTo uint64, t transport, deadline func(
 // join registers a new stream of nick with the hub; the caller must call
 // the returned leave when the stream ends, whatever join returned.
 func (s *Server) join(ctx context.Context, nick string, resume uint64, hasResume bool) (*conn, result, func()) {
+	if s.cluster != nil {
+		return s.cluster.join(ctx, nick, resume, hasResume)
+	}
 	c := newConn(nick, s.opts.QueueSize)
 	res := s.hub.do(ctx, &joinReq{conn: c, resume: resume, hasResume: hasResume})
 	return c, res, func() { s.hub.do(context.Background(), &leaveReq{conn: c}) }

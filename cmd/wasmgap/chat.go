@@ -70,7 +70,11 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 		defer pln.Close()
 		fmt.Fprintf(stderr, "profiles on http://%s/debug/pprof/ (go tool pprof http://%s/debug/pprof/profile?seconds=10)\n", pln.Addr(), pln.Addr())
 	}
-	fmt.Fprintf(stdout, "chat on http://%s/ (store in %s; Ctrl-C or SIGTERM drains and stops)\n", ln.Addr(), o.DataDir)
+	store := "store in " + o.DataDir
+	if o.NATS.URLs != "" {
+		store = "state in NATS JetStream (--nats), shared with the other nodes"
+	}
+	fmt.Fprintf(stdout, "chat on http://%s/ (%s; Ctrl-C or SIGTERM drains and stops)\n", ln.Addr(), store)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := srv.Serve(ctx, ln); err != nil {
@@ -128,6 +132,8 @@ func addChatFlags(fs *flag.FlagSet, stderr io.Writer) func(verbose bool) chatser
 	fs.DurationVar(&o.BodyTimeout, "body-timeout", 0, "time to read a send request's body; a slower client is cut with 408 (default 10s; streams are not bounded by it)")
 	fs.DurationVar(&o.ReadHeaderTimeout, "read-header-timeout", 0, "time to read a request's headers (default 10s)")
 	fs.DurationVar(&o.IdleTimeout, "idle-timeout", 0, "how long an idle keep-alive connection stays open (default 120s)")
+	fs.StringVar(&o.NATS.URLs, "nats", "", "serve one chat from several nodes: the NATS servers (with JetStream) to join, nats://host:4222[,nats://host2:4222...]; the chat's events, mailboxes and presence then live in JetStream and -data is unused (default: this node alone, its own store)")
+	fs.DurationVar(&o.NATS.NodeTTL, "nats-node-ttl", 0, "with -nats: how long a node that stopped renewing its key keeps its users' streams before another node declares it gone (default 10s)")
 	fs.Var(&origins, "allow-origin", "a WebSocket Origin accepted besides this server's own (repeatable; * for any)")
 	fs.Func("allow-host", "a Host name served besides those of the listen address, e.g. chat.example.org or *.example.org (repeatable; bound to loopback, only loopback names are served otherwise)", func(v string) error {
 		if err := httpguard.CheckHostName(v); err != nil {

@@ -91,6 +91,8 @@ func TestChatFlags(t *testing.T) {
 		{[]string{"--retention", "soon"}, 2, "invalid value"},
 		{[]string{"--retention", "-1s", "--data", t.TempDir()}, 1, "must be 0 (default) or positive"},
 		{[]string{"--addr", "256.0.0.1:1", "--data", t.TempDir()}, 1, "listen on 256.0.0.1:1"},
+		{[]string{"--nats", "localhost:4222"}, 1, "is not a NATS server URL"},
+		{[]string{"--nats", "nats://127.0.0.1:1"}, 1, "cannot connect to nats://127.0.0.1:1"},
 	} {
 		var out, errs bytes.Buffer
 		code := runChat(tc.args, &out, &errs)

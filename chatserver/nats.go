@@ -1,0 +1,683 @@
+package chatserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Several nodes, one chat: with Options.NATS the chat's state is a
+// replicated state machine over one JetStream stream (natsstate.go holds
+// the state and how each message changes it). This file connects to NATS,
+// sets the stream and the node-liveness bucket up, publishes each change
+// and waits until this node applied it.
+
+// NATSOptions joins a chat served by several nodes through NATS JetStream.
+// The zero value (no URLs) keeps the single-node chat.
+type NATSOptions struct {
+	// URLs of the NATS servers, comma-separated ("nats://a:4222,nats://b:4222").
+	// Empty: single node, the in-process broker and the local store.
+	URLs string
+	// Replicas of the chat's stream and bucket. Default: 3, or the number of
+	// servers the client knows if fewer (1 for a single server).
+	Replicas int
+	// NodeTTL is how long a node that stopped saying it is alive keeps its
+	// users' streams: past it another node declares it gone, and its users
+	// leave after LeaveGrace. Each node renews its key every NodeTTL/5.
+	// Default 10s.
+	NodeTTL time.Duration
+}
+
+const (
+	natsStream  = "CHAT"
+	natsSubject = "chat."
+	natsBucket  = "chat-nodes"
+	natsDedup   = 2 * time.Minute
+	// natsWait bounds a publish and the wait until it is applied here.
+	natsWait = 10 * time.Second
+	// errCodeDuplicateInProcess: a message of the same Nats-Msg-Id is
+	// being stored (nats-server's JSStreamDuplicateMessageConflict).
+	errCodeDuplicateInProcess jetstream.ErrorCode = 10158
+	// natsSetup bounds the tries to set the stream and the bucket up.
+	natsSetup = 2 * time.Minute
+)
+
+// ErrUnavailable: the chat cannot take the request now (not connected to
+// NATS, the cluster has no leader); retry in a moment (503).
+var ErrUnavailable = errors.New("chat unavailable")
+
+// checkNATSURLs checks a --nats list: every entry a nats://, tls://, ws:// or
+// wss:// URL with a host.
+func checkNATSURLs(list string) error {
+	for u := range strings.SplitSeq(list, ",") {
+		u = strings.TrimSpace(u)
+		p, err := url.Parse(u)
+		if err != nil || p.Host == "" || (p.Scheme != "nats" && p.Scheme != "tls" && p.Scheme != "ws" && p.Scheme != "wss") {
+			return fmt.Errorf("chat NATS: %q is not a NATS server URL: use nats://host:port, several separated by commas (schemes nats, tls, ws, wss)", redactURLs(u))
+		}
+	}
+	return nil
+}
+
+// redactURLs is a --nats list as it may be shown: passwords and tokens hidden.
+func redactURLs(list string) string {
+	var out []string
+	for u := range strings.SplitSeq(list, ",") {
+		u = strings.TrimSpace(u)
+		if p, err := url.Parse(u); err == nil && p.User != nil {
+			if _, hasPassword := p.User.Password(); hasPassword {
+				u = p.Redacted()
+			} else {
+				p.User = url.User("xxxxx")
+				u = p.String()
+			}
+		}
+		out = append(out, u)
+	}
+	return strings.Join(out, ",")
+}
+
+// natsNode is this server's part in a chat over NATS.
+type natsNode struct {
+	s      *Server
+	urls   string // the servers, as they may be shown (redactURLs)
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	kv     jetstream.KeyValue
+	cons   jetstream.ConsumeContext
+	ttl    time.Duration
+	tokens atomic.Uint64
+	quit   chan struct{}
+	stop   sync.Once // closes quit
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	id      string // this incarnation: a new one once declared gone
+	waiters map[uint64]*natsWaiter
+	st      *clusterState
+	local   map[string]map[*conn]uint64 // nick → this node's streams → their open token
+	closing bool
+}
+
+// natsWaiter is a caller waiting for its message to be applied here.
+type natsWaiter struct {
+	ch   chan result
+	conn *conn // an open: the stream to register
+}
+
+// natsMsg is one change of the chat's state, as published.
+type natsMsg struct {
+	Kind   string `json:"k"`            // post, open, close, grace, ack, gone
+	Node   string `json:"n"`            // the publishing node's incarnation
+	Token  uint64 `json:"q,omitempty"`  // the publisher's number for it (opens: the stream's id)
+	Nick   string `json:"u,omitempty"`  // the user (post: the sender)
+	To     string `json:"to,omitempty"` // post: receiver or "all"
+	Text   string `json:"t,omitempty"`
+	Time   int64  `json:"tm,omitempty"` // post: when it was sent
+	Resume uint64 `json:"r,omitempty"`  // open: resume id; ack: from; grace: generation
+	Has    bool   `json:"h,omitempty"`  // open: has a resume id
+	Upto   uint64 `json:"up,omitempty"` // ack: to
+	Gone   string `json:"g,omitempty"`  // gone: the node declared gone
+}
+
+func newNodeID() string {
+	host, _ := os.Hostname()
+	host = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '-'
+	}, host)
+	return host + "-" + strconv.FormatUint(rand.Uint64()>>16, 36)
+}
+
+// newNATSServer builds a Server whose state lives in JetStream.
+func newNATSServer(opts Options) (*Server, error) {
+	if err := checkNATSURLs(opts.NATS.URLs); err != nil {
+		return nil, err
+	}
+	if _, local := opts.Broker.(*localBroker); !local {
+		return nil, errors.New("chat options: Broker and NATS exclude each other: with NATS the posts travel through JetStream; leave Broker unset")
+	}
+	if opts.NATS.NodeTTL == 0 {
+		opts.NATS.NodeTTL = 10 * time.Second
+	}
+	if opts.NATS.NodeTTL < time.Second || opts.NATS.Replicas < 0 || opts.NATS.Replicas > 5 {
+		return nil, errors.New("chat NATS options: NodeTTL must be 0 (default 10s) or at least 1s, Replicas 0 (default) to 5")
+	}
+	s := &Server{opts: opts, shutdown: make(chan struct{}), hub: &hub{}}
+	s.senders = newRateLimits(opts.SendRate, opts.SendBurst)
+	s.addrs = newAddrLimits(opts.MaxConnsPerAddr)
+	n := &natsNode{s: s, urls: redactURLs(opts.NATS.URLs), ttl: opts.NATS.NodeTTL, quit: make(chan struct{}),
+		id: newNodeID(), waiters: map[uint64]*natsWaiter{}, local: map[string]map[*conn]uint64{},
+		st: newClusterState(&s.opts)}
+	if err := n.start(); err != nil {
+		if n.nc != nil {
+			n.nc.Close()
+		}
+		return nil, err
+	}
+	s.cluster = n
+	s.opts.Broker = natsBroker{n}
+	s.handler = s.routes()
+	return s, nil
+}
+
+func (n *natsNode) start() error {
+	log := n.s.opts.Logger
+	nc, err := nats.Connect(n.s.opts.NATS.URLs,
+		nats.Name("wasmgap chat"),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(500*time.Millisecond),
+		nats.Timeout(5*time.Second),
+		nats.DisconnectErrHandler(func(c *nats.Conn, err error) {
+			if !c.IsClosed() {
+				log.Warn("NATS disconnected: sends are refused until it reconnects", "urls", n.urls, "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(c *nats.Conn) { log.Warn("NATS reconnected", "url", c.ConnectedUrl()) }),
+	)
+	if err != nil {
+		return fmt.Errorf("chat NATS: cannot connect to %s: %w", n.urls, err)
+	}
+	n.nc = nc
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("chat NATS: %w", err)
+	}
+	n.js = js
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := js.AccountInfo(ctx); err != nil {
+		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) || errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("chat NATS: JetStream is not enabled on %s (%v): the chat keeps its events in a JetStream stream; run the servers with JetStream (nats-server -js, and a cluster of three for replicas)", n.urls, err)
+		}
+		return fmt.Errorf("chat NATS: JetStream account info from %s: %w", n.urls, err)
+	}
+	replicas := n.s.opts.NATS.Replicas
+	if replicas == 0 {
+		replicas = min(3, max(1, len(nc.Servers())))
+	}
+	o := &n.s.opts
+	cfg := jetstream.StreamConfig{
+		Name:        natsStream,
+		Description: "wasmgap chat: every change of the chat's state; the sequence is the event id",
+		Subjects:    []string{natsSubject + ">"},
+		Storage:     jetstream.FileStorage,
+		Retention:   jetstream.LimitsPolicy,
+		Discard:     jetstream.DiscardNew,
+		MaxAge:      o.Retention,
+		MaxBytes:    o.MaxStoreBytes,
+		Replicas:    replicas,
+		Duplicates:  natsDedup,
+	}
+	// A cluster that is starting, or busy, may take a while to place the
+	// stream and the bucket: each step is tried again for up to natsSetup.
+	start := time.Now()
+	for attempt := 1; ; attempt++ {
+		actx, acancel := context.WithTimeout(context.Background(), 15*time.Second)
+		err = n.setup(actx, js, cfg)
+		acancel()
+		if err == nil {
+			break
+		}
+		if _, final := errors.AsType[*natsConfigError](err); final || time.Since(start) > natsSetup {
+			return err
+		}
+		log.Warn("chat NATS: setting the stream up, trying again", "attempt", attempt, "err", err)
+		time.Sleep(time.Second)
+	}
+	cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer ccancel()
+	cons, err := js.OrderedConsumer(cctx, natsStream, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		return fmt.Errorf("chat NATS: read stream %s: %w", natsStream, err)
+	}
+	cc, err := cons.Consume(n.handle)
+	if err != nil {
+		return fmt.Errorf("chat NATS: read stream %s: %w", natsStream, err)
+	}
+	n.cons = cc
+	n.wg.Go(n.liveness)
+	return nil
+}
+
+// setup makes sure of the stream and the bucket and announces this node.
+func (n *natsNode) setup(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
+	if err := ensureStream(ctx, js, cfg); err != nil {
+		return err
+	}
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      natsBucket,
+		Description: "wasmgap chat: the nodes alive (each renews its key every NodeTTL/5)",
+		TTL:         n.ttl,
+		Replicas:    cfg.Replicas,
+		Storage:     jetstream.FileStorage,
+	})
+	if err != nil {
+		return fmt.Errorf("chat NATS: key-value bucket %s (TTL %v, %d replicas) cannot be created or updated: %w", natsBucket, n.ttl, cfg.Replicas, err)
+	}
+	n.kv = kv
+	if _, err := kv.Put(ctx, n.nodeID(), []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
+		return fmt.Errorf("chat NATS: announce this node in %s: %w", natsBucket, err)
+	}
+	return nil
+}
+
+// natsConfigError is a setup error that waiting does not cure.
+type natsConfigError struct{ msg string }
+
+func (e *natsConfigError) Error() string { return e.msg }
+
+// ensureStream creates the chat's stream, or checks that the one there is
+// the chat's (its subjects and retention) and updates its limits.
+func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
+	describe := fmt.Sprintf("stream %s (subjects %s, limits retention, file storage, %d replicas, max age %v, max bytes %d)", cfg.Name, cfg.Subjects[0], cfg.Replicas, cfg.MaxAge, cfg.MaxBytes)
+	st, err := js.Stream(ctx, cfg.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		if _, err := js.CreateStream(ctx, cfg); err != nil {
+			return fmt.Errorf("chat NATS: cannot create the %s: %w", describe, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("chat NATS: cannot read the %s: %w", describe, err)
+	}
+	have := st.CachedInfo().Config
+	if !slices.Equal(have.Subjects, cfg.Subjects) || have.Retention != cfg.Retention || have.Storage != cfg.Storage {
+		return &natsConfigError{fmt.Sprintf("chat NATS: a stream %s exists that is not the chat's: subjects %v, retention %v, storage %v; the chat needs subjects %v, limits retention, file storage: remove it (nats stream rm %s) or point the chat at other servers", cfg.Name, have.Subjects, have.Retention, have.Storage, cfg.Subjects, cfg.Name)}
+	}
+	if have.MaxAge != cfg.MaxAge || have.MaxBytes != cfg.MaxBytes || have.Replicas != cfg.Replicas || have.Duplicates != cfg.Duplicates || have.Discard != cfg.Discard {
+		if _, err := js.UpdateStream(ctx, cfg); err != nil {
+			return fmt.Errorf("chat NATS: cannot update the existing stream to the %s: %w", describe, err)
+		}
+	}
+	return nil
+}
+
+func (n *natsNode) nodeID() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.id
+}
+
+// notConnected is the refusal while this node has no NATS connection.
+func (n *natsNode) notConnected() error {
+	return refuse(ErrUnavailable, "chat: not connected to NATS (%s): sends are refused until it reconnects", n.urls)
+}
+
+// publish publishes m and, with a waiter, waits until this node applied
+// it and returns what applying it did. msgID deduplicates (default: node
+// and token).
+func (n *natsNode) publish(ctx context.Context, m *natsMsg, msgID string, w *natsWaiter) (result, error) {
+	wait, err := n.send(ctx, m, msgID, w, false)
+	if err != nil {
+		return result{}, err
+	}
+	return wait()
+}
+
+// send publishes m: at once and waiting for its ack, or (async) leaving the
+// ack to wait, so that one client's messages follow one another without a
+// round trip each. Async publishes are never retried by the client, so the
+// messages one goroutine sends are stored in the order it sent them.
+func (n *natsNode) send(ctx context.Context, m *natsMsg, msgID string, w *natsWaiter, async bool) (wait func() (result, error), err error) {
+	if !n.nc.IsConnected() {
+		return nil, n.notConnected()
+	}
+	n.mu.Lock()
+	if n.closing {
+		n.mu.Unlock()
+		return nil, ErrShuttingDown
+	}
+	if m.Node == "" {
+		m.Node = n.id
+	}
+	if m.Token == 0 {
+		m.Token = n.tokens.Add(1)
+	}
+	if w != nil {
+		w.ch = make(chan result, 1)
+		n.waiters[m.Token] = w
+	}
+	n.mu.Unlock()
+	unwait := func() {
+		if w != nil {
+			n.mu.Lock()
+			delete(n.waiters, m.Token)
+			n.mu.Unlock()
+		}
+	}
+	if msgID == "" {
+		msgID = m.Node + "-" + strconv.FormatUint(m.Token, 10)
+	}
+	data, _ := json.Marshal(m)
+	pctx, cancel := context.WithTimeout(ctx, natsWait)
+	var ack jetstream.PubAckFuture
+	if async {
+		ack, err = n.js.PublishAsync(natsSubject+m.Kind, data, jetstream.WithMsgID(msgID), jetstream.WithExpectStream(natsStream), jetstream.WithRetryAttempts(0))
+	} else {
+		_, err = n.js.Publish(pctx, natsSubject+m.Kind, data, jetstream.WithMsgID(msgID), jetstream.WithExpectStream(natsStream))
+	}
+	if err != nil {
+		cancel()
+		unwait()
+		if err := n.notStored(err, w); err != nil {
+			return nil, err
+		}
+		return func() (result, error) { return result{}, nil }, nil
+	}
+	return func() (result, error) {
+		defer cancel()
+		if ack != nil {
+			select {
+			case <-ack.Ok():
+			case err := <-ack.Err():
+				unwait()
+				return result{}, n.notStored(err, w)
+			case <-pctx.Done():
+				unwait()
+				return result{}, refuse(ErrUnavailable, "chat: NATS did not acknowledge the message within %v: it may or may not be stored; retry in a moment", natsWait)
+			}
+		}
+		if w == nil {
+			return result{}, nil
+		}
+		select {
+		case r := <-w.ch:
+			return r, r.err
+		case <-pctx.Done():
+			unwait()
+			return result{}, refuse(ErrUnavailable, "chat: the message is in NATS but this node did not apply it within %v (%v); it will be delivered, do not resend", natsWait, pctx.Err())
+		case <-n.quit:
+			unwait()
+			return result{}, ErrShuttingDown
+		}
+	}, nil
+}
+
+// notStored is the refusal for a message NATS did not store (nil: another
+// node is storing the same message, for a message nobody waits for).
+func (n *natsNode) notStored(err error, w *natsWaiter) error {
+	if !n.nc.IsConnected() {
+		return n.notConnected()
+	}
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeDuplicateInProcess && w == nil {
+		// A grace or a node gone that another node is storing: stored once.
+		return nil
+	}
+	if errors.As(err, &apiErr) && strings.Contains(apiErr.Description, "maximum") {
+		return refuse(ErrStoreFull, "chat store full: stream %s holds its most (max bytes %d); old history leaves after the retention (%v), retry later", natsStream, n.s.opts.MaxStoreBytes, n.s.opts.Retention)
+	}
+	return refuse(ErrUnavailable, "chat: NATS did not store the message (%v): retry in a moment", err)
+}
+
+// handle applies one message of the stream, in order.
+func (n *natsNode) handle(msg jetstream.Msg) {
+	md, err := msg.Metadata()
+	if err != nil {
+		n.s.opts.Logger.Error("chat NATS: message without metadata", "err", err)
+		return
+	}
+	var m natsMsg
+	if err := json.Unmarshal(msg.Data(), &m); err != nil {
+		n.s.opts.Logger.Error("chat NATS: undecodable message, skipped", "seq", md.Sequence.Stream, "err", err)
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var w *natsWaiter
+	if m.Node == n.id && m.Token != 0 {
+		w = n.waiters[m.Token]
+		delete(n.waiters, m.Token)
+	}
+	res := n.st.apply(n, md.Sequence.Stream, md.Timestamp, &m, w)
+	if w != nil {
+		w.ch <- res
+	}
+}
+
+// deliver hands ev to this node's streams of nick.
+func (n *natsNode) deliverTo(nick string, ev *event) {
+	for c := range n.local[nick] {
+		if !c.push(ev) {
+			c.cutWith(fmt.Sprintf(cutSlow, c.max))
+		}
+	}
+}
+
+// deliverAll hands ev to this node's streams of every user but except.
+func (n *natsNode) deliverAll(except string, ev *event) {
+	for nick, cs := range n.local {
+		if nick == except {
+			continue
+		}
+		for c := range cs {
+			if !c.push(ev) {
+				c.cutWith(fmt.Sprintf(cutSlow, c.max))
+			}
+		}
+	}
+}
+
+// lostPlace is called (under mu) when this node was declared gone: its
+// streams are closed (their clients resume, here or elsewhere) and it goes
+// on as a new incarnation.
+func (n *natsNode) lostPlace() {
+	for _, cs := range n.local {
+		for c := range cs {
+			c.cutWith("this chat node lost its NATS connection for longer than the node TTL; reconnect with the last event id received to resume")
+		}
+	}
+	clear(n.local)
+	n.id = newNodeID()
+}
+
+// later publishes m after d, unless the node stops first or still (called
+// under mu, nil: always) says it is no longer needed; msgID makes the
+// copies several nodes publish one.
+func (n *natsNode) later(d time.Duration, m natsMsg, msgID string, still func() bool) {
+	time.AfterFunc(max(d, 0), func() {
+		select {
+		case <-n.quit:
+			return
+		default:
+		}
+		if still != nil {
+			n.mu.Lock()
+			needed := still()
+			n.mu.Unlock()
+			if !needed {
+				return
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), natsWait)
+		defer cancel()
+		if _, err := n.publish(ctx, &m, msgID, nil); err != nil && !errors.Is(err, ErrShuttingDown) {
+			n.s.opts.Logger.Warn("chat NATS: publish", "kind", m.Kind, "err", err)
+			n.later(time.Second, m, msgID, still) // every node retries; the first stored wins
+		}
+	})
+}
+
+// liveness renews this node's key and declares gone the nodes whose key expired.
+func (n *natsNode) liveness() {
+	every := max(n.ttl/5, 200*time.Millisecond)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-n.quit:
+			return
+		case <-tick.C:
+		}
+		if !n.nc.IsConnected() {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), every*2)
+		id := n.nodeID()
+		if _, err := n.kv.Put(ctx, id, []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
+			n.s.opts.Logger.Warn("chat NATS: renew node key", "node", id, "err", err)
+		}
+		n.mu.Lock()
+		nodes := n.st.nodesWithStreams()
+		n.mu.Unlock()
+		for _, node := range nodes {
+			if node == id {
+				continue
+			}
+			if _, err := n.kv.Get(ctx, node); errors.Is(err, jetstream.ErrKeyNotFound) {
+				n.s.opts.Logger.Info("chat NATS: node gone", "node", node)
+				n.publish(ctx, &natsMsg{Kind: "gone", Gone: node}, "gone-"+node, nil)
+			}
+		}
+		cancel()
+	}
+}
+
+// join opens a stream of nick on this node.
+func (n *natsNode) join(ctx context.Context, nick string, resume uint64, hasResume bool) (*conn, result, func()) {
+	c := newConn(nick, n.s.opts.QueueSize)
+	res, err := n.publish(ctx, &natsMsg{Kind: "open", Nick: nick, Resume: resume, Has: hasResume}, "", &natsWaiter{conn: c})
+	if err != nil {
+		res.err = err
+	}
+	return c, res, func() { n.leave(c) }
+}
+
+// leave closes a stream of this node: it stops getting events at once, and
+// its close is published (a stopping node publishes none: it is declared gone).
+func (n *natsNode) leave(c *conn) {
+	n.mu.Lock()
+	token, ok := n.local[c.nick][c]
+	if ok {
+		delete(n.local[c.nick], c)
+		if len(n.local[c.nick]) == 0 {
+			delete(n.local, c.nick)
+		}
+	}
+	node, closing := n.id, n.closing
+	n.mu.Unlock()
+	c.cutWith(cutClosed)
+	if !ok || closing {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), natsWait)
+	defer cancel()
+	m := natsMsg{Kind: "close", Node: node, Nick: c.nick, Resume: token}
+	if _, err := n.publish(ctx, &m, "close-"+node+"-"+strconv.FormatUint(token, 10), nil); err != nil && !errors.Is(err, ErrShuttingDown) {
+		// Not connected: the close is published once NATS is back, or the
+		// node is declared gone first.
+		n.s.opts.Logger.Warn("chat NATS: publish a stream's close", "nick", c.nick, "err", err)
+		n.later(time.Second, m, "close-"+node+"-"+strconv.FormatUint(token, 10), nil)
+	}
+}
+
+// ack publishes that nick's events with from < id <= to were delivered.
+func (n *natsNode) ack(nick string, from, to uint64) {
+	ctx, cancel := context.WithTimeout(context.Background(), natsWait)
+	defer cancel()
+	if _, err := n.publish(ctx, &natsMsg{Kind: "ack", Nick: nick, Resume: from, Upto: to}, "", nil); err != nil {
+		n.s.opts.Logger.Warn("chat NATS: publish a mailbox ack", "nick", nick, "err", err)
+	}
+}
+
+// shutdown cuts this node's streams and leaves the cluster: its key is
+// deleted, so the other nodes declare it gone (its users leave after the
+// grace unless they reconnected elsewhere).
+func (n *natsNode) shutdown() {
+	n.mu.Lock()
+	n.closing = true
+	for _, cs := range n.local {
+		for c := range cs {
+			c.cutWith(cutShutdown)
+		}
+	}
+	clear(n.local)
+	id := n.id
+	n.mu.Unlock()
+	n.stop.Do(func() { close(n.quit) })
+	n.wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if n.nc.IsConnected() {
+		n.kv.Delete(ctx, id)
+	}
+	n.cons.Stop()
+	n.nc.Close()
+}
+
+// natsBroker publishes posts to the chat's stream.
+type natsBroker struct{ n *natsNode }
+
+func (b natsBroker) Publish(ctx context.Context, p Post) (Receipt, error) {
+	return b.receipt(b.n.publish(ctx, postMsg(p), "", &natsWaiter{}))
+}
+
+func postMsg(p Post) *natsMsg {
+	return &natsMsg{Kind: "post", Nick: p.From, To: p.To, Text: p.Text, Time: p.Time.UnixNano()}
+}
+
+// receipt is the outcome of a post as a Broker returns it.
+func (b natsBroker) receipt(res result, err error) (Receipt, error) {
+	if err != nil {
+		return Receipt{}, err
+	}
+	if res.offline {
+		return Receipt{Offline: true, Kept: b.n.s.opts.Retention}, nil
+	}
+	return Receipt{}, nil
+}
+
+// PublishAsync publishes without waiting for the ack (a WebSocket's posts
+// follow one another), in order; wait collects the ack and the application.
+func (b natsBroker) PublishAsync(ctx context.Context, p Post) (func() (Receipt, error), error) {
+	wait, err := b.n.send(ctx, postMsg(p), "", &natsWaiter{}, true)
+	if err != nil {
+		return nil, err
+	}
+	return func() (Receipt, error) {
+		res, err := wait()
+		return b.receipt(res, err)
+	}, nil
+}
+
+func (b natsBroker) Subscribe(Hub) error { return nil }
+func (b natsBroker) Close() error        { return nil }
+
+// shutdownNATS is Shutdown for a node of a chat over NATS: the streams are
+// told to resume (here once it is back, or on another node), the requests
+// in flight finish, and the node leaves the cluster.
+func (s *Server) shutdownNATS(ctx context.Context) error {
+	s.cluster.mu.Lock()
+	for _, cs := range s.cluster.local {
+		for c := range cs {
+			c.cutWith(cutShutdown)
+		}
+	}
+	s.cluster.mu.Unlock()
+	drained := make(chan struct{})
+	go func() { s.active.Wait(); close(drained) }()
+	var err error
+	select {
+	case <-drained:
+	case <-ctx.Done():
+		err = fmt.Errorf("chat shutdown: requests still running: %w", ctx.Err())
+	}
+	s.cluster.shutdown()
+	return err
+}
