@@ -223,6 +223,13 @@ func (l *pageListener) serve(c net.Conn, bp *[]byte, n int) {
 				verdict = pageHandOff // refused before sending: net/http's answer
 			}
 			answer = out
+			if now := time.Now(); sent && !deadlineSet.IsZero() && now.Sub(deadlineSet) > time.Second {
+				// A slow send (a store stalled) must not leave its answer
+				// under a deadline that has nearly run out: net/http
+				// writes it with none.
+				c.SetDeadline(deadlineIn(l.headerTimeout))
+				deadlineSet, deadlineIdle = now, false
+			}
 		}
 		switch verdict {
 		case pageServe, pageSend:
