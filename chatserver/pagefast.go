@@ -269,6 +269,12 @@ func (l *pageListener) serve(c net.Conn, bp *[]byte, n int) {
 				c.Close()
 				return
 			}
+			if !deadlineSet.IsZero() {
+				// net/http sets its read deadlines but, without a
+				// WriteTimeout, no write deadline: the answers it writes
+				// must not meet the one set here.
+				c.SetWriteDeadline(time.Time{})
+			}
 			hc := net.Conn(c)
 			if pending != nil {
 				hc = &handedConn{Conn: c, pending: pending}
