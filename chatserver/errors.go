@@ -3,7 +3,9 @@ package chatserver
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -70,6 +72,18 @@ func statusOf(err error) int {
 		return http.StatusServiceUnavailable
 	}
 	return 0
+}
+
+// retryAfter is the Retry-After header of the answer that refuses a send
+// with status and err: "" for none.
+func retryAfter(status int, err error) string {
+	if status == http.StatusServiceUnavailable {
+		return "1"
+	}
+	if re, ok := errors.AsType[*RateError](err); ok {
+		return strconv.Itoa(int(math.Ceil(re.Wait.Seconds())))
+	}
+	return ""
 }
 
 // refusesOne reports whether err refuses one request and leaves the rest of

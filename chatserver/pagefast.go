@@ -12,7 +12,9 @@ import (
 
 // pageListener answers the plain requests for the page (GET or HEAD /, an
 // allowed Host, nothing net/http would treat otherwise) on the connections
-// it accepts, each with one prebuilt answer written in one write, and hands
+// it accepts, each with one prebuilt answer written in one write, sends
+// the plain GET /msg/... whose post is not refused before sending
+// (msgfast.go), and hands
 // every other connection to net/http, with the bytes it has read: from the
 // first request that is not such a one on, net/http serves the connection
 // (its routes, Host check, errors, keep-alive and pipelining).
@@ -24,6 +26,7 @@ import (
 type pageListener struct {
 	net.Listener
 	hosts            *httpguard.Hosts
+	sender           *Server       // sends GET /msg/... (nil: handed to net/http)
 	headerTimeout    time.Duration // to read a request's head
 	idleTimeout      time.Duration // to wait for the next request of a keep-alive connection
 	handoff          chan net.Conn // connections for net/http
@@ -44,9 +47,9 @@ const pageRequestMax = 4096
 
 var pageBuffers = sync.Pool{New: func() any { b := make([]byte, pageRequestMax); return &b }}
 
-func newPageListener(ln net.Listener, hosts *httpguard.Hosts, headerTimeout, idleTimeout time.Duration) *pageListener {
+func newPageListener(ln net.Listener, hosts *httpguard.Hosts, sender *Server, headerTimeout, idleTimeout time.Duration) *pageListener {
 	l := &pageListener{
-		Listener: ln, hosts: hosts, headerTimeout: headerTimeout, idleTimeout: idleTimeout,
+		Listener: ln, hosts: hosts, sender: sender, headerTimeout: headerTimeout, idleTimeout: idleTimeout,
 		handoff: make(chan net.Conn), errc: make(chan struct{}), done: make(chan struct{}),
 		conns: map[net.Conn]struct{}{}, acceptLoopExited: make(chan struct{}),
 	}
@@ -198,6 +201,7 @@ func (l *pageListener) serve(c net.Conn, bp *[]byte, n int) {
 	defer l.serving.Done()
 	buf := *bp
 	defer pageBuffers.Put(bp)
+	var answer []byte // a send's answer, built here
 	start, end, served := 0, n, 0
 	// The deadline moves only when its kind changes or a second has passed:
 	// each move is a timer update.
@@ -205,14 +209,30 @@ func (l *pageListener) serve(c net.Conn, bp *[]byte, n int) {
 	deadlineIdle := false
 	for {
 		req, verdict := parsePageRequest(buf[start:end], l.hosts)
+		var out []byte
 		switch verdict {
 		case pageServe:
-			now := time.Now()
-			a := &pageAnswersAt(now).answers[req.variant][req.status][req.form]
-			out := a.bytes
+			a := &pageAnswersAt(time.Now()).answers[req.variant][req.status][req.form]
+			out = a.bytes
 			if req.head {
 				out = out[:a.head]
 			}
+		case pageSend:
+			var sent bool
+			if out, sent = l.sender.sendFast(req, answer[:0]); !sent {
+				verdict = pageHandOff // refused before sending: net/http's answer
+			}
+			answer = out
+			if now := time.Now(); sent && !deadlineSet.IsZero() && now.Sub(deadlineSet) > time.Second {
+				// A slow send (a store stalled) must not leave its answer
+				// under a deadline that has nearly run out: net/http
+				// writes it with none.
+				c.SetDeadline(deadlineIn(l.headerTimeout))
+				deadlineSet, deadlineIdle = now, false
+			}
+		}
+		switch verdict {
+		case pageServe, pageSend:
 			if _, err := c.Write(out); err != nil {
 				l.release(c)
 				c.Close()
@@ -248,6 +268,12 @@ func (l *pageListener) serve(c net.Conn, bp *[]byte, n int) {
 			if !l.release(c) {
 				c.Close()
 				return
+			}
+			if !deadlineSet.IsZero() {
+				// net/http sets its read deadlines but, without a
+				// WriteTimeout, no write deadline: the answers it writes
+				// must not meet the one set here.
+				c.SetWriteDeadline(time.Time{})
 			}
 			hc := net.Conn(c)
 			if pending != nil {
@@ -352,47 +378,50 @@ const (
 	pageNeedMore pageVerdict = iota // the head is not complete yet
 	pageServe                       // a plain request for the page: answer it here
 	pageHandOff                     // anything else: net/http's
+	pageSend                        // a plain GET /msg/...: send it here, unless the post is refused (msgfast.go)
 )
 
 // pageRequest is a request for the page, as parsePageRequest read it.
 type pageRequest struct {
-	length     int  // bytes of the request (its head: it has no body)
-	head       bool // HEAD: the answer's head only
-	variant    int  // index in pageVariants
-	status     int  // 0: 200, 1: 304
-	form       int  // the answer's status line and Connection header (form11KeepAlive...)
-	closeAfter bool // the connection ends after the answer
+	length     int    // bytes of the request (its head: it has no body)
+	head       bool   // HEAD: the answer's head only
+	variant    int    // index in pageVariants
+	status     int    // 0: 200, 1: 304
+	form       int    // the answer's status line and Connection header (form11KeepAlive...)
+	closeAfter bool   // the connection ends after the answer
+	target     []byte // GET /msg/...'s request target (pageSend), in the bytes parsed
 }
 
 // parsePageRequest reads the request at the start of b. It answers
 // pageServe only for what it reads completely and the way net/http would
 // (GET or HEAD of exactly "/", HTTP/1.0 or 1.1, one allowed Host, no body,
-// well-formed fields) and pageHandOff for anything else, however valid:
-// net/http then answers it, or refuses it with the right error.
+// well-formed fields), pageSend for a GET of a /msg/ target that is its own
+// escaped path (isMsgTarget) with the same conditions and no
+// Sec-Fetch-Site (serveMsg's cross-site check is net/http's), and
+// pageHandOff for anything else, however valid: net/http then answers it,
+// or refuses it with the right error.
 func parsePageRequest(b []byte, hosts *httpguard.Hosts) (pageRequest, pageVerdict) {
 	var req pageRequest
-	var minor byte
-	matched := false
-	for _, line := range [...]string{"GET / HTTP/1.", "HEAD / HTTP/1."} {
-		n := len(line) + 3 // the version's last digit, CR, LF
-		if len(b) < n {
-			if bytes.HasPrefix([]byte(line+"0\r\n"), b) || bytes.HasPrefix([]byte(line+"1\r\n"), b) {
-				return req, pageNeedMore
-			}
-			continue
+	lineEnd := bytes.Index(b, []byte("\r\n"))
+	if lineEnd < 0 {
+		if len(b) < pageRequestMax && (mayStart(b, "GET /") || mayStart(b, "HEAD /")) {
+			return req, pageNeedMore
 		}
-		if string(b[:len(line)]) == line {
-			if b[n-2] != '\r' || b[n-1] != '\n' {
-				return req, pageHandOff
-			}
-			minor, req.head, matched = b[len(line)], line[0] == 'H', true
-			break
-		}
-	}
-	if !matched {
 		return req, pageHandOff
 	}
-	if minor != '0' && minor != '1' {
+	method, rest, _ := bytes.Cut(b[:lineEnd], []byte(" "))
+	target, version, _ := bytes.Cut(rest, []byte(" "))
+	if string(version) != "HTTP/1.0" && string(version) != "HTTP/1.1" {
+		return req, pageHandOff
+	}
+	minor := version[len(version)-1]
+	sends := false
+	switch {
+	case string(target) == "/" && (string(method) == "GET" || string(method) == "HEAD"):
+		req.head = string(method) == "HEAD"
+	case string(method) == "GET" && isMsgTarget(target):
+		req.target, sends = target, true
+	default:
 		return req, pageHandOff
 	}
 	endOfHead := bytes.Index(b, []byte("\r\n\r\n"))
@@ -447,6 +476,8 @@ func parsePageRequest(b []byte, hosts *httpguard.Hosts) (pageRequest, pageVerdic
 			}
 		case equalFold(name, "transfer-encoding"), equalFold(name, "upgrade"), equalFold(name, "expect"):
 			return req, pageHandOff
+		case sends && equalFold(name, "sec-fetch-site"):
+			return req, pageHandOff // a browser's send: net/http checks where it came from
 		}
 	}
 	if wantsClose && wantsKeepAlive {
@@ -455,11 +486,13 @@ func parsePageRequest(b []byte, hosts *httpguard.Hosts) (pageRequest, pageVerdic
 	if !hasHost || !hosts.Allowed(string(host)) {
 		return req, pageHandOff // net/http's 400, or the Host check's 403
 	}
-	if acceptsGzip(acceptEncoding) {
-		req.variant = 1
-	}
-	if len(ifNoneMatch) > 0 && etagListed(ifNoneMatch, pageVariants[req.variant].etag) {
-		req.status = 1
+	if !sends {
+		if acceptsGzip(acceptEncoding) {
+			req.variant = 1
+		}
+		if len(ifNoneMatch) > 0 && etagListed(ifNoneMatch, pageVariants[req.variant].etag) {
+			req.status = 1
+		}
 	}
 	switch {
 	case minor == '1' && wantsClose:
@@ -471,7 +504,44 @@ func parsePageRequest(b []byte, hosts *httpguard.Hosts) (pageRequest, pageVerdic
 	default:
 		req.form, req.closeAfter = form10Close, true
 	}
+	if sends {
+		return req, pageSend
+	}
 	return req, pageServe
+}
+
+// mayStart reports whether b is the start of a request line beginning with
+// prefix (or a shorter part of prefix).
+func mayStart(b []byte, prefix string) bool {
+	if len(b) <= len(prefix) {
+		return string(b) == prefix[:len(b)]
+	}
+	return string(b[:len(prefix)]) == prefix
+}
+
+// isMsgTarget reports whether target is /msg/... written with unreserved
+// characters, slashes and well-formed %-escapes only: net/http's
+// EscapedPath of it is then target itself, and it has no query.
+func isMsgTarget(target []byte) bool {
+	rest, ok := bytes.CutPrefix(target, []byte("/msg/"))
+	if !ok {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		switch c := rest[i]; {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '-' || c == '.' || c == '_' || c == '~' || c == '/':
+		case c == '%' && i+2 < len(rest) && isHex(rest[i+1]) && isHex(rest[i+2]):
+			i += 2
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 // isToken reports whether b is an HTTP token (a field name).

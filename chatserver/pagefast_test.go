@@ -324,25 +324,39 @@ func TestPageShutdown(t *testing.T) {
 
 // FuzzPageRequest: whatever parsePageRequest answers itself, net/http reads
 // the same way: a GET or HEAD of /, an allowed Host, no body, the same
-// keep-alive and the same representation.
+// keep-alive and the same representation; or, for a send, a GET of the
+// same /msg/ escaped path, without a query or Sec-Fetch-Site.
 func FuzzPageRequest(f *testing.F) {
 	for _, s := range []string{
 		"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n",
 		"HEAD / HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: keep-alive, close\r\n\r\n",
 		"GET / HTTP/1.1\r\nHost: [::1]:80\r\nAccept-Encoding: br, GZIP;q=0.5\r\nIf-None-Match: W/\"x\"\r\n\r\n",
 		"GET / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nX: \t\r\n\r\n",
+		"GET /msg/mary/john%20hello HTTP/1.0\r\nHost: 127.0.0.1:8000\r\nUser-Agent: ApacheBench/2.3\r\nAccept: */*\r\n\r\n",
+		"GET /msg/m%41ry/jo~hn%2f%20a.b_c-d HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+		"GET /msg/mary/john%20hi HTTP/1.1\r\nHost: localhost\r\nSec-Fetch-Site: none\r\n\r\n",
 	} {
 		f.Add([]byte(s))
 	}
 	hosts := httpguard.NewHosts("127.0.0.1:0", nil)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		req, v := parsePageRequest(b, hosts)
-		if v != pageServe {
+		if v != pageServe && v != pageSend {
 			return
 		}
 		r, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(b[:req.length])))
 		if err != nil {
 			t.Fatalf("answered %q, which net/http refuses: %v", b[:req.length], err)
+		}
+		if v == pageSend {
+			if r.Method != "GET" || r.URL.EscapedPath() != string(req.target) || r.URL.RawQuery != "" ||
+				!strings.HasPrefix(r.URL.Path, "/msg/") || r.ContentLength > 0 || len(r.TransferEncoding) > 0 {
+				t.Fatalf("sends %q (target %q): net/http reads %s %s, length %d", b[:req.length], req.target, r.Method, r.URL, r.ContentLength)
+			}
+			if !hosts.Allowed(r.Host) || len(r.Header["Sec-Fetch-Site"]) > 0 || r.Close != req.closeAfter {
+				t.Fatalf("sends %q: Host %q, Sec-Fetch-Site %q, close %v", b[:req.length], r.Host, r.Header["Sec-Fetch-Site"], r.Close)
+			}
+			return
 		}
 		if r.Method != "GET" && r.Method != "HEAD" || r.URL.Path != "/" || r.ContentLength > 0 || len(r.TransferEncoding) > 0 {
 			t.Fatalf("answered %q: net/http reads %s %s, length %d", b[:req.length], r.Method, r.URL, r.ContentLength)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -101,6 +100,21 @@ func parseMsgPath(escaped string) (Post, error) {
 	return Post{From: from, To: to, Text: text}, nil
 }
 
+// msgPost reads the post of GET /msg/<from>/<to>%20<text> from the
+// request's escaped path and checks it (validPost): its error is a refusal
+// before any send, with its status. serveMsg and pageListener's fast path
+// (msgfast.go) both read the route's post here and send it with send.
+func (s *Server) msgPost(escaped string) (Post, int, error) {
+	p, err := parseMsgPath(escaped)
+	if err != nil {
+		return Post{}, http.StatusBadRequest, err
+	}
+	if err := validPost(p, s.opts.MaxMessageBytes); err != nil {
+		return Post{}, statusOf(err), err
+	}
+	return p, http.StatusOK, nil
+}
+
 // decodeSend reads the body of POST /send: one JSON object
 // {"from","to","text"} and nothing else.
 func decodeSend(body io.Reader) (Post, error) {
@@ -131,12 +145,12 @@ func (s *Server) serveMsg(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("cross-site send refused: the browser says this request came from another site (Sec-Fetch-Site %q); send from the chat's own page, or with a client that is not a browser (curl, ab)", r.Header.Get("Sec-Fetch-Site")), http.StatusForbidden)
 		return
 	}
-	p, err := parseMsgPath(r.URL.EscapedPath())
+	p, status, err := s.msgPost(r.URL.EscapedPath())
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		s.sendError(w, status, err, false)
 		return
 	}
-	_, status, err := s.send(r.Context(), p)
+	_, status, err = s.send(r.Context(), p)
 	if err != nil {
 		s.sendError(w, status, err, false)
 		return
@@ -252,11 +266,8 @@ func (s *Server) published(p Post, err error) (int, error) {
 }
 
 func (s *Server) sendError(w http.ResponseWriter, status int, err error, asJSON bool) {
-	if re, ok := errors.AsType[*RateError](err); ok {
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(re.Wait.Seconds()))))
-	}
-	if status == http.StatusServiceUnavailable {
-		w.Header().Set("Retry-After", "1")
+	if after := retryAfter(status, err); after != "" {
+		w.Header().Set("Retry-After", after)
 	}
 	if !asJSON {
 		http.Error(w, err.Error(), status)

@@ -302,7 +302,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // (pageListener); the answers are the handler's.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hosts := httpguard.NewHosts(ln.Addr().String(), s.opts.AllowedHosts)
-	pages := newPageListener(ln, hosts, s.opts.ReadHeaderTimeout, s.opts.IdleTimeout)
+	pages := newPageListener(ln, hosts, s, s.opts.ReadHeaderTimeout, s.opts.IdleTimeout)
 	hs := &http.Server{
 		Handler:           hosts.Handler(s.Handler()),
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
