@@ -2,7 +2,6 @@ package chatserver
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"io"
 	"net"
@@ -82,30 +81,15 @@ func TestSlowBodyCut(t *testing.T) {
 // TestShutdownWithSlowBodies: Serve drains cleanly (nil) while clients are
 // trickling request bodies: each is cut by its body deadline.
 func TestShutdownWithSlowBodies(t *testing.T) {
-	srv, err := New(Options{DataDir: t.TempDir(), BodyTimeout: 500 * time.Millisecond, WriteTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := listen(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
+	ts, stopServer := serveOn(t, Options{BodyTimeout: 500 * time.Millisecond, WriteTimeout: time.Second})
 	stop := make(chan struct{})
 	defer close(stop)
 	var answers []<-chan string
 	for range 5 {
-		answers = append(answers, slowBody(t, ln.Addr().String(), "POST", "/send", time.Second, stop))
+		answers = append(answers, slowBody(t, ts.hostPort(), "POST", "/send", time.Second, stop))
 	}
 	time.Sleep(100 * time.Millisecond) // the requests are in their handlers
-	cancel()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Fatalf("Serve with slow bodies: %v, want a clean drain", err)
-		}
-	case <-time.After(waitFor):
-		t.Fatal("Serve did not return")
-	}
+	stopServer()                       // fails the test unless Serve drains cleanly (returns nil)
 	for _, a := range answers {
 		if got := <-a; got == "still open" {
 			t.Error("a slow body outlived the shutdown")

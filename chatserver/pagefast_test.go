@@ -10,46 +10,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
-
-// serveOn runs a Server with Serve (the page answered by pageListener)
-// and returns it and stop, which ends Serve and checks that it returned
-// nil (also called at the test's end).
-func serveOn(t *testing.T, o Options) (ts *testServer, stop func()) {
-	t.Helper()
-	if o.DataDir == "" {
-		o.DataDir = t.TempDir()
-	}
-	srv, err := New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := listen(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-served:
-				if err != nil {
-					t.Errorf("Serve: %v", err)
-				}
-			case <-time.After(waitFor):
-				t.Error("Serve did not return")
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return &testServer{srv: srv, url: "http://" + ln.Addr().String(), dir: o.DataDir}, stop
-}
 
 // hostPort is the server's address, host:port.
 func (ts *testServer) hostPort() string { return strings.TrimPrefix(ts.url, "http://") }

@@ -176,29 +176,12 @@ func TestLeaveGrace(t *testing.T) {
 // TestShutdownDrains: Serve drains on cancel; streams are told why and the
 // store is closed so the next server opens it.
 func TestShutdownDrains(t *testing.T) {
-	dir := t.TempDir()
-	srv, err := New(Options{DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := listen(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	ts := &testServer{srv: srv, url: "http://" + ln.Addr().String()}
+	ts, stop := serveOn(t, Options{})
 	c := ts.login(t, "sse", "john")
 	c.expect("Welcome john!", "now online: ")
 	w := ts.login(t, "ws", "jane")
 	w.expect("Welcome jane!", "now online: john")
-	cancel()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Fatalf("Serve: %v", err)
-		}
-	case <-time.After(waitFor):
-		t.Fatal("Serve did not return after cancel")
-	}
+	stop() // fails the test unless Serve returns nil
 	for _, cl := range []*client{c, w} {
 		select {
 		case <-cl.done:
@@ -217,7 +200,7 @@ func TestShutdownDrains(t *testing.T) {
 	default:
 		t.Error("the WebSocket was not told why it closed")
 	}
-	srv2, err := New(Options{DataDir: dir})
+	srv2, err := New(Options{DataDir: ts.dir})
 	if err != nil {
 		t.Fatalf("reopen after shutdown: %v", err)
 	}
