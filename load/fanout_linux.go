@@ -6,6 +6,7 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -22,6 +23,9 @@ import (
 // the loop closes the socket and wakes the receiver, which reconnects as before.
 
 const streamLoopsSupported = true
+
+// streamsOnLoops counts the streams handed to a loop since the process started (tests).
+var streamsOnLoops atomic.Int64
 
 // streamLoops are the event loops of one run's receivers.
 type streamLoops struct {
@@ -214,6 +218,7 @@ func (l *streamLoop) add(st *loopStream) error {
 		l.streams = append(l.streams, make([]*loopStream, st.fd+1-len(l.streams))...)
 	}
 	l.streams[st.fd] = st
+	streamsOnLoops.Add(1)
 	return nil
 }
 

@@ -6,11 +6,14 @@ import (
 	"context"
 	"errors"
 	"net"
+	"sync/atomic"
 )
 
 // Elsewhere than on Linux every receiver reads its stream on its own goroutine.
 
 const streamLoopsSupported = false
+
+var streamsOnLoops atomic.Int64 // never counts: there are no loops
 
 type streamLoops struct{}
 
