@@ -109,9 +109,14 @@ func (l *streamLoop) run() {
 	defer runtime.UnlockOSThread()
 	nextYield := time.Now().Add(yieldEvery)
 	for {
-		// Through the scheduler (not a raw syscall): a loop that waits gives its processor
-		// to other goroutines.
-		n, err := syscall.EpollWait(l.ep, l.events, int(checkEvery/time.Millisecond))
+		// While a broadcast comes in, more sockets are ready at each look: a poll that does
+		// not wait, without the scheduler's bookkeeping, finds them. Only when none is does
+		// the loop wait, through the scheduler (not a raw syscall), so that a waiting loop
+		// gives its processor to other goroutines.
+		n, err := rawEpollPoll(l.ep, l.events)
+		if n == 0 && err == nil {
+			n, err = syscall.EpollWait(l.ep, l.events, int(checkEvery/time.Millisecond))
+		}
 		l.mu.Lock()
 		if l.stopped {
 			l.mu.Unlock()

@@ -36,7 +36,9 @@ type event struct {
 // net/http's client), read buffers of streamBufferSize, a WebSocket write buffer only while a
 // frame is written, and nothing copied from events that are not the run's messages. Lines and
 // frames longer than the buffer (the chat's "now online: …" list with thousands of names) are
-// skipped, not buffered.
+// skipped, not buffered. A receiver on an event loop (streamLoops) holds no read buffer at
+// all while idle: the loop reads into its own, and a line or frame split across reads is
+// kept in a pooled one until it is whole.
 const (
 	streamBufferSize = 1 << 10
 	// maxFrame is the largest WebSocket frame a receiver decodes; longer ones are skipped.

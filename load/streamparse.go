@@ -48,8 +48,9 @@ func (p *sseParser) feed(s *subscriber, data []byte, onEvent func(event)) {
 				p.skipping, p.hasData = false, true
 				continue
 			}
-			piece = p.line[:p.lineLen]
-			p.release()
+			p.handleLine(s, bytes.TrimRight(p.line[:p.lineLen], "\r\n"), onEvent)
+			p.release() // after the line is read: the buffer goes to other parsers
+			continue
 		}
 		p.handleLine(s, bytes.TrimRight(piece, "\r\n"), onEvent)
 	}
