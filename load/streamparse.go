@@ -51,6 +51,9 @@ func (p *sseParser) feed(s *subscriber, data []byte, onEvent func(event)) {
 			p.handleLine(s, bytes.TrimRight(p.line[:p.lineLen], "\r\n"), onEvent)
 			p.release() // after the line is read: the buffer goes to other parsers
 			continue
+		case len(piece) > streamBufferSize:
+			p.hasData = true // skipped as when it spans reads: never one of the run's messages
+			continue
 		}
 		p.handleLine(s, bytes.TrimRight(piece, "\r\n"), onEvent)
 	}

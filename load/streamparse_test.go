@@ -36,7 +36,7 @@ func TestSSEParserSplitAnywhere(t *testing.T) {
 	stream := []byte("data: Welcome lt-r0!\n\n" +
 		": ping\n\n" +
 		"id: 7\r\ndata: hello " + testToken + "1\r\n\r\n" +
-		"data: now online: " + long + "\nid: 8\n\n" +
+		"data: now online: " + long + testToken + "9\nid: 8\n\n" + // too long: skipped, whole or split
 		"id: 9\ndata: first " + testToken + "2\ndata: second\n\n" +
 		"id: 10\ndata: someone joined\n\n" +
 		"data: no end yet")
