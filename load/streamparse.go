@@ -180,7 +180,7 @@ func (p *wsParser) feed(s *subscriber, data []byte, onEvent func(event), reply f
 			continue
 		}
 		// A data frame: in place when the message is this one piece, else gathered.
-		if whole && p.fin && p.msg == nil && !p.tooLong && p.read == uint64(len(chunk)) {
+		if whole && p.fin && p.msg == nil && !p.tooLong && p.read == uint64(len(chunk)) && len(chunk) <= maxFrame {
 			p.inFrame, p.inMsg = false, false
 			if err := s.wsMessageFrame(chunk, false, onEvent, &p.wsmsg); err != nil {
 				return err

@@ -89,8 +89,8 @@ func TestWSParserSplitAnywhere(t *testing.T) {
 	stream = append(stream, serverFrame(wsText, true, []byte(`{"text":"Welcome lt-r0!"}`))...)
 	stream = append(stream, serverFrame(wsText, true, msg(11, testToken+"1"))...)
 	stream = append(stream, serverFrame(wsPing, true, []byte("ack 1 11"))...)
-	stream = append(stream, serverFrame(wsText, true, []byte(padded))...)           // 16-bit length
-	stream = append(stream, serverFrame(wsText, true, make([]byte, maxFrame+1))...) // too long
+	stream = append(stream, serverFrame(wsText, true, []byte(padded))...)                                                                             // 16-bit length
+	stream = append(stream, serverFrame(wsText, true, []byte(fmt.Sprintf(`{"id":99,"text":"%s %s6"}`, strings.Repeat("q", maxFrame), testToken)))...) // too long
 	m14 := msg(14, testToken+"5")
 	stream = append(stream, 0x81, 127, 0, 0, 0, 0, 0, 0, 0, byte(len(m14))) // a 64-bit length
 	stream = append(stream, m14...)
