@@ -412,6 +412,8 @@ func newScenario(o *ScenarioOptions) *scenario {
 
 // receivers are the run's logged-in users, reading until stop.
 type receivers struct {
+	// loops read the fan-out receivers' streams (Linux); nil: each reads on its goroutine.
+	loops      *streamLoops
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
 	reconnects atomic.Int64
@@ -434,6 +436,9 @@ func (r *receivers) stop() {
 	r.once.Do(func() {
 		r.cancel()
 		r.wg.Wait()
+		if r.loops != nil {
+			r.loops.stop()
+		}
 	})
 }
 
@@ -445,6 +450,14 @@ func (s *scenario) connect(ctx context.Context) (*receivers, error) {
 	o := s.o
 	subCtx, cancel := context.WithCancel(ctx)
 	r := &receivers{cancel: cancel, loginTime: o.loginTime(s.timeout)}
+	if s.fanout && streamLoopsSupported {
+		loops, err := newStreamLoops(defaultStreamLoops())
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		r.loops = loops
+	}
 	r.rssBefore = liveRSS()
 	readyC := make(chan *node, o.Receivers) // the node of each welcomed receiver
 	errC := make(chan error, o.Receivers)
@@ -480,7 +493,7 @@ func (s *scenario) connect(ctx context.Context) (*receivers, error) {
 					}
 				}
 				defer release()
-				sub := &subscriber{t: n.stream, nick: nick, transport: o.Transport, timeout: s.timeout}
+				sub := &subscriber{t: n.stream, nick: nick, transport: o.Transport, timeout: s.timeout, loops: r.loops}
 				var seen []uint64 // fan-out: bitmap of the messages this receiver got, grown on use
 				err := sub.run(subCtx, func() {
 					s.connected.Add(1)

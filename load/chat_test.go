@@ -282,6 +282,34 @@ func TestScenarioFanoutBoundedLogins(t *testing.T) {
 	}
 }
 
+// TestScenarioFanoutOnLoops: a few hundred receivers of each fan-out scenario read their
+// streams on the event loops (on Linux) and every one receives every broadcast once. Both ends
+// are in this process: 300 receivers need about 600 open files, under the 1024 of a CI runner.
+func TestScenarioFanoutOnLoops(t *testing.T) {
+	target := newChat(t, chatserver.Options{MaxConnsPerAddr: -1})
+	for _, scenario := range []string{ScenarioSSEFanout, ScenarioWSFanout} {
+		t.Run(scenario, func(t *testing.T) {
+			const receivers, messages = 300, 3
+			before := streamsOnLoops.Load()
+			rep, err := RunScenario(context.Background(), ScenarioOptions{Scenario: scenario, Target: target,
+				Receivers: receivers, Messages: messages, Drain: time.Minute, LoginTime: 5 * time.Minute, MaxTime: 10 * time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := rep.Delivery
+			if d.Welcomed != receivers || d.Expected != messages*receivers || d.Delivered != d.Expected || d.Lost != 0 || d.Duplicated != 0 {
+				t.Fatalf("delivery %+v: want %d receivers welcomed and %d broadcasts delivered to each once", *d, receivers, messages)
+			}
+			if rep.Latency.Count != d.Delivered {
+				t.Errorf("latency %+v: want one sample per delivery", rep.Latency)
+			}
+			if on := streamsOnLoops.Load() - before; streamLoopsSupported && on < receivers {
+				t.Errorf("%d streams read on the event loops, want at least %d", on, receivers)
+			}
+		})
+	}
+}
+
 // TestScenarioSlowLogin: a server that never welcomes anyone gives a report, within the login
 // time, that says how many were welcomed, and nothing is sent.
 func TestScenarioSlowLogin(t *testing.T) {

@@ -26,3 +26,13 @@ func rawWrite(fd int, p []byte) (int, error) {
 	}
 	return int(n), nil
 }
+
+// rawEpollPoll returns the ready events of the epoll set ep without waiting (epoll_pwait with
+// a zero timeout, which every Linux architecture has).
+func rawEpollPoll(ep int, events []syscall.EpollEvent) (int, error) {
+	n, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(ep), uintptr(unsafe.Pointer(unsafe.SliceData(events))), uintptr(len(events)), 0, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}

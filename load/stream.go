@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/sha1"
 	"crypto/tls"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,7 +36,9 @@ type event struct {
 // net/http's client), read buffers of streamBufferSize, a WebSocket write buffer only while a
 // frame is written, and nothing copied from events that are not the run's messages. Lines and
 // frames longer than the buffer (the chat's "now online: …" list with thousands of names) are
-// skipped, not buffered.
+// skipped, not buffered. A receiver on an event loop (streamLoops) holds no read buffer at
+// all while idle: the loop reads into its own, and a line or frame split across reads is
+// kept in a pooled one until it is whole.
 const (
 	streamBufferSize = 1 << 10
 	// maxFrame is the largest WebSocket frame a receiver decodes; longer ones are skipped.
@@ -80,6 +85,10 @@ type subscriber struct {
 	nick      string
 	transport string // "sse" or "ws"
 	timeout   time.Duration
+
+	// loops, when set, read the stream once the receiver has logged in (plain HTTP only):
+	// see streamLoops.
+	loops *streamLoops
 
 	lastID     uint64
 	reconnects int64
@@ -155,11 +164,18 @@ func onFreshStack(f func()) {
 
 func (s *subscriber) runSSE(ctx context.Context, onEvent func(event)) error {
 	var conn net.Conn
-	var body io.ReadCloser
+	var resp *http.Response
+	var br *bufio.Reader
 	var err error
-	onFreshStack(func() { conn, body, err = s.openSSE(ctx) })
+	onFreshStack(func() { conn, resp, br, err = s.openSSE(ctx) })
 	if err != nil {
 		return err
+	}
+	body := resp.Body
+	// On a loop when the body is the connection's bytes until it closes (as the chat sends
+	// it), not chunked or sized.
+	if s.loops != nil && s.t.tls == nil && resp.ContentLength < 0 && len(resp.TransferEncoding) == 0 {
+		return s.readOnLoop(ctx, conn, buffered(br), &sseParser{}, nil, onEvent)
 	}
 	// Closed before the body, so that closing the body does not wait for the stream's end.
 	defer body.Close()
@@ -169,19 +185,19 @@ func (s *subscriber) runSSE(ctx context.Context, onEvent func(event)) error {
 	return s.readSSE(body, onEvent)
 }
 
-// openSSE logs in over SSE and returns the connection and the stream's body once the answer's
-// head says 200.
-func (s *subscriber) openSSE(ctx context.Context) (net.Conn, io.ReadCloser, error) {
+// openSSE logs in over SSE and returns the connection, the answer and the reader it was read
+// through (holding the body's first bytes) once the answer's head says 200.
+func (s *subscriber) openSSE(ctx context.Context) (net.Conn, *http.Response, *bufio.Reader, error) {
 	u := s.t.base.JoinPath(url.PathEscape(s.nick))
 	conn, err := s.dial(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	fail := func(err error) (net.Conn, io.ReadCloser, error) {
+	fail := func(err error) (net.Conn, *http.Response, *bufio.Reader, error) {
 		conn.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 
 	var req bytes.Buffer
@@ -204,58 +220,28 @@ func (s *subscriber) openSSE(ctx context.Context) (net.Conn, io.ReadCloser, erro
 		return fail(fmt.Errorf("GET %s: HTTP %d %s", u, resp.StatusCode, strings.TrimSpace(string(msg))))
 	}
 	conn.SetDeadline(time.Time{})
-	return conn, resp.Body, nil
+	return conn, resp, br, nil
+}
+
+// buffered is a copy of what br holds.
+func buffered(br *bufio.Reader) []byte {
+	b, _ := br.Peek(br.Buffered())
+	return bytes.Clone(b)
 }
 
 // readSSE reads events from an SSE stream's body until it ends.
 func (s *subscriber) readSSE(body io.Reader, onEvent func(event)) error {
-	lines := bufio.NewReaderSize(body, streamBufferSize)
-	var ev event
-	hasData, hasID, skipping := false, false, false
+	buf := make([]byte, streamBufferSize)
+	var p sseParser
+	defer p.release()
 	for {
-		line, err := lines.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			skipping = true // a line longer than the buffer: not one of the run's messages
-			continue
-		}
+		n, err := body.Read(buf)
+		p.feed(s, buf[:n], onEvent)
 		if err != nil {
 			if err == io.EOF {
 				return errStreamEnded
 			}
 			return err
-		}
-		if skipping {
-			skipping, hasData = false, true // the end of the long line: it was data
-			continue
-		}
-		line = bytes.TrimRight(line, "\r\n")
-		switch {
-		case len(line) == 0:
-			if hasData {
-				if hasID {
-					s.lastID = ev.id
-				}
-				onEvent(ev)
-			}
-			ev, hasData, hasID = event{}, false, false
-		case line[0] == ':':
-			// a comment: ping, or the server's reason for closing
-		default:
-			field, value, _ := bytes.Cut(line, []byte(":"))
-			value = bytes.TrimPrefix(value, []byte(" "))
-			switch string(field) {
-			case "id":
-				if n, ok := parseUint(value); ok {
-					ev.id, hasID = n, true
-				}
-			case "data":
-				if hasData && ev.text != "" {
-					ev.text += "\n" + string(value)
-				} else if bytes.Contains(value, s.t.token) {
-					ev.text = string(value)
-				}
-				hasData = true
-			}
 		}
 	}
 }
@@ -288,6 +274,16 @@ func (s *subscriber) runWS(ctx context.Context, onEvent func(event)) error {
 		q.Set("resume", strconv.FormatUint(s.lastID, 10))
 	}
 	u.RawQuery = q.Encode()
+	if s.loops != nil && s.t.tls == nil {
+		var conn net.Conn
+		var pending []byte
+		var err error
+		onFreshStack(func() { conn, pending, err = s.openWS(ctx, &u) })
+		if err != nil {
+			return err
+		}
+		return s.readOnLoop(ctx, conn, pending, nil, &wsParser{}, onEvent)
+	}
 	var conn *websocket.Conn
 	var resp *http.Response
 	var err error
@@ -316,6 +312,45 @@ func (s *subscriber) runWS(ctx context.Context, onEvent func(event)) error {
 	}
 }
 
+// openWS opens a WebSocket to u (ws://) and returns the connection and the bytes read past
+// the handshake's answer: the first frames, when they came with it.
+func (s *subscriber) openWS(ctx context.Context, u *url.URL) (net.Conn, []byte, error) {
+	conn, err := s.dial(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dial %s: %w", u, err)
+	}
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	fail := func(err error) (net.Conn, []byte, error) {
+		conn.Close()
+		return nil, nil, fmt.Errorf("dial %s: %w", u, err)
+	}
+	var nonce [16]byte
+	rand.Read(nonce[:])
+	key := base64.StdEncoding.EncodeToString(nonce[:])
+	var req bytes.Buffer
+	fmt.Fprintf(&req, "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+		"Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\nUser-Agent: wasmgap-load\r\n\r\n", u.RequestURI(), u.Host, key)
+	conn.SetDeadline(time.Now().Add(s.timeout)) // until the handshake's answer
+	if _, err := conn.Write(req.Bytes()); err != nil {
+		return fail(err)
+	}
+	br := bufio.NewReaderSize(conn, streamBufferSize)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		return fail(err)
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		return fail(fmt.Errorf("HTTP %d: %w", resp.StatusCode, websocket.ErrBadHandshake))
+	}
+	sum := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+	if resp.Header.Get("Sec-WebSocket-Accept") != base64.StdEncoding.EncodeToString(sum[:]) {
+		return fail(fmt.Errorf("HTTP %d: wrong Sec-WebSocket-Accept: %w", resp.StatusCode, websocket.ErrBadHandshake))
+	}
+	conn.SetDeadline(time.Time{})
+	return conn, buffered(br), nil
+}
+
 // wsMessage is a chat frame: an event, or an error the server reports.
 type wsMessage struct {
 	ID    uint64 `json:"id"`
@@ -336,10 +371,20 @@ func (s *subscriber) wsFrame(r io.Reader, frame []byte, onEvent func(event), msg
 		if _, err := io.Copy(io.Discard, r); err != nil {
 			return err
 		}
+		return s.wsMessageFrame(nil, true, onEvent, msg)
+	}
+	return s.wsMessageFrame(frame[:n], false, onEvent, msg)
+}
+
+// wsMessageFrame hands on one chat frame b, or a frame longer than maxFrame (tooLong, b
+// unread). Only frames that carry the run's token are decoded; the others give their id, read
+// in place.
+func (s *subscriber) wsMessageFrame(b []byte, tooLong bool, onEvent func(event), msg *wsMessage) error {
+	if tooLong {
+		// The online list or another notice, never a run's message.
 		onEvent(event{id: s.lastID})
 		return nil
 	}
-	b := frame[:n]
 	if !bytes.Contains(b, s.t.token) {
 		// A notice: only its id matters (to resume from), read without decoding.
 		if id, ok := frameID(b); ok && id > 0 {
