@@ -19,8 +19,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/wasmgap/wasmgap/internal/childproc"
 )
 
 // Result is one run of one tool, as its report gives it.
@@ -106,11 +107,10 @@ func sumMatches(re *regexp.Regexp, s string) int64 {
 	return n
 }
 
-// Run runs cmd in a process group of its own and kills the whole group when
-// ctx ends or after limit.
+// Run runs cmd in a process group of its own (internal/childproc) and kills
+// the whole group when ctx ends or after limit.
 func Run(ctx context.Context, cmd *exec.Cmd, limit time.Duration) error {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	if err := childproc.Start(cmd); err != nil {
 		return err
 	}
 	done := make(chan error, 1)
@@ -121,11 +121,11 @@ func Run(ctx context.Context, cmd *exec.Cmd, limit time.Duration) error {
 	case err := <-done:
 		return err
 	case <-timer.C:
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		childproc.KillGroup(cmd)
 		<-done
 		return fmt.Errorf("killed after %v", limit)
 	case <-ctx.Done():
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		childproc.KillGroup(cmd)
 		<-done
 		return ctx.Err()
 	}
@@ -134,11 +134,11 @@ func Run(ctx context.Context, cmd *exec.Cmd, limit time.Duration) error {
 // CPUPerRequest is the CPU time (user + system) a finished command used per
 // request, for a run of requests requests; 0 when unknown.
 func CPUPerRequest(cmd *exec.Cmd, requests float64) time.Duration {
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok || requests <= 0 {
+	if cmd.ProcessState == nil || requests <= 0 {
 		return 0
 	}
-	return time.Duration(float64(ru.Utime.Nano()+ru.Stime.Nano()) / requests)
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return time.Duration(float64(cpu) / requests)
 }
 
 // FirstLine is the first non-empty line of a tool's output, for an error message.

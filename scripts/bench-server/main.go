@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command bench-server measures `wasmgap chat` beside the servers its users would pick
 // instead, side by side in one run on one machine: nginx serving the chat page's own bytes,
 // the source article's PHP chat (chat.php: one php-cli process, stream_select, in memory) and
