@@ -121,6 +121,10 @@ type Result struct {
 	// cold start, apart from the steady state of the samples.
 	First time.Duration `json:"first_ns,omitempty"`
 	Setup engine.Setup  `json:"setup"`
+	// Runtime is the version line of the runtime that ran the calls, for an engine whose
+	// runtime is not this Go binary's (engine.Versioner: "gcc 12.2.0", "node v20.19.2
+	// (V8 …)"); empty for the others.
+	Runtime string `json:"runtime,omitempty"`
 	// Noise is what else the machine did while the samples ran (nil where unknown).
 	Noise *Noise `json:"noise,omitempty"`
 	// Failure, when not empty, is what happened instead of a time: "stack overflow",
@@ -199,6 +203,9 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 		return r
 	}
 	defer e.Close(context.WithoutCancel(ctx))
+	if v, ok := e.(engine.Versioner); ok {
+		r.Runtime = v.Version()
+	}
 	progress(PhaseLoad, 1, 1)
 
 	batcher, _ := e.(engine.Batcher)

@@ -426,3 +426,28 @@ func TestMeasureSelfTimed(t *testing.T) {
 		t.Errorf("k = %d in %d batches of %d calls: want samples of at least 1 ms of the engine's time", r.Calls, e.batches, e.fakeEngine.calls)
 	}
 }
+
+// versionedEngine is a fake engine in "another runtime", which names its version once
+// loaded.
+type versionedEngine struct{ fakeEngine }
+
+func (v *versionedEngine) Version() string {
+	if v.loaded == 0 {
+		return ""
+	}
+	return "fake 1.2.3"
+}
+
+// A cell records the version of an engine's runtime (engine.Versioner), read after Load.
+func TestMeasureRecordsRuntime(t *testing.T) {
+	k, _ := kernels.Lookup("fib_it")
+	e := &versionedEngine{fakeEngine{results: []fakeRun{{value: k.Expected([]int{40})}}}}
+	r := Measure(context.Background(), e, k, []int{40}, Options{Runs: 1, MinSample: -1}, nil)
+	if r.Failed() || r.Runtime != "fake 1.2.3" {
+		t.Errorf("runtime %q, failure %q; want fake 1.2.3", r.Runtime, r.Failure)
+	}
+	r = Measure(context.Background(), &fakeEngine{results: e.results}, k, []int{40}, Options{Runs: 1, MinSample: -1}, nil)
+	if r.Runtime != "" {
+		t.Errorf("an engine without a version: runtime %q", r.Runtime)
+	}
+}

@@ -383,7 +383,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		send(event{Type: "error", Error: err.Error()})
 		return
 	}
-	env := s.env
+	env := s.env.WithRuntimes([]measure.Result{res})
 	send(event{
 		Type: "result", Result: &res,
 		Value:       strconv.FormatInt(res.Value, 10),

@@ -93,6 +93,7 @@ export function showDetails(dialog: HTMLDialogElement, grid: Grid, r: number, en
     const e = res.server;
     env.push(["CPU", e.cpu], ["cores", `${e.cores} (GOMAXPROCS ${e.gomaxprocs})`], ["Go", `${e.go} ${e.os}/${e.arch}`]);
     for (const [k, v] of Object.entries(e.modules ?? {})) env.push([k, v]);
+    for (const r of e.runtimes ?? []) env.push([`${r.engine} runtime`, r.version]);
   }
   if (res.browser) {
     const b = res.browser;

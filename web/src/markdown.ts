@@ -47,6 +47,12 @@ export function toMarkdown(grid: Grid, server: ServerEnvironment | undefined, hi
     const mods = Object.entries(server.modules ?? {}).map(([k, v]) => `${k} ${v}`).join(", ");
     lines.push(`Server: ${server.cpu}, ${server.cores} cores, GOMAXPROCS ${server.gomaxprocs}, ${server.go} ${server.os}/${server.arch}${mods ? `, ${mods}` : ""}.`);
   }
+  const runtimes = new Map<string, string>();
+  for (const s of grid.cells.values()) {
+    if (s.kind !== "done") continue;
+    for (const r of s.result.server?.runtimes ?? []) if (!runtimes.has(r.engine)) runtimes.set(r.engine, r.version);
+  }
+  if (runtimes.size > 0) lines.push(`Runtimes: ${[...runtimes].map(([e, v]) => `${info(e).title} ${cellText(v)}`).join(", ")}.`);
   lines.push(`Browser: ${navigator.userAgent}.`);
   if (history?.length) {
     lines.push("", "The articles' figures:", "", "| call | source | figures |", "| --- | --- | --- |");
