@@ -19,6 +19,7 @@ import (
 
 var (
 	defaultArgs = flag.Bool("default-args", false, "compare at the catalogue's default arguments (the articles' sizes) instead of small ones")
+	onlyKernels = flag.String("kernels", "", "compare only these kernels (comma-separated names; empty: every kernel)")
 	within      = flag.Float64("within", 0, "the largest relative difference allowed between the harness's median and testing.Benchmark's ns/op (0: a factor of 3 per kernel and of 1.5 on average, bounds that hold on a busy machine)")
 )
 
@@ -70,9 +71,19 @@ func TestAgreesWithGoBench(t *testing.T) {
 	if *defaultArgs {
 		rounds, benchtime = 3, "200ms"
 	}
+	if *onlyKernels != "" {
+		for _, name := range strings.Split(*onlyKernels, ",") {
+			if _, err := kernels.Lookup(name); err != nil {
+				t.Fatalf("-kernels: %v", err)
+			}
+		}
+	}
 	var rows []string
 	var logRatios []float64
 	for _, k := range kernels.All() {
+		if *onlyKernels != "" && !slices.Contains(strings.Split(*onlyKernels, ","), k.Name) {
+			continue
+		}
 		args := smallArgs(k)
 		if *defaultArgs {
 			args = k.Defaults()
