@@ -38,7 +38,10 @@ export function toMarkdown(grid: Grid, server: ServerEnvironment | undefined, hi
   if (runs?.kind === "done") {
     lines.push(
       `Median of ${grid.requestedRuns || runs.result.runs} timed samples per cell (fewer where a cell's time limit allowed fewer) after ${runs.result.warmup} warm-up(s), ` +
-        "a sample repeating the call k times until it lasts 10 ms, time per call; ± is the half-width of the median's 95% confidence interval (order statistics), " +
+        (runs.result.min_sample_ns === 0
+          ? "one call per sample, "
+          : `a sample repeating the call k times until it lasts ${duration(runs.result.min_sample_ns ?? 10e6)}, time per call; `) +
+        "± is the half-width of the median's 95% confidence interval (order statistics), " +
         "wide past ±5%; min–max in brackets; " +
         `× is the median over the row's ${grid.baseline(0) ?? "native"} median, from this one run.`,
     );

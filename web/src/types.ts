@@ -64,6 +64,8 @@ export interface Catalogue {
   engines: string[];
   runs: Limit;
   warmup: Limit;
+  /** How long a sample lasts at least, in ms (0: one call per sample). */
+  min_sample_ms: Limit;
   timeout_ns: number;
   slots: number;
   environment: ServerEnvironment;
