@@ -63,6 +63,17 @@ type SelfTimer interface {
 	RunTimedBatch(ctx context.Context, k *kernels.Kernel, args []int, reps int) (first, sum int64, elapsed time.Duration, err error)
 }
 
+// Versioner is implemented by an engine whose calls run in a runtime other than this Go
+// binary's: a driver in another process (a peer's gcc-built binary, java, node, php) or a
+// library linked in through cgo (wasmtime). Reports list the line beside the Go version,
+// so that a table says which gcc, JVM, Node or PHP made its numbers.
+type Versioner interface {
+	// Version returns the runtime's version line as the runtime itself reports it, after
+	// Load ("gcc 12.2.0", "node v20.19.2 (V8 11.3.244.8-node.26)", "PHP 8.2.29 (opcache
+	// on, JIT tracing)"), or "" when it is not known yet.
+	Version() string
+}
+
 // ColdStarter is implemented by an engine that keeps compiled code in a cache (wazero's
 // compiler, on disk): DisableCache, called before Load, makes Load compile from scratch,
 // so that Setup.Compile is a cold start. measure.Options.Cold asks for it.

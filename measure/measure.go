@@ -1,9 +1,10 @@
 // Package measure is the harness around every engine: the first call timed alone,
 // warm-up, then N samples of k calls each (k grown until a sample lasts
-// Options.MinSample, as testing.B grows b.N) timed with a monotonic clock around the
-// sample only, every call checked against the catalogue, and per call the min / median /
-// max with the median's 95% confidence interval, beside the machine's load while the
-// samples ran. A failure is a result, never a time.
+// Options.MinSample, as testing.B grows b.N; a garbage collection before the warm-up and
+// before the samples, as testing.B collects before each run) timed with a monotonic clock
+// around the sample only, every call checked against the catalogue, and per call the
+// min / median / max with the median's 95% confidence interval, beside the machine's load
+// while the samples ran. A failure is a result, never a time.
 package measure
 
 import (
@@ -11,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"time"
 
@@ -121,6 +123,10 @@ type Result struct {
 	// cold start, apart from the steady state of the samples.
 	First time.Duration `json:"first_ns,omitempty"`
 	Setup engine.Setup  `json:"setup"`
+	// Runtime is the version line of the runtime that ran the calls, for an engine whose
+	// runtime is not this Go binary's (engine.Versioner: "gcc 12.2.0", "node v20.19.2
+	// (V8 …)"); empty for the others.
+	Runtime string `json:"runtime,omitempty"`
 	// Noise is what else the machine did while the samples ran (nil where unknown).
 	Noise *Noise `json:"noise,omitempty"`
 	// Failure, when not empty, is what happened instead of a time: "stack overflow",
@@ -199,6 +205,9 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 		return r
 	}
 	defer e.Close(context.WithoutCancel(ctx))
+	if v, ok := e.(engine.Versioner); ok {
+		r.Runtime = v.Version()
+	}
 	progress(PhaseLoad, 1, 1)
 
 	batcher, _ := e.(engine.Batcher)
@@ -257,6 +266,7 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 		return d, r.Failure == ""
 	}
 
+	collect() // the loader's garbage, as testing.B collects before a benchmark's first run
 	progress(PhaseWarmup, 0, opts.Warmup)
 	r.Warmup = 0
 	for i := range opts.Warmup {
@@ -297,6 +307,9 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 	}
 	r.Calls = reps
 	progress(PhaseCalibrate, 1, 1)
+	// The warm-up's and calibration's garbage, as testing.B collects before each run: the
+	// timed samples start from a collected heap, at the collector's steady pace.
+	collect()
 
 	progress(PhaseRun, len(samples), opts.Runs)
 	for i := len(samples); i < opts.Runs; i++ {
@@ -319,6 +332,15 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 	r.Min, r.Median, r.Max, r.CI = Summarize(samples)
 	return r
 }
+
+// collect runs a garbage collection outside every timed window, as testing.B does before
+// each run of a benchmark (runtime.GC in B.runN), so that the collector's work in the
+// samples is that of the kernel's own allocations, paced as under `go test -bench` (the
+// worker inherits GOGC and GOMEMLIMIT from its parent, as a test binary does), and not the
+// debt of what ran before. An engine in another process (engine.SelfTimer) times itself:
+// for it this only collects the worker's heap, which its times do not include. Tests
+// replace it to count the collections.
+var collect = runtime.GC
 
 // grow returns the calls of the next calibration batch after reps calls took d: reps
 // itself when d reached the target (or k is at MaxCalls), else a prediction 20% past the

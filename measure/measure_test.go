@@ -426,3 +426,51 @@ func TestMeasureSelfTimed(t *testing.T) {
 		t.Errorf("k = %d in %d batches of %d calls: want samples of at least 1 ms of the engine's time", r.Calls, e.batches, e.fakeEngine.calls)
 	}
 }
+
+// versionedEngine is a fake engine in "another runtime", which names its version once
+// loaded.
+type versionedEngine struct{ fakeEngine }
+
+func (v *versionedEngine) Version() string {
+	if v.loaded == 0 {
+		return ""
+	}
+	return "fake 1.2.3"
+}
+
+// A cell records the version of an engine's runtime (engine.Versioner), read after Load.
+func TestMeasureRecordsRuntime(t *testing.T) {
+	k, _ := kernels.Lookup("fib_it")
+	e := &versionedEngine{fakeEngine{results: []fakeRun{{value: k.Expected([]int{40})}}}}
+	r := Measure(context.Background(), e, k, []int{40}, Options{Runs: 1, MinSample: -1}, nil)
+	if r.Failed() || r.Runtime != "fake 1.2.3" {
+		t.Errorf("runtime %q, failure %q; want fake 1.2.3", r.Runtime, r.Failure)
+	}
+	r = Measure(context.Background(), &fakeEngine{results: e.results}, k, []int{40}, Options{Runs: 1, MinSample: -1}, nil)
+	if r.Runtime != "" {
+		t.Errorf("an engine without a version: runtime %q", r.Runtime)
+	}
+}
+
+// As testing.B collects garbage before each run, Measure collects before the warm-up and
+// between the calibration and the timed samples, never inside a timed batch.
+func TestMeasureCollectsOutsideSamples(t *testing.T) {
+	k, _ := kernels.Lookup("fib_it")
+	var events []string
+	orig := collect
+	collect = func() { events = append(events, "gc") }
+	t.Cleanup(func() { collect = orig })
+	clock := withFakeClock(t)
+	e := &fakeEngine{results: []fakeRun{{value: k.Expected([]int{40})}}, clock: clock, cost: 4 * time.Millisecond}
+	r := Measure(context.Background(), e, k, []int{40}, Options{Runs: 3, Warmup: 1, MinSample: 10 * time.Millisecond}, func(phase string, done, total int) {
+		events = append(events, fmt.Sprintf("%s %d/%d", phase, done, total))
+	})
+	if r.Failed() {
+		t.Fatal(r.Failure)
+	}
+	got := strings.Join(events, ", ")
+	want := "load 0/1, load 1/1, gc, warmup 0/1, warmup 1/1, calibrate 0/1, calibrate 1/1, gc, run 1/3, run 2/3, run 3/3"
+	if got != want {
+		t.Errorf("events\n%s\nwant\n%s", got, want)
+	}
+}

@@ -8,13 +8,15 @@ type Noise struct {
 	Load1 float64 `json:"load1"`
 	// OtherCPU is the CPU time other processes took during the samples, in cores busy on
 	// average (0.5: half a core the whole time): the machine's busy time (/proc/stat)
-	// minus this process's (/proc/self/stat).
+	// minus this process tree's: the process and its descendants, such as an engine's
+	// driver process, whose CPU time is the measurement itself (/proc/<pid>/stat's
+	// utime, stime, and cutime, cstime for children that ended during the samples).
 	OtherCPU float64 `json:"other_cpu"`
 	// Cores is the machine's CPU count.
 	Cores int `json:"cores"`
-	// Busy is true when other processes took more than BusyCPU cores on average, or the
-	// load average exceeded the cores: the cell's times may be slower and more spread
-	// than on a quiet machine.
+	// Busy is true when other processes (outside this process tree) took more than
+	// BusyCPU cores on average, or the load average exceeded the cores: the cell's times
+	// may be slower and more spread than on a quiet machine.
 	Busy bool `json:"busy,omitempty"`
 }
 
@@ -24,7 +26,7 @@ const BusyCPU = 0.5
 // noiseMeter takes a reading of the machine when it starts and another when it stops.
 type noiseMeter struct {
 	ok         bool
-	busy, self uint64 // clock ticks
+	busy, self uint64 // clock ticks: the machine's busy time, this process tree's
 	wall       float64
 }
 

@@ -15,8 +15,8 @@ const clockTicks = 100
 var procStart = time.Now()
 
 // readCPU returns the machine's busy CPU time (/proc/stat's first line: user, nice,
-// system, irq, softirq, steal) and this process's (/proc/self/stat: utime, stime), in
-// clock ticks, and the wall time in seconds.
+// system, irq, softirq, steal) and this process tree's (treeCPU), in clock ticks, and the
+// wall time in seconds.
 func readCPU() (busy, self uint64, wall float64, ok bool) {
 	wall = time.Since(procStart).Seconds()
 	stat, err := os.ReadFile("/proc/stat")
@@ -35,27 +35,102 @@ func readCPU() (busy, self uint64, wall float64, ok bool) {
 		}
 		busy += v
 	}
-	me, err := os.ReadFile("/proc/self/stat")
+	self, ok = treeCPU(os.Getpid())
+	return busy, self, wall, ok
+}
+
+// procStat is what readCPU needs of one /proc/<pid>/stat.
+type procStat struct {
+	ppid int
+	// cpu is utime + stime + cutime + cstime: the process's own CPU time and that of its
+	// children that ended and were waited for.
+	cpu uint64
+}
+
+// treeCPU returns the CPU time, in clock ticks, of the process root and all its
+// descendants: for each process of the tree its own time (utime, stime) and that of its
+// children that ended and were waited for (cutime, cstime). A child that ends during a
+// measurement moves its time from its own line to its parent's cutime and cstime, so the
+// tree's total keeps it: an engine's driver process (a peer's gcc-built binary, java,
+// node, php), a child of the worker, counts as the worker itself. The descendants are
+// found by scanning /proc for parent links; a process that ends during the scan is
+// skipped.
+func treeCPU(root int) (uint64, bool) {
+	dir, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0, 0, 0, false
+		return 0, false
 	}
-	// The command name, in parentheses, may hold spaces: fields count from its end.
-	i := bytes.LastIndexByte(me, ')')
-	if i < 0 {
-		return 0, 0, 0, false
-	}
-	g := strings.Fields(string(me[i+1:]))
-	if len(g) < 13 {
-		return 0, 0, 0, false
-	}
-	for _, j := range []int{11, 12} { // utime, stime (fields 14 and 15 of proc(5))
-		v, err := strconv.ParseUint(g[j], 10, 64)
+	stats := map[int]procStat{}
+	children := map[int][]int{}
+	for _, e := range dir {
+		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
-			return 0, 0, 0, false
+			continue
 		}
-		self += v
+		st, ok := readProcStat(pid)
+		if !ok {
+			if pid == root {
+				return 0, false
+			}
+			continue
+		}
+		stats[pid] = st
+		children[st.ppid] = append(children[st.ppid], pid)
 	}
-	return busy, self, wall, true
+	if _, ok := stats[root]; !ok {
+		return 0, false
+	}
+	var total uint64
+	queue := []int{root}
+	seen := map[int]bool{root: true}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		total += stats[pid].cpu
+		for _, c := range children[pid] {
+			if !seen[c] {
+				seen[c] = true
+				queue = append(queue, c)
+			}
+		}
+	}
+	return total, true
+}
+
+// readProcStat reads /proc/<pid>/stat.
+func readProcStat(pid int) (procStat, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, false
+	}
+	return parseProcStat(b)
+}
+
+// parseProcStat reads the parent and the CPU times from a /proc/<pid>/stat line.
+func parseProcStat(b []byte) (procStat, bool) {
+	// The command name, in parentheses, may hold spaces and parentheses: fields count
+	// from its last closing one.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procStat{}, false
+	}
+	g := strings.Fields(string(b[i+1:]))
+	if len(g) < 15 {
+		return procStat{}, false
+	}
+	ppid, err := strconv.Atoi(g[1]) // field 4 of proc(5)
+	if err != nil {
+		return procStat{}, false
+	}
+	st := procStat{ppid: ppid}
+	for _, j := range []int{11, 12, 13, 14} { // utime stime cutime cstime (fields 14–17)
+		v, err := strconv.ParseInt(g[j], 10, 64)
+		if err != nil {
+			return procStat{}, false
+		}
+		st.cpu += uint64(max(v, 0))
+	}
+	return st, true
 }
 
 // readLoad returns the one-minute load average.

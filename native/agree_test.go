@@ -19,6 +19,8 @@ import (
 
 var (
 	defaultArgs = flag.Bool("default-args", false, "compare at the catalogue's default arguments (the articles' sizes) instead of small ones")
+	minSample   = flag.Duration("min-sample", 0, "the harness's sample minimum (0: measure.DefaultMinSample, 10ms; -benchtime of the go test -bench side is 20ms, or 200ms with -default-args)")
+	onlyKernels = flag.String("kernels", "", "compare only these kernels (comma-separated names; empty: every kernel)")
 	within      = flag.Float64("within", 0, "the largest relative difference allowed between the harness's median and testing.Benchmark's ns/op (0: a factor of 3 per kernel and of 1.5 on average, bounds that hold on a busy machine)")
 )
 
@@ -70,14 +72,26 @@ func TestAgreesWithGoBench(t *testing.T) {
 	if *defaultArgs {
 		rounds, benchtime = 3, "200ms"
 	}
+	if *onlyKernels != "" {
+		for _, name := range strings.Split(*onlyKernels, ",") {
+			if _, err := kernels.Lookup(name); err != nil {
+				t.Fatalf("-kernels: %v", err)
+			}
+		}
+	}
 	var rows []string
 	var logRatios []float64
 	for _, k := range kernels.All() {
+		if *onlyKernels != "" && !slices.Contains(strings.Split(*onlyKernels, ","), k.Name) {
+			continue
+		}
 		args := smallArgs(k)
 		if *defaultArgs {
 			args = k.Defaults()
 		}
-		plan := runner.Plan{Engines: []string{"native"}, Kernels: []string{k.Name}, Args: named(k, args), Options: measure.Defaults()}
+		opts := measure.Defaults()
+		opts.MinSample = *minSample
+		plan := runner.Plan{Engines: []string{"native"}, Kernels: []string{k.Name}, Args: named(k, args), Options: opts}
 		jobs, err := plan.Jobs()
 		if err != nil {
 			t.Fatal(err)

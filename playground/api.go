@@ -51,10 +51,13 @@ type limit struct {
 
 // catalogue is the answer of GET /api/kernels.
 type catalogue struct {
-	Kernels     []*kernels.Kernel  `json:"kernels"`
-	Engines     []string           `json:"engines"`
-	Runs        limit              `json:"runs"`
-	Warmup      limit              `json:"warmup"`
+	Kernels []*kernels.Kernel `json:"kernels"`
+	Engines []string          `json:"engines"`
+	Runs    limit             `json:"runs"`
+	Warmup  limit             `json:"warmup"`
+	// MinSampleMS bounds min_sample_ms, how long a sample lasts at least (0: one call
+	// per sample).
+	MinSampleMS limit              `json:"min_sample_ms"`
 	TimeoutNS   time.Duration      `json:"timeout_ns"`
 	Slots       int                `json:"slots"`
 	Environment report.Environment `json:"environment"`
@@ -72,6 +75,7 @@ func (s *Server) handleKernels(w http.ResponseWriter, r *http.Request) {
 		Engines:     s.engines,
 		Runs:        limit{DefaultRuns, 1, MaxRequestRuns},
 		Warmup:      limit{DefaultWarmup, 0, runner.MaxJobWarmup},
+		MinSampleMS: limit{int(measure.DefaultMinSample / time.Millisecond), 0, MaxMinSampleMS},
 		TimeoutNS:   timeout,
 		Slots:       s.queue.slots,
 		Environment: s.env,
@@ -383,7 +387,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		send(event{Type: "error", Error: err.Error()})
 		return
 	}
-	env := s.env
+	env := s.env.WithRuntimes([]measure.Result{res})
 	send(event{
 		Type: "result", Result: &res,
 		Value:       strconv.FormatInt(res.Value, 10),

@@ -348,11 +348,15 @@ func TestKernelsAndExpected(t *testing.T) {
 				Min, Max int
 			} `json:"params"`
 		} `json:"kernels"`
-		Engines []string        `json:"engines"`
-		Panels  map[string]bool `json:"panels"`
+		Engines     []string        `json:"engines"`
+		Panels      map[string]bool `json:"panels"`
+		MinSampleMS limit           `json:"min_sample_ms"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil {
 		t.Fatal(err)
+	}
+	if c.MinSampleMS != (limit{10, 0, MaxMinSampleMS}) {
+		t.Errorf("min_sample_ms bounds %+v, want default 10, 0 to %d", c.MinSampleMS, MaxMinSampleMS)
 	}
 	if len(c.Kernels) < 4 || c.Kernels[0].Name != "fib_it" || c.Kernels[0].Params[0].Max != 92 {
 		t.Errorf("kernels %+v", c.Kernels)

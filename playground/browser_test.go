@@ -294,6 +294,35 @@ func TestPageInChromium(t *testing.T) {
 		p.waitFor(`!document.getElementById("details").open`, 5*time.Second, "the dialog to close")
 	})
 
+	t.Run("the sample's minimum is a setting of the page", func(t *testing.T) {
+		p.t = t
+		// 0 ms: one call per sample, on the server and in the browser alike.
+		p.open("k=fib_it&fib_it.n=40&e=native,browser-wasm&runs=2&warmup=0&min_sample_ms=0")
+		if v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.getElementById("min_sample_ms").value`)); err != nil || v != "0" {
+			t.Errorf("the min_sample_ms input holds %q (%v), want the link's 0", v, err)
+		}
+		p.runAll(time.Minute)
+		for _, engine := range []string{"native", "browser-wasm"} {
+			got := p.cell("fib_it", engine)
+			if got.State != "done" || !strings.Contains(got.Text, "k = 1") {
+				t.Errorf("fib_it(40) on %s with min_sample_ms=0: %+v, want one call per sample (k = 1)", engine, got)
+			}
+		}
+		// Out of range: the page says what is allowed, and the server refuses it too.
+		p.open("k=fib_it&fib_it.n=40&e=native,browser-wasm&runs=2&warmup=0&min_sample_ms=5000")
+		msg, err := chromedp.Run(p.ctx, chromedp.Text(chromedp.ID("min_sample_ms-error")))
+		if err != nil || !strings.Contains(msg, "min_sample_ms = 5000 is out of range: allowed 0 to 1000") {
+			t.Errorf("the page's error %q (%v), want the allowed range", msg, err)
+		}
+		p.runAll(time.Minute)
+		if got := p.cell("fib_it", "native"); !strings.Contains(got.Text, "allowed 0 (one call per sample) to 1000") {
+			t.Errorf("native with min_sample_ms=5000: %+v, want the server's refusal with the allowed range", got)
+		}
+		if got := p.cell("fib_it", "browser-wasm"); !strings.Contains(got.Text, "allowed 0 to 1000") {
+			t.Errorf("browser-wasm with min_sample_ms=5000: %+v, want the page's refusal with the allowed range", got)
+		}
+	})
+
 	t.Run("a saved run is compared with the live one", func(t *testing.T) {
 		p.t = t
 		p.open("k=fib_it,fib_rec&fib_it.n=40&fib_rec.n=20&e=native&runs=6&warmup=1")

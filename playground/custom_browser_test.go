@@ -77,6 +77,11 @@ func TestCustomKernelInChromium(t *testing.T) {
 			t.Errorf("Primes(100000) on %s: %+v, want done with 9592", e, got)
 		}
 	}
+	// The browser's worker takes samples as for the catalogue's kernels: k grown until a
+	// sample lasts 10 ms (a sieve to 100000 takes well under a millisecond).
+	if got := p.cell(id, "browser-wasm"); !strings.Contains(got.Text, "calls a sample") {
+		t.Errorf("Primes(100000) on browser-wasm: %q, want samples of k > 1 calls", got.Text)
+	}
 	for _, e := range []string{"native", "browser-js"} {
 		if got := p.cell(id, e); got.State != "missing" {
 			t.Errorf("%s has a cell for a user kernel: %+v", e, got)
@@ -107,7 +112,7 @@ func TestCustomKernelInChromium(t *testing.T) {
 	// Tiers that disagree are marked: a random value differs on each.
 	typeSource("package kernel\n\nimport \"math/rand/v2\"\n\nfunc Dice(n int) int64 {\n\treturn rand.Int64N(1<<62) + int64(n)\n}\n")
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
-		for (const [id, v] of [["runs", "1"], ["warmup", "0"]]) {
+		for (const [id, v] of [["runs", "1"], ["warmup", "0"], ["min_sample_ms", "0"]]) {
 			const i = document.getElementById(id);
 			i.value = v;
 			i.dispatchEvent(new Event("input"));
@@ -127,6 +132,12 @@ func TestCustomKernelInChromium(t *testing.T) {
 	// reports first.
 	if got := p.cell(dice, "wazero-interpreter"); got.State != "done" || strings.Contains(got.Text, "mismatch") {
 		t.Errorf("Dice on wazero-interpreter: %+v, want the compiler's value", got)
+	}
+	// min_sample_ms = 0 reaches the server's runs of a user kernel: one call per sample.
+	for _, e := range []string{"wazero-compiler", "wazero-interpreter"} {
+		if got := p.cell(dice, e); !strings.Contains(got.Text, "k = 1") {
+			t.Errorf("Dice on %s with min_sample_ms = 0: %q, want k = 1", e, got.Text)
+		}
 	}
 	if got := p.cell(dice, "yaegi"); !strings.Contains(got.Text, "mismatch") {
 		t.Errorf("Dice on yaegi: %+v, want a mismatch", got)

@@ -20,8 +20,11 @@ func TestPagePeersInChromium(t *testing.T) {
 	}
 	p := newBrowserPage(t)
 	engines := []string{"c", "java", "node-js", "php", "node-wasm"}
-	if engine.Known("wasmtime") == nil {
+	switch err := engine.Known("wasmtime"); {
+	case err == nil:
 		engines = append(engines, "wasmtime")
+	case wasmtimeTagged:
+		t.Fatalf("built with -tags wasmtime, but the wasmtime engine is not registered: %v", err)
 	}
 	p.open("k=fib_rec&fib_rec.n=25&e=native," + strings.Join(engines, ",") + "&runs=3&warmup=1")
 
@@ -59,3 +62,7 @@ func TestPagePeersInChromium(t *testing.T) {
 	}
 	p.screenshot("peers.png")
 }
+
+// wasmtimeTagged is true in a test binary built with -tags wasmtime (wasmtime_test.go):
+// there the wasmtime engine must be on the page.
+var wasmtimeTagged bool

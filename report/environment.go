@@ -5,8 +5,11 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/wasmgap/wasmgap/measure"
 )
 
 // Environment says where and with what numbers were made: the machine, the Go toolchain
@@ -23,9 +26,33 @@ type Environment struct {
 	// Modules are the versions of the engines' modules built into the binary, by short
 	// name: "wazero" and "yaegi" ("not built in" when the binary does not link one).
 	Modules map[string]string `json:"modules,omitempty"`
+	// Runtimes are the versions of the runtimes outside this Go binary that ran the
+	// report's cells (a peer's gcc, JVM, Node or PHP, wasmtime's library), one per
+	// engine in the order the cells ran, as the engines report them
+	// (engine.Versioner, measure.Result.Runtime).
+	Runtimes []Runtime `json:"runtimes,omitempty"`
 	// Time is when the numbers were made; zero (and left out of the JSON) for a server's
 	// standing description of itself.
 	Time time.Time `json:"time,omitzero"`
+}
+
+// Runtime is the runtime behind one engine.
+type Runtime struct {
+	Engine  string `json:"engine"`
+	Version string `json:"version"`
+}
+
+// WithRuntimes returns e with the runtimes of results' engines added to Runtimes: one per
+// engine, the first version a cell reports (cells without one are skipped).
+func (e Environment) WithRuntimes(results []measure.Result) Environment {
+	e.Runtimes = slices.Clone(e.Runtimes)
+	for _, r := range results {
+		if r.Runtime == "" || slices.ContainsFunc(e.Runtimes, func(x Runtime) bool { return x.Engine == r.Engine }) {
+			continue
+		}
+		e.Runtimes = append(e.Runtimes, Runtime{Engine: r.Engine, Version: r.Runtime})
+	}
+	return e
 }
 
 // Module returns the version of the named engine module ("wazero", "yaegi").

@@ -21,6 +21,9 @@ func writeGoBench(w io.Writer, r Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "goos: %s\ngoarch: %s\npkg: github.com/wasmgap/wasmgap\ncpu: %s\n", e.OS, e.Arch, e.CPU)
 	fmt.Fprintf(&b, "go: %s\nwazero: %s\nyaegi: %s\n", e.Go, e.Module("wazero"), e.Module("yaegi"))
+	for _, rt := range e.Runtimes {
+		fmt.Fprintf(&b, "runtime-%s: %s\n", rt.Engine, rt.Version)
+	}
 	for _, res := range r.Results {
 		name := "BenchmarkKernel/" + strings.ReplaceAll(res.Label(), " ", "") + "/" + res.Engine
 		if res.Failed() {

@@ -254,9 +254,18 @@ func (m Method) line() string {
 }
 
 func (e Environment) line() string {
-	return fmt.Sprintf("%s, %d cores, GOMAXPROCS %d, %s %s/%s, wazero %s, yaegi %s, %s",
-		e.CPU, e.Cores, e.GOMAXPROCS, e.Go, e.OS, e.Arch, e.Module("wazero"), e.Module("yaegi"),
-		e.Time.UTC().Format(time.RFC3339))
+	s := fmt.Sprintf("%s, %d cores, GOMAXPROCS %d, %s %s/%s, wazero %s, yaegi %s",
+		e.CPU, e.Cores, e.GOMAXPROCS, e.Go, e.OS, e.Arch, e.Module("wazero"), e.Module("yaegi"))
+	if len(e.Runtimes) > 0 {
+		rts := make([]string, len(e.Runtimes))
+		for i, r := range e.Runtimes {
+			rts[i] = r.Engine + ": " + r.Version
+		}
+		s += "; runtimes: " + strings.Join(rts, ", ") + ";"
+	} else {
+		s += ","
+	}
+	return s + " " + e.Time.UTC().Format(time.RFC3339)
 }
 
 // plural renders "1 run", "5 runs".

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -251,5 +252,37 @@ func TestGoBenchParses(t *testing.T) {
 	}
 	if n != 8+6+7*3+1 || fib != 8 {
 		t.Errorf("benchfmt read %d results (%d of fib_it on native), want 36 (8)", n, fib)
+	}
+}
+
+// The runtimes of out-of-process engines (measure.Result.Runtime) reach the environment,
+// one per engine, and every format prints them.
+func TestRuntimes(t *testing.T) {
+	rep := fixture()
+	c := cell("fib_rec", []int{40}, "c", "", 300*time.Millisecond)
+	c.Runtime = "gcc 12.2.0"
+	php := cell("fib_rec", []int{40}, "php", "", 9*time.Second)
+	php.Runtime = "PHP 8.2.29 (opcache off, no JIT)"
+	phpAgain := php
+	phpAgain.Runtime = "PHP 9"
+	rep.Results = append(rep.Results, c, php, phpAgain)
+	rep.Environment = rep.Environment.WithRuntimes(rep.Results)
+	want := []Runtime{{Engine: "c", Version: "gcc 12.2.0"}, {Engine: "php", Version: "PHP 8.2.29 (opcache off, no JIT)"}}
+	if !reflect.DeepEqual(rep.Environment.Runtimes, want) {
+		t.Fatalf("Runtimes = %+v, want %+v", rep.Environment.Runtimes, want)
+	}
+	for _, f := range []string{FormatTable, FormatMarkdown, FormatJSON, FormatGoBench} {
+		var buf bytes.Buffer
+		if err := Write(&buf, f, rep); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []string{"gcc 12.2.0", "PHP 8.2.29 (opcache off, no JIT)"} {
+			if !strings.Contains(buf.String(), s) {
+				t.Errorf("%s: %q missing", f, s)
+			}
+		}
+		if f != FormatJSON && strings.Contains(buf.String(), "PHP 9") { // the JSON has every cell's own
+			t.Errorf("%s: a second version of one engine printed", f)
+		}
 	}
 }

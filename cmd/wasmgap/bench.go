@@ -132,6 +132,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		rep.Results = append(rep.Results, res)
 	}
 	progress.clear()
+	rep.Environment = rep.Environment.WithRuntimes(rep.Results)
 	if *withHistory {
 		var names []string
 		for _, j := range jobs {

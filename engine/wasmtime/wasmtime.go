@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -80,6 +81,26 @@ func New(opts Options) *Engine { return &Engine{opts: opts} }
 
 // Name returns "wasmtime".
 func (*Engine) Name() string { return Name }
+
+// bindingModule is the module path of the wasmtime binding this package links.
+const bindingModule = "github.com/bytecodealliance/wasmtime-go/v39"
+
+// Version returns the wasmtime binding built into this binary, as its module version
+// ("wasmtime-go v39.0.1": wasmtime-go's versions follow the wasmtime library they ship):
+// engine.Versioner.
+func (*Engine) Version() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range info.Deps {
+			if m.Path == bindingModule {
+				if m.Replace != nil {
+					return "wasmtime-go " + m.Replace.Version + " (replaced)"
+				}
+				return "wasmtime-go " + m.Version
+			}
+		}
+	}
+	return "wasmtime-go v39 (no build information)"
+}
 
 // Load compiles the module with Cranelift (or loads it from the cache), instantiates it
 // with WASI and calls _initialize.

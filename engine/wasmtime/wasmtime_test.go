@@ -78,3 +78,11 @@ func TestRegistered(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// The engine names its runtime for the reports' environment: the wasmtime-go module.
+func TestVersion(t *testing.T) {
+	var v engine.Versioner = New(Options{})
+	if got := v.Version(); !strings.HasPrefix(got, "wasmtime-go v39") {
+		t.Errorf("Version() = %q, want wasmtime-go v39…", got)
+	}
+}

@@ -11,7 +11,8 @@ import (
 )
 
 // Engine is a driver as an engine.Engine: Load starts it, Run asks it for one call,
-// RunTimedBatch (engine.SelfTimer) for a batch of calls timed inside the driver, Close stops it. Packages engine/peer and
+// RunTimedBatch (engine.SelfTimer) for a batch of calls timed inside the driver, Version
+// (engine.Versioner) says which runtime answered, Close stops it. Packages engine/peer and
 // engine/nodewasm register the drivers as engines under their names.
 type Engine struct {
 	name string
@@ -48,6 +49,16 @@ func (e *Engine) Runtime() string {
 		return ""
 	}
 	return e.p.Language + " " + e.p.Runtime
+}
+
+// Version returns the driver's runtime as its ready line reports it ("gcc 12.2.0", "node
+// v20.19.2 (V8 11.3.244.8-node.26)", "clang 14.0.6 wasm32-wasi on wazero v1.12.0"), or ""
+// before Load: engine.Versioner.
+func (e *Engine) Version() string {
+	if e.p == nil {
+		return ""
+	}
+	return e.p.Runtime
 }
 
 // Run calls the kernel once in the driver and returns its value. A stack overflow wraps

@@ -32,6 +32,10 @@ func TestEngine(t *testing.T) {
 			if !strings.Contains(e.Runtime(), " ") {
 				t.Errorf("Runtime() = %q", e.Runtime())
 			}
+			var ver engine.Versioner = e
+			if got, want := ver.Version(), versionPrefix[name]; !strings.HasPrefix(got, want[0]) || !strings.Contains(got, want[1]) {
+				t.Errorf("Version() = %q, want %q…%q", got, want[0], want[1])
+			}
 			v, err := e.Run(ctx, fibRec, []int{20})
 			if err != nil || v != 6765 {
 				t.Errorf("Run fib_rec(20) = %d, %v; want 6765", v, err)
@@ -42,6 +46,17 @@ func TestEngine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// versionPrefix is how each driver's version line starts, and a part it holds.
+var versionPrefix = map[string][2]string{
+	C:        {"gcc ", "."},
+	CWasm:    {"clang ", " wasm32-wasi"},
+	Java:     {"", "17"},
+	NodeJS:   {"node v", "(V8 "},
+	PHP:      {"PHP 8", "(opcache off, no JIT)"},
+	PHPJIT:   {"PHP 8", "(opcache on, JIT tracing)"},
+	NodeWasm: {"node v", "(V8 "},
 }
 
 // TestEngineNotInstalled: a missing runtime fails Load with the packages to install.

@@ -15,7 +15,7 @@
 //
 //	ready <language> <runtime version...>
 //
-// e.g. "ready c gcc 12.2.0" or "ready php PHP 8.2.36 (JIT tracing)". Then, for each request
+// e.g. "ready c gcc 12.2.0" or "ready php PHP 8.2.36 (opcache on, JIT tracing)". Then, for each request
 //
 //	<kernel> <reps> <arg1> [<arg2>]
 //

@@ -113,7 +113,7 @@ func Start(ctx context.Context, name string, opts Options) (*Process, error) {
 		if err != nil {
 			return nil, err
 		}
-		if name == PHPJIT && !strings.Contains(p.Runtime, "(JIT") {
+		if name == PHPJIT && !strings.Contains(p.Runtime, ", JIT ") {
 			p.Close()
 			return nil, notInstalled{fmt.Sprintf("php-jit: opcache's JIT is not available in %s (%s): %s", php, p.Runtime, hint)}
 		}

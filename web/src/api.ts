@@ -51,6 +51,8 @@ export interface RunRequest {
   args: Record<string, number>;
   runs: number;
   warmup: number;
+  /** How long a sample lasts at least, in ms (0: one call per sample). */
+  min_sample_ms: number;
 }
 
 /** runOnServer posts a run and calls onEvent for each NDJSON line until the stream ends. */

@@ -12,6 +12,8 @@ export interface CellJob {
   engine: string;
   runs: number;
   warmup: number;
+  /** How long a sample lasts at least, in ms (0: one call per sample). */
+  minSampleMs: number;
 }
 
 /** Where a cell stands. */
@@ -44,6 +46,11 @@ export function namedArgs(kernel: Kernel, args: number[]): Record<string, number
   return named;
 }
 
+/** The share of a cell's time limit its samples should fit in, as the server's runs budget
+ * (runner's budgetShare): samples that would not fit are skipped, and the cell says how
+ * many ran. */
+export const BUDGET_SHARE = 0.85;
+
 export function isBrowserEngine(engine: string): boolean {
   return engine.startsWith("browser-");
 }
@@ -59,7 +66,14 @@ function runOnServerCell(job: CellJob, update: (s: CellState) => void): CellRun 
     let final: CellState | undefined;
     try {
       await runOnServer(
-        { kernel: job.kernel.name, engine: job.engine, args: namedArgs(job.kernel, job.args), runs: job.runs, warmup: job.warmup },
+        {
+          kernel: job.kernel.name,
+          engine: job.engine,
+          args: namedArgs(job.kernel, job.args),
+          runs: job.runs,
+          warmup: job.warmup,
+          min_sample_ms: job.minSampleMs,
+        },
         abort.signal,
         (e) => {
           switch (e.type) {
@@ -83,6 +97,7 @@ function runOnServerCell(job: CellJob, update: (s: CellState) => void): CellRun 
                 runs: r.runs,
                 warmup: r.warmup,
                 calls: r.calls ?? 1,
+                min_sample_ns: job.minSampleMs * 1e6,
                 value: e.value ?? String(r.value),
                 expected: e.expected ?? String(r.expected),
                 samples_ns: r.samples_ns ?? [],
@@ -176,8 +191,9 @@ function runInBrowser(job: CellJob, bundle: Bundle, timeoutMs: number, update: (
       runs: job.runs,
       warmup: job.warmup,
       expected,
+      min_sample_ms: job.minSampleMs,
       // Samples that would not end well inside the worker's time limit are skipped.
-      budget_ms: timeoutMs * 0.85,
+      budget_ms: timeoutMs * BUDGET_SHARE,
       wasmUrl: wasm ? `/${wasm}` : undefined,
     };
     worker.postMessage(req);

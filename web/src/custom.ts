@@ -5,7 +5,7 @@
 // independent expected value, so a cell whose value differs from the row's first is marked
 // as a mismatch.
 
-import { type Bundle, type CellJob, type CellRun, type CellState, runCell } from "./cells";
+import { BUDGET_SHARE, type Bundle, type CellJob, type CellRun, type CellState, runCell } from "./cells";
 import { EXAMPLES, type Example, TEMPLATE } from "./custom-examples";
 import type { Editor, SourceError } from "./editor";
 import { label } from "./format";
@@ -397,6 +397,10 @@ function runInWorker(job: CellJob, bundle: Bundle, timeoutMs: number, update: (s
     runs: job.runs,
     warmup: job.warmup,
     expected: "",
+    // The catalogue kernels' method: k grown to the sample's minimum, the samples within
+    // the cell's time limit.
+    min_sample_ms: job.minSampleMs,
+    budget_ms: timeoutMs * BUDGET_SHARE,
     wasmUrl: `/api/custom/${job.kernel.name}/kernel.wasm`,
   };
   worker.postMessage(req);

@@ -37,9 +37,11 @@ export function showDetails(dialog: HTMLDialogElement, grid: Grid, r: number, en
   const method: [string, string][] = [];
   const calls = res.calls ?? 1;
   const sample =
-    `${res.runs} timed samples of k = ${grouped(String(calls))} call${calls === 1 ? "" : "s"} each ` +
-    `(k grown, as Go's testing.B grows b.N, until a sample lasts at least ${duration(res.min_sample_ns ?? 10e6)}; a call that long stays at k = 1), ` +
-    "each sample's time divided by k";
+    res.min_sample_ns === 0
+      ? `${res.runs} timed samples of one call each (no sample minimum)`
+      : `${res.runs} timed samples of k = ${grouped(String(calls))} call${calls === 1 ? "" : "s"} each ` +
+        `(k grown, as Go's testing.B grows b.N, until a sample lasts at least ${duration(res.min_sample_ns ?? 10e6)}; a call that long stays at k = 1), ` +
+        "each sample's time divided by k";
   if (res.where === "server") {
     method.push(
       ["how", `in a worker process of the server (killable: a crash or a time limit ends only it), the first call timed alone, ${res.warmup} untimed warm-up call(s), then ${sample}; Go's monotonic clock around each sample only`],
@@ -93,6 +95,7 @@ export function showDetails(dialog: HTMLDialogElement, grid: Grid, r: number, en
     const e = res.server;
     env.push(["CPU", e.cpu], ["cores", `${e.cores} (GOMAXPROCS ${e.gomaxprocs})`], ["Go", `${e.go} ${e.os}/${e.arch}`]);
     for (const [k, v] of Object.entries(e.modules ?? {})) env.push([k, v]);
+    for (const r of e.runtimes ?? []) env.push([`${r.engine} runtime`, r.version]);
   }
   if (res.browser) {
     const b = res.browser;

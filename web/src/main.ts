@@ -15,7 +15,7 @@ import { Grid, type Row } from "./results";
 import { type Selection, checkInt, fromQuery, kernelArgs, toQuery } from "./selection";
 import { renderTable, updateRow } from "./table";
 import { CompareView } from "./compare";
-import { BROWSER_ENGINES, type Catalogue, type Kernel } from "./types";
+import { BROWSER_ENGINES, type Catalogue, type Kernel, type Limit } from "./types";
 
 const $ = <T extends HTMLElement>(id: string): T => {
   const e = document.getElementById(id);
@@ -122,6 +122,7 @@ function buildForm(app: App): void {
   for (const [id, lim, key] of [
     ["runs", cat.runs, "runs"],
     ["warmup", cat.warmup, "warmup"],
+    ["min_sample_ms", cat.min_sample_ms, "min_sample_ms"],
   ] as const) {
     const input = $<HTMLInputElement>(id);
     input.min = String(lim.min);
@@ -209,8 +210,9 @@ function validate(app: App): boolean {
   for (const [id, lim] of [
     ["runs", cat.runs],
     ["warmup", cat.warmup],
+    ["min_sample_ms", cat.min_sample_ms],
   ] as const) {
-    const r = checkInt(sel[id], id, lim.min, lim.max);
+    const r = checkSetting(id, sel[id], lim);
     $(id).setAttribute("aria-invalid", r.error ? "true" : "false");
     $(`${id}-error`).textContent = r.error ?? "";
     if (r.error) ok = false;
@@ -223,6 +225,13 @@ function validate(app: App): boolean {
       : "Some values are out of range: the page runs them anyway, so you can see the server refuse them.";
   $<HTMLButtonElement>("run").disabled = nothing || app.running;
   return ok;
+}
+
+/** checkSetting validates runs, warmup or min_sample_ms against the catalogue's bounds. */
+function checkSetting(name: "runs" | "warmup" | "min_sample_ms", text: string, lim: Limit): { value: number; error?: string } {
+  const r = checkInt(text, name, lim.min, lim.max);
+  if (r.error && name === "min_sample_ms") r.error += " ms (0: one call per sample)";
+  return r;
 }
 
 function changed(app: App): void {
@@ -270,9 +279,13 @@ async function runAll(app: App): Promise<void> {
   validate(app);
   const runs = Number(app.sel.runs);
   const warmup = Number(app.sel.warmup);
-  // The page's own check of runs and warm-up, for the browser cells (the server checks its own).
-  const badCount = checkInt(app.sel.runs, "runs", app.cat.runs.min, app.cat.runs.max).error ??
-    checkInt(app.sel.warmup, "warmup", app.cat.warmup.min, app.cat.warmup.max).error;
+  const minSampleMs = Number(app.sel.min_sample_ms);
+  // The page's own check of runs, warm-up and the sample's minimum, for the browser cells
+  // (the server checks its own).
+  const badCount =
+    checkSetting("runs", app.sel.runs, app.cat.runs).error ??
+    checkSetting("warmup", app.sel.warmup, app.cat.warmup).error ??
+    checkSetting("min_sample_ms", app.sel.min_sample_ms, app.cat.min_sample_ms).error;
   const grid = new Grid(rowsOf(app), enginesOf(app));
   grid.requestedRuns = runs;
   app.grid = grid;
@@ -302,7 +315,7 @@ async function runAll(app: App): Promise<void> {
         grid.set(r, engine, s);
         updateRow(host, grid, r, hooks);
       };
-      const job = { kernel: row.kernel, args: row.args, engine, runs, warmup };
+      const job = { kernel: row.kernel, args: row.args, engine, runs, warmup, minSampleMs };
       const timeoutMs = app.cat.timeout_ns / 1e6;
       const run = app.custom?.active() ? app.custom.runCell(job, timeoutMs, update) : runCell(job, app.bundle, timeoutMs, update);
       app.current = run;

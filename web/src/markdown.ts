@@ -38,7 +38,10 @@ export function toMarkdown(grid: Grid, server: ServerEnvironment | undefined, hi
   if (runs?.kind === "done") {
     lines.push(
       `Median of ${grid.requestedRuns || runs.result.runs} timed samples per cell (fewer where a cell's time limit allowed fewer) after ${runs.result.warmup} warm-up(s), ` +
-        "a sample repeating the call k times until it lasts 10 ms, time per call; ± is the half-width of the median's 95% confidence interval (order statistics), " +
+        (runs.result.min_sample_ns === 0
+          ? "one call per sample, "
+          : `a sample repeating the call k times until it lasts ${duration(runs.result.min_sample_ns ?? 10e6)}, time per call; `) +
+        "± is the half-width of the median's 95% confidence interval (order statistics), " +
         "wide past ±5%; min–max in brackets; " +
         `× is the median over the row's ${grid.baseline(0) ?? "native"} median, from this one run.`,
     );
@@ -47,6 +50,12 @@ export function toMarkdown(grid: Grid, server: ServerEnvironment | undefined, hi
     const mods = Object.entries(server.modules ?? {}).map(([k, v]) => `${k} ${v}`).join(", ");
     lines.push(`Server: ${server.cpu}, ${server.cores} cores, GOMAXPROCS ${server.gomaxprocs}, ${server.go} ${server.os}/${server.arch}${mods ? `, ${mods}` : ""}.`);
   }
+  const runtimes = new Map<string, string>();
+  for (const s of grid.cells.values()) {
+    if (s.kind !== "done") continue;
+    for (const r of s.result.server?.runtimes ?? []) if (!runtimes.has(r.engine)) runtimes.set(r.engine, r.version);
+  }
+  if (runtimes.size > 0) lines.push(`Runtimes: ${[...runtimes].map(([e, v]) => `${info(e).title} ${cellText(v)}`).join(", ")}.`);
   lines.push(`Browser: ${navigator.userAgent}.`);
   if (history?.length) {
     lines.push("", "The articles' figures:", "", "| call | source | figures |", "| --- | --- | --- |");

@@ -1,4 +1,5 @@
-// The page's selection (kernels, their arguments, engines, runs, warm-up, history) and its
+// The page's selection (kernels, their arguments, engines, runs, warm-up, the sample's
+// minimum, history) and its
 // round trip through the URL's query string, so that a link reproduces it.
 
 import type { Catalogue, Kernel } from "./types";
@@ -10,6 +11,8 @@ export interface Selection {
   engines: string[];
   runs: string;
   warmup: string;
+  /** How long a sample lasts at least, in ms (0: one call per sample). */
+  min_sample_ms: string;
   history: boolean;
 }
 
@@ -28,6 +31,7 @@ export function defaults(cat: Catalogue, browserEngines: readonly string[]): Sel
     engines: DEFAULT_ENGINES.filter((e) => all.includes(e)),
     runs: String(cat.runs.default),
     warmup: String(cat.warmup.default),
+    min_sample_ms: String(cat.min_sample_ms.default),
     history: false,
   };
 }
@@ -43,6 +47,7 @@ export function fromQuery(query: string, cat: Catalogue, browserEngines: readonl
   if (e !== null) sel.engines = e.split(",").filter((n) => all.includes(n));
   sel.runs = q.get("runs") ?? sel.runs;
   sel.warmup = q.get("warmup") ?? sel.warmup;
+  sel.min_sample_ms = q.get("min_sample_ms") ?? sel.min_sample_ms;
   sel.history = q.get("history") === "1";
   for (const [key, value] of q) {
     const dot = key.indexOf(".");
@@ -65,6 +70,7 @@ export function toQuery(sel: Selection): string {
   q.set("e", sel.engines.join(","));
   q.set("runs", sel.runs);
   q.set("warmup", sel.warmup);
+  q.set("min_sample_ms", sel.min_sample_ms);
   if (sel.history) q.set("history", "1");
   return q.toString().replaceAll("%2C", ",");
 }

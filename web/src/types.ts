@@ -39,6 +39,14 @@ export interface ServerEnvironment {
   arch: string;
   go: string;
   modules?: Record<string, string>;
+  /** The runtimes outside the Go binary behind the cells (report.Runtime): "gcc 12.2.0", "PHP 8.2.29 (opcache on, JIT tracing)". */
+  runtimes?: Runtime[];
+}
+
+/** The runtime behind one engine, as the engine reports it. */
+export interface Runtime {
+  engine: string;
+  version: string;
 }
 
 /** The browser's side of an environment. */
@@ -56,6 +64,8 @@ export interface Catalogue {
   engines: string[];
   runs: Limit;
   warmup: Limit;
+  /** How long a sample lasts at least, in ms (0: one call per sample). */
+  min_sample_ms: Limit;
   timeout_ns: number;
   slots: number;
   environment: ServerEnvironment;

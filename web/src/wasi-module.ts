@@ -51,3 +51,19 @@ export function explainFailure(err: unknown, output: string[], withOutput: boole
   if (withOutput && first) return new Error(`${err instanceof Error ? err.message : String(err)}: ${first}`);
   return err instanceof Error ? err : new Error(String(err));
 }
+
+/** bindArgs returns a call of the export with args bound in a closure of its arity: no
+ * spread of the arguments in the timed loop (the kernels take one or two). */
+export function bindArgs(fn: (...args: number[]) => bigint, args: readonly number[]): () => bigint {
+  const [a0 = 0, a1 = 0] = args;
+  switch (args.length) {
+    case 0:
+      return () => fn();
+    case 1:
+      return () => fn(a0);
+    case 2:
+      return () => fn(a0, a1);
+  }
+  const all = [...args];
+  return () => fn(...all);
+}

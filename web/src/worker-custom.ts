@@ -5,7 +5,7 @@
 
 import { measure } from "./harness";
 import type { WorkerRequest, WorkerScope } from "./protocol";
-import { explainFailure, loadWasiModule } from "./wasi-module";
+import { bindArgs, explainFailure, loadWasiModule } from "./wasi-module";
 
 const scope = self as unknown as WorkerScope;
 
@@ -19,24 +19,13 @@ scope.onmessage = async (ev: MessageEvent<WorkerRequest>) => {
       const { exports, output, compileMs: compile, instantiateMs: instantiate } = await loadWasiModule(req.wasmUrl);
       const fn = exports[req.export];
       if (typeof fn !== "function") throw new Error(`the module has no export ${req.export}`);
-      const kernel = fn as (...args: number[]) => bigint;
-      let first = true;
       return {
         setup: { compile_ns: Math.round(compile * 1e6), instantiate_ns: Math.round(instantiate * 1e6) },
-        call: () => {
-          let v: bigint;
-          try {
-            v = kernel(...req.args);
-          } catch (err) {
-            throw explainFailure(err, output, true);
-          }
-          if (first) {
-            // The harness checks every value against req.expected: the first call sets it.
-            first = false;
-            req.expected = String(v);
-          }
-          return v;
-        },
+        // The catalogue kernels' call: the arguments bound, no spread per call.
+        call: bindArgs(fn as (...args: number[]) => bigint, req.args),
+        explain: (err: unknown) => explainFailure(err, output, true),
+        // There is no catalogue value: the first call's is the one every later call must repeat.
+        expectFirst: true,
       };
     },
     (m) => scope.postMessage(m),

@@ -3,7 +3,7 @@
 
 import { measure } from "./harness";
 import type { WorkerRequest, WorkerScope } from "./protocol";
-import { explainFailure, loadWasiModule } from "./wasi-module";
+import { bindArgs, explainFailure, loadWasiModule } from "./wasi-module";
 
 const scope = self as unknown as WorkerScope;
 
@@ -18,10 +18,7 @@ scope.onmessage = async (ev: MessageEvent<WorkerRequest>) => {
 
       const fn = exports[req.export];
       if (typeof fn !== "function") throw new Error(`kernels.wasm has no export ${req.export}`);
-      const kernel = fn as (...args: number[]) => bigint;
-      // A closure of the export's arity: no spread of the arguments in the timed loop.
-      const [a0 = 0, a1 = 0] = req.args;
-      const call = req.args.length === 1 ? () => kernel(a0) : req.args.length === 2 ? () => kernel(a0, a1) : () => kernel(...req.args);
+      const call = bindArgs(fn as (...args: number[]) => bigint, req.args);
       return {
         setup: { compile_ns: Math.round(compile * 1e6), instantiate_ns: Math.round(instantiate * 1e6) },
         call,

@@ -244,8 +244,11 @@ function serve(string $line): string {
 }
 
 function main(): void {
-    $jit = function_exists('opcache_get_status') && (opcache_get_status(false)['jit']['on'] ?? false);
-    echo 'ready php PHP ' . PHP_VERSION . ($jit ? ' (JIT ' . ini_get('opcache.jit') . ')' : ' (no JIT)') . "\n";
+    $status = function_exists('opcache_get_status') ? opcache_get_status(false) : false;
+    $opcache = is_array($status) && ($status['opcache_enabled'] ?? false);
+    $jit = is_array($status) && ($status['jit']['on'] ?? false);
+    echo 'ready php PHP ' . PHP_VERSION . ' (opcache ' . ($opcache ? 'on' : 'off') . ', '
+        . ($jit ? 'JIT ' . ini_get('opcache.jit') : 'no JIT') . ")\n";
     while (($line = fgets(STDIN)) !== false) {
         echo serve($line), "\n";
     }

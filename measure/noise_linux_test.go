@@ -1,0 +1,165 @@
+package measure
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// spinEnv, set in a re-executed test binary, makes it spin for that many milliseconds
+// of its own CPU time and exit (see TestMain).
+const spinEnv = "MEASURE_TEST_SPIN_MS"
+
+func TestMain(m *testing.M) {
+	if ms, err := strconv.Atoi(os.Getenv(spinEnv)); err == nil {
+		spinCPU(time.Duration(ms) * time.Millisecond)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// spinCPU keeps one core busy until this process has used d of CPU time.
+func spinCPU(d time.Duration) {
+	for {
+		var ru syscall.Rusage
+		if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+			return
+		}
+		used := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		if used >= d {
+			return
+		}
+		for i := 0; i < 1_000_000; i++ {
+			spinSink += i
+		}
+	}
+}
+
+var spinSink int
+
+// spinCommand is this test binary re-executed to spin for d of CPU time.
+func spinCommand(t *testing.T, d time.Duration) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), spinEnv+"="+strconv.Itoa(int(d/time.Millisecond)))
+	return cmd
+}
+
+// ticks is d in /proc's clock ticks.
+func ticks(d time.Duration) uint64 { return uint64(d.Seconds() * clockTicks) }
+
+// A child's CPU time is this process tree's, whether the child ended and was waited for
+// during the reading (this process's cutime, cstime) or is still alive at its end with
+// the time of its own ended child (a descendant's cutime): an engine's driver process is
+// the measurement, not another process.
+func TestTreeCPUCountsChildren(t *testing.T) {
+	const spin = 300 * time.Millisecond
+	for _, waited := range []bool{true, false} {
+		_, self0, _, ok := readCPU()
+		if !ok {
+			t.Fatal("readCPU failed")
+		}
+		cmd := spinCommand(t, spin)
+		var stdin io.Closer
+		if !waited {
+			// The child spins, then blocks reading its stdin until the reading is done.
+			cmd = exec.Command("sh", "-c", `"$0" -test.run='^$' && read x`, cmd.Path)
+			cmd.Env = append(os.Environ(), spinEnv+"="+strconv.Itoa(int(spin/time.Millisecond)))
+			w, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stdin = w
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if waited {
+			if err := cmd.Wait(); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			// Wait until the spinner has ended and its parent (sh) waits on its stdin.
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				st, ok := readProcStat(cmd.Process.Pid)
+				if ok && st.cpu >= ticks(spin)*8/10 || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		_, self1, _, ok := readCPU()
+		if stdin != nil {
+			stdin.Close()
+			cmd.Wait()
+		}
+		if !ok {
+			t.Fatal("readCPU failed")
+		}
+		if got, want := self1-self0, ticks(spin)*8/10; got < want {
+			t.Errorf("child waited for %v: the tree's CPU grew by %d ticks, want at least %d (the child's %v)", waited, got, want, spin)
+		}
+	}
+}
+
+// A process outside this tree (a child's child, orphaned and adopted by init) that
+// spins is another process: its time is in the machine's busy time, not in the tree's.
+func TestTreeCPUExcludesOtherProcesses(t *testing.T) {
+	const spin = 300 * time.Millisecond
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	done := dir + "/done"
+	busy0, self0, _, ok := readCPU()
+	if !ok {
+		t.Fatal("readCPU failed")
+	}
+	// sh starts the spinner in the background and exits at once: the spinner is no
+	// longer a descendant of this process.
+	cmd := exec.Command("sh", "-c", `("$0" -test.run='^$'; touch "$1") >/dev/null 2>&1 </dev/null & exit 0`, exe, done)
+	cmd.Env = append(os.Environ(), spinEnv+"="+strconv.Itoa(int(spin/time.Millisecond)))
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := os.Stat(done); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the spinner did not finish within 60 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	busy1, self1, _, ok := readCPU()
+	if !ok {
+		t.Fatal("readCPU failed")
+	}
+	if grew := self1 - self0; grew > ticks(spin)/2 {
+		t.Errorf("the tree's CPU grew by %d ticks: the orphaned spinner's %v was counted as this process's", grew, spin)
+	}
+	if other := (busy1 - busy0) - (self1 - self0); other < ticks(spin)*8/10 {
+		t.Errorf("other processes' CPU grew by %d ticks, want at least %d (the spinner's %v)", other, ticks(spin)*8/10, spin)
+	}
+}
+
+func TestParseProcStat(t *testing.T) {
+	st, ok := parseProcStat([]byte("42 (a (b) c) S 7 42 42 0 -1 4194560 100 0 0 0 11 12 13 14 20 0 1 0 5 0 0"))
+	if !ok || st.ppid != 7 || st.cpu != 11+12+13+14 {
+		t.Errorf("parsed %+v, %v; want ppid 7, cpu 50", st, ok)
+	}
+	if _, ok := parseProcStat([]byte("42 (x) S 7")); ok {
+		t.Error("a short line parsed")
+	}
+}
