@@ -15,8 +15,10 @@ type Noise struct {
 	// Cores is the machine's CPU count.
 	Cores int `json:"cores"`
 	// Busy is true when other processes (outside this process tree) took more than
-	// BusyCPU cores on average, or the load average exceeded the cores: the cell's times
-	// may be slower and more spread than on a quiet machine.
+	// BusyCPU cores on average: the cell's times may be slower and more spread than on a
+	// quiet machine. The load average is kept for the reader but does not decide: it
+	// lags a minute behind and counts this process tree's own threads (a JVM's compiler
+	// and collector), so it would flag a quiet cell after a busy minute.
 	Busy bool `json:"busy,omitempty"`
 }
 
@@ -51,6 +53,6 @@ func (m *noiseMeter) stop() *Noise {
 		other := float64(busy-m.busy) - float64(self-m.self)
 		n.OtherCPU = max(other/elapsed, 0)
 	}
-	n.Busy = n.OtherCPU > BusyCPU || n.Load1 > float64(n.Cores)
+	n.Busy = n.OtherCPU > BusyCPU
 	return n
 }

@@ -27,7 +27,7 @@ func ExampleWrite() {
 	// |---|---:|---:|---:|
 	// | fib_rec(40) | 410ms ±? | 1.23s ±? ×3.0 | timed out after 30s |
 	//
-	// **method:** median of 1 timed sample after 1 warm-up call, one call per sample; ±: half-width of the median's 95% confidence interval, "wide" past ±5%, ±? under 6 samples; "busy": other processes took over half a core, or the load average exceeded the cores
+	// **method:** median of 1 timed sample after 1 warm-up call, one call per sample; ±: half-width of the median's 95% confidence interval, "wide" past ±5%, ±? under 6 samples; "busy": other processes took over half a core
 	//
 	// **environment:** AMD EPYC, 2 cores, GOMAXPROCS 2, go1.26.8 linux/amd64, wazero v1.12.0, yaegi v0.16.1, 0001-01-01T00:00:00Z
 }

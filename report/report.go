@@ -249,7 +249,7 @@ func (m Method) line() string {
 	if m.Timing != "" {
 		s += "; " + m.Timing
 	}
-	s += "; ±: half-width of the median's 95% confidence interval, \"wide\" past ±5%, ±? under 6 samples; \"busy\": other processes took over half a core, or the load average exceeded the cores"
+	s += "; ±: half-width of the median's 95% confidence interval, \"wide\" past ±5%, ±? under 6 samples; \"busy\": other processes took over half a core"
 	return s
 }
 
