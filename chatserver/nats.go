@@ -670,14 +670,7 @@ func (s *Server) shutdownNATS(ctx context.Context) error {
 		}
 	}
 	s.cluster.mu.Unlock()
-	drained := make(chan struct{})
-	go func() { s.active.Wait(); close(drained) }()
-	var err error
-	select {
-	case <-drained:
-	case <-ctx.Done():
-		err = fmt.Errorf("chat shutdown: requests still running: %w", ctx.Err())
-	}
+	err := s.drain(ctx)
 	s.cluster.shutdown()
 	return err
 }

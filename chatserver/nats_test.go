@@ -158,6 +158,18 @@ func waitText(t testing.TB, c *client, want string) (ev, []ev) {
 	}
 }
 
+// expectNothingMore sends c a marker through ts and fails if any event
+// reaches c before it: what c was told so far was told once.
+func expectNothingMore(t testing.TB, ts *testServer, c *client, when string) {
+	t.Helper()
+	if status, body := ts.post(t, "quietcheck", c.nick, "marker"); status != 200 {
+		t.Fatalf("marker: %d %s", status, body)
+	}
+	if _, before := waitText(t, c, "quietcheck: marker"); len(before) != 0 {
+		t.Fatalf("%s: %v %s, want nothing", c.nick, before, when)
+	}
+}
+
 func TestNATSRedactsURLs(t *testing.T) {
 	got := redactURLs("nats://chat:s3cret@a:4222, nats://tok3n@b:4222,nats://c:4222")
 	if strings.Contains(got, "s3cret") || strings.Contains(got, "tok3n") || !strings.Contains(got, "nats://c:4222") || !strings.Contains(got, "chat:xxxxx@a:4222") {
@@ -288,12 +300,7 @@ func TestNATSPresence(t *testing.T) {
 	b.stop()
 	waitText(t, dave, "carol has left.")
 	// Once: a marker sent after it comes next.
-	if status, body := a.post(t, "quietcheck", "dave", "marker"); status != 200 {
-		t.Fatalf("marker: %d %s", status, body)
-	}
-	if _, before := waitText(t, dave, "quietcheck: marker"); len(before) != 0 {
-		t.Fatalf("dave: %v after carol has left, want nothing", before)
-	}
+	expectNothingMore(t, a, dave, "after carol has left")
 }
 
 // resumer is a receiver that follows its stream from node to node.
@@ -566,12 +573,7 @@ func TestNATSNodeCrashed(t *testing.T) {
 	waitText(t, frank, "now online: erin")
 	b.crash()
 	waitText(t, frank, "erin has left.")
-	if status, body := a.post(t, "quietcheck", "frank", "marker"); status != 200 {
-		t.Fatalf("marker: %d %s", status, body)
-	}
-	if _, before := waitText(t, frank, "quietcheck: marker"); len(before) != 0 {
-		t.Fatalf("frank: %v after erin has left, want nothing", before)
-	}
+	expectNothingMore(t, a, frank, "after erin has left")
 }
 
 // A server without JetStream, and a stream CHAT that is not the chat's,

@@ -277,14 +277,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	// The hub is still running: this request is answered at once, whatever ctx.
 	s.hub.do(context.Background(), &cutAllReq{reason: cutShutdown})
-	drained := make(chan struct{})
-	go func() { s.active.Wait(); close(drained) }()
-	var err error
-	select {
-	case <-drained:
-	case <-ctx.Done():
-		err = fmt.Errorf("chat shutdown: requests still running: %w", ctx.Err())
-	}
+	err := s.drain(ctx)
 	s.hub.stop()
 	s.opts.Broker.Close()
 	if cerr := s.store.close(); cerr != nil && err == nil {
@@ -333,4 +326,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	wg.Wait()
 	<-errc
 	return errors.Join(serr, herr)
+}
+
+// drain waits until the requests in flight finished, or ctx ended.
+func (s *Server) drain(ctx context.Context) error {
+	drained := make(chan struct{})
+	go func() { s.active.Wait(); close(drained) }()
+	select {
+	case <-drained:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("chat shutdown: requests still running: %w", ctx.Err())
+	}
 }
