@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -139,6 +140,17 @@ func CPUPerRequest(cmd *exec.Cmd, requests float64) time.Duration {
 	}
 	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return time.Duration(float64(cpu) / requests)
+}
+
+// FreeAddr is a loopback address (127.0.0.1:port) with a port free right now, for a
+// server the caller starts next.
+func FreeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("find a free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
 }
 
 // FirstLine is the first non-empty line of a tool's output, for an error message.

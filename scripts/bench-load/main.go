@@ -348,37 +348,12 @@ func startChat(bin string) (string, func(), error) {
 	if err != nil {
 		return "", nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := benchtool.FreeAddr()
 	if err != nil {
 		return "", nil, err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
 	cmd := exec.Command(bin, "chat", "-addr", addr, "-data", dir)
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		return "", nil, fmt.Errorf("start wasmgap chat: %w", err)
-	}
-	stop := func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-		os.RemoveAll(dir)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			stop()
-			return "", nil, fmt.Errorf("wasmgap chat did not listen on %s: %s", addr, errb.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return "http://" + addr + "/", stop, nil
+	return startListening("wasmgap chat", cmd, addr, dir, 10*time.Second)
 }
 
 // startNginx starts nginx with one worker on a free loopback port, from a temporary config.
@@ -391,12 +366,10 @@ func startNginx(bin string) (string, func(), error) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return "", nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := benchtool.FreeAddr()
 	if err != nil {
 		return "", nil, err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
 	page := strings.Repeat("<p>wasmgap load benchmark page</p>\n", 60)
 	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte(page), 0o644); err != nil {
 		return "", nil, err
@@ -425,28 +398,35 @@ http {
 		return "", nil, err
 	}
 	cmd := exec.Command(bin, "-c", confPath, "-p", dir, "-g", "daemon off;")
+	return startListening("nginx", cmd, addr, dir, 5*time.Second)
+}
+
+// startListening starts a server's cmd and waits up to limit for it to accept connections
+// on addr. It returns the server's URL and stop, which interrupts the server, waits for it
+// and removes its folder dir.
+func startListening(name string, cmd *exec.Cmd, addr, dir string, limit time.Duration) (string, func(), error) {
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {
-		return "", nil, fmt.Errorf("start nginx: %w", err)
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	stop := func() {
 		cmd.Process.Signal(os.Interrupt)
 		cmd.Wait()
 		os.RemoveAll(dir)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(limit)
 	for {
 		c, err := net.Dial("tcp", addr)
 		if err == nil {
 			c.Close()
-			break
+			return "http://" + addr + "/", stop, nil
 		}
 		if time.Now().After(deadline) {
 			stop()
-			return "", nil, fmt.Errorf("nginx did not listen on %s: %s", addr, errb.String())
+			return "", nil, fmt.Errorf("%s did not listen on %s: %s", name, addr, errb.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return "http://" + addr + "/", stop, nil
 }

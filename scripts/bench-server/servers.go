@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+
+	"github.com/wasmgap/wasmgap/internal/benchtool"
 	"text/template"
 	"time"
 )
@@ -77,7 +79,7 @@ func startServer(ctx context.Context, o *options, spec serverSpec, dir string, p
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	addr, err := freeAddr()
+	addr, err := benchtool.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -202,16 +204,6 @@ func (s *server) logTail() string {
 		b = b[len(b)-600:]
 	}
 	return "; its log: " + string(b)
-}
-
-// freeAddr is a loopback address with a port free right now.
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("find a free port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
 
 // nginxConf writes nginx's configuration and the page into dir and returns the
