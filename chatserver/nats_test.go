@@ -286,21 +286,28 @@ func sameState(t testing.TB, nodes ...*testServer) {
 // Presence is shared: a user on A sees B's users online, and stopping B
 // tells A's users, once, that B's users left.
 func TestNATSPresence(t *testing.T) {
+	leavesOnce(t, (*testServer).stop, "sse", "ws")
+}
+
+// leavesOnce logs in a user of kind bKind on node B and one of kind aKind on
+// node A, checks that each sees the other, ends B with end (a stop or a
+// crash) and checks that A's user is told once that B's user left.
+func leavesOnce(t *testing.T, end func(*testServer), bKind, aKind string) {
 	nc := startNATSCluster(t, 3)
 	a := startNATSNode(t, nc, Options{NATS: NATSOptions{NodeTTL: 2 * time.Second}})
 	b := startNATSNode(t, nc, Options{NATS: NATSOptions{NodeTTL: 2 * time.Second}})
 
-	carol := b.login(t, "sse", "carol")
-	waitText(t, carol, "Welcome carol!")
-	dave := a.login(t, "ws", "dave")
-	waitText(t, dave, "Welcome dave!")
-	waitText(t, dave, "now online: carol")
-	waitText(t, carol, "dave has joined.")
+	onB := b.login(t, bKind, "carol")
+	waitText(t, onB, "Welcome carol!")
+	onA := a.login(t, aKind, "dave")
+	waitText(t, onA, "Welcome dave!")
+	waitText(t, onA, "now online: carol")
+	waitText(t, onB, "dave has joined.")
 
-	b.stop()
-	waitText(t, dave, "carol has left.")
+	end(b)
+	waitText(t, onA, "carol has left.")
 	// Once: a marker sent after it comes next.
-	expectNothingMore(t, a, dave, "after carol has left")
+	expectNothingMore(t, a, onA, "after carol has left")
 }
 
 // resumer is a receiver that follows its stream from node to node.
@@ -563,17 +570,7 @@ func (ts *testServer) crash() {
 // A node that crashes takes its users' presence with it once its key
 // expired: the others are told they left, once.
 func TestNATSNodeCrashed(t *testing.T) {
-	nc := startNATSCluster(t, 3)
-	a := startNATSNode(t, nc, Options{NATS: NATSOptions{NodeTTL: 2 * time.Second}})
-	b := startNATSNode(t, nc, Options{NATS: NATSOptions{NodeTTL: 2 * time.Second}})
-
-	erin := b.login(t, "ws", "erin")
-	waitText(t, erin, "Welcome erin!")
-	frank := a.login(t, "sse", "frank")
-	waitText(t, frank, "now online: erin")
-	b.crash()
-	waitText(t, frank, "erin has left.")
-	expectNothingMore(t, a, frank, "after erin has left")
+	leavesOnce(t, (*testServer).crash, "ws", "sse")
 }
 
 // A server without JetStream, and a stream CHAT that is not the chat's,
