@@ -3,7 +3,8 @@
 // The browser-wasm engines (kernels.wasm, and a user's kernel) load their module here.
 
 import { ConsoleStdout, File, OpenFile, WASI, WASIProcExit } from "@bjorn3/browser_wasi_shim";
-import { failureOf } from "./harness";
+import { failureOf, measure } from "./harness";
+import type { WorkerRequest, WorkerScope } from "./protocol";
 
 /** A module ready to call, with the times its setup took. */
 export interface WasiModule {
@@ -66,4 +67,43 @@ export function bindArgs(fn: (...args: number[]) => bigint, args: readonly numbe
   }
   const all = [...args];
   return () => fn(...all);
+}
+
+/** How a browser-wasm worker names its module and treats its kernel. */
+export interface WasiWorkerKind {
+  /** The failure when the request names no module. */
+  noModule: string;
+  /** The module as a failure names it ("kernels.wasm", "the module"). */
+  moduleName: string;
+  /** A user's kernel: no catalogue value (the first call's is the one every later call
+   * must repeat: the harness's expectFirst), and a failure quotes what it printed. */
+  userKernel: boolean;
+}
+
+/** serveWasiWorker makes this Web Worker the browser-wasm engine for one kind of module:
+ * each request loads its module, binds the export to the arguments and measures it. */
+export function serveWasiWorker(kind: WasiWorkerKind): void {
+  const scope = self as unknown as WorkerScope;
+  scope.onmessage = async (ev: MessageEvent<WorkerRequest>) => {
+    const req = ev.data;
+    const result = await measure(
+      "browser-wasm",
+      req,
+      async () => {
+        if (!req.wasmUrl) throw new Error(kind.noModule);
+        const { exports, output, compileMs: compile, instantiateMs: instantiate } = await loadWasiModule(req.wasmUrl);
+        const fn = exports[req.export];
+        if (typeof fn !== "function") throw new Error(`${kind.moduleName} has no export ${req.export}`);
+        return {
+          setup: { compile_ns: Math.round(compile * 1e6), instantiate_ns: Math.round(instantiate * 1e6) },
+          // The arguments bound: no spread per call.
+          call: bindArgs(fn as (...args: number[]) => bigint, req.args),
+          explain: (err: unknown) => explainFailure(err, output, kind.userKernel),
+          expectFirst: kind.userKernel,
+        };
+      },
+      (m) => scope.postMessage(m),
+    );
+    scope.postMessage({ type: "result", result });
+  };
 }
