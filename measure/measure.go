@@ -401,9 +401,10 @@ func Summarize(samples []float64) (lo, median, hi float64, ci Interval) {
 	if len(samples) == 0 {
 		return 0, 0, 0, Interval{}
 	}
-	sum := benchmath.AssumeNothing.Summary(benchmath.NewSample(samples, &benchmath.DefaultThresholds), Confidence)
+	// NewSample sorts the values it is given: it gets a copy, so that the caller's
+	// samples stay in the order they ran.
 	s := slices.Clone(samples)
-	slices.Sort(s)
+	sum := benchmath.AssumeNothing.Summary(benchmath.NewSample(s, &benchmath.DefaultThresholds), Confidence)
 	lo, hi = s[0], s[len(s)-1]
 	if !math.IsInf(sum.Lo, 0) && !math.IsInf(sum.Hi, 0) && !math.IsNaN(sum.Lo) {
 		ci = Interval{Lo: sum.Lo, Hi: sum.Hi, Level: sum.Confidence}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -332,6 +333,9 @@ func TestMeasureBudgetStopsCalibration(t *testing.T) {
 func TestSummarize(t *testing.T) {
 	ten := []float64{10, 11, 9, 10, 12, 10, 10, 30, 10, 9}
 	lo, med, hi, ci := Summarize(ten)
+	if want := []float64{10, 11, 9, 10, 12, 10, 10, 30, 10, 9}; !slices.Equal(ten, want) {
+		t.Errorf("Summarize reordered its samples to %v: Result.Samples keeps the order they ran in", ten)
+	}
 	if lo != 9 || med != 10 || hi != 30 {
 		t.Errorf("min, median, max = %v %v %v", lo, med, hi)
 	}

@@ -172,7 +172,8 @@ func compareCell(o, n measure.Result) Change {
 		ch.Delta = ch.New.Median/ch.Old.Median - 1
 	}
 	th := benchmath.DefaultThresholds
-	cmp := benchmath.AssumeNothing.Compare(benchmath.NewSample(o.Samples, &th), benchmath.NewSample(n.Samples, &th))
+	// NewSample sorts what it is given: copies keep the runs' samples in the order they ran.
+	cmp := benchmath.AssumeNothing.Compare(benchmath.NewSample(slices.Clone(o.Samples), &th), benchmath.NewSample(slices.Clone(n.Samples), &th))
 	if !math.IsNaN(cmp.P) {
 		ch.P = cmp.P
 	}

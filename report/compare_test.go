@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,6 +43,9 @@ func TestCompare(t *testing.T) {
 	c, err := Compare(old, new)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := old.Results[0].Samples; !slices.Equal(got, samples(15, 10)) {
+		t.Errorf("Compare reordered the old run's samples to %v: they stay in the order they ran", got)
 	}
 	want := []string{"~ no significant difference", "+50.0%", "too few samples for 95% intervals (10 and 4: 6 needed)", "failed in the new run: stack overflow"}
 	if len(c.Changes) != len(want) {
