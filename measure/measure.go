@@ -1,6 +1,7 @@
 // Package measure is the harness around every engine: the first call timed alone,
 // warm-up, then N samples of k calls each (k grown until a sample lasts
-// Options.MinSample, as testing.B grows b.N; a garbage collection before the warm-up and
+// Options.MinSample, as testing.B grows b.N, and grown again with the samples started over
+// when one lasts under half of it; a garbage collection before the warm-up and
 // before the samples, as testing.B collects before each run) timed with a monotonic clock
 // around the sample only, every call checked against the catalogue, and per call the
 // min / median / max with the median's 95% confidence interval, beside the machine's load
@@ -33,6 +34,9 @@ const (
 	MaxMinSample = 10 * time.Second
 	// MaxCalls bounds the calls of one sample, as testing.B bounds b.N.
 	MaxCalls = 1_000_000_000
+	// MaxRestarts bounds how often the samples start over with a larger k because a
+	// sample lasted under half the sample minimum (the calls got faster after calibration).
+	MaxRestarts = 3
 )
 
 // Progress phases, in the order a measurement goes through them.
@@ -108,7 +112,9 @@ type Result struct {
 	Warmup   int    `json:"warmup"`
 	Value    int64  `json:"value"`
 	Expected int64  `json:"expected"`
-	// Calls is k, the calls in each sample (1 when a call lasts the sample's minimum).
+	// Calls is k, the calls in each sample (1 when a call lasts the sample's minimum). It
+	// is found by calibration and grown, the samples started over, when a sample lasts
+	// under half the minimum (calls that got faster after their first ones).
 	Calls int `json:"calls"`
 	// Samples are the timed samples in the order they ran, each its time divided by
 	// Calls: nanoseconds per call.
@@ -312,7 +318,8 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 	collect()
 
 	progress(PhaseRun, len(samples), opts.Runs)
-	for i := len(samples); i < opts.Runs; i++ {
+	restarts := 0
+	for len(samples) < opts.Runs {
 		if !checkCtx(ctx, &r) {
 			return r
 		}
@@ -323,8 +330,20 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 		if !ok {
 			return r
 		}
+		if next := grow(reps, d, target); d < target/2 && restarts < MaxRestarts && next > reps && fitsFor(opts.Budget, now().Sub(begin), d, reps, next) {
+			// The calls got faster than calibration saw them (their first calls paid for
+			// fresh memory, or a JIT's later tier took over): a sample this short times the
+			// clock and the moment more than the kernel. k grows from this sample's pace and
+			// the samples start over, as testing.B runs again until a run lasts -benchtime.
+			reps = next
+			r.Calls = reps
+			samples = samples[:0]
+			restarts++
+			progress(PhaseRun, 0, opts.Runs)
+			continue
+		}
 		samples = append(samples, perCall(d, reps))
-		progress(PhaseRun, i+1, opts.Runs)
+		progress(PhaseRun, len(samples), opts.Runs)
 	}
 	r.Noise = meter.stop()
 	r.Samples = samples

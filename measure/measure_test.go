@@ -25,9 +25,11 @@ type fakeEngine struct {
 	calls   int
 	loaded  int
 	closed  int
-	// clock, when set, advances by cost on every Run (see withFakeClock).
-	clock *time.Time
-	cost  time.Duration
+	// clock, when set, advances by cost on every Run (see withFakeClock), or by
+	// costOf(i) on the i-th Run (from 0) when costOf is set.
+	clock  *time.Time
+	cost   time.Duration
+	costOf func(call int) time.Duration
 }
 
 type fakeRun struct {
@@ -44,9 +46,13 @@ func (f *fakeEngine) Load(context.Context) (engine.Setup, error) {
 
 func (f *fakeEngine) Run(context.Context, *kernels.Kernel, []int) (int64, error) {
 	r := f.results[min(f.calls, len(f.results)-1)]
+	cost := f.cost
+	if f.costOf != nil {
+		cost = f.costOf(f.calls)
+	}
 	f.calls++
 	if f.clock != nil {
-		*f.clock = f.clock.Add(f.cost)
+		*f.clock = f.clock.Add(cost)
 	}
 	return r.value, r.err
 }
@@ -302,6 +308,60 @@ func TestMeasureCalibrates(t *testing.T) {
 			}
 			if calls := f.calls; calls < 1+10*r.Calls {
 				t.Errorf("%d calls for 10 samples of %d", calls, r.Calls)
+			}
+		})
+	}
+}
+
+// Calls that get faster after their first ones (fresh memory, a JIT's later tier) leave
+// calibration with too small a k: a sample lasting under half the minimum makes k grow and
+// the samples start over, so that every sample kept lasts the minimum.
+func TestMeasureRecalibratesWhenCallsGetFaster(t *testing.T) {
+	k, _ := kernels.Lookup("fib_it")
+	want := k.Expected([]int{40})
+	for _, c := range []struct {
+		name         string
+		costOf       func(int) time.Duration
+		wantRestarts int
+	}{
+		// Five cold calls of 12 ms (the warm-up, calibration's, three samples), then 1 ms.
+		{"cold start", func(i int) time.Duration {
+			if i < 5 {
+				return 12 * time.Millisecond
+			}
+			return time.Millisecond
+		}, 1},
+		// Ever faster calls (halving every 4 calls, down to 1 µs): the samples start over
+		// MaxRestarts times, then stay.
+		{"always faster", func(i int) time.Duration { return max(12*time.Millisecond>>min(i/4, 30), time.Microsecond) }, MaxRestarts},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clock := withFakeClock(t)
+			f := &fakeEngine{results: []fakeRun{{value: want}}, clock: clock, costOf: c.costOf}
+			// The samples start with calibration's last batch (run 1/10); each start over is
+			// reported as run 0/10.
+			var restarts int
+			r := Measure(context.Background(), f, k, []int{40}, Options{Runs: 10, Warmup: 1, MinSample: 10 * time.Millisecond}, func(phase string, done, _ int) {
+				if phase == PhaseRun && done == 0 {
+					restarts++
+				}
+			})
+			if r.Failed() || len(r.Samples) != 10 || r.Runs != 10 {
+				t.Fatalf("%d samples, runs %d, failure %q", len(r.Samples), r.Runs, r.Failure)
+			}
+			if restarts != c.wantRestarts {
+				t.Errorf("samples started over %d times, want %d", restarts, c.wantRestarts)
+			}
+			if c.wantRestarts == MaxRestarts {
+				return
+			}
+			if r.Calls < 10 {
+				t.Errorf("k = %d: samples of 1 ms calls last under the 10 ms minimum", r.Calls)
+			}
+			for i, s := range r.Samples {
+				if s != float64(time.Millisecond) {
+					t.Errorf("sample %d: %v ns per call, want the warm 1 ms (cold calls left out)", i, s)
+				}
 			}
 		})
 	}

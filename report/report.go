@@ -45,7 +45,8 @@ type Method struct {
 // DefaultTiming is the timing method of measure.Measure run in package runner's workers.
 const DefaultTiming = "time.Now/time.Since (monotonic clock) around each sample only, " +
 	"in a worker process per cell; a sample repeats the call k times (k grown, as testing.B grows b.N, " +
-	"until a sample lasts the minimum) and reports its time divided by k; every call checked " +
+	"until a sample lasts the minimum, grown again with the samples started over if one lasts under half of it) " +
+	"and reports its time divided by k; every call checked " +
 	"(the first value of each sample against the catalogue, the sum of all against k × the expected value); " +
 	"median of the samples with its 95% confidence interval (order statistics: the samples whose ranks " +
 	"a binomial(n, ½) places around the median with ≥ 95% probability, as benchstat; needs 6 samples), " +

@@ -40,7 +40,8 @@ export function showDetails(dialog: HTMLDialogElement, grid: Grid, r: number, en
     res.min_sample_ns === 0
       ? `${res.runs} timed samples of one call each (no sample minimum)`
       : `${res.runs} timed samples of k = ${grouped(String(calls))} call${calls === 1 ? "" : "s"} each ` +
-        `(k grown, as Go's testing.B grows b.N, until a sample lasts at least ${duration(res.min_sample_ns ?? 10e6)}; a call that long stays at k = 1), ` +
+        `(k grown, as Go's testing.B grows b.N, until a sample lasts at least ${duration(res.min_sample_ns ?? 10e6)}; a call that long stays at k = 1; ` +
+        "grown again, the samples started over, if one lasts under half of it), " +
         "each sample's time divided by k";
   if (res.where === "server") {
     method.push(

@@ -61,6 +61,9 @@ export function failureOf(err: unknown): string {
 export const DEFAULT_MIN_SAMPLE_MS = 10;
 /** The most calls one sample makes, as the server's measure.MaxCalls. */
 const MAX_CALLS = 1_000_000_000;
+/** How often the samples start over with a larger k because one lasted under half the
+ * minimum (the calls got faster after calibration), as the server's measure.MaxRestarts. */
+const MAX_RESTARTS = 3;
 
 /** grow returns the calls of the next calibration batch after reps calls took ms: reps
  * itself when the batch reached the target, else a prediction 20% past it, at most 100
@@ -171,11 +174,24 @@ export async function measure(
     result.calls = reps;
 
     phase = "run";
-    for (let i = result.samples_ns.length; i < req.runs; i++) {
+    let restarts = 0;
+    while (result.samples_ns.length < req.runs) {
       if (!fits()) break;
+      const i = result.samples_ns.length;
       post({ type: "progress", phase: "run", done: i, total: req.runs });
       const b = batch(reps);
       if (!check(b, reps, `in sample ${i + 1}`)) return result;
+      const next = grow(reps, b.ms, target);
+      const predicted = (b.ms / reps) * next;
+      if (b.ms < target / 2 && restarts < MAX_RESTARTS && next > reps && (budget <= 0 || performance.now() - begin + predicted <= budget)) {
+        // The calls got faster than calibration saw them (a later JIT tier, warm memory):
+        // k grows from this sample's pace and the samples start over, as the server's.
+        reps = next;
+        result.calls = reps;
+        result.samples_ns = [];
+        restarts++;
+        continue;
+      }
       result.samples_ns.push((b.ms * 1e6) / reps);
     }
     post({ type: "progress", phase: "run", done: req.runs, total: req.runs });
