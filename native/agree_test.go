@@ -21,6 +21,7 @@ var (
 	defaultArgs = flag.Bool("default-args", false, "compare at the catalogue's default arguments (the articles' sizes) instead of small ones")
 	minSample   = flag.Duration("min-sample", 0, "the harness's sample minimum (0: measure.DefaultMinSample, 10ms; -benchtime of the go test -bench side is 20ms, or 200ms with -default-args)")
 	onlyKernels = flag.String("kernels", "", "compare only these kernels (comma-separated names; empty: every kernel)")
+	control     = flag.Bool("control", false, "also time each kernel with a second go test -bench process per round and print how far go test -bench is from itself: the machine's floor for -within")
 	within      = flag.Float64("within", 0, "the largest relative difference allowed between the harness's median and testing.Benchmark's ns/op (0: a factor of 3 per kernel and of 1.5 on average, bounds that hold on a busy machine)")
 )
 
@@ -50,9 +51,12 @@ func smallArgs(k *kernels.Kernel) []int {
 // does (a worker process, calibrated samples, the median) and as `go test -bench` does
 // (BenchmarkKernel below, the loop of BenchmarkKernels in package kernels, run by this test
 // binary in a process of its own with -count 10, its median taken as benchstat takes it),
-// in the same run: rounds of one benchmark then one harness measurement, each in a fresh
-// process, so that a machine busy for a while slows both alike; the figure compared is the
-// median over the rounds of the harness's median over the benchmark's.
+// in the same run: rounds of one benchmark and one harness measurement, each in a fresh
+// process, the two taking turns going first, so that a machine whose speed changes from one
+// second to the next (this one's virtual cores slow down by up to 1.7 times for spells of
+// 30 ms to seconds, unseen from inside) weighs on both alike; the figure compared is the
+// median over the rounds of the harness's median over the benchmark's. With -control a
+// second benchmark process per round shows how far go test -bench is from itself.
 //
 // By default, at small arguments, each kernel agrees within a factor of 3 and the
 // geometric mean over the kernels within a factor of 1.5: bounds that hold on this shared
@@ -62,7 +66,8 @@ func smallArgs(k *kernels.Kernel) []int {
 //
 //	go test ./native -run AgreesWithGoBench -v -args -default-args -within 0.05
 //
-// which prints the table of both figures with the machine's load average.
+// which prints the table of both figures with the machine's load average (add -control for
+// the floor).
 func TestAgreesWithGoBench(t *testing.T) {
 	if testing.Short() {
 		t.Skip("times every kernel")
@@ -70,7 +75,7 @@ func TestAgreesWithGoBench(t *testing.T) {
 	limit := *within
 	rounds, benchtime := 5, "20ms"
 	if *defaultArgs {
-		rounds, benchtime = 3, "200ms"
+		rounds, benchtime = 5, "200ms"
 	}
 	if *onlyKernels != "" {
 		for _, name := range strings.Split(*onlyKernels, ",") {
@@ -96,16 +101,28 @@ func TestAgreesWithGoBench(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ratios, harness, benches, loads []float64
+		var ratios, controls, harness, benches, loads []float64
 		var last measure.Result
-		for range rounds {
-			bench := goBench(t, k.Name, benchtime)
+		for round := range rounds {
+			// The two sides take turns going first, so that neither is always the one
+			// measured right after the other (a machine that slows down over a round
+			// weighs on both alike). The control, a second benchmark process, comes last.
+			var bench float64
+			if round%2 == 0 {
+				bench = goBench(t, k.Name, benchtime)
+			}
 			res, err := runner.Run(context.Background(), jobs[0], runner.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if res.Failed() {
 				t.Fatalf("%s: %s", k.Label(args), res.Failure)
+			}
+			if round%2 == 1 {
+				bench = goBench(t, k.Name, benchtime)
+			}
+			if *control {
+				controls = append(controls, goBench(t, k.Name, benchtime)/bench)
 			}
 			last = res
 			ratios = append(ratios, res.Median/bench)
@@ -117,8 +134,12 @@ func TestAgreesWithGoBench(t *testing.T) {
 		}
 		ratio := median(ratios)
 		diff := ratio - 1
-		rows = append(rows, fmt.Sprintf("| `%s` | %s (k=%d) | %s | %+.1f%% | %s |",
-			k.Label(args), fmtNs(median(harness)), last.Calls, fmtNs(median(benches)), diff*100, fmtRange(loads)))
+		row := fmt.Sprintf("| `%s` | %s (k=%d) | %s | %+.1f%% | %s |",
+			k.Label(args), fmtNs(median(harness)), last.Calls, fmtNs(median(benches)), diff*100, fmtSpread(ratios))
+		if *control {
+			row += fmt.Sprintf(" %+.1f%% | %s |", (median(controls)-1)*100, fmtSpread(controls))
+		}
+		rows = append(rows, row+fmt.Sprintf(" %s |", fmtRange(loads)))
 		logRatios = append(logRatios, math.Log(ratio))
 		ok := ratio <= 3 && ratio >= 1.0/3
 		if limit > 0 {
@@ -140,8 +161,13 @@ func TestAgreesWithGoBench(t *testing.T) {
 	} else {
 		t.Logf("geometric mean of the ratios over %d kernels: %.3f", len(logRatios), gm)
 	}
-	t.Logf("\n| kernel | wasmgap bench --engine native: median per call (k) | go test -bench -count 10: median ns/op | difference (median over %d rounds) | load average |\n|---|---:|---:|---:|---:|\n%s",
-		rounds, strings.Join(rows, "\n"))
+	head := fmt.Sprintf("| kernel | wasmgap bench --engine native: median per call (k) | go test -bench -count %d: median ns/op | difference (median over %d rounds) | the rounds' differences |", benchCount, rounds)
+	rule := "|---|---:|---:|---:|---:|"
+	if *control {
+		head += " control: a second go test -bench against the first | the rounds' |"
+		rule += "---:|---:|"
+	}
+	t.Logf("\n%s load average |\n%s---:|\n%s", head, rule, strings.Join(rows, "\n"))
 }
 
 // BenchmarkKernel times each kernel's native call as `go test -bench` does, at the
@@ -160,14 +186,18 @@ func BenchmarkKernel(b *testing.B) {
 	}
 }
 
-// goBench runs BenchmarkKernel/<kernel> with -count 10 in a new process of this test
+// benchCount is the -count of each go test -bench process: a few runs per round, and
+// many rounds, keep the two sides' measurements close in time.
+const benchCount = 10
+
+// goBench runs BenchmarkKernel/<kernel> with -count benchCount in a new process of this test
 // binary and returns the median of its ns/op, as benchstat summarises them: on a loaded
 // machine the mean over one long run counts every time the process waited for a core,
 // where a median of shorter runs, like the harness's median of samples, counts the
 // typical wait.
 func goBench(t *testing.T, kernel, benchtime string) float64 {
 	t.Helper()
-	args := []string{"-test.run=^$", "-test.bench=^BenchmarkKernel$/^" + kernel + "$", "-test.benchtime=" + benchtime, "-test.count=10"}
+	args := []string{"-test.run=^$", "-test.bench=^BenchmarkKernel$/^" + kernel + "$", "-test.benchtime=" + benchtime, "-test.count=" + strconv.Itoa(benchCount)}
 	if *defaultArgs {
 		args = append(args, "-default-args")
 	}
@@ -194,6 +224,11 @@ func goBench(t *testing.T, kernel, benchtime string) float64 {
 func median(xs []float64) float64 {
 	_, m, _, _ := measure.Summarize(xs)
 	return m
+}
+
+// fmtSpread renders the smallest and largest of ratios as differences: "-4% to +2%".
+func fmtSpread(ratios []float64) string {
+	return fmt.Sprintf("%+.0f%% to %+.0f%%", (slices.Min(ratios)-1)*100, (slices.Max(ratios)-1)*100)
 }
 
 func fmtRange(xs []float64) string {
