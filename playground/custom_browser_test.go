@@ -5,6 +5,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -146,6 +148,39 @@ func TestCustomKernelInChromium(t *testing.T) {
 		t.Errorf("Dice on browser-wasm: %+v, want a mismatch or a wrong result", got)
 	}
 
+	// A kernel whose first calls are slow (as fresh memory or a JIT's first tier make them)
+	// leaves calibration at k = 1; the samples start over with a k that fills the sample's
+	// minimum, in the browser's worker as on the server.
+	typeSource(warmingSource)
+	p.waitFor(`document.querySelector('input[name="custom.n"]') !== null`, 5*time.Second, "the argument n")
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+		for (const [id, v] of [["runs", "6"], ["warmup", "1"], ["min_sample_ms", "10"]]) {
+			const i = document.getElementById(id);
+			i.value = v;
+			i.dispatchEvent(new Event("input"));
+		}
+		const n = document.querySelector('input[name="custom.n"]');
+		n.value = "200000";
+		n.dispatchEvent(new Event("input"));
+		return true;
+	})()`)); err != nil {
+		t.Fatal(err)
+	}
+	p.click("#run")
+	warming := custom.ID([]byte(warmingSource))
+	p.waitFor(`document.body.dataset.built === "`+warming+`" && document.body.dataset.running === "0"`, 2*time.Minute, "the warming kernel's runs")
+	for _, e := range []string{"browser-wasm", "wazero-compiler"} {
+		got := p.cell(warming, e)
+		m := regexp.MustCompile(`k = ([\d,]+) calls a sample`).FindStringSubmatch(got.Text)
+		if got.State != "done" || m == nil {
+			t.Errorf("Warming on %s: %+v, want samples of k > 1 calls", e, got)
+			continue
+		}
+		if k, _ := strconv.Atoi(strings.ReplaceAll(m[1], ",", "")); k < 10 {
+			t.Errorf("Warming on %s: k = %d; its warm calls last about 0.2 ms, so 10 ms samples need k >= 10", e, k)
+		}
+	}
+
 	// A syntax error is marked on its line.
 	typeSource("package kernel\n\nfunc Broken(n int) int64 {\n\treturn n +\n}\n")
 	p.click("#custom-build")
@@ -158,3 +193,29 @@ func TestCustomKernelInChromium(t *testing.T) {
 		t.Errorf("console errors: %s", strings.Join(errs, "\n"))
 	}
 }
+
+// warmingSource is a user kernel whose first five calls do a hundred times the work of
+// the later ones, returning the same value.
+const warmingSource = `package kernel
+
+var calls int
+
+// Warming sums n values, a hundred times over in its first five calls.
+func Warming(n int) int64 {
+	calls++
+	rounds := 1
+	if calls <= 5 {
+		rounds = 100
+	}
+	var s int64
+	for r := 0; r < rounds; r++ {
+		for i := 0; i < n; i++ {
+			s += int64(i ^ r)
+		}
+	}
+	if s < 0 {
+		return -1
+	}
+	return int64(n)
+}
+`
