@@ -136,6 +136,28 @@ func (p *browserPage) click(sel string) {
 	}
 }
 
+// fill types values into the page's inputs, each found by its CSS selector, as a user
+// would: the value set, then an input event.
+func (p *browserPage) fill(values map[string]string) {
+	p.t.Helper()
+	pairs, err := json.Marshal(values)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	ok, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](`(() => {
+		for (const [sel, v] of Object.entries(`+string(pairs)+`)) {
+			const i = document.querySelector(sel);
+			if (!i) return false;
+			i.value = v;
+			i.dispatchEvent(new Event("input"));
+		}
+		return true;
+	})()`))
+	if err != nil || !ok {
+		p.t.Fatalf("fill %v: %v (an input not on the page?)", values, err)
+	}
+}
+
 // runAll clicks Run and waits until every cell has an outcome.
 func (p *browserPage) runAll(timeout time.Duration) {
 	p.t.Helper()

@@ -61,14 +61,7 @@ func TestCustomKernelInChromium(t *testing.T) {
 	}
 	typeSource(sieve)
 	p.waitFor(`document.querySelector('input[name="custom.n"]') !== null`, 5*time.Second, "the argument n")
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
-		const i = document.querySelector('input[name="custom.n"]');
-		i.value = "100000";
-		i.dispatchEvent(new Event("input"));
-		return true;
-	})()`)); err != nil {
-		t.Fatal(err)
-	}
+	p.fill(map[string]string{`input[name="custom.n"]`: "100000"})
 	p.click("#run")
 	p.waitFor(`document.body.dataset.built?.startsWith("custom-") && document.body.dataset.running === "0"`, 3*time.Minute, "the build and the runs")
 
@@ -113,16 +106,7 @@ func TestCustomKernelInChromium(t *testing.T) {
 
 	// Tiers that disagree are marked: a random value differs on each.
 	typeSource("package kernel\n\nimport \"math/rand/v2\"\n\nfunc Dice(n int) int64 {\n\treturn rand.Int64N(1<<62) + int64(n)\n}\n")
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
-		for (const [id, v] of [["runs", "1"], ["warmup", "0"], ["min_sample_ms", "0"]]) {
-			const i = document.getElementById(id);
-			i.value = v;
-			i.dispatchEvent(new Event("input"));
-		}
-		return true;
-	})()`)); err != nil {
-		t.Fatal(err)
-	}
+	p.fill(map[string]string{"#runs": "1", "#warmup": "0", "#min_sample_ms": "0"})
 	p.click("#run")
 	p.waitFor(`document.body.dataset.built?.startsWith("custom-") && document.body.dataset.built !== "`+id+`" && document.body.dataset.running === "0"`, 2*time.Minute, "the dice's runs")
 	dice := custom.ID([]byte("package kernel\n\nimport \"math/rand/v2\"\n\nfunc Dice(n int) int64 {\n\treturn rand.Int64N(1<<62) + int64(n)\n}\n"))
@@ -153,19 +137,7 @@ func TestCustomKernelInChromium(t *testing.T) {
 	// minimum, in the browser's worker as on the server.
 	typeSource(warmingSource)
 	p.waitFor(`document.querySelector('input[name="custom.n"]') !== null`, 5*time.Second, "the argument n")
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
-		for (const [id, v] of [["runs", "6"], ["warmup", "1"], ["min_sample_ms", "10"]]) {
-			const i = document.getElementById(id);
-			i.value = v;
-			i.dispatchEvent(new Event("input"));
-		}
-		const n = document.querySelector('input[name="custom.n"]');
-		n.value = "200000";
-		n.dispatchEvent(new Event("input"));
-		return true;
-	})()`)); err != nil {
-		t.Fatal(err)
-	}
+	p.fill(map[string]string{"#runs": "6", "#warmup": "1", "#min_sample_ms": "10", `input[name="custom.n"]`: "200000"})
 	p.click("#run")
 	warming := custom.ID([]byte(warmingSource))
 	p.waitFor(`document.body.dataset.built === "`+warming+`" && document.body.dataset.running === "0"`, 2*time.Minute, "the warming kernel's runs")
