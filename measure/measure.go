@@ -216,6 +216,7 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 	}
 	progress(PhaseLoad, 1, 1)
 
+	var calls int // made since the noise meter started
 	batcher, _ := e.(engine.Batcher)
 	selfTimer, _ := e.(engine.SelfTimer)
 	firstCall := true
@@ -240,6 +241,7 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 			}
 		}
 		d := now().Sub(start)
+		calls += reps
 		if selfTimer != nil && err == nil {
 			d = selfTimed
 		}
@@ -290,6 +292,7 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 	}
 
 	meter := startNoise()
+	calls = 0
 	// Calibrate: grow k until a batch lasts the target, as testing.B grows b.N. The last
 	// batch, at the k kept, is the first sample.
 	target := opts.SampleTarget()
@@ -345,7 +348,7 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 		samples = append(samples, perCall(d, reps))
 		progress(PhaseRun, len(samples), opts.Runs)
 	}
-	r.Noise = meter.stop()
+	r.Noise = meter.stop(calls)
 	r.Samples = samples
 	r.Runs = len(samples)
 	r.Min, r.Median, r.Max, r.CI = Summarize(samples)

@@ -14,6 +14,13 @@ type Noise struct {
 	OtherCPU float64 `json:"other_cpu"`
 	// Cores is the machine's CPU count.
 	Cores int `json:"cores"`
+	// FaultsPerCall is the minor page faults of this process tree (the worker and an
+	// engine's driver process) per call of the kernel, from calibration to the last
+	// sample: memory the kernel touched for the first time, or again after the Go
+	// runtime handed it back to the operating system. Each costs a trap and a zeroed page;
+	// a kernel that allocates megabytes per call can spend a third of its time on them,
+	// and how many it takes changes from one process to the next. Zero where unknown.
+	FaultsPerCall float64 `json:"faults_per_call,omitempty"`
 	// Busy is true when other processes (outside this process tree) took more than
 	// BusyCPU cores on average: the cell's times may be slower and more spread than on a
 	// quiet machine. The load average is kept for the reader but does not decide: it
@@ -29,21 +36,23 @@ const BusyCPU = 0.5
 type noiseMeter struct {
 	ok         bool
 	busy, self uint64 // clock ticks: the machine's busy time, this process tree's
+	faults     uint64 // this process tree's minor page faults
 	wall       float64
 }
 
 func startNoise() *noiseMeter {
 	m := &noiseMeter{}
-	m.busy, m.self, m.wall, m.ok = readCPU()
+	m.busy, m.self, m.faults, m.wall, m.ok = readCPU()
 	return m
 }
 
-// stop returns the noise since start, or nil where the machine cannot say.
-func (m *noiseMeter) stop() *Noise {
+// stop returns the noise since start, with the page faults per call over the calls made
+// since, or nil where the machine cannot say.
+func (m *noiseMeter) stop(calls int) *Noise {
 	if !m.ok {
 		return nil
 	}
-	busy, self, wall, ok := readCPU()
+	busy, self, faults, wall, ok := readCPU()
 	load, lok := readLoad()
 	if !ok || !lok {
 		return nil
@@ -54,5 +63,8 @@ func (m *noiseMeter) stop() *Noise {
 		n.OtherCPU = max(other/elapsed, 0)
 	}
 	n.Busy = n.OtherCPU > BusyCPU
+	if calls > 0 && faults >= m.faults {
+		n.FaultsPerCall = float64(faults-m.faults) / float64(calls)
+	}
 	return n
 }

@@ -15,28 +15,28 @@ const clockTicks = 100
 var procStart = time.Now()
 
 // readCPU returns the machine's busy CPU time (/proc/stat's first line: user, nice,
-// system, irq, softirq, steal) and this process tree's (treeCPU), in clock ticks, and the
-// wall time in seconds.
-func readCPU() (busy, self uint64, wall float64, ok bool) {
+// system, irq, softirq, steal) and this process tree's (treeUsage), in clock ticks, the
+// tree's minor page faults, and the wall time in seconds.
+func readCPU() (busy, self, faults uint64, wall float64, ok bool) {
 	wall = time.Since(procStart).Seconds()
 	stat, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0, 0, 0, false
+		return 0, 0, 0, 0, false
 	}
 	line, _, _ := bytes.Cut(stat, []byte("\n"))
 	f := strings.Fields(string(line))
 	if len(f) < 9 || f[0] != "cpu" {
-		return 0, 0, 0, false
+		return 0, 0, 0, 0, false
 	}
 	for _, i := range []int{1, 2, 3, 6, 7, 8} { // user nice system (idle iowait) irq softirq steal
 		v, err := strconv.ParseUint(f[i], 10, 64)
 		if err != nil {
-			return 0, 0, 0, false
+			return 0, 0, 0, 0, false
 		}
 		busy += v
 	}
-	self, ok = treeCPU(os.Getpid())
-	return busy, self, wall, ok
+	tree, ok := treeUsage(os.Getpid())
+	return busy, tree.cpu, tree.faults, wall, ok
 }
 
 // procStat is what readCPU needs of one /proc/<pid>/stat.
@@ -45,20 +45,23 @@ type procStat struct {
 	// cpu is utime + stime + cutime + cstime: the process's own CPU time and that of its
 	// children that ended and were waited for.
 	cpu uint64
+	// faults is minflt + cminflt: the process's minor page faults and those of its
+	// children that ended and were waited for.
+	faults uint64
 }
 
-// treeCPU returns the CPU time, in clock ticks, of the process root and all its
-// descendants: for each process of the tree its own time (utime, stime) and that of its
-// children that ended and were waited for (cutime, cstime). A child that ends during a
-// measurement moves its time from its own line to its parent's cutime and cstime, so the
-// tree's total keeps it: an engine's driver process (a peer's gcc-built binary, java,
-// node, php), a child of the worker, counts as the worker itself. The descendants are
-// found by scanning /proc for parent links; a process that ends during the scan is
-// skipped.
-func treeCPU(root int) (uint64, bool) {
+// treeUsage returns the CPU time, in clock ticks, and the minor page faults of the
+// process root and all its descendants (ppid is root's): for each process of the tree its
+// own (utime, stime, minflt) and those of its children that ended and were waited for
+// (cutime, cstime, cminflt). A child that ends during a measurement moves its counts from
+// its own line to its parent's, so the tree's totals keep them: an engine's driver process
+// (a peer's gcc-built binary, java, node, php), a child of the worker, counts as the worker
+// itself. The descendants are found by scanning /proc for parent links; a process that
+// ends during the scan is skipped.
+func treeUsage(root int) (procStat, bool) {
 	dir, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0, false
+		return procStat{}, false
 	}
 	stats := map[int]procStat{}
 	children := map[int][]int{}
@@ -70,7 +73,7 @@ func treeCPU(root int) (uint64, bool) {
 		st, ok := readProcStat(pid)
 		if !ok {
 			if pid == root {
-				return 0, false
+				return procStat{}, false
 			}
 			continue
 		}
@@ -78,15 +81,16 @@ func treeCPU(root int) (uint64, bool) {
 		children[st.ppid] = append(children[st.ppid], pid)
 	}
 	if _, ok := stats[root]; !ok {
-		return 0, false
+		return procStat{}, false
 	}
-	var total uint64
+	total := procStat{ppid: stats[root].ppid}
 	queue := []int{root}
 	seen := map[int]bool{root: true}
 	for len(queue) > 0 {
 		pid := queue[0]
 		queue = queue[1:]
-		total += stats[pid].cpu
+		total.cpu += stats[pid].cpu
+		total.faults += stats[pid].faults
 		for _, c := range children[pid] {
 			if !seen[c] {
 				seen[c] = true
@@ -129,6 +133,13 @@ func parseProcStat(b []byte) (procStat, bool) {
 			return procStat{}, false
 		}
 		st.cpu += uint64(max(v, 0))
+	}
+	for _, j := range []int{7, 8} { // minflt cminflt (fields 10–11)
+		v, err := strconv.ParseUint(g[j], 10, 64)
+		if err != nil {
+			return procStat{}, false
+		}
+		st.faults += v
 	}
 	return st, true
 }

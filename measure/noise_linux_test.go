@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -8,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wasmgap/wasmgap/kernels"
 )
 
 // spinEnv, set in a re-executed test binary, makes it spin for that many milliseconds
@@ -63,7 +66,7 @@ func ticks(d time.Duration) uint64 { return uint64(d.Seconds() * clockTicks) }
 func TestTreeCPUCountsChildren(t *testing.T) {
 	const spin = 300 * time.Millisecond
 	for _, waited := range []bool{true, false} {
-		_, self0, _, ok := readCPU()
+		_, self0, _, _, ok := readCPU()
 		if !ok {
 			t.Fatal("readCPU failed")
 		}
@@ -97,7 +100,7 @@ func TestTreeCPUCountsChildren(t *testing.T) {
 				time.Sleep(20 * time.Millisecond)
 			}
 		}
-		_, self1, _, ok := readCPU()
+		_, self1, _, _, ok := readCPU()
 		if stdin != nil {
 			stdin.Close()
 			cmd.Wait()
@@ -121,7 +124,7 @@ func TestTreeCPUExcludesOtherProcesses(t *testing.T) {
 	}
 	dir := t.TempDir()
 	done := dir + "/done"
-	busy0, self0, _, ok := readCPU()
+	busy0, self0, _, _, ok := readCPU()
 	if !ok {
 		t.Fatal("readCPU failed")
 	}
@@ -142,7 +145,7 @@ func TestTreeCPUExcludesOtherProcesses(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	busy1, self1, _, ok := readCPU()
+	busy1, self1, _, _, ok := readCPU()
 	if !ok {
 		t.Fatal("readCPU failed")
 	}
@@ -156,10 +159,55 @@ func TestTreeCPUExcludesOtherProcesses(t *testing.T) {
 
 func TestParseProcStat(t *testing.T) {
 	st, ok := parseProcStat([]byte("42 (a (b) c) S 7 42 42 0 -1 4194560 100 0 0 0 11 12 13 14 20 0 1 0 5 0 0"))
-	if !ok || st.ppid != 7 || st.cpu != 11+12+13+14 {
-		t.Errorf("parsed %+v, %v; want ppid 7, cpu 50", st, ok)
+	if !ok || st.ppid != 7 || st.cpu != 11+12+13+14 || st.faults != 100 {
+		t.Errorf("parsed %+v, %v; want ppid 7, cpu 50, faults 100", st, ok)
 	}
 	if _, ok := parseProcStat([]byte("42 (x) S 7")); ok {
 		t.Error("a short line parsed")
+	}
+}
+
+// touchEngine's calls map 4 MiB of fresh memory, write a byte to each of its pages and
+// unmap it: every call takes at least 1024 minor page faults.
+type touchEngine struct{ *fakeEngine }
+
+const touchPages = 1024
+
+func (e touchEngine) Run(ctx context.Context, k *kernels.Kernel, args []int) (int64, error) {
+	page := os.Getpagesize()
+	mem, err := syscall.Mmap(-1, 0, touchPages*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return 0, err
+	}
+	for i := 0; i < len(mem); i += page {
+		mem[i] = 1
+	}
+	if err := syscall.Munmap(mem); err != nil {
+		return 0, err
+	}
+	return e.fakeEngine.Run(ctx, k, args)
+}
+
+// A cell counts the page faults its calls take: a kernel touching 1024 fresh pages a call
+// reads about 1024 a call, one touching none next to nothing.
+func TestMeasureCountsPageFaults(t *testing.T) {
+	k, _ := kernels.Lookup("fib_it")
+	ok := fakeRun{value: k.Expected([]int{40})}
+	opts := Options{Runs: 6, Warmup: 1, MinSample: time.Millisecond}
+
+	r := Measure(context.Background(), touchEngine{&fakeEngine{results: []fakeRun{ok}}}, k, []int{40}, opts, nil)
+	if r.Failed() || r.Noise == nil {
+		t.Fatalf("failure %q, noise %+v", r.Failure, r.Noise)
+	}
+	if f := r.Noise.FaultsPerCall; f < touchPages || f > 2*touchPages {
+		t.Errorf("%.0f page faults per call, want about %d", f, touchPages)
+	}
+
+	r = Measure(context.Background(), &fakeEngine{results: []fakeRun{ok}}, k, []int{40}, opts, nil)
+	if r.Failed() || r.Noise == nil {
+		t.Fatalf("failure %q, noise %+v", r.Failure, r.Noise)
+	}
+	if f := r.Noise.FaultsPerCall; f > 1 {
+		t.Errorf("%.2f page faults per call of a kernel that touches no memory", f)
 	}
 }

@@ -5,7 +5,7 @@ package measure
 const clockTicks = 100
 
 // readCPU knows nothing outside Linux.
-func readCPU() (busy, self uint64, wall float64, ok bool) { return 0, 0, 0, false }
+func readCPU() (busy, self, faults uint64, wall float64, ok bool) { return 0, 0, 0, 0, false }
 
 // readLoad knows nothing outside Linux.
 func readLoad() (float64, bool) { return 0, false }

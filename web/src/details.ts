@@ -114,6 +114,13 @@ export function showDetails(dialog: HTMLDialogElement, grid: Grid, r: number, en
       `load average ${n.load1.toFixed(2)} on ${n.cores} cores; other processes took ${n.other_cpu.toFixed(2)} cores on average` +
         (n.busy ? " — a busy machine: this time may be slower and more spread than on a quiet one" : ""),
     ]);
+    if (n.faults_per_call !== undefined) {
+      env.push([
+        "page faults",
+        `${n.faults_per_call < 10 ? n.faults_per_call.toFixed(2) : Math.round(n.faults_per_call)} per call in the worker ` +
+          "(memory touched for the first time, or again after the runtime gave it back: each a trap and a zeroed page)",
+      ]);
+    }
   }
   parts.push(h("h3", "Environment"), dl(env));
   body.replaceChildren(...parts);

@@ -121,6 +121,8 @@ export interface Noise {
   other_cpu: number;
   cores: number;
   busy?: boolean;
+  /** The worker's minor page faults per call, from calibration to the last sample. */
+  faults_per_call?: number;
 }
 
 /** The server's result as POST /api/run streams it. */
