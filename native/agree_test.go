@@ -101,15 +101,15 @@ func TestAgreesWithGoBench(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ratios, controls, harness, benches, loads []float64
+		var ratios, controls, harness, benches, loads, faults, benchFaults []float64
 		var last measure.Result
 		for round := range rounds {
 			// The two sides take turns going first, so that neither is always the one
 			// measured right after the other (a machine that slows down over a round
 			// weighs on both alike). The control, a second benchmark process, comes last.
-			var bench float64
+			var bench, bf float64
 			if round%2 == 0 {
-				bench = goBench(t, k.Name, benchtime)
+				bench, bf = goBench(t, k.Name, benchtime)
 			}
 			res, err := runner.Run(context.Background(), jobs[0], runner.Options{})
 			if err != nil {
@@ -119,10 +119,14 @@ func TestAgreesWithGoBench(t *testing.T) {
 				t.Fatalf("%s: %s", k.Label(args), res.Failure)
 			}
 			if round%2 == 1 {
-				bench = goBench(t, k.Name, benchtime)
+				bench, bf = goBench(t, k.Name, benchtime)
+			}
+			if bf >= 0 {
+				benchFaults = append(benchFaults, bf)
 			}
 			if *control {
-				controls = append(controls, goBench(t, k.Name, benchtime)/bench)
+				again, _ := goBench(t, k.Name, benchtime)
+				controls = append(controls, again/bench)
 			}
 			last = res
 			ratios = append(ratios, res.Median/bench)
@@ -130,12 +134,13 @@ func TestAgreesWithGoBench(t *testing.T) {
 			benches = append(benches, bench)
 			if res.Noise != nil {
 				loads = append(loads, res.Noise.Load1)
+				faults = append(faults, res.Noise.FaultsPerCall)
 			}
 		}
 		ratio := median(ratios)
 		diff := ratio - 1
-		row := fmt.Sprintf("| `%s` | %s (k=%d) | %s | %+.1f%% | %s |",
-			k.Label(args), fmtNs(median(harness)), last.Calls, fmtNs(median(benches)), diff*100, fmtSpread(ratios))
+		row := fmt.Sprintf("| `%s` | %s (k=%d) | %s | %s | %s | %+.1f%% | %s |",
+			k.Label(args), fmtNs(median(harness)), last.Calls, fmtFaults(faults), fmtNs(median(benches)), fmtFaults(benchFaults), diff*100, fmtSpread(ratios))
 		if *control {
 			row += fmt.Sprintf(" %+.1f%% | %s |", (median(controls)-1)*100, fmtSpread(controls))
 		}
@@ -161,8 +166,8 @@ func TestAgreesWithGoBench(t *testing.T) {
 	} else {
 		t.Logf("geometric mean of the ratios over %d kernels: %.3f", len(logRatios), gm)
 	}
-	head := fmt.Sprintf("| kernel | wasmgap bench --engine native: median per call (k) | go test -bench -count %d: median ns/op | difference (median over %d rounds) | the rounds' differences |", benchCount, rounds)
-	rule := "|---|---:|---:|---:|---:|"
+	head := fmt.Sprintf("| kernel | wasmgap bench --engine native: median per call (k) | its page faults per call | go test -bench -count %d: median ns/op | its page faults per call | difference (median over %d rounds) | the rounds' differences |", benchCount, rounds)
+	rule := "|---|---:|---:|---:|---:|---:|---:|"
 	if *control {
 		head += " control: a second go test -bench against the first | the rounds' |"
 		rule += "---:|---:|"
@@ -191,11 +196,13 @@ func BenchmarkKernel(b *testing.B) {
 const benchCount = 10
 
 // goBench runs BenchmarkKernel/<kernel> with -count benchCount in a new process of this test
-// binary and returns the median of its ns/op, as benchstat summarises them: on a loaded
+// binary and returns the median of its ns/op, as benchstat summarises them (on a loaded
 // machine the mean over one long run counts every time the process waited for a core,
 // where a median of shorter runs, like the harness's median of samples, counts the
-// typical wait.
-func goBench(t *testing.T, kernel, benchtime string) float64 {
+// typical wait), and the process's minor page faults per call over all its runs (-1 where
+// unknown; its start and exit are counted too, a few thousand faults over hundreds of calls
+// or more).
+func goBench(t *testing.T, kernel, benchtime string) (nsPerOp, faultsPerCall float64) {
 	t.Helper()
 	args := []string{"-test.run=^$", "-test.bench=^BenchmarkKernel$/^" + kernel + "$", "-test.benchtime=" + benchtime, "-test.count=" + strconv.Itoa(benchCount)}
 	if *defaultArgs {
@@ -207,23 +214,43 @@ func goBench(t *testing.T, kernel, benchtime string) float64 {
 		t.Fatalf("%s %v: %v\n%s", os.Args[0], args, err, out)
 	}
 	var nsop []float64
+	var calls int64
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Fields(line)
 		if len(f) >= 4 && strings.HasPrefix(f[0], "BenchmarkKernel/"+kernel) && f[3] == "ns/op" {
-			if v, err := strconv.ParseFloat(f[2], 64); err == nil {
+			v, err := strconv.ParseFloat(f[2], 64)
+			n, nerr := strconv.ParseInt(f[1], 10, 64)
+			if err == nil && nerr == nil {
 				nsop = append(nsop, v)
+				calls += n
 			}
 		}
 	}
 	if len(nsop) == 0 {
 		t.Fatalf("no ns/op in the benchmark's output:\n%s", out)
 	}
-	return median(nsop)
+	faultsPerCall = -1
+	if f, ok := minorFaults(cmd.ProcessState); ok && calls > 0 {
+		faultsPerCall = float64(f) / float64(calls)
+	}
+	return median(nsop), faultsPerCall
 }
 
 func median(xs []float64) float64 {
 	_, m, _, _ := measure.Summarize(xs)
 	return m
+}
+
+// fmtFaults renders the median of page faults per call ("unknown" where not counted).
+func fmtFaults(faults []float64) string {
+	if len(faults) == 0 {
+		return "unknown"
+	}
+	f := median(faults)
+	if f < 10 {
+		return fmt.Sprintf("%.2f", f)
+	}
+	return fmt.Sprintf("%.0f", f)
 }
 
 // fmtSpread renders the smallest and largest of ratios as differences: "-4% to +2%".
