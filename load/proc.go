@@ -1,15 +1,12 @@
 package load
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/benchtool"
+	"github.com/wasmgap/wasmgap/internal/procfs"
 )
 
 // ProcStats are a process's figures sampled during a run, as the source articles report them
@@ -110,23 +107,14 @@ func (s *procSampler) stop() *ProcStats {
 
 // readSystemCPU returns the machine's idle and total jiffies from /proc/stat.
 func readSystemCPU() (idle, total int64, err error) {
-	b, err := os.ReadFile("/proc/stat")
+	c, err := procfs.SystemCPU()
 	if err != nil {
 		return 0, 0, err
 	}
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	f := strings.Fields(string(line))
-	if len(f) < 5 || f[0] != "cpu" {
-		return 0, 0, fmt.Errorf("parse /proc/stat: %q", line)
-	}
-	for i, v := range f[1:] {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("parse /proc/stat: %w", err)
-		}
-		total += n
+	for i, n := range c {
+		total += int64(n)
 		if i == 3 || i == 4 { // idle, iowait
-			idle += n
+			idle += int64(n)
 		}
 	}
 	return idle, total, nil

@@ -1,11 +1,12 @@
 package measure
 
 import (
-	"bytes"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wasmgap/wasmgap/internal/procfs"
 )
 
 // clockTicks is USER_HZ, the unit of /proc's CPU times: 100 on every Linux architecture
@@ -19,21 +20,12 @@ var procStart = time.Now()
 // tree's minor page faults, and the wall time in seconds.
 func readCPU() (busy, self, faults uint64, wall float64, ok bool) {
 	wall = time.Since(procStart).Seconds()
-	stat, err := os.ReadFile("/proc/stat")
-	if err != nil {
+	c, err := procfs.SystemCPU()
+	if err != nil || len(c) < 8 {
 		return 0, 0, 0, 0, false
 	}
-	line, _, _ := bytes.Cut(stat, []byte("\n"))
-	f := strings.Fields(string(line))
-	if len(f) < 9 || f[0] != "cpu" {
-		return 0, 0, 0, 0, false
-	}
-	for _, i := range []int{1, 2, 3, 6, 7, 8} { // user nice system (idle iowait) irq softirq steal
-		v, err := strconv.ParseUint(f[i], 10, 64)
-		if err != nil {
-			return 0, 0, 0, 0, false
-		}
-		busy += v
+	for _, i := range []int{0, 1, 2, 5, 6, 7} { // user nice system (idle iowait) irq softirq steal
+		busy += c[i]
 	}
 	tree, ok := treeUsage(os.Getpid())
 	return busy, tree.cpu, tree.faults, wall, ok
@@ -103,45 +95,20 @@ func treeUsage(root int) (procStat, bool) {
 
 // readProcStat reads /proc/<pid>/stat.
 func readProcStat(pid int) (procStat, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	st, err := procfs.ReadStat(pid)
 	if err != nil {
 		return procStat{}, false
 	}
-	return parseProcStat(b)
+	return procStatOf(st), true
 }
 
-// parseProcStat reads the parent and the CPU times from a /proc/<pid>/stat line.
-func parseProcStat(b []byte) (procStat, bool) {
-	// The command name, in parentheses, may hold spaces and parentheses: fields count
-	// from its last closing one.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return procStat{}, false
+// procStatOf keeps what treeUsage needs of a /proc/<pid>/stat line.
+func procStatOf(st procfs.Stat) procStat {
+	return procStat{
+		ppid:   st.PPID,
+		cpu:    st.UTime + st.STime + uint64(max(st.CUTime, 0)) + uint64(max(st.CSTime, 0)),
+		faults: st.MinFlt + st.CMinFlt,
 	}
-	g := strings.Fields(string(b[i+1:]))
-	if len(g) < 15 {
-		return procStat{}, false
-	}
-	ppid, err := strconv.Atoi(g[1]) // field 4 of proc(5)
-	if err != nil {
-		return procStat{}, false
-	}
-	st := procStat{ppid: ppid}
-	for _, j := range []int{11, 12, 13, 14} { // utime stime cutime cstime (fields 14–17)
-		v, err := strconv.ParseInt(g[j], 10, 64)
-		if err != nil {
-			return procStat{}, false
-		}
-		st.cpu += uint64(max(v, 0))
-	}
-	for _, j := range []int{7, 8} { // minflt cminflt (fields 10–11)
-		v, err := strconv.ParseUint(g[j], 10, 64)
-		if err != nil {
-			return procStat{}, false
-		}
-		st.faults += v
-	}
-	return st, true
 }
 
 // readLoad returns the one-minute load average.

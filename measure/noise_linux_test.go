@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasmgap/wasmgap/internal/procfs"
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
@@ -157,13 +158,13 @@ func TestTreeCPUExcludesOtherProcesses(t *testing.T) {
 	}
 }
 
-func TestParseProcStat(t *testing.T) {
-	st, ok := parseProcStat([]byte("42 (a (b) c) S 7 42 42 0 -1 4194560 100 0 0 0 11 12 13 14 20 0 1 0 5 0 0"))
-	if !ok || st.ppid != 7 || st.cpu != 11+12+13+14 || st.faults != 100 {
-		t.Errorf("parsed %+v, %v; want ppid 7, cpu 50, faults 100", st, ok)
+func TestProcStatOf(t *testing.T) {
+	st, err := procfs.ParseStat([]byte("42 (a (b) c) S 7 42 42 0 -1 4194560 100 0 0 0 11 12 13 14 20 0 1 0 5 0 0"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, ok := parseProcStat([]byte("42 (x) S 7")); ok {
-		t.Error("a short line parsed")
+	if got := procStatOf(st); got.ppid != 7 || got.cpu != 11+12+13+14 || got.faults != 100 {
+		t.Errorf("kept %+v; want ppid 7, cpu 50, faults 100", got)
 	}
 }
 

@@ -8,11 +8,13 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/wasmgap/wasmgap/internal/procfs"
 )
 
 // ClockTick is the unit of CPUTime: USER_HZ, the unit of utime and stime in
 // /proc/PID/stat, 1/100 s on every Linux architecture Go runs on.
-const ClockTick = time.Second / 100
+const ClockTick = procfs.ClockTick
 
 // GroupPIDs lists the processes of process group pgid (a server and, for nginx, its workers).
 func GroupPIDs(pgid int) []int {
@@ -23,11 +25,7 @@ func GroupPIDs(pgid int) []int {
 		if err != nil {
 			continue
 		}
-		f := statFields(b)
-		if len(f) < 13 {
-			continue
-		}
-		if g, _ := strconv.Atoi(string(f[2])); g == pgid {
+		if st, err := procfs.ParseStat(b); err == nil && st.PGRP == pgid {
 			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
 			pids = append(pids, pid)
 		}
@@ -35,33 +33,14 @@ func GroupPIDs(pgid int) []int {
 	return pids
 }
 
-// statFields are the fields of /proc/PID/stat after the command name (which may hold
-// spaces and parentheses): [0] is the state, [2] the process group, [11] utime, [12] stime.
-func statFields(b []byte) [][]byte {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return nil
-	}
-	return bytes.Fields(b[i+1:])
-}
-
 // ProcessCPU is the user + system time process pid has used so far
 // (/proc/PID/stat), in steps of ClockTick.
 func ProcessCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	st, err := procfs.ReadStat(pid)
 	if err != nil {
 		return 0, err
 	}
-	f := statFields(b)
-	if len(f) < 13 {
-		return 0, fmt.Errorf("parse /proc/%d/stat: %d fields after the command name", pid, len(f))
-	}
-	u, err1 := strconv.ParseInt(string(f[11]), 10, 64)
-	s, err2 := strconv.ParseInt(string(f[12]), 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("parse /proc/%d/stat: utime %q, stime %q", pid, f[11], f[12])
-	}
-	return time.Duration(u+s) * ClockTick, nil
+	return time.Duration(st.UTime+st.STime) * ClockTick, nil
 }
 
 // ProcessRSS is process pid's resident memory in bytes (VmRSS of /proc/PID/status).
