@@ -5,7 +5,7 @@
 // median / max and the median's 95% interval; plus the very first call timed apart,
 // before V8 has tiered the code up.
 
-import type { WorkerMessage, WorkerRequest } from "./protocol";
+import type { WorkerMessage, WorkerRequest, WorkerScope } from "./protocol";
 import { median, medianCI } from "./stats";
 import type { BrowserEnvironment, CellResult, Setup } from "./types";
 
@@ -73,6 +73,23 @@ export function grow(reps: number, ms: number, targetMs: number): number {
   const per = Math.max(ms / reps, 1e-6);
   const next = Math.floor(Math.min((1.2 * targetMs) / per, 100 * reps, MAX_CALLS));
   return Math.max(next, reps + 1);
+}
+
+/** serveMeasurements makes this Web Worker one browser engine: each request is measured
+ * with what load gives for it, its progress posted as it goes, then its result, which
+ * finish may amend first. */
+export function serveMeasurements(
+  engine: string,
+  load: (req: WorkerRequest) => Promise<Loaded>,
+  finish?: (result: CellResult) => void,
+): void {
+  const scope = self as unknown as WorkerScope;
+  scope.onmessage = async (ev: MessageEvent<WorkerRequest>) => {
+    const req = ev.data;
+    const result = await measure(engine, req, () => load(req), (m) => scope.postMessage(m));
+    finish?.(result);
+    scope.postMessage({ type: "result", result });
+  };
 }
 
 /** measure loads the engine, times the first call alone, runs the warm-ups, finds the

@@ -3,8 +3,7 @@
 // The browser-wasm engines (kernels.wasm, and a user's kernel) load their module here.
 
 import { ConsoleStdout, File, OpenFile, WASI, WASIProcExit } from "@bjorn3/browser_wasi_shim";
-import { failureOf, measure } from "./harness";
-import type { WorkerRequest, WorkerScope } from "./protocol";
+import { failureOf, serveMeasurements } from "./harness";
 
 /** A module ready to call, with the times its setup took. */
 export interface WasiModule {
@@ -83,27 +82,17 @@ export interface WasiWorkerKind {
 /** serveWasiWorker makes this Web Worker the browser-wasm engine for one kind of module:
  * each request loads its module, binds the export to the arguments and measures it. */
 export function serveWasiWorker(kind: WasiWorkerKind): void {
-  const scope = self as unknown as WorkerScope;
-  scope.onmessage = async (ev: MessageEvent<WorkerRequest>) => {
-    const req = ev.data;
-    const result = await measure(
-      "browser-wasm",
-      req,
-      async () => {
-        if (!req.wasmUrl) throw new Error(kind.noModule);
-        const { exports, output, compileMs: compile, instantiateMs: instantiate } = await loadWasiModule(req.wasmUrl);
-        const fn = exports[req.export];
-        if (typeof fn !== "function") throw new Error(`${kind.moduleName} has no export ${req.export}`);
-        return {
-          setup: { compile_ns: Math.round(compile * 1e6), instantiate_ns: Math.round(instantiate * 1e6) },
-          // The arguments bound: no spread per call.
-          call: bindArgs(fn as (...args: number[]) => bigint, req.args),
-          explain: (err: unknown) => explainFailure(err, output, kind.userKernel),
-          expectFirst: kind.userKernel,
-        };
-      },
-      (m) => scope.postMessage(m),
-    );
-    scope.postMessage({ type: "result", result });
-  };
+  serveMeasurements("browser-wasm", async (req) => {
+    if (!req.wasmUrl) throw new Error(kind.noModule);
+    const { exports, output, compileMs: compile, instantiateMs: instantiate } = await loadWasiModule(req.wasmUrl);
+    const fn = exports[req.export];
+    if (typeof fn !== "function") throw new Error(`${kind.moduleName} has no export ${req.export}`);
+    return {
+      setup: { compile_ns: Math.round(compile * 1e6), instantiate_ns: Math.round(instantiate * 1e6) },
+      // The arguments bound: no spread per call.
+      call: bindArgs(fn as (...args: number[]) => bigint, req.args),
+      explain: (err: unknown) => explainFailure(err, output, kind.userKernel),
+      expectFirst: kind.userKernel,
+    };
+  });
 }
