@@ -1,6 +1,11 @@
 package measure
 
-import "runtime"
+import (
+	"runtime"
+	"time"
+
+	"github.com/wasmgap/wasmgap/internal/procfs"
+)
 
 // Noise is what the rest of the machine did while a cell's samples ran.
 type Noise struct {
@@ -28,6 +33,9 @@ type Noise struct {
 	// and collector), so it would flag a quiet cell after a busy minute.
 	Busy bool `json:"busy,omitempty"`
 }
+
+// clockTicks is USER_HZ per second: /proc's CPU times count in procfs.ClockTick.
+const clockTicks = float64(time.Second / procfs.ClockTick)
 
 // BusyCPU is the other processes' CPU use, in cores, past which a cell is flagged busy.
 const BusyCPU = 0.5

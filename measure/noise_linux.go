@@ -9,10 +9,6 @@ import (
 	"github.com/wasmgap/wasmgap/internal/procfs"
 )
 
-// clockTicks is USER_HZ, the unit of /proc's CPU times: 100 on every Linux architecture
-// Go supports.
-const clockTicks = 100
-
 var procStart = time.Now()
 
 // readCPU returns the machine's busy CPU time (/proc/stat's first line: user, nice,

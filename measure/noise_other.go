@@ -2,8 +2,6 @@
 
 package measure
 
-const clockTicks = 100
-
 // readCPU knows nothing outside Linux.
 func readCPU() (busy, self, faults uint64, wall float64, ok bool) { return 0, 0, 0, 0, false }
 
