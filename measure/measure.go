@@ -1,11 +1,12 @@
-// Package measure is the harness around every engine: the first call timed alone,
-// warm-up, then N samples of k calls each (k grown until a sample lasts
-// Options.MinSample, as testing.B grows b.N, and grown again with the samples started over
-// when one lasts under half of it; a garbage collection before the warm-up and
-// before the samples, as testing.B collects before each run) timed with a monotonic clock
-// around the sample only, every call checked against the catalogue, and per call the
-// min / median / max with the median's 95% confidence interval, beside the machine's load
-// while the samples ran. A failure is a result, never a time.
+// Package measure is the harness around every engine: the first call timed alone, warm-up
+// (its calls, and more until it has lasted Options.WarmupTime), then N samples of k calls
+// each (k grown until a sample lasts Options.MinSample, as testing.B grows b.N, and grown
+// again with the samples started over when one lasts under half of it; a garbage
+// collection before the warm-up and before the samples, as testing.B collects before each
+// run) timed with a monotonic clock around the sample only, every call checked against the
+// catalogue, and per call the min / median / max with the median's 95% confidence
+// interval, beside the machine's load while the samples ran. A failure is a result, never
+// a time.
 package measure
 
 import (
@@ -34,6 +35,12 @@ const (
 	MaxMinSample = 10 * time.Second
 	// MaxCalls bounds the calls of one sample, as testing.B bounds b.N.
 	MaxCalls = 1_000_000_000
+	// DefaultWarmupTime is how long a warm-up lasts at least (Options.WarmupTime): a new
+	// process runs its first hundreds of milliseconds slower than later (docs/BENCHMARKS.md
+	// § The harness against go test -bench), and the samples should not.
+	DefaultWarmupTime = 500 * time.Millisecond
+	// MaxWarmupTime bounds Options.WarmupTime.
+	MaxWarmupTime = 10 * time.Second
 	// MaxRestarts bounds how often the samples start over with a larger k because a
 	// sample lasted under half the sample minimum (the calls got faster after calibration).
 	MaxRestarts = 3
@@ -58,6 +65,11 @@ type Options struct {
 	Runs int `json:"runs"`
 	// Warmup is the number of untimed calls before them; 0 means none.
 	Warmup int `json:"warmup"`
+	// WarmupTime is how long a warm-up (Warmup of 1 or more) lasts at least: after its
+	// Warmup calls, untimed batches of calls (grown toward the sample minimum) go on until
+	// it has. Zero means DefaultWarmupTime; a negative value means no minimum (the Warmup
+	// calls only).
+	WarmupTime time.Duration `json:"warmup_time_ns,omitempty"`
 	// MinSample is how long one sample lasts at least: a call shorter than it is repeated
 	// k times in each sample (k found before the samples, as testing.B finds b.N) and the
 	// sample's time divided by k. Zero means DefaultMinSample; a negative value means one
@@ -77,13 +89,13 @@ type Options struct {
 // Defaults returns the usual numbers: DefaultRuns timed runs after DefaultWarmup warm-up.
 func Defaults() Options { return Options{Runs: DefaultRuns, Warmup: DefaultWarmup} }
 
-// WithDefaults returns the counts Measure uses: Defaults() (Budget and MinSample kept)
-// when Runs and Warmup are both zero; otherwise o itself, with at least one timed run and
-// no negative warm-up.
+// WithDefaults returns the counts Measure uses: Defaults() (Budget, MinSample and
+// WarmupTime kept) when Runs and Warmup are both zero; otherwise o itself, with at least
+// one timed run and no negative warm-up.
 func (o Options) WithDefaults() Options {
 	if o.Runs == 0 && o.Warmup == 0 {
 		d := Defaults()
-		d.Budget, d.MinSample = o.Budget, o.MinSample
+		d.Budget, d.MinSample, d.WarmupTime = o.Budget, o.MinSample, o.WarmupTime
 		return d
 	}
 	o.Runs = max(o.Runs, 1)
@@ -103,15 +115,32 @@ func (o Options) SampleTarget() time.Duration {
 	return o.MinSample
 }
 
+// WarmupTarget is how long a warm-up lasts at least under these options: WarmupTime,
+// DefaultWarmupTime for zero, and zero (the Warmup calls only) for a negative WarmupTime
+// or no warm-up at all.
+func (o Options) WarmupTarget() time.Duration {
+	switch {
+	case o.Warmup <= 0 || o.WarmupTime < 0:
+		return 0
+	case o.WarmupTime == 0:
+		return DefaultWarmupTime
+	}
+	return o.WarmupTime
+}
+
 // Result is one cell of a report: one kernel with its arguments on one engine.
 type Result struct {
-	Kernel   string `json:"kernel"`
-	Args     []int  `json:"args"`
-	Engine   string `json:"engine"`
-	Runs     int    `json:"runs"`
-	Warmup   int    `json:"warmup"`
-	Value    int64  `json:"value"`
-	Expected int64  `json:"expected"`
+	Kernel string `json:"kernel"`
+	Args   []int  `json:"args"`
+	Engine string `json:"engine"`
+	Runs   int    `json:"runs"`
+	// Warmup is the warm-up calls counted by Options.Warmup that ran (a budget may skip
+	// some); WarmedUp is how long the whole warm-up lasted, with the calls that made it
+	// last Options.WarmupTime.
+	Warmup   int           `json:"warmup"`
+	WarmedUp time.Duration `json:"warmed_up_ns,omitempty"`
+	Value    int64         `json:"value"`
+	Expected int64         `json:"expected"`
 	// Calls is k, the calls in each sample (1 when a call lasts the sample's minimum). It
 	// is found by calibration and grown, the samples started over, when a sample lasts
 	// under half the minimum (calls that got faster after their first ones).
@@ -166,12 +195,13 @@ func (r Result) Wide() bool {
 	return r.CI.Lo < r.Median*(1-WideLimit) || r.CI.Hi > r.Median*(1+WideLimit)
 }
 
-// Measure loads the engine once, runs the kernel opts.Warmup times untimed, finds the
-// calls per sample k (Options.MinSample), then takes opts.Runs samples of k calls each,
-// checking every call against k.Expected (the first value of each batch, and the sum of
-// all as a checksum), and closes the engine. Arguments must already fit k.Params
-// (k.Check). onProgress, if not nil, is called before and after each step with the phase
-// ("load", "warmup", "calibrate", "run") and the steps done of the phase's total.
+// Measure loads the engine once, runs the kernel opts.Warmup times untimed (and on, in
+// batches, until the warm-up has lasted opts.WarmupTarget()), finds the calls per sample k
+// (Options.MinSample), then takes opts.Runs samples of k calls each, checking every call
+// against k.Expected (the first value of each batch, and the sum of all as a checksum),
+// and closes the engine. Arguments must already fit k.Params (k.Check). onProgress, if not
+// nil, is called before and after each step with the phase ("load", "warmup", "calibrate",
+// "run") and the steps done of the phase's total.
 //
 // Everything that goes wrong is reported in Result.Failure, with no times: a load error,
 // a run error (engine.ErrStackOverflow becomes "stack overflow"), a wrong value, or a
@@ -277,6 +307,8 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 	collect() // the loader's garbage, as testing.B collects before a benchmark's first run
 	progress(PhaseWarmup, 0, opts.Warmup)
 	r.Warmup = 0
+	target := opts.SampleTarget()
+	warmStart := now()
 	for i := range opts.Warmup {
 		if !checkCtx(ctx, &r) {
 			return r
@@ -290,12 +322,40 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 		r.Warmup++
 		progress(PhaseWarmup, i+1, opts.Warmup)
 	}
+	// The warm-up goes on until it has lasted WarmupTime: a new process (a worker, a Web
+	// Worker) runs its first hundreds of milliseconds slower than later, as the first of
+	// go test -bench -count runs does, and a median of samples taken then would be too.
+	// Its batches grow toward the sample minimum, so that a nanosecond call's warm-up is
+	// calls, not clock reads; a clock that does not move (a test's) ends it. Under a
+	// budget it leaves the time the samples likely take.
+	leavesRoomForSamples := func() bool {
+		samples := time.Duration(opts.Runs) * max(target, longest)
+		return opts.Budget <= 0 || now().Sub(begin)+longest+samples <= opts.Budget
+	}
+	for reps := 1; r.Warmup > 0 && now().Sub(warmStart) < opts.WarmupTarget(); {
+		if !checkCtx(ctx, &r) {
+			return r
+		}
+		if !leavesRoomForSamples() {
+			break
+		}
+		d, ok := batch(reps)
+		if !ok {
+			return r
+		}
+		if d <= 0 {
+			break
+		}
+		reps = grow(reps, d, target)
+	}
+	if r.Warmup > 0 {
+		r.WarmedUp = now().Sub(warmStart)
+	}
 
 	meter := startNoise()
 	calls = 0
 	// Calibrate: grow k until a batch lasts the target, as testing.B grows b.N. The last
 	// batch, at the k kept, is the first sample.
-	target := opts.SampleTarget()
 	reps := 1
 	var samples []float64
 	progress(PhaseCalibrate, 0, 1)

@@ -67,7 +67,8 @@ func TestMeasure(t *testing.T) {
 	args := []int{40}
 	want := k.Expected(args) // 102334155
 	ok := fakeRun{value: want}
-	oneCall := Options{MinSample: -1}
+	// One call per sample and a warm-up of Warmup calls only, so that the calls are counted.
+	oneCall := Options{MinSample: -1, WarmupTime: -1}
 
 	for _, c := range []struct {
 		name        string
@@ -79,7 +80,7 @@ func TestMeasure(t *testing.T) {
 		wantClosed  int
 	}{
 		{name: "defaults", eng: &fakeEngine{results: []fakeRun{ok}}, opts: oneCall, wantCalls: 11, wantSamples: 10, wantClosed: 1},
-		{name: "explicit runs and warm-up", eng: &fakeEngine{results: []fakeRun{ok}}, opts: Options{Runs: 3, Warmup: 2, MinSample: -1}, wantCalls: 5, wantSamples: 3, wantClosed: 1},
+		{name: "explicit runs and warm-up", eng: &fakeEngine{results: []fakeRun{ok}}, opts: Options{Runs: 3, Warmup: 2, MinSample: -1, WarmupTime: -1}, wantCalls: 5, wantSamples: 3, wantClosed: 1},
 		{name: "no warm-up", eng: &fakeEngine{results: []fakeRun{ok}}, opts: Options{Runs: 2, Warmup: 0, MinSample: -1}, wantCalls: 2, wantSamples: 2, wantClosed: 1},
 		{
 			name:        "wrong value in warm-up",
@@ -339,9 +340,10 @@ func TestMeasureRecalibratesWhenCallsGetFaster(t *testing.T) {
 			clock := withFakeClock(t)
 			f := &fakeEngine{results: []fakeRun{{value: want}}, clock: clock, costOf: c.costOf}
 			// The samples start with calibration's last batch (run 1/10); each start over is
-			// reported as run 0/10.
+			// reported as run 0/10. The warm-up is its one call, so that the cold calls
+			// reach calibration.
 			var restarts int
-			r := Measure(context.Background(), f, k, []int{40}, Options{Runs: 10, Warmup: 1, MinSample: 10 * time.Millisecond}, func(phase string, done, _ int) {
+			r := Measure(context.Background(), f, k, []int{40}, Options{Runs: 10, Warmup: 1, WarmupTime: -1, MinSample: 10 * time.Millisecond}, func(phase string, done, _ int) {
 				if phase == PhaseRun && done == 0 {
 					restarts++
 				}
@@ -364,6 +366,75 @@ func TestMeasureRecalibratesWhenCallsGetFaster(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A process's first hundreds of milliseconds are slower than later: the warm-up lasts
+// Options.WarmupTime, so that the samples are the later, steady calls.
+func TestMeasureWarmsUpForWarmupTime(t *testing.T) {
+	k, _ := kernels.Lookup("fib_it")
+	want := k.Expected([]int{40})
+	for _, c := range []struct {
+		name         string
+		opts         Options
+		wantWarmedUp time.Duration // at least
+		wantWarmup   int
+		wantMedian   time.Duration
+	}{
+		{"default", Options{Runs: 10, Warmup: 1}, DefaultWarmupTime, 1, time.Millisecond},
+		{"longer", Options{Runs: 10, Warmup: 2, WarmupTime: 2 * time.Second}, 2 * time.Second, 2, time.Millisecond},
+		// Without a minimum the samples are the slow early calls.
+		{"calls only", Options{Runs: 10, Warmup: 1, WarmupTime: -1}, 0, 1, 1300 * time.Microsecond},
+		// No warm-up is none, whatever WarmupTime says.
+		{"no warm-up", Options{Runs: 10, Warmup: 0, WarmupTime: time.Second}, 0, 0, 1300 * time.Microsecond},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clock := withFakeClock(t)
+			start := *clock
+			// Calls of 1.3 ms for the process's first 400 ms, then of 1 ms.
+			f := &fakeEngine{results: []fakeRun{{value: want}}, clock: clock, costOf: func(int) time.Duration {
+				if clock.Sub(start) < 400*time.Millisecond {
+					return 1300 * time.Microsecond
+				}
+				return time.Millisecond
+			}}
+			var warmups []string
+			c.opts.MinSample = 10 * time.Millisecond
+			r := Measure(context.Background(), f, k, []int{40}, c.opts, func(phase string, done, total int) {
+				if phase == PhaseWarmup {
+					warmups = append(warmups, fmt.Sprintf("%d/%d", done, total))
+				}
+			})
+			if r.Failed() || len(r.Samples) != 10 {
+				t.Fatalf("%d samples, failure %q", len(r.Samples), r.Failure)
+			}
+			if r.Warmup != c.wantWarmup || r.WarmedUp < c.wantWarmedUp || (c.wantWarmedUp == 0 && r.WarmedUp > 3*time.Millisecond) {
+				t.Errorf("Warmup %d, WarmedUp %v; want %d calls counted, at least %v (none past the calls without a minimum)", r.Warmup, r.WarmedUp, c.wantWarmup, c.wantWarmedUp)
+			}
+			// Progress counts the counted calls only: the page shows "warmup 1/1".
+			if last := warmups[len(warmups)-1]; last != fmt.Sprintf("%d/%d", c.wantWarmup, c.opts.Warmup) {
+				t.Errorf("warm-up progress %v", warmups)
+			}
+			if r.Median != float64(c.wantMedian) {
+				t.Errorf("median %v ns per call, want %v", r.Median, c.wantMedian)
+			}
+		})
+	}
+}
+
+// A budget ends the warm-up before its time: the timed samples come first.
+func TestMeasureBudgetShortensWarmupTime(t *testing.T) {
+	k, _ := kernels.Lookup("fib_it")
+	clock := withFakeClock(t)
+	f := &fakeEngine{results: []fakeRun{{value: k.Expected([]int{40})}}, clock: clock, cost: 100 * time.Millisecond}
+	r := Measure(context.Background(), f, k, []int{40}, Options{Runs: 3, Warmup: 1, WarmupTime: 5 * time.Second, Budget: time.Second}, nil)
+	if r.Failed() || len(r.Samples) < 1 {
+		t.Fatalf("%d samples, failure %q", len(r.Samples), r.Failure)
+	}
+	// Calls of 100 ms: the warm-up stops where one more batch and the three samples
+	// would pass the budget.
+	if r.WarmedUp < 300*time.Millisecond || r.WarmedUp > 700*time.Millisecond || len(r.Samples) != 3 {
+		t.Errorf("warmed up %v with a budget of 1s, then %d samples; want 300-700 ms, then 3", r.WarmedUp, len(r.Samples))
 	}
 }
 

@@ -30,9 +30,12 @@ type Report struct {
 
 // Method says how the numbers were made; it is printed beside every table.
 type Method struct {
-	Runs    int           `json:"runs"`
-	Warmup  int           `json:"warmup"`
-	Timeout time.Duration `json:"timeout_ns"`
+	Runs   int `json:"runs"`
+	Warmup int `json:"warmup"`
+	// WarmupTime is how long a warm-up lasts at least (measure.Options.WarmupTime): calls
+	// go on past Warmup until it has. Zero means the Warmup calls only.
+	WarmupTime time.Duration `json:"warmup_time_ns,omitempty"`
+	Timeout    time.Duration `json:"timeout_ns"`
 	// MinSample is how long a sample lasts at least (measure.Options.MinSample): shorter
 	// calls are repeated k times per sample. Zero means one call per sample.
 	MinSample time.Duration `json:"min_sample_ns,omitempty"`
@@ -236,6 +239,9 @@ func setups(results []measure.Result, engines []string) []setupRow {
 
 func (m Method) line() string {
 	s := fmt.Sprintf("median of %s after %s", plural(m.Runs, "timed sample"), plural(m.Warmup, "warm-up call"))
+	if m.Warmup > 0 && m.WarmupTime > 0 {
+		s += fmt.Sprintf(" and more until the warm-up lasted %v", m.WarmupTime)
+	}
 	if m.MinSample > 0 {
 		s += fmt.Sprintf(", each sample at least %v (k calls, k shown when above 1)", m.MinSample)
 	} else {

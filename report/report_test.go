@@ -60,7 +60,7 @@ func fixture() Report {
 	ms := time.Millisecond
 	fib, ack, t1 := []int{40}, []int{3, 10}, []int{50_000, 1_000}
 	return Report{
-		Method: Method{Runs: 3, Warmup: 1, Timeout: 30 * time.Second, MinSample: 10 * time.Millisecond, Timing: "monotonic clock around the call"},
+		Method: Method{Runs: 3, Warmup: 1, WarmupTime: 500 * time.Millisecond, Timeout: 30 * time.Second, MinSample: 10 * time.Millisecond, Timing: "monotonic clock around the call"},
 		Environment: Environment{
 			CPU: "AMD EPYC", Cores: 2, GOMAXPROCS: 2, Go: "go1.26.8",
 			Modules: map[string]string{"wazero": "v1.12.0", "yaegi": "v0.16.1"}, OS: "linux", Arch: "amd64",
@@ -123,7 +123,7 @@ func TestFormatsContent(t *testing.T) {
 	for _, want := range []string{
 		"fib_rec(40)", "412ms", "1.23s ±? ×3.0", "9.10s ±? ×22 (1 run)", "timed out after 30s", "stack overflow",
 		"ack(3, 10)", "310µs", "905µs ±? ×2.9", "wrong result: got 1, want 40999000",
-		"612ms", "median of 3 timed samples after 1 warm-up call, each sample at least 10ms", "AMD EPYC, 2 cores, GOMAXPROCS 2, go1.26.8 linux/amd64, wazero v1.12.0",
+		"612ms", "median of 3 timed samples after 1 warm-up call and more until the warm-up lasted 500ms, each sample at least 10ms", "AMD EPYC, 2 cores, GOMAXPROCS 2, go1.26.8 linux/amd64, wazero v1.12.0",
 		"historical: fib(40)", "45.0391s", "PHP 5.5.9", "did not finish",
 	} {
 		for _, f := range []string{FormatTable, FormatMarkdown} {

@@ -26,9 +26,10 @@ type Plan struct {
 	// ("n": 30), or for one kernel ("fib_rec.n": 30); the rest keep their defaults.
 	Args map[string]int
 	// Options are the runs and warm-up runs of each cell, taken as given: runs from 1 to
-	// MaxJobRuns, warm-up runs from 0 (none) to MaxJobWarmup, a minimum sample time up to
-	// measure.MaxMinSample (zero for measure.DefaultMinSample, negative for one call per
-	// sample).
+	// MaxJobRuns, warm-up runs from 0 (none) to MaxJobWarmup, a minimum warm-up time up to
+	// measure.MaxWarmupTime (zero for measure.DefaultWarmupTime, negative for the warm-up
+	// runs only), a minimum sample time up to measure.MaxMinSample (zero for
+	// measure.DefaultMinSample, negative for one call per sample).
 	Options measure.Options
 	// Timeout bounds each cell, setup included; 0 means DefaultTimeout.
 	Timeout time.Duration
@@ -40,7 +41,7 @@ type Plan struct {
 
 // FieldError is an error of Plan.Jobs about one thing asked for. Field names it as the
 // page's API does: "engine", "kernel", "args.<name>" (or "args"), "runs", "warmup",
-// "min_sample", "timeout".
+// "warmup_time", "min_sample", "timeout".
 type FieldError struct {
 	Field string
 	Err   error
@@ -74,6 +75,9 @@ func (p Plan) Jobs() ([]Job, error) {
 	}
 	if opts.Warmup < 0 || opts.Warmup > MaxJobWarmup {
 		return nil, fieldError("warmup", fmt.Errorf("warm-up = %d is out of range: allowed 0 to %d", opts.Warmup, MaxJobWarmup))
+	}
+	if opts.WarmupTime > measure.MaxWarmupTime {
+		return nil, fieldError("warmup_time", fmt.Errorf("minimum warm-up time %v is out of range: allowed up to %v (or none: the warm-up runs only)", opts.WarmupTime, measure.MaxWarmupTime))
 	}
 	if opts.MinSample > measure.MaxMinSample {
 		return nil, fieldError("min_sample", fmt.Errorf("minimum sample time %v is out of range: allowed up to %v (or none: one call per sample)", opts.MinSample, measure.MaxMinSample))

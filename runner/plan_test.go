@@ -54,6 +54,7 @@ func TestPlanJobs(t *testing.T) {
 		{name: "runs out of range", plan: Plan{Options: measure.Options{Runs: 5000}}, wantErr: "runs = 5000 is out of range: allowed 1 to 1000"},
 		{name: "warm-up but no runs", plan: Plan{Options: measure.Options{Warmup: 3}}, wantErr: "runs = 0 is out of range: allowed 1 to 1000"},
 		{name: "warm-up out of range", plan: Plan{Options: measure.Options{Runs: 1, Warmup: 101}}, wantErr: "warm-up = 101 is out of range: allowed 0 to 100"},
+		{name: "warm-up time out of range", plan: Plan{Options: measure.Options{Runs: 1, Warmup: 1, WarmupTime: time.Minute}}, wantErr: "minimum warm-up time 1m0s is out of range: allowed up to 10s (or none: the warm-up runs only)"},
 		{name: "negative timeout", plan: Plan{Options: measure.Defaults(), Timeout: -time.Second}, wantErr: "timeout -1s is negative"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -94,6 +95,8 @@ func TestPlanErrorFields(t *testing.T) {
 		{Plan{Kernels: []string{"fib_rec"}, Args: map[string]int{"m": 1}, Options: measure.Defaults()}, "args.m"},
 		{Plan{Options: measure.Options{Runs: -1}}, "runs"},
 		{Plan{Options: measure.Options{Runs: 1, Warmup: -1}}, "warmup"},
+		{Plan{Options: measure.Options{Runs: 1, Warmup: 1, WarmupTime: time.Hour}}, "warmup_time"},
+		{Plan{Options: measure.Options{Runs: 1, MinSample: time.Hour}}, "min_sample"},
 		{Plan{Timeout: -1}, "timeout"},
 	} {
 		_, err := c.plan.Jobs()

@@ -64,13 +64,14 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.Var(named, "arg", "a kernel parameter as name=value, for every selected kernel that has it, or kernel.name=value for one (repeatable; default: the articles' sizes)")
 	runs := fs.Int("runs", measure.DefaultRuns, fmt.Sprintf("timed runs per cell (1 to %d)", runner.MaxJobRuns))
 	warmup := fs.Int("warmup", measure.DefaultWarmup, fmt.Sprintf("untimed warm-up runs per cell before the timed ones (0, none, to %d)", runner.MaxJobWarmup))
+	warmupTime := fs.Duration("warmup-time", measure.DefaultWarmupTime, fmt.Sprintf("how long the warm-up lasts at least: calls go on past --warmup until it has (0, the --warmup calls only, to %v)", measure.MaxWarmupTime))
 	minSample := fs.Duration("min-sample", measure.DefaultMinSample, fmt.Sprintf("how long a sample lasts at least: shorter calls are repeated k times per sample and timed together (0, one call per sample, to %v)", measure.MaxMinSample))
 	cold := fs.Bool("cold", false, "compile without the on-disk cache (wazero's compiler), so that the setup table shows a cold start")
 	timeout := fs.Duration("timeout", runner.DefaultTimeout, "time limit per cell, loading included")
 	format := fs.String("format", report.FormatTable, "output format: "+strings.Join(report.Formats(), ", "))
 	withHistory := fs.Bool("history", false, "print the source articles' historical figures beside the live rows")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wasmgap bench [--engine E]... [--kernel K]... [--arg name=value]... [--runs N] [--warmup N] [--min-sample D] [--cold] [--timeout D] [--format F] [--history]")
+		fmt.Fprintln(stderr, "usage: wasmgap bench [--engine E]... [--kernel K]... [--arg name=value]... [--runs N] [--warmup N] [--warmup-time D] [--min-sample D] [--cold] [--timeout D] [--format F] [--history]")
 		fmt.Fprintln(stderr, "\nMeasures kernels on server engines, one cell at a time, each in a worker process.")
 		fs.PrintDefaults()
 	}
@@ -94,9 +95,16 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "wasmgap bench: --min-sample %v is out of range: allowed 0 (one call per sample) to %v\n", *minSample, measure.MaxMinSample)
 		return 2
 	}
-	opts := measure.Options{Runs: *runs, Warmup: *warmup, MinSample: *minSample, Cold: *cold}
+	if *warmupTime < 0 || *warmupTime > measure.MaxWarmupTime {
+		fmt.Fprintf(stderr, "wasmgap bench: --warmup-time %v is out of range: allowed 0 (the --warmup calls only) to %v\n", *warmupTime, measure.MaxWarmupTime)
+		return 2
+	}
+	opts := measure.Options{Runs: *runs, Warmup: *warmup, WarmupTime: *warmupTime, MinSample: *minSample, Cold: *cold}
 	if *minSample == 0 {
 		opts.MinSample = -1 // one call per sample
+	}
+	if *warmupTime == 0 {
+		opts.WarmupTime = -1 // the warm-up calls only
 	}
 	plan := runner.Plan{Engines: engineNames, Kernels: kernelNames, Args: named, Options: opts, Timeout: *timeout}
 	jobs, err := plan.Jobs()
@@ -115,7 +123,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	progress := newProgressLine(stderr)
 	rep := report.Report{
 		Method: report.Method{
-			Runs: *runs, Warmup: *warmup, Timeout: *timeout, MinSample: *minSample, Cold: *cold, Timing: report.DefaultTiming,
+			Runs: *runs, Warmup: *warmup, WarmupTime: *warmupTime, Timeout: *timeout, MinSample: *minSample, Cold: *cold, Timing: report.DefaultTiming,
 		},
 		Environment: report.CurrentEnvironment(),
 	}

@@ -36,6 +36,8 @@ func TestBenchRejectsBadInput(t *testing.T) {
 		{[]string{"--timeout", "0s"}, "--timeout 0s: give a positive duration"},
 		{[]string{"--min-sample", "1m"}, "--min-sample 1m0s is out of range: allowed 0 (one call per sample) to 10s"},
 		{[]string{"--min-sample", "-1ms"}, "--min-sample -1ms is out of range"},
+		{[]string{"--warmup-time", "11s"}, "--warmup-time 11s is out of range: allowed 0 (the --warmup calls only) to 10s"},
+		{[]string{"--warmup-time", "-1ms"}, "--warmup-time -1ms is out of range"},
 		{[]string{"fib_rec"}, "unexpected arguments"},
 		{[]string{"--bogus"}, "flag provided but not defined: -bogus"},
 	} {
@@ -68,6 +70,10 @@ func TestBenchJSON(t *testing.T) {
 	// fib_it(40) takes nanoseconds: its samples repeat it; the method says how long a sample lasts.
 	if fib := rep.Results[0]; fib.Calls < 1000 || fib.Median <= 0 || fib.Median > 1e4 || rep.Method.MinSample != 10*time.Millisecond {
 		t.Errorf("fib_it(40): k = %d, median %.1f ns per call; method %+v", fib.Calls, fib.Median, rep.Method)
+	}
+	// --warmup 0 is no warm-up, whatever --warmup-time says.
+	if fib := rep.Results[0]; fib.WarmedUp != 0 {
+		t.Errorf("fib_it(40) warmed up %v with --warmup 0", fib.WarmedUp)
 	}
 	if got := rep.Results[1].Label(); got != "ack(3, 3)" {
 		t.Errorf("second cell %s, want ack(3, 3)", got)

@@ -43,14 +43,18 @@ export function showDetails(dialog: HTMLDialogElement, grid: Grid, r: number, en
         `(k grown, as Go's testing.B grows b.N, until a sample lasts at least ${duration(res.min_sample_ns ?? 10e6)}; a call that long stays at k = 1; ` +
         "grown again, the samples started over, if one lasts under half of it), " +
         "each sample's time divided by k";
+  const warmup =
+    res.warmup > 0 && res.warmed_up_ns
+      ? `an untimed warm-up of ${res.warmup} call(s) and more until it lasted ${duration(res.warmed_up_ns)} (a fresh process runs its first hundreds of milliseconds slower)`
+      : `${res.warmup} untimed warm-up call(s)`;
   if (res.where === "server") {
     method.push(
-      ["how", `in a worker process of the server (killable: a crash or a time limit ends only it), the first call timed alone, ${res.warmup} untimed warm-up call(s), then ${sample}; Go's monotonic clock around each sample only`],
+      ["how", `in a worker process of the server (killable: a crash or a time limit ends only it), the first call timed alone, ${warmup}, then ${sample}; Go's monotonic clock around each sample only`],
       ["every call", "checked: the first value of each sample against the catalogue, the sum of all against k × the expected value"],
     );
   } else {
     method.push(
-      ["how", `in a fresh Web Worker: load, the first call timed alone, ${res.warmup} untimed warm-up call(s), then ${sample}; performance.now() around each sample only`],
+      ["how", `in a fresh Web Worker: load, the first call timed alone, ${warmup}, then ${sample}; performance.now() around each sample only`],
       ["every call", "its value compared with the catalogue's"],
     );
   }

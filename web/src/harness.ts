@@ -59,6 +59,10 @@ export function failureOf(err: unknown): string {
 
 /** How long a sample lasts at least when the request does not say (as the server's). */
 export const DEFAULT_MIN_SAMPLE_MS = 10;
+/** How long a warm-up lasts at least, as the server's measure.DefaultWarmupTime: a fresh
+ * worker (its JIT's tiers, its memory) runs its first hundreds of milliseconds slower than
+ * later, and the samples should not be taken then. */
+export const DEFAULT_WARMUP_MS = 500;
 /** The most calls one sample makes, as the server's measure.MaxCalls. */
 const MAX_CALLS = 1_000_000_000;
 /** How often the samples start over with a larger k because one lasted under half the
@@ -92,7 +96,8 @@ export function serveMeasurements(
   };
 }
 
-/** measure loads the engine, times the first call alone, runs the warm-ups, finds the
+/** measure loads the engine, times the first call alone, runs the warm-ups (for at least
+ * DEFAULT_WARMUP_MS), finds the
  * calls per sample k (a sample lasts at least min_sample_ms, as the server's), then takes
  * the samples, each timed as a whole with performance.now() and divided by k. Every call's
  * value is compared with the catalogue's. */
@@ -168,10 +173,23 @@ export async function measure(
     };
 
     phase = "warmup";
+    const warmStart = performance.now();
     for (let i = 0; i < req.warmup; i++) {
       if (i > 0 && !fits()) break;
       post({ type: "progress", phase: "warmup", done: i, total: req.warmup });
       if (!check(batch(1), 1, `in warm-up ${i + 1}`)) return result;
+    }
+    if (req.warmup > 0) {
+      // The warm-up goes on until it has lasted DEFAULT_WARMUP_MS, in batches grown toward
+      // the sample minimum, leaving the time the samples likely take (as the server's).
+      const leavesRoom = (): boolean =>
+        budget <= 0 || performance.now() - begin + longest + req.runs * Math.max(target, longest) <= budget;
+      for (let reps = 1; performance.now() - warmStart < DEFAULT_WARMUP_MS && leavesRoom(); ) {
+        const b = batch(reps);
+        if (!check(b, reps, "in warm-up")) return result;
+        if (target > 0) reps = grow(reps, b.ms, target);
+      }
+      result.warmed_up_ns = ns(performance.now() - warmStart);
     }
 
     phase = "calibrate";

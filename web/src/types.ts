@@ -88,6 +88,9 @@ export interface CellResult {
   where: "server" | "browser";
   runs: number;
   warmup: number;
+  /** How long the whole warm-up lasted, in ns: the warmup calls and the calls that made it
+   * last the minimum warm-up time (absent: no warm-up). */
+  warmed_up_ns?: number;
   /** k: the calls each sample repeats (1 when a call lasts the sample's minimum). */
   calls: number;
   /** How long a sample lasted at least, in ns (0 or absent: one call per sample). */
