@@ -96,11 +96,11 @@ export function serveMeasurements(
   };
 }
 
-/** measure loads the engine, times the first call alone, runs the warm-ups (for at least
- * DEFAULT_WARMUP_MS), finds the
- * calls per sample k (a sample lasts at least min_sample_ms, as the server's), then takes
- * the samples, each timed as a whole with performance.now() and divided by k. Every call's
- * value is compared with the catalogue's. */
+/** measure loads the engine, times the first call alone, runs the warm-ups (and on until
+ * the warm-up has lasted DEFAULT_WARMUP_MS), finds the calls per sample k (a sample lasts
+ * at least min_sample_ms, as the server's), then takes the samples, each timed as a whole
+ * with performance.now() and divided by k. Every call's value is compared with the
+ * catalogue's. */
 export async function measure(
   engine: string,
   req: WorkerRequest,
