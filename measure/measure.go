@@ -332,7 +332,8 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 		samples := time.Duration(opts.Runs) * max(target, longest)
 		return opts.Budget <= 0 || now().Sub(begin)+longest+samples <= opts.Budget
 	}
-	for reps := 1; r.Warmup > 0 && now().Sub(warmStart) < opts.WarmupTarget(); {
+	warmFor := opts.WarmupTarget() // zero without a warm-up
+	for reps := 1; now().Sub(warmStart) < warmFor; {
 		if !checkCtx(ctx, &r) {
 			return r
 		}
