@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"go/ast"
+	"go/build/constraint"
 	"go/parser"
 	"go/scanner"
 	"go/token"
@@ -35,7 +36,9 @@ const PackageName = "kernel"
 // Allowed lists the standard-library packages a source may import: packages that only
 // compute, and that yaegi's symbol table and GOOS=wasip1 both offer. Everything else is
 // refused, notably unsafe, os, os/exec, net, syscall, plugin, runtime, reflect, io/fs,
-// time and C (cgo): they reach the machine, the runtime's internals or the clock.
+// time and C (cgo): they reach the machine, the runtime's internals or the clock; and
+// sync, sync/atomic, iter and os/signal: they only matter to concurrent code, which a
+// kernel may not be (see Check). No package here starts a goroutine.
 //
 // The generic packages slices, maps and cmp are left out: yaegi (v0.16) interprets them
 // from their source and fails on parts of it ("undefined type for E"), so a kernel using
@@ -88,7 +91,8 @@ type Func struct {
 
 // Check parses src and reports whether it is an allowed kernel: one file of package
 // kernel, of at most MaxSource bytes, importing only Allowed packages, with no //go: or
-// //line directive and no build constraint, declaring exactly one exported function whose
+// //line directive and no build constraint, sequential (no go statement, no channel),
+// declaring exactly one exported function whose
 // parameters are int, int32 or int64 and whose one result is int64. The error is Errors,
 // each naming its line and column and what is allowed.
 func Check(src []byte) (*Func, error) {
@@ -134,8 +138,9 @@ func Check(src []byte) (*Func, error) {
 				at(c.Pos(), "directive //%s is not allowed: no //go: directives (generate, linkname, embed, build, wasmexport, …) may appear in a kernel", name)
 			case strings.HasPrefix(text, "//line ") || strings.HasPrefix(text, "/*line "):
 				at(c.Pos(), "//line directives are not allowed: they would hide where errors are")
-			case strings.HasPrefix(text, "// +build"):
-				at(c.Pos(), "build constraints are not allowed: the kernel is always built")
+			case constraint.IsPlusBuild(text):
+				// As the go command reads them: "//+build", "//\t+build" and "// +build".
+				at(c.Pos(), "build constraints (// +build lines) are not allowed: the kernel is always built, for every tier")
 			case strings.HasPrefix(text, "//export ") || strings.HasPrefix(text, "//extern "):
 				at(c.Pos(), "cgo directives are not allowed")
 			}
@@ -157,6 +162,7 @@ func Check(src []byte) (*Func, error) {
 			at(imp.Name.Pos(), "import %s %q: dot and blank imports are not allowed", imp.Name.Name, path)
 		}
 	}
+	checkSequential(f, at)
 	var found *Func
 	var exported []*ast.FuncDecl
 	for _, decl := range f.Decls {
@@ -189,6 +195,35 @@ func Check(src []byte) (*Func, error) {
 		return nil, errs
 	}
 	return found, nil
+}
+
+// sequential says why a kernel may not be concurrent, for every refusal of checkSequential.
+const sequential = "a kernel runs on one goroutine: a second one would let it race itself, and in the interpreted tier (yaegi, on real threads) a data race on an interface, a slice or a string breaks memory safety"
+
+// checkSequential refuses what makes a kernel concurrent: go statements, and channels
+// (their types, sends, receives and select), which without goroutines can only block.
+// The allow-list keeps out every other way to a second thread or to the scheduler (sync,
+// sync/atomic, runtime, time.AfterFunc, os/signal, iter.Pull, net/http's servers, and
+// unsafe and reflect, which break memory safety without a race): none of Allowed starts a
+// goroutine or calls back from one.
+func checkSequential(f *ast.File, at func(token.Pos, string, ...any)) {
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.GoStmt:
+			at(n.Pos(), "go statements are not allowed: %s", sequential)
+		case *ast.ChanType:
+			at(n.Pos(), "channel types are not allowed: %s; without goroutines a channel can only block", sequential)
+		case *ast.SendStmt:
+			at(n.Arrow, "channel sends are not allowed: %s", sequential)
+		case *ast.UnaryExpr:
+			if n.Op == token.ARROW {
+				at(n.OpPos, "channel receives are not allowed: %s", sequential)
+			}
+		case *ast.SelectStmt:
+			at(n.Pos(), "select statements are not allowed: %s", sequential)
+		}
+		return true
+	})
 }
 
 // checkFunc checks the exported function's signature.
