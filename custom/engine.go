@@ -73,7 +73,9 @@ func NewEngine(name string, k *Kernel) (engine.Engine, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read the module of %s: %w", k.ID, err)
 		}
-		return wazero.New(wazero.Options{Interpreter: name == engine.WazeroInterpreter, Module: mod, Kernels: []*kernels.Kernel{kern}}), nil
+		// No on-disk compilation cache: the worker is fenced and may not write, and machine
+		// code that a user's run wrote would be loaded and run by unfenced workers.
+		return wazero.New(wazero.Options{Interpreter: name == engine.WazeroInterpreter, NoCache: true, Module: mod, Kernels: []*kernels.Kernel{kern}}), nil
 	case engine.Yaegi:
 		src, err := os.ReadFile(k.SourcePath())
 		if err != nil {

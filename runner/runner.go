@@ -23,6 +23,7 @@ import (
 	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/internal/capped"
 	"github.com/wasmgap/wasmgap/internal/childproc"
+	"github.com/wasmgap/wasmgap/internal/sandbox"
 	"github.com/wasmgap/wasmgap/kernels"
 	"github.com/wasmgap/wasmgap/measure"
 )
@@ -132,10 +133,15 @@ type Progress struct {
 type Options struct {
 	// OnProgress, if set, is called as the worker reports progress.
 	OnProgress func(Progress)
+	// OnFence, if set, is called with the layers of the fence (package sandbox) in force
+	// in a worker that runs a user kernel, before the kernel runs.
+	OnFence func(sandbox.Report)
 }
 
-// message is one line a worker writes on its stdout: progress, or the final result.
+// message is one line a worker writes on its stdout: the fence, progress, or the final
+// result.
 type message struct {
+	Fence    *sandbox.Report `json:"fence,omitempty"`
 	Progress *Progress       `json:"progress,omitempty"`
 	Result   *measure.Result `json:"result,omitempty"`
 }
@@ -179,6 +185,11 @@ func Run(ctx context.Context, job Job, opts Options) (measure.Result, error) {
 	if err != nil {
 		return measure.Result{}, fmt.Errorf("start worker: %w", err)
 	}
+	if job.custom != nil {
+		// User code: a user and a network namespace of its own where the machine allows
+		// them; the worker fences itself further before the code runs (serveWorker).
+		sandbox.Isolate(cmd)
+	}
 	// A process group of its own that dies with this process (package childproc).
 	cmd.Cancel = func() error { return childproc.KillGroup(cmd) }
 	cmd.WaitDelay = killGrace
@@ -199,6 +210,8 @@ func Run(ctx context.Context, job Job, opts Options) (measure.Result, error) {
 			result = m.Result
 		case m.Progress != nil && opts.OnProgress != nil:
 			opts.OnProgress(*m.Progress)
+		case m.Fence != nil && opts.OnFence != nil:
+			opts.OnFence(*m.Fence)
 		}
 	}
 	cmd.Stdout = out
@@ -316,6 +329,17 @@ func serveWorker(in io.Reader, out io.Writer, exit func(int)) error {
 	if err := json.Unmarshal(line, &wire); err != nil {
 		return fmt.Errorf("read job: %w", err)
 	}
+	w := bufio.NewWriter(out)
+	enc := json.NewEncoder(w)
+	var writeErr error
+	send := func(m message) {
+		if writeErr == nil {
+			writeErr = enc.Encode(m)
+		}
+		if writeErr == nil {
+			writeErr = w.Flush()
+		}
+	}
 	// The parent checked the job (Plan.Jobs); the names are only resolved here.
 	var k *kernels.Kernel
 	var e engine.Engine
@@ -328,6 +352,13 @@ func serveWorker(in io.Reader, out io.Writer, exit func(int)) error {
 		if e, err = custom.NewEngine(wire.Engine, ck); err != nil {
 			return err
 		}
+		// The engine has read the module or the source; nothing of the user's has run yet
+		// (yaegi evaluates the source in Load, inside measure.Measure).
+		report, err := sandbox.Apply(custom.FencePolicy(ck, wire.Engine))
+		if err != nil {
+			return fmt.Errorf("fence the run of a user kernel: %w", err)
+		}
+		send(message{Fence: &report})
 	} else {
 		if k, err = kernels.Lookup(wire.Kernel); err != nil {
 			return err
@@ -348,17 +379,6 @@ func serveWorker(in io.Reader, out io.Writer, exit func(int)) error {
 			exit(exitOverdue)
 		})
 		defer overdue.Stop()
-	}
-	w := bufio.NewWriter(out)
-	enc := json.NewEncoder(w)
-	var writeErr error
-	send := func(m message) {
-		if writeErr == nil {
-			writeErr = enc.Encode(m)
-		}
-		if writeErr == nil {
-			writeErr = w.Flush()
-		}
 	}
 	r := measure.Measure(context.Background(), e, k, wire.Args, wire.Options, func(phase string, done, total int) {
 		send(message{Progress: &Progress{Phase: phase, Done: done, Total: total}})
