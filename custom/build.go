@@ -1,7 +1,6 @@
 package custom
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -264,6 +263,7 @@ func (b *Builder) Build(ctx context.Context, src []byte) (*Kernel, error) {
 		}
 	}
 	f.k, f.err = b.build(ctx, id, src, fn)
+	f.err = b.scrubError(f.err)
 	b.mu.Lock()
 	delete(b.inflight, id)
 	b.mu.Unlock()
@@ -439,9 +439,6 @@ func main() {
 // Export is the name of the module's one export, the user's function.
 const Export = "run"
 
-// compilerLine matches the compiler's errors about the user's file.
-var compilerLine = regexp.MustCompile(`(?m)^(?:\./)?kernel/kernel\.go:(\d+):(\d+): (.*)$`)
-
 // compile builds src in dir (a fresh module: go.mod, kernel/kernel.go, main.go) into
 // dir/kernel.wasm under the build limits. Compiler errors come back as Errors; err is for
 // everything else.
@@ -522,7 +519,32 @@ func (b *Builder) compileFor(ctx context.Context, dir string, src []byte, fn *Fu
 		}
 		return nil, nil
 	}
-	text := out.String()
+	return b.diagnose(out.String(), runErr, dir, goBin)
+}
+
+// compilerLine matches the compiler's errors about the user's file ("kernel/kernel.go:3:5:
+// …", or with the module's path in front under -trimpath).
+var compilerLine = regexp.MustCompile(`(?m)^(?:\./|userkernel/)?kernel/kernel\.go:(\d+):(\d+): (.*)$`)
+
+// wrapperLine matches the compiler's errors about the wrapper (main.go).
+var wrapperLine = regexp.MustCompile(`(?m)^(?:\./|userkernel/)?main\.go:\d+:\d+: .*$`)
+
+// outOfMemory matches what the Go runtime of the compiler or the linker prints when its
+// address space (BuildLimits.AddressSpace) runs out.
+var outOfMemory = regexp.MustCompile(`(?m)^(?:fatal error: (?:runtime: )?out of memory|runtime: out of memory|fatal error: runtime: cannot allocate memory|runtime: failed to create new OS thread|runtime: cannot map pages)`)
+
+// fileTooLarge matches a write past RLIMIT_FSIZE (BuildLimits.FileSize).
+var fileTooLarge = regexp.MustCompile(`(?i)file too large|file size limit exceeded`)
+
+// tooLarge matches the compiler's and the linker's refusals of data past what a module
+// holds.
+var tooLarge = regexp.MustCompile(`(?m)symbol too large|too much data|section too large|larger than address space|exceeds 2GB`)
+
+// diagnose turns the output of a failed build into what its requester is told: compiler
+// errors as Errors, limits as *LimitError, anything else as an error; none of them names
+// a path of this machine.
+func (b *Builder) diagnose(text string, runErr error, dir, goBin string) (Errors, error) {
+	text = b.scrub(text, dir, goBin)
 	var errs Errors
 	for _, m := range compilerLine.FindAllStringSubmatch(text, 20) {
 		var line, col int
@@ -534,12 +556,53 @@ func (b *Builder) compileFor(ctx context.Context, dir string, src []byte, fn *Fu
 		return errs, nil
 	}
 	text = strings.TrimSpace(text)
-	if bytes.Contains([]byte(text), []byte("main.go")) {
+	switch {
+	case outOfMemory.MatchString(text):
+		return nil, &LimitError{Msg: fmt.Sprintf("the build ran out of memory: the compiler and the linker may use %d MiB each, and this source needs more (large composite literals or arrays, deep generic instantiation)", BuildLimits.AddressSpace>>20)}
+	case fileTooLarge.MatchString(text + " " + fmt.Sprint(runErr)):
+		// RLIMIT_FSIZE: EFBIG to a process that ignores SIGXFSZ, the signal to others.
+		return nil, &LimitError{Msg: fmt.Sprintf("the build wrote a file larger than its limit of %d MiB: the kernel's data or code is too large", BuildLimits.FileSize>>20)}
+	case tooLarge.MatchString(text):
+		return Errors{{Msg: "the kernel's data is too large for a module (at most 2 GB in all, far less under the module's size limit): " + firstLines(text, 3)}}, nil
+	case wrapperLine.MatchString(text):
 		// The wrapper failed: the source redefined what it relies on (int, int32, int64).
 		return Errors{{Msg: "the kernel's signature could not be called as declared (does the source redefine int, int32 or int64?): " + firstLines(text, 5)}}, nil
 	}
 	return nil, fmt.Errorf("the build failed (%v): %s", runErr, firstLines(text, 10))
 }
+
+// scrub replaces this machine's paths in a build's output: the build's folder, the
+// builder's folders, the toolchain's, and any other absolute path left (by its last
+// element).
+func (b *Builder) scrub(text, dir, goBin string) string {
+	//lint:ignore SA1019 the toolchain's folder, as goCommand finds it
+	root := runtime.GOROOT()
+	for _, r := range []struct{ path, as string }{
+		{dir, "$WORK"}, {b.opts.GoCache, "$GOCACHE"}, {b.opts.Dir, "$CACHE"},
+		{filepath.Dir(filepath.Dir(goBin)), "$GOROOT"}, {root, "$GOROOT"}, {os.TempDir(), "$TMP"},
+	} {
+		if len(r.path) > 1 {
+			text = strings.ReplaceAll(text, r.path, r.as)
+		}
+	}
+	return absPath.ReplaceAllString(text, "${1}…/${2}")
+}
+
+// scrubError keeps Errors, limits and the context's errors as they are, and removes this
+// machine's paths from the text of any other error (a folder that could not be made, a
+// toolchain that failed).
+func (b *Builder) scrubError(err error) error {
+	var errs Errors
+	var limit *LimitError
+	if err == nil || errors.As(err, &errs) || errors.As(err, &limit) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return errors.New(b.scrub(err.Error(), "", ""))
+}
+
+// absPath matches an absolute path of two elements or more, at the start of a word; its
+// last element is kept.
+var absPath = regexp.MustCompile(`(^|[\s"'(=:,])(?:/[\w.+@-]+)+/([\w.+@-]+)`)
 
 // LimitError is a build stopped by a limit (time, memory).
 type LimitError struct{ Msg string }
