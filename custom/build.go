@@ -45,6 +45,23 @@ type Options struct {
 	Timeout time.Duration
 	// Parallel is how many builds run at once; 0 means one per CPU.
 	Parallel int
+	// PerClient is how many builds one client (BuildFor) may run or wait for at once;
+	// 0 means half of Parallel, at least one: a client's compile bombs take its share,
+	// not the machine.
+	PerClient int
+	// MaxWait bounds how long a build waits for its turn before it is refused with a
+	// BusyError; 0 means DefaultMaxWait.
+	MaxWait time.Duration
+	// BuildsPerMinute is how many builds one client may start a minute (a source built
+	// before does not count); beyond, RateError. 0 means DefaultBuildsPerMinute.
+	BuildsPerMinute int
+	// MaxModule bounds a built module, in bytes; a larger one is refused (and the refusal
+	// kept). 0 means DefaultMaxModule.
+	MaxModule int64
+	// MaxCache bounds, in bytes, the stored builds (the least recently used go first)
+	// and, apart, what builds add to the Go build cache beyond the warm standard library
+	// (removed when over). 0 means DefaultMaxCache.
+	MaxCache int64
 	// Native also builds each kernel as a native executable (same checks, same limits),
 	// which the native engine runs in a worker process: for local use only, as native code
 	// is confined by nothing but the worker's rlimits and time limit (wasmgap serve
@@ -95,6 +112,9 @@ type Builder struct {
 
 	warmOnce sync.Once
 	warmErr  error
+	warm     map[string]bool // the Go cache's files once warm (warmSet)
+
+	share share
 
 	mu       sync.Mutex
 	inflight map[string]*flight
@@ -119,6 +139,21 @@ func NewBuilder(opts Options) *Builder {
 	}
 	if opts.Parallel <= 0 {
 		opts.Parallel = runtime.NumCPU()
+	}
+	if opts.PerClient <= 0 {
+		opts.PerClient = max(1, opts.Parallel/2)
+	}
+	if opts.MaxWait <= 0 {
+		opts.MaxWait = DefaultMaxWait
+	}
+	if opts.BuildsPerMinute <= 0 {
+		opts.BuildsPerMinute = DefaultBuildsPerMinute
+	}
+	if opts.MaxModule <= 0 {
+		opts.MaxModule = DefaultMaxModule
+	}
+	if opts.MaxCache <= 0 {
+		opts.MaxCache = DefaultMaxCache
 	}
 	return &Builder{opts: opts, slots: make(chan struct{}, opts.Parallel), inflight: map[string]*flight{}}
 }
@@ -175,7 +210,9 @@ func (b *Builder) Warm(ctx context.Context) error {
 		}
 		if err != nil {
 			b.warmErr = fmt.Errorf("warm the Go build cache for user kernels: %w", err)
+			return
 		}
+		b.warm = warmSet(b.opts.GoCache)
 	})
 	return b.warmErr
 }
@@ -217,6 +254,7 @@ func (b *Builder) Lookup(id string) (*Kernel, error) {
 	}
 	k := &Kernel{ID: id, Func: *rec.Func, Dir: dir, Cached: true}
 	k.Native = b.opts.Native && exists(k.NativePath())
+	touch(dir)
 	return k, nil
 }
 
@@ -225,16 +263,27 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// Build checks src (see Check) and builds it to WebAssembly, or returns the cached build
-// of the same source. A refusal or a compiler error is Errors, naming lines and columns;
-// other errors (no toolchain, the time limit) say what happened.
+// Build is BuildFor with no client named: every such build shares one client's share
+// and rate.
 func (b *Builder) Build(ctx context.Context, src []byte) (*Kernel, error) {
+	return b.BuildFor(ctx, "", src)
+}
+
+// BuildFor checks src (see Check) and builds it to WebAssembly for client (an address),
+// or returns the cached build of the same source. A refusal or a compiler error is
+// Errors, naming lines and columns; a limit of the build is *LimitError; a client over
+// its rate is *RateError; no turn within Options.MaxWait is *BusyError; other errors
+// (no toolchain) say what happened.
+func (b *Builder) BuildFor(ctx context.Context, client string, src []byte) (*Kernel, error) {
 	fn, err := Check(src)
 	if err != nil {
 		return nil, err
 	}
 	id := ID(src)
 	if k, err := b.cached(id); k != nil || err != nil {
+		if k != nil {
+			touch(k.Dir)
+		}
 		if k != nil && b.opts.Native && !k.Native {
 			if err := b.buildNative(ctx, k, src); err != nil {
 				return nil, err
@@ -245,6 +294,10 @@ func (b *Builder) Build(ctx context.Context, src []byte) (*Kernel, error) {
 	b.mu.Lock()
 	f, ok := b.inflight[id]
 	if !ok {
+		if err := b.allow(client); err != nil {
+			b.mu.Unlock()
+			return nil, err
+		}
 		f = &flight{done: make(chan struct{})}
 		b.inflight[id] = f
 	}
@@ -262,8 +315,9 @@ func (b *Builder) Build(ctx context.Context, src []byte) (*Kernel, error) {
 			return nil, ctx.Err()
 		}
 	}
-	f.k, f.err = b.build(ctx, id, src, fn)
+	f.k, f.err = b.build(ctx, client, id, src, fn)
 	f.err = b.scrubError(f.err)
+	b.trimGoCache()
 	b.mu.Lock()
 	delete(b.inflight, id)
 	b.mu.Unlock()
@@ -291,16 +345,15 @@ func (b *Builder) cached(id string) (*Kernel, error) {
 	return &Kernel{ID: id, Func: *rec.Func, Dir: dir, Cached: true}, nil
 }
 
-func (b *Builder) build(ctx context.Context, id string, src []byte, fn *Func) (*Kernel, error) {
+func (b *Builder) build(ctx context.Context, client, id string, src []byte, fn *Func) (*Kernel, error) {
 	if err := b.Warm(ctx); err != nil {
 		return nil, err
 	}
-	select {
-	case b.slots <- struct{}{}:
-		defer func() { <-b.slots }()
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	done, err := b.turn(ctx, client)
+	if err != nil {
+		return nil, err
 	}
+	defer done()
 	work, err := os.MkdirTemp(b.tmpRoot(), "build-")
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", fn.Name, err)
@@ -317,6 +370,11 @@ func (b *Builder) build(ctx context.Context, id string, src []byte, fn *Func) (*
 	stage := filepath.Join(work, "out")
 	if err := os.MkdirAll(stage, 0o700); err != nil {
 		return nil, err
+	}
+	if len(errs) == 0 {
+		if st, err := os.Stat(filepath.Join(work, "kernel.wasm")); err == nil && st.Size() > b.opts.MaxModule {
+			errs = b.errModule(st.Size())
+		}
 	}
 	rec := record{Func: fn}
 	if len(errs) > 0 {
@@ -339,6 +397,7 @@ func (b *Builder) build(ctx context.Context, id string, src []byte, fn *Func) (*
 			return nil, fmt.Errorf("store the build of %s: %w", fn.Name, err)
 		}
 	}
+	b.evict(final)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -588,13 +647,14 @@ func (b *Builder) scrub(text, dir, goBin string) string {
 	return absPath.ReplaceAllString(text, "${1}…/${2}")
 }
 
-// scrubError keeps Errors, limits and the context's errors as they are, and removes this
+// scrubError keeps Errors, limits, refusals for want of a turn and the context's errors as they are, and removes this
 // machine's paths from the text of any other error (a folder that could not be made, a
 // toolchain that failed).
 func (b *Builder) scrubError(err error) error {
 	var errs Errors
 	var limit *LimitError
-	if err == nil || errors.As(err, &errs) || errors.As(err, &limit) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	var busy *BusyError
+	if err == nil || errors.As(err, &errs) || errors.As(err, &limit) || errors.As(err, &busy) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return errors.New(b.scrub(err.Error(), "", ""))

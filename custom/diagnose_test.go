@@ -31,7 +31,7 @@ func TestBuildDiagnoses(t *testing.T) {
 		{"symbol too large", "package kernel\n\nvar big [3 << 30]byte\n\nfunc F(n int) int64 { big[n] = 1; return int64(big[n+1]) }\n", nil, false, "symbol too large"},
 		{"too much data", "package kernel\n\nvar a, b [1 << 30]byte\n\nfunc F(n int) int64 { a[n], b[n] = 1, 2; return int64(a[n+1] + b[n]) }\n", nil, false, "too large for a module"},
 		// The linker needs more than 900 MiB for a 128 MiB array literal.
-		{"out of memory", "package kernel\n\nvar x = [1 << 24]int64{1, 2, 3, 1<<24 - 1: 7}\n\nfunc F(n int) int64 { return x[n] }\n", func() { BuildLimits.AddressSpace = 900 << 20 }, true, "the build ran out of memory"},
+		{"out of memory", "package kernel\n\nvar x = [1 << 24]int64{1, 2, 3, 1<<24 - 1: 7}\n\nfunc F(n int) int64 { return x[n] }\n", func() { BuildLimits.AddressSpace, BuildLimits.FileSize = 900<<20, 1<<30 }, true, "the build ran out of memory"},
 		{"file size", "package kernel\n\nvar x = [1 << 20]int64{1, 2, 3, 1<<20 - 1: 5}\n\nfunc F(n int) int64 { return x[n] }\n", func() { BuildLimits.FileSize = 4 << 20 }, true, "larger than its limit of 4 MiB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -35,7 +35,11 @@ type Limits struct {
 // BuildLimits are the limits every build runs under. RLIMIT_NPROC is not set: Linux
 // counts it per user (threads included), not per process tree, so no value is both safe
 // and sufficient; the build's process group is killed at its time limit instead.
-var BuildLimits = Limits{AddressSpace: 2 << 30, CPU: 120, FileSize: 256 << 20, Files: 1024}
+//
+// FileSize, 64 MiB, stops a compiler or a linker that writes a huge archive or module
+// (a doubled string constant, a large array literal) before it fills the disk: the
+// largest archive of the standard library for wasip1 is under 20 MB.
+var BuildLimits = Limits{AddressSpace: 2 << 30, CPU: 120, FileSize: 64 << 20, Files: 1024}
 
 type limitedExec struct {
 	Limits Limits   `json:"limits"`

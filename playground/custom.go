@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/wasmgap/wasmgap/custom"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
@@ -88,11 +91,19 @@ func (s *Server) handleCustom(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, apiError{Error: msg, Field: "source"})
 		return
 	}
-	k, err := s.opts.Custom.Build(r.Context(), []byte(req.Source))
+	k, err := s.opts.Custom.BuildFor(r.Context(), clientOf(r), []byte(req.Source))
 	if err != nil {
 		var errs custom.Errors
 		var limit *custom.LimitError
+		var busy *custom.BusyError
+		var rateErr *custom.RateError
 		switch {
+		case errors.As(err, &busy):
+			w.Header().Set("Retry-After", retryAfter(busy.RetryAfter))
+			writeError(w, http.StatusServiceUnavailable, apiError{Error: busy.Error()})
+		case errors.As(err, &rateErr):
+			w.Header().Set("Retry-After", retryAfter(rateErr.RetryAfter))
+			writeError(w, http.StatusTooManyRequests, apiError{Error: rateErr.Error()})
 		case errors.As(err, &errs):
 			writeJSON(w, http.StatusUnprocessableEntity, customError{Error: err.Error(), Errors: errs})
 		case errors.As(err, &limit):
@@ -105,6 +116,20 @@ func (s *Server) handleCustom(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, s.answer(k))
+}
+
+// clientOf names the client of a build for its fair share and rate: its address, the
+// port left out.
+func clientOf(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
+}
+
+// retryAfter renders d as a Retry-After header: whole seconds, at least one.
+func retryAfter(d time.Duration) string {
+	return strconv.Itoa(max(1, int((d+time.Second-1)/time.Second)))
 }
 
 // customFromPath looks up the user kernel that the request's {id} names, or answers 404

@@ -63,6 +63,35 @@ func postCustom(t *testing.T, url, source string) (int, map[string]any) {
 	return resp.StatusCode, out
 }
 
+// A client over its build rate gets 429 with Retry-After; a source built before is
+// still answered.
+func TestCustomBuildRate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds with the go command")
+	}
+	b := custom.NewBuilder(custom.Options{Dir: t.TempDir(), GoCache: filepath.Join(custom.DefaultDir(), "gocache"), BuildsPerMinute: 1})
+	ts := httptest.NewServer(New(Options{Custom: b}))
+	defer ts.Close()
+	src := "package kernel\n\nfunc F(n int) int64 { return int64(n) }\n"
+	if status, out := postCustom(t, ts.URL, src); status != http.StatusOK {
+		t.Fatalf("first build = %d %v", status, out)
+	}
+	if status, out := postCustom(t, ts.URL, src); status != http.StatusOK || out["cached"] != true {
+		t.Errorf("the same source again = %d %v, want it cached", status, out)
+	}
+	body, _ := json.Marshal(map[string]string{"source": "package kernel\n\nfunc G(n int) int64 { return int64(n) + 1 }\n"})
+	resp, err := http.Post(ts.URL+"/api/custom", "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !strings.Contains(fmt.Sprint(out["error"]), "at most 1 a minute") {
+		t.Errorf("second source = %d (Retry-After %q) %v, want 429", resp.StatusCode, resp.Header.Get("Retry-After"), out)
+	}
+}
+
 func TestCustomRefusals(t *testing.T) {
 	ts := httptest.NewServer(New(Options{Custom: custom.NewBuilder(custom.Options{Dir: t.TempDir()})}))
 	defer ts.Close()
@@ -84,6 +113,8 @@ func TestCustomRefusals(t *testing.T) {
 		{"go.mod", "module example.com/evil\n\ngo 1.26\n\ntoolchain go1.99.0\n", 422, 1, "syntax error"},
 		{"toolchain", "package kernel\n\ntoolchain go1.99.0\n" + body, 422, 3, "syntax error"},
 		{"shape", "package kernel\n\nfunc F(s string) int64 { return 0 }\n", 422, 3, "parameter type string is not allowed"},
+		{"go statement", "package kernel\n\nfunc F(n int) int64 {\n\tgo func() {}()\n\treturn 0\n}\n", 422, 4, "go statements are not allowed"},
+		{"constraint", "//+build ignore\n\npackage kernel\n" + body, 422, 1, "build constraints"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, out := postCustom(t, ts.URL, tc.src)
