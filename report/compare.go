@@ -67,11 +67,11 @@ type Change struct {
 	// P is the Mann–Whitney U test's p-value of the two samples (benchstat's test); 1 when
 	// it cannot be computed.
 	P float64 `json:"p"`
-	// Significant is true when both sides have an interval and the intervals do not
-	// overlap: the change is larger than either run's own spread.
+	// Significant is true when P is below the comparison's α and both sides have at
+	// least the samples the U test needs to reach it, as benchstat decides.
 	Significant bool `json:"significant"`
-	// Note says why a cell cannot be compared ("failed in the new run: …", "too few
-	// samples: …"); such a cell is not significant.
+	// Note says why a cell cannot be compared ("failed in the new run: …", "need ≥ 4
+	// samples a side …"); such a cell is not significant.
 	Note string `json:"note,omitempty"`
 }
 
@@ -90,10 +90,35 @@ type Comparison struct {
 	Changes []Change `json:"changes"`
 	OnlyOld []string `json:"only_old,omitempty"`
 	OnlyNew []string `json:"only_new,omitempty"`
+	// Alpha is the significance level the changes were judged at.
+	Alpha float64 `json:"alpha"`
 }
 
 // Alpha is the U test's significance level, benchstat's default.
 const Alpha = 0.05
+
+// CompareOptions tune Compare; the zero value is benchstat's default.
+type CompareOptions struct {
+	// Alpha is the significance level: a change is reported when the U test's p is
+	// below it. Zero means Alpha (0.05); otherwise it must lie in (0, 1).
+	Alpha float64
+}
+
+// SamplesNeeded is the number of samples a side the Mann–Whitney U test needs before
+// any difference can reach a p below alpha: with n samples a side the smallest two-sided
+// p, two samples that do not overlap at all, is 2 / C(2n, n) (0.1 for 3, 0.029 for 4).
+func SamplesNeeded(alpha float64) int {
+	const limit = 64
+	minP := 2.0 // 2 / C(2n, n), updated from n-1 to n
+	for n := 1; n <= limit; n++ {
+		// C(2n, n) = C(2n-2, n-1) · (2n)(2n-1) / n²
+		minP /= float64(2*n) * float64(2*n-1) / float64(n*n)
+		if minP <= alpha {
+			return n
+		}
+	}
+	return limit
+}
 
 // cellKey names a cell: "fib_it(40) on native".
 func cellKey(r measure.Result) string { return r.Label() + " on " + r.Engine }
@@ -107,12 +132,26 @@ func side(r measure.Result) Side {
 }
 
 // Compare matches the cells of two reports (same kernel, arguments and engine) and says
-// for each how its median changed and whether the change is significant: both 95%
-// intervals of the medians exist and do not overlap, as benchstat reads "~" into
-// overlapping ones; the U test's p-value is given beside. It fails when the reports have
-// no cell in common.
+// for each how its median changed and whether the change is significant at Alpha, as
+// CompareWith does with the zero options.
 func Compare(old, new Report) (Comparison, error) {
-	var c Comparison
+	return CompareWith(old, new, CompareOptions{})
+}
+
+// CompareWith matches the cells of two reports (same kernel, arguments and engine) and
+// says for each how its median changed and whether the change is significant, as
+// benchstat decides it: the Mann–Whitney U test's p is below opt.Alpha and both sides
+// have SamplesNeeded(opt.Alpha) samples. It fails when α is out of range or the reports
+// have no cell in common.
+func CompareWith(old, new Report, opt CompareOptions) (Comparison, error) {
+	alpha := opt.Alpha
+	if alpha == 0 {
+		alpha = Alpha
+	}
+	if !(alpha > 0 && alpha < 1) {
+		return Comparison{}, fmt.Errorf("alpha %v is out of range: a significance level lies between 0 and 1 (benchstat's default is %v)", opt.Alpha, Alpha)
+	}
+	c := Comparison{Alpha: alpha}
 	newCells := map[string]measure.Result{}
 	var newOrder []string
 	for _, r := range new.Results {
@@ -134,7 +173,7 @@ func Compare(old, new Report) (Comparison, error) {
 			c.OnlyOld = append(c.OnlyOld, k)
 			continue
 		}
-		c.Changes = append(c.Changes, compareCell(o, n))
+		c.Changes = append(c.Changes, compareCell(o, n, alpha))
 	}
 	for _, k := range newOrder {
 		if !seen[k] {
@@ -155,7 +194,7 @@ func listCells(cells []string) string {
 	return strings.Join(cells, ", ")
 }
 
-func compareCell(o, n measure.Result) Change {
+func compareCell(o, n measure.Result, alpha float64) Change {
 	ch := Change{Label: o.Label(), Engine: o.Engine, Old: side(o), New: side(n), P: 1}
 	switch {
 	case o.Failed():
@@ -171,28 +210,28 @@ func compareCell(o, n measure.Result) Change {
 	if ch.Old.Median > 0 {
 		ch.Delta = ch.New.Median/ch.Old.Median - 1
 	}
-	th := benchmath.DefaultThresholds
+	th := benchmath.Thresholds{CompareAlpha: alpha}
 	// NewSample sorts what it is given: copies keep the runs' samples in the order they ran.
 	cmp := benchmath.AssumeNothing.Compare(benchmath.NewSample(slices.Clone(o.Samples), &th), benchmath.NewSample(slices.Clone(n.Samples), &th))
 	if !math.IsNaN(cmp.P) {
 		ch.P = cmp.P
 	}
-	if !ch.Old.CI.Valid() || !ch.New.CI.Valid() {
-		ch.Note = fmt.Sprintf("too few samples for 95%% intervals (%d and %d: 6 needed)", len(o.Samples), len(n.Samples))
+	if need := SamplesNeeded(alpha); len(o.Samples) < need || len(n.Samples) < need {
+		ch.Note = fmt.Sprintf("~ need ≥ %d samples a side (%d and %d)", need, len(o.Samples), len(n.Samples))
 		return ch
 	}
-	ch.Significant = ch.Old.CI.Hi < ch.New.CI.Lo || ch.New.CI.Hi < ch.Old.CI.Lo
+	ch.Significant = ch.P < alpha
 	return ch
 }
 
-// Verdict renders a change as people read it: "+102.3%", "−4.1%", or
-// "~ no significant difference", or the note of a cell that cannot be compared.
+// Verdict renders a change as people read it: "+102.3%", "−4.1%", or "~" with the
+// p-value ("~ no significant difference (p=0.394)"), or the note of a cell that cannot be compared.
 func (ch Change) Verdict() string {
 	switch {
 	case ch.Note != "":
 		return ch.Note
 	case !ch.Significant:
-		return "~ no significant difference"
+		return fmt.Sprintf("~ no significant difference (p=%.3f)", ch.P)
 	}
 	return fmt.Sprintf("%+.1f%%", ch.Delta*100)
 }
@@ -229,8 +268,8 @@ func WriteComparison(w io.Writer, format string, c Comparison, oldName, newName 
 	if len(c.OnlyNew) > 0 {
 		d.para("only in "+newName, strings.Join(c.OnlyNew, ", "))
 	}
-	d.para("method", "a change is significant when the two medians' 95% confidence intervals (order statistics, recomputed from each cell's samples) do not overlap; "+
-		"\"~\" where they overlap, as benchstat prints it; p is the Mann–Whitney U test's (benchstat's test, significance at 0.05) for reference")
+	d.para("method", fmt.Sprintf("a change is reported when the Mann–Whitney U test's p (benchstat's test) is below α = %g and each side has at least %d samples (fewer cannot reach that p); "+
+		"otherwise \"~\" with its p, as benchstat prints it; each side's median ± its 95%% interval is recomputed from its samples", c.Alpha, SamplesNeeded(c.Alpha)))
 	d.para(oldName, old.Environment.line())
 	d.para(newName, new.Environment.line())
 	return d.err

@@ -14,10 +14,12 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wasmgap compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	format := fs.String("format", report.FormatTable, "output format: table, markdown, json")
+	alpha := fs.Float64("alpha", report.Alpha, "significance level: a change is reported when the Mann–Whitney U test's p is below it (benchstat's default)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wasmgap compare [--format F] old.json new.json")
+		fmt.Fprintln(stderr, "usage: wasmgap compare [--format F] [--alpha A] old.json new.json")
 		fmt.Fprintln(stderr, "\nCompares two runs of `wasmgap bench --format json`: each cell's change in median time per call,")
-		fmt.Fprintln(stderr, "with its 95% interval, or \"~ no significant difference\" where the intervals overlap.")
+		fmt.Fprintln(stderr, "reported when the Mann–Whitney U test's p is below --alpha and both sides have enough samples,")
+		fmt.Fprintln(stderr, "else \"~ no significant difference\" with the p-value, as benchstat decides.")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args); !ok {
@@ -27,6 +29,10 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	case report.FormatTable, report.FormatMarkdown, report.FormatJSON:
 	default:
 		fmt.Fprintf(stderr, "wasmgap compare: unknown format %q: valid formats are table, markdown, json\n", *format)
+		return 2
+	}
+	if !(*alpha > 0 && *alpha < 1) {
+		fmt.Fprintf(stderr, "wasmgap compare: --alpha %v is out of range: a significance level lies between 0 and 1 (default %v)\n", *alpha, report.Alpha)
 		return 2
 	}
 	if fs.NArg() != 2 {
@@ -47,7 +53,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	c, err := report.Compare(reps[0], reps[1])
+	c, err := report.CompareWith(reps[0], reps[1], report.CompareOptions{Alpha: *alpha})
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmgap compare:", err)
 		return 2

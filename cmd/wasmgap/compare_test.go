@@ -125,6 +125,7 @@ func TestCompareRejectsBadInput(t *testing.T) {
 		{[]string{one, load}, `load.json: not a ` + "`wasmgap bench --format json`" + ` report: it has no "method" field`},
 		{[]string{text, one}, "table.txt: not a JSON report"},
 		{[]string{one, filepath.Join(dir, "missing.json")}, "no such file"},
+		{[]string{"--alpha", "0", one, one}, "--alpha 0 is out of range: a significance level lies between 0 and 1"},
 		{[]string{"--format", "gobench", one, one}, `unknown format "gobench": valid formats are table, markdown, json`},
 	} {
 		var stdout, stderr bytes.Buffer
