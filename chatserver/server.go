@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/httpguard"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 )
 
 // Options configures a Server. The zero value of every field is a sensible
@@ -152,7 +154,7 @@ func (o *Options) setDefaults() {
 // Server is a running chat: its hub, store and broker. Serve its Handler.
 type Server struct {
 	opts    Options
-	store   *store
+	store   *store.Store
 	hub     *hub
 	tmpDir  string
 	senders *rateLimits
@@ -188,7 +190,7 @@ func New(opts Options) (*Server, error) {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("chat store folder: %w", err)
 	}
-	st, state, err := openStore(filepath.Join(dir, "chat.db"), opts.NoSync, opts.Logger)
+	st, state, err := store.Open(filepath.Join(dir, "chat.db"), opts.NoSync, opts.Logger)
 	if err != nil {
 		s.removeTmp()
 		return nil, err
@@ -198,7 +200,7 @@ func New(opts Options) (*Server, error) {
 	s.senders = newRateLimits(opts.SendRate, opts.SendBurst)
 	s.addrs = newAddrLimits(opts.MaxConnsPerAddr)
 	if err := opts.Broker.Subscribe(hubSide{s}); err != nil {
-		st.close()
+		st.Close()
 		s.removeTmp()
 		return nil, fmt.Errorf("subscribe to broker: %w", err)
 	}
@@ -280,7 +282,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.drain(ctx)
 	s.hub.stop()
 	s.opts.Broker.Close()
-	if cerr := s.store.close(); cerr != nil && err == nil {
+	if cerr := s.store.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("close chat store: %w", cerr)
 	}
 	s.removeTmp()

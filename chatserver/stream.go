@@ -180,7 +180,7 @@ func (s *Server) replay(c *conn, after, upTo uint64, t transport, deadline func(
 			// cut as slow finishes its replay: it always makes progress.)
 			return ErrShuttingDown
 		}
-		recs, next, err := s.store.readLog(c.nick, after, upTo, 256)
+		recs, next, err := s.store.ReadLog(c.nick, after, upTo, 256)
 		if err != nil {
 			// Damaged history: say so, never skip it silently.
 			s.opts.Logger.Error("replay", "nick", c.nick, "from", after+1, "to", upTo, "err", err)
