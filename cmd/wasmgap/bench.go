@@ -155,7 +155,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		}
 		rep.History = history.ForKernels(names...)
 	}
-	if err := report.Write(stdout, *format, rep); err != nil {
+	if err := report.WriteWidth(stdout, *format, rep, terminalWidth(stdout)); err != nil {
 		fmt.Fprintln(stderr, "wasmgap bench: write report:", err)
 		return 1
 	}
@@ -164,6 +164,20 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// terminalWidth is w's width in columns when w is a terminal, else 0 (no limit: a file or
+// a pipe gets the tables whole).
+func terminalWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return 0
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return width
 }
 
 // countFailed counts the cells that hold a failure rather than times.
