@@ -73,7 +73,7 @@ func (s *Server) handleKernels(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, catalogue{
 		Kernels:     kernels.All(),
 		Engines:     s.engines,
-		Runs:        limit{DefaultRuns, 1, MaxRequestRuns},
+		Runs:        limit{DefaultRuns, 1, runner.MaxJobRuns},
 		Warmup:      limit{DefaultWarmup, 0, runner.MaxJobWarmup},
 		MinSampleMS: limit{int(measure.DefaultMinSample / time.Millisecond), 0, MaxMinSampleMS},
 		TimeoutNS:   timeout,
@@ -218,8 +218,8 @@ func (s *Server) job(req runRequest) (runner.Job, *apiError) {
 	opts := measure.Options{Runs: DefaultRuns, Warmup: DefaultWarmup}
 	if req.Runs != nil {
 		opts.Runs = *req.Runs
-		if opts.Runs < 1 || opts.Runs > MaxRequestRuns {
-			return runner.Job{}, &apiError{Error: fmt.Sprintf("runs = %d is out of range: allowed 1 to %d", opts.Runs, MaxRequestRuns), Field: "runs"}
+		if opts.Runs < 1 || opts.Runs > runner.MaxJobRuns {
+			return runner.Job{}, &apiError{Error: fmt.Sprintf("runs = %d is out of range: allowed 1 to %d", opts.Runs, runner.MaxJobRuns), Field: "runs"}
 		}
 	}
 	if req.Warmup != nil {

@@ -71,13 +71,11 @@ type Options struct {
 	Custom *custom.Builder
 }
 
-// Limits on one run, as the API enforces and reports them. Warm-up runs are bounded by
-// runner.MaxJobWarmup; a run from the page is held to fewer timed runs than the CLI's
-// runner.MaxJobRuns, as it shares the server.
+// Defaults of one run, as the API applies and reports them. Its timed runs and warm-up
+// runs are bounded as the CLI's, by runner.MaxJobRuns and runner.MaxJobWarmup.
 const (
-	DefaultRuns    = measure.DefaultRuns
-	MaxRequestRuns = 100
-	DefaultWarmup  = 1
+	DefaultRuns   = measure.DefaultRuns
+	DefaultWarmup = 1
 	// defaultMaxQueued is Options.MaxQueued's default.
 	defaultMaxQueued = 64
 	// defaultBodyTimeout is Options.BodyTimeout's default.

@@ -28,18 +28,18 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wasmgap chat", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wasmgap chat [flags]\n\nServes the chat alone, with the source article's routes at the root:\n"+
+		fmt.Fprintln(fs.Output(), "usage: wasmgap chat [flags]\n\nServes the chat alone, with the source article's routes at the root:\n"+
 			"  GET /                          the chat page\n"+
 			"  GET /<nick>  (Accept: text/event-stream)  log in over SSE\n"+
 			"  GET /ws?nick=<nick>            log in over WebSocket\n"+
 			"  GET /msg/<from>/<to>%20<text>  send; POST /send {\"from\",\"to\",\"text\"}\n\nflags:")
 		fs.PrintDefaults()
 	}
-	addr := fs.String("addr", "127.0.0.1:8000", "address to listen on (host:port); the host localhost listens on 127.0.0.1 and ::1")
-	chatOptions := addChatFlags(fs, stderr)
+	addr := fs.String("addr", chatAddr, "address to listen on (host:port); the host localhost listens on 127.0.0.1 and ::1")
+	chatOptions := addChatFlags(fs, chatDataDir, stderr)
 	verbose := fs.Bool("v", false, "log every connection")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof (CPU and heap profiles of the running chat) on this loopback address, e.g. 127.0.0.1:6060; a listener of its own, never the chat's")
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
@@ -48,14 +48,16 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 	}
 	o := chatOptions(*verbose)
 
-	srv, err := chatserver.New(o)
+	// The address first: a bad or busy one is reported as such, before the store (which
+	// another chat may hold) is opened.
+	ln, err := chatserver.Listen(*addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "wasmgap chat: %v\n", err)
 		return 1
 	}
-	ln, err := chatserver.Listen(*addr)
+	srv, err := chatserver.New(o)
 	if err != nil {
-		srv.Shutdown(context.Background())
+		ln.Close()
 		fmt.Fprintf(stderr, "wasmgap chat: %v\n", err)
 		return 1
 	}
@@ -109,12 +111,22 @@ func listenPprof(addr string) (net.Listener, error) {
 	return ln, nil
 }
 
+// The default addresses and store folders of `wasmgap chat` and `wasmgap serve`: distinct,
+// so that the two run side by side (each holds its store's lock while it runs).
+const (
+	chatAddr     = "127.0.0.1:8000"
+	serveAddr    = "127.0.0.1:8080"
+	chatDataDir  = "data/chat"
+	serveDataDir = "data/serve-chat"
+)
+
 // addChatFlags registers the chat's settings on fs, for `wasmgap chat` and `wasmgap serve`
-// alike; the returned function gives the options once fs is parsed, logging to stderr.
-func addChatFlags(fs *flag.FlagSet, stderr io.Writer) func(verbose bool) chatserver.Options {
+// alike, with dataDir as --data's default; the returned function gives the options once fs
+// is parsed, logging to stderr.
+func addChatFlags(fs *flag.FlagSet, dataDir string, stderr io.Writer) func(verbose bool) chatserver.Options {
 	var o chatserver.Options
 	var origins originList
-	fs.StringVar(&o.DataDir, "data", "data/chat", "folder of the store files chat.db and chat.wal (offline messages, history)")
+	fs.StringVar(&o.DataDir, "data", dataDir, "folder of the store files chat.db and chat.wal (offline messages, history); one process at a time holds it")
 	fs.BoolVar(&o.NoSync, "no-fsync", false, "skip the fdatasync of the store's log after each commit (~0.1 ms on a virtual disk): a process restart still loses nothing, a machine crash may lose the last writes")
 	fs.DurationVar(&o.Retention, "retention", 0, "how long events stay replayable for a resume and offline messages wait in their mailbox (default 24h)")
 	fs.IntVar(&o.QueueSize, "queue", 0, "events that may wait for one stream before it is cut as a slow consumer (default 1024)")
