@@ -70,7 +70,7 @@ func TestCheckFindsBothKindsOfDisagreement(t *testing.T) {
 func TestCheckRefusesADocumentWithoutItsTable(t *testing.T) {
 	for doc, want := range map[string]string{
 		"# A\n\n| folder | what |\n| --- | --- |\n| `a` | x |\n": "no package table",
-		"| package | what |\n| --- | --- |\n| a | x |\n":           "names no package",
+		"| package | what |\n| --- | --- |\n| a | x |\n":         "names no package",
 	} {
 		if _, err := check(tree(t, doc, nil), "docs/ARCHITECTURE.md"); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("err %v, want one with %q", err, want)
