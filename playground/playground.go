@@ -10,6 +10,7 @@
 //	GET  /api/expected  ?kernel=K&<param>=<value>…: the catalogue's expected result
 //	POST /api/run       {kernel, engine, args, runs, warmup, min_sample_ms}: NDJSON events, the last a result
 //	GET  /api/history   the articles' historical figures
+//	POST /api/compare   {old, new, alpha}: two runs' cells compared as `wasmgap compare` does
 //	POST /api/custom    {source}: a user's kernel checked and built; {id, func, params, engines}
 //	GET  /api/custom/ID a built user kernel, with its source (…/kernel.wasm: its module)
 //	/chat/, /load/      the chat and load handlers, when Options sets them
@@ -137,12 +138,13 @@ func New(opts Options) *Server {
 	mux.HandleFunc("GET /api/expected", s.handleExpected)
 	mux.Handle("POST /api/run", httpguard.CrossOrigin(http.HandlerFunc(s.handleRun)))
 	mux.HandleFunc("GET /api/history", s.handleHistory)
+	mux.Handle("POST /api/compare", httpguard.CrossOrigin(http.HandlerFunc(s.handleCompare)))
 	mux.Handle("POST /api/custom", httpguard.CrossOrigin(http.HandlerFunc(s.handleCustom)))
 	mux.HandleFunc("GET /api/custom/{id}", s.handleCustomGet)
 	mux.HandleFunc("GET /api/custom/{id}/kernel.wasm", s.handleCustomWasm)
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, apiError{Error: "no such API route: " + r.Method + " " + r.URL.Path +
-			"; routes are GET /api/kernels, GET /api/expected, POST /api/run, GET /api/history, POST /api/custom, GET /api/custom/{id}, GET /api/custom/{id}/kernel.wasm"})
+			"; routes are GET /api/kernels, GET /api/expected, POST /api/run, GET /api/history, POST /api/compare, POST /api/custom, GET /api/custom/{id}, GET /api/custom/{id}/kernel.wasm"})
 	})
 	if opts.Chat != nil {
 		mux.Handle("/chat/", http.StripPrefix("/chat", opts.Chat))
