@@ -12,9 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wasmgap/wasmgap/internal/httpguard"
-
+	"github.com/wasmgap/wasmgap/chatserver/internal/fastpath"
 	"github.com/wasmgap/wasmgap/chatserver/internal/store"
+	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
 // Options configures a Server. The zero value of every field is a sensible
@@ -293,11 +293,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // ln's address and AllowedHosts, with the Options' timeouts until ctx ends,
 // then drains: streams are told to resume later, requests in flight finish,
 // the store is closed. It returns nil after a clean drain. The plain
-// requests for the page are answered from prebuilt bytes before net/http
-// (pageListener); the answers are the handler's.
+// requests for the page and the send route are answered before net/http
+// (package fastpath, with fastSide); the answers are the handler's.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hosts := httpguard.NewHosts(ln.Addr().String(), s.opts.AllowedHosts)
-	pages := newPageListener(ln, hosts, s, s.opts.ReadHeaderTimeout, s.opts.IdleTimeout)
+	pages := fastpath.NewListener(ln, fastSide{s}, fastpath.Options{Hosts: hosts, HeaderTimeout: s.opts.ReadHeaderTimeout, IdleTimeout: s.opts.IdleTimeout})
 	hs := &http.Server{
 		Handler:           hosts.Handler(s.Handler()),
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
@@ -310,7 +310,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	select {
 	case err := <-errc:
 		pages.Close()
-		pages.wait()
+		pages.Wait()
 		s.Shutdown(context.Background())
 		return fmt.Errorf("serve chat: %w", err)
 	case <-ctx.Done():
@@ -322,7 +322,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	wg.Go(func() {
 		herr = hs.Shutdown(dctx)
 		pages.Close()
-		pages.wait()
+		pages.Wait()
 	})
 	wg.Go(func() { serr = s.Shutdown(dctx) })
 	wg.Wait()
