@@ -27,8 +27,8 @@ func (s *Server) sendFast(req pageRequest, dst []byte) (answer []byte, sent bool
 		return dst, false
 	}
 	p, _, err := s.msgPost(string(req.target))
-	if err != nil {
-		return dst, false
+	if err != nil || s.guardsSends(p.From) {
+		return dst, false // refused, or to be authorized: net/http's
 	}
 	// net/http's request context ends when the client leaves; the send
 	// then goes on all the same (Publish does not undo a post), so no
