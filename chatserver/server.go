@@ -176,7 +176,7 @@ type Server struct {
 	senders *rateLimits
 	addrs   *addrLimits
 	handler http.Handler
-	cluster *natsNode // with Options.NATS: the chat's state lives in JetStream
+	cluster *natsNode          // with Options.NATS: the chat's state lives in JetStream
 	claims  claimStore         // with Options.ClaimNicks
 	proxies *httpguard.Proxies // Options.TrustedProxies
 
