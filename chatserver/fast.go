@@ -41,8 +41,8 @@ func (f fastSide) Page(r *fastpath.Request) ([]byte, int) {
 // by send.
 func (f fastSide) Send(r *fastpath.Request) (fastpath.Reply, bool) {
 	p, _, err := f.s.msgPost(string(r.Target))
-	if err != nil {
-		return fastpath.Reply{}, false // net/http's answer
+	if err != nil || f.s.guardsSends(p.From) {
+		return fastpath.Reply{}, false // refused, or to be authorized: net/http's answer
 	}
 	// net/http's request context ends when the client leaves; the send
 	// then goes on all the same (Publish does not undo a post), so no

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
@@ -98,6 +99,23 @@ type Options struct {
 	// Defaults 10s and 120s.
 	ReadHeaderTimeout time.Duration
 	IdleTimeout       time.Duration
+	// AuthSecret, when set, makes the chat authenticate its users: every
+	// login and send must show a connection token of its nickname (a JWT
+	// signed with HMAC-SHA256 with this secret, see MintToken), and may act
+	// as that nickname only. At least MinSecretBytes long. Default nil: the
+	// article's open protocol, where a nickname is a name.
+	AuthSecret []byte
+	// ClaimNicks, in an open chat, lets the first login of a nickname claim
+	// it: it gets a secret (a cookie and an X-Chat-Claim header) that every
+	// later login and send as that nickname must show, until LeaveGrace
+	// after the nickname's last stream closed. Default false.
+	ClaimNicks bool
+	// TrustedProxies are the reverse proxies (CIDR prefixes) whose
+	// ProxyHeader names the client's address for every per-address limit;
+	// the address of any other peer is its own. Default none.
+	TrustedProxies []netip.Prefix
+	// ProxyHeader is "X-Forwarded-For" (the default) or "Forwarded".
+	ProxyHeader string
 	// Broker carries posts to the hub. Default NewLocalBroker().
 	Broker Broker
 	// NATS, with URLs, serves one chat from several nodes through NATS
@@ -160,7 +178,9 @@ type Server struct {
 	senders *rateLimits
 	addrs   *addrLimits
 	handler http.Handler
-	cluster *natsNode // with Options.NATS: the chat's state lives in JetStream
+	cluster *natsNode          // with Options.NATS: the chat's state lives in JetStream
+	claims  claimStore         // with Options.ClaimNicks
+	proxies *httpguard.Proxies // Options.TrustedProxies
 
 	mu       sync.Mutex
 	closing  bool
@@ -175,6 +195,9 @@ func New(opts Options) (*Server, error) {
 	if opts.Retention < 0 || opts.QueueSize < 0 || opts.MaxMessageBytes < 0 || opts.MaxMailbox < 0 ||
 		opts.KeepAlive < 0 || opts.WriteTimeout < 0 || opts.MailAckDelay < 0 || opts.MaxMailboxes < 0 || opts.MaxStoreBytes < 0 || opts.BodyTimeout < 0 {
 		return nil, errors.New("chat options: Retention, QueueSize, MaxMessageBytes, MaxMailbox, MaxMailboxes, MaxStoreBytes, KeepAlive, WriteTimeout, MailAckDelay and BodyTimeout must be 0 (default) or positive")
+	}
+	if err := checkAuth(&opts); err != nil {
+		return nil, err
 	}
 	if opts.NATS.URLs != "" {
 		return newNATSServer(opts)
@@ -302,7 +325,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		Handler:           hosts.Handler(s.Handler()),
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
-		MaxHeaderBytes:    16 << 10,
+		MaxHeaderBytes:    httpguard.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelDebug),
 	}
 	errc := make(chan error, 1)

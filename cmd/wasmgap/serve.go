@@ -65,7 +65,11 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "wasmgap serve: -max-concurrent and -timeout must not be negative")
 		return 2
 	}
-	chatOpts := chatOptions(*verbose)
+	chatOpts, err := chatOptions(*verbose)
+	if err != nil {
+		fmt.Fprintf(stderr, "wasmgap serve: %v\n", err)
+		return 2
+	}
 	if chatOpts.ReadHeaderTimeout < 0 || chatOpts.IdleTimeout < 0 {
 		fmt.Fprintln(stderr, "wasmgap serve: -read-header-timeout and -idle-timeout must not be negative (0 for the defaults, 10s and 120s)")
 		return 2
@@ -115,13 +119,15 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		}()
 	}
 	pg := playground.New(opts)
+	// --trusted-proxy: every per-address limit (the chat's, the builds') counts clients.
+	proxies, _ := httpguard.NewProxies(chatOpts.TrustedProxies, chatOpts.ProxyHeader) // checked by chatOptions
 	// No ReadTimeout: it would also cut the chat's streams. The playground bounds the time
 	// to read a request's body instead (playground.Options.BodyTimeout).
 	srv := &http.Server{
-		Handler:           httpguard.NewHosts(ln.Addr().String(), chatOpts.AllowedHosts).Handler(pg),
+		Handler:           proxies.Handler(httpguard.NewHosts(ln.Addr().String(), chatOpts.AllowedHosts).Handler(pg)),
 		ReadHeaderTimeout: orDefault(chatOpts.ReadHeaderTimeout, defaultReadHeaderTimeout),
 		IdleTimeout:       orDefault(chatOpts.IdleTimeout, defaultIdleTimeout),
-		MaxHeaderBytes:    16 << 10,
+		MaxHeaderBytes:    httpguard.MaxHeaderBytes,
 	}
 	fmt.Fprintf(stdout, "wasmgap playground on http://%s/ (chat store in %s; Ctrl-C or SIGTERM stops)\n", ln.Addr(), chatOpts.DataDir)
 
