@@ -70,8 +70,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", runner.DefaultTimeout, "time limit per cell, loading included")
 	format := fs.String("format", report.FormatTable, "output format: "+strings.Join(report.Formats(), ", "))
 	withHistory := fs.Bool("history", false, "print the source articles' historical figures beside the live rows")
+	stored := addBenchResultFlags(fs) // --no-save, --results-db, --compare-last (results.go)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wasmgap bench [--engine E]... [--kernel K]... [--arg name=value]... [--runs N] [--warmup N] [--warmup-time D] [--min-sample D] [--cold] [--timeout D] [--format F] [--history]")
+		fmt.Fprintln(stderr, "usage: wasmgap bench [--engine E]... [--kernel K]... [--arg name=value]... [--runs N] [--warmup N] [--warmup-time D] [--min-sample D] [--cold] [--timeout D] [--format F] [--history] [--no-save] [--results-db DB] [--compare-last]")
 		fmt.Fprintln(stderr, "\nMeasures kernels on server engines, one cell at a time, each in a worker process.")
 		fs.PrintDefaults()
 	}
@@ -154,7 +155,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "wasmgap bench: write report:", err)
 		return 1
 	}
-	return 0
+	return stored.after(rep, *format, stdout, stderr)
 }
 
 // progressLine rewrites one status line on a terminal, once a second and at every phase,
