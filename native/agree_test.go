@@ -63,7 +63,7 @@ func smallArgs(k *kernels.Kernel) []int {
 // geometric mean over the kernels within a factor of 1.5: bounds that hold on this shared
 // machine at a load average of 12 on 2 cores, where single figures move by tens of
 // percent, and that a harness timing its own overhead (4-8x on fib_it before calibrated
-// samples) fails. The strict comparison of docs/BENCHMARKS.md is
+// samples) fails. The strict comparison of docs/VALIDATION.md is
 //
 //	go test ./native -run AgreesWithGoBench -v -args -default-args -within 0.05
 //
