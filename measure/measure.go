@@ -36,8 +36,8 @@ const (
 	// MaxCalls bounds the calls of one sample, as testing.B bounds b.N.
 	MaxCalls = 1_000_000_000
 	// DefaultWarmupTime is how long a warm-up lasts at least (Options.WarmupTime): a new
-	// process runs its first hundreds of milliseconds slower than later (docs/BENCHMARKS.md
-	// § The harness against go test -bench), and the samples should not.
+	// process runs its first hundreds of milliseconds slower than later (docs/VALIDATION.md
+	// § Kernels: the harness against go test -bench), and the samples should not.
 	DefaultWarmupTime = 500 * time.Millisecond
 	// MaxWarmupTime bounds Options.WarmupTime.
 	MaxWarmupTime = 10 * time.Second
