@@ -48,9 +48,9 @@ type hubState struct {
 func stateOf(ts *testServer) hubState {
 	var s hubState
 	ts.srv.hub.do(context.Background(), &inspectReq{fn: func(h *hub) {
-		s = hubState{seq: h.seq, mailboxes: maps.Clone(h.mailboxes), users: map[string]int{}, used: h.store.used(), events: len(h.store.mem.ids)}
-		for nick, u := range h.users {
-			s.users[nick] = len(u.conns)
+		s = hubState{seq: h.m.Last(), mailboxes: map[string]int{}, users: h.m.Streams(), used: h.store.used(), events: len(h.store.mem.ids)}
+		for _, nick := range h.m.MailboxNicks() {
+			s.mailboxes[nick] = h.m.MailCount(nick)
 		}
 	}})
 	return s

@@ -7,9 +7,10 @@ import (
 	"net/http"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/time/rate"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/room"
 )
 
 // MaxNickLen is the longest nickname accepted.
@@ -49,13 +50,8 @@ func validText(text string, maxBytes int) error {
 	if len(text) > maxBytes {
 		return refuse(ErrTooLarge, "message text is %d bytes: at most %d are allowed", len(text), maxBytes)
 	}
-	if !utf8.ValidString(text) {
-		return refuse(ErrInvalid, "message text is not valid UTF-8")
-	}
-	for _, r := range text {
-		if r < 0x20 && r != '\t' || r == 0x7f {
-			return refuse(ErrInvalid, "message text has the control character %U: a message is one line of text (tabs allowed)", r)
-		}
+	if why := room.TextProblem(text); why != "" {
+		return refuse(ErrInvalid, "%s", why)
 	}
 	return nil
 }

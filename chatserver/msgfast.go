@@ -22,7 +22,7 @@ import (
 // sendFast sends the post of req, a pageSend request, and appends the
 // answer to dst; sent is false when the post is refused before sending (the
 // request is net/http's then) or s is nil.
-func (s *Server) sendFast(req pageRequest, dst []byte) (answer []byte, sent bool) {
+func (s *Server) sendFast(req pageRequest, addr string, dst []byte) (answer []byte, sent bool) {
 	if s == nil {
 		return dst, false
 	}
@@ -33,6 +33,7 @@ func (s *Server) sendFast(req pageRequest, dst []byte) (answer []byte, sent bool
 	// net/http's request context ends when the client leaves; the send
 	// then goes on all the same (Publish does not undo a post), so no
 	// context is needed here.
+	p.Addr = addr
 	_, status, err := s.send(context.Background(), p)
 	return appendMsgAnswer(dst, req.form, status, err, time.Now()), true
 }

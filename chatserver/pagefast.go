@@ -202,6 +202,7 @@ func (l *pageListener) serve(c net.Conn, bp *[]byte, n int) {
 	buf := *bp
 	defer pageBuffers.Put(bp)
 	var answer []byte // a send's answer, built here
+	var addr string   // the client's address, once a send needs it
 	start, end, served := 0, n, 0
 	// The deadline moves only when its kind changes or a second has passed:
 	// each move is a timer update.
@@ -219,7 +220,10 @@ func (l *pageListener) serve(c net.Conn, bp *[]byte, n int) {
 			}
 		case pageSend:
 			var sent bool
-			if out, sent = l.sender.sendFast(req, answer[:0]); !sent {
+			if addr == "" {
+				addr = addrHost(c.RemoteAddr().String()) // the sender's (Post.Addr)
+			}
+			if out, sent = l.sender.sendFast(req, addr, answer[:0]); !sent {
 				verdict = pageHandOff // refused before sending: net/http's answer
 			}
 			answer = out

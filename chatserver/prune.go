@@ -1,9 +1,9 @@
 package chatserver
 
 import (
-	"time"
-
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/room"
 )
 
 // prune deletes the history and the offline messages older than the
@@ -48,38 +48,16 @@ func (h *hub) prune() {
 			break
 		}
 	}
-	h.pruneMail(cutoff)
+	h.process([]request{&tickReq{}}) // the mail past the retention leaves
 	if err := h.store.measure(); err != nil {
 		h.log.Error("store size", "err", err)
 	}
 }
 
-// pruneMail deletes offline messages sent before cutoff: a mailbox keeps a
-// message as long as the history keeps events.
-func (h *hub) pruneMail(cutoff time.Time) {
-	var left map[string]int
-	err := guarded(func() error {
-		var due bool
-		if err := h.store.db.View(func(tx *bolt.Tx) (err error) {
-			due, err = pruneMailDue(tx, cutoff)
-			return err
-		}); err != nil || !due {
-			return err
-		}
-		return h.store.db.Update(func(tx *bolt.Tx) (err error) {
-			left, err = pruneMail(tx, cutoff)
-			return err
-		})
-	})
-	if err != nil {
-		h.log.Error("prune mailboxes", "err", err)
-		return
-	}
-	for nick, n := range left {
-		if n == 0 {
-			delete(h.mailboxes, nick)
-		} else {
-			h.mailboxes[nick] = n
-		}
-	}
+// tickReq tells the machine the time: the mails past the retention leave.
+type tickReq struct{ reply }
+
+func (r *tickReq) apply(h *hub, tx *wtx) (result, error) {
+	_, err := h.apply(tx, room.Request{Kind: room.Tick})
+	return result{}, err
 }

@@ -66,7 +66,6 @@ func (r *graceReq) apply(h *hub, tx *wtx) (result, error) {
 type presenceReq struct{ reply }
 
 func (r *presenceReq) apply(h *hub, tx *wtx) (result, error) {
-	h.presTimer = false
 	return result{}, h.flushPresence(tx)
 }
 

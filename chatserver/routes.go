@@ -150,6 +150,7 @@ func (s *Server) serveMsg(w http.ResponseWriter, r *http.Request) {
 		s.sendError(w, status, err, false)
 		return
 	}
+	p.Addr = clientAddr(r)
 	_, status, err = s.send(r.Context(), p)
 	if err != nil {
 		s.sendError(w, status, err, false)
@@ -183,6 +184,7 @@ func (s *Server) serveSend(w http.ResponseWriter, r *http.Request) {
 		s.sendError(w, status, err, true)
 		return
 	}
+	in.Addr = clientAddr(r) // never the body's
 	rc, status, err := s.send(r.Context(), in)
 	if err != nil {
 		s.sendError(w, status, err, true)

@@ -58,6 +58,7 @@ type mail struct {
 	Orig uint64 `json:"o,omitempty"`
 	ID   uint64 `json:"i,omitempty"`
 	From string `json:"f"`
+	Addr string `json:"a,omitempty"` // the sender's address (the per-address limits)
 	Text string `json:"s"`
 	Time int64  `json:"t"`
 }

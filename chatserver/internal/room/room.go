@@ -17,8 +17,10 @@ package room
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -37,7 +39,8 @@ type Config struct {
 	MaxMailboxes int
 	// MaxMailPerAddr and MaxMailBytesPerAddr bound the mails (their count
 	// and their text's bytes) waiting from one sending address; past them
-	// the address's oldest unread mail makes room (0: no limit).
+	// the address's oldest unread mail makes room (0: no limit). Posts of
+	// no known address (Addr "") are bound by the global limits alone.
 	MaxMailPerAddr      int
 	MaxMailBytesPerAddr int64
 	// IDsPerRequest numbers events by their request: 0, one after the
@@ -300,6 +303,9 @@ func (m *Machine) Mailbox(nick string) []Mail {
 	return out
 }
 
+// MailCount is how many mails wait for nick.
+func (m *Machine) MailCount(nick string) int { return len(m.boxes[nick]) }
+
 // MailboxNicks lists the users with mail waiting, sorted.
 func (m *Machine) MailboxNicks() []string {
 	out := make([]string, 0, len(m.boxes))
@@ -318,6 +324,43 @@ func (m *Machine) Online(nick string) (bool, int) {
 		return false, 0
 	}
 	return true, len(u.streams)
+}
+
+// InGrace reports whether nick's leave grace gen is still running: it has
+// no stream open since the request Gen closed its last.
+func (m *Machine) InGrace(nick string, gen uint64) bool {
+	u := m.users[nick]
+	return u != nil && len(u.streams) == 0 && u.zeroSince == gen
+}
+
+// PresenceWaiting reports whether presence notices wait for a Flush.
+func (m *Machine) PresenceWaiting() bool { return len(m.pres.nicks) > 0 }
+
+// Dump is the state as text, the same on every machine that applied the
+// same requests (for tests).
+func (m *Machine) Dump() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "last %d\n", m.last)
+	for _, nick := range slices.Sorted(maps.Keys(m.users)) {
+		u := m.users[nick]
+		fmt.Fprintf(&b, "user %s open %d zeroSince %d\n", nick, len(u.streams), u.zeroSince)
+	}
+	for _, nick := range m.MailboxNicks() {
+		for _, ml := range m.boxes[nick] {
+			fmt.Fprintf(&b, "mail %s %d %d/%d %s %s %q\n", nick, ml.Key, ml.Orig, ml.ID, ml.From, ml.Addr, ml.Text)
+		}
+	}
+	fmt.Fprintf(&b, "presence %d %q\n", m.pres.kind, m.pres.nicks)
+	return b.String()
+}
+
+// Streams is, for every user online, how many streams it has open.
+func (m *Machine) Streams() map[string]int {
+	out := make(map[string]int, len(m.users))
+	for nick, u := range m.users {
+		out[nick] = len(u.streams)
+	}
+	return out
 }
 
 // Users is how many users are online.
@@ -489,7 +532,7 @@ func (m *Machine) makeRoom(nick, addr string, size int) *Refusal {
 	if len(m.boxes[nick]) >= m.cfg.MaxMailbox {
 		return &Refusal{MailboxFull, fmt.Sprintf("mailbox full: %s is offline and already has %d messages waiting, the most kept per user", nick, m.cfg.MaxMailbox)}
 	}
-	if size64 := int64(size); m.cfg.MaxMailPerAddr > 0 || m.cfg.MaxMailBytesPerAddr > 0 {
+	if size64 := int64(size); addr != "" && (m.cfg.MaxMailPerAddr > 0 || m.cfg.MaxMailBytesPerAddr > 0) {
 		for {
 			h := m.addrs[addr]
 			over := m.cfg.MaxMailPerAddr > 0 && h.count >= m.cfg.MaxMailPerAddr ||
@@ -509,10 +552,18 @@ func (m *Machine) makeRoom(nick, addr string, size int) *Refusal {
 }
 
 // biggestHolder is the address with the most mail waiting (the sender's
-// when tied; else the least by name) and how much it holds.
+// when tied; else the least by name) and how much it holds. The mail of
+// no known address ("": posts handed to the broker by a program) is never
+// taken for a flood.
 func (m *Machine) biggestHolder(sender string) (string, int) {
 	best, n := sender, m.addrs[sender].count
+	if sender == "" {
+		n = 0
+	}
 	for a, h := range m.addrs {
+		if a == "" {
+			continue
+		}
 		if h.count > n || h.count == n && a < best && best != sender {
 			best, n = a, h.count
 		}
