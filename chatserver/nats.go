@@ -486,6 +486,16 @@ func (n *natsNode) lostPlace() {
 	}
 	clear(n.local)
 	n.id = newNodeID()
+	// Said alive at once: another node that saw a stream of the new
+	// incarnation before its key would declare it gone too.
+	id := n.id
+	n.wg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), natsWait)
+		defer cancel()
+		if _, err := n.kv.Put(ctx, id, []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
+			n.s.opts.Logger.Warn("chat NATS: announce this node's new incarnation", "node", id, "err", err)
+		}
+	})
 }
 
 // later publishes m after d, unless the node stops first or still (called

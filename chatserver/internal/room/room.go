@@ -333,6 +333,15 @@ func (m *Machine) InGrace(nick string, gen uint64) bool {
 	return u != nil && len(u.streams) == 0 && u.zeroSince == gen
 }
 
+// GraceOf is the leave grace nick is in (ok false: it is not in one).
+func (m *Machine) GraceOf(nick string) (gen uint64, ok bool) {
+	u := m.users[nick]
+	if u == nil || len(u.streams) > 0 {
+		return 0, false
+	}
+	return u.zeroSince, true
+}
+
 // PresenceWaiting reports whether presence notices wait for a Flush.
 func (m *Machine) PresenceWaiting() bool { return len(m.pres.nicks) > 0 }
 
