@@ -58,6 +58,7 @@ type Mail struct {
 	Orig uint64 `json:"o,omitempty"`
 	ID   uint64 `json:"i,omitempty"`
 	From string `json:"f"`
+	Addr string `json:"a,omitempty"` // the sender's address (the per-address limits)
 	Text string `json:"s"`
 	Time int64  `json:"t"`
 }
@@ -292,7 +293,9 @@ func (s *Store) Close() error {
 	return errors.Join(err, s.wal.f.Close(), s.db.Close())
 }
 
-func idKey(id uint64) []byte {
+// IDKey is the key of id in the log and in a mailbox: big-endian, so that keys
+// sort as ids do.
+func IDKey(id uint64) []byte {
 	var k [8]byte
 	binary.BigEndian.PutUint64(k[:], id)
 	return k[:]
@@ -300,7 +303,7 @@ func idKey(id uint64) []byte {
 
 // PutSeq stores seq as the last event id handed out.
 func PutSeq(tx *Tx, seq uint64) error {
-	tx.putMeta(keySeq, idKey(seq))
+	tx.putMeta(keySeq, IDKey(seq))
 	return nil
 }
 
@@ -333,7 +336,7 @@ func AddMail(tx *Tx, nick string, m *Mail) error {
 	seq := box.seq
 	tx.undo = append(tx.undo, func() { box.seq = seq })
 	box.seq++
-	tx.putMail(nick, box, idKey(box.seq), v)
+	tx.putMail(nick, box, IDKey(box.seq), v)
 	return nil
 }
 

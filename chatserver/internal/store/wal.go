@@ -160,7 +160,7 @@ func (t *Tx) putMeta(key, value []byte) {
 func (t *Tx) putEvent(id uint64, value []byte) {
 	t.m.ids = append(t.m.ids, id)
 	t.m.vals = append(t.m.vals, value)
-	t.logPut(pathLog, idKey(id), value)
+	t.logPut(pathLog, IDKey(id), value)
 }
 
 func (t *Tx) deleteEvent(id uint64) {
@@ -168,7 +168,7 @@ func (t *Tx) deleteEvent(id uint64) {
 		t.m.deleted[id] = struct{}{}
 		t.undo = append(t.undo, func() { delete(t.m.deleted, id) })
 	}
-	t.path(walDelete, pathLog, idKey(id))
+	t.path(walDelete, pathLog, IDKey(id))
 }
 
 // box is nick's mailbox in the memtable, added (with chat.db's sequence)

@@ -12,7 +12,7 @@ import (
 func FuzzLogRecovery(f *testing.F) {
 	var tx Tx
 	tx.buf = make([]byte, walHeader)
-	tx.path(walPut, pathLog, idKey(7))
+	tx.path(walPut, pathLog, IDKey(7))
 	tx.buf = binary.AppendUvarint(tx.buf, 5)
 	tx.buf = append(tx.buf, "hello"...)
 	tx.path(walDeleteBucket, [][]byte{bucketMailbox}, []byte("bob"))
