@@ -62,7 +62,7 @@ func startChromium(ctx context.Context, path, profile string) (Page, error) {
 		if err == nil {
 			var v browser.GetVersionResult
 			v, err = chromedp.CallBrowser(tabCtx, browser.GetVersion, cdp.Empty{})
-			c.version = chromiumVersion(v.Product)
+			c.version = chromiumVersion(v.Product, v.JsVersion)
 		}
 		done <- err
 	}()
@@ -116,10 +116,13 @@ func startChromium(ctx context.Context, path, profile string) (Page, error) {
 }
 
 // chromiumVersion turns the product DevTools reports ("HeadlessChrome/156.0.8078.114")
-// into the version line: "Chromium 156.0.8078.114".
-func chromiumVersion(product string) string {
+// and V8's version into the version line: "Chromium 156.0.8078.114 (V8 15.6.1)".
+func chromiumVersion(product, v8 string) string {
 	if _, v, ok := strings.Cut(product, "/"); ok {
-		return "Chromium " + v
+		product = "Chromium " + v
+	}
+	if v8 != "" {
+		product += " (V8 " + v8 + ")"
 	}
 	return product
 }

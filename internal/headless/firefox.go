@@ -102,7 +102,7 @@ func startFirefox(ctx context.Context, path, profile string) (Page, error) {
 	if f.conn, err = bidi.Dial(ctx, url); err != nil {
 		return fail(err)
 	}
-	f.version = "Firefox " + f.conn.Version
+	f.version = "Firefox " + f.conn.Version + " (SpiderMonkey)"
 	if err := f.conn.OnLog(ctx, func(e bidi.LogEntry) {
 		if e.Level == "error" {
 			f.console.add(e.Text)

@@ -50,7 +50,8 @@ type Page interface {
 	Evaluate(ctx context.Context, expression string, out any) error
 	// ConsoleErrors are the console.error calls and uncaught exceptions seen so far.
 	ConsoleErrors() []string
-	// Version is the browser's name and version: "Chromium 156.0.8078.114", "Firefox 153.8.0esr".
+	// Version is the browser's name and version, with its JavaScript engine: "Chromium
+	// 156.0.8078.114 (V8 15.6.1)", "Firefox 153.8.0esr (SpiderMonkey)".
 	Version() string
 	// Kind is the browser.
 	Kind() Kind
