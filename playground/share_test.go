@@ -164,7 +164,7 @@ func TestShareRateLimit(t *testing.T) {
 
 func TestBrowserOf(t *testing.T) {
 	for ua, want := range map[string]string{
-		"Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0":                                                 "Firefox 128 linux",
+		"Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0":                                                "Firefox 128 linux",
 		"Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15": "Safari 17 darwin",
 		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0 Safari/537.36 Edg/140.0": "Edge 140 windows",
 		"curl/8": "other  unknown",
