@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 )
 
 // hub owns every user and stream and the store's writes. One goroutine runs
@@ -17,7 +19,7 @@ import (
 // the leave grace), posts.go, mailbox.go (offline messages), prune.go
 // (retention), wording.go (the article's texts), store.go (the file).
 type hub struct {
-	store      *store
+	store      *store.Store
 	log        *slog.Logger
 	queueSize  int
 	grace      time.Duration
@@ -44,7 +46,7 @@ type hub struct {
 	pending         []delivery
 	after           []func()
 	checkpointAt    int64         // the log's size at which the next checkpoint is due
-	checkpointEvery int64         // the log's size that makes a checkpoint (walCheckpointBytes)
+	checkpointEvery int64         // the log's size that makes a checkpoint (store.CheckpointBytes)
 	resubmit        func(request) // hands a failed leave to the hub again (resubmitLater)
 	batch           []request
 
@@ -65,7 +67,7 @@ type delivery struct {
 
 const maxBatch = 512
 
-func newHub(st *store, state storeState, o *Options) *hub {
+func newHub(st *store.Store, state store.State, o *Options) *hub {
 	h := &hub{
 		store:      st,
 		log:        o.Logger,
@@ -80,16 +82,16 @@ func newHub(st *store, state storeState, o *Options) *hub {
 		pruneNow:   make(chan chan struct{}),
 		quit:       make(chan struct{}),
 		done:       make(chan struct{}),
-		seq:        state.seq,
+		seq:        state.Seq,
 		users:      map[string]*user{},
-		mailboxes:  state.mailboxes,
+		mailboxes:  state.Mailboxes,
 		presWindow: o.PresenceWindow,
 
-		checkpointAt:    walCheckpointBytes,
-		checkpointEvery: walCheckpointBytes,
+		checkpointAt:    store.CheckpointBytes,
+		checkpointEvery: store.CheckpointBytes,
 	}
 	h.resubmit = h.resubmitLater
-	h.pruned.Store(state.pruned)
+	h.pruned.Store(state.Pruned)
 	return h
 }
 
@@ -202,7 +204,7 @@ func (h *hub) process(batch []request) {
 	h.after = h.after[:0]
 	cm := &commit{results: make([]result, len(batch)), replies: make([]chan result, len(batch))}
 	before := h.snapshot(batch)
-	end, err := h.store.write(func(tx *wtx) error {
+	end, err := h.store.Write(func(tx *store.Tx) error {
 		for i, r := range batch {
 			res, err := r.apply(h, tx)
 			if err != nil && !refusesOne(err) {
@@ -212,7 +214,7 @@ func (h *hub) process(batch []request) {
 			cm.results[i] = res
 		}
 		if h.seq != before.seq {
-			return putSeq(tx, h.seq)
+			return store.PutSeq(tx, h.seq)
 		}
 		return nil
 	})
@@ -239,7 +241,7 @@ func (h *hub) process(batch []request) {
 	clear(h.pending)
 	if end >= h.checkpointAt {
 		h.drain()
-		if err := h.store.checkpoint(); err != nil {
+		if err := h.store.Checkpoint(); err != nil {
 			h.log.Error("store checkpoint", "err", err)
 			h.checkpointAt = end + h.checkpointEvery/4 // try again later
 		} else {
@@ -363,7 +365,7 @@ func (h *hub) syncLoop() {
 			continue
 		}
 		if cm.end > 0 && failed == nil {
-			failed = h.store.syncTo(cm.end)
+			failed = h.store.SyncTo(cm.end)
 			if failed != nil {
 				h.log.Error("store sync", "err", failed)
 			}
@@ -406,7 +408,7 @@ func (h *hub) cut(c *conn, reason string) { c.cutWith(reason) }
 
 // record stores a new event under the next id; to == "" addresses everyone
 // but except.
-func (h *hub) record(tx *wtx, to, except, text string) (*event, error) {
+func (h *hub) record(tx *store.Tx, to, except, text string) (*event, error) {
 	if len(h.presNicks) > 0 && !h.flushing {
 		// Waiting presence notices come first: nobody hears from a user
 		// before hearing that it joined.
@@ -419,8 +421,8 @@ func (h *hub) record(tx *wtx, to, except, text string) (*event, error) {
 	}
 	h.seq++
 	ev := newEvent(h.seq, text)
-	rec := &record{ID: h.seq, Time: h.now().UnixNano(), To: to, Except: except, Text: text}
-	return ev, putRecord(tx, rec)
+	rec := &store.Record{ID: h.seq, Time: h.now().UnixNano(), To: to, Except: except, Text: text}
+	return ev, store.PutRecord(tx, rec)
 }
 
 // toUser delivers ev to every stream of nick once the batch commits.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -15,11 +16,12 @@ import (
 // MaxNickLen is the longest nickname accepted.
 const MaxNickLen = 32
 
-// reserved are words that cannot be nicknames: "all" addresses everyone, the
-// others are routes ("." and ".." would resolve as paths).
+// reserved are words that cannot be nicknames, in any case ("ALL" and "Msg"
+// included): "all" addresses everyone, the others are routes ("." and ".."
+// would resolve as paths).
 var reserved = map[string]bool{"all": true, "msg": true, "ws": true, "send": true, ".": true, "..": true}
 
-const nickRule = `use 1–32 letters, digits, '_', '.' or '-'; "all", "msg", "ws", "send", "." and ".." are reserved`
+const nickRule = `use 1–32 letters, digits, '_', '.' or '-'; "all", "msg", "ws", "send", "." and ".." are reserved, in any case`
 
 // ValidNick reports why nick cannot be a nickname, or nil when it can.
 func ValidNick(nick string) error {
@@ -35,7 +37,7 @@ func ValidNick(nick string) error {
 			return refuse(ErrInvalid, "nickname %q has the character %q: %s", nick, rune(c), nickRule)
 		}
 	}
-	if reserved[nick] {
+	if reserved[strings.ToLower(nick)] {
 		return refuse(ErrInvalid, "nickname %q is reserved: %s", nick, nickRule)
 	}
 	return nil

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 )
 
 // clusterState is the chat's state as every node derives it from the
@@ -45,7 +47,7 @@ func (u *clusterUser) open() int {
 // sequence of its post, which is also the id of its event in the history.
 type clusterMail struct {
 	id   uint64
-	m    mail
+	m    store.Mail
 	time time.Time
 }
 
@@ -177,9 +179,9 @@ func (st *clusterState) post(n *natsNode, seq uint64, at time.Time, m *natsMsg) 
 		if len(st.mail[p.To]) >= st.opts.MaxMailbox {
 			return result{err: refuse(ErrMailboxFull, "mailbox full: %s is offline and already has %d messages waiting, the most kept per user", p.To, st.opts.MaxMailbox)}
 		}
-		cm := clusterMail{id: seq, m: mail{From: p.From, Text: p.Text, Time: m.Time}, time: at}
+		cm := clusterMail{id: seq, m: store.Mail{From: p.From, Text: p.Text, Time: m.Time}, time: at}
 		st.mail[p.To] = append(st.mail[p.To], cm)
-		st.history = append(st.history, clusterEvent{id: seq, at: at, to: p.To, text: cm.m.offlineText()})
+		st.history = append(st.history, clusterEvent{id: seq, at: at, to: p.To, text: offlineText(&cm.m)})
 		st.record(n, seq, at, p.From, "", offlineEchoText(p.To, p.Text))
 		return result{offline: true}
 	}
@@ -188,7 +190,7 @@ func (st *clusterState) post(n *natsNode, seq uint64, at time.Time, m *natsMsg) 
 		if target.open() == 0 && len(st.mail[p.To]) < st.opts.MaxMailbox {
 			// Within the leave grace: a resume replays the event, a fresh
 			// login gets it from the mailbox.
-			st.mail[p.To] = append(st.mail[p.To], clusterMail{id: seq, m: mail{From: p.From, Text: p.Text, Time: m.Time}, time: at})
+			st.mail[p.To] = append(st.mail[p.To], clusterMail{id: seq, m: store.Mail{From: p.From, Text: p.Text, Time: m.Time}, time: at})
 		}
 	}
 	st.record(n, seq, at, p.From, "", echoText(p.To, p.Text))
@@ -259,7 +261,7 @@ func (st *clusterState) welcome(nick string, seq uint64, m *natsMsg, u *clusterU
 		}
 	} else {
 		for _, cm := range st.mail[nick] {
-			j.preamble = append(j.preamble, newEvent(cm.id, cm.m.offlineText()))
+			j.preamble = append(j.preamble, newEvent(cm.id, offlineText(&cm.m)))
 		}
 	}
 	j.mailPending = len(st.mail[nick]) > 0

@@ -1,9 +1,11 @@
 package chatserver
 
+import "github.com/wasmgap/wasmgap/chatserver/internal/store"
+
 // handlePost stores and delivers a post: to all, to an online user (and the
 // echo to its sender), or into an offline user's mailbox.
-func (h *hub) handlePost(tx *wtx, p Post) (result, error) {
-	if used := h.store.used(); used >= h.maxBytes {
+func (h *hub) handlePost(tx *store.Tx, p Post) (result, error) {
+	if used := h.store.Used(); used >= h.maxBytes {
 		return result{}, refuse(ErrStoreFull, "chat store full: it holds %d bytes, the most allowed is %d; old history is pruned after the retention (%v), retry later", used, h.maxBytes, h.retention)
 	}
 	if p.To == "all" {
@@ -22,8 +24,8 @@ func (h *hub) handlePost(tx *wtx, p Post) (result, error) {
 		if h.mailboxes[p.To] >= h.maxMailbox {
 			return result{}, refuse(ErrMailboxFull, "mailbox full: %s is offline and already has %d messages waiting, the most kept per user", p.To, h.maxMailbox)
 		}
-		m := &mail{From: p.From, Text: p.Text, Time: p.Time.UnixNano()}
-		if err := addMail(tx, p.To, m); err != nil {
+		m := &store.Mail{From: p.From, Text: p.Text, Time: p.Time.UnixNano()}
+		if err := store.AddMail(tx, p.To, m); err != nil {
 			return result{}, err
 		}
 		h.setMailbox(tx, p.To, h.mailboxes[p.To]+1)
@@ -43,7 +45,7 @@ func (h *hub) handlePost(tx *wtx, p Post) (result, error) {
 		if len(target.conns) == 0 && h.mailboxes[p.To] < h.maxMailbox && (h.mailboxes[p.To] > 0 || len(h.mailboxes) < h.maxBoxes) {
 			// Within the leave grace: a resume replays the event, a fresh
 			// login gets it from the mailbox instead.
-			if err := addMail(tx, p.To, &mail{Orig: ev.id, From: p.From, Text: p.Text, Time: p.Time.UnixNano()}); err != nil {
+			if err := store.AddMail(tx, p.To, &store.Mail{Orig: ev.id, From: p.From, Text: p.Text, Time: p.Time.UnixNano()}); err != nil {
 				return result{}, err
 			}
 			h.setMailbox(tx, p.To, h.mailboxes[p.To]+1)

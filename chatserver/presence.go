@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 )
 
 // Presence: who is online, joins, leaves and the leave grace.
@@ -44,7 +46,7 @@ func (j *joined) seenFrom() uint64 {
 
 // handleJoin adds a stream: the welcome lines, the waiting offline
 // messages, and "has joined." for the others when the user was offline.
-func (h *hub) handleJoin(tx *wtx, r *joinReq) (result, error) {
+func (h *hub) handleJoin(tx *store.Tx, r *joinReq) (result, error) {
 	nick, c := r.conn.nick, r.conn
 	if h.closing.Load() {
 		return result{}, ErrShuttingDown
@@ -112,7 +114,7 @@ func (h *hub) handleJoin(tx *wtx, r *joinReq) (result, error) {
 
 // handleLeave removes a stream that ended; the user's last one starts the
 // leave grace (or leaves at once without one).
-func (h *hub) handleLeave(tx *wtx, c *conn) error {
+func (h *hub) handleLeave(tx *store.Tx, c *conn) error {
 	u := h.users[c.nick]
 	if u == nil {
 		return nil
@@ -147,7 +149,7 @@ func (h *hub) handleLeave(tx *wtx, c *conn) error {
 
 // graceOver takes nick offline when its leave grace gen ran out with no
 // stream back.
-func (h *hub) graceOver(tx *wtx, nick string, gen uint64) error {
+func (h *hub) graceOver(tx *store.Tx, nick string, gen uint64) error {
 	if u := h.users[nick]; u != nil && len(u.conns) == 0 && u.graceGen == gen {
 		return h.goOffline(tx, nick)
 	}
@@ -163,7 +165,7 @@ func (h *hub) cutAll(reason string) {
 	}
 }
 
-func (h *hub) goOffline(tx *wtx, nick string) error {
+func (h *hub) goOffline(tx *store.Tx, nick string) error {
 	delete(h.users, nick)
 	return h.announce(tx, presenceLeave, nick)
 }
@@ -185,7 +187,7 @@ const maxOnlineShown = 50
 
 // announce tells everyone that nick joined or left, now or at the end of
 // the presence window.
-func (h *hub) announce(tx *wtx, kind int, nick string) error {
+func (h *hub) announce(tx *store.Tx, kind int, nick string) error {
 	if len(h.presNicks) > 0 && h.presKind != kind {
 		if err := h.flushPresence(tx); err != nil {
 			return err
@@ -216,7 +218,7 @@ func (h *hub) announce(tx *wtx, kind int, nick string) error {
 }
 
 // flushPresence tells the waiting presence notices, in one event.
-func (h *hub) flushPresence(tx *wtx) error {
+func (h *hub) flushPresence(tx *store.Tx) error {
 	n := len(h.presNicks)
 	if n == 0 {
 		return nil

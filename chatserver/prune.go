@@ -1,10 +1,6 @@
 package chatserver
 
-import (
-	"time"
-
-	bolt "go.etcd.io/bbolt"
-)
+import "time"
 
 // prune deletes the history and the offline messages older than the
 // retention. It checkpoints first, so that everything is in chat.db, and
@@ -16,27 +12,12 @@ func (h *hub) prune() {
 	}
 	cutoff := h.now().Add(-h.retention)
 	h.drain()
-	if err := h.store.checkpoint(); err != nil {
+	if err := h.store.Checkpoint(); err != nil {
 		h.log.Error("store checkpoint", "err", err)
 		return
 	}
 	for {
-		var n int
-		var last uint64
-		var due bool
-		err := guarded(func() error {
-			// Looked at first, so that an idle prune writes nothing.
-			if err := h.store.db.View(func(tx *bolt.Tx) (err error) {
-				due, err = pruneDue(tx, cutoff)
-				return err
-			}); err != nil || !due {
-				return err
-			}
-			return h.store.db.Update(func(tx *bolt.Tx) (err error) {
-				n, last, err = prune(tx, cutoff, 10000)
-				return err
-			})
-		})
+		n, last, err := h.store.Prune(cutoff, 10000)
 		if err != nil {
 			h.log.Error("prune history", "err", err)
 			return
@@ -49,7 +30,7 @@ func (h *hub) prune() {
 		}
 	}
 	h.pruneMail(cutoff)
-	if err := h.store.measure(); err != nil {
+	if err := h.store.Measure(); err != nil {
 		h.log.Error("store size", "err", err)
 	}
 }
@@ -57,20 +38,7 @@ func (h *hub) prune() {
 // pruneMail deletes offline messages sent before cutoff: a mailbox keeps a
 // message as long as the history keeps events.
 func (h *hub) pruneMail(cutoff time.Time) {
-	var left map[string]int
-	err := guarded(func() error {
-		var due bool
-		if err := h.store.db.View(func(tx *bolt.Tx) (err error) {
-			due, err = pruneMailDue(tx, cutoff)
-			return err
-		}); err != nil || !due {
-			return err
-		}
-		return h.store.db.Update(func(tx *bolt.Tx) (err error) {
-			left, err = pruneMail(tx, cutoff)
-			return err
-		})
-	})
+	left, err := h.store.PruneMail(cutoff)
 	if err != nil {
 		h.log.Error("prune mailboxes", "err", err)
 		return

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 )
 
 // The texts of the source article's events, in one place.
@@ -47,7 +49,7 @@ func echoText(to, text string) string { return "You to " + to + ": " + text }
 func offlineEchoText(to, text string) string { return "You to " + to + " (offline): " + text }
 
 // offlineText is a message kept while its receiver was offline, as delivered at a login.
-func (m *mail) offlineText() string {
+func offlineText(m *store.Mail) string {
 	return m.From + " (" + time.Unix(0, m.Time).Format("2006-01-02 15:04") + "): " + m.Text
 }
 

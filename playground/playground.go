@@ -24,7 +24,6 @@ package playground
 import (
 	"context"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
 	"runtime"
@@ -72,13 +71,11 @@ type Options struct {
 	Custom *custom.Builder
 }
 
-// Limits on one run, as the API enforces and reports them. Warm-up runs are bounded by
-// runner.MaxJobWarmup; a run from the page is held to fewer timed runs than the CLI's
-// runner.MaxJobRuns, as it shares the server.
+// Defaults of one run, as the API applies and reports them. Its timed runs and warm-up
+// runs are bounded as the CLI's, by runner.MaxJobRuns and runner.MaxJobWarmup.
 const (
-	DefaultRuns    = measure.DefaultRuns
-	MaxRequestRuns = 100
-	DefaultWarmup  = 1
+	DefaultRuns   = measure.DefaultRuns
+	DefaultWarmup = 1
 	// defaultMaxQueued is Options.MaxQueued's default.
 	defaultMaxQueued = 64
 	// defaultBodyTimeout is Options.BodyTimeout's default.
@@ -171,40 +168,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
 	h.Set("X-Content-Type-Options", "nosniff")
 	if r.Body != nil && r.Body != http.NoBody {
-		s.limitBody(w, r)
+		httpguard.LimitBody(w, r, s.opts.BodyTimeout)
 	}
 	s.mux.ServeHTTP(w, r)
-}
-
-// limitBody gives the request's body Options.BodyTimeout to arrive, through a read
-// deadline on its connection that is lifted once the body is read. A global
-// http.Server.ReadTimeout would also bound the reads that follow the body, which net/http
-// uses to notice a client that leaves: it would end every SSE stream and break every
-// WebSocket after that time.
-func (s *Server) limitBody(w http.ResponseWriter, r *http.Request) {
-	rc := http.NewResponseController(w)
-	if err := rc.SetReadDeadline(time.Now().Add(s.opts.BodyTimeout)); err != nil {
-		return // not a connection with deadlines (a test recorder): nothing to bound
-	}
-	r.Body = &deadlineBody{ReadCloser: r.Body, lift: func() { _ = rc.SetReadDeadline(time.Time{}) }}
-}
-
-// deadlineBody lifts its connection's read deadline once the body has been read to its
-// end. After a failed read the deadline stays: net/http then reads what is left of the
-// body before it answers, and must not wait for it forever.
-type deadlineBody struct {
-	io.ReadCloser
-	lift   func()
-	lifted bool
-}
-
-func (b *deadlineBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF && !b.lifted {
-		b.lifted = true
-		b.lift()
-	}
-	return n, err
 }
 
 // enter admits a run; false once Shutdown began.

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package chatserver
+package store
 
 import "os"
 

@@ -1,4 +1,4 @@
-package chatserver
+package store
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 // syncs its pages and then its meta page, costs 1.5-3 ms). Each batch's
 // changes go to the memtable (memtable.go) and, as one record, to the log,
 // synced before anything of the batch is delivered or answered; chat.db is
-// not touched. A checkpoint (every walCheckpointBytes of log, at each prune
+// not touched. A checkpoint (every CheckpointBytes of log, at each prune
 // and at close) writes the memtable into chat.db in one synced bbolt
 // transaction and empties the log. At open, the log's records are applied
 // again to chat.db (every change is a put or a delete of a whole value:
@@ -35,9 +35,10 @@ import (
 // A record cut short at the end of the log (a crash while it was written:
 // its batch was never answered) is dropped with a warning. A record whose
 // checksum is wrong, or that does not decode, followed by more of the log
-// is damage: the store is refused at open with ErrStoreDamaged.
+// is damage: the store is refused at open with ErrDamaged.
 
-const walCheckpointBytes = 64 << 20
+// CheckpointBytes is the log's size that makes a checkpoint.
+const CheckpointBytes = 64 << 20
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -47,13 +48,13 @@ const (
 	walDeleteBucket
 )
 
-// wtx is one batch's writes. Each change goes to the memtable at once (the
+// Tx is one batch's writes. Each change goes to the memtable at once (the
 // batch's later reads see it) and to the payload of the batch's log record;
 // undo (with metaOld, logLen and bytes) brings the memtable back if the
 // batch fails. The hub records there too what it must undo of its own
 // memory. The store keeps one, reused batch after batch.
-type wtx struct {
-	s       *store
+type Tx struct {
+	s       *Store
 	m       *memtable
 	buf     []byte    // the batch's log record: its header's room, then the payload
 	undo    []func()  // run newest first on failure
@@ -72,17 +73,21 @@ type metaOld struct {
 // walHeader is the size of a record's header: length and checksum.
 const walHeader = 8
 
-func (t *wtx) begin(s *store) {
+// OnUndo adds f to what a failed batch runs, newest first: the caller's
+// way to bring back its own memory as it was before the batch.
+func (t *Tx) OnUndo(f func()) { t.undo = append(t.undo, f) }
+
+func (t *Tx) begin(s *Store) {
 	t.s, t.m = s, s.mem
 	t.buf = append(t.buf[:0], make([]byte, walHeader)...)
 	t.logLen, t.bytes = len(t.m.ids), t.m.bytes
 }
 
 // changed reports whether the batch wrote anything.
-func (t *wtx) changed() bool { return len(t.buf) > walHeader }
+func (t *Tx) changed() bool { return len(t.buf) > walHeader }
 
 // end forgets the batch, keeping the buffers (unless they grew large).
-func (t *wtx) end() {
+func (t *Tx) end() {
 	clear(t.undo)
 	clear(t.metaOld)
 	t.undo, t.metaOld = t.undo[:0], t.metaOld[:0]
@@ -91,7 +96,7 @@ func (t *wtx) end() {
 	}
 }
 
-func (t *wtx) path(kind byte, path [][]byte, key []byte) {
+func (t *Tx) path(kind byte, path [][]byte, key []byte) {
 	t.buf = append(t.buf, kind, byte(len(path)))
 	for _, p := range path {
 		t.buf = binary.AppendUvarint(t.buf, uint64(len(p)))
@@ -101,7 +106,7 @@ func (t *wtx) path(kind byte, path [][]byte, key []byte) {
 	t.buf = append(t.buf, key...)
 }
 
-func (t *wtx) logPut(path [][]byte, key, value []byte) {
+func (t *Tx) logPut(path [][]byte, key, value []byte) {
 	t.path(walPut, path, key)
 	t.buf = binary.AppendUvarint(t.buf, uint64(len(value)))
 	t.buf = append(t.buf, value...)
@@ -109,7 +114,7 @@ func (t *wtx) logPut(path [][]byte, key, value []byte) {
 }
 
 // view is a read transaction of chat.db for the batch.
-func (t *wtx) view() (*bolt.Tx, error) {
+func (t *Tx) view() (*bolt.Tx, error) {
 	if t.rtx == nil {
 		rtx, err := t.s.db.Begin(false)
 		if err != nil {
@@ -120,7 +125,7 @@ func (t *wtx) view() (*bolt.Tx, error) {
 	return t.rtx, nil
 }
 
-func (t *wtx) closeView() {
+func (t *Tx) closeView() {
 	if t.rtx != nil {
 		t.rtx.Rollback()
 		t.rtx = nil
@@ -128,7 +133,7 @@ func (t *wtx) closeView() {
 }
 
 // rollback brings the memtable back to what it was before the batch.
-func (t *wtx) rollback() {
+func (t *Tx) rollback() {
 	for i := len(t.undo) - 1; i >= 0; i-- {
 		t.undo[i]()
 	}
@@ -144,7 +149,7 @@ func (t *wtx) rollback() {
 	t.m.bytes = t.bytes
 }
 
-func (t *wtx) putMeta(key, value []byte) {
+func (t *Tx) putMeta(key, value []byte) {
 	old, had := t.m.meta[string(key)]
 	t.metaOld = append(t.metaOld, metaOld{key, old, had})
 	t.m.meta[string(key)] = value
@@ -152,13 +157,13 @@ func (t *wtx) putMeta(key, value []byte) {
 }
 
 // putEvent stores the log event id, above every id stored before.
-func (t *wtx) putEvent(id uint64, value []byte) {
+func (t *Tx) putEvent(id uint64, value []byte) {
 	t.m.ids = append(t.m.ids, id)
 	t.m.vals = append(t.m.vals, value)
 	t.logPut(pathLog, idKey(id), value)
 }
 
-func (t *wtx) deleteEvent(id uint64) {
+func (t *Tx) deleteEvent(id uint64) {
 	if _, gone := t.m.deleted[id]; !gone {
 		t.m.deleted[id] = struct{}{}
 		t.undo = append(t.undo, func() { delete(t.m.deleted, id) })
@@ -168,7 +173,7 @@ func (t *wtx) deleteEvent(id uint64) {
 
 // box is nick's mailbox in the memtable, added (with chat.db's sequence)
 // if missing.
-func (t *wtx) box(nick string) (*memBox, error) {
+func (t *Tx) box(nick string) (*memBox, error) {
 	if b := t.m.boxes[nick]; b != nil {
 		return b, nil
 	}
@@ -185,7 +190,7 @@ func (t *wtx) box(nick string) (*memBox, error) {
 	return b, nil
 }
 
-func (t *wtx) setMail(box *memBox, key, value []byte) {
+func (t *Tx) setMail(box *memBox, key, value []byte) {
 	old, had := box.mails[string(key)]
 	t.undo = append(t.undo, func() {
 		if had {
@@ -197,18 +202,18 @@ func (t *wtx) setMail(box *memBox, key, value []byte) {
 	box.mails[string(key)] = value
 }
 
-func (t *wtx) putMail(nick string, box *memBox, key, value []byte) {
+func (t *Tx) putMail(nick string, box *memBox, key, value []byte) {
 	t.setMail(box, key, value)
 	t.logPut(mailPath(nick), key, value)
 }
 
-func (t *wtx) deleteMail(nick string, box *memBox, key []byte) {
+func (t *Tx) deleteMail(nick string, box *memBox, key []byte) {
 	t.setMail(box, key, nil)
 	t.path(walDelete, mailPath(nick), key)
 }
 
 // dropBox deletes nick's mailbox, in chat.db too.
-func (t *wtx) dropBox(nick string) {
+func (t *Tx) dropBox(nick string) {
 	old, had := t.m.boxes[nick]
 	t.undo = append(t.undo, func() {
 		if had {

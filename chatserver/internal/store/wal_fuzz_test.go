@@ -1,4 +1,4 @@
-package chatserver
+package store
 
 import (
 	"encoding/binary"
@@ -10,7 +10,7 @@ import (
 // Reading it never panics; the records it returns are whole and decode;
 // and whatever follows them is named (torn: only at the end).
 func FuzzLogRecovery(f *testing.F) {
-	var tx wtx
+	var tx Tx
 	tx.buf = make([]byte, walHeader)
 	tx.path(walPut, pathLog, idKey(7))
 	tx.buf = binary.AppendUvarint(tx.buf, 5)
