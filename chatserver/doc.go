@@ -73,7 +73,9 @@
 //
 // # Store
 //
-// The store is one bbolt file under DataDir (chat.db: pure Go, one file,
+// The store (package chatserver/internal/store, whose API is the dozen
+// names the hub writes and reads with) is one bbolt file under DataDir
+// (chat.db: pure Go, one file,
 // readers that never block the writer) and its write-ahead log (chat.wal),
 // which is the store of record between two checkpoints. One hub goroutine
 // owns the users and streams and handles requests in batches (a group
@@ -90,8 +92,12 @@
 // being written, if its commit completed), and at open the log's records
 // are applied to it again (applying one twice changes nothing). A record
 // cut short at the log's end (a crash during a write that was never
-// answered) is dropped with a warning; a damaged record with more after it
-// refuses the store with ErrStoreDamaged, naming the file and the offset.
+// answered) is dropped with a warning; a damaged record with more after it,
+// or one whose length is damaged (a whole record lies within it), refuses
+// the store with ErrStoreDamaged, naming the file, the offset and what to
+// do. So do a chat.db missing or empty beside its log (the log exists
+// from the store's first commit on) and a mailbox message that no longer
+// decodes (which would refuse its user's every login).
 // A batch that fails (the store, or a request that fails it) leaves
 // nothing behind: its changes leave the memtable, and the hub's memory
 // (the sequence, mailbox counts, users, presence) is brought back.
@@ -103,7 +109,8 @@
 // Nicknames are 1–32 of [A-Za-z0-9_.-], with "all", "msg", "ws", "send",
 // "." and ".." reserved; a message is one line of at most MaxMessageBytes;
 // each nickname may send SendRate messages per second (bursts of
-// SendBurst); each client address may hold MaxConnsPerAddr streams; an
+// SendBurst); each client address may hold MaxConnsPerAddr streams and
+// MaxOpenConnsPerAddr connections to Serve (429 past it); an
 // offline user's mailbox holds MaxMailbox messages, at most MaxMailboxes
 // users may have one, and a message waits there for the Retention (POST
 // /send's answer says so); the store holds at most MaxStoreBytes of data
@@ -122,7 +129,12 @@
 // the browser marks cross-site or same-site (403), while curl and ab, which
 // send no Sec-Fetch-Site, work as in the article. Serve answers only to the
 // Host names of its address (bound to loopback: loopback names) and
-// AllowedHosts, against DNS rebinding. A send's body must arrive within
+// AllowedHosts, against DNS rebinding. Serve answers the plain GET / and
+// GET /msg/... before net/http (package chatserver/internal/fastpath, for
+// the App the Server gives it: fast.go), each in one write, and hands
+// every other connection to net/http, with the bytes read; a request's
+// head must arrive within ReadHeaderTimeout of its first byte, however it
+// trickles in. A send's body must arrive within
 // BodyTimeout. A damaged store file is refused at open with
 // ErrStoreDamaged; damage found while replaying is told to the client.
 //

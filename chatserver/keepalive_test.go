@@ -194,3 +194,28 @@ func TestHeaderTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenConnsPerAddr: Serve holds at most MaxOpenConnsPerAddr open
+// connections of one client address (its default follows MaxConnsPerAddr);
+// one more is answered 429 with the reason.
+func TestOpenConnsPerAddr(t *testing.T) {
+	for _, c := range []struct{ streams, open, want int }{{0, 0, 2000}, {10, 0, 20}, {-1, 0, -1}, {-1, 7, 7}} {
+		o := Options{MaxConnsPerAddr: c.streams, MaxOpenConnsPerAddr: c.open}
+		if o.setDefaults(); o.MaxOpenConnsPerAddr != c.want {
+			t.Errorf("MaxConnsPerAddr %d, MaxOpenConnsPerAddr %d: default %d, want %d", c.streams, c.open, o.MaxOpenConnsPerAddr, c.want)
+		}
+	}
+	ts, _ := serveOn(t, Options{LeaveGrace: -1, MaxOpenConnsPerAddr: 2})
+	bob := ts.login(t, "sse", "bob") // a stream is one connection
+	bob.expect("Welcome bob!", "now online: ")
+	page := dialPage(t, ts.hostPort())
+	page.send("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	if resp, _ := page.answer("GET"); resp.StatusCode != 200 {
+		t.Fatalf("page: %s", resp.Status)
+	}
+	third := dialPage(t, ts.hostPort())
+	third.send("GET /msg/mary/bob%20hi HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	if resp, body := third.answer("GET"); resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), "too many connections from 127.0.0.1") {
+		t.Fatalf("a third connection: %s %q", resp.Status, body)
+	}
+}

@@ -58,6 +58,11 @@ type Options struct {
 	// MaxConnsPerAddr limits the open streams (SSE and WebSocket) of one
 	// client IP address. Default 1000; negative: unlimited.
 	MaxConnsPerAddr int
+	// MaxOpenConnsPerAddr limits the open connections of one client IP
+	// address to Serve, streams and requests alike; one more is answered
+	// 429 and closed. Default twice MaxConnsPerAddr (2000), unlimited when
+	// that is; negative: unlimited.
+	MaxOpenConnsPerAddr int
 	// MaxMailbox limits the messages kept for one offline user. Default 10000.
 	MaxMailbox int
 	// MaxMailboxes limits how many users may have offline messages waiting;
@@ -150,6 +155,12 @@ func (o *Options) setDefaults() {
 	defInt(&o.QueueSize, 1024)
 	defInt(&o.MaxMessageBytes, 4096)
 	defInt(&o.MaxConnsPerAddr, 1000)
+	if o.MaxOpenConnsPerAddr == 0 {
+		o.MaxOpenConnsPerAddr = -1
+		if o.MaxConnsPerAddr > 0 {
+			o.MaxOpenConnsPerAddr = 2 * o.MaxConnsPerAddr
+		}
+	}
 	defInt(&o.MaxMailbox, 10000)
 	defInt(&o.MaxMailboxes, 100000)
 	if o.MaxStoreBytes == 0 {
@@ -324,7 +335,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // (package fastpath, with fastSide); the answers are the handler's.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hosts := httpguard.NewHosts(ln.Addr().String(), s.opts.AllowedHosts)
-	pages := fastpath.NewListener(ln, fastSide{s}, fastpath.Options{Hosts: hosts, HeaderTimeout: s.opts.ReadHeaderTimeout, IdleTimeout: s.opts.IdleTimeout})
+	pages := fastpath.NewListener(ln, fastSide{s}, fastpath.Options{
+		Hosts: hosts, HeaderTimeout: s.opts.ReadHeaderTimeout, IdleTimeout: s.opts.IdleTimeout, MaxConnsPerAddr: s.opts.MaxOpenConnsPerAddr,
+	})
 	hs := &http.Server{
 		Handler:           hosts.Handler(s.Handler()),
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,

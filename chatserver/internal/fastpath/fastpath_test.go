@@ -228,7 +228,9 @@ func TestPageAnsweredAtOnce(t *testing.T) {
 // FuzzPageRequest: whatever ParseRequest answers itself, net/http reads
 // the same way: a GET or HEAD of /, an allowed Host, no body, the same
 // keep-alive, protocol and representation fields; or, for a send, a GET of
-// the same /msg/ escaped path, without a query or Sec-Fetch-Site.
+// the same /msg/ escaped path, without a query or Sec-Fetch-Site. What it
+// waits for more of (NeedMore), net/http cannot read yet either: a request
+// it reads (with bare LFs, say) is never left to time out.
 func FuzzPageRequest(f *testing.F) {
 	for _, s := range []string{
 		"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n",
@@ -238,12 +240,29 @@ func FuzzPageRequest(f *testing.F) {
 		"GET /msg/mary/john%20hello HTTP/1.0\r\nHost: 127.0.0.1:8000\r\nUser-Agent: ApacheBench/2.3\r\nAccept: */*\r\n\r\n",
 		"GET /msg/m%41ry/jo~hn%2f%20a.b_c-d HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
 		"GET /msg/mary/john%20hi HTTP/1.1\r\nHost: localhost\r\nSec-Fetch-Site: none\r\n\r\n",
+		// Bare LFs, which net/http reads, and heads cut short.
+		"GET / HTTP/1.1\nHost: localhost\n\n",
+		"GET / HTTP/1.1\r\nHost: localhost\n\r\n",
+		"GET /msg/mary/john%20hi HTTP/1.0\r\nHost: localhost\r\n\n",
+		"GET / HTTP/1.1\r\nHost: loc",
+		"GET / HTTP/1.1\r\nHost: localhost\r\n\r",
+		"HEAD / HT",
 	} {
 		f.Add([]byte(s))
 	}
 	hosts := httpguard.NewHosts("127.0.0.1:0", nil)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		req, v := ParseRequest(b, hosts)
+		if v == NeedMore {
+			// Waiting is right only for a head net/http could not read yet.
+			if len(b) >= MaxRequest {
+				t.Fatalf("waits for more of %d bytes, past MaxRequest", len(b))
+			}
+			if r, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(b))); err == nil {
+				t.Fatalf("waits for more of %q, which net/http reads whole (%s %s)", b, r.Method, r.URL)
+			}
+			return
+		}
 		if v != Serve && v != Send {
 			return
 		}
@@ -272,4 +291,109 @@ func FuzzPageRequest(f *testing.F) {
 				b[:req.Length], req.AcceptEncoding, req.IfNoneMatch, r.Header["Accept-Encoding"], r.Header["If-None-Match"])
 		}
 	})
+}
+
+// TestHeaderDeadlineBoundsWholeHead: HeaderTimeout bounds a head from its
+// first byte to its end: a client sending a byte now and then (slowloris)
+// is cut once it has run out, on a connection's first request and on a
+// later one alike, however often it sends.
+func TestHeaderDeadlineBoundsWholeHead(t *testing.T) {
+	const timeout = 1500 * time.Millisecond // above a second: the idle deadline's refresh
+	s := serve(t, Options{HeaderTimeout: timeout, IdleTimeout: waitFor})
+	for _, first := range []string{"", "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"} {
+		rc := dial(t, s.addr)
+		if first != "" {
+			rc.send(first)
+			if resp, body := rc.answer("GET"); resp.StatusCode != 200 || body != "page" {
+				t.Fatalf("first request: %s %q", resp.Status, body)
+			}
+		}
+		rc.send("GET / HTTP/1.1\r\nHost: localhost\r\n")
+		cut := make(chan time.Duration, 1)
+		start := time.Now()
+		go func() {
+			var b [1]byte
+			_, err := rc.c.Read(b[:]) // nothing is answered: the head never ends
+			if err == nil {
+				t.Errorf("an answer to a head that never ended")
+			}
+			cut <- time.Since(start)
+		}()
+		drip := time.NewTicker(100 * time.Millisecond)
+	dripping:
+		for {
+			select {
+			case took := <-cut:
+				t.Logf("after %q: cut %v after its head began (HeaderTimeout %v)", first, took.Round(time.Millisecond), timeout)
+				break dripping
+			case <-drip.C:
+				if time.Since(start) > waitFor-time.Second {
+					t.Fatalf("after %q: a head trickling in for %v still holds its connection (HeaderTimeout %v)", first, time.Since(start), timeout)
+				}
+				rc.c.Write([]byte("X")) // one byte of a field name, every 100 ms
+			}
+		}
+		drip.Stop()
+	}
+}
+
+// TestBareLF: a request whose lines end in LF alone, which net/http
+// reads, goes to net/http at once instead of waiting for a CRLF.
+func TestBareLF(t *testing.T) {
+	s := serve(t, Options{HeaderTimeout: time.Minute, IdleTimeout: time.Minute})
+	for _, c := range []struct{ req, body string }{
+		{"GET / HTTP/1.1\nHost: localhost\n\n", "net/http /"},
+		{"GET / HTTP/1.1\r\nHost: localhost\n\r\n", "net/http /"},
+		{"GET / HTTP/1.1\r\nHost: localhost\r\nAccept: */*\n\n", "net/http /"},
+		{"GET /msg/mary/john%20hi HTTP/1.0\nHost: localhost\n\n", "net/http /msg/mary/john hi"},
+		// A bare LF after the head is the next request's business.
+		{"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n\n", "page"},
+	} {
+		rc := dial(t, s.addr) // its deadline (waitFor) is shorter than HeaderTimeout
+		rc.send(c.req)
+		if resp, body := rc.answer("GET"); resp.StatusCode != 200 || body != c.body {
+			t.Errorf("%q: %s %q, want 200 %q", c.req, resp.Status, body, c.body)
+		}
+	}
+}
+
+// TestConnsPerAddr: one client address has at most MaxConnsPerAddr
+// connections open, those served here and those net/http serves alike; one
+// more is answered 429, saying why, and closed; once one closes, another
+// is taken.
+func TestConnsPerAddr(t *testing.T) {
+	s := serve(t, Options{HeaderTimeout: waitFor, IdleTimeout: waitFor, MaxConnsPerAddr: 3})
+	var open []*rawConn
+	for i, req := range []string{
+		"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n",    // kept open by the fast path
+		"GET /x HTTP/1.1\r\nHost: localhost\r\n\r\n",   // kept open by net/http
+		"GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n", // net/http's too
+	} {
+		rc := dial(t, s.addr)
+		rc.send(req)
+		if resp, _ := rc.answer("GET"); resp.StatusCode != 200 {
+			t.Fatalf("connection %d: %s", i+1, resp.Status)
+		}
+		open = append(open, rc)
+	}
+	rc := dial(t, s.addr)
+	rc.send("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	resp, body := rc.answer("GET")
+	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, "too many connections from 127.0.0.1: 3 are open") || !rc.closed() {
+		t.Fatalf("a fourth connection: %s %q", resp.Status, body)
+	}
+	open[1].c.Close() // net/http's: counted out when net/http closes it
+	for deadline := time.Now().Add(waitFor); ; {
+		rc := dial(t, s.addr)
+		rc.send("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+		resp, _ := rc.answer("GET")
+		if resp.StatusCode == 200 {
+			break
+		}
+		rc.c.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("a connection closed, another still refused: %s", resp.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

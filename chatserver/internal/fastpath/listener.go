@@ -3,8 +3,11 @@ package fastpath
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net"
+	"net/netip"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/httpguard"
@@ -27,6 +30,8 @@ type Listener struct {
 	mu               sync.Mutex
 	conns            map[net.Conn]struct{} // served here, not handed over
 	closing          bool                  // under mu
+	maxPerAddr       int                   // open connections of one client address (0: unlimited)
+	perAddr          map[netip.Addr]int    // under mu: open connections by client address
 	serving          sync.WaitGroup
 	acceptLoopExited chan struct{}
 }
@@ -36,10 +41,16 @@ type Options struct {
 	// Hosts are the Host names answered here; a request for another goes to
 	// net/http, whose Host check refuses it.
 	Hosts *httpguard.Hosts
-	// HeaderTimeout bounds the reading of a request's head; IdleTimeout the
-	// wait for the next request of a keep-alive connection (0: none), as
-	// http.Server's ReadHeaderTimeout and IdleTimeout do.
+	// HeaderTimeout bounds the reading of a request's head, from its first
+	// byte (a connection's first request: from the accept) to its end,
+	// however its bytes trickle in; IdleTimeout the wait for the next
+	// request of a keep-alive connection (0: none), as http.Server's
+	// ReadHeaderTimeout and IdleTimeout do.
 	HeaderTimeout, IdleTimeout time.Duration
+	// MaxConnsPerAddr bounds the connections one client address has open
+	// at once, served here or by net/http (0 or negative: unlimited). One
+	// more is answered 429 and closed as it is accepted.
+	MaxConnsPerAddr int
 }
 
 var pageBuffers = sync.Pool{New: func() any { b := make([]byte, MaxRequest); return &b }}
@@ -51,6 +62,7 @@ func NewListener(ln net.Listener, app App, o Options) *Listener {
 		Listener: ln, app: app, hosts: o.Hosts, headerTimeout: o.HeaderTimeout, idleTimeout: o.IdleTimeout,
 		handoff: make(chan net.Conn), errc: make(chan struct{}), done: make(chan struct{}),
 		conns: map[net.Conn]struct{}{}, acceptLoopExited: make(chan struct{}),
+		maxPerAddr: max(o.MaxConnsPerAddr, 0), perAddr: map[netip.Addr]int{},
 	}
 	go l.acceptLoop()
 	return l
@@ -82,6 +94,16 @@ func (l *Listener) acceptLoop() {
 			l.mu.Unlock()
 			c.Close()
 			continue
+		}
+		if l.maxPerAddr > 0 {
+			addr := clientAddr(c)
+			if l.perAddr[addr] >= l.maxPerAddr {
+				l.mu.Unlock()
+				refuseConn(c, addr, l.maxPerAddr)
+				continue
+			}
+			l.perAddr[addr]++
+			c = &countedConn{Conn: c, l: l, addr: addr}
 		}
 		l.conns[c] = struct{}{}
 		l.serving.Add(1)
@@ -202,10 +224,28 @@ func (l *Listener) serve(c net.Conn, bp *[]byte, n int) {
 	defer pageBuffers.Put(bp)
 	var answer []byte // a send's answer, built here
 	start, end, served := 0, n, 0
-	// The deadline moves only when its kind changes or a second has passed:
-	// each move is a timer update.
-	var deadlineSet time.Time
-	deadlineIdle := false
+	// The deadline moves only when its kind changes (or, while idle, a
+	// second has passed): each move is a timer update. A request whose head
+	// comes in one read is answered under the idle deadline.
+	const (
+		noDeadline    = iota
+		headDeadline  // headStart + headerTimeout: never moved while that head comes in
+		idleDeadline  // deadlineSet + idleTimeout, moved at most once a second
+		writeDeadline // deadlineSet + headerTimeout, for an answer
+	)
+	kind := noDeadline
+	var deadlineSet, headStart time.Time
+	// setDeadline moves the deadline; false when the listener is closing
+	// (after the move: Close's deadline is not undone) and c must close.
+	setDeadline := func(k int, from time.Time, timeout time.Duration) bool {
+		at := time.Time{}
+		if timeout > 0 {
+			at = from.Add(timeout)
+		}
+		c.SetDeadline(at)
+		kind, deadlineSet = k, from
+		return !l.isClosing()
+	}
 	for {
 		req, verdict := ParseRequest(buf[start:end], l.hosts)
 		var out []byte
@@ -225,16 +265,20 @@ func (l *Listener) serve(c net.Conn, bp *[]byte, n int) {
 			}
 			out = appendReply(answer[:0], req.Form, reply, time.Now())
 			answer = out
-			if now := time.Now(); sent && !deadlineSet.IsZero() && now.Sub(deadlineSet) > time.Second {
-				// A slow send (a store stalled) must not leave its answer
-				// under a deadline that has nearly run out: net/http
-				// writes it with none.
-				c.SetDeadline(deadlineIn(l.headerTimeout))
-				deadlineSet, deadlineIdle = now, false
-			}
 		}
 		switch verdict {
 		case Serve, Send:
+			// An answer is not written under a deadline that has nearly run
+			// out (net/http writes it with none): not that of a head that
+			// came in pieces, nor one a slow send (a store stalled) used up.
+			if now := time.Now(); kind == headDeadline || kind != noDeadline && verdict == Send && now.Sub(deadlineSet) > time.Second {
+				if !setDeadline(writeDeadline, now, l.headerTimeout) {
+					l.release(c)
+					c.Close()
+					return
+				}
+			}
+			headStart = time.Time{}
 			if _, err := c.Write(out); err != nil {
 				l.release(c)
 				c.Close()
@@ -271,7 +315,7 @@ func (l *Listener) serve(c net.Conn, bp *[]byte, n int) {
 				c.Close()
 				return
 			}
-			if !deadlineSet.IsZero() {
+			if kind != noDeadline {
 				// net/http sets its read deadlines but, without a
 				// WriteTimeout, no write deadline: the answers it writes
 				// must not meet the one set here.
@@ -293,20 +337,28 @@ func (l *Listener) serve(c net.Conn, bp *[]byte, n int) {
 			end = copy(buf, buf[start:end])
 			start = 0
 		}
-		idle := end == 0 && served > 0
 		now := time.Now()
-		if idle != deadlineIdle || now.Sub(deadlineSet) > time.Second {
-			timeout := l.headerTimeout
-			if idle {
-				timeout = l.idleTimeout
+		moved := true
+		if end == 0 && served > 0 {
+			// Idle between two requests.
+			if kind != idleDeadline || now.Sub(deadlineSet) > time.Second {
+				moved = setDeadline(idleDeadline, now, l.idleTimeout)
 			}
-			c.SetDeadline(deadlineIn(timeout))
-			deadlineSet, deadlineIdle = now, idle
-			if l.isClosing() { // after the move: Close's deadline is not undone
-				l.release(c)
-				c.Close()
-				return
+		} else {
+			// A head is coming (a connection's first one from the accept
+			// on): its deadline is set once, from its start, so a client
+			// sending a byte now and then cannot hold the connection.
+			if headStart.IsZero() {
+				headStart = now
 			}
+			if kind != headDeadline || !deadlineSet.Equal(headStart) {
+				moved = setDeadline(headDeadline, headStart, l.headerTimeout)
+			}
+		}
+		if !moved {
+			l.release(c)
+			c.Close()
+			return
 		}
 		n, err := c.Read(buf[end:])
 		if err != nil {
@@ -316,6 +368,70 @@ func (l *Listener) serve(c net.Conn, bp *[]byte, n int) {
 		}
 		end += n
 	}
+}
+
+// clientAddr is c's client address, for MaxConnsPerAddr (the zero Addr
+// when c is not a TCP connection).
+func clientAddr(c net.Conn) netip.Addr {
+	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		return a.AddrPort().Addr().Unmap()
+	}
+	return netip.Addr{}
+}
+
+// refuseConn answers a connection over its address's limit with 429 and
+// closes it, without waiting: what it sent already is read first, so that
+// closing does not reset the connection before the answer.
+func refuseConn(c net.Conn, addr netip.Addr, limit int) {
+	text := fmt.Sprintf("too many connections from %s: %d are open, the most one client address may have; close some, then retry\n", addr, limit)
+	answer := fmt.Sprintf("HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", len(text), text)
+	var scratch [512]byte
+	for {
+		if n, _, err := readNow(c, scratch[:]); err != nil || n < len(scratch) {
+			break
+		}
+	}
+	writeNow(c, []byte(answer))
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+	c.Close()
+}
+
+// countedConn is a connection counted in its address's open connections
+// until it is closed, here or by net/http.
+type countedConn struct {
+	net.Conn
+	l    *Listener
+	addr netip.Addr
+	once sync.Once
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() {
+		c.l.mu.Lock()
+		if c.l.perAddr[c.addr]--; c.l.perAddr[c.addr] <= 0 {
+			delete(c.l.perAddr, c.addr)
+		}
+		c.l.mu.Unlock()
+	})
+	return c.Conn.Close()
+}
+
+// SyscallConn gives readNow and writeNow the socket.
+func (c *countedConn) SyscallConn() (syscall.RawConn, error) {
+	if sc, ok := c.Conn.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, errors.ErrUnsupported
+}
+
+// CloseWrite ends the connection's sending side, as a TCP connection's.
+func (c *countedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return c.Close()
 }
 
 // deadlineIn is the deadline timeout from now; none for a timeout of 0 or

@@ -43,6 +43,10 @@ type Request struct {
 // refuses it with the right error.
 func ParseRequest(b []byte, hosts *httpguard.Hosts) (Request, Verdict) {
 	var req Request
+	if bareLF(b) {
+		// net/http reads a line ended by LF alone; this parser does not.
+		return req, HandOff
+	}
 	lineEnd := bytes.Index(b, []byte("\r\n"))
 	if lineEnd < 0 {
 		if len(b) < MaxRequest && (mayStart(b, "GET /") || mayStart(b, "HEAD /")) {
@@ -140,6 +144,25 @@ func ParseRequest(b []byte, hosts *httpguard.Hosts) (Request, Verdict) {
 		return req, Send
 	}
 	return req, Serve
+}
+
+// bareLF reports whether b's head (up to its first blank line) has an LF
+// that no CR precedes.
+func bareLF(b []byte) bool {
+	for i := 0; ; {
+		j := bytes.IndexByte(b[i:], '\n')
+		if j < 0 {
+			return false
+		}
+		i += j
+		if i == 0 || b[i-1] != '\r' {
+			return true
+		}
+		if i >= 3 && b[i-3] == '\r' && b[i-2] == '\n' {
+			return false // the end of the head: a body or the next request follows
+		}
+		i++
+	}
 }
 
 // mayStart reports whether b is the start of a request line beginning with
