@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wasmgap/wasmgap/chatserver/internal/fastpath"
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
@@ -170,7 +172,7 @@ func (o *Options) setDefaults() {
 // Server is a running chat: its hub, store and broker. Serve its Handler.
 type Server struct {
 	opts    Options
-	store   *store
+	store   *store.Store
 	hub     *hub
 	tmpDir  string
 	senders *rateLimits
@@ -211,17 +213,21 @@ func New(opts Options) (*Server, error) {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("chat store folder: %w", err)
 	}
-	st, state, err := openStore(filepath.Join(dir, "chat.db"), opts.NoSync, opts.Logger)
+	st, state, err := store.Open(filepath.Join(dir, "chat.db"), opts.NoSync, opts.Logger)
 	if err != nil {
 		s.removeTmp()
 		return nil, err
 	}
 	s.store = st
-	s.hub = newHub(st, state, &s.opts)
+	if s.hub, err = newHub(st, state, &s.opts); err != nil {
+		st.Close()
+		s.removeTmp()
+		return nil, err
+	}
 	s.senders = newRateLimits(opts.SendRate, opts.SendBurst)
 	s.addrs = newAddrLimits(opts.MaxConnsPerAddr)
 	if err := opts.Broker.Subscribe(hubSide{s}); err != nil {
-		st.close()
+		st.Close()
 		s.removeTmp()
 		return nil, fmt.Errorf("subscribe to broker: %w", err)
 	}
@@ -303,7 +309,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.drain(ctx)
 	s.hub.stop()
 	s.opts.Broker.Close()
-	if cerr := s.store.close(); cerr != nil && err == nil {
+	if cerr := s.store.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("close chat store: %w", cerr)
 	}
 	s.removeTmp()
@@ -314,11 +320,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // ln's address and AllowedHosts, with the Options' timeouts until ctx ends,
 // then drains: streams are told to resume later, requests in flight finish,
 // the store is closed. It returns nil after a clean drain. The plain
-// requests for the page are answered from prebuilt bytes before net/http
-// (pageListener); the answers are the handler's.
+// requests for the page and the send route are answered before net/http
+// (package fastpath, with fastSide); the answers are the handler's.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hosts := httpguard.NewHosts(ln.Addr().String(), s.opts.AllowedHosts)
-	pages := newPageListener(ln, hosts, s, s.opts.ReadHeaderTimeout, s.opts.IdleTimeout)
+	pages := fastpath.NewListener(ln, fastSide{s}, fastpath.Options{Hosts: hosts, HeaderTimeout: s.opts.ReadHeaderTimeout, IdleTimeout: s.opts.IdleTimeout})
 	hs := &http.Server{
 		Handler:           hosts.Handler(s.Handler()),
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
@@ -331,7 +337,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	select {
 	case err := <-errc:
 		pages.Close()
-		pages.wait()
+		pages.Wait()
 		s.Shutdown(context.Background())
 		return fmt.Errorf("serve chat: %w", err)
 	case <-ctx.Done():
@@ -343,7 +349,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	wg.Go(func() {
 		herr = hs.Shutdown(dctx)
 		pages.Close()
-		pages.wait()
+		pages.Wait()
 	})
 	wg.Go(func() { serr = s.Shutdown(dctx) })
 	wg.Wait()

@@ -76,7 +76,7 @@ func (s *Server) handleKernels(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, catalogue{
 		Kernels:     kernels.All(),
 		Engines:     s.engines,
-		Runs:        limit{DefaultRuns, 1, MaxRequestRuns},
+		Runs:        limit{DefaultRuns, 1, runner.MaxJobRuns},
 		Warmup:      limit{DefaultWarmup, 0, runner.MaxJobWarmup},
 		MinSampleMS: limit{int(measure.DefaultMinSample / time.Millisecond), 0, MaxMinSampleMS},
 		TimeoutNS:   timeout,
@@ -221,8 +221,8 @@ func (s *Server) job(req runRequest) (runner.Job, *apiError) {
 	opts := measure.Options{Runs: DefaultRuns, Warmup: DefaultWarmup}
 	if req.Runs != nil {
 		opts.Runs = *req.Runs
-		if opts.Runs < 1 || opts.Runs > MaxRequestRuns {
-			return runner.Job{}, &apiError{Error: fmt.Sprintf("runs = %d is out of range: allowed 1 to %d", opts.Runs, MaxRequestRuns), Field: "runs"}
+		if opts.Runs < 1 || opts.Runs > runner.MaxJobRuns {
+			return runner.Job{}, &apiError{Error: fmt.Sprintf("runs = %d is out of range: allowed 1 to %d", opts.Runs, runner.MaxJobRuns), Field: "runs"}
 		}
 	}
 	if req.Warmup != nil {
@@ -323,6 +323,8 @@ type event struct {
 	Expected string `json:"expected,omitempty"`
 	// Environment is the machine and versions behind the result.
 	Environment *report.Environment `json:"environment,omitempty"`
+	// Run is the stored run's id, for "result" when the server keeps a results store.
+	Run int64 `json:"run,omitempty"`
 	// Error says why the run could not be made, for "error".
 	Error string `json:"error,omitempty"`
 }
@@ -399,5 +401,6 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		Value:       strconv.FormatInt(res.Value, 10),
 		Expected:    strconv.FormatInt(res.Expected, 10),
 		Environment: &env,
+		Run:         s.saveServerCell(job, res, env),
 	})
 }

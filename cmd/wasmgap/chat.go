@@ -34,7 +34,7 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wasmgap chat", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wasmgap chat [flags]\n\nServes the chat alone, with the source article's routes at the root:\n"+
+		fmt.Fprintln(fs.Output(), "usage: wasmgap chat [flags]\n\nServes the chat alone, with the source article's routes at the root:\n"+
 			"  GET /                          the chat page\n"+
 			"  GET /<nick>  (Accept: text/event-stream)  log in over SSE\n"+
 			"  GET /ws?nick=<nick>            log in over WebSocket\n"+
@@ -42,11 +42,11 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 			"wasmgap chat token [--ttl 24h] NICK mints a connection token for a chat started with --auth.\n\nflags:")
 		fs.PrintDefaults()
 	}
-	addr := fs.String("addr", "127.0.0.1:8000", "address to listen on (host:port); the host localhost listens on 127.0.0.1 and ::1")
-	chatOptions := addChatFlags(fs, stderr)
+	addr := fs.String("addr", chatAddr, "address to listen on (host:port); the host localhost listens on 127.0.0.1 and ::1")
+	chatOptions := addChatFlags(fs, chatDataDir, stderr)
 	verbose := fs.Bool("v", false, "log every connection")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof (CPU and heap profiles of the running chat) on this loopback address, e.g. 127.0.0.1:6060; a listener of its own, never the chat's")
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
@@ -59,14 +59,16 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	srv, err := chatserver.New(o)
+	// The address first: a bad or busy one is reported as such, before the store (which
+	// another chat may hold) is opened.
+	ln, err := chatserver.Listen(*addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "wasmgap chat: %v\n", err)
 		return 1
 	}
-	ln, err := chatserver.Listen(*addr)
+	srv, err := chatserver.New(o)
 	if err != nil {
-		srv.Shutdown(context.Background())
+		ln.Close()
 		fmt.Fprintf(stderr, "wasmgap chat: %v\n", err)
 		return 1
 	}
@@ -120,9 +122,19 @@ func listenPprof(addr string) (net.Listener, error) {
 	return ln, nil
 }
 
+// The default addresses and store folders of `wasmgap chat` and `wasmgap serve`: distinct,
+// so that the two run side by side (each holds its store's lock while it runs).
+const (
+	chatAddr     = "127.0.0.1:8000"
+	serveAddr    = "127.0.0.1:8080"
+	chatDataDir  = "data/chat"
+	serveDataDir = "data/serve-chat"
+)
+
 // addChatFlags registers the chat's settings on fs, for `wasmgap chat` and `wasmgap serve`
-// alike; the returned function gives the options once fs is parsed, logging to stderr.
-func addChatFlags(fs *flag.FlagSet, stderr io.Writer) func(verbose bool) (chatserver.Options, error) {
+// alike, with dataDir as --data's default; the returned function gives the options once fs
+// is parsed, logging to stderr.
+func addChatFlags(fs *flag.FlagSet, dataDir string, stderr io.Writer) func(verbose bool) (chatserver.Options, error) {
 	var o chatserver.Options
 	var origins originList
 	auth := fs.Bool("auth", false, "authenticate users: every login and send shows a connection token of its nickname (wasmgap chat token NICK mints one), signed with the secret of --auth-secret-file or $"+secretEnv)
@@ -137,7 +149,7 @@ func addChatFlags(fs *flag.FlagSet, stderr io.Writer) func(verbose bool) (chatse
 		return nil
 	})
 	fs.StringVar(&o.ProxyHeader, "proxy-header", "X-Forwarded-For", "with --trusted-proxy: the header the proxies set, X-Forwarded-For or Forwarded (only that one is read)")
-	fs.StringVar(&o.DataDir, "data", "data/chat", "folder of the store files chat.db and chat.wal (offline messages, history)")
+	fs.StringVar(&o.DataDir, "data", dataDir, "folder of the store files chat.db and chat.wal (offline messages, history); one process at a time holds it")
 	fs.BoolVar(&o.NoSync, "no-fsync", false, "skip the fdatasync of the store's log after each commit (~0.1 ms on a virtual disk): a process restart still loses nothing, a machine crash may lose the last writes")
 	fs.DurationVar(&o.Retention, "retention", 0, "how long events stay replayable for a resume and offline messages wait in their mailbox (default 24h)")
 	fs.IntVar(&o.QueueSize, "queue", 0, "events that may wait for one stream before it is cut as a slow consumer (default 1024)")
@@ -239,20 +251,20 @@ func runChatToken(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wasmgap chat token", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: wasmgap chat token [flags] NICK\n\nPrints a connection token that logs in and sends as NICK on a chat started with --auth\n"+
+		fmt.Fprintf(fs.Output(), "usage: wasmgap chat token [flags] NICK\n\nPrints a connection token that logs in and sends as NICK on a chat started with --auth\n"+
 			"and the same secret (--auth-secret-file or $%s). Pass it to the page as ?token=<token>\n"+
 			"(or #token=<token>), to curl as -H 'Authorization: Bearer <token>'.\n\nflags:\n", secretEnv)
 		fs.PrintDefaults()
 	}
 	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token is valid (at most 366 days)")
 	secretFile := addSecretFlag(fs)
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	rest := fs.Args()
 	if len(rest) > 1 {
 		// Flags after the nickname: wasmgap chat token bob --ttl 1h.
-		if code, ok := parseFlags(fs, rest[1:]); !ok {
+		if code, ok := parseFlags(fs, rest[1:], stdout, stderr); !ok {
 			return code
 		}
 		rest = append(rest[:1], fs.Args()...)
