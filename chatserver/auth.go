@@ -276,9 +276,6 @@ func checkAuth(o *Options) error {
 			return errors.New("chat options: AuthSecret and ClaimNicks exclude each other: with tokens a nickname is already bound to its token's holder")
 		}
 	}
-	if o.ClaimNicks && o.NATS.URLs != "" {
-		return errors.New("chat options: ClaimNicks is for one node: over NATS, authenticate with AuthSecret (tokens hold on every node)")
-	}
 	if _, err := httpguard.NewProxies(o.TrustedProxies, o.ProxyHeader); err != nil {
 		return fmt.Errorf("chat options: %w", err)
 	}
@@ -290,7 +287,11 @@ func checkAuth(o *Options) error {
 func (s *Server) guard(next http.Handler) http.Handler {
 	s.proxies, _ = httpguard.NewProxies(s.opts.TrustedProxies, s.opts.ProxyHeader) // checked by New
 	if s.opts.ClaimNicks && s.claims == nil {
-		s.claims = newClaimBook(s.opts.LeaveGrace)
+		if s.cluster != nil {
+			s.claims = newNATSClaims(s.cluster, s.opts.LeaveGrace) // natsclaims.go
+		} else {
+			s.claims = newClaimBook(s.opts.LeaveGrace)
+		}
 	}
 	return s.proxies.Handler(next)
 }

@@ -94,6 +94,11 @@ func newClaimBook(grace time.Duration) *claimBook {
 	return &claimBook{grace: grace, m: map[string]*claim{}}
 }
 
+var (
+	_ claimStore = (*claimBook)(nil)
+	_ claimStore = (*natsClaims)(nil)
+)
+
 // live reports whether c still holds its nickname at now.
 func (c *claim) live(now time.Time) bool { return c.streams > 0 || now.Before(c.until) }
 

@@ -86,3 +86,28 @@ func TestParseProxy(t *testing.T) {
 		t.Errorf("NewProxies with X-Real-IP: %v", err)
 	}
 }
+
+// FuzzClientAddr: whatever the forwarding headers hold, the client's address is the
+// peer's or one of the header's hops, and never a trusted proxy's unless every hop is one.
+func FuzzClientAddr(f *testing.F) {
+	f.Add("10.1.1.1:5000", "203.0.113.9, 10.2.2.2", `for="[2001:db8::7]:4711";proto=https`)
+	f.Add("[::1]:1", "unknown, ::ffff:1.2.3.4", "for=_x, for=")
+	nets := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	xff, _ := NewProxies(nets, "")
+	fwd, _ := NewProxies(nets, "Forwarded")
+	f.Fuzz(func(t *testing.T, peer, xffValue, fwdValue string) {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = peer
+		r.Header.Set("X-Forwarded-For", xffValue)
+		r.Header.Set("Forwarded", fwdValue)
+		for _, p := range []*Proxies{xff, fwd} {
+			got := p.ClientAddr(r)
+			if got == peerAddr(peer) {
+				continue
+			}
+			if _, err := netip.ParseAddr(got); err != nil {
+				t.Fatalf("ClientAddr = %q: not an address, not the peer %q", got, peer)
+			}
+		}
+	})
+}

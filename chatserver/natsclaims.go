@@ -1,0 +1,284 @@
+package chatserver
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The nick claims of a chat over NATS (Options.ClaimNicks with NATS) live
+// in the JetStream key-value bucket chat-claims, one key per claimed nick,
+// so that every node sees them. A claim names, for each node that holds
+// streams of the nick, until when it holds it: a node renews its hold every
+// claimRenew while it has streams of the nick (claimLease ahead), and sets
+// it to now + LeaveGrace when its last one closes. The claim lasts while a
+// hold has not passed, so a node that crashes lets go of its nicks within
+// claimLease. Every change is a compare-and-set on the key's revision.
+
+const (
+	claimBucket = "chat-claims"
+	claimRenew  = 5 * time.Second
+	claimLease  = 3 * claimRenew
+	// claimBucketAge removes the keys of claims unused for that long: a
+	// live claim is rewritten every claimRenew.
+	claimBucketAge = time.Hour
+	claimTries     = 16
+)
+
+// storedClaim is a claim's value in the bucket.
+type storedClaim struct {
+	Hash  string           `json:"h"` // base64 of the SHA-256 of its secret
+	Holds map[string]int64 `json:"n"` // node incarnation → hold until (Unix ns)
+}
+
+func (c *storedClaim) live(now time.Time) bool {
+	for _, until := range c.Holds {
+		if until > now.UnixNano() {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *storedClaim) matches(shown string) bool {
+	h, err := base64.StdEncoding.DecodeString(c.Hash)
+	return err == nil && len(h) == 32 && secretMatches([32]byte(h), shown)
+}
+
+// natsClaims is the claimStore of a node of a chat over NATS.
+type natsClaims struct {
+	n     *natsNode
+	grace time.Duration
+
+	mu     sync.Mutex
+	kv     jetstream.KeyValue // made at first use
+	local  map[string]int     // nick → this node's streams holding its claim
+	renews bool               // the renewing goroutine runs
+}
+
+func newNATSClaims(n *natsNode, grace time.Duration) *natsClaims {
+	return &natsClaims{n: n, grace: grace, local: map[string]int{}}
+}
+
+// claimKey is nick's key: hex, as a nick may hold dots a key cannot place
+// (a leading one, two in a row).
+func claimKey(nick string) string { return "n" + hex.EncodeToString([]byte(nick)) }
+
+// bucket returns the claims' bucket, making it at first use with the
+// replicas of the chat's stream.
+func (c *natsClaims) bucket(ctx context.Context) (jetstream.KeyValue, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.kv != nil {
+		return c.kv, nil
+	}
+	replicas := 1
+	if st, err := c.n.js.Stream(ctx, natsStream); err == nil {
+		replicas = st.CachedInfo().Config.Replicas
+	}
+	kv, err := c.n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      claimBucket,
+		Description: "wasmgap chat: nick claims (--claim-nicks), with the nodes that hold each",
+		TTL:         claimBucketAge,
+		Replicas:    replicas,
+		Storage:     jetstream.FileStorage,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: nick claims: key-value bucket %s: %v", ErrUnavailable, claimBucket, err)
+	}
+	c.kv = kv
+	return kv, nil
+}
+
+// update applies change to nick's claim (nil when there is none) and
+// stores what it returns, retrying when another node changed it first.
+func (c *natsClaims) update(ctx context.Context, nick string, change func(cur *storedClaim) (*storedClaim, error)) error {
+	kv, err := c.bucket(ctx)
+	if err != nil {
+		return err
+	}
+	key := claimKey(nick)
+	for range claimTries {
+		var cur *storedClaim
+		var rev uint64
+		e, err := kv.Get(ctx, key)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+		case err != nil:
+			return fmt.Errorf("%w: nick claims: %v", ErrUnavailable, err)
+		default:
+			rev = e.Revision()
+			cur = &storedClaim{}
+			if json.Unmarshal(e.Value(), cur) != nil {
+				cur = nil // not a claim: taken afresh
+			}
+		}
+		next, err := change(cur)
+		if err != nil || next == nil {
+			return err
+		}
+		b, _ := json.Marshal(next)
+		if rev == 0 {
+			_, err = kv.Create(ctx, key, b)
+		} else {
+			_, err = kv.Update(ctx, key, b, rev)
+		}
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) && !isWrongRevision(err) {
+			return fmt.Errorf("%w: nick claims: %v", ErrUnavailable, err)
+		}
+	}
+	return fmt.Errorf("%w: nick claims: %s's claim changed %d times in a row", ErrUnavailable, nick, claimTries)
+}
+
+func isWrongRevision(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
+}
+
+func (c *natsClaims) login(ctx context.Context, nick, shown string) (string, func(), error) {
+	node := c.n.nodeID()
+	secret := ""
+	err := c.update(ctx, nick, func(cur *storedClaim) (*storedClaim, error) {
+		now := time.Now()
+		secret = ""
+		if cur != nil && cur.live(now) {
+			if !cur.matches(shown) {
+				return nil, claimedError(nick, c.grace)
+			}
+			next := &storedClaim{Hash: cur.Hash, Holds: maps.Clone(cur.Holds)}
+			next.Holds[node] = now.Add(claimLease).UnixNano()
+			return next, nil
+		}
+		secret = newClaimSecret()
+		h := hashSecret(secret)
+		return &storedClaim{Hash: base64.StdEncoding.EncodeToString(h[:]), Holds: map[string]int64{node: now.Add(claimLease).UnixNano()}}, nil
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	c.mu.Lock()
+	c.local[nick]++
+	if !c.renews {
+		c.renews = true
+		go c.renew()
+	}
+	c.mu.Unlock()
+	var once sync.Once
+	return secret, func() { once.Do(func() { c.release(nick, node) }) }, nil
+}
+
+// release ends a stream's hold: the node's last stream of nick holds the
+// claim for the grace more.
+func (c *natsClaims) release(nick, node string) {
+	c.mu.Lock()
+	c.local[nick]--
+	last := c.local[nick] == 0
+	if last {
+		delete(c.local, nick)
+	}
+	c.mu.Unlock()
+	if !last {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), natsWait)
+	defer cancel()
+	err := c.update(ctx, nick, func(cur *storedClaim) (*storedClaim, error) {
+		if cur == nil || cur.Holds[node] == 0 {
+			return nil, nil
+		}
+		c.mu.Lock()
+		back := c.local[nick] > 0 // a stream came back meanwhile: it renews
+		c.mu.Unlock()
+		if back {
+			return nil, nil
+		}
+		next := &storedClaim{Hash: cur.Hash, Holds: maps.Clone(cur.Holds)}
+		next.Holds[node] = time.Now().Add(max(c.grace, 0)).UnixNano()
+		return next, nil
+	})
+	if err != nil {
+		// The hold ends by itself within claimLease.
+		c.n.s.opts.Logger.Warn("chat NATS: release a nick claim", "nick", nick, "err", err)
+	}
+}
+
+// renew keeps this node's holds ahead, every claimRenew, while it has any.
+func (c *natsClaims) renew() {
+	t := time.NewTicker(claimRenew)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-c.n.quit:
+			return
+		}
+		c.mu.Lock()
+		nicks := make([]string, 0, len(c.local))
+		for n := range c.local {
+			nicks = append(nicks, n)
+		}
+		c.mu.Unlock()
+		node := c.n.nodeID()
+		for _, nick := range nicks {
+			ctx, cancel := context.WithTimeout(context.Background(), natsWait)
+			err := c.update(ctx, nick, func(cur *storedClaim) (*storedClaim, error) {
+				c.mu.Lock()
+				held := c.local[nick] > 0
+				c.mu.Unlock()
+				if cur == nil || !held {
+					return nil, nil
+				}
+				next := &storedClaim{Hash: cur.Hash, Holds: maps.Clone(cur.Holds)}
+				now := time.Now()
+				for n, until := range next.Holds {
+					if until <= now.UnixNano() {
+						delete(next.Holds, n) // passed: forget the node
+					}
+				}
+				next.Holds[node] = now.Add(claimLease).UnixNano()
+				return next, nil
+			})
+			cancel()
+			if err != nil {
+				c.n.s.opts.Logger.Warn("chat NATS: renew a nick claim", "nick", nick, "err", err)
+			}
+		}
+	}
+}
+
+func (c *natsClaims) check(ctx context.Context, nick, shown string) error {
+	kv, err := c.bucket(ctx)
+	if err != nil {
+		return err
+	}
+	e, err := kv.Get(ctx, claimKey(nick))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w: nick claims: %v", ErrUnavailable, err)
+	}
+	var cur storedClaim
+	if json.Unmarshal(e.Value(), &cur) != nil {
+		return nil
+	}
+	if cur.live(time.Now()) && !cur.matches(shown) {
+		return claimedError(nick, c.grace)
+	}
+	return nil
+}
+
+// mayBeClaimed: any nick may be claimed on another node; the fast path
+// hands every send to net/http, which asks the bucket.
+func (c *natsClaims) mayBeClaimed(string) bool { return true }
