@@ -66,7 +66,7 @@ const (
 
 // Formats lists the formats Write accepts.
 func Formats() []string {
-	return []string{FormatTable, FormatMarkdown, FormatJSON, FormatGoBench}
+	return []string{FormatTable, FormatMarkdown, FormatJSON, FormatGoBench, FormatJIT, FormatJITMarkdown, FormatJITJSON, FormatJITCSV}
 }
 
 // Write writes the report in the named format, or says which formats exist.
@@ -82,6 +82,8 @@ func Write(w io.Writer, format string, r Report) error {
 		return enc.Encode(r)
 	case FormatGoBench:
 		return writeGoBench(w, r)
+	case FormatJIT, FormatJITMarkdown, FormatJITJSON, FormatJITCSV:
+		return writeJIT(w, format, r)
 	}
 	return fmt.Errorf("unknown format %q: valid formats are %s", format, strings.Join(Formats(), ", "))
 }

@@ -272,11 +272,8 @@ func startLua(ctx context.Context, name string, opts Options) (*Process, error) 
 		return nil, err
 	}
 	b.Name = name
-	p, err := b.Run(ctx, opts.Stderr, lua, append(flags, filepath.Join(b.Dir, "kernels.lua"))...)
-	if err == nil && len(flags) > 0 {
-		p.Runtime += " " + strings.Join(flags, " ")
-	}
-	return p, err
+	// The driver's ready line says "(JIT off)" itself.
+	return b.Run(ctx, opts.Stderr, lua, append(flags, filepath.Join(b.Dir, "kernels.lua"))...)
 }
 
 func startNodeWasm(ctx context.Context, name string, opts Options) (*Process, error) {
