@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wasmgap/wasmgap/engine/driver/goserve"
 	"github.com/wasmgap/wasmgap/internal/capped"
 	"github.com/wasmgap/wasmgap/internal/childproc"
 )
@@ -459,40 +461,33 @@ func run(%s) int64 { return kernel.%s(%s) }
 `, strings.Join(params, ", "), fn.Name, strings.Join(args, ", "))
 }
 
-// nativeWrapper is the main package of a native build: it reads one call's arguments per
-// line on stdin and writes the value on stdout, until stdin ends.
+// nativeWrapper is the main package of a native build: a driver of package engine/driver
+// that serves the one kernel under its function's name (the runner's kernel name) with the
+// module's int32 parameters, through goserve's Serve (serve.go beside it), so that the
+// calls are timed inside the process.
 func nativeWrapper(fn *Func) string {
-	var args []string
+	var params, args []string
 	for i, t := range fn.Types {
+		params = append(params, fmt.Sprintf("{Name: %q, Min: %d, Max: %d}", fn.Params[i], math.MinInt32, math.MaxInt32))
 		args = append(args, fmt.Sprintf("%s(a[%d])", t, i))
 	}
 	return fmt.Sprintf(`package main
 
 import (
-	"bufio"
-	"fmt"
 	"os"
-	"strconv"
-	"strings"
+	"runtime"
 
 	"userkernel/kernel"
 )
 
+var served = []Kernel{{Name: %q, Params: []Param{%s}, Call: func(a []int) int64 { return kernel.%s(%s) }}}
+
 func main() {
-	in := bufio.NewScanner(os.Stdin)
-	out := bufio.NewWriter(os.Stdout)
-	a := make([]int64, %d)
-	for in.Scan() {
-		for i, f := range strings.Fields(in.Text()) {
-			if i < len(a) {
-				a[i], _ = strconv.ParseInt(f, 10, 64)
-			}
-		}
-		fmt.Fprintln(out, kernel.%s(%s))
-		out.Flush()
+	if err := Serve(os.Stdin, os.Stdout, "go", runtime.Version(), served); err != nil {
+		os.Exit(1)
 	}
 }
-`, len(fn.Types), fn.Name, strings.Join(args, ", "))
+`, fn.Name, strings.Join(params, ", "), fn.Name, strings.Join(args, ", "))
 }
 
 // Export is the name of the module's one export, the user's function.
@@ -511,14 +506,14 @@ func (b *Builder) compileFor(ctx context.Context, dir string, src []byte, fn *Fu
 	if err != nil {
 		return nil, err
 	}
-	main := wrapper(fn)
-	if native {
-		main = nativeWrapper(fn)
-	}
 	files := map[string]string{
 		"go.mod":           "module userkernel\n\ngo 1.24\n",
-		"main.go":          main,
+		"main.go":          wrapper(fn),
 		"kernel/kernel.go": string(src),
+	}
+	if native {
+		files["main.go"] = nativeWrapper(fn)
+		files["serve.go"] = goserve.Source("main")
 	}
 	for name, text := range files {
 		p := filepath.Join(dir, name)

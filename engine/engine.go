@@ -2,14 +2,15 @@
 // once, then run kernel K with arguments A and return the value it computed, or an error
 // that says what happened), the engines' names, and their registry.
 //
-// Each engine lives in a package of its own, named after what runs the code: native/ (the
-// Go toolchain, in-process), engine/wazero (wazero's compiler and interpreter),
-// engine/yaegi (the yaegi interpreter), engine/wasmtime (wasmtime's Cranelift, with the
-// build tag wasmtime), engine/nodewasm (kernels.wasm on Node's V8) and engine/peer (the C,
-// Java, JavaScript and PHP drivers of native/peers); package custom makes the engines of
-// users' kernels, outside the registry. An engine package registers itself in its init with
-// Register, so that this package, which every engine imports for the contract, imports no
-// engine: the registry holds the engines whose packages the program links. The one place
+// Each engine lives in a package of its own, named after what runs the code: native/ (Go
+// compiled to machine code: gc in-process, native/gccgo), engine/wazero (wazero's compiler
+// and interpreter), engine/yaegi (the yaegi interpreter), engine/wasmtime, engine/browser (Chromium
+// and Firefox, headless), and engine/external (every engine that is another process, through engine/driver's one
+// protocol: the articles' languages, their JIT-off twins, kernels.wasm on Node). An engine
+// package registers itself in its init with Describe (or Register), so that this package,
+// which every engine imports for the contract, imports no engine: the registry holds the
+// engines whose packages the program links, with what the reports and the page say about
+// them (Info). The one place
 // that must offer every engine, the worker of package runner, imports them all; a program
 // that builds engines by name (New, Names) gets them through it.
 package engine

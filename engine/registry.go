@@ -12,6 +12,7 @@ import (
 type registration struct {
 	name  string
 	rank  int
+	info  Info
 	build func() Engine
 }
 
@@ -30,18 +31,65 @@ const (
 )
 
 // Register makes the named engine available to New and Names, listed by rank (lowest
-// first). Engine packages call it from their init; a second registration of one name
-// panics, as it is a programming error.
+// first), described by its name alone (Describe says more). Engine packages call it from
+// their init; a second registration of one name panics, as it is a programming error.
 func Register(name string, rank int, build func() Engine) {
+	Describe(Info{Name: name, Rank: rank}, build)
+}
+
+// Describe registers an engine with what the reports and the page say about it: Register
+// with the engine's Info, which Infos and Lookup serve. Empty fields get defaults: the
+// title is the name, the group GroupOther, the place PlaceServer.
+func Describe(info Info, build func() Engine) {
+	if info.Name == "" || build == nil {
+		panic("engine: Describe needs a name and a build function")
+	}
+	info = info.withDefaults()
 	registryMu.Lock()
 	defer registryMu.Unlock()
 	for _, r := range registry {
-		if r.name == name {
-			panic("engine: " + name + " is registered twice")
+		if r.name == info.Name {
+			panic("engine: " + info.Name + " is registered twice")
 		}
 	}
-	registry = append(registry, registration{name: name, rank: rank, build: build})
+	registry = append(registry, registration{name: info.Name, rank: info.Rank, info: info, build: build})
 	slices.SortStableFunc(registry, func(a, b registration) int { return cmp.Compare(a.rank, b.rank) })
+}
+
+// Infos describes the registered engines in the order Names lists them, then the engines
+// that run in the page (Page), each with its version probed once (Info.Version).
+func Infos() []Info {
+	registryMu.RLock()
+	infos := make([]Info, 0, len(registry)+len(Page))
+	for _, r := range registry {
+		infos = append(infos, r.info)
+	}
+	registryMu.RUnlock()
+	infos = append(infos, Page...)
+	var wg sync.WaitGroup
+	for i := range infos {
+		wg.Go(func() { infos[i].Version = infos[i].version() })
+	}
+	wg.Wait()
+	return infos
+}
+
+// Lookup describes the named engine, registered or in the page (Page), without its
+// version (Infos probes that).
+func Lookup(name string) (Info, bool) {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	for _, r := range registry {
+		if r.name == name {
+			return r.info, true
+		}
+	}
+	for _, p := range Page {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Info{}, false
 }
 
 // Names lists the registered engines in the order reports show them.

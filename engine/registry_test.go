@@ -13,7 +13,8 @@ import (
 
 func TestNamesInReportOrder(t *testing.T) {
 	want := []string{engine.Native, engine.WazeroCompiler, engine.WazeroInterpreter, engine.Yaegi}
-	if got := engine.Names(); !slices.Equal(got, want) {
+	// TestRegisterDescribesWithDefaults adds an engine of its own, ranked last.
+	if got := slices.DeleteFunc(engine.Names(), func(n string) bool { return n == testEngine }); !slices.Equal(got, want) {
 		t.Errorf("Names() = %q, want %q", got, want)
 	}
 }
@@ -50,4 +51,46 @@ func TestRegisterTwicePanics(t *testing.T) {
 		}
 	}()
 	engine.Register(engine.Native, 0, nil)
+}
+
+// testEngine is the engine TestRegisterDescribesWithDefaults registers, ranked last.
+const testEngine = "zz-registry-test"
+
+// TestRegisterDescribesWithDefaults: Register, the registry's first API, still works, and
+// describes the engine by its name in the other languages' group.
+func TestRegisterDescribesWithDefaults(t *testing.T) {
+	engine.Register(testEngine, 1<<30, func() engine.Engine { return nil })
+	info, ok := engine.Lookup(testEngine)
+	if !ok || info.Title != testEngine || info.Group != engine.GroupOther || info.Place != engine.PlaceServer || info.Rank != 1<<30 {
+		t.Errorf("Lookup(%s) = %+v, %v", testEngine, info, ok)
+	}
+}
+
+// TestInfos: every registered engine is described, in Names' order, followed by the page's
+// engines; the Go tiers carry their version and their JIT on / off pairing.
+func TestInfos(t *testing.T) {
+	infos := engine.Infos()
+	names := engine.Names()
+	if len(infos) != len(names)+len(engine.Page) {
+		t.Fatalf("Infos() has %d engines, want %d registered and %d in the page", len(infos), len(names), len(engine.Page))
+	}
+	for i, name := range names {
+		if infos[i].Name != name || infos[i].Title == "" || infos[i].Group == "" {
+			t.Errorf("Infos()[%d] = %+v, want %s described", i, infos[i], name)
+		}
+	}
+	if got := infos[len(names)].Name; got != "browser-wasm" {
+		t.Errorf("the first page engine is %q, want browser-wasm", got)
+	}
+	wc, _ := engine.Lookup(engine.WazeroCompiler)
+	wi, _ := engine.Lookup(engine.WazeroInterpreter)
+	if wc.Runtime == "" || wc.Runtime != wi.Runtime || wc.Tier != engine.TierJIT || wi.Tier != engine.TierInterpreter {
+		t.Errorf("wazero's tiers are not a pair: %+v, %+v", wc, wi)
+	}
+	if wc.Version != "" && !strings.HasPrefix(wc.Version, "wazero v") { // "" in a test binary
+		t.Errorf("wazero-compiler's version = %q", wc.Version)
+	}
+	if _, ok := engine.Lookup("v8"); ok {
+		t.Error("Lookup(v8) found an engine")
+	}
 }

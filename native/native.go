@@ -6,13 +6,20 @@ package native
 
 import (
 	"context"
+	"runtime"
 
 	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
 func init() {
-	engine.Register(engine.Native, engine.RankNative, func() engine.Engine { return New() })
+	engine.Describe(engine.Info{
+		Name: engine.Native, Rank: engine.RankNative, Title: "native", Group: engine.GroupGo,
+		What:    "Go, compiled ahead of time by the Go toolchain (gc), called in-process",
+		Color:   "#4c78a8",
+		Version: runtime.Version(),
+		Runtime: "Go", Tier: engine.TierJIT,
+	}, func() engine.Engine { return New() })
 }
 
 // Engine calls the kernels directly. Its zero value is ready to use.

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wasmgap/wasmgap/custom"
+	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 	"github.com/wasmgap/wasmgap/internal/ndjson"
 	"github.com/wasmgap/wasmgap/kernels"
@@ -56,8 +58,14 @@ type limit struct {
 type catalogue struct {
 	Kernels []*kernels.Kernel `json:"kernels"`
 	Engines []string          `json:"engines"`
-	Runs    limit             `json:"runs"`
-	Warmup  limit             `json:"warmup"`
+	// EngineInfo describes the offered engines and the page's own (engine.Infos): the
+	// page's titles, groups, order, colours and install hints.
+	EngineInfo []engine.Info `json:"engine_info"`
+	// CustomEngines are the server engines that run user kernels (custom.Engines), when
+	// the server builds them.
+	CustomEngines []string `json:"custom_engines,omitempty"`
+	Runs          limit    `json:"runs"`
+	Warmup        limit    `json:"warmup"`
 	// MinSampleMS bounds min_sample_ms, how long a sample lasts at least (0: one call
 	// per sample).
 	MinSampleMS limit              `json:"min_sample_ms"`
@@ -73,21 +81,39 @@ func (s *Server) handleKernels(w http.ResponseWriter, r *http.Request) {
 	if timeout == 0 {
 		timeout = runner.DefaultTimeout
 	}
+	var customEngines []string
+	if s.opts.Custom != nil {
+		customEngines = custom.Engines
+	}
 	writeJSON(w, http.StatusOK, catalogue{
-		Kernels:     kernels.All(),
-		Engines:     s.engines,
-		Runs:        limit{DefaultRuns, 1, runner.MaxJobRuns},
-		Warmup:      limit{DefaultWarmup, 0, runner.MaxJobWarmup},
-		MinSampleMS: limit{int(measure.DefaultMinSample / time.Millisecond), 0, MaxMinSampleMS},
-		TimeoutNS:   timeout,
-		Slots:       s.queue.slots,
-		Environment: s.env,
-		Panels:      map[string]bool{"chat": s.opts.Chat != nil, "load": s.opts.Load != nil, "custom": s.opts.Custom != nil},
+		CustomEngines: customEngines,
+		Kernels:       kernels.All(),
+		Engines:       s.engines,
+		EngineInfo:    engineInfo(s.engines),
+		Runs:          limit{DefaultRuns, 1, runner.MaxJobRuns},
+		Warmup:        limit{DefaultWarmup, 0, runner.MaxJobWarmup},
+		MinSampleMS:   limit{int(measure.DefaultMinSample / time.Millisecond), 0, MaxMinSampleMS},
+		TimeoutNS:     timeout,
+		Slots:         s.queue.slots,
+		Environment:   s.env,
+		Panels:        map[string]bool{"chat": s.opts.Chat != nil, "load": s.opts.Load != nil, "custom": s.opts.Custom != nil},
 		Articles: map[string]string{
 			kernels.GroupRecursion: kernels.ArticleRecursion,
 			kernels.GroupLoops:     kernels.ArticleLoops,
 		},
 	})
+}
+
+// engineInfo describes the offered engines, then the page's (engine.Infos), in rank order.
+func engineInfo(offered []string) []engine.Info {
+	var out []engine.Info
+	for _, info := range engine.Infos() {
+		if info.Place == engine.PlacePage || slices.Contains(offered, info.Name) {
+			out = append(out, info)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b engine.Info) int { return a.Rank - b.Rank })
+	return out
 }
 
 // parseArgs reads the named arguments of a request as integers (their ranges are the

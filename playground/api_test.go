@@ -366,7 +366,7 @@ func TestKernelsAndExpected(t *testing.T) {
 	if len(c.Kernels) < 4 || c.Kernels[0].Name != "fib_it" || c.Kernels[0].Params[0].Max != 92 {
 		t.Errorf("kernels %+v", c.Kernels)
 	}
-	if strings.Join(c.Engines, ",") != "native,wazero-compiler,wazero-interpreter,yaegi,node-wasm,c,c-wasm,java,node-js,php-jit,php" {
+	if strings.Join(c.Engines, ",") != "native,wazero-compiler,wazero-interpreter,yaegi,gccgo,node-wasm,node-wasm-turbofan,node-wasm-liftoff,c,c-wasm,java,java-int,node-js,node-js-jitless,luajit,pypy,php-jit,php,luajit-interp,lua,python" {
 		t.Errorf("engines %v", c.Engines)
 	}
 	if !c.Panels["chat"] || c.Panels["load"] {

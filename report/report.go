@@ -66,7 +66,7 @@ const (
 
 // Formats lists the formats Write accepts.
 func Formats() []string {
-	return []string{FormatTable, FormatMarkdown, FormatJSON, FormatGoBench}
+	return []string{FormatTable, FormatMarkdown, FormatJSON, FormatGoBench, FormatJIT, FormatJITMarkdown, FormatJITJSON, FormatJITCSV}
 }
 
 // Write writes the report in the named format, or says which formats exist.
@@ -89,6 +89,8 @@ func WriteWidth(w io.Writer, format string, r Report, width int) error {
 		return enc.Encode(r)
 	case FormatGoBench:
 		return writeGoBench(w, r)
+	case FormatJIT, FormatJITMarkdown, FormatJITJSON, FormatJITCSV:
+		return writeJIT(w, format, r)
 	}
 	return fmt.Errorf("unknown format %q: valid formats are %s", format, strings.Join(Formats(), ", "))
 }

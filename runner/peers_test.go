@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
+	peers "github.com/wasmgap/wasmgap/engine/external"
 	"github.com/wasmgap/wasmgap/kernels"
 	"github.com/wasmgap/wasmgap/measure"
-	"github.com/wasmgap/wasmgap/native/peers"
 )
 
-// externalEngines are the engines whose kernels run in a driver of package native/peers:
+// externalEngines are the engines whose kernels run in a driver of package engine/external:
 // the articles' other languages and kernels.wasm on Node's V8.
-var externalEngines = append(peers.Names(), peers.NodeWasm)
+var externalEngines = append(peers.Names(), peers.NodeWasms()...)
 
 // skipMissing skips a test whose engine's runtime is not installed (or whose kernels.wasm
 // is not built), unless PEERS_REQUIRED=1, as in CI, where every runtime must be there.

@@ -53,7 +53,13 @@ const MemoryLimit = 1 << 30
 const MaxWasmStack = 4 << 20
 
 func init() {
-	engine.Register(Name, Rank, func() engine.Engine { return New(Options{}) })
+	engine.Describe(engine.Info{
+		Name: Name, Rank: Rank, Title: "wasmtime", Group: engine.GroupWasm,
+		What:    "kernels.wasm compiled by wasmtime's Cranelift, through wasmtime-go (cgo)",
+		Color:   "#2f8f83",
+		Version: engine.ModuleVersion("wasmtime-go", "github.com/bytecodealliance/wasmtime-go/v39"),
+		Install: "go build -tags wasmtime (needs cgo and gcc)",
+	}, func() engine.Engine { return New(Options{}) })
 }
 
 // Options configure the engine. The zero value runs the embedded module with the default

@@ -44,8 +44,17 @@ const MemoryLimitPages = 16384
 var ErrOutOfMemory = errors.New("out of memory")
 
 func init() {
-	engine.Register(engine.WazeroCompiler, engine.RankWazeroCompiler, func() engine.Engine { return New(Options{}) })
-	engine.Register(engine.WazeroInterpreter, engine.RankWazeroInterpreter, func() engine.Engine { return New(Options{Interpreter: true}) })
+	v := engine.ModuleVersion("wazero", "github.com/tetratelabs/wazero")
+	engine.Describe(engine.Info{
+		Name: engine.WazeroCompiler, Rank: engine.RankWazeroCompiler, Title: "wazero compiler", Group: engine.GroupGo,
+		What:  "kernels.wasm compiled to machine code by wazero's optimizing compiler",
+		Color: "#f58518", Version: v, Runtime: "wazero", Tier: engine.TierJIT,
+	}, func() engine.Engine { return New(Options{}) })
+	engine.Describe(engine.Info{
+		Name: engine.WazeroInterpreter, Rank: engine.RankWazeroInterpreter, Title: "wazero interpreter", Group: engine.GroupGo,
+		What:  "kernels.wasm interpreted by wazero",
+		Color: "#e45756", Version: v, Runtime: "wazero", Tier: engine.TierInterpreter,
+	}, func() engine.Engine { return New(Options{Interpreter: true}) })
 }
 
 // Options configure an engine. The zero value is wazero's optimizing compiler with the

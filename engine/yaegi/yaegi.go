@@ -37,7 +37,12 @@ const packageName = "kernels"
 const stderrLimit = 2 << 10
 
 func init() {
-	engine.Register(engine.Yaegi, engine.RankYaegi, func() engine.Engine { return New() })
+	engine.Describe(engine.Info{
+		Name: engine.Yaegi, Rank: engine.RankYaegi, Title: "yaegi", Group: engine.GroupGo,
+		What:  "the Go source interpreted by yaegi",
+		Color: "#b279a2", Version: engine.ModuleVersion("yaegi", "github.com/traefik/yaegi"),
+		Runtime: "Go", Tier: engine.TierInterpreter,
+	}, func() engine.Engine { return New() })
 }
 
 // Engine interprets kernels.Source. Load it once, then Run; Run is not safe for

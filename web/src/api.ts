@@ -1,5 +1,6 @@
 // The playground's HTTP API, as the page calls it.
 
+import { setEngines } from "./engines";
 import type { APIError, Catalogue, RunEvent } from "./types";
 
 /** An error answer of the API: its message and the request field at fault. */
@@ -27,7 +28,9 @@ export async function failure(resp: Response): Promise<APIFailure> {
 export async function fetchCatalogue(): Promise<Catalogue> {
   const resp = await fetch("/api/kernels");
   if (!resp.ok) throw await failure(resp);
-  return (await resp.json()) as Catalogue;
+  const cat = (await resp.json()) as Catalogue;
+  setEngines(cat.engine_info);
+  return cat;
 }
 
 /** The catalogue's expected value for a call, as a decimal string (exact past 2^53). */

@@ -56,8 +56,6 @@ export interface Hooks {
 
 const BROWSER_WASM = "browser-wasm";
 
-/** The server engines that run user kernels (package custom's Engines). */
-const SERVER_ENGINES = ["wazero-compiler", "wazero-interpreter", "yaegi"];
 
 const $ = <T extends HTMLElement>(id: string): T => {
   const e = document.getElementById(id);
@@ -307,7 +305,7 @@ export function mountCustom(cat: Catalogue, bundle: Bundle, hooks: Hooks): Custo
       return [{ kernel: kernelOf(built), args: values, label: label(built.func.name, values), invalid }];
     },
     engines: (selected) =>
-      selected.filter((e) => e === BROWSER_WASM || (built?.engines ?? SERVER_ENGINES.filter((s) => cat.engines.includes(s))).includes(e)),
+      selected.filter((e) => e === BROWSER_WASM || (built?.engines ?? (cat.custom_engines ?? []).filter((s) => cat.engines.includes(s))).includes(e)),
     buildAndRun: async () => {
       if (await build()) {
         reference = undefined;

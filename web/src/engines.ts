@@ -1,61 +1,85 @@
-// The engines the page knows, in the order the table shows them, with their colours
-// (the same in the table's headers, the chart and its legend), and the groups the engine
-// checkboxes are shown in.
+// The engines the page knows, as the server describes them (GET /api/kernels' engine_info:
+// package engine's registry, where each engine's title, group, rank, colour and install hint
+// are registered with it): the order the table shows them in, their colours (the same in the
+// table's headers, the chart and its legend) and the groups the engine checkboxes are shown
+// in. The page keeps no table of its own: setEngines fills it once the catalogue arrives.
 
-/** The groups of engines, in the order the form shows them. */
-export const GROUPS = ["Go tiers", "WebAssembly engines", "Other languages"] as const;
-export type Group = (typeof GROUPS)[number];
-
+/** What the server says about an engine (package engine's Info). */
 export interface EngineInfo {
   name: string;
   title: string;
-  what: string;
-  color: string;
-  group: Group;
+  what?: string;
+  group: string;
+  rank: number;
+  /** "server" or "page". */
+  place: string;
+  color?: string;
+  /** How to install the runtime the engine needs ("apt-get install lua5.4"). */
+  install?: string;
+  version?: string;
+  /** The engines of one runtime, one "interpreter" and one "jit" tier, are a JIT on / off pair. */
+  runtime?: string;
+  tier?: string;
 }
 
-const KNOWN: EngineInfo[] = [
-  { name: "native", title: "native", what: "Go, compiled ahead of time by the Go toolchain (server)", color: "#4c78a8", group: "Go tiers" },
-  { name: "wazero-compiler", title: "wazero compiler", what: "kernels.wasm compiled to machine code by wazero (server)", color: "#f58518", group: "Go tiers" },
-  { name: "wazero-interpreter", title: "wazero interpreter", what: "kernels.wasm interpreted by wazero (server)", color: "#e45756", group: "Go tiers" },
-  { name: "yaegi", title: "yaegi", what: "the Go source interpreted by yaegi (server)", color: "#b279a2", group: "Go tiers" },
-  { name: "browser-wasm", title: "browser wasm", what: "kernels.wasm compiled by this browser's engine, in a Web Worker", color: "#54a24b", group: "WebAssembly engines" },
-  { name: "node-wasm", title: "Node wasm", what: "kernels.wasm compiled by Node's V8, run through node:wasi (server)", color: "#88d27a", group: "WebAssembly engines" },
-  { name: "wasmtime", title: "wasmtime", what: "kernels.wasm compiled by wasmtime's Cranelift (server)", color: "#2f8f83", group: "WebAssembly engines" },
-  { name: "c", title: "C", what: "the kernels in C, compiled by gcc -O2 (server)", color: "#1f3d7a", group: "Other languages" },
-  { name: "c-wasm", title: "C → wasm", what: "the same C compiled to wasm32-wasi by clang -O2, run by wazero's compiler (server)", color: "#9ecae9", group: "Other languages" },
-  { name: "java", title: "Java", what: "the kernels in Java on OpenJDK's HotSpot JIT (server)", color: "#d67195", group: "Other languages" },
-  { name: "node-js", title: "Node JS", what: "the kernels in JavaScript on Node's V8 (server)", color: "#c9a400", group: "Other languages" },
-  { name: "browser-js", title: "browser JS", what: "the kernels ported to TypeScript, run by this browser's JIT in a Web Worker", color: "#eeca3b", group: "Other languages" },
-  { name: "php-jit", title: "PHP JIT", what: "the kernels in PHP 8 with opcache's tracing JIT (server)", color: "#8c6bb1", group: "Other languages" },
-  { name: "php", title: "PHP", what: "the kernels in PHP 8, interpreted, no JIT (server)", color: "#6b5b95", group: "Other languages" },
-];
+/** An engine as the page shows it: with a colour and a sentence always. */
+export interface Engine extends EngineInfo {
+  color: string;
+  what: string;
+}
+
+/** The group of engines the server does not describe. */
+const OTHER = "Other languages";
 
 const FALLBACK = ["#72b7b2", "#ff9da6", "#9d755d", "#bab0ac"];
 
-/** info describes an engine, known or not (a server may offer engines the page does not know:
- * they are shown among the other languages). */
-export function info(name: string): EngineInfo {
-  const known = KNOWN.find((e) => e.name === name);
-  if (known) return known;
-  let h = 0;
-  for (const c of name) h = (h * 31 + c.charCodeAt(0)) >>> 0;
-  return { name, title: name, what: `${name} (server)`, color: FALLBACK[h % FALLBACK.length]!, group: "Other languages" };
+let known: EngineInfo[] = [];
+
+/** setEngines makes infos the engines the page knows (the catalogue's engine_info). */
+export function setEngines(infos: EngineInfo[] | undefined): void {
+  known = [...(infos ?? [])].sort((a, b) => a.rank - b.rank);
 }
 
-/** order sorts engine names as the table shows them: the known ones first, in their order. */
+/** engines returns every engine the page knows, in rank order. */
+export function engines(): readonly EngineInfo[] {
+  return known;
+}
+
+function colorOf(name: string): string {
+  let h = 0;
+  for (const c of name) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+  return FALLBACK[h % FALLBACK.length]!;
+}
+
+/** info describes an engine, known or not (a server may offer engines it does not describe:
+ * they are shown among the other languages). */
+export function info(name: string): Engine {
+  const k = known.find((e) => e.name === name);
+  if (k) {
+    const where = k.place === "page" ? "" : " (server)";
+    return { ...k, color: k.color || colorOf(name), what: `${k.what ?? k.title}${where}` };
+  }
+  return { name, title: name, what: `${name} (server)`, color: colorOf(name), group: OTHER, rank: Number.MAX_SAFE_INTEGER, place: "server" };
+}
+
+/** groups lists the groups in the order the form shows them: by their first engine's rank. */
+export function groups(): string[] {
+  const out: string[] = [];
+  for (const e of known) if (!out.includes(e.group)) out.push(e.group);
+  if (!out.includes(OTHER)) out.push(OTHER);
+  return out;
+}
+
+/** order sorts engine names as the table shows them: by rank, the unknown ones last. */
 export function order(names: string[]): string[] {
-  const rank = (n: string): number => {
-    const i = KNOWN.findIndex((e) => e.name === n);
-    return i < 0 ? KNOWN.length : i;
-  };
-  return [...names].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  return [...names].sort((a, b) => info(a).rank - info(b).rank || a.localeCompare(b));
 }
 
 /** appendGrouped puts an engine's checkbox (chip) into its group's box in host, making the
- * box, with its title, on first use; boxes follow GROUPS' order whatever order chips come in. */
+ * box, with its title, on first use; boxes follow groups()' order whatever order chips come in. */
 export function appendGrouped(host: HTMLElement, name: string, chip: HTMLElement): void {
   const group = info(name).group;
+  const all = groups();
   let box = [...host.querySelectorAll<HTMLElement>(".engine-group")].find((b) => b.dataset.group === group);
   if (!box) {
     box = document.createElement("div");
@@ -68,7 +92,7 @@ export function appendGrouped(host: HTMLElement, name: string, chip: HTMLElement
     chips.className = "engines";
     box.append(title, chips);
     const after = [...host.querySelectorAll<HTMLElement>(".engine-group")].find(
-      (b) => GROUPS.indexOf(b.dataset.group as Group) > GROUPS.indexOf(group),
+      (b) => all.indexOf(b.dataset.group ?? OTHER) > all.indexOf(group),
     );
     host.insertBefore(box, after ?? null);
   }

@@ -16,6 +16,7 @@ import { Grid, type Row } from "./results";
 import { type Selection, checkInt, fromQuery, kernelArgs, toQuery, unknownNames } from "./selection";
 import { renderTable, updateRow } from "./table";
 import { CompareView } from "./compare";
+import { JITView } from "./jit";
 import { BROWSER_ENGINES, type Catalogue, type Kernel, type Limit } from "./types";
 
 const $ = <T extends HTMLElement>(id: string): T => {
@@ -40,6 +41,8 @@ interface App {
   historyError?: string;
   /** The comparison with a saved run, redrawn with the table. */
   compare?: CompareView;
+  /** The JIT on / off view, redrawn with the table. */
+  jit?: JITView;
   /** The "Your kernel" tab, when the server builds user kernels. */
   custom?: CustomPanel;
 }
@@ -64,6 +67,7 @@ async function start(): Promise<void> {
   $("url-note").textContent = unknown.length ? `This link names what the page does not know, left out: ${unknown.join("; ")}.` : "";
   const app: App = { cat, bundle, sel, grid: new Grid([], []), running: false };
   app.compare = new CompareView($("compare"), () => app.grid);
+  app.jit = new JITView($("jit"), () => app.grid);
   buildForm(app);
   app.custom = mountCustom(cat, bundle, { changed: () => changed(app), run: () => runAll(app) });
   buildPanels(cat);
@@ -327,6 +331,7 @@ function preview(app: App): void {
 
 function redraw(app: App): void {
   app.compare?.render();
+  app.jit?.render();
   renderTable($("table"), app.grid, tableHooks(app), app.sel.history ? app.history : undefined);
   renderChart($("chart"), app.grid, app.sel.history ? app.history : undefined);
 }

@@ -1,6 +1,7 @@
 // The shapes of the playground API (package playground) and of one measured cell, shared
 // by the page and its workers.
 
+import type { EngineInfo } from "./engines";
 import type { Interval } from "./stats";
 
 /** One integer parameter of a kernel, with its default and allowed range. */
@@ -62,6 +63,10 @@ export interface BrowserEnvironment {
 export interface Catalogue {
   kernels: Kernel[];
   engines: string[];
+  /** What the server says about its engines and the page's (package engine's registry). */
+  engine_info?: EngineInfo[];
+  /** The server engines that run user kernels (package custom's Engines), when it builds them. */
+  custom_engines?: string[];
   runs: Limit;
   warmup: Limit;
   /** How long a sample lasts at least, in ms (0: one call per sample). */

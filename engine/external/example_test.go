@@ -1,4 +1,4 @@
-package peers_test
+package external_test
 
 import (
 	"context"
@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/wasmgap/wasmgap/native/peers"
+	"github.com/wasmgap/wasmgap/engine/external"
 )
 
 // Start a peer, ask it for one timed batch of calls, and read the time per call.
 func ExampleStart() {
 	ctx := context.Background()
-	p, err := peers.Start(ctx, "c", peers.Options{})
-	if errors.Is(err, peers.ErrNotInstalled) {
+	p, err := external.Start(ctx, "c", external.Options{})
+	if errors.Is(err, external.ErrNotInstalled) {
 		fmt.Println(err) // e.g. "gcc not installed: apt-get install gcc"
 		return
 	}

@@ -1,4 +1,4 @@
-package peers
+package external
 
 import (
 	"context"
@@ -7,13 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
+	"github.com/wasmgap/wasmgap/engine"
+	"github.com/wasmgap/wasmgap/engine/driver"
 )
 
 // startWasm runs the C driver compiled to wasm32-wasi in this process, on wazero's
@@ -26,17 +27,17 @@ import (
 // cancelled, so that a timed-out call stops as a killed driver process does; without it
 // (the default, as the repository's other wazero engines run) a call that times out runs
 // on in its goroutine until it returns: stop it by ending the process.
-func startWasm(ctx context.Context, b *built, opts Options) (*Process, error) {
-	bin, err := os.ReadFile(filepath.Join(b.dir, "kernels.wasm"))
+func startWasm(ctx context.Context, b *driver.Built, opts Options) (*Process, error) {
+	bin, err := os.ReadFile(filepath.Join(b.Dir, "kernels.wasm"))
 	if err != nil {
-		b.done()
-		return nil, fmt.Errorf("%s: %w", b.name, err)
+		b.Done()
+		return nil, fmt.Errorf("%s: %w", b.Name, err)
 	}
-	root := filepath.Dir(b.dir)
+	root := filepath.Dir(b.Dir)
 	cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(root, "wazero"))
 	if err != nil {
-		b.done()
-		return nil, fmt.Errorf("%s: wazero compilation cache: %w", b.name, err)
+		b.Done()
+		return nil, fmt.Errorf("%s: wazero compilation cache: %w", b.Name, err)
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	rt := wazero.NewRuntimeWithConfig(runCtx, wazero.NewRuntimeConfigCompiler().
@@ -46,23 +47,23 @@ func startWasm(ctx context.Context, b *built, opts Options) (*Process, error) {
 		cancel()
 		rt.Close(context.Background())
 		cache.Close(context.Background())
-		b.done()
+		b.Done()
 	}
 	if _, err := wasi_snapshot_preview1.Instantiate(runCtx, rt); err != nil {
 		closeAll()
-		return nil, fmt.Errorf("%s: WASI: %w", b.name, err)
+		return nil, fmt.Errorf("%s: WASI: %w", b.Name, err)
 	}
 	t0 := time.Now()
 	compiled, err := rt.CompileModule(runCtx, bin)
 	if err != nil {
 		closeAll()
-		return nil, fmt.Errorf("%s: compile kernels.wasm: %w", b.name, err)
+		return nil, fmt.Errorf("%s: compile kernels.wasm: %w", b.Name, err)
 	}
 	compile := time.Since(t0)
 
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	stderr := newTail(opts.Stderr)
+	stderr := driver.NewTail(opts.Stderr)
 	cfg := wazero.NewModuleConfig().
 		WithName("").
 		WithArgs("kernels").
@@ -83,21 +84,21 @@ func startWasm(ctx context.Context, b *built, opts Options) (*Process, error) {
 		inR.Close()
 		exit <- err
 	}()
-	c := conn{
-		stdin:  inW,
-		stdout: outR,
-		wait:   func() error { return <-exit },
-		kill:   cancel,
+	c := driver.Conn{
+		Stdin:  inW,
+		Stdout: outR,
+		Wait:   func() error { return <-exit },
+		Kill:   cancel,
 	}
-	p := newProcess(b.name, c, stderr, closeAll)
-	if err := p.ready(ctx); err != nil {
+	p := driver.Attach(b.Name, c, stderr, closeAll)
+	if err := p.Ready(ctx); err != nil {
 		p.Close()
 		return nil, err
 	}
-	if v := wazeroVersion(); v != "" {
-		p.Runtime += " on wazero " + v
+	if v := engine.ModuleVersion("wazero", "github.com/tetratelabs/wazero"); v != "" {
+		p.Runtime += " on " + v
 	}
-	p.Setup = b.setup
+	p.Setup = b.Setup
 	p.Setup.Compile = compile
 	p.Setup.Start = time.Since(t1)
 	return p, nil
@@ -120,21 +121,7 @@ func wasmExit(err error) error {
 		return fmt.Errorf("exit status %d", ee.ExitCode())
 	}
 	if strings.Contains(err.Error(), "stack overflow") {
-		return fmt.Errorf("%w: %v", ErrStackOverflow, firstLine(err.Error()))
+		return fmt.Errorf("%w: %v", ErrStackOverflow, driver.FirstLine(err.Error()))
 	}
-	return fmt.Errorf("trap: %v", firstLine(err.Error()))
-}
-
-// wazeroVersion returns the wazero module's version built into this binary, or "".
-func wazeroVersion() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	for _, d := range info.Deps {
-		if d.Path == "github.com/tetratelabs/wazero" {
-			return d.Version
-		}
-	}
-	return ""
+	return fmt.Errorf("trap: %v", driver.FirstLine(err.Error()))
 }

@@ -1,17 +1,13 @@
-package peers
+package external
 
 import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/wasmgap/wasmgap/engine/driver"
 	"github.com/wasmgap/wasmgap/kernels"
 	"github.com/wasmgap/wasmgap/wasm"
 )
-
-// NodeWasm is the driver that runs kernels.wasm, the Go kernels compiled to WebAssembly
-// (package wasm), on Node's V8 through node:wasi: not a peer but the Go module on one more
-// engine, started and called as the peers are. Names does not list it.
-const NodeWasm = "node-wasm"
 
 // catalogueEntry is one kernel as the node-wasm driver reads its catalogue.json.
 type catalogueEntry struct {
@@ -22,7 +18,7 @@ type catalogueEntry struct {
 
 // nodeWasmFiles are the node-wasm driver's files: the driver, the module (Options.Module,
 // or the one built into this binary) and the catalogue the driver checks arguments against.
-func nodeWasmFiles(opts Options) ([]file, error) {
+func nodeWasmFiles(opts Options) ([]driver.File, error) {
 	module := opts.Module
 	if module == nil {
 		b, err := wasm.Embedded()
@@ -40,7 +36,7 @@ func nodeWasmFiles(opts Options) ([]file, error) {
 		return nil, fmt.Errorf("%s: %w", NodeWasm, err)
 	}
 	return append(embedded("nodewasm/driver.mjs"),
-		file{name: "kernels.wasm", data: module},
-		file{name: "catalogue.json", data: js},
+		driver.File{Name: "kernels.wasm", Data: module},
+		driver.File{Name: "catalogue.json", Data: js},
 	), nil
 }

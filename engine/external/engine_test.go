@@ -1,4 +1,4 @@
-package peers
+package external
 
 import (
 	"context"
@@ -50,13 +50,22 @@ func TestEngine(t *testing.T) {
 
 // versionPrefix is how each driver's version line starts, and a part it holds.
 var versionPrefix = map[string][2]string{
-	C:        {"gcc ", "."},
-	CWasm:    {"clang ", " wasm32-wasi"},
-	Java:     {"", "17"},
-	NodeJS:   {"node v", "(V8 "},
-	PHP:      {"PHP 8", "(opcache off, no JIT)"},
-	PHPJIT:   {"PHP 8", "(opcache on, JIT tracing)"},
-	NodeWasm: {"node v", "(V8 "},
+	C:                {"gcc ", "."},
+	CWasm:            {"clang ", " wasm32-wasi"},
+	Java:             {"", "17"},
+	NodeJS:           {"node v", "(V8 "},
+	PHP:              {"PHP 8", "(opcache off, no JIT)"},
+	PHPJIT:           {"PHP 8", "(opcache on, JIT tracing)"},
+	NodeWasm:         {"node v", "(V8 "},
+	NodeWasmLiftoff:  {"node v", "--liftoff --no-wasm-tier-up"},
+	NodeWasmTurbofan: {"node v", "--no-liftoff"},
+	JavaInt:          {"", "-Xint"},
+	NodeJSJitless:    {"node v", "--jitless"},
+	Python:           {"CPython 3", "."},
+	PyPy:             {"PyPy ", "(Python 3"},
+	Lua:              {"Lua 5.4", "5.4"},
+	LuaJIT:           {"LuaJIT 2", "."},
+	LuaJITInterp:     {"LuaJIT 2", "(JIT off)"},
 }
 
 // TestEngineNotInstalled: a missing runtime fails Load with the packages to install.

@@ -1,4 +1,4 @@
-package peers
+package driver
 
 import (
 	"bufio"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -43,7 +42,7 @@ type Process struct {
 	// exitErr is why the driver ended: nil for a clean exit after stdin closed.
 	exitErr error
 	kill    func()
-	stderr  *tail
+	stderr  *Tail
 	cleanup func()
 	broken  error // why no more calls can be served
 
@@ -53,27 +52,35 @@ type Process struct {
 	closeErr  error
 }
 
-// conn is a started driver, before its ready line: the pipes and how to stop it.
-type conn struct {
-	stdin  io.WriteCloser
-	stdout io.Reader
-	// wait blocks until the driver has ended, after stdout has been read to EOF.
-	wait func() error
-	kill func()
+// Conn is a started driver, before its ready line: the pipes and how to stop it. A driver
+// that is a process is started by Command; one that runs inside this process (a wasm
+// module on wazero, reading WASI's stdin) makes its own Conn and Attaches it.
+type Conn struct {
+	// Stdin is where requests are written; Close ends the driver.
+	Stdin io.WriteCloser
+	// Stdout is where answers are read.
+	Stdout io.Reader
+	// Wait blocks until the driver has ended, after Stdout has been read to EOF.
+	Wait func() error
+	// Kill ends the driver now.
+	Kill func()
 }
 
-func newProcess(name string, c conn, stderr *tail, cleanup func()) *Process {
+// Attach makes a Process of a started driver and waits for nothing: call Ready next.
+// stderr is what the driver writes to its standard error (NewTail); cleanup, if not nil,
+// runs at Close.
+func Attach(name string, c Conn, stderr *Tail, cleanup func()) *Process {
 	p := &Process{
 		Name:    name,
-		stdin:   c.stdin,
+		stdin:   c.Stdin,
 		lines:   make(chan string, 1),
 		exited:  make(chan struct{}),
-		kill:    c.kill,
+		kill:    c.Kill,
 		stderr:  stderr,
 		cleanup: cleanup,
 	}
 	go func() {
-		sc := bufio.NewScanner(c.stdout)
+		sc := bufio.NewScanner(c.Stdout)
 		sc.Buffer(make([]byte, 4096), 1<<20)
 		for sc.Scan() {
 			p.lines <- sc.Text()
@@ -82,12 +89,12 @@ func newProcess(name string, c conn, stderr *tail, cleanup func()) *Process {
 		// Wait for the driver only after its stdout is drained, as exec.Cmd requires;
 		// a driver that closed stdout but lives on is killed.
 		done := make(chan error, 1)
-		go func() { done <- c.wait() }()
+		go func() { done <- c.Wait() }()
 		select {
 		case err := <-done:
 			p.exitErr = err
 		case <-time.After(closeGrace):
-			c.kill()
+			c.Kill()
 			p.exitErr = <-done
 		}
 		close(p.exited)
@@ -95,11 +102,26 @@ func newProcess(name string, c conn, stderr *tail, cleanup func()) *Process {
 	return p
 }
 
-// startCommand starts an external driver.
-func startCommand(ctx context.Context, name string, argv []string, dir string, opts Options) (*Process, error) {
+// Command starts the driver program argv[0] with its arguments in dir, and waits for its
+// ready line. Its standard error is copied to stderr when that is not nil (the start and
+// the end are kept for errors anyway); env, when not nil, is its whole environment.
+func Command(ctx context.Context, name string, argv []string, dir string, env []string, stderr io.Writer) (*Process, error) {
+	p, err := command(name, argv, dir, env, stderr)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Ready(ctx); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+func command(name string, argv []string, dir string, env []string, w io.Writer) (*Process, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
-	stderr := newTail(opts.Stderr)
+	cmd.Env = env
+	stderr := NewTail(w)
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -115,17 +137,17 @@ func startCommand(ctx context.Context, name string, argv []string, dir string, o
 	if err := childproc.Start(cmd); err != nil {
 		return nil, fmt.Errorf("%s: start %s: %w", name, argv[0], err)
 	}
-	c := conn{
-		stdin:  stdin,
-		stdout: stdout,
-		wait:   cmd.Wait,
-		kill:   func() { childproc.KillGroup(cmd) },
+	c := Conn{
+		Stdin:  stdin,
+		Stdout: stdout,
+		Wait:   cmd.Wait,
+		Kill:   func() { childproc.KillGroup(cmd) },
 	}
-	return newProcess(name, c, stderr, nil), nil
+	return Attach(name, c, stderr, nil), nil
 }
 
-// ready waits for the driver's ready line and fills in Language and Runtime.
-func (p *Process) ready(ctx context.Context) error {
+// Ready waits for the driver's ready line and fills in Language and Runtime.
+func (p *Process) Ready(ctx context.Context) error {
 	line, err := p.readLine(ctx, "start")
 	if err != nil {
 		return err
@@ -133,21 +155,29 @@ func (p *Process) ready(ctx context.Context) error {
 	f := strings.SplitN(line, " ", 3)
 	if len(f) < 3 || f[0] != "ready" {
 		p.stop()
-		return fmt.Errorf("%s: the driver's first line is %q, want \"ready <language> <runtime version>\"%s", p.Name, line, p.stderr.quote())
+		return fmt.Errorf("%s: the driver's first line is %q, want \"ready <language> <runtime version>\"%s", p.Name, line, p.stderr.Quote())
 	}
 	p.Language, p.Runtime = f[1], f[2]
 	return nil
 }
 
-// Call asks the driver to call kernel reps times with args (in the order of the kernel's
-// catalogue parameters), and returns the first value, the sum of all values and the time
-// the calls took. The arguments are checked against the catalogue before they are sent.
-// When ctx ends first, the driver is killed and every later Call fails with ErrExited.
+// Call asks the driver to call the catalogue's kernel reps times with args (in the order
+// of the kernel's parameters), and returns the first value, the sum of all values and the
+// time the calls took (CallKernel).
 func (p *Process) Call(ctx context.Context, kernel string, reps int, args []int) (Result, error) {
 	k, err := kernels.Lookup(kernel)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", p.Name, err)
 	}
+	return p.CallKernel(ctx, k, reps, args)
+}
+
+// CallKernel asks the driver to call k (the catalogue's, or a user's kernel that a driver
+// serves under k.Name) reps times with args, and returns the first value, the sum of all
+// values and the time the calls took. The arguments are checked against k's parameters
+// before they are sent. When ctx ends first, the driver is killed and every later call
+// fails with ErrExited.
+func (p *Process) CallKernel(ctx context.Context, k *kernels.Kernel, reps int, args []int) (Result, error) {
 	if err := k.Check(args); err != nil {
 		return Result{}, fmt.Errorf("%s: %w", p.Name, err)
 	}
@@ -158,12 +188,12 @@ func (p *Process) Call(ctx context.Context, kernel string, reps int, args []int)
 	for _, a := range args {
 		fields = append(fields, strconv.Itoa(a))
 	}
-	return p.request(ctx, strings.Join(fields, " "), k.Label(args))
+	return p.Request(ctx, strings.Join(fields, " "), k.Label(args))
 }
 
-// request sends one request line as it is and parses the answer; label names the call in
-// errors.
-func (p *Process) request(ctx context.Context, line, label string) (Result, error) {
+// Request sends one request line as it is and parses the answer; label names the call in
+// errors. Call and CallKernel check what they send; Request is for a driver's tests.
+func (p *Process) Request(ctx context.Context, line, label string) (Result, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed.Load() {
@@ -217,8 +247,8 @@ func (p *Process) readLine(ctx context.Context, label string) (string, error) {
 		case <-p.exited:
 			return "", fmt.Errorf("%s: %s: %w; the driver was killed: %w", p.Name, label, context.Cause(ctx), ErrExited)
 		case <-time.After(closeGrace):
-			// Only c-wasm without Options.InterruptibleWasm cannot be stopped.
-			return "", fmt.Errorf("%s: %s: %w; the driver cannot be stopped, its call runs on until it returns (see Options.InterruptibleWasm): %w", p.Name, label, context.Cause(ctx), ErrExited)
+			// Only a driver inside this process (c-wasm, not interruptible) cannot be stopped.
+			return "", fmt.Errorf("%s: %s: %w; the driver cannot be stopped, its call runs on until it returns: %w", p.Name, label, context.Cause(ctx), ErrExited)
 		}
 	}
 }
@@ -242,17 +272,17 @@ func (p *Process) died(label string) error {
 	var ee *exec.ExitError
 	if errors.As(p.exitErr, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGSEGV {
-			return fmt.Errorf("%s: %s: the driver died of SIGSEGV, a stack overflow most likely%s: %w: %w", p.Name, label, p.stderr.quote(), ErrStackOverflow, ErrExited)
+			return fmt.Errorf("%s: %s: the driver died of SIGSEGV, a stack overflow most likely%s: %w: %w", p.Name, label, p.stderr.Quote(), ErrStackOverflow, ErrExited)
 		}
 	}
 	if errors.Is(p.exitErr, ErrStackOverflow) {
 		return fmt.Errorf("%s: %s: %w: %w", p.Name, label, p.exitErr, ErrExited)
 	}
 	if p.stderr.has("goroutine stack exceeds") {
-		// kernels.wasm's Go runtime (node-wasm) printed why it gave up, then exited.
-		return fmt.Errorf("%s: %s: the module's Go runtime reached its stack limit (%s)%s: %w: %w", p.Name, label, reason, p.stderr.quote(), ErrStackOverflow, ErrExited)
+		// A Go runtime (kernels.wasm's on node-wasm, a Go driver's) printed why it gave up.
+		return fmt.Errorf("%s: %s: the Go runtime reached its stack limit (%s)%s: %w: %w", p.Name, label, reason, p.stderr.Quote(), ErrStackOverflow, ErrExited)
 	}
-	return fmt.Errorf("%s: %s: the driver exited (%s)%s: %w", p.Name, label, reason, p.stderr.quote(), ErrExited)
+	return fmt.Errorf("%s: %s: the driver exited (%s)%s: %w", p.Name, label, reason, p.stderr.Quote(), ErrExited)
 }
 
 // Close stops the driver: it closes its stdin, waits a moment for it to exit, then kills it.
@@ -270,7 +300,7 @@ func (p *Process) Close() error {
 			select {
 			case <-p.exited:
 			case <-time.After(closeGrace):
-				p.closeErr = fmt.Errorf("%s: the driver does not stop: a call runs on until it returns (see Options.InterruptibleWasm)", p.Name)
+				p.closeErr = fmt.Errorf("%s: the driver does not stop: a call runs on until it returns", p.Name)
 			}
 		}
 		if p.cleanup != nil {
@@ -279,6 +309,10 @@ func (p *Process) Close() error {
 	})
 	return p.closeErr
 }
+
+// Kill ends the driver now, as a crash would: the call in progress and every later one
+// fail with ErrExited. Close is the orderly end.
+func (p *Process) Kill() { p.kill() }
 
 // stop kills the driver and drains its output, so that nothing the driver still writes
 // can keep the reading goroutine, and with it the wait for the driver's end, blocked.
@@ -297,9 +331,9 @@ func (p *Process) drain() {
 	})
 }
 
-// tail keeps the first and the last bytes a driver wrote to stderr (the start is where a
+// Tail keeps the first and the last bytes a driver wrote to stderr (the start is where a
 // runtime says why it gave up, before its stack trace), copying them to w when it is set.
-type tail struct {
+type Tail struct {
 	mu  sync.Mutex
 	w   io.Writer
 	buf capped.Buffer
@@ -311,10 +345,11 @@ const (
 	tailMax = 4 << 10
 )
 
-func newTail(w io.Writer) *tail { return &tail{w: w, buf: capped.Buffer{Head: headMax, Tail: tailMax}} }
+// NewTail returns a Tail that copies what it is written to w, when w is not nil.
+func NewTail(w io.Writer) *Tail { return &Tail{w: w, buf: capped.Buffer{Head: headMax, Tail: tailMax}} }
 
 // Write keeps the start and the end of what is written.
-func (t *tail) Write(p []byte) (int, error) {
+func (t *Tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.w != nil {
@@ -324,16 +359,13 @@ func (t *tail) Write(p []byte) (int, error) {
 }
 
 // has reports whether what was kept contains s.
-func (t *tail) has(s string) bool { return strings.Contains(t.buf.String(), s) }
+func (t *Tail) has(s string) bool { return strings.Contains(t.buf.String(), s) }
 
-// quote returns "; stderr: ..." with what was kept, or "" when nothing was.
-func (t *tail) quote() string {
+// Quote returns "; stderr: ..." with what was kept, or "" when nothing was.
+func (t *Tail) Quote() string {
 	s := strings.TrimSpace(t.buf.String())
 	if s == "" {
 		return ""
 	}
 	return "; stderr: " + s
 }
-
-// removeAll is os.RemoveAll for cleanups.
-func removeAll(dir string) func() { return func() { os.RemoveAll(dir) } }

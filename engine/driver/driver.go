@@ -1,12 +1,11 @@
-// Package peers runs the articles' kernels in the articles' other languages: C compiled
-// natively (gcc -O2), the same C compiled to wasm32-wasi by clang and run by wazero, Java,
-// JavaScript on Node, and PHP without and with its JIT. Each peer is one driver process,
-// kept alive across calls, that speaks the line protocol below; Start builds what needs
-// building (cached by source hash), starts the driver and waits for it to be ready, and
-// Call asks it for one timed batch of calls.
-//
-// The kernels in c/, java/, js/ and php/ follow kernels/recursion.go and kernels/loops.go,
-// and return the values kernels.Kernel.Expected computes.
+// Package driver runs engines whose calls are served by another program, a driver: the
+// articles' languages (package engine/external), kernels.wasm on Node, the Go kernels built
+// by gccgo (package native/gccgo) and a user's kernel built natively (package custom). Every
+// driver speaks the one line protocol below, and times its calls itself, so that a call's
+// time is the kernel's and not the pipe's round trip. Command starts a driver process and
+// waits for it to be ready; Process.Call asks it for one timed batch of calls; Engine puts a
+// driver behind the engine.Engine contract; Prepare builds a driver's files once into a
+// cache directory; package driver/goserve is the protocol's server for drivers written in Go.
 //
 // # The line protocol
 //
@@ -38,37 +37,18 @@
 // Java StackOverflowError, Node RangeError) or a PHP fatal error ("error fatal: ...", after
 // which the PHP driver exits). The node-wasm driver (NodeWasm: kernels.wasm on Node's V8)
 // exits after answering a failed call too, as an exception leaves the module's Go runtime
-// unusable. Otherwise a driver stays usable after an error answer. It exits
+// unusable, and so does a Go driver whose runtime gave up. Otherwise a driver stays usable after an error answer. It exits
 // when stdin closes. A failure the driver cannot catch ends it (a wasm trap, a signal): Call
 // then returns ErrExited, with ErrStackOverflow too for a SIGSEGV or wazero's stack trap.
 //
 // The protocol serves a harness that checks every value and times one call per sample
 // (reps = 1), and one that calibrates samples (reps = k, time per call = elapsed / k).
-package peers
+package driver
 
 import (
 	"errors"
-	"io"
 	"time"
 )
-
-// The peers' names, as engines are named: the language, and how it runs where that differs.
-const (
-	C      = "c"
-	CWasm  = "c-wasm"
-	Java   = "java"
-	NodeJS = "node-js"
-	PHP    = "php"
-	PHPJIT = "php-jit"
-)
-
-// cacheNS is the cache directory's path under os.UserCacheDir.
-const cacheNS = "wasmgap/peers"
-
-// Names returns the names of every peer, installed or not.
-func Names() []string {
-	return []string{C, CWasm, Java, NodeJS, PHP, PHPJIT}
-}
 
 var (
 	// ErrNotInstalled is returned by Start when a program the peer needs is missing; the
@@ -81,34 +61,10 @@ var (
 	ErrExited = errors.New("driver exited")
 )
 
-// Options configures Start. The zero value is ready to use.
-type Options struct {
-	// CacheDir holds the built drivers (C binaries, the .wasm module and wazero's compiled
-	// code, Java classes), each under a name derived from its source's hash, so that a
-	// driver is built once. Empty means os.UserCacheDir()/wasmgap/peers, or a temporary
-	// directory removed by Close when the user has no cache directory.
-	CacheDir string
-	// Commands replaces the programs the peers run, by their usual names: "gcc", "clang",
-	// "javac", "java", "node", "php". A value is a path or a name looked up in PATH.
-	Commands map[string]string
-	// InterruptibleWasm (c-wasm only) builds the module with wazero's checks that let a
-	// cancelled context stop a running call (wazero.RuntimeConfig.WithCloseOnContextDone).
-	// They cost about 10x on call-heavy kernels (fib_rec), so they are off by default, as in
-	// the repository's other wazero engines: then a c-wasm call that outlives its context
-	// runs on in its goroutine until it returns, and only ending the process stops it.
-	InterruptibleWasm bool
-	// Module (node-wasm only) is the kernels.wasm to run; nil means the one built into this
-	// binary (package wasm).
-	Module []byte
-	// Stderr receives what the driver writes to its standard error. Nil keeps only its
-	// last few kilobytes, quoted in the error when the driver dies.
-	Stderr io.Writer
-}
-
-// Setup is what starting a peer cost, each phase apart.
+// Setup is what starting a driver cost, each phase apart.
 type Setup struct {
 	// Build is the time the compiler took (gcc, clang, javac); zero when the driver came
-	// from the cache, or when the peer has nothing to build (node-js, php).
+	// from the cache, or when the driver has nothing to build (node-js, php).
 	Build time.Duration `json:"build"`
 	// Cached reports that the driver came from the cache.
 	Cached bool `json:"cached"`
@@ -133,7 +89,7 @@ type Result struct {
 
 // DriverError is a driver's "error" answer: the call failed, and the driver is still usable.
 type DriverError struct {
-	// Peer is the peer's name.
+	// Peer is the driver's name.
 	Peer string
 	// Message is the driver's message, after "error ".
 	Message string

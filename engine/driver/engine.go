@@ -1,4 +1,4 @@
-package peers
+package driver
 
 import (
 	"context"
@@ -12,29 +12,29 @@ import (
 
 // Engine is a driver as an engine.Engine: Load starts it, Run asks it for one call,
 // RunTimedBatch (engine.SelfTimer) for a batch of calls timed inside the driver, Version
-// (engine.Versioner) says which runtime answered, Close stops it. Packages engine/peer and
-// engine/nodewasm register the drivers as engines under their names.
+// (engine.Versioner) says which runtime answered, Close stops it.
 type Engine struct {
-	name string
-	opts Options
-	p    *Process
+	name  string
+	start func(ctx context.Context) (*Process, error)
+	p     *Process
 }
 
-// NewEngine returns the named driver (a peer, or NodeWasm) as an engine; Load starts it.
-func NewEngine(name string, opts Options) *Engine { return &Engine{name: name, opts: opts} }
+// NewEngine returns the driver that start starts as the engine name; Load calls start.
+func NewEngine(name string, start func(ctx context.Context) (*Process, error)) *Engine {
+	return &Engine{name: name, start: start}
+}
 
-// Name returns the driver's name.
+// Name returns the engine's name.
 func (e *Engine) Name() string { return e.name }
 
-// Load builds the driver (or finds it in the cache) and starts it. The build, and for
-// c-wasm wazero's compilation too, count as Compile; the driver's start-up up to its ready
-// line as Instantiate. A missing runtime is an error that wraps ErrNotInstalled and names
-// the packages to install.
+// Load starts the driver. Its build (and a compilation inside this process, for a wasm
+// driver) counts as Compile, its start-up up to its ready line as Instantiate. A missing
+// runtime is an error that wraps ErrNotInstalled and names the packages to install.
 func (e *Engine) Load(ctx context.Context) (engine.Setup, error) {
 	if e.p != nil {
 		return engine.Setup{}, fmt.Errorf("%s: Load called twice", e.name)
 	}
-	p, err := Start(ctx, e.name, e.opts)
+	p, err := e.start(ctx)
 	if err != nil {
 		return engine.Setup{}, err
 	}
@@ -52,8 +52,7 @@ func (e *Engine) Runtime() string {
 }
 
 // Version returns the driver's runtime as its ready line reports it ("gcc 12.2.0", "node
-// v20.19.2 (V8 11.3.244.8-node.26)", "clang 14.0.6 wasm32-wasi on wazero v1.12.0"), or ""
-// before Load: engine.Versioner.
+// v20.19.2 (V8 11.3.244.8-node.26)"), or "" before Load: engine.Versioner.
 func (e *Engine) Version() string {
 	if e.p == nil {
 		return ""
@@ -68,14 +67,15 @@ func (e *Engine) Run(ctx context.Context, k *kernels.Kernel, args []int) (int64,
 	return first, err
 }
 
-// RunTimedBatch calls the kernel reps times in the driver, and returns the first value, the sum
-// of all values (wrapped to int64) and the time the calls took, measured inside the driver
-// so that the pipe's round trip is not in it. A stack overflow wraps engine.ErrStackOverflow.
+// RunTimedBatch calls the kernel reps times in the driver, and returns the first value, the
+// sum of all values (wrapped to int64) and the time the calls took, measured inside the
+// driver so that the pipe's round trip is not in it. A stack overflow wraps
+// engine.ErrStackOverflow.
 func (e *Engine) RunTimedBatch(ctx context.Context, k *kernels.Kernel, args []int, reps int) (first, sum int64, elapsed time.Duration, err error) {
 	if e.p == nil {
 		return 0, 0, 0, fmt.Errorf("%s: Run before Load", e.name)
 	}
-	r, err := e.p.Call(ctx, k.Name, reps, args)
+	r, err := e.p.CallKernel(ctx, k, reps, args)
 	if err != nil {
 		if errors.Is(err, ErrStackOverflow) {
 			err = fmt.Errorf("%w: %w", engine.ErrStackOverflow, err)
@@ -90,5 +90,7 @@ func (e *Engine) Close(context.Context) error {
 	if e.p == nil {
 		return nil
 	}
-	return e.p.Close()
+	err := e.p.Close()
+	e.p = nil
+	return err
 }

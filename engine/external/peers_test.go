@@ -1,4 +1,4 @@
-package peers
+package external
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasmgap/wasmgap/engine/enginetest"
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
@@ -62,27 +63,11 @@ func startWith(t testing.TB, name string, opts Options) *Process {
 	return p
 }
 
-// smallArgs are small arguments for every kernel of the catalogue: the pair loops share
-// 100 values at these sizes, so their checksums are not zero.
-var smallArgs = map[string][][]int{
-	"fib_it":    {{0}, {1}, {40}, {92}},
-	"fib_rec":   {{1}, {2}, {20}},
-	"ack_while": {{0, 0}, {1, 5}, {2, 3}, {3, 3}},
-	"ack":       {{0, 0}, {1, 5}, {2, 3}, {3, 3}},
-	"test1":     {{20100, 100}, {300, 10}},
-	"test1b":    {{20100, 100}},
-	"test2":     {{20100, 100}},
-	"test3":     {{20100, 100}},
-	"test4":     {{20100, 100}},
-	"test5":     {{20100, 100}},
-	"test6":     {{20100, 100}},
-	"test7":     {{1}, {1000}},
-	"test8":     {{1000}},
-	"test8b":    {{1000}},
-}
+// smallArgs are the engines' shared small arguments for every kernel.
+var smallArgs = enginetest.SmallArgs
 
 // drivers are every driver the package starts: the peers and node-wasm.
-var drivers = append(Names(), NodeWasm)
+var drivers = append(Names(), NodeWasms()...)
 
 func TestEveryKernelEveryPeer(t *testing.T) {
 	for _, name := range drivers {
@@ -156,7 +141,7 @@ func TestDriverChecksRequests(t *testing.T) {
 			p := start(t, name)
 			ctx := context.Background()
 			for _, c := range cases {
-				_, err := p.request(ctx, c.line, c.line)
+				_, err := p.Request(ctx, c.line, c.line)
 				var de *DriverError
 				if !errors.As(err, &de) {
 					t.Errorf("%q: err = %v, want a DriverError", c.line, err)
@@ -223,7 +208,7 @@ func TestKilledMidRun(t *testing.T) {
 			p := startWith(t, name, interruptible)
 			go func() {
 				time.Sleep(200 * time.Millisecond)
-				p.kill()
+				p.Kill()
 			}()
 			_, err := p.Call(context.Background(), "fib_rec", 1, []int{60})
 			if !errors.Is(err, ErrExited) || !strings.Contains(err.Error(), "fib_rec(60)") {
@@ -237,7 +222,7 @@ func TestKilledMidRun(t *testing.T) {
 func TestNotInstalled(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing")
 	opts := Options{CacheDir: t.TempDir(), Commands: map[string]string{}}
-	for _, program := range []string{"gcc", "clang", "javac", "java", "node", "php"} {
+	for _, program := range []string{"gcc", "clang", "javac", "java", "node", "php", "python3", "pypy3", "lua5.4", "luajit"} {
 		opts.Commands[program] = missing
 	}
 	for _, name := range drivers {
@@ -264,7 +249,7 @@ func TestToolchainPartMissing(t *testing.T) {
 
 func TestUnknownPeer(t *testing.T) {
 	_, err := Start(context.Background(), "cobol", Options{CacheDir: t.TempDir()})
-	if err == nil || !strings.Contains(err.Error(), `unknown peer "cobol": valid peers are c, c-wasm, java, node-js, php, php-jit, and node-wasm`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown peer "cobol": valid peers are c, c-wasm, java, java-int, node-js, node-js-jitless, php, php-jit, python, pypy, lua, luajit, luajit-interp, and node-wasm, node-wasm-liftoff, node-wasm-turbofan`) {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -350,7 +335,7 @@ func TestClose(t *testing.T) {
 }
 
 func TestNames(t *testing.T) {
-	if got := Names(); !slices.Equal(got, []string{"c", "c-wasm", "java", "node-js", "php", "php-jit"}) {
+	if got := Names(); !slices.Equal(got, []string{"c", "c-wasm", "java", "java-int", "node-js", "node-js-jitless", "php", "php-jit", "python", "pypy", "lua", "luajit", "luajit-interp"}) {
 		t.Errorf("Names() = %v", got)
 	}
 }
