@@ -19,7 +19,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
 	"github.com/wasmgap/wasmgap/internal/browsertest"
+	"github.com/wasmgap/wasmgap/internal/headless"
 
 	"github.com/wasmgap/wasmgap/kernels"
 )
@@ -53,17 +55,23 @@ func distDir(t *testing.T) string {
 	return dist
 }
 
-// browserPage is one Chromium tab on a playground server.
+// browserPage is one browser tab on a playground server: Chromium or Firefox, driven
+// through the browser-neutral headless.Page (JavaScript evaluation); ctx is the Chromium
+// tab's chromedp context, for the tests that use chromedp's own actions (nil in Firefox).
 type browserPage struct {
-	t       *testing.T
-	ctx     context.Context
-	url     string
-	srv     *Server
-	mu      sync.Mutex
-	console []chromedp.ConsoleMessage
+	t    *testing.T
+	page headless.Page
+	ctx  context.Context
+	url  string
+	srv  *Server
+	seen int // console errors already reported
 }
 
-func newBrowserPage(t *testing.T) *browserPage {
+// newBrowserPage opens the page's server in Chromium.
+func newBrowserPage(t *testing.T) *browserPage { return newBrowserPageIn(t, headless.Chromium) }
+
+// newBrowserPageIn starts a playground server and a browser of the kind on about:blank.
+func newBrowserPageIn(t *testing.T, kind headless.Kind) *browserPage {
 	t.Helper()
 	dist := distDir(t)
 	// A stand-in chat panel (the real one is package chatserver's); no load panel.
@@ -75,50 +83,60 @@ func newBrowserPage(t *testing.T) *browserPage {
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 
-	ctx := browsertest.Start(t,
+	page := browsertest.Open(t, kind,
 		chromedp.Flag("disable-background-timer-throttling", true),
 		chromedp.Flag("disable-renderer-backgrounding", true),
 		chromedp.WindowSize(1600, 1000),
 	)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 10*time.Minute)
-	t.Cleanup(cancelTimeout)
-
-	p := &browserPage{t: t, ctx: ctx, url: ts.URL, srv: srv}
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+	p := &browserPage{t: t, page: page, url: ts.URL, srv: srv}
+	if c := headless.ChromedpContext(page); c != nil {
+		ctx, cancel := context.WithTimeout(c, 10*time.Minute)
+		t.Cleanup(cancel)
+		p.ctx = ctx
+	}
+	if err := page.Navigate(p.bound(), "about:blank"); err != nil {
 		t.Fatalf("open about:blank: %v", err)
 	}
-	messages := chromedp.Console(ctx)
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			p.mu.Lock()
-			p.console = append(p.console, m)
-			p.mu.Unlock()
-		}
-	}()
 	return p
+}
+
+// bound is the context of one step: generous, so that a hung browser fails the test.
+func (p *browserPage) bound() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	p.t.Cleanup(cancel)
+	return ctx
 }
 
 // errors returns the console's errors and exceptions since the last call.
 func (p *browserPage) consoleErrors() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var errs []string
-	for _, m := range p.console {
-		if m.Type == chromedp.ConsoleError || m.IsException() {
-			errs = append(errs, fmt.Sprintf("%s (%s:%d)", m.Text, m.URL, m.Line+1))
-		}
-	}
-	p.console = nil
+	all := p.page.ConsoleErrors()
+	errs := all[min(p.seen, len(all)):]
+	p.seen = len(all)
 	return errs
+}
+
+// eval evaluates the JavaScript expression (awaited) and decodes its value into out.
+func (p *browserPage) eval(js string, out any) error {
+	return p.page.Evaluate(p.bound(), js, out)
+}
+
+// evalAs evaluates the JavaScript expression and returns its value as a T.
+func evalAs[T any](p *browserPage, js string) (T, error) {
+	var v T
+	err := p.eval(js, &v)
+	return v, err
+}
+
+// text is the innerText of the element the CSS selector finds.
+func (p *browserPage) text(sel string) (string, error) {
+	q, _ := json.Marshal(sel)
+	return evalAs[string](p, `(() => { const e = document.querySelector(`+string(q)+`); if (!e) throw new Error("no element "+`+string(q)+`); return e.innerText; })()`)
 }
 
 // open loads the page with a query string and waits until it is ready.
 func (p *browserPage) open(query string) {
 	p.t.Helper()
-	if err := chromedp.Do(p.ctx, chromedp.Navigate(p.url+"/?"+query)); err != nil {
+	if err := p.page.Navigate(p.bound(), p.url+"/?"+query); err != nil {
 		p.t.Fatalf("open ?%s: %v", query, err)
 	}
 	p.waitFor(`document.body.dataset.ready === "1"`, 20*time.Second, "the page to load its catalogue")
@@ -126,14 +144,29 @@ func (p *browserPage) open(query string) {
 
 func (p *browserPage) waitFor(expr string, timeout time.Duration, what string) {
 	p.t.Helper()
-	if err := chromedp.Do(p.ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
-		p.t.Fatalf("waiting for %s: %v", what, err)
+	var last error
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		ok, err := evalAs[bool](p, "Boolean("+expr+")")
+		if err == nil && ok {
+			return
+		}
+		last = err
 	}
+	p.t.Fatalf("waiting for %s: not within %v (%v)", what, timeout, last)
 }
 
+// click clicks the element: with the mouse in Chromium (chromedp), with its click() in
+// Firefox.
 func (p *browserPage) click(sel string) {
 	p.t.Helper()
-	if err := chromedp.Do(p.ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
+	if p.ctx != nil {
+		if err := chromedp.Do(p.ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
+			p.t.Fatalf("click %s: %v", sel, err)
+		}
+		return
+	}
+	q, _ := json.Marshal(sel)
+	if err := p.eval(`(() => { const e = document.querySelector(`+string(q)+`); if (!e) throw new Error("no element to click"); e.scrollIntoView(); e.click(); })()`, nil); err != nil {
 		p.t.Fatalf("click %s: %v", sel, err)
 	}
 }
@@ -146,7 +179,7 @@ func (p *browserPage) fill(values map[string]string) {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	ok, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](`(() => {
+	ok, err := evalAs[bool](p, `(() => {
 		for (const [sel, v] of Object.entries(`+string(pairs)+`)) {
 			const i = document.querySelector(sel);
 			if (!i) return false;
@@ -154,7 +187,7 @@ func (p *browserPage) fill(values map[string]string) {
 			i.dispatchEvent(new Event("input"));
 		}
 		return true;
-	})()`))
+	})()`)
 	if err != nil || !ok {
 		p.t.Fatalf("fill %v: %v (an input not on the page?)", values, err)
 	}
@@ -181,13 +214,9 @@ func (p *browserPage) cell(kernel, engine string) cellInfo {
 		if (!td) return {state: "missing", value: "", text: ""};
 		return {state: td.dataset.state || "", value: td.dataset.value || "", text: td.innerText};
 	})()`, kernel, engine)
-	raw, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]byte](js))
-	if err != nil {
-		p.t.Fatalf("read cell %s/%s: %v", kernel, engine, err)
-	}
 	var c cellInfo
-	if err := json.Unmarshal(raw, &c); err != nil {
-		p.t.Fatalf("read cell %s/%s: %v (%s)", kernel, engine, err, raw)
+	if err := p.eval(js, &c); err != nil {
+		p.t.Fatalf("read cell %s/%s: %v", kernel, engine, err)
 	}
 	return c
 }
@@ -204,6 +233,9 @@ func expected(t *testing.T, kernel string, args ...int) string {
 
 func (p *browserPage) screenshot(name string) {
 	p.t.Helper()
+	if p.ctx == nil {
+		return // Chromium's screenshots only: the docs' pictures are Chromium's
+	}
 	png, err := chromedp.Run(p.ctx, chromedp.Screenshot(chromedp.ID("results")))
 	if err != nil {
 		p.t.Fatalf("screenshot: %v", err)
@@ -222,8 +254,14 @@ func (p *browserPage) screenshot(name string) {
 
 // TestPageInChromium drives the page in a real headless Chromium: one browser, one tab,
 // the steps in order.
-func TestPageInChromium(t *testing.T) {
-	p := newBrowserPage(t)
+func TestPageInChromium(t *testing.T) { testPage(t, headless.Chromium) }
+
+// TestPageInFirefox takes the same steps in a real headless Firefox (SpiderMonkey), driven
+// through WebDriver BiDi.
+func TestPageInFirefox(t *testing.T) { testPage(t, headless.Firefox) }
+
+func testPage(t *testing.T, kind headless.Kind) {
+	p := newBrowserPageIn(t, kind)
 
 	t.Run("loads without console errors", func(t *testing.T) {
 		p.t = t
@@ -232,7 +270,7 @@ func TestPageInChromium(t *testing.T) {
 		if errs := p.consoleErrors(); len(errs) > 0 {
 			t.Errorf("console errors on load:\n%s", strings.Join(errs, "\n"))
 		}
-		isolated, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](`crossOriginIsolated`))
+		isolated, err := evalAs[bool](p, `crossOriginIsolated`)
 		if err != nil || !isolated {
 			t.Errorf("crossOriginIsolated = %v (%v): COOP/COEP missing, timers coarse", isolated, err)
 		}
@@ -240,7 +278,7 @@ func TestPageInChromium(t *testing.T) {
 		// page); the absent load panel is hidden.
 		p.waitFor(`document.querySelector("#chat-panel iframe")?.contentDocument?.getElementById("hello")?.textContent === "chat panel at /"`,
 			10*time.Second, "the chat panel's iframe")
-		hidden, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]bool](`[document.getElementById("chat-panel").hidden, document.getElementById("load-panel").hidden]`))
+		hidden, err := evalAs[[]bool](p, `[document.getElementById("chat-panel").hidden, document.getElementById("load-panel").hidden]`)
 		if err != nil || len(hidden) != 2 || hidden[0] || !hidden[1] {
 			t.Errorf("panels hidden = %v (%v), want chat shown and load hidden", hidden, err)
 		}
@@ -276,7 +314,7 @@ func TestPageInChromium(t *testing.T) {
 				const td = document.querySelector('#results-table tr[data-kernel="fib_it"] td[data-engine=%q]');
 				return [td?.querySelector(".median")?.textContent ?? "", td?.querySelector(".calls")?.textContent ?? "", td?.innerText ?? "", td?.querySelector(".median")?.dataset.ns ?? ""];
 			})()`, engine)
-			got, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]string](js))
+			got, err := evalAs[[]string](p, js)
 			if err != nil || len(got) != 4 {
 				t.Fatalf("read the %s cell: %v", engine, err)
 			}
@@ -314,7 +352,7 @@ func TestPageInChromium(t *testing.T) {
 		// The interval and k are in the details too.
 		p.click(`#results-table tr[data-kernel="fib_it"] td[data-engine="browser-wasm"]`)
 		p.waitFor(`document.getElementById("details").open`, 5*time.Second, "the details dialog")
-		details, err := chromedp.Run(p.ctx, chromedp.Text(chromedp.CSS("#details .dialog-body")))
+		details, err := p.text("#details .dialog-body")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -331,7 +369,7 @@ func TestPageInChromium(t *testing.T) {
 		p.t = t
 		// 0 ms: one call per sample, on the server and in the browser alike.
 		p.open("k=fib_it&fib_it.n=40&e=native,browser-wasm&runs=2&warmup=0&min_sample_ms=0")
-		if v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.getElementById("min_sample_ms").value`)); err != nil || v != "0" {
+		if v, err := evalAs[string](p, `document.getElementById("min_sample_ms").value`); err != nil || v != "0" {
 			t.Errorf("the min_sample_ms input holds %q (%v), want the link's 0", v, err)
 		}
 		p.runAll(time.Minute)
@@ -343,7 +381,7 @@ func TestPageInChromium(t *testing.T) {
 		}
 		// Out of range: the page says what is allowed, and the server refuses it too.
 		p.open("k=fib_it&fib_it.n=40&e=native,browser-wasm&runs=2&warmup=0&min_sample_ms=5000")
-		msg, err := chromedp.Run(p.ctx, chromedp.Text(chromedp.ID("min_sample_ms-error")))
+		msg, err := p.text("#min_sample_ms-error")
 		if err != nil || !strings.Contains(msg, "min_sample_ms = 5000 is out of range: allowed 0 to 1000") {
 			t.Errorf("the page's error %q (%v), want the allowed range", msg, err)
 		}
@@ -368,7 +406,7 @@ func TestPageInChromium(t *testing.T) {
 				input.files = dt.files;
 				input.dispatchEvent(new Event("change"));
 			})()`, body, name)
-			if err := chromedp.Do(p.ctx, chromedp.Evaluate[chromedp.Void](js)); err != nil {
+			if err := p.eval(js, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -379,7 +417,7 @@ func TestPageInChromium(t *testing.T) {
 			{"kernel":"fib_rec","args":[20],"engine":"native","calls":1,"samples_ns":[1,1,1,1e12,1e12,1e12]},
 			{"kernel":"ack","args":[3,10],"engine":"native","samples_ns":[1,2,3]}]}`)
 		p.waitFor(`document.querySelectorAll("#compare-table tbody tr").length === 2`, 5*time.Second, "the comparison's rows")
-		rows, err := chromedp.Run(p.ctx, chromedp.Evaluate[[][]string](`[...document.querySelectorAll("#compare-table tbody tr")].map(tr => [tr.dataset.significant, tr.innerText])`))
+		rows, err := evalAs[[][]string](p, `[...document.querySelectorAll("#compare-table tbody tr")].map(tr => [tr.dataset.significant, tr.innerText])`)
 		if err != nil || len(rows) != 2 {
 			t.Fatalf("rows %v (%v)", rows, err)
 		}
@@ -447,7 +485,7 @@ func TestPageInChromium(t *testing.T) {
 		// The method and environment, one click away.
 		p.click(`#results-table tr[data-kernel="fib_rec"] td[data-engine="native"]`)
 		p.waitFor(`document.getElementById("details").open`, 5*time.Second, "the details dialog")
-		details, err := chromedp.Run(p.ctx, chromedp.Text(chromedp.CSS("#details .dialog-body")))
+		details, err := p.text("#details .dialog-body")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -460,12 +498,12 @@ func TestPageInChromium(t *testing.T) {
 		p.waitFor(`!document.getElementById("details").open`, 5*time.Second, "the dialog to close")
 
 		// Copy as Markdown (the clipboard is captured: headless has no real one).
-		if err := chromedp.Do(p.ctx, chromedp.Evaluate[chromedp.Void](`navigator.clipboard.writeText = async (t) => { window.copied = t; }`)); err != nil {
+		if err := p.eval(`navigator.clipboard.writeText = async (t) => { window.copied = t; }`, nil); err != nil {
 			t.Fatal(err)
 		}
 		p.click("#copy")
 		p.waitFor(`typeof window.copied === "string"`, 5*time.Second, "the Markdown")
-		md, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`window.copied`))
+		md, err := evalAs[string](p, `window.copied`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -482,7 +520,7 @@ func TestPageInChromium(t *testing.T) {
 		p.waitFor(`[...document.querySelectorAll('#chart svg text')].some(t => t.textContent === "HHVM 3.8.1")`, 5*time.Second, "historical bars in the chart")
 
 		// The URL reproduces the selection.
-		loc, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`location.search`))
+		loc, err := evalAs[string](p, `location.search`)
 		if err != nil || !strings.Contains(loc, "k=fib_it,fib_rec") || !strings.Contains(loc, "fib_rec.n=25") || !strings.Contains(loc, "e=native,wazero-compiler,browser-wasm,browser-js") || !strings.Contains(loc, "history=1") {
 			t.Errorf("location.search %q (%v) does not hold the selection", loc, err)
 		}
@@ -491,7 +529,7 @@ func TestPageInChromium(t *testing.T) {
 	t.Run("an out-of-range argument shows the server's error", func(t *testing.T) {
 		p.t = t
 		p.open("k=fib_rec&fib_rec.n=200&e=native,browser-js&runs=1&warmup=0")
-		formError, err := chromedp.Run(p.ctx, chromedp.Text(chromedp.CSS(`.kernel[data-kernel="fib_rec"] .field-error`)))
+		formError, err := p.text(`.kernel[data-kernel="fib_rec"] .field-error`)
 		if err != nil || !strings.Contains(formError, "allowed 0 to 92") {
 			t.Errorf("the form's own check: %q (%v)", formError, err)
 		}

@@ -2,10 +2,12 @@ package runner
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/wasmgap/wasmgap/engine"
+	"github.com/wasmgap/wasmgap/engine/browser"
 	"github.com/wasmgap/wasmgap/kernels"
 	"github.com/wasmgap/wasmgap/measure"
 )
@@ -34,6 +36,11 @@ func TestEveryEngineEveryKernel(t *testing.T) {
 	}
 	for _, eng := range engine.Names() {
 		t.Run(eng, func(t *testing.T) {
+			if slices.Contains(browser.Names(), eng) {
+				// A browser per cell would make this test minutes long: engine/browser's
+				// TestEnginesInWorkers runs them, through workers, on each kind of kernel.
+				t.Skip("a browser engine: engine/browser's tests run it")
+			}
 			// Engines share nothing but the machine: while one engine's worker starts (a
 			// JVM, Node, a module loaded), another's runs.
 			t.Parallel()

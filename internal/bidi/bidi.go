@@ -237,7 +237,7 @@ func (c *Conn) Navigate(ctx context.Context, context, url string) error {
 // promise, and decodes its value, turned into JSON in the page (JSON.stringify), into out
 // (nil: discarded). A thrown exception is an error with its message and stack.
 func (c *Conn) Evaluate(ctx context.Context, context, expression string, out any) error {
-	wrapped := "(async () => { const v = await (" + expression + "\n); return v === undefined ? 'null' : JSON.stringify(v); })()"
+	wrapped := "(async () => { const v = await (" + expression + "\n); const s = v === undefined ? undefined : JSON.stringify(v); return s === undefined ? 'null' : s; })()"
 	var res struct {
 		Type   string `json:"type"`
 		Result struct {

@@ -1,30 +1,43 @@
-// Package browsertest starts the headless Chromium that the project's browser tests drive
-// with chromedp, the same way for every package: a browser test skips where Chromium is not
-// installed, except in CI (CI set), where it fails, because there browser tests must run.
+// Package browsertest starts the headless browsers that the project's browser tests drive,
+// the same way for every package: Chromium with chromedp (Start, for the tests that use
+// chromedp's own actions), or either browser behind package internal/headless's
+// browser-neutral Page (Open: navigate, evaluate JavaScript with await, console errors),
+// which the tests that run in both Chromium and Firefox use. A browser test skips where
+// its browser is not installed, except in CI (CI set), where it fails, because there
+// browser tests must run.
 package browsertest
 
 import (
 	"context"
 	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/wasmgap/wasmgap/internal/headless"
 )
+
+// Kinds are the browsers the tests run in, in order.
+func Kinds() []headless.Kind { return headless.Kinds() }
+
+// need skips the test when the browser is missing, or fails it in CI.
+func need(t testing.TB, kind headless.Kind) string {
+	t.Helper()
+	p, err := headless.Path(kind)
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%v, and CI is set: the browser tests must run", err)
+	}
+	t.Skipf("%v; set CI=true to make this a failure", err)
+	return ""
+}
 
 // Path returns the Chromium executable; without one it skips the test, or fails it in CI.
 func Path(t testing.TB) string {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed, and CI is set: the browser tests must run (apt-get install chromium)")
-	}
-	t.Skip("chromium is not installed (apt-get install chromium); set CI=true to make this a failure")
-	return ""
+	return need(t, headless.Chromium)
 }
 
 // Start launches a fresh headless Chromium (its own profile, no network of its own: the
@@ -32,20 +45,7 @@ func Path(t testing.TB) string {
 // The browser is closed when the test ends. extra adds options, such as a window size.
 func Start(t testing.TB, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
-	opts := append([]chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(Path(t)),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-	}, extra...)
+	opts := append(headless.ChromiumFlags(Path(t), t.TempDir()), extra...)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(allocCtx)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
@@ -53,4 +53,17 @@ func Start(t testing.TB, extra ...chromedp.ExecAllocatorOption) context.Context 
 		t.Fatalf("start chromium: %v", err)
 	}
 	return ctx
+}
+
+// Open launches the browser headless with a fresh profile and returns its tab, closed (the
+// whole browser) when the test ends. chromium adds Chromium's flags (a window size).
+func Open(t testing.TB, kind headless.Kind, chromium ...chromedp.ExecAllocatorOption) headless.Page {
+	t.Helper()
+	need(t, kind)
+	p, err := headless.Start(context.Background(), kind, headless.Options{Dir: t.TempDir(), ChromiumFlags: chromium})
+	if err != nil {
+		t.Fatalf("start %s: %v", kind, err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
 }

@@ -52,8 +52,8 @@ func ChromiumFlags(path, profile string) []chromedp.ExecAllocatorOption {
 	}
 }
 
-func startChromium(ctx context.Context, path, profile string) (Page, error) {
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), ChromiumFlags(path, profile)...)
+func startChromium(ctx context.Context, path, profile string, extra []chromedp.ExecAllocatorOption) (Page, error) {
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(ChromiumFlags(path, profile), extra...)...)
 	tabCtx, cancelTab := chromedp.NewContext(allocCtx)
 	c := &chromium{ctx: tabCtx, profile: profile, cancel: func() { cancelTab(); cancelAlloc() }}
 	done := make(chan error, 1)
@@ -134,7 +134,7 @@ func (c *chromium) Navigate(ctx context.Context, url string) error {
 }
 
 func (c *chromium) Evaluate(ctx context.Context, expression string, out any) error {
-	wrapped := "(async () => { const v = await (" + expression + "\n); return v === undefined ? 'null' : JSON.stringify(v); })()"
+	wrapped := "(async () => { const v = await (" + expression + "\n); const s = v === undefined ? undefined : JSON.stringify(v); return s === undefined ? 'null' : s; })()"
 	joined, cancel := c.join(ctx)
 	defer cancel()
 	text, err := chromedp.Run(joined, chromedp.Evaluate[string](wrapped, chromedp.EvalAwaitPromise))

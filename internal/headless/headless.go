@@ -26,6 +26,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/wasmgap/wasmgap/internal/childproc"
 )
 
@@ -93,6 +95,8 @@ type Options struct {
 	Dir string
 	// Timeout bounds the start (the browser's first answer); zero means a minute.
 	Timeout time.Duration
+	// ChromiumFlags adds flags to Chromium's (a window size, say); Firefox ignores them.
+	ChromiumFlags []chromedp.ExecAllocatorOption
 }
 
 // Start launches the browser headless with a fresh profile and returns its first tab.
@@ -114,7 +118,7 @@ func Start(ctx context.Context, kind Kind, opts Options) (Page, error) {
 	var p Page
 	switch kind {
 	case Chromium:
-		p, err = startChromium(startCtx, path, profile)
+		p, err = startChromium(startCtx, path, profile, opts.ChromiumFlags)
 	case Firefox:
 		p, err = startFirefox(startCtx, path, profile)
 	}

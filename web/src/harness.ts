@@ -50,7 +50,8 @@ const ns = (ms: number): number => Math.round(ms * 1e6);
 export function failureOf(err: unknown): string {
   if (err instanceof RangeError && /call stack/i.test(err.message)) return "stack overflow";
   if (err instanceof Error) {
-    if (/stack (overflow|exceeds)/i.test(err.message)) return "stack overflow";
+    // V8: "Maximum call stack size exceeded"; SpiderMonkey: "too much recursion".
+    if (/stack (overflow|exceeds)|too much recursion/i.test(err.message)) return "stack overflow";
     if (/out of memory|memory access out of bounds|Cannot allocate/i.test(err.message)) return `out of memory: ${err.message}`;
     return `crashed: ${err.message}`;
   }
@@ -242,6 +243,27 @@ export async function measure(
     const err = explain && phase !== "load" ? explain(thrown) : thrown;
     result.failure = failureOf(err);
     if (phase === "load") result.failure = `failed to load: ${err instanceof Error ? err.message : String(err)}`;
+    if (result.failure === "stack overflow") result.note = stackNote(thrown);
   }
+  if (!result.note && result.browser && !result.browser.cross_origin_isolated) result.note = timerNote(result.browser.timer_resolution_ns);
   return result;
+}
+
+/** stackNote says why a call overflowed in a browser: the worker's stack, and what the
+ * browser said (V8's RangeError, SpiderMonkey's InternalError "too much recursion"). */
+export function stackNote(thrown: unknown): string {
+  const said = thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown);
+  return (
+    `the Web Worker's stack ran out (${said}): a browser gives a worker a smaller stack than its main thread ` +
+    "(Chromium about half; Firefox counts frames against its own limit), and ack(3, m) recurses about 2^(m+3) calls deep"
+  );
+}
+
+/** timerNote says why times are coarse in a page that is not cross-origin isolated. */
+export function timerNote(stepNs: number): string {
+  const step = stepNs >= 1e6 ? `${stepNs / 1e6} ms` : `${Math.round(stepNs / 1e3)} µs`;
+  return (
+    `performance.now() steps ${step} here: the page is not cross-origin isolated (COOP + COEP), so the browser coarsens its clock ` +
+    "(Firefox to 1 ms, Chromium to 100 µs); samples still last the minimum, k calls over many steps"
+  );
 }

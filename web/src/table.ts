@@ -122,6 +122,8 @@ function fillCell(td: HTMLTableCellElement, grid: Grid, r: number, engine: strin
       if (res.failure) {
         td.classList.add("failed");
         parts.push(el("span", "failure", res.failure));
+        // Why, where the engine says (a browser worker's stack, its timer).
+        if (res.note) parts.push(el("span", "note", res.note));
       } else {
         const med = el("span", "median", medianText(res, duration));
         med.dataset.ns = String(res.median_ns);
