@@ -15,6 +15,7 @@ import { Grid, type Row } from "./results";
 import { type Selection, checkInt, fromQuery, kernelArgs, toQuery } from "./selection";
 import { renderTable, updateRow } from "./table";
 import { CompareView } from "./compare";
+import { type ResultsTab, mountResults } from "./results-tab";
 import { BROWSER_ENGINES, type Catalogue, type Kernel, type Limit } from "./types";
 
 const $ = <T extends HTMLElement>(id: string): T => {
@@ -41,6 +42,8 @@ interface App {
   compare?: CompareView;
   /** The "Your kernel" tab, when the server builds user kernels. */
   custom?: CustomPanel;
+  /** The share button and the Results tab, when the server keeps a results store. */
+  stored?: ResultsTab;
 }
 
 function browserEngines(bundle: Bundle): string[] {
@@ -62,6 +65,7 @@ async function start(): Promise<void> {
   app.compare = new CompareView($("compare"), () => app.grid);
   buildForm(app);
   app.custom = mountCustom(cat, bundle, { changed: () => changed(app), run: () => runAll(app) });
+  app.stored = mountResults(cat);
   buildPanels(cat);
   wireToolbar(app);
   $("isolation").textContent = crossOriginIsolated ? "cross-origin isolated: fine timers" : "not cross-origin isolated: coarse timers";
@@ -328,6 +332,7 @@ async function runAll(app: App): Promise<void> {
     }
   }
   const cancelled = !app.running;
+  app.stored?.ran(grid, { runs, warmup, minSampleMs });
   for (const [key, s] of grid.cells) {
     if (s.kind === "pending" || s.kind === "queued" || s.kind === "running") grid.cells.set(key, { kind: "cancelled" });
   }
