@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,13 +76,13 @@ func TestBrowserSharesAndSeesItsRun(t *testing.T) {
 	p.click("#tab-results")
 	p.waitFor(`document.getElementById("stored").dataset.loaded >= "1"`, 20*time.Second, "the Results tab")
 	for _, k := range []struct{ kernel, args string }{{"fib_it", "30"}, {"ack", "2,3"}} {
-		before, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("stored").dataset.loaded`))
 		js := `(() => { const s = document.getElementById("stored-kernel"); s.value = "` + k.kernel + `"; s.dispatchEvent(new Event("change"));
 			const a = document.getElementById("stored-args"); a.value = "` + k.args + `"; a.dispatchEvent(new Event("change")); return true })()`
 		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js)); err != nil {
 			t.Fatal(err)
 		}
-		p.waitFor(`Number(document.getElementById("stored").dataset.loaded) >= `+before+` + 2`, 20*time.Second, "the "+k.kernel+" distribution")
+		label := k.kernel + "(" + strings.ReplaceAll(k.args, ",", ", ") + "):"
+		p.waitFor(`document.getElementById("stored-status").textContent.startsWith("`+label+`")`, 20*time.Second, "the "+k.kernel+" distribution")
 		p.waitFor(`document.querySelector('#stored-svg circle.stored-point[data-run="`+id+`"][data-engine="browser-wasm"]') !== null`, 10*time.Second,
 			"run "+id+"'s point in the "+k.kernel+" distribution")
 		p.waitFor(`document.querySelector('#stored-runs-table tr[data-run="`+id+`"] a[href="/api/results/`+id+`"]') !== null`, 10*time.Second, "the run's link")

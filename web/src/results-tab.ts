@@ -55,7 +55,8 @@ interface EngineDistribution {
   runs: number;
   quantiles_ns: [number, number, number, number, number];
   points: Point[];
-  trend: TrendPoint[];
+  /** The trend, for the engine asked for (the first when none was). */
+  trend: TrendPoint[] | null;
 }
 
 /** GET /api/results (results.Distribution). */
@@ -102,7 +103,8 @@ export function mountResults(cat: Catalogue): ResultsTab | undefined {
   const tab = $("tab-results");
   tab.hidden = false;
   const section = $("stored");
-  const others = ["form", "results", "custom"].map((id) => document.getElementById(id)).filter((e): e is HTMLElement => e !== null);
+  section.style.gridColumn = "1 / -1"; // the whole width of the page's grid, as the panes it replaces
+  const others = ["controls", "form", "results", "custom"].map((id) => document.getElementById(id)).filter((e): e is HTMLElement => e !== null);
   let hiddenBefore = new Map<HTMLElement, boolean>();
   const show = (on: boolean): void => {
     if (on === !section.hidden) return;
@@ -189,11 +191,14 @@ export function mountResults(cat: Catalogue): ResultsTab | undefined {
   let current: Distribution | undefined;
   const checked = new Set<number>();
   compareBtn.onclick = () => void compare([...checked]);
-  trendSel.onchange = () => renderTrend();
+  trendSel.onchange = () => void refresh(); // the trend is the server's for one engine
 
+  let asked = 0; // the latest request: an older answer that arrives late is dropped
   const refresh = async (): Promise<void> => {
+    const mine = ++asked;
     const q = new URLSearchParams({ kernel: kernelSel.value, args: argsIn.value.replace(/\s+/g, "") });
     for (const [key, s] of filterSels) if (s.value) q.set(key, s.value);
+    if (trendSel.value) q.set("trend", trendSel.value);
     status.textContent = "Loading…";
     let d: Distribution;
     try {
@@ -202,9 +207,11 @@ export function mountResults(cat: Catalogue): ResultsTab | undefined {
       if (!resp.ok) throw new Error(body.error ?? resp.statusText);
       d = body;
     } catch (err) {
+      if (mine !== asked) return;
       status.textContent = `Cannot load the stored results: ${err instanceof Error ? err.message : String(err)}`;
       return;
     }
+    if (mine !== asked) return;
     current = d;
     for (const f of FILTERS) {
       const s = filterSels.get(f.key)!;
@@ -265,7 +272,8 @@ export function mountResults(cat: Catalogue): ResultsTab | undefined {
   };
 
   const renderTrend = (): void => {
-    const e = current?.engines?.find((x) => x.engine === trendSel.value);
+    const e = current?.engines?.find((x) => x.trend !== null);
+    if (e) trendSel.value = e.engine;
     if (!e) {
       trendOut.replaceChildren();
       return;
@@ -274,7 +282,7 @@ export function mountResults(cat: Catalogue): ResultsTab | undefined {
     table.id = "stored-trend-table";
     const hr = table.createTHead().insertRow();
     for (const h of ["wasmgap", "first stored", "runs", "median of medians"]) hr.append(el("th", undefined, h));
-    for (const t of e.trend) {
+    for (const t of e.trend ?? []) {
       const tr = table.createTBody().insertRow();
       tr.append(el("td", undefined, t.wasmgap), el("td", undefined, t.first.slice(0, 10)), el("td", undefined, String(t.runs)), el("td", undefined, duration(t.median_ns)));
     }
