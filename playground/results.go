@@ -17,8 +17,8 @@ import (
 
 // The stored runs' routes:
 //
-//	GET  /api/results?kernel=K&args=30[&browser=…&os=…&cores=…&engine_version=…&wasmgap=…&source=…]
-//	                            each engine's distribution of medians across stored runs
+//	GET  /api/results?kernel=K&args=30[&browser=…&os=…&cores=…&engine_version=…&wasmgap=…&source=…][&trend=ENGINE]
+//	                            each engine's distribution of medians across stored runs, ENGINE's trend
 //	GET  /api/results/{id}      one stored run (its report, as `wasmgap results export` writes it, inside)
 //	GET  /api/results/compare?old=ID&new=ID   two stored runs compared, as `wasmgap results compare --format json`
 //	POST /api/results/share     a browser's cells, opt-in (share.go)
@@ -78,7 +78,7 @@ func (s *Server) handleDistribution(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Cores = n
 	}
-	d, err := s.opts.Results.Distribution(r.Context(), f)
+	d, err := s.opts.Results.Distribution(r.Context(), f, q.Get("trend"))
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, apiError{Error: err.Error()})
 		return

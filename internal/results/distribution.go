@@ -1,10 +1,10 @@
 package results
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -61,154 +61,205 @@ type Distribution struct {
 	Facets  Facets               `json:"facets"`
 }
 
-// distRow is one matching cell with its run's filterable fields.
-type distRow struct {
-	engine, engineVersion, source, browser, os, wasmgap string
-	median                                              float64
-	run                                                 int64
-	created                                             int64
-	cores                                               int
+// cellWhere renders the Results tab's conditions on cells: the kernel and its arguments,
+// no failure, and the filter's run fields (carried by each cell since schema 3).
+func (f Filter) cellWhere() (string, []any) {
+	conds := []string{"kernel = ?", "args = ?", "failure = ''"}
+	args := []any{f.Kernel, f.Args}
+	for _, c := range []struct{ col, v string }{
+		{"engine", f.Engine}, {"source", f.Source}, {"browser", f.Browser}, {"os", f.OS},
+		{"engine_version", f.EngineVersion}, {"wasmgap", f.Wasmgap},
+	} {
+		if c.v != "" {
+			conds = append(conds, c.col+" = ?")
+			args = append(args, c.v)
+		}
+	}
+	if f.Cores > 0 {
+		conds, args = append(conds, "cores = ?"), append(args, f.Cores)
+	}
+	if !f.Since.IsZero() {
+		conds, args = append(conds, "created_ns >= ?"), append(args, f.Since.UnixNano())
+	}
+	if !f.Until.IsZero() {
+		conds, args = append(conds, "created_ns < ?"), append(args, f.Until.UnixNano())
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
 // Distribution returns, for f.Kernel with f.Args, each engine's medians across the runs
-// f keeps (cells that failed left out). f's Browser, OS, Cores, EngineVersion, Wasmgap,
-// Source and Engine filter; Facets lists what they may be set to.
-func (s *Store) Distribution(ctx context.Context, f Filter) (Distribution, error) {
+// f keeps (cells that failed left out): the count and quantiles over every such run, the
+// newest MaxPoints points, and for trendEngine (the first engine when empty) the median
+// of medians per wasmgap version. f's Engine, Source, Browser (its name), OS, Cores,
+// EngineVersion, Wasmgap, Since and Until filter; Facets lists the values stored runs
+// have. Everything is counted and ordered by the store's covering indexes: no cell is
+// read whole, and only the answer's rows reach Go.
+func (s *Store) Distribution(ctx context.Context, f Filter, trendEngine string) (Distribution, error) {
 	if f.Kernel == "" {
 		return Distribution{}, fmt.Errorf("distribution: name a kernel")
 	}
-	// One range of cells_distribution, each row joined to its run by key; the filters are
-	// applied here, in Go, so that the facets come from the same rows.
-	rows, err := s.db.QueryContext(ctx, s.d.q(`SELECT c.engine, c.median_ns, c.run_id, c.engine_version,
-		r.created_ns, r.source, r.browser, r.browser_version, r.os, r.cores, r.wasmgap
-		FROM cells c JOIN runs r ON r.id = c.run_id
-		WHERE c.kernel = ? AND c.args = ? AND c.failure = ''`), f.Kernel, f.Args)
+	d := Distribution{Kernel: f.Kernel, Args: f.Args}
+	where, args := f.cellWhere()
+	rows, err := s.db.QueryContext(ctx, s.d.q("SELECT engine, COUNT(*), MIN(median_ns), MAX(median_ns) FROM cells"+where+" GROUP BY engine ORDER BY engine"), args...)
 	if err != nil {
-		return Distribution{}, fmt.Errorf("distribution: %w", err)
+		return d, fmt.Errorf("distribution: %w", err)
+	}
+	for rows.Next() {
+		var e EngineDistribution
+		if err := rows.Scan(&e.Engine, &e.Runs, &e.Quantiles[0], &e.Quantiles[4]); err != nil {
+			rows.Close()
+			return d, err
+		}
+		d.Engines = append(d.Engines, e)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return d, err
+	}
+	if trendEngine == "" && len(d.Engines) > 0 {
+		trendEngine = d.Engines[0].Engine
+	}
+	for i := range d.Engines {
+		e := &d.Engines[i]
+		ef := f
+		ef.Engine = e.Engine
+		for j, q := range []float64{0.25, 0.5, 0.75} {
+			if e.Quantiles[j+1], err = s.quantile(ctx, "cells_quantiles", ef, e.Runs, q); err != nil {
+				return d, err
+			}
+		}
+		if e.Points, err = s.newest(ctx, ef); err != nil {
+			return d, err
+		}
+		if e.Engine == trendEngine {
+			if e.Trend, err = s.trend(ctx, ef); err != nil {
+				return d, err
+			}
+		}
+	}
+	d.Facets, err = s.facets(ctx)
+	return d, err
+}
+
+// quantile is the q-quantile of the medians f selects (n of them), linearly interpolated,
+// read at its rank through the index, which holds them in order.
+func (s *Store) quantile(ctx context.Context, index string, f Filter, n int, q float64) (float64, error) {
+	if n == 0 {
+		return 0, nil
+	}
+	pos := q * float64(n-1)
+	lo := int(pos)
+	where, args := f.cellWhere()
+	rows, err := s.db.QueryContext(ctx, s.d.q("SELECT median_ns FROM cells"+s.d.indexed(index)+where+" ORDER BY median_ns LIMIT 2 OFFSET "+strconv.Itoa(lo)), args...)
+	if err != nil {
+		return 0, fmt.Errorf("distribution: quantile: %w", err)
 	}
 	defer rows.Close()
-	d := Distribution{Kernel: f.Kernel, Args: f.Args}
-	seen := map[string]map[string]bool{}
-	facet := func(name, v string, list *[]string) {
-		if v == "" {
-			return
-		}
-		if seen[name] == nil {
-			seen[name] = map[string]bool{}
-		}
-		if !seen[name][v] {
-			seen[name][v] = true
-			*list = append(*list, v)
-		}
-	}
-	var kept []distRow
+	var v []float64
 	for rows.Next() {
-		var r distRow
+		var x float64
+		if err := rows.Scan(&x); err != nil {
+			return 0, err
+		}
+		v = append(v, x)
+	}
+	if len(v) == 0 {
+		return 0, rows.Err()
+	}
+	if len(v) == 1 {
+		return v[0], rows.Err()
+	}
+	return v[0] + (pos-float64(lo))*(v[1]-v[0]), rows.Err()
+}
+
+// newest returns the newest MaxPoints runs' medians f selects.
+func (s *Store) newest(ctx context.Context, f Filter) ([]Point, error) {
+	where, args := f.cellWhere()
+	rows, err := s.db.QueryContext(ctx, s.d.q("SELECT run_id, median_ns, created_ns, source, browser, browser_version, wasmgap FROM cells"+s.d.indexed("cells_newest")+where+
+		" ORDER BY run_id DESC LIMIT "+strconv.Itoa(MaxPoints)), args...)
+	if err != nil {
+		return nil, fmt.Errorf("distribution: points: %w", err)
+	}
+	defer rows.Close()
+	var out []Point
+	for rows.Next() {
+		var p Point
+		var created int64
 		var bv string
-		if err := rows.Scan(&r.engine, &r.median, &r.run, &r.engineVersion, &r.created, &r.source, &r.browser, &bv, &r.os, &r.cores, &r.wasmgap); err != nil {
-			return Distribution{}, err
+		if err := rows.Scan(&p.Run, &p.MedianNS, &created, &p.Source, &p.Browser, &bv, &p.Wasmgap); err != nil {
+			return nil, err
 		}
-		facet("browser", r.browser, &d.Facets.Browsers)
-		facet("os", r.os, &d.Facets.OS)
-		facet("version", r.engineVersion, &d.Facets.EngineVersions)
-		facet("wasmgap", r.wasmgap, &d.Facets.Wasmgap)
-		if !slices.Contains(d.Facets.Cores, r.cores) {
-			d.Facets.Cores = append(d.Facets.Cores, r.cores)
+		p.Created = time.Unix(0, created).UTC()
+		if p.Browser != "" && bv != "" {
+			p.Browser += " " + bv
 		}
-		if r.browser != "" && bv != "" {
-			r.browser += " " + bv
-		}
-		if keep(f, r) {
-			kept = append(kept, r)
-		}
+		out = append(out, p)
 	}
+	return out, rows.Err()
+}
+
+// trend returns the median of the medians f selects per wasmgap version, in the order
+// the versions first appeared.
+func (s *Store) trend(ctx context.Context, f Filter) ([]TrendPoint, error) {
+	where, args := f.cellWhere()
+	rows, err := s.db.QueryContext(ctx, s.d.q("SELECT wasmgap, COUNT(*), MIN(created_ns) FROM cells"+s.d.indexed("cells_versions")+where+" GROUP BY wasmgap"), args...)
+	if err != nil {
+		return nil, fmt.Errorf("distribution: trend: %w", err)
+	}
+	var out []TrendPoint
+	for rows.Next() {
+		var t TrendPoint
+		var first int64
+		if err := rows.Scan(&t.Wasmgap, &t.Runs, &first); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		t.First = time.Unix(0, first).UTC()
+		out = append(out, t)
+	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
-		return Distribution{}, err
+		return nil, err
 	}
-	slices.Sort(d.Facets.Browsers)
-	slices.Sort(d.Facets.OS)
-	slices.Sort(d.Facets.Cores)
-	slices.Sort(d.Facets.EngineVersions)
-	slices.Sort(d.Facets.Wasmgap)
-
-	byEngine := map[string][]distRow{}
-	var engines []string
-	for _, r := range kept {
-		if _, ok := byEngine[r.engine]; !ok {
-			engines = append(engines, r.engine)
+	for i := range out {
+		vf := f
+		vf.Wasmgap = out[i].Wasmgap
+		if out[i].MedianNS, err = s.quantile(ctx, "cells_versions", vf, out[i].Runs, 0.5); err != nil {
+			return nil, err
 		}
-		byEngine[r.engine] = append(byEngine[r.engine], r)
 	}
-	slices.Sort(engines)
-	for _, e := range engines {
-		d.Engines = append(d.Engines, engineDistribution(e, byEngine[e]))
-	}
-	return d, nil
+	slices.SortFunc(out, func(a, b TrendPoint) int { return a.First.Compare(b.First) })
+	return out, nil
 }
 
-func keep(f Filter, r distRow) bool {
-	switch {
-	case f.Engine != "" && r.engine != f.Engine,
-		f.Source != "" && r.source != f.Source,
-		f.Browser != "" && !strings.HasPrefix(r.browser, f.Browser),
-		f.OS != "" && r.os != f.OS,
-		f.Cores > 0 && r.cores != f.Cores,
-		f.EngineVersion != "" && r.engineVersion != f.EngineVersion,
-		f.Wasmgap != "" && r.wasmgap != f.Wasmgap,
-		!f.Since.IsZero() && r.created < f.Since.UnixNano(),
-		!f.Until.IsZero() && r.created >= f.Until.UnixNano():
-		return false
+// facets lists the values the filters can take: those of every stored run.
+func (s *Store) facets(ctx context.Context) (Facets, error) {
+	var fc Facets
+	rows, err := s.db.QueryContext(ctx, "SELECT kind, value FROM facets ORDER BY kind, value")
+	if err != nil {
+		return fc, fmt.Errorf("distribution: facets: %w", err)
 	}
-	return true
-}
-
-func engineDistribution(name string, rows []distRow) EngineDistribution {
-	ed := EngineDistribution{Engine: name, Runs: len(rows)}
-	medians := make([]float64, len(rows))
-	for i, r := range rows {
-		medians[i] = r.median
-	}
-	slices.Sort(medians)
-	for i, q := range []float64{0, 0.25, 0.5, 0.75, 1} {
-		ed.Quantiles[i] = quantile(medians, q)
-	}
-	// The newest runs' points.
-	slices.SortFunc(rows, func(a, b distRow) int { return cmp.Compare(b.run, a.run) })
-	for _, r := range rows[:min(len(rows), MaxPoints)] {
-		ed.Points = append(ed.Points, Point{Run: r.run, MedianNS: r.median, Created: time.Unix(0, r.created).UTC(), Source: r.source, Browser: r.browser, Wasmgap: r.wasmgap})
-	}
-	// The trend: per wasmgap version, in the order the versions first appeared.
-	type acc struct {
-		first   int64
-		medians []float64
-	}
-	byVersion := map[string]*acc{}
-	for _, r := range rows {
-		a := byVersion[r.wasmgap]
-		if a == nil {
-			a = &acc{first: r.created}
-			byVersion[r.wasmgap] = a
+	defer rows.Close()
+	for rows.Next() {
+		var kind, v string
+		if err := rows.Scan(&kind, &v); err != nil {
+			return fc, err
 		}
-		a.first = min(a.first, r.created)
-		a.medians = append(a.medians, r.median)
+		switch kind {
+		case "browser":
+			fc.Browsers = append(fc.Browsers, v)
+		case "os":
+			fc.OS = append(fc.OS, v)
+		case "cores":
+			if n, err := strconv.Atoi(v); err == nil {
+				fc.Cores = append(fc.Cores, n)
+			}
+		case "engine_version":
+			fc.EngineVersions = append(fc.EngineVersions, v)
+		case "wasmgap":
+			fc.Wasmgap = append(fc.Wasmgap, v)
+		}
 	}
-	for v, a := range byVersion {
-		slices.Sort(a.medians)
-		ed.Trend = append(ed.Trend, TrendPoint{Wasmgap: v, First: time.Unix(0, a.first).UTC(), Runs: len(a.medians), MedianNS: quantile(a.medians, 0.5)})
-	}
-	slices.SortFunc(ed.Trend, func(a, b TrendPoint) int { return a.First.Compare(b.First) })
-	return ed
-}
-
-// quantile is the q-quantile of sorted values, linearly interpolated.
-func quantile(sorted []float64, q float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	pos := q * float64(len(sorted)-1)
-	i := int(pos)
-	if i >= len(sorted)-1 {
-		return sorted[len(sorted)-1]
-	}
-	return sorted[i] + (pos-float64(i))*(sorted[i+1]-sorted[i])
+	slices.Sort(fc.Cores)
+	return fc, rows.Err()
 }

@@ -66,6 +66,15 @@ func (d dialect) q(s string) string {
 	return b.String()
 }
 
+// indexed names the index a SQLite query reads ("INDEXED BY"), so that its plan does not
+// depend on statistics; PostgreSQL's planner chooses its own.
+func (d dialect) indexed(index string) string {
+	if d.numbered {
+		return ""
+	}
+	return " INDEXED BY " + index
+}
+
 // IsPostgres reports whether dsn names a PostgreSQL server rather than an SQLite file.
 func IsPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
@@ -93,7 +102,7 @@ func openAt(ctx context.Context, dsn string, version int) (*Store, error) {
 		}
 		// WAL lets the page read while a run is written; busy_timeout makes a second
 		// writer (a bench beside a server) wait instead of failing.
-		source = "file:" + dsn + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+		source = "file:" + dsn + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-65536)&_pragma=mmap_size(268435456)"
 	}
 	db, err := sql.Open(s.d.driver, source)
 	if err != nil {

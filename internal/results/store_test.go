@@ -170,10 +170,7 @@ func TestMigrations(t *testing.T) {
 		if v, _ := prev.Version(ctx); v != len(migrationFiles())-1 {
 			t.Fatalf("previous schema at version %d", v)
 		}
-		id, err := prev.Save(ctx, NewRun(SourceCLI, testReport("linux", 2, cell("fib_rec", []int{30}, "native", 1, 2, 3))))
-		if err != nil {
-			t.Fatal(err)
-		}
+		id := saveV2(t, prev, NewRun(SourceCLI, testReport("linux", 2, cell("fib_rec", []int{30}, "native", 1, 2, 3))))
 		prev.Close()
 		s := open(t, dsn)
 		if v, _ := s.Version(ctx); v != len(migrationFiles()) {
@@ -182,8 +179,9 @@ func TestMigrations(t *testing.T) {
 		if run, err := s.Get(ctx, id); err != nil || len(run.Report.Results) != 1 {
 			t.Errorf("the run stored before the migration: %+v, %v", run, err)
 		}
-		if d, err := s.Distribution(ctx, Filter{Kernel: "fib_rec", Args: "30"}); err != nil || len(d.Engines) != 1 {
-			t.Errorf("distribution after the migration: %+v, %v", d, err)
+		if d, err := s.Distribution(ctx, Filter{Kernel: "fib_rec", Args: "30", OS: "linux", Cores: 2}, ""); err != nil || len(d.Engines) != 1 || d.Engines[0].Quantiles[2] != 2 ||
+			!slices.Equal(d.Facets.OS, []string{"linux"}) || !slices.Equal(d.Facets.EngineVersions, []string{"go1.26.4"}) {
+			t.Errorf("distribution after the migration (the cells' run fields and the facets filled from the runs): %+v, %v", d, err)
 		}
 		// Opening again changes nothing; a schema newer than the binary is refused.
 		s.Close()
@@ -197,11 +195,32 @@ func TestMigrations(t *testing.T) {
 	})
 	t.Run("empty", func(t *testing.T) {
 		s := open(t, filepath.Join(t.TempDir(), "r.db"))
-		var tables int
-		if err := s.db.QueryRow("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'cells_distribution'").Scan(&tables); err != nil || tables != 1 {
-			t.Errorf("cells_distribution index: %d, %v", tables, err)
+		var n int
+		if err := s.db.QueryRow("SELECT COUNT(*) FROM sqlite_master WHERE name IN ('cells_quantiles', 'cells_versions', 'cells_newest', 'facets', 'cells_distribution')").Scan(&n); err != nil || n != 4 {
+			t.Errorf("the Results tab's indexes and the facets table: %d of 4 (and cells_distribution dropped), %v", n, err)
 		}
 	})
+}
+
+// saveV2 stores a run as a binary of schema version 2 did: cells without their run's fields.
+func saveV2(t *testing.T, s *Store, run Run) int64 {
+	t.Helper()
+	e := run.Report.Environment
+	var id int64
+	err := s.db.QueryRow(s.d.q(`INSERT INTO runs (created_ns, source, plan, machine, wasmgap, go, cpu, cores, os, arch,
+		browser, browser_version, user_agent, hardware_concurrency, cross_origin_isolated, timer_resolution_ns, method, environment)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', '', '', 0, 0, 0, '{}', '{}') RETURNING id`),
+		run.Created.UnixNano(), run.Source, run.Plan, run.Machine, run.Wasmgap, e.Go, e.CPU, e.Cores, e.OS, e.Arch).Scan(&id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range run.Report.Results {
+		if _, err := s.db.Exec(s.d.q(`INSERT INTO cells (run_id, pos, kernel, args, engine, engine_version, median_ns, failure, result) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '{}')`),
+			id, i, r.Kernel, argsKey(r.Args), r.Engine, engineVersion(run, r), r.Median, r.Failure); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return id
 }
 
 func TestDistribution(t *testing.T) {
@@ -225,7 +244,7 @@ func TestDistribution(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		d, err := s.Distribution(ctx, Filter{Kernel: "fib_rec", Args: "30"})
+		d, err := s.Distribution(ctx, Filter{Kernel: "fib_rec", Args: "30"}, "native")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -268,7 +287,7 @@ func TestDistribution(t *testing.T) {
 			{"source", Filter{Source: SourceBrowser}, map[string]int{"browser-wasm": 1}},
 		} {
 			tc.f.Kernel, tc.f.Args = "fib_rec", "30"
-			d, err := s.Distribution(ctx, tc.f)
+			d, err := s.Distribution(ctx, tc.f, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -283,7 +302,10 @@ func TestDistribution(t *testing.T) {
 				t.Errorf("%s: facets should not depend on the filters: %+v", tc.name, d.Facets)
 			}
 		}
-		if _, err := s.Distribution(ctx, Filter{}); err == nil {
+		if d, _ := s.Distribution(ctx, Filter{Kernel: "fib_rec", Args: "30"}, ""); d.Engines[0].Trend == nil || d.Engines[1].Trend != nil {
+			t.Errorf("the trend is the first engine's when none is named: %+v", d.Engines)
+		}
+		if _, err := s.Distribution(ctx, Filter{}, ""); err == nil {
 			t.Error("a distribution without a kernel")
 		}
 	})

@@ -17,6 +17,7 @@ import { type Selection, checkInt, fromQuery, kernelArgs, toQuery, unknownNames 
 import { renderTable, updateRow } from "./table";
 import { CompareView } from "./compare";
 import { JITView } from "./jit";
+import { type ResultsTab, mountResults } from "./results-tab";
 import { BROWSER_ENGINES, type Catalogue, type Kernel, type Limit } from "./types";
 
 const $ = <T extends HTMLElement>(id: string): T => {
@@ -45,6 +46,8 @@ interface App {
   jit?: JITView;
   /** The "Your kernel" tab, when the server builds user kernels. */
   custom?: CustomPanel;
+  /** The share button and the Results tab, when the server keeps a results store. */
+  stored?: ResultsTab;
 }
 
 function browserEngines(bundle: Bundle): string[] {
@@ -70,6 +73,7 @@ async function start(): Promise<void> {
   app.jit = new JITView($("jit"), () => app.grid);
   buildForm(app);
   app.custom = mountCustom(cat, bundle, { changed: () => changed(app), run: () => runAll(app) });
+  app.stored = mountResults(cat);
   buildPanels(cat);
   wireToolbar(app);
   $("isolation").textContent = crossOriginIsolated ? "cross-origin isolated: fine timers" : "not cross-origin isolated: coarse timers";
@@ -391,6 +395,7 @@ async function runAll(app: App): Promise<void> {
     }
   }
   const cancelled = !app.running;
+  app.stored?.ran(grid, { runs, warmup, minSampleMs });
   for (const [key, s] of grid.cells) {
     if (s.kind === "pending" || s.kind === "queued" || s.kind === "running") grid.cells.set(key, { kind: "cancelled" });
   }
