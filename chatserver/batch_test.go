@@ -50,14 +50,14 @@ type hubState struct {
 func stateOf(ts *testServer) hubState {
 	var s hubState
 	ts.srv.hub.do(context.Background(), &inspectReq{fn: func(h *hub) {
-		s = hubState{seq: h.seq, mailboxes: maps.Clone(h.mailboxes), users: map[string]int{}, used: h.store.Used()}
+		s = hubState{seq: h.m.Last(), mailboxes: map[string]int{}, users: h.m.Streams(), used: h.store.Used()}
 		st, err := h.store.Stats()
 		if err != nil {
 			panic(err)
 		}
 		s.events = st.MemEvents
-		for nick, u := range h.users {
-			s.users[nick] = len(u.conns)
+		for _, nick := range h.m.MailboxNicks() {
+			s.mailboxes[nick] = h.m.MailCount(nick)
 		}
 	}})
 	return s

@@ -41,9 +41,13 @@ func (f fastSide) Page(r *fastpath.Request) ([]byte, int) {
 // by send.
 func (f fastSide) Send(r *fastpath.Request) (fastpath.Reply, bool) {
 	p, _, err := f.s.msgPost(string(r.Target))
-	if err != nil || f.s.guardsSends(p.From) {
-		return fastpath.Reply{}, false // refused, or to be authorized: net/http's answer
+	if err != nil || f.s.guardsSends(p.From) || f.s.proxies.Trusts(r.Remote) {
+		// Refused, to be authorized, or from a proxy that names its client in a
+		// header: net/http's answer.
+		return fastpath.Reply{}, false
 	}
+	p.Addr = clientAddrOf(r.Remote) // the per-address limits' key, as clientAddr
+
 	// net/http's request context ends when the client leaves; the send
 	// then goes on all the same (Publish does not undo a post), so no
 	// context is needed here.

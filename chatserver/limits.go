@@ -8,9 +8,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/time/rate"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/room"
 )
 
 // MaxNickLen is the longest nickname accepted.
@@ -51,13 +52,8 @@ func validText(text string, maxBytes int) error {
 	if len(text) > maxBytes {
 		return refuse(ErrTooLarge, "message text is %d bytes: at most %d are allowed", len(text), maxBytes)
 	}
-	if !utf8.ValidString(text) {
-		return refuse(ErrInvalid, "message text is not valid UTF-8")
-	}
-	for _, r := range text {
-		if r < 0x20 && r != '\t' || r == 0x7f {
-			return refuse(ErrInvalid, "message text has the control character %U: a message is one line of text (tabs allowed)", r)
-		}
+	if why := room.TextProblem(text); why != "" {
+		return refuse(ErrInvalid, "%s", why)
 	}
 	return nil
 }
@@ -158,11 +154,15 @@ func (l *addrLimits) release(addr string) {
 	}
 }
 
-// clientAddr is the IP address of the request's client.
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+// clientAddr is the IP address of the request's client (a trusted proxy's
+// client: the proxies' handler has set RemoteAddr).
+func clientAddr(r *http.Request) string { return clientAddrOf(r.RemoteAddr) }
+
+// clientAddrOf is the IP address of a RemoteAddr (host:port).
+func clientAddrOf(remote string) string {
+	host, _, err := net.SplitHostPort(remote)
 	if err != nil {
-		return r.RemoteAddr
+		return remote
 	}
 	return host
 }

@@ -1,6 +1,9 @@
 package chatserver
 
-import "time"
+import (
+	"github.com/wasmgap/wasmgap/chatserver/internal/room"
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
+)
 
 // prune deletes the history and the offline messages older than the
 // retention. It checkpoints first, so that everything is in chat.db, and
@@ -29,25 +32,16 @@ func (h *hub) prune() {
 			break
 		}
 	}
-	h.pruneMail(cutoff)
+	h.process([]request{&tickReq{}}) // the mail past the retention leaves
 	if err := h.store.Measure(); err != nil {
 		h.log.Error("store size", "err", err)
 	}
 }
 
-// pruneMail deletes offline messages sent before cutoff: a mailbox keeps a
-// message as long as the history keeps events.
-func (h *hub) pruneMail(cutoff time.Time) {
-	left, err := h.store.PruneMail(cutoff)
-	if err != nil {
-		h.log.Error("prune mailboxes", "err", err)
-		return
-	}
-	for nick, n := range left {
-		if n == 0 {
-			delete(h.mailboxes, nick)
-		} else {
-			h.mailboxes[nick] = n
-		}
-	}
+// tickReq tells the machine the time: the mails past the retention leave.
+type tickReq struct{ reply }
+
+func (r *tickReq) apply(h *hub, tx *store.Tx) (result, error) {
+	_, err := h.apply(tx, room.Request{Kind: room.Tick})
+	return result{}, err
 }

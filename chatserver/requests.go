@@ -68,7 +68,6 @@ func (r *graceReq) apply(h *hub, tx *store.Tx) (result, error) {
 type presenceReq struct{ reply }
 
 func (r *presenceReq) apply(h *hub, tx *store.Tx) (result, error) {
-	h.presTimer = false
 	return result{}, h.flushPresence(tx)
 }
 

@@ -154,6 +154,7 @@ func (s *Server) serveMsg(w http.ResponseWriter, r *http.Request) {
 		s.refuseAuth(w, err, false)
 		return
 	}
+	p.Addr = clientAddr(r)
 	_, status, err = s.send(r.Context(), p)
 	if err != nil {
 		s.sendError(w, status, err, false)
@@ -195,6 +196,7 @@ func (s *Server) serveSend(w http.ResponseWriter, r *http.Request) {
 		s.refuseAuth(w, err, true)
 		return
 	}
+	in.Addr = clientAddr(r) // never the body's
 	rc, status, err := s.send(r.Context(), in)
 	if err != nil {
 		s.sendError(w, status, err, true)

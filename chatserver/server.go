@@ -219,7 +219,11 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.store = st
-	s.hub = newHub(st, state, &s.opts)
+	if s.hub, err = newHub(st, state, &s.opts); err != nil {
+		st.Close()
+		s.removeTmp()
+		return nil, err
+	}
 	s.senders = newRateLimits(opts.SendRate, opts.SendBurst)
 	s.addrs = newAddrLimits(opts.MaxConnsPerAddr)
 	if err := opts.Broker.Subscribe(hubSide{s}); err != nil {

@@ -658,7 +658,7 @@ func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume
 	var reader sync.WaitGroup
 	reader.Go(func() {
 		defer cancel()
-		s.readWS(ctx, ws, nick, t, notes)
+		s.readWS(ctx, ws, nick, addrHost(addr), t, notes)
 	})
 	err := s.pump(ctx, c, res.joined, t, notes)
 	cancel()
@@ -670,7 +670,7 @@ func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume
 // readWS reads a WebSocket's frames, sends each as nick's message (in
 // order, without waiting for one to be stored before reading the next), and
 // reports errors to the client through notes.
-func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, t *wsTransport, notes chan<- string) {
+func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr string, t *wsTransport, notes chan<- string) {
 	ack := t.ack
 	wait := 2 * s.opts.KeepAlive
 	// A frame is read up to its limit, and one byte more tells it is over:
@@ -732,7 +732,7 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, t 
 			tell(err.Error())
 			continue
 		}
-		wait, err := s.sendPipelined(ctx, Post{From: nick, To: f.To, Text: f.Text})
+		wait, err := s.sendPipelined(ctx, Post{From: nick, To: f.To, Text: f.Text, Addr: addr})
 		if err != nil {
 			tell(err.Error())
 			continue

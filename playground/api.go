@@ -323,6 +323,8 @@ type event struct {
 	Expected string `json:"expected,omitempty"`
 	// Environment is the machine and versions behind the result.
 	Environment *report.Environment `json:"environment,omitempty"`
+	// Run is the stored run's id, for "result" when the server keeps a results store.
+	Run int64 `json:"run,omitempty"`
 	// Error says why the run could not be made, for "error".
 	Error string `json:"error,omitempty"`
 }
@@ -399,5 +401,6 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		Value:       strconv.FormatInt(res.Value, 10),
 		Expected:    strconv.FormatInt(res.Expected, 10),
 		Environment: &env,
+		Run:         s.saveServerCell(job, res, env),
 	})
 }

@@ -13,6 +13,7 @@
 //	POST /api/compare   {old, new, alpha}: two runs' cells compared as `wasmgap compare` does
 //	POST /api/custom    {source}: a user's kernel checked and built; {id, func, params, engines}
 //	GET  /api/custom/ID a built user kernel, with its source (…/kernel.wasm: its module)
+//	GET  /api/results…  stored runs, with Options.Results (results.go); POST /api/results/share: a browser's cells (share.go)
 //	/chat/, /load/      the chat and load handlers, when Options sets them
 //	GET  /…             the page (web/dist)
 //
@@ -33,6 +34,7 @@ import (
 	"github.com/wasmgap/wasmgap/custom"
 	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
+	"github.com/wasmgap/wasmgap/internal/results"
 	"github.com/wasmgap/wasmgap/measure"
 	"github.com/wasmgap/wasmgap/report"
 	"github.com/wasmgap/wasmgap/runner"
@@ -69,6 +71,9 @@ type Options struct {
 	// runs on the sandboxed engines (custom.Engines), and the page shows its "Your
 	// kernel" tab; nil turns user kernels off.
 	Custom *custom.Builder
+	// Results, when set, stores every server cell the page runs and the browser cells a
+	// page shares, and serves them to the Results tab (results.go, share.go).
+	Results *results.Store
 }
 
 // Defaults of one run, as the API applies and reports them. Its timed runs and warm-up
@@ -141,6 +146,7 @@ func New(opts Options) *Server {
 	mux.Handle("POST /api/custom", httpguard.CrossOrigin(http.HandlerFunc(s.handleCustom)))
 	mux.HandleFunc("GET /api/custom/{id}", s.handleCustomGet)
 	mux.HandleFunc("GET /api/custom/{id}/kernel.wasm", s.handleCustomWasm)
+	s.mountResults(mux)
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, apiError{Error: "no such API route: " + r.Method + " " + r.URL.Path +
 			"; routes are GET /api/kernels, GET /api/expected, POST /api/run, GET /api/history, POST /api/compare, POST /api/custom, GET /api/custom/{id}, GET /api/custom/{id}/kernel.wasm"})

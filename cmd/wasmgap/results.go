@@ -476,3 +476,21 @@ func resultsDelete(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "deleted %d run(s)\n", n)
 	return 0
 }
+
+// serveResults opens the store `wasmgap serve` keeps the page's runs in: nil without one
+// (--results-db none, or go test without --results-db).
+func serveResults(flagValue string, stderr io.Writer) (*results.Store, bool) {
+	if flagValue == "none" {
+		return nil, true
+	}
+	dsn, ok := resultsDSN(flagValue)
+	if !ok {
+		return nil, true
+	}
+	s, err := results.Open(context.Background(), dsn)
+	if err != nil {
+		fmt.Fprintln(stderr, "wasmgap serve:", err)
+		return nil, false
+	}
+	return s, true
+}

@@ -50,6 +50,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	noCustom := fs.Bool("no-custom", false, "turn off user kernels (the page's \"Your kernel\" tab, POST /api/custom)")
 	nativeCustom := fs.Bool("allow-native-custom", false, "also build user kernels natively and run them on the native engine, in a worker under the same limits: native code is confined by nothing else, so for local use only")
 	customDir := fs.String("custom-dir", "", "folder of user kernels' builds and their Go build cache (default: the user cache folder's wasmgap/custom)")
+	resultsDB := fs.String("results-db", "", resultsDBUsage+"; none stores nothing")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: wasmgap serve [flags]\n\nServe the playground page, its API (/api/) and the panels beside it.\n\nflags:")
 		fs.PrintDefaults()
@@ -117,6 +118,14 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "wasmgap serve: user kernels will fail to build: %v\n", err)
 			}
 		}()
+	}
+	store, ok := serveResults(*resultsDB, stderr) // results.go
+	if !ok {
+		return 1
+	}
+	if store != nil {
+		defer store.Close()
+		opts.Results = store
 	}
 	pg := playground.New(opts)
 	// --trusted-proxy: every per-address limit (the chat's, the builds') counts clients.

@@ -158,3 +158,14 @@ func peerAddr(remote string) string {
 	}
 	return host
 }
+
+// Trusts reports whether the peer at remote (a RemoteAddr, host:port) is a trusted proxy,
+// whose requests name their client in the forwarding header: a server that answers some
+// requests before net/http (the chat's fast path) hands those to ClientAddr instead.
+func (p *Proxies) Trusts(remote string) bool {
+	if p == nil || len(p.nets) == 0 {
+		return false
+	}
+	a, err := netip.ParseAddr(peerAddr(remote))
+	return err == nil && p.trusted(a)
+}

@@ -424,3 +424,18 @@ func (s *Store) Delete(ctx context.Context, f Filter) (int, error) {
 	n, _ := res.RowsAffected()
 	return int(n), tx.Commit()
 }
+
+// NewBrowserRun describes cells a browser measured and shared, now: its machine is named
+// by what it told of itself, and its environment holds only what a page may know.
+func NewBrowserRun(b Browser, os string, rep report.Report) Run {
+	rep.Environment = report.Environment{CPU: "unknown (a browser does not tell)", Cores: b.HardwareConcurrency, OS: os, Time: time.Now().UTC().Truncate(time.Second)}
+	return Run{
+		Created: time.Now().UTC(),
+		Source:  SourceBrowser,
+		Plan:    PlanKey(rep),
+		Machine: hashKey(b.UserAgent, strconv.Itoa(b.HardwareConcurrency)),
+		Wasmgap: Version(),
+		Browser: b,
+		Report:  rep,
+	}
+}

@@ -217,6 +217,7 @@ func (l *Listener) serve(c net.Conn, bp *[]byte, n int) {
 				out = out[:head]
 			}
 		case Send:
+			req.Remote = c.RemoteAddr().String()
 			reply, sent := l.app.Send(&req)
 			if !sent {
 				verdict = HandOff // refused before sending: net/http's answer

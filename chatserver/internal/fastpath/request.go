@@ -27,6 +27,7 @@ type Request struct {
 	Form       Form   // the answer's status line and Connection header
 	CloseAfter bool   // the connection ends after the answer
 	Target     []byte // a send's request target (/msg/...), in the bytes parsed
+	Remote     string // a send's peer address (host:port), set by the listener
 	// A page request's Accept-Encoding and If-None-Match values, as
 	// net/http's Header holds them.
 	AcceptEncoding, IfNoneMatch []string

@@ -78,12 +78,12 @@ func (m *memtable) flush(tx *bolt.Tx) error {
 		if _, gone := m.deleted[id]; gone {
 			continue
 		}
-		if err := lb.Put(idKey(id), m.vals[i]); err != nil {
+		if err := lb.Put(IDKey(id), m.vals[i]); err != nil {
 			return err
 		}
 	}
 	for id := range m.deleted {
-		if err := lb.Delete(idKey(id)); err != nil {
+		if err := lb.Delete(IDKey(id)); err != nil {
 			return err
 		}
 	}
@@ -157,7 +157,7 @@ func (m *memtable) readLog(db *bolt.DB, nick string, after, upTo uint64, limit i
 		err := guarded(func() error {
 			return db.View(func(tx *bolt.Tx) error {
 				c := tx.Bucket(bucketLog).Cursor()
-				for k, v := c.Seek(idKey(after + 1)); k != nil; k, v = c.Next() {
+				for k, v := c.Seek(IDKey(after + 1)); k != nil; k, v = c.Next() {
 					id := binary.BigEndian.Uint64(k)
 					if id > dbTo {
 						break

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -58,6 +59,7 @@ type Mail struct {
 	Orig uint64 `json:"o,omitempty"`
 	ID   uint64 `json:"i,omitempty"`
 	From string `json:"f"`
+	Addr string `json:"a,omitempty"` // the sender's address (the per-address limits)
 	Text string `json:"s"`
 	Time int64  `json:"t"`
 }
@@ -165,6 +167,12 @@ type State struct {
 // synced transaction, and the log emptied.
 func Open(path string, noSync bool, log *slog.Logger) (*Store, State, error) {
 	var st State
+	walPath := strings.TrimSuffix(path, ".db") + ".wal"
+	if err := checkCheckpointed(path, walPath); err != nil {
+		return nil, st, err
+	}
+	_, statErr := os.Stat(walPath)
+	created := errors.Is(statErr, os.ErrNotExist)
 	if err := checkStoreFile(path); err != nil {
 		return nil, st, err
 	}
@@ -187,7 +195,6 @@ func Open(path string, noSync bool, log *slog.Logger) (*Store, State, error) {
 		}
 		return nil, st, fmt.Errorf("open store %s: %w", path, err)
 	}
-	walPath := strings.TrimSuffix(path, ".db") + ".wal"
 	logData, err := os.ReadFile(walPath)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		guarded(db.Close)
@@ -196,8 +203,8 @@ func Open(path string, noSync bool, log *slog.Logger) (*Store, State, error) {
 	records, bad := readWAL(logData)
 	if bad != nil && !bad.torn {
 		guarded(db.Close)
-		return nil, st, fmt.Errorf("%w: %s has %s at byte %d, with more after it (%d whole records before it): the changes of the last commits before the server stopped are in it; move it away (mv %s %s.damaged) to start from %s without them, or restore both files from a backup",
-			ErrDamaged, walPath, bad.what, bad.offset, len(records), walPath, walPath, path)
+		return nil, st, fmt.Errorf("%w: %s at byte %d has %s (%d whole records before it): the changes of the last commits before the server stopped are in it; move it away (mv %s %s.damaged) to start from %s without them, or restore both files from a backup",
+			ErrDamaged, walPath, bad.offset, bad.what, len(records), walPath, walPath, path)
 	}
 	if bad != nil {
 		log.Warn("chat store log ends in a record cut short (a write that was never acknowledged): dropped", "file", walPath, "offset", bad.offset, "found", bad.what, "records", len(records))
@@ -224,11 +231,17 @@ func Open(path string, noSync bool, log *slog.Logger) (*Store, State, error) {
 			if v := tx.Bucket(bucketMeta).Get(keyPruned); len(v) == 8 {
 				st.Pruned = binary.BigEndian.Uint64(v)
 			}
-			// (Counted with a cursor: Stats counts only the pages written.)
+			// Counted with a cursor (Stats counts only the pages written),
+			// each mail decoded: one that does not decode would refuse every
+			// login of its user while sends to them are kept.
 			return tx.Bucket(bucketMailbox).ForEachBucket(func(k []byte) error {
 				n := 0
 				c := tx.Bucket(bucketMailbox).Bucket(k).Cursor()
-				for k, _ := c.First(); k != nil; k, _ = c.Next() {
+				for mk, v := c.First(); mk != nil; mk, v = c.Next() {
+					var m Mail
+					if err := json.Unmarshal(v, &m); err != nil {
+						return &mailDamage{nick: string(k), key: mk, n: n, err: err}
+					}
 					n++
 				}
 				if n > 0 {
@@ -240,6 +253,9 @@ func Open(path string, noSync bool, log *slog.Logger) (*Store, State, error) {
 	})
 	if err != nil {
 		guarded(db.Close)
+		if md, ok := errors.AsType[*mailDamage](err); ok {
+			return nil, st, damaged(path, md.Error())
+		}
 		if errors.Is(err, ErrDamaged) {
 			return nil, st, damaged(path, fmt.Sprintf("has damaged pages (%v)", err))
 		}
@@ -250,6 +266,15 @@ func Open(path string, noSync bool, log *slog.Logger) (*Store, State, error) {
 	if err != nil {
 		guarded(db.Close)
 		return nil, st, fmt.Errorf("open store log %s: %w", walPath, err)
+	}
+	if created {
+		// chat.db and its log are new: their names must survive a crash
+		// of the machine (checkCheckpointed relies on the log's).
+		if err := syncDir(filepath.Dir(path)); err != nil {
+			f.Close()
+			guarded(db.Close)
+			return nil, st, fmt.Errorf("open store %s: %w", path, err)
+		}
 	}
 	w := &wal{f: f, noSync: noSync}
 	w.size.Store(int64(len(logData)))
@@ -263,6 +288,41 @@ func Open(path string, noSync bool, log *slog.Logger) (*Store, State, error) {
 		return nil, st, fmt.Errorf("store log %s: %w", walPath, err)
 	}
 	return s, st, nil
+}
+
+// mailDamage is a mail of chat.db that does not decode.
+type mailDamage struct {
+	nick string
+	key  []byte
+	n    int // the mails before it in the mailbox
+	err  error
+}
+
+func (e *mailDamage) Error() string {
+	return fmt.Sprintf("has a damaged message in the mailbox of %q (key %x, after %d whole ones: %v); its other mailboxes are whole", e.nick, e.key, e.n, e.err)
+}
+
+// checkCheckpointed refuses a store whose log is there while chat.db is
+// missing or empty. The log is created right after chat.db's first commit
+// (bbolt's, synced) and only ever emptied by a checkpoint into chat.db:
+// chat.db must exist, whole (checkStoreFile checks the rest), or the
+// messages of every checkpoint are gone with it, without a word.
+func checkCheckpointed(path, walPath string) error {
+	if _, err := os.Stat(walPath); err != nil {
+		return nil // a new store (or no log to read: Open says so)
+	}
+	fi, err := os.Stat(path)
+	what := ""
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		what = "is missing"
+	case err == nil && fi.Size() == 0:
+		what = "is empty (0 bytes)"
+	default:
+		return nil
+	}
+	return fmt.Errorf("%w: %s %s while its log %s is there: the store was created here and every checkpoint wrote into it, so what it held is gone; restore %s from a backup or, to start again with an empty store, move it away too (mv %s %s.orphan)",
+		ErrDamaged, path, what, walPath, path, walPath, walPath)
 }
 
 // Stats is where the store's data lies, for tests and diagnostics.
@@ -292,7 +352,9 @@ func (s *Store) Close() error {
 	return errors.Join(err, s.wal.f.Close(), s.db.Close())
 }
 
-func idKey(id uint64) []byte {
+// IDKey is the key of id in the log and in a mailbox: big-endian, so that keys
+// sort as ids do.
+func IDKey(id uint64) []byte {
 	var k [8]byte
 	binary.BigEndian.PutUint64(k[:], id)
 	return k[:]
@@ -300,7 +362,7 @@ func idKey(id uint64) []byte {
 
 // PutSeq stores seq as the last event id handed out.
 func PutSeq(tx *Tx, seq uint64) error {
-	tx.putMeta(keySeq, idKey(seq))
+	tx.putMeta(keySeq, IDKey(seq))
 	return nil
 }
 
@@ -333,7 +395,7 @@ func AddMail(tx *Tx, nick string, m *Mail) error {
 	seq := box.seq
 	tx.undo = append(tx.undo, func() { box.seq = seq })
 	box.seq++
-	tx.putMail(nick, box, idKey(box.seq), v)
+	tx.putMail(nick, box, IDKey(box.seq), v)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"os"
 	"syscall"
 )
@@ -13,4 +14,17 @@ func fdatasync(f *os.File) error {
 			return err
 		}
 	}
+}
+
+// syncDir makes the names of the files created in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync folder %s: %w", dir, err)
+	}
+	return nil
 }

@@ -35,7 +35,11 @@ import (
 // A record cut short at the end of the log (a crash while it was written:
 // its batch was never answered) is dropped with a warning. A record whose
 // checksum is wrong, or that does not decode, followed by more of the log
-// is damage: the store is refused at open with ErrDamaged.
+// is damage: the store is refused at open with ErrDamaged. So is a record
+// whose length runs past the end of the log while a whole record (its
+// checksum matching, its changes decoding) lies within what follows the
+// header: its length was damaged, and dropping it as torn would drop it
+// and every acknowledged record after it.
 
 // CheckpointBytes is the log's size that makes a checkpoint.
 const CheckpointBytes = 64 << 20
@@ -160,7 +164,7 @@ func (t *Tx) putMeta(key, value []byte) {
 func (t *Tx) putEvent(id uint64, value []byte) {
 	t.m.ids = append(t.m.ids, id)
 	t.m.vals = append(t.m.vals, value)
-	t.logPut(pathLog, idKey(id), value)
+	t.logPut(pathLog, IDKey(id), value)
 }
 
 func (t *Tx) deleteEvent(id uint64) {
@@ -168,7 +172,7 @@ func (t *Tx) deleteEvent(id uint64) {
 		t.m.deleted[id] = struct{}{}
 		t.undo = append(t.undo, func() { delete(t.m.deleted, id) })
 	}
-	t.path(walDelete, pathLog, idKey(id))
+	t.path(walDelete, pathLog, IDKey(id))
 }
 
 // box is nick's mailbox in the memtable, added (with chat.db's sequence)
@@ -302,13 +306,25 @@ func readWAL(data []byte) ([][]byte, *walDamage) {
 		if n == 0 && sum == 0 && allZero(rest) {
 			return out, &walDamage{torn: true, offset: int64(off), what: fmt.Sprintf("%d zero bytes", len(rest))}
 		}
+		if n == 0 {
+			// Never written: a batch without changes has no record.
+			return out, &walDamage{offset: int64(off), what: "a record of length 0"}
+		}
 		if 8+n > len(rest) || n < 0 {
+			if m, ok := wholeRecordWithin(rest[8:], sum); ok {
+				return out, &walDamage{offset: int64(off), what: fmt.Sprintf("a damaged record length (%d bytes, past the end of the log %d bytes on, while the first %d bytes are a whole record, its checksum matching)", n, len(rest)-8, m)}
+			}
 			return out, &walDamage{torn: true, offset: int64(off), what: fmt.Sprintf("a record of %d bytes with %d left in the file", n, len(rest)-8)}
 		}
 		payload := rest[8 : 8+n]
 		last := 8+n == len(rest)
 		if crc32.Checksum(payload, castagnoli) != sum {
-			return out, &walDamage{torn: last, offset: int64(off), what: "a record whose checksum does not match"}
+			if m, ok := wholeRecordWithin(payload, sum); last && ok {
+				return out, &walDamage{offset: int64(off), what: fmt.Sprintf("a damaged record length (%d bytes, to the end of the log, while the first %d bytes are a whole record, its checksum matching)", n, m)}
+			} else if last {
+				return out, &walDamage{torn: true, offset: int64(off), what: "a last record whose checksum does not match"}
+			}
+			return out, &walDamage{offset: int64(off), what: "a record whose checksum does not match, with more of the log after it"}
 		}
 		if err := checkPayload(payload); err != nil {
 			return out, &walDamage{torn: false, offset: int64(off), what: "a record that does not decode: " + err.Error()}
@@ -317,6 +333,21 @@ func readWAL(data []byte) ([][]byte, *walDamage) {
 		off += 8 + n
 	}
 	return out, nil
+}
+
+// wholeRecordWithin reports whether a prefix of b (m bytes) has the
+// checksum sum and decodes: the payload of a record whose length is wrong.
+// A record cut short has no such prefix but by a 1 in 2^32 chance, which
+// decoding then refuses.
+func wholeRecordWithin(b []byte, sum uint32) (m int, ok bool) {
+	crc := uint32(0)
+	for i := range b {
+		crc = crc32.Update(crc, castagnoli, b[i:i+1])
+		if crc == sum && checkPayload(b[:i+1]) == nil {
+			return i + 1, true
+		}
+	}
+	return 0, false
 }
 
 func allZero(b []byte) bool {
