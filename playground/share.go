@@ -20,6 +20,7 @@ import (
 	"github.com/wasmgap/wasmgap/internal/results"
 	"github.com/wasmgap/wasmgap/measure"
 	"github.com/wasmgap/wasmgap/report"
+	"github.com/wasmgap/wasmgap/runner"
 )
 
 // Limits of POST /api/results/share.
@@ -170,8 +171,8 @@ func checkShare(req shareRequest) (report.Report, *apiError) {
 		return report.Report{}, &apiError{Error: "cells is empty: share at least one browser cell", Field: "cells"}
 	case len(req.Cells) > maxShareCells:
 		return report.Report{}, &apiError{Error: fmt.Sprintf("%d cells: a submission holds at most %d", len(req.Cells), maxShareCells), Field: "cells"}
-	case req.Method.Runs < 1 || req.Method.Runs > MaxRequestRuns:
-		return report.Report{}, &apiError{Error: fmt.Sprintf("method.runs = %d is out of range: allowed 1 to %d", req.Method.Runs, MaxRequestRuns), Field: "method.runs"}
+	case req.Method.Runs < 1 || req.Method.Runs > runner.MaxJobRuns:
+		return report.Report{}, &apiError{Error: fmt.Sprintf("method.runs = %d is out of range: allowed 1 to %d", req.Method.Runs, runner.MaxJobRuns), Field: "method.runs"}
 	case req.Method.Warmup < 0 || req.Method.Warmup > 100:
 		return report.Report{}, &apiError{Error: fmt.Sprintf("method.warmup = %d is out of range: allowed 0 to 100", req.Method.Warmup), Field: "method.warmup"}
 	case !(req.Method.MinSampleNS >= 0 && req.Method.MinSampleNS <= MaxMinSampleMS*1e6):

@@ -59,7 +59,7 @@ func FuzzLogDamage(f *testing.F) {
 		for i, text := range [][]byte{a, b, c} {
 			var tx Tx
 			tx.buf = make([]byte, walHeader)
-			tx.path(walPut, pathLog, idKey(uint64(i+1)))
+			tx.path(walPut, pathLog, IDKey(uint64(i+1)))
 			tx.buf = binary.AppendUvarint(tx.buf, uint64(len(text)))
 			tx.buf = append(tx.buf, text...)
 			rec := tx.buf
