@@ -5,8 +5,9 @@
 // Each engine lives in a package of its own, named after what runs the code: native/ (the
 // Go toolchain, in-process), engine/wazero (wazero's compiler and interpreter),
 // engine/yaegi (the yaegi interpreter), engine/wasmtime (wasmtime's Cranelift, with the
-// build tag wasmtime), engine/nodewasm (kernels.wasm on Node's V8) and engine/peer (the C,
-// Java, JavaScript and PHP drivers of native/peers); package custom makes the engines of
+// build tag wasmtime), engine/nodewasm (kernels.wasm on Node's V8), engine/peer (the C,
+// Java, JavaScript and PHP drivers of native/peers) and engine/browser (headless Chromium
+// and Firefox running the page's workers); package custom makes the engines of
 // users' kernels, outside the registry. An engine package registers itself in its init with
 // Register, so that this package, which every engine imports for the contract, imports no
 // engine: the registry holds the engines whose packages the program links. The one place
