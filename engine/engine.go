@@ -4,13 +4,13 @@
 //
 // Each engine lives in a package of its own, named after what runs the code: native/ (Go
 // compiled to machine code: gc in-process, native/gccgo), engine/wazero (wazero's compiler
-// and interpreter), engine/yaegi (the yaegi interpreter), engine/wasmtime, engine/browser (Chromium
-// and Firefox, headless), and engine/external (every engine that is another process, through engine/driver's one
-// protocol: the articles' languages, their JIT-off twins, kernels.wasm on Node). An engine
-// package registers itself in its init with Describe (or Register), so that this package,
-// which every engine imports for the contract, imports no engine: the registry holds the
-// engines whose packages the program links, with what the reports and the page say about
-// them (Info). The one place
+// and interpreter), engine/yaegi (the yaegi interpreter), engine/wasmtime, engine/browser
+// (headless Chromium and Firefox running the page's workers), and engine/external (every
+// engine that is another process, through engine/driver's one protocol: the articles'
+// languages, their JIT-off twins, kernels.wasm on Node). An engine package registers itself
+// in its init with Describe (or Register), so that this package, which every engine imports
+// for the contract, imports no engine: the registry holds the engines whose packages the
+// program links, with what the reports and the page say about them (Info). The one place
 // that must offer every engine, the worker of package runner, imports them all; a program
 // that builds engines by name (New, Names) gets them through it.
 package engine

@@ -48,6 +48,9 @@ func TestCustomKernel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds with the go command")
 	}
+	// Builds of user kernels wait on the go command more than they compute: the
+	// custom tests run side by side (separate build folders, one shared Go cache).
+	t.Parallel()
 	b := newCustomBuilder(t)
 	k := buildCustom(t, b, customSieve)
 	jobs, err := Plan{Custom: k, Args: map[string]int{"n": 100_000}, Options: measure.Options{Runs: 2, Warmup: 1}, Timeout: time.Minute}.Jobs()
@@ -80,6 +83,9 @@ func TestCustomKernelLimits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds with the go command")
 	}
+	// Builds of user kernels wait on the go command more than they compute: the
+	// custom tests run side by side (separate build folders, one shared Go cache).
+	t.Parallel()
 	b := newCustomBuilder(t)
 	endless := buildCustom(t, b, "package kernel\n\nfunc Spin(n int) int64 {\n\tx := int64(n)\n\tfor {\n\t\tx = x*31 + 7\n\t}\n}\n")
 	alloc := buildCustom(t, b, "package kernel\n\nfunc Alloc(gib int) int64 {\n\ts := make([]byte, gib<<30)\n\tfor i := range s {\n\t\ts[i] = 1\n\t}\n\treturn int64(len(s))\n}\n")
@@ -123,6 +129,9 @@ func TestCustomKernelNative(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds with the go command")
 	}
+	// Builds of user kernels wait on the go command more than they compute: the
+	// custom tests run side by side (separate build folders, one shared Go cache).
+	t.Parallel()
 	b := custom.NewBuilder(custom.Options{Dir: t.TempDir(), GoCache: filepath.Join(custom.DefaultDir(), "gocache"), Native: true})
 	k := buildCustom(t, b, customSieve)
 	if !k.Native {

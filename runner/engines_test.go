@@ -41,9 +41,6 @@ func TestEveryEngineEveryKernel(t *testing.T) {
 				// TestEnginesInWorkers runs them, through workers, on each kind of kernel.
 				t.Skip("a browser engine: engine/browser's tests run it")
 			}
-			// Engines share nothing but the machine: while one engine's worker starts (a
-			// JVM, Node, a module loaded), another's runs.
-			t.Parallel()
 			for _, k := range kernels.All() {
 				args := smallArgs(k)
 				named := map[string]int{}

@@ -17,6 +17,9 @@ func TestCustomWorkerFenced(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds with the go command")
 	}
+	// Builds of user kernels wait on the go command more than they compute: the
+	// custom tests run side by side (separate build folders, one shared Go cache).
+	t.Parallel()
 	offered := sandbox.Probe()
 	t.Logf("this machine offers: %s", offered)
 	k := buildCustom(t, newCustomBuilder(t), customSieve)

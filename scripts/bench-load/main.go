@@ -10,6 +10,8 @@
 // build) as a fourth tool, so that a change is measured before and after in the same run;
 // -only keeps the cases whose server name contains one of its comma-separated words.
 //
+// The table starts with the date, the machine and the tools' versions.
+//
 // Usage: go run ./scripts/bench-load -wasmgap bin/wasmgap [-baseline old/wasmgap] [-only chat,nginx] [-d 5s] [-reps 3] [-markdown]
 package main
 
@@ -104,6 +106,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		*p = full
 	}
 
+	// The machine and the tools' versions, for the table's header (before any load runs).
+	nginxMissing := ""
+	if _, err := os.Stat(o.nginx); err != nil {
+		nginxMissing = "absent: the fast-server cases are skipped"
+	}
+	env := benchtool.Environment(context.Background(), []benchtool.Program{
+		{Name: "wasmgap", Path: o.wasmgap, Args: []string{"version"}},
+		{Name: "wrk", Path: o.wrk, Args: []string{"-v"}},
+		{Name: "ab", Path: o.ab, Args: []string{"-V"}},
+		{Name: "nginx", Path: o.nginx, Args: []string{"-v"}, Missing: nginxMissing},
+	})
+
 	goURL, stopGo, err := startCPUServer()
 	if err != nil {
 		fmt.Fprintf(stderr, "bench-load: %v\n", err)
@@ -184,6 +198,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		results[i] = ms
 	}
+	for _, l := range env {
+		if o.markdown {
+			l = "- " + l
+		}
+		fmt.Fprintln(stdout, l)
+	}
+	fmt.Fprintln(stdout)
 	printTable(stdout, &o, cases, results)
 	return 0
 }

@@ -3,13 +3,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -20,44 +16,17 @@ import (
 
 // environment describes the machine and the programs' versions, for the table's header.
 func environment(ctx context.Context, o *options) []string {
-	lines := []string{"date: " + time.Now().UTC().Format("2006-01-02 15:04 MST")}
-	cpu := "unknown CPU"
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
-				cpu = strings.TrimSpace(v)
-				break
-			}
-		}
+	program := func(name, bin string, args ...string) benchtool.Program {
+		return benchtool.Program{Name: name, Path: bin, Args: args, Missing: o.missing[name]}
 	}
-	load := ""
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		if f := strings.Fields(string(b)); len(f) >= 3 {
-			load = ", load average " + strings.Join(f[:3], " ") + " at the start"
-		}
-	}
-	lines = append(lines, fmt.Sprintf("machine: %s, %d cores%s", cpu, runtime.NumCPU(), load))
-	version := func(name, bin string, args ...string) {
-		if msg := o.missing[name]; msg != "" {
-			lines = append(lines, name+": "+msg)
-			return
-		}
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		out, _ := exec.CommandContext(ctx, bin, args...).CombinedOutput()
-		v := benchtool.FirstLine(string(bytes.TrimSpace(out)))
-		v = strings.TrimPrefix(v, "nginx version: ")
-		v = strings.TrimPrefix(v, "This is ApacheBench, ")
-		v, _, _ = strings.Cut(v, " Copyright") // wrk's line
-		lines = append(lines, name+": "+v)
-	}
-	version("wasmgap", o.wasmgap, "version")
-	version("php", o.php, "-v")
-	version("node", o.node, "--version")
-	version("nginx", o.nginx, "-v")
-	version("ab", o.ab, "-V")
-	version("wrk", o.wrk, "-v")
-	return lines
+	return benchtool.Environment(ctx, []benchtool.Program{
+		program("wasmgap", o.wasmgap, "version"),
+		program("php", o.php, "-v"),
+		program("node", o.node, "--version"),
+		program("nginx", o.nginx, "-v"),
+		program("ab", o.ab, "-V"),
+		program("wrk", o.wrk, "-v"),
+	})
 }
 
 // printTable prints the header lines, the table and the method under it.

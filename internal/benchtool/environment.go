@@ -1,0 +1,60 @@
+package benchtool
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// Program is one program whose version a benchmark's table names: Name as the table says
+// it, the command that prints the version, and Missing, when set, said instead (the
+// program is not installed, and how to install it).
+type Program struct {
+	Name    string
+	Path    string
+	Args    []string
+	Missing string
+}
+
+// Environment describes the machine and the programs' versions for a table's header: the
+// date, the CPU with its cores and the load average at the start, then "name: version" for
+// each program (the first line of what it prints, a known prefix trimmed).
+func Environment(ctx context.Context, programs []Program) []string {
+	lines := []string{"date: " + time.Now().UTC().Format("2006-01-02 15:04 MST")}
+	cpu := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				cpu = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	load := ""
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) >= 3 {
+			load = ", load average " + strings.Join(f[:3], " ") + " at the start"
+		}
+	}
+	lines = append(lines, fmt.Sprintf("machine: %s, %d cores%s", cpu, runtime.NumCPU(), load))
+	for _, p := range programs {
+		if p.Missing != "" {
+			lines = append(lines, p.Name+": "+p.Missing)
+			continue
+		}
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		out, _ := exec.CommandContext(ctx, p.Path, p.Args...).CombinedOutput()
+		cancel()
+		v := FirstLine(string(bytes.TrimSpace(out)))
+		v = strings.TrimPrefix(v, "nginx version: ")
+		v = strings.TrimPrefix(v, "This is ApacheBench, ")
+		v, _, _ = strings.Cut(v, " Copyright") // wrk's line
+		lines = append(lines, p.Name+": "+v)
+	}
+	return lines
+}
