@@ -33,7 +33,7 @@ func (s *Server) sendFast(req pageRequest, addr string, dst []byte) (answer []by
 	// net/http's request context ends when the client leaves; the send
 	// then goes on all the same (Publish does not undo a post), so no
 	// context is needed here.
-	p.Addr = addr
+	p.addr = addr
 	_, status, err := s.send(context.Background(), p)
 	return appendMsgAnswer(dst, req.form, status, err, time.Now()), true
 }

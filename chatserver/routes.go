@@ -150,7 +150,7 @@ func (s *Server) serveMsg(w http.ResponseWriter, r *http.Request) {
 		s.sendError(w, status, err, false)
 		return
 	}
-	p.Addr = clientAddr(r)
+	p.addr = clientAddr(r)
 	_, status, err = s.send(r.Context(), p)
 	if err != nil {
 		s.sendError(w, status, err, false)
@@ -184,7 +184,7 @@ func (s *Server) serveSend(w http.ResponseWriter, r *http.Request) {
 		s.sendError(w, status, err, true)
 		return
 	}
-	in.Addr = clientAddr(r) // never the body's
+	in.addr = clientAddr(r) // never the body's
 	rc, status, err := s.send(r.Context(), in)
 	if err != nil {
 		s.sendError(w, status, err, true)

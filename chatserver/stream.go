@@ -668,7 +668,7 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr stri
 			tell(err.Error())
 			continue
 		}
-		wait, err := s.sendPipelined(ctx, Post{From: nick, To: f.To, Text: f.Text, Addr: addr})
+		wait, err := s.sendPipelined(ctx, Post{From: nick, To: f.To, Text: f.Text, addr: addr})
 		if err != nil {
 			tell(err.Error())
 			continue
