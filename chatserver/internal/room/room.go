@@ -255,6 +255,9 @@ type Machine struct {
 	// A request being applied.
 	in       *Request
 	out      *Output
+	cur      Request
+	res      Output
+	events   []Event // the array of the Outputs' Events
 	flushing bool
 
 	// While a transaction is open (Begin), how to undo it.
@@ -456,11 +459,14 @@ func (m *Machine) onUndo(f func()) {
 	}
 }
 
-// Apply applies one request.
+// Apply applies one request. The Output's Events are valid until the next
+// Apply (their array is reused).
 func (m *Machine) Apply(in Request) Output {
-	var out Output
-	m.in, m.out = &in, &out
-	defer func() { m.in, m.out = nil, nil }()
+	m.cur = in
+	clear(m.events) // the last Output's, no longer valid
+	m.res = Output{Events: m.events[:0]}
+	m.in, m.out = &m.cur, &m.res
+	defer m.done()
 	if k := m.cfg.IDsPerRequest; k > 0 && m.last < in.Seq*k {
 		m.last = in.Seq * k
 	}
@@ -468,7 +474,6 @@ func (m *Machine) Apply(in Request) Output {
 		slices.SortStableFunc(m.queue[m.head:], func(a, b queued) int { return cmp.Compare(a.key, b.key) })
 		m.unrest = false
 	}
-	defer m.compact()
 	m.expire(in.At)
 	switch in.Kind {
 	case Post:
@@ -492,7 +497,14 @@ func (m *Machine) Apply(in Request) Output {
 	default:
 		panic(fmt.Sprintf("room: unknown request kind %d", in.Kind))
 	}
-	return out
+	return m.res
+}
+
+// done ends an Apply.
+func (m *Machine) done() {
+	m.events = m.res.Events
+	m.cur = Request{}
+	m.compact()
 }
 
 // record makes an event; waiting presence notices come first, so nobody
