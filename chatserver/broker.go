@@ -15,9 +15,10 @@ type Post struct {
 	To   string    `json:"to"`
 	Text string    `json:"text"`
 	Time time.Time `json:"time"`
-	// addr is the sender's address, set by the routes: the offline mail
-	// waiting from one address is bounded (its oldest unread goes first).
-	addr string
+	// Addr is the sender's address, set by the routes (never a client's
+	// word): the offline mail waiting from one address is bounded (its
+	// oldest unread goes first).
+	Addr string `json:"addr,omitempty"`
 }
 
 // Receipt is what publishing a post did.

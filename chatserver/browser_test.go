@@ -123,7 +123,7 @@ func browserChat(t *testing.T, servers ...*Server) {
 	alice, bob := tab("alice"), tab("bob")
 	join(alice, "alice", "sse")
 	waitText(alice, "alice", "Welcome alice!")
-	waitText(alice, "alice", "now online: ")
+	waitText(alice, "alice", "now online: you are the only one online")
 	join(bob, "bob", "ws")
 	waitText(bob, "bob", "Welcome bob!")
 	waitText(bob, "bob", "now online: alice")

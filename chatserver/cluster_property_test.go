@@ -243,9 +243,9 @@ func clusterMatchesOneNode(t *testing.T, seed uint64, steps int) {
 			if rng.IntN(4) > 0 {
 				to = everyone[rng.IntN(len(everyone))]
 			}
-			p := Post{From: everyone[rng.IntN(len(everyone))], To: to, Text: fmt.Sprint("m", step), Time: time.Now(), addr: addrs[rng.IntN(len(addrs))]}
+			p := Post{From: everyone[rng.IntN(len(everyone))], To: to, Text: fmt.Sprint("m", step), Time: time.Now(), Addr: addrs[rng.IntN(len(addrs))]}
 			node := rng.IntN(2)
-			log = append(log, fmt.Sprintf("%d: %s sends %q to %s from %s on node %d", step, p.From, p.Text, p.To, p.addr, node))
+			log = append(log, fmt.Sprintf("%d: %s sends %q to %s from %s on node %d", step, p.From, p.Text, p.To, p.Addr, node))
 			r1, err1 := single.srv.opts.Broker.Publish(t.Context(), p)
 			r2, err2 := nodes[node].srv.opts.Broker.Publish(t.Context(), p)
 			kinds[fmt.Sprintf("post (offline %v, refused %v)", r1.Offline, err1 != nil)]++

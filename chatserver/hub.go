@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/chatserver/internal/room"
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 )
 
 // hub runs one node's chat: the rules' state machine (internal/room) fed
@@ -23,7 +24,7 @@ import (
 // to the streams connected here (local). A NATS node (nats.go) feeds the
 // same machine from the JetStream stream instead.
 type hub struct {
-	store     *store
+	store     *store.Store
 	log       *slog.Logger
 	queueSize int
 	grace     time.Duration
@@ -50,7 +51,7 @@ type hub struct {
 	pending         []delivery
 	after           []func()
 	checkpointAt    int64         // the log's size at which the next checkpoint is due
-	checkpointEvery int64         // the log's size that makes a checkpoint (walCheckpointBytes)
+	checkpointEvery int64         // the log's size that makes a checkpoint (store.CheckpointBytes)
 	resubmit        func(request) // hands a failed leave to the hub again (resubmitLater)
 	batch           []request
 }
@@ -65,7 +66,7 @@ const maxBatch = 512
 
 // newHub starts the hub on the store opened with state: its mailboxes are
 // read into the machine.
-func newHub(st *store, state storeState, o *Options) (*hub, error) {
+func newHub(st *store.Store, state store.State, o *Options) (*hub, error) {
 	h := &hub{
 		store:     st,
 		log:       o.Logger,
@@ -78,23 +79,23 @@ func newHub(st *store, state storeState, o *Options) (*hub, error) {
 		pruneNow:  make(chan chan struct{}),
 		quit:      make(chan struct{}),
 		done:      make(chan struct{}),
-		m:         room.New(roomConfig(o, 0), state.seq),
+		m:         room.New(roomConfig(o, 0), state.Seq),
 		local:     map[string]map[*conn]uint64{},
 
-		checkpointAt:    walCheckpointBytes,
-		checkpointEvery: walCheckpointBytes,
+		checkpointAt:    store.CheckpointBytes,
+		checkpointEvery: store.CheckpointBytes,
 	}
 	h.resubmit = h.resubmitLater
-	h.pruned.Store(state.pruned)
-	_, err := st.write(func(tx *wtx) error {
-		for _, nick := range slices.Sorted(maps.Keys(state.mailboxes)) {
-			entries, err := readMail(tx, nick)
+	h.pruned.Store(state.Pruned)
+	_, err := st.Write(func(tx *store.Tx) error {
+		for _, nick := range slices.Sorted(maps.Keys(state.Mailboxes)) {
+			entries, err := store.ReadMail(tx, nick)
 			if err != nil {
 				return err
 			}
 			for _, e := range entries {
-				h.m.Restore(nick, room.Mail{Key: binary.BigEndian.Uint64(e.key), Orig: e.m.Orig, ID: e.m.ID,
-					From: e.m.From, Addr: e.m.Addr, Text: e.m.Text, Sent: time.Unix(0, e.m.Time)})
+				h.m.Restore(nick, room.Mail{Key: binary.BigEndian.Uint64(e.Key), Orig: e.Mail.Orig, ID: e.Mail.ID,
+					From: e.Mail.From, Addr: e.Mail.Addr, Text: e.Mail.Text, Sent: time.Unix(0, e.Mail.Time)})
 			}
 		}
 		return nil
@@ -230,7 +231,7 @@ func (h *hub) process(batch []request) {
 	cm := &commit{results: make([]result, len(batch)), replies: make([]chan result, len(batch))}
 	seq := h.m.Last()
 	h.m.Begin()
-	end, err := h.store.write(func(tx *wtx) error {
+	end, err := h.store.Write(func(tx *store.Tx) error {
 		for i, r := range batch {
 			res, err := r.apply(h, tx)
 			if _, refused := errors.AsType[*refusal](err); err != nil && !refused && !refusesOne(err) {
@@ -240,7 +241,7 @@ func (h *hub) process(batch []request) {
 			cm.results[i] = res
 		}
 		if h.m.Last() != seq {
-			return putSeq(tx, h.m.Last())
+			return store.PutSeq(tx, h.m.Last())
 		}
 		return nil
 	})
@@ -273,7 +274,7 @@ func (h *hub) process(batch []request) {
 	clear(h.pending)
 	if end >= h.checkpointAt {
 		h.drain()
-		if err := h.store.checkpoint(); err != nil {
+		if err := h.store.Checkpoint(); err != nil {
 			h.log.Error("store checkpoint", "err", err)
 			h.checkpointAt = end + h.checkpointEvery/4 // try again later
 		} else {
@@ -333,7 +334,7 @@ func (h *hub) syncLoop() {
 			continue
 		}
 		if cm.end > 0 && failed == nil {
-			failed = h.store.syncTo(cm.end)
+			failed = h.store.SyncTo(cm.end)
 			if failed != nil {
 				h.log.Error("store sync", "err", failed)
 			}
@@ -378,19 +379,19 @@ func (h *hub) cut(c *conn, reason string) { c.cutWith(reason) }
 // it did: the events into the log and to the streams connected here, the
 // mailbox changes into the store, the graces and the presence window to
 // their timers.
-func (h *hub) apply(tx *wtx, in room.Request) (room.Output, error) {
+func (h *hub) apply(tx *store.Tx, in room.Request) (room.Output, error) {
 	h.reqSeq++
 	now := h.now()
 	in.Seq, in.At = h.reqSeq, now
 	out := h.m.Apply(in)
 	for _, id := range out.Deleted {
-		if err := deleteRecord(tx, id); err != nil {
+		if err := store.DeleteRecord(tx, id); err != nil {
 			return out, err
 		}
 	}
 	for i := range out.Events {
 		e := &out.Events[i]
-		if err := putRecord(tx, &record{ID: e.ID, Time: now.UnixNano(), To: e.To, Except: e.Except, Text: e.Text}); err != nil {
+		if err := store.PutRecord(tx, &store.Record{ID: e.ID, Time: now.UnixNano(), To: e.To, Except: e.Except, Text: e.Text}); err != nil {
 			return out, err
 		}
 		h.deliver(e)

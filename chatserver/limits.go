@@ -5,6 +5,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,11 +17,12 @@ import (
 // MaxNickLen is the longest nickname accepted.
 const MaxNickLen = 32
 
-// reserved are words that cannot be nicknames: "all" addresses everyone, the
-// others are routes ("." and ".." would resolve as paths).
+// reserved are words that cannot be nicknames, in any case ("ALL" and "Msg"
+// included): "all" addresses everyone, the others are routes ("." and ".."
+// would resolve as paths).
 var reserved = map[string]bool{"all": true, "msg": true, "ws": true, "send": true, ".": true, "..": true}
 
-const nickRule = `use 1–32 letters, digits, '_', '.' or '-'; "all", "msg", "ws", "send", "." and ".." are reserved`
+const nickRule = `use 1–32 letters, digits, '_', '.' or '-'; "all", "msg", "ws", "send", "." and ".." are reserved, in any case`
 
 // ValidNick reports why nick cannot be a nickname, or nil when it can.
 func ValidNick(nick string) error {
@@ -36,7 +38,7 @@ func ValidNick(nick string) error {
 			return refuse(ErrInvalid, "nickname %q has the character %q: %s", nick, rune(c), nickRule)
 		}
 	}
-	if reserved[nick] {
+	if reserved[strings.ToLower(nick)] {
 		return refuse(ErrInvalid, "nickname %q is reserved: %s", nick, nickRule)
 	}
 	return nil
@@ -152,11 +154,15 @@ func (l *addrLimits) release(addr string) {
 	}
 }
 
-// clientAddr is the IP address of the request's client.
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+// clientAddr is the IP address of the request's client (a trusted proxy's
+// client: the proxies' handler has set RemoteAddr).
+func clientAddr(r *http.Request) string { return clientAddrOf(r.RemoteAddr) }
+
+// clientAddrOf is the IP address of a RemoteAddr (host:port).
+func clientAddrOf(remote string) string {
+	host, _, err := net.SplitHostPort(remote)
 	if err != nil {
-		return r.RemoteAddr
+		return remote
 	}
 	return host
 }

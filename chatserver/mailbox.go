@@ -1,6 +1,9 @@
 package chatserver
 
-import "github.com/wasmgap/wasmgap/chatserver/internal/room"
+import (
+	"github.com/wasmgap/wasmgap/chatserver/internal/room"
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
+)
 
 // Mailboxes on one node: the machine keeps them (and their limits) and the
 // store keeps a copy, each mail under its machine key, so that a restart
@@ -9,7 +12,7 @@ import "github.com/wasmgap/wasmgap/chatserver/internal/room"
 
 // handleAck removes from nick's mailbox the messages whose current event has
 // from < id <= to: a stream of nick is known to have delivered those.
-func (h *hub) handleAck(tx *wtx, nick string, from, to uint64) error {
+func (h *hub) handleAck(tx *store.Tx, nick string, from, to uint64) error {
 	if h.m.MailCount(nick) == 0 {
 		return nil
 	}
@@ -18,11 +21,11 @@ func (h *hub) handleAck(tx *wtx, nick string, from, to uint64) error {
 }
 
 // writeMail stores one change of a mailbox.
-func (h *hub) writeMail(tx *wtx, mc room.MailChange) error {
+func (h *hub) writeMail(tx *store.Tx, mc room.MailChange) error {
 	if mc.Drop {
-		return deleteMail(tx, mc.Nick, [][]byte{idKey(mc.Mail.Key)}, h.m.MailCount(mc.Nick) == 0)
+		return store.DeleteMail(tx, mc.Nick, [][]byte{store.IDKey(mc.Mail.Key)}, h.m.MailCount(mc.Nick) == 0)
 	}
-	m := &mailEntry{key: idKey(mc.Mail.Key), m: mail{Orig: mc.Mail.Orig, ID: mc.Mail.ID, From: mc.Mail.From,
+	m := &store.MailEntry{Key: store.IDKey(mc.Mail.Key), Mail: store.Mail{Orig: mc.Mail.Orig, ID: mc.Mail.ID, From: mc.Mail.From,
 		Addr: mc.Mail.Addr, Text: mc.Mail.Text, Time: mc.Mail.Sent.UnixNano()}}
-	return putMail(tx, mc.Nick, m)
+	return store.PutMail(tx, mc.Nick, m)
 }

@@ -136,7 +136,7 @@ func TestMailboxAfterRestart(t *testing.T) {
 	ts := startServer(t, o)
 	send := func(ts *testServer, from, to, addr string) {
 		t.Helper()
-		if res := ts.srv.hub.do(t.Context(), &postReq{post: Post{From: from, To: to, Text: "hi " + to, Time: time.Now(), addr: addr}}); res.err != nil || !res.offline {
+		if res := ts.srv.hub.do(t.Context(), &postReq{post: Post{From: from, To: to, Text: "hi " + to, Time: time.Now(), Addr: addr}}); res.err != nil || !res.offline {
 			t.Fatalf("%s to %s: %+v", from, to, res)
 		}
 	}

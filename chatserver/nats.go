@@ -640,7 +640,7 @@ func (b natsBroker) Publish(ctx context.Context, p Post) (Receipt, error) {
 }
 
 func postMsg(p Post) *natsMsg {
-	return &natsMsg{Kind: "post", Nick: p.From, To: p.To, Text: p.Text, Time: p.Time.UnixNano(), Addr: p.addr}
+	return &natsMsg{Kind: "post", Nick: p.From, To: p.To, Text: p.Text, Time: p.Time.UnixNano(), Addr: p.Addr}
 }
 
 // receipt is the outcome of a post as a Broker returns it.

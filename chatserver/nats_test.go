@@ -850,12 +850,12 @@ func TestNATSGraceMailboxCap(t *testing.T) {
 	}
 	// Two senders from two addresses fill the chat's two mailboxes.
 	for i, to := range []string{"cat", "dan"} {
-		p := Post{From: fmt.Sprint("s", i), To: to, Text: "hi", Time: time.Now(), addr: fmt.Sprint("192.0.2.", i)}
+		p := Post{From: fmt.Sprint("s", i), To: to, Text: "hi", Time: time.Now(), Addr: fmt.Sprint("192.0.2.", i)}
 		if rc, err := b.srv.opts.Broker.Publish(t.Context(), p); err != nil || !rc.Offline {
 			t.Fatalf("to offline %s: %+v %v", to, rc, err)
 		}
 	}
-	p := Post{From: "eve", To: "bob", Text: "during the grace", Time: time.Now(), addr: "192.0.2.9"}
+	p := Post{From: "eve", To: "bob", Text: "during the grace", Time: time.Now(), Addr: "192.0.2.9"}
 	if rc, err := b.srv.opts.Broker.Publish(t.Context(), p); err != nil || rc.Offline {
 		t.Fatalf("to bob within his grace: %+v %v, want delivered", rc, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/wasmgap/wasmgap/chatserver/internal/room"
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 )
 
 // Presence on one node: streams open and close through the machine, which
@@ -48,7 +49,7 @@ func (j *joined) seenFrom() uint64 {
 
 // handleJoin adds a stream: the welcome lines, the waiting offline
 // messages, and "has joined." for the others when the user was offline.
-func (h *hub) handleJoin(tx *wtx, r *joinReq) (result, error) {
+func (h *hub) handleJoin(tx *store.Tx, r *joinReq) (result, error) {
 	if h.closing.Load() {
 		return result{}, ErrShuttingDown
 	}
@@ -67,7 +68,7 @@ func (h *hub) handleJoin(tx *wtx, r *joinReq) (result, error) {
 
 // handleLeave removes a stream that ended; the user's last one starts the
 // leave grace (or leaves at once without one).
-func (h *hub) handleLeave(tx *wtx, c *conn) error {
+func (h *hub) handleLeave(tx *store.Tx, c *conn) error {
 	token, ok := h.dropLocal(c)
 	if !ok {
 		return nil
@@ -82,13 +83,13 @@ func (h *hub) handleLeave(tx *wtx, c *conn) error {
 
 // graceOver takes nick offline when its leave grace gen ran out with no
 // stream back.
-func (h *hub) graceOver(tx *wtx, nick string, gen uint64) error {
+func (h *hub) graceOver(tx *store.Tx, nick string, gen uint64) error {
 	_, err := h.apply(tx, room.Request{Kind: room.GraceOver, Nick: nick, Gen: gen})
 	return err
 }
 
 // flushPresence tells the presence notices that waited for their window.
-func (h *hub) flushPresence(tx *wtx) error {
+func (h *hub) flushPresence(tx *store.Tx) error {
 	_, err := h.apply(tx, room.Request{Kind: room.Flush})
 	return err
 }

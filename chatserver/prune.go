@@ -1,9 +1,8 @@
 package chatserver
 
 import (
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/wasmgap/wasmgap/chatserver/internal/room"
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 )
 
 // prune deletes the history and the offline messages older than the
@@ -16,27 +15,12 @@ func (h *hub) prune() {
 	}
 	cutoff := h.now().Add(-h.retention)
 	h.drain()
-	if err := h.store.checkpoint(); err != nil {
+	if err := h.store.Checkpoint(); err != nil {
 		h.log.Error("store checkpoint", "err", err)
 		return
 	}
 	for {
-		var n int
-		var last uint64
-		var due bool
-		err := guarded(func() error {
-			// Looked at first, so that an idle prune writes nothing.
-			if err := h.store.db.View(func(tx *bolt.Tx) (err error) {
-				due, err = pruneDue(tx, cutoff)
-				return err
-			}); err != nil || !due {
-				return err
-			}
-			return h.store.db.Update(func(tx *bolt.Tx) (err error) {
-				n, last, err = prune(tx, cutoff, 10000)
-				return err
-			})
-		})
+		n, last, err := h.store.Prune(cutoff, 10000)
 		if err != nil {
 			h.log.Error("prune history", "err", err)
 			return
@@ -49,7 +33,7 @@ func (h *hub) prune() {
 		}
 	}
 	h.process([]request{&tickReq{}}) // the mail past the retention leaves
-	if err := h.store.measure(); err != nil {
+	if err := h.store.Measure(); err != nil {
 		h.log.Error("store size", "err", err)
 	}
 }
@@ -57,7 +41,7 @@ func (h *hub) prune() {
 // tickReq tells the machine the time: the mails past the retention leave.
 type tickReq struct{ reply }
 
-func (r *tickReq) apply(h *hub, tx *wtx) (result, error) {
+func (r *tickReq) apply(h *hub, tx *store.Tx) (result, error) {
 	_, err := h.apply(tx, room.Request{Kind: room.Tick})
 	return result{}, err
 }

@@ -351,9 +351,14 @@ func TestKernelsAndExpected(t *testing.T) {
 		Engines     []string        `json:"engines"`
 		Panels      map[string]bool `json:"panels"`
 		MinSampleMS limit           `json:"min_sample_ms"`
+		Runs        limit           `json:"runs"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil {
 		t.Fatal(err)
+	}
+	// The page's bound on timed runs is the CLI's.
+	if c.Runs != (limit{DefaultRuns, 1, runner.MaxJobRuns}) {
+		t.Errorf("runs bounds %+v, want default %d, 1 to %d as wasmgap bench", c.Runs, DefaultRuns, runner.MaxJobRuns)
 	}
 	if c.MinSampleMS != (limit{10, 0, MaxMinSampleMS}) {
 		t.Errorf("min_sample_ms bounds %+v, want default 10, 0 to %d", c.MinSampleMS, MaxMinSampleMS)

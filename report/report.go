@@ -71,11 +71,18 @@ func Formats() []string {
 
 // Write writes the report in the named format, or says which formats exist.
 func Write(w io.Writer, format string, r Report) error {
+	return WriteWidth(w, format, r, 0)
+}
+
+// WriteWidth is Write for a reader of the given width in columns (a terminal's; 0: no
+// limit): a text table wider than it is wrapped, its engine columns printed in parts that
+// each repeat the kernel column. Markdown, JSON and gobench are never wrapped.
+func WriteWidth(w io.Writer, format string, r Report, width int) error {
 	switch format {
 	case FormatTable:
-		return writeText(w, r, false)
+		return writeText(w, r, false, width)
 	case FormatMarkdown:
-		return writeText(w, r, true)
+		return writeText(w, r, true, 0)
 	case FormatJSON:
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -198,6 +205,11 @@ type setupRow struct {
 	loads, cached                      int
 	cold, fromCache, instantiat, first time.Duration
 	hasCold, hasCache, hasSetup        bool
+	// caches: some of the engine's cells came from a compilation cache, so that "from
+	// cache" counts something. An engine with no cache (an interpreter, a runtime that
+	// compiles anew each time) shows none; nor does one whose cache was cold or turned
+	// off (--cold), whose compilations the "compile, cold" column shows.
+	caches bool
 }
 
 func setups(results []measure.Result, engines []string) []setupRow {
@@ -228,6 +240,7 @@ func setups(results []measure.Result, engines []string) []setupRow {
 		}
 		row.cached = len(cached)
 		row.hasCold, row.hasCache, row.hasSetup = len(cold) > 0, len(cached) > 0, row.loads > 0
+		row.caches = row.hasCache
 		_, row.cold, _ = measure.Stats(cold)
 		_, row.fromCache, _ = measure.Stats(cached)
 		_, row.instantiat, _ = measure.Stats(inst)

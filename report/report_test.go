@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -283,6 +284,72 @@ func TestRuntimes(t *testing.T) {
 		}
 		if f != FormatJSON && strings.Contains(buf.String(), "PHP 9") { // the JSON has every cell's own
 			t.Errorf("%s: a second version of one engine printed", f)
+		}
+	}
+}
+
+// A text table wider than the reader's terminal is printed in parts that each fit and
+// repeat the kernel column; every cell is still there. No width: the table is whole.
+func TestTableWrapsToWidth(t *testing.T) {
+	var whole bytes.Buffer
+	if err := WriteWidth(&whole, FormatTable, fixture(), 0); err != nil {
+		t.Fatal(err)
+	}
+	wide := 0
+	for _, l := range strings.Split(whole.String(), "\n") {
+		if strings.HasPrefix(l, "kernel ") {
+			wide = max(wide, utf8.RuneCountInString(l))
+		}
+	}
+	width := wide * 2 / 3
+	var wrapped bytes.Buffer
+	if err := WriteWidth(&wrapped, FormatTable, fixture(), width); err != nil {
+		t.Fatal(err)
+	}
+	text := wrapped.String()
+	if !strings.Contains(text, "(continued)") {
+		t.Fatalf("a %d-column table at width %d is not wrapped:\n%s", wide, width, text)
+	}
+	inKernels := true
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "Phases") {
+			inKernels = false
+		}
+		if inKernels && utf8.RuneCountInString(l) > width && !strings.HasPrefix(l, "Kernels:") {
+			t.Errorf("line of %d columns past width %d: %q", utf8.RuneCountInString(l), width, l)
+		}
+	}
+	for _, want := range []string{"fib_rec(40)", "412ms", "1.23s ±? ×3.0", "9.10s ±? ×22 (1 run)", "timed out after 30s", "stack overflow", "wazero-interpreter", "yaegi"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("wrapped table lacks %q", want)
+		}
+	}
+	if kernelHeaders := strings.Count(text, "\nkernel "); kernelHeaders <= strings.Count(whole.String(), "\nkernel ") {
+		t.Errorf("the parts do not repeat the kernel column: %d headers", kernelHeaders)
+	}
+}
+
+// The Phases table counts cells "from cache" only for an engine whose cells came from a
+// compilation cache: an interpreter's or a cold cache's setup shows no "0 of N".
+func TestPhasesFromCacheOnlyWithACache(t *testing.T) {
+	var out bytes.Buffer
+	if err := Write(&out, FormatTable, fixture()); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(out.String(), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 0 {
+			continue
+		}
+		switch f[0] {
+		case engine.WazeroInterpreter: // cached setups in the fixture
+			if !strings.Contains(l, "3 of 3") {
+				t.Errorf("cached engine's phases %q lack 3 of 3", l)
+			}
+		case engine.WazeroCompiler, engine.Yaegi:
+			if strings.Contains(l, " of ") {
+				t.Errorf("phases of an engine with nothing cached count a cache: %q", l)
+			}
 		}
 	}
 }

@@ -15,9 +15,12 @@ import (
 
 // doc collects the report's parts and prints them as plain text or Markdown.
 type doc struct {
-	w   io.Writer
-	md  bool
-	err error
+	w  io.Writer
+	md bool
+	// width, when above 0, is the text's width in columns (a terminal's): a table wider
+	// than it is wrapped, its columns printed in parts that each repeat the first column.
+	width int
+	err   error
 }
 
 func (d *doc) printf(format string, args ...any) {
@@ -75,28 +78,68 @@ func (d *doc) table(header []string, rows [][]string) {
 			widths[i] = max(widths[i], utf8.RuneCountInString(c))
 		}
 	}
-	line := func(cells []string) {
-		var b strings.Builder
-		for i, c := range cells {
-			pad := widths[i] - utf8.RuneCountInString(c)
-			switch {
-			case i == 0:
-				b.WriteString(c + strings.Repeat(" ", pad))
-			default:
-				b.WriteString("   " + strings.Repeat(" ", pad) + c)
-			}
+	for i, part := range columnParts(widths, d.width) {
+		if i > 0 {
+			d.printf("(continued)\n")
 		}
-		d.printf("%s\n", strings.TrimRight(b.String(), " "))
+		line := func(cells []string) {
+			var b strings.Builder
+			for _, i := range part {
+				c := ""
+				if i < len(cells) {
+					c = cells[i]
+				}
+				pad := widths[i] - utf8.RuneCountInString(c)
+				switch {
+				case i == 0:
+					b.WriteString(c + strings.Repeat(" ", pad))
+				default:
+					b.WriteString("   " + strings.Repeat(" ", pad) + c)
+				}
+			}
+			d.printf("%s\n", strings.TrimRight(b.String(), " "))
+		}
+		line(header)
+		for _, r := range rows {
+			line(r)
+		}
+		d.printf("\n")
 	}
-	line(header)
-	for _, r := range rows {
-		line(r)
-	}
-	d.printf("\n")
 }
 
-func writeText(w io.Writer, r Report, md bool) error {
-	d := &doc{w: w, md: md}
+// columnParts splits a text table's columns, of the given widths, into parts that each
+// fit in width (0: no limit), each part led by the first column: the indices of each
+// part's columns. A column wider than width alone still gets a part of its own.
+func columnParts(widths []int, width int) [][]int {
+	all := make([]int, len(widths))
+	for i := range all {
+		all[i] = i
+	}
+	total := 0
+	for i, w := range widths {
+		total += w
+		if i > 0 {
+			total += 3
+		}
+	}
+	if width <= 0 || total <= width || len(widths) <= 2 {
+		return [][]int{all}
+	}
+	var parts [][]int
+	part, used := []int{0}, widths[0]
+	for i := 1; i < len(widths); i++ {
+		if len(part) > 1 && used+3+widths[i] > width {
+			parts = append(parts, part)
+			part, used = []int{0}, widths[0]
+		}
+		part = append(part, i)
+		used += 3 + widths[i]
+	}
+	return append(parts, part)
+}
+
+func writeText(w io.Writer, r Report, md bool, width int) error {
+	d := &doc{w: w, md: md, width: width}
 	g := arrange(r.Results, r.Method.Runs)
 
 	d.heading("Kernels: median time per call (×ratio to native, same run, same machine)")
@@ -121,8 +164,8 @@ func writeText(w io.Writer, r Report, md bool) error {
 			return FormatDuration(d)
 		}
 		for _, s := range s {
-			cache := "–"
-			if s.hasSetup {
+			cache := "–" // no setup, or no cache to come from
+			if s.caches {
 				cache = fmt.Sprintf("%d of %d", s.cached, s.loads)
 			}
 			rows = append(rows, []string{s.engine, dur(s.hasCold, s.cold), dur(s.hasCache, s.fromCache), dur(s.hasSetup, s.instantiat),

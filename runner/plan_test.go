@@ -23,7 +23,7 @@ func TestPlanJobs(t *testing.T) {
 	}{
 		// Every kernel of the catalogue on every registered engine (the Go tiers, the peers, …).
 		{name: "everything", plan: Plan{Options: measure.Defaults()}, count: len(kernels.All()) * len(engine.Names())},
-		{name: "no runs", plan: Plan{}, wantErr: "runs = 0 is out of range: allowed 1 to 1000"},
+		{name: "no runs", plan: Plan{}, wantErr: "runs = 0 is out of range: allowed 1 to 100"},
 		{
 			name: "one engine, two kernels, defaults",
 			plan: Plan{Options: measure.Defaults(), Engines: []string{"native"}, Kernels: []string{"fib_rec", "ack"}},
@@ -51,8 +51,8 @@ func TestPlanJobs(t *testing.T) {
 		{name: "qualified, kernel not selected", plan: Plan{Options: measure.Defaults(), Kernels: []string{"ack"}, Args: map[string]int{"fib_rec.n": 3}}, wantErr: "argument fib_rec.n: kernel fib_rec is not selected"},
 		{name: "qualified, unknown kernel", plan: Plan{Options: measure.Defaults(), Args: map[string]int{"fib.n": 3}}, wantErr: `argument fib.n: unknown kernel "fib"`},
 		{name: "qualified, unknown parameter", plan: Plan{Options: measure.Defaults(), Args: map[string]int{"ack.x": 3}}, wantErr: "ack has no parameter x: its parameters are n, m"},
-		{name: "runs out of range", plan: Plan{Options: measure.Options{Runs: 5000}}, wantErr: "runs = 5000 is out of range: allowed 1 to 1000"},
-		{name: "warm-up but no runs", plan: Plan{Options: measure.Options{Warmup: 3}}, wantErr: "runs = 0 is out of range: allowed 1 to 1000"},
+		{name: "runs out of range", plan: Plan{Options: measure.Options{Runs: 500}}, wantErr: "runs = 500 is out of range: allowed 1 to 100"},
+		{name: "warm-up but no runs", plan: Plan{Options: measure.Options{Warmup: 3}}, wantErr: "runs = 0 is out of range: allowed 1 to 100"},
 		{name: "warm-up out of range", plan: Plan{Options: measure.Options{Runs: 1, Warmup: 101}}, wantErr: "warm-up = 101 is out of range: allowed 0 to 100"},
 		{name: "warm-up time out of range", plan: Plan{Options: measure.Options{Runs: 1, Warmup: 1, WarmupTime: time.Minute}}, wantErr: "minimum warm-up time 1m0s is out of range: allowed up to 10s (or none: the warm-up runs only)"},
 		{name: "negative timeout", plan: Plan{Options: measure.Defaults(), Timeout: -time.Second}, wantErr: "timeout -1s is negative"},

@@ -16,7 +16,9 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/history"
+	"github.com/wasmgap/wasmgap/kernels"
 	"github.com/wasmgap/wasmgap/measure"
 	"github.com/wasmgap/wasmgap/report"
 	"github.com/wasmgap/wasmgap/runner"
@@ -70,12 +72,16 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", runner.DefaultTimeout, "time limit per cell, loading included")
 	format := fs.String("format", report.FormatTable, "output format: "+strings.Join(report.Formats(), ", "))
 	withHistory := fs.Bool("history", false, "print the source articles' historical figures beside the live rows")
+	allowFailures := fs.Bool("allow-failures", false, "exit 0 even when a cell failed (timed out, overflowed its stack, gave a wrong value); without it such a run exits 1 after printing the table")
+	stored := addBenchResultFlags(fs) // --no-save, --results-db, --compare-last (results.go)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wasmgap bench [--engine E]... [--kernel K]... [--arg name=value]... [--runs N] [--warmup N] [--warmup-time D] [--min-sample D] [--cold] [--timeout D] [--format F] [--history]")
-		fmt.Fprintln(stderr, "\nMeasures kernels on server engines, one cell at a time, each in a worker process.")
+		fmt.Fprintln(fs.Output(), "usage: wasmgap bench [--engine E]... [--kernel K]... [--arg name=value]... [--runs N] [--warmup N] [--warmup-time D] [--min-sample D] [--cold] [--timeout D] [--format F] [--history] [--allow-failures] [--no-save] [--results-db DB] [--compare-last]")
+		fmt.Fprintln(fs.Output(), "\nMeasures kernels on server engines, one cell at a time, each in a worker process.")
+		fmt.Fprintln(fs.Output(), "Exit status: 0 when every cell ran, 1 when a cell failed (see --allow-failures), 2 for bad flags.")
 		fs.PrintDefaults()
+		writeBenchNames(fs.Output())
 	}
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
@@ -150,11 +156,58 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		}
 		rep.History = history.ForKernels(names...)
 	}
-	if err := report.Write(stdout, *format, rep); err != nil {
+	if err := report.WriteWidth(stdout, *format, rep, terminalWidth(stdout)); err != nil {
 		fmt.Fprintln(stderr, "wasmgap bench: write report:", err)
 		return 1
 	}
+	if code := stored.after(rep, *format, stdout, stderr); code != 0 {
+		return code
+	}
+	if failed := countFailed(rep.Results); failed > 0 && !*allowFailures {
+		fmt.Fprintf(stderr, "wasmgap bench: %d of %d cells failed (the table says why); --allow-failures exits 0 anyway\n", failed, len(rep.Results))
+		return 1
+	}
 	return 0
+}
+
+// terminalWidth is w's width in columns when w is a terminal, else 0 (no limit: a file or
+// a pipe gets the tables whole).
+func terminalWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return 0
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return width
+}
+
+// countFailed counts the cells that hold a failure rather than times.
+func countFailed(results []measure.Result) int {
+	n := 0
+	for _, r := range results {
+		if r.Failed() {
+			n++
+		}
+	}
+	return n
+}
+
+// writeBenchNames lists what --kernel, --arg and --engine accept: every kernel with its
+// parameters' defaults (the articles' sizes) and ranges, and every engine.
+func writeBenchNames(w io.Writer) {
+	fmt.Fprintln(w, "\nkernels (--kernel), with their parameters (--arg name=value): default, range")
+	for _, k := range kernels.All() {
+		params := make([]string, len(k.Params))
+		for i, p := range k.Params {
+			params[i] = fmt.Sprintf("%s=%d (%d to %d)", p.Name, p.Default, p.Min, p.Max)
+		}
+		fmt.Fprintf(w, "  %-10s %s\n", k.Name, strings.Join(params, ", "))
+	}
+	fmt.Fprintln(w, "\nengines (--engine; default: all of them):")
+	fmt.Fprintf(w, "  %s\n", strings.Join(engine.Names(), ", "))
 }
 
 // progressLine rewrites one status line on a terminal, once a second and at every phase,

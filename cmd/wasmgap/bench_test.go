@@ -30,8 +30,8 @@ func TestBenchRejectsBadInput(t *testing.T) {
 		{[]string{"--arg", "n"}, `"n" is not name=value`},
 		{[]string{"--arg", "n=ten"}, "n=ten: the value must be an integer"},
 		{[]string{"--format", "csv"}, `unknown format "csv": valid formats are table, markdown, json, gobench`},
-		{[]string{"--runs", "0"}, "--runs: runs = 0 is out of range: allowed 1 to 1000"},
-		{[]string{"--runs", "0", "--warmup", "0"}, "--runs: runs = 0 is out of range: allowed 1 to 1000"},
+		{[]string{"--runs", "0"}, "--runs: runs = 0 is out of range: allowed 1 to 100"},
+		{[]string{"--runs", "0", "--warmup", "0"}, "--runs: runs = 0 is out of range: allowed 1 to 100"},
 		{[]string{"--warmup", "-1"}, "--warmup: warm-up = -1 is out of range: allowed 0 to 100"},
 		{[]string{"--timeout", "0s"}, "--timeout 0s: give a positive duration"},
 		{[]string{"--min-sample", "1m"}, "--min-sample 1m0s is out of range: allowed 0 (one call per sample) to 10s"},
@@ -85,16 +85,25 @@ func TestBenchJSON(t *testing.T) {
 	}
 }
 
-// A failing cell is a result: the table shows it and bench still exits 0.
+// A failing cell is a result: the table shows it, and bench exits 1 after it (a script or
+// a CI job can tell), or 0 with --allow-failures.
 func TestBenchFailureIsAResult(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	code := run([]string{"bench", "--engine", "native", "--kernel", "fib_rec", "--arg", "n=60", "--timeout", "1s", "--history"}, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr.String())
-	}
-	for _, want := range []string{"fib_rec(60)", "timed out after 1s", "environment: ", "historical: fib(40)"} {
-		if !strings.Contains(stdout.String(), want) {
-			t.Errorf("table lacks %q:\n%s", want, stdout.String())
+	for _, c := range []struct {
+		allow []string
+		code  int
+	}{{nil, 1}, {[]string{"--allow-failures"}, 0}} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"bench", "--engine", "native", "--kernel", "fib_rec", "--arg", "n=60", "--timeout", "1s", "--history"}, c.allow...)
+		if code := run(args, &stdout, &stderr); code != c.code {
+			t.Fatalf("%v: exit %d, want %d: %s", c.allow, code, c.code, stderr.String())
+		}
+		for _, want := range []string{"fib_rec(60)", "timed out after 1s", "environment: ", "historical: fib(40)"} {
+			if !strings.Contains(stdout.String(), want) {
+				t.Errorf("table lacks %q:\n%s", want, stdout.String())
+			}
+		}
+		if said := stderr.String(); c.code == 1 && !strings.Contains(said, "wasmgap bench: 1 of 1 cells failed") {
+			t.Errorf("stderr %q does not say a cell failed", said)
 		}
 	}
 }

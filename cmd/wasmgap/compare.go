@@ -16,13 +16,13 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	format := fs.String("format", report.FormatTable, "output format: table, markdown, json")
 	alpha := fs.Float64("alpha", report.Alpha, "significance level: a change is reported when the Mann–Whitney U test's p is below it (benchstat's default)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wasmgap compare [--format F] [--alpha A] old.json new.json")
-		fmt.Fprintln(stderr, "\nCompares two runs of `wasmgap bench --format json`: each cell's change in median time per call,")
-		fmt.Fprintln(stderr, "reported when the Mann–Whitney U test's p is below --alpha and both sides have enough samples,")
-		fmt.Fprintln(stderr, "else \"~ no significant difference\" with the p-value, as benchstat decides.")
+		fmt.Fprintln(fs.Output(), "usage: wasmgap compare [--format F] [--alpha A] old.json new.json")
+		fmt.Fprintln(fs.Output(), "\nCompares two runs of `wasmgap bench --format json`: each cell's change in median time per call,")
+		fmt.Fprintln(fs.Output(), "reported when the Mann–Whitney U test's p is below --alpha and both sides have enough samples,")
+		fmt.Fprintln(fs.Output(), "else \"~ no significant difference\" with the p-value, as benchstat decides.")
 		fs.PrintDefaults()
 	}
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	switch *format {

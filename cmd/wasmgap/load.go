@@ -113,7 +113,7 @@ func runLoadHTTP(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wasmgap load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, loadUsage, "\nflags for HTTP load:\n")
+		fmt.Fprint(fs.Output(), loadUsage, "\nflags for HTTP load:\n")
 		fs.PrintDefaults()
 	}
 	var (
@@ -145,7 +145,7 @@ func runLoadHTTP(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.Insecure, "insecure", false, "skip TLS certificate verification")
 	cpuProfile := fs.String("cpuprofile", "", "write the generator's own CPU profile to this file")
 	out.register(fs)
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	fail := func(format string, a ...any) int {

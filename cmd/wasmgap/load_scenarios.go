@@ -16,17 +16,20 @@ import (
 	"github.com/wasmgap/wasmgap/load"
 )
 
+// chatTargets names the chat's URL at the default addresses of wasmgap chat and serve.
+const chatTargets = "http://" + chatAddr + "/ (wasmgap chat's default) or http://" + serveAddr + "/chat/ (wasmgap serve's)"
+
 func runLoadScenario(name string, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wasmgap load "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, loadUsage, "\nflags for ", name, ":\n")
+		fmt.Fprint(fs.Output(), loadUsage, "\nflags for ", name, ":\n")
 		fs.PrintDefaults()
 	}
 	o := load.ScenarioOptions{Scenario: name}
 	var out outputFlags
 	var targets targetFlags
-	fs.Var(&targets, "target", "the chat's base URL, e.g. http://127.0.0.1:8080/ (wasmgap chat) or http://127.0.0.1:8080/chat/ (wasmgap serve); repeat it or give a comma list for several nodes: receivers and sends are spread round-robin")
+	fs.Var(&targets, "target", "the chat's base URL: "+chatTargets+"; repeat it or give a comma list for several nodes: receivers and sends are spread round-robin")
 	if name == load.ScenarioChatSend {
 		fs.IntVar(&o.Receivers, "k", 10, "receivers logged in")
 		fs.StringVar(&o.Transport, "transport", "sse", "how receivers read: sse or ws")
@@ -47,7 +50,7 @@ func runLoadScenario(name string, args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.MaxTime, "max-time", load.DefaultMaxTime, "hard cap on the whole run")
 	fs.IntVar(&o.Pid, "pid", 0, "sample this process's RSS and CPU during the run (Linux)")
 	out.register(fs)
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	fail := func(format string, a ...any) int {
@@ -58,7 +61,7 @@ func runLoadScenario(name string, args []string, stdout, stderr io.Writer) int {
 		return fail("unexpected arguments %q: give the chat's URL with --target", fs.Args())
 	}
 	if len(targets) == 0 {
-		return fail("--target is required: the chat's base URL, e.g. http://127.0.0.1:8080/")
+		return fail("--target is required: the chat's base URL, %s", chatTargets)
 	}
 	if len(targets) == 1 {
 		o.Target = targets[0]
@@ -129,7 +132,7 @@ func runLoadSeed(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.Pid, "pid", 0, "sample this process's RSS and CPU during each run (Linux)")
 	fs.DurationVar(&o.MaxTime, "max-time", load.DefaultMaxTime, "hard cap on each run")
 	out.register(fs)
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if fs.NArg() != 0 {

@@ -7,10 +7,12 @@
 //	wasmgap chat    [flags]   the chat alone, with the source article's routes at the root
 //	wasmgap bench   [flags]   measure kernels on server engines and print a table
 //	wasmgap compare a b       compare two runs of bench --format json, cell by cell
+//	wasmgap results list|show|compare|export|delete   the stored runs
 //	wasmgap load    [flags]   generate HTTP, SSE or WebSocket load
-//	wasmgap version           print version information
+//	wasmgap version           print version information (also wasmgap --version)
 //
-// Each subcommand has its own flags; `wasmgap <command> -h` lists them.
+// Each subcommand has its own flags; `wasmgap <command> -h` lists them on stdout. A bad
+// flag value is one line on stderr, prefixed with the command, and exit status 2.
 package main
 
 import (
@@ -36,6 +38,7 @@ var commands = map[string]command{
 	"chat":    {"serve the chat alone, with the source article's routes", runChat},
 	"bench":   {"measure kernels on server engines and print a table", runBench},
 	"compare": {"compare two runs of bench --format json, cell by cell", runCompare},
+	"results": {"list, show, compare, export or delete the stored runs", runResults},
 	"load":    {"generate HTTP, SSE or WebSocket load against a server", runLoad},
 	"version": {"print version information", runVersion},
 }
@@ -47,12 +50,16 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return 2
-		}
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(stdout)
 		return 0
+	case "-version", "--version":
+		return runVersion(args[1:], stdout, stderr)
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
@@ -76,15 +83,26 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun 'wasmgap <command> -h' for the flags of one command.")
 }
 
-// parseFlags parses a subcommand's args into fs. When parsing ends the command (help was
-// asked for, or a flag was bad, which fs has already reported on stderr), ok is false and
-// code is the exit status: 0 for help, 2 for a bad flag.
-func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0, false
-		}
+// parseFlags parses a subcommand's args into fs, whose name is the command ("wasmgap
+// bench"). When parsing ends the command, ok is false and code is the exit status: help
+// (-h, --help) prints fs.Usage on stdout and gives 0; a bad flag or flag value prints one
+// line on stderr, prefixed with the command, and gives 2. fs writes to stderr afterwards.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, ok bool) {
+	// The flag package prints the whole usage after an error: it goes nowhere, the
+	// error alone is said.
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(stderr)
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(stdout)
+		fs.Usage()
+		fs.SetOutput(stderr)
+		return 0, false
+	default:
+		fmt.Fprintf(stderr, "%s: %v (%s -h lists the flags)\n", fs.Name(), err, fs.Name())
 		return 2, false
 	}
-	return 0, true
 }

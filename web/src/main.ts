@@ -8,11 +8,12 @@ import { type CustomPanel, mountCustom } from "./custom";
 import { renderChart } from "./chart";
 import { showDetails } from "./details";
 import { appendGrouped, info, order } from "./engines";
+import { forecast, record } from "./forecast";
 import { duration } from "./format";
 import { type HistoryRow, normalize } from "./history";
 import { toMarkdown } from "./markdown";
 import { Grid, type Row } from "./results";
-import { type Selection, checkInt, fromQuery, kernelArgs, toQuery } from "./selection";
+import { type Selection, checkInt, fromQuery, kernelArgs, toQuery, unknownNames } from "./selection";
 import { renderTable, updateRow } from "./table";
 import { CompareView } from "./compare";
 import { BROWSER_ENGINES, type Catalogue, type Kernel, type Limit } from "./types";
@@ -58,6 +59,9 @@ async function start(): Promise<void> {
     return;
   }
   const sel = fromQuery(location.search, cat, browserEngines(bundle));
+  // A link that names what this server does not know: said, not silently dropped.
+  const unknown = unknownNames(location.search, cat, browserEngines(bundle));
+  $("url-note").textContent = unknown.length ? `This link names what the page does not know, left out: ${unknown.join("; ")}.` : "";
   const app: App = { cat, bundle, sel, grid: new Grid([], []), running: false };
   app.compare = new CompareView($("compare"), () => app.grid);
   buildForm(app);
@@ -127,6 +131,7 @@ function buildForm(app: App): void {
     const input = $<HTMLInputElement>(id);
     input.min = String(lim.min);
     input.max = String(lim.max);
+    fitDigits(input, lim.min, lim.max);
     input.value = sel[key];
     input.oninput = () => {
       sel[key] = input.value;
@@ -169,6 +174,7 @@ function kernelRow(app: App, k: Kernel): HTMLElement {
     input.min = String(p.min);
     input.max = String(p.max);
     input.step = "1";
+    fitDigits(input, p.min, p.max);
     input.value = sel.args[k.name]?.[p.name] ?? String(p.default);
     input.oninput = () => {
       (sel.args[k.name] ??= {})[p.name] = input.value;
@@ -188,6 +194,11 @@ function kernelRow(app: App, k: Kernel): HTMLElement {
   row.title = k.summary;
   row.append(lab, params, err);
   return row;
+}
+
+/** fitDigits widens a number input to show its widest allowed value whole. */
+function fitDigits(input: HTMLInputElement, min: number, max: number): void {
+  input.style.setProperty("--digits", String(Math.max(String(min).length, String(max).length)));
 }
 
 /** validate marks the form's problems; it returns whether everything is in range. */
@@ -224,7 +235,53 @@ function validate(app: App): boolean {
       ? `${(app.custom?.active() ? 1 : sel.kernels.length) * enginesOf(app).length} cells, run one at a time.`
       : "Some values are out of range: the page runs them anyway, so you can see the server refuse them.";
   $<HTMLButtonElement>("run").disabled = nothing || app.running;
+  showForecasts(app);
   return ok;
+}
+
+/**
+ * showForecasts names, before Run, the cells this browser's last runs expect to fail or to
+ * overrun the time limit, each with a button for arguments that ran, when some did.
+ */
+function showForecasts(app: App): void {
+  const host = $("forecast");
+  host.replaceChildren();
+  if (app.custom?.active() || app.running) return;
+  const calls = {
+    runs: Number(app.sel.runs) || 1,
+    warmup: Number(app.sel.warmup) || 0,
+    minSampleMs: Number(app.sel.min_sample_ms) || 0,
+    timeoutMs: app.cat.timeout_ns / 1e6,
+  };
+  for (const row of rowsOf(app)) {
+    if (row.invalid) continue;
+    const k = row.kernel;
+    for (const engine of enginesOf(app)) {
+      const f = forecast(k.name, engine, row.args, calls);
+      if (!f) continue;
+      const li = document.createElement("li");
+      li.dataset.kernel = k.name;
+      li.dataset.engine = engine;
+      li.textContent = `${row.label} on ${info(engine).title} is expected to fail: ${f.why}.`;
+      if (f.fits) {
+        const fits = f.fits;
+        const b = document.createElement("button");
+        b.type = "button";
+        b.className = "ghost fits";
+        b.textContent = `Use ${k.name}(${fits.join(", ")}), which ran`;
+        b.onclick = () => {
+          k.params.forEach((p, i) => {
+            (app.sel.args[k.name] ??= {})[p.name] = String(fits[i]);
+            const input = document.querySelector<HTMLInputElement>(`input[name="${k.name}.${p.name}"]`);
+            if (input) input.value = String(fits[i]);
+          });
+          changed(app);
+        };
+        li.append(" ", b);
+      }
+      host.append(li);
+    }
+  }
 }
 
 /** checkSetting validates runs, warmup or min_sample_ms against the catalogue's bounds. */
@@ -322,6 +379,7 @@ async function runAll(app: App): Promise<void> {
       const outcome = await run.done;
       app.current = undefined;
       if (app.grid !== grid) return;
+      if (!app.custom?.active()) record(row.kernel.name, engine, row.args, outcome);
       grid.set(r, engine, outcome);
       updateRow(host, grid, r, hooks);
       renderChart($("chart"), grid, app.sel.history ? app.history : undefined);

@@ -60,6 +60,32 @@ export function fromQuery(query: string, cat: Catalogue, browserEngines: readonl
   return sel;
 }
 
+/**
+ * unknownNames lists what a query string names that the catalogue does not know (kernels,
+ * engines, kernel arguments), each with what is known: fromQuery leaves them out, the page
+ * says so.
+ */
+export function unknownNames(query: string, cat: Catalogue, browserEngines: readonly string[]): string[] {
+  const q = new URLSearchParams(query);
+  const all = [...cat.engines, ...browserEngines];
+  const kernels = cat.kernels.map((k) => k.name);
+  const out: string[] = [];
+  const list = (names: string[]) => names.map((n) => JSON.stringify(n)).join(", ");
+  const badKernels = (q.get("k") ?? "").split(",").filter((n) => n !== "" && !kernels.includes(n));
+  if (badKernels.length) out.push(`unknown kernel ${list(badKernels)} (kernels: ${kernels.join(", ")})`);
+  const badEngines = (q.get("e") ?? "").split(",").filter((n) => n !== "" && !all.includes(n));
+  if (badEngines.length) out.push(`unknown engine ${list(badEngines)} (engines: ${all.join(", ")})`);
+  for (const key of q.keys()) {
+    const dot = key.indexOf(".");
+    if (dot < 0) continue;
+    const kernel = cat.kernels.find((k) => k.name === key.slice(0, dot));
+    if (!kernel) out.push(`unknown kernel in ${JSON.stringify(key)}`);
+    else if (!kernel.params.some((p) => p.name === key.slice(dot + 1)))
+      out.push(`${kernel.name} has no argument ${JSON.stringify(key.slice(dot + 1))} (its arguments: ${kernel.params.map((p) => p.name).join(", ")})`);
+  }
+  return out;
+}
+
 /** toQuery writes the selection as a query string: the arguments of the chosen kernels only. */
 export function toQuery(sel: Selection): string {
   const q = new URLSearchParams();

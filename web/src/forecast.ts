@@ -1,0 +1,95 @@
+// What this browser's last runs say of a cell before it runs: a cell that failed at these
+// arguments or smaller (a stack overflow, a time-out), or whose last median says its runs
+// will not fit the time limit, is named before Run, with a size that ran here, when one did.
+//
+// The outcomes are kept in localStorage, per kernel and engine: the last failure and the
+// last success, each with its arguments.
+
+import type { CellState } from "./cells";
+
+const KEY = "wasmgap-outcomes";
+
+interface Outcome {
+  args: number[];
+  /** The median time per call, for a success. */
+  ns?: number;
+  /** What went wrong, for a failure ("stack overflow", "timed out after 30s"). */
+  failure?: string;
+}
+
+interface Outcomes {
+  ok?: Outcome;
+  failed?: Outcome;
+}
+
+type Store = Record<string, Outcomes>;
+
+function load(): Store {
+  try {
+    const v = JSON.parse(localStorage.getItem(KEY) ?? "{}") as unknown;
+    return v && typeof v === "object" ? (v as Store) : {};
+  } catch {
+    return {};
+  }
+}
+
+function save(s: Store): void {
+  try {
+    localStorage.setItem(KEY, JSON.stringify(s));
+  } catch {
+    // A full or forbidden storage only loses the forecast.
+  }
+}
+
+const key = (kernel: string, engine: string) => `${kernel}|${engine}`;
+
+/** atMost reports whether a is no larger than b in every argument (the same kernel's). */
+const atMost = (a: number[], b: number[]) => a.length === b.length && a.every((v, i) => v <= b[i]!);
+
+/**
+ * record keeps a finished cell's outcome: a result's median, or a failure's words (a
+ * failure the engine or the time limit gave, not a refusal of the request).
+ */
+export function record(kernel: string, engine: string, args: number[], state: CellState): void {
+  const s = load();
+  const o = (s[key(kernel, engine)] ??= {});
+  if (state.kind === "done" && !state.result.failure && state.result.median_ns > 0) {
+    o.ok = { args, ns: state.result.median_ns };
+    if (o.failed && atMost(o.failed.args, args)) delete o.failed; // it runs now
+  } else if (state.kind === "done" && state.result.failure) {
+    o.failed = { args, failure: state.result.failure };
+  } else return;
+  save(s);
+}
+
+/** A forecast of one cell: why it is expected to fail, and arguments that ran here. */
+export interface Forecast {
+  kernel: string;
+  engine: string;
+  why: string;
+  fits?: number[];
+}
+
+/**
+ * forecast says whether a cell is expected to fail or overrun: it failed in this browser at
+ * these arguments or smaller, or its last median at these arguments times the calls a run
+ * makes (the warm-up's and the timed samples', each at least minSampleMs) is past the time
+ * limit. fits is the largest arguments that ran on this engine, when smaller.
+ */
+export function forecast(kernel: string, engine: string, args: number[], calls: { runs: number; warmup: number; minSampleMs: number; timeoutMs: number }): Forecast | undefined {
+  const o = load()[key(kernel, engine)];
+  if (!o) return undefined;
+  const fits = o.ok && atMost(o.ok.args, args) && !atMost(args, o.ok.args) ? o.ok.args : undefined;
+  if (o.failed && atMost(o.failed.args, args)) {
+    const same = atMost(args, o.failed.args);
+    return { kernel, engine, fits, why: `${o.failed.failure}${same ? "" : ` at (${o.failed.args.join(", ")})`} in this browser's last run` };
+  }
+  if (o.ok && o.ok.ns && atMost(args, o.ok.args) && atMost(o.ok.args, args)) {
+    const sampleMs = Math.max(o.ok.ns / 1e6, calls.minSampleMs);
+    const ms = (calls.runs + calls.warmup) * sampleMs;
+    if (ms > calls.timeoutMs) {
+      return { kernel, engine, why: `its ${calls.runs + calls.warmup} runs take about ${Math.round(ms / 1000)} s, past the ${Math.round(calls.timeoutMs / 1000)} s limit (this browser's last run)` };
+    }
+  }
+  return undefined;
+}
