@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 )
 
 // fillMailbox has alice send n private messages to the offline bob.
@@ -165,12 +167,12 @@ func TestMailboxAfterRestart(t *testing.T) {
 	}
 	// And what the restart read is what the store holds after it.
 	ts.stop()
-	st, state, err := openStore(dir+"/chat.db", true, ts.srv.opts.Logger)
+	st, state, err := store.Open(dir+"/chat.db", true, ts.srv.opts.Logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.close()
-	if len(state.mailboxes) != 4 || state.mailboxes["v0"] != 0 || state.mailboxes["v3"] != 1 {
-		t.Fatalf("the store holds mailboxes %v", state.mailboxes)
+	defer st.Close()
+	if len(state.Mailboxes) != 4 || state.Mailboxes["v0"] != 0 || state.Mailboxes["v3"] != 1 {
+		t.Fatalf("the store holds mailboxes %v", state.Mailboxes)
 	}
 }
