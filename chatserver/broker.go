@@ -15,8 +15,9 @@ type Post struct {
 	To   string    `json:"to"`
 	Text string    `json:"text"`
 	Time time.Time `json:"time"`
-	// Addr is the sender's address: the offline mail waiting from one
-	// address is bounded (its oldest unread goes first).
+	// Addr is the sender's address, set by the routes (never a client's
+	// word): the offline mail waiting from one address is bounded (its
+	// oldest unread goes first).
 	Addr string `json:"addr,omitempty"`
 }
 

@@ -99,21 +99,26 @@
 // from the store's first commit on) and a mailbox message that no longer
 // decodes (which would refuse its user's every login).
 // A batch that fails (the store, or a request that fails it) leaves
-// nothing behind: its changes leave the memtable, and the hub's memory
-// (the sequence, mailbox counts, users, presence) is brought back.
+// nothing behind: its changes leave the memtable, and the rules' machine
+// is rolled back (room.Machine.Rollback).
 // Shutdown tells every stream to resume, lets the requests in flight
 // finish and closes the store.
 //
 // # Limits
 //
 // Nicknames are 1–32 of [A-Za-z0-9_.-], with "all", "msg", "ws", "send",
-// "." and ".." reserved; a message is one line of at most MaxMessageBytes;
+// "." and ".." reserved; a message is one line of at most MaxMessageBytes
+// (no control character but tab, no line separator, no bidirectional
+// control);
 // each nickname may send SendRate messages per second (bursts of
 // SendBurst); each client address may hold MaxConnsPerAddr streams and
 // MaxOpenConnsPerAddr connections to Serve (429 past it); an
 // offline user's mailbox holds MaxMailbox messages, at most MaxMailboxes
-// users may have one, and a message waits there for the Retention (POST
-// /send's answer says so); the store holds at most MaxStoreBytes of data
+// users may have one (when they do, the client address holding the most
+// mail gives up its oldest), one client address may have a tenth of
+// MaxMailboxes mails and of MaxStoreBytes waiting (past it its own oldest
+// leaves), and a message waits there for the Retention (POST /send's
+// answer says so); the store holds at most MaxStoreBytes of data
 // (checked before each send: chat.db's data at the last checkpoint and what
 // was written since). Past a store limit a send gets 507 Insufficient
 // Storage and nothing already stored is lost. WebSockets are accepted
@@ -150,18 +155,18 @@
 // replaced by one NATS JetStream stream, CHAT (nats.go, natsstate.go; the
 // design and its guarantees are in docs/SCALING.md). Every change of the
 // chat's state (a post, a stream opened or closed on a node, a leave grace
-// over, a mailbox ack, a node gone) is one message, and its stream
-// sequence is the id of the events it makes: one id space for the chat,
-// so a client resumes on any node. Every node applies the whole stream in
+// over, a mailbox ack, a node gone, a presence window over) is one message,
+// and its stream sequence numbers the ids of the events it makes: one id
+// space for the chat, so a client resumes on any node. Every node applies the whole stream in
 // order to the same state (who has streams open on which node, mailboxes,
 // the history of the retention window), using the messages' stream
 // timestamps for anything time-dependent, so every node derives the same
 // events with the same ids and delivers them to its own streams; a send is
-// answered once its node applied it. The welcome lines of a login carry
-// the login's id. Timed changes (a leave grace, a node whose key in the
+// answered once its node applied it. Timed changes (a leave grace, a node whose key in the
 // chat-nodes bucket expired) are messages any node may publish,
 // deduplicated by Nats-Msg-Id. A node without its NATS connection answers
 // sends and logins with 503 until nats.go has reconnected. A node starting
 // replays the stream (at most Retention and MaxStoreBytes of it) to build
-// its state. Presence notices are not coalesced over NATS.
+// its state. The rules themselves (internal/room) are the ones a single
+// node runs: one machine, fed from this node's log or from the stream.
 package chatserver

@@ -2,12 +2,15 @@ package chatserver
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 )
 
 // fillMailbox has alice send n private messages to the offline bob.
@@ -124,4 +127,52 @@ func TestMailboxResumeNoDuplicates(t *testing.T) {
 	third.lastID = mark
 	third.expect("Welcome bob!", "now online: ")
 	ts.waitMailbox(t, "bob", 0)
+}
+
+// TestMailboxAfterRestart: the mailboxes come back from the store as they
+// were, their senders' addresses included, so the per-address limits hold
+// across a restart: the flooder's oldest mail still goes first.
+func TestMailboxAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	o := Options{DataDir: dir, MaxMailboxes: 30} // 3 mails per address
+	ts := startServer(t, o)
+	send := func(ts *testServer, from, to, addr string) {
+		t.Helper()
+		if res := ts.srv.hub.do(t.Context(), &postReq{post: Post{From: from, To: to, Text: "hi " + to, Time: time.Now(), Addr: addr}}); res.err != nil || !res.offline {
+			t.Fatalf("%s to %s: %+v", from, to, res)
+		}
+	}
+	for i := range 3 {
+		send(ts, "bot", fmt.Sprint("v", i), "203.0.113.6")
+	}
+	send(ts, "ann", "bob", "192.0.2.1")
+	ts.stop()
+
+	ts = startServer(t, o)
+	var boxes []string
+	ts.srv.hub.do(t.Context(), &inspectReq{fn: func(h *hub) {
+		for _, nick := range h.m.MailboxNicks() {
+			for _, m := range h.m.Mailbox(nick) {
+				boxes = append(boxes, nick+" "+m.From+" "+m.Addr)
+			}
+		}
+	}})
+	want := []string{"bob ann 192.0.2.1", "v0 bot 203.0.113.6", "v1 bot 203.0.113.6", "v2 bot 203.0.113.6"}
+	if !slices.Equal(boxes, want) {
+		t.Fatalf("after a restart: %q, want %q", boxes, want)
+	}
+	send(ts, "bot", "v3", "203.0.113.6")
+	if ts.mailbox("v0") != 0 || ts.mailbox("v3") != 1 || ts.mailbox("bob") != 1 {
+		t.Fatalf("the flooder's fourth mail after a restart: v0 %d, v3 %d, bob %d; want its oldest (v0) gone", ts.mailbox("v0"), ts.mailbox("v3"), ts.mailbox("bob"))
+	}
+	// And what the restart read is what the store holds after it.
+	ts.stop()
+	st, state, err := store.Open(dir+"/chat.db", true, ts.srv.opts.Logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if len(state.Mailboxes) != 4 || state.Mailboxes["v0"] != 0 || state.Mailboxes["v3"] != 1 {
+		t.Fatalf("the store holds mailboxes %v", state.Mailboxes)
+	}
 }

@@ -245,14 +245,19 @@ type Machine struct {
 	users   map[string]*user
 	boxes   map[string][]*Mail
 	addrs   map[string]holder
-	queue   []queued
+	queue   []queued // every mail by arrival (and the stale entries of mail gone since)
 	head    int
+	total   int  // mails waiting
+	unrest  bool // mails were restored: queue is to be sorted
 	gone    map[string]bool
 	pres    presence
 
 	// A request being applied.
 	in       *Request
 	out      *Output
+	cur      Request
+	res      Output
+	events   []Event // the array of the Outputs' Events
 	flushing bool
 
 	// While a transaction is open (Begin), how to undo it.
@@ -284,8 +289,9 @@ func (m *Machine) Restore(nick string, ml Mail) {
 	h.count++
 	h.bytes += int64(len(ml.Text))
 	m.addrs[ml.Addr] = h
+	m.total++
 	m.queue = append(m.queue, queued{nick: nick, addr: ml.Addr, key: ml.Key, sent: ml.Sent})
-	slices.SortStableFunc(m.queue[m.head:], func(a, b queued) int { return cmp.Compare(a.key, b.key) })
+	m.unrest = true
 }
 
 // Last is the last event id issued.
@@ -406,6 +412,34 @@ func (m *Machine) Commit() {
 	m.tx = false
 	clear(m.undo)
 	m.undo = m.undo[:0]
+	m.compact()
+}
+
+// compact drops the queue's entries of mail gone since, once they are
+// more than the mail waiting (never within a transaction: Rollback cuts
+// the queue back to its length).
+func (m *Machine) compact() {
+	if m.tx || len(m.queue)-m.head <= 2*m.total+1024 {
+		return
+	}
+	q := m.queue[:0]
+	for _, e := range m.queue[m.head:] {
+		if m.find(e.nick, e.key) >= 0 {
+			q = append(q, e)
+		}
+	}
+	clear(m.queue[len(q):])
+	m.queue, m.head = q, 0
+}
+
+// find is the index of nick's mail key in its mailbox, or -1.
+func (m *Machine) find(nick string, key uint64) int {
+	box := m.boxes[nick]
+	i, ok := slices.BinarySearchFunc(box, key, func(ml *Mail, k uint64) int { return cmp.Compare(ml.Key, k) })
+	if !ok {
+		return -1
+	}
+	return i
 }
 
 // Rollback closes the transaction, undoing its changes.
@@ -425,13 +459,20 @@ func (m *Machine) onUndo(f func()) {
 	}
 }
 
-// Apply applies one request.
+// Apply applies one request. The Output's Events are valid until the next
+// Apply (their array is reused).
 func (m *Machine) Apply(in Request) Output {
-	var out Output
-	m.in, m.out = &in, &out
-	defer func() { m.in, m.out = nil, nil }()
+	m.cur = in
+	clear(m.events) // the last Output's, no longer valid
+	m.res = Output{Events: m.events[:0]}
+	m.in, m.out = &m.cur, &m.res
+	defer m.done()
 	if k := m.cfg.IDsPerRequest; k > 0 && m.last < in.Seq*k {
 		m.last = in.Seq * k
+	}
+	if m.unrest {
+		slices.SortStableFunc(m.queue[m.head:], func(a, b queued) int { return cmp.Compare(a.key, b.key) })
+		m.unrest = false
 	}
 	m.expire(in.At)
 	switch in.Kind {
@@ -456,7 +497,14 @@ func (m *Machine) Apply(in Request) Output {
 	default:
 		panic(fmt.Sprintf("room: unknown request kind %d", in.Kind))
 	}
-	return out
+	return m.res
+}
+
+// done ends an Apply.
+func (m *Machine) done() {
+	m.events = m.res.Events
+	m.cur = Request{}
+	m.compact()
 }
 
 // record makes an event; waiting presence notices come first, so nobody
@@ -584,7 +632,7 @@ func (m *Machine) biggestHolder(sender string) (string, int) {
 func (m *Machine) evictOldest(addr string) bool {
 	for i := m.head; i < len(m.queue); i++ {
 		q := m.queue[i]
-		if q.addr != addr {
+		if q.addr != addr || m.find(q.nick, q.key) < 0 {
 			continue
 		}
 		if m.dropMail(q.nick, func(ml *Mail) bool { return ml.Key == q.key }) > 0 {
@@ -622,6 +670,8 @@ func (m *Machine) account(addr string, n int, bytes int64) {
 			delete(m.addrs, addr)
 		}
 	})
+	m.total += n
+	m.onUndo(func() { m.total -= n })
 	h := holder{old.count + n, old.bytes + bytes}
 	if h.count <= 0 {
 		delete(m.addrs, addr)
@@ -682,19 +732,15 @@ func (m *Machine) expire(at time.Time) {
 	cut := at.Add(-m.cfg.Retention)
 	for m.head < len(m.queue) {
 		q := m.queue[m.head]
-		if box := m.boxes[q.nick]; !slices.ContainsFunc(box, func(ml *Mail) bool { return ml.Key == q.key }) {
-			m.head++ // gone already
-			continue
-		}
 		if !q.sent.Before(cut) {
 			break
 		}
-		m.dropMail(q.nick, func(ml *Mail) bool { return ml.Key == q.key })
+		// Every mail of its box sent before the cut leaves with it (a
+		// mailbox is in the order its mail came).
+		if box := m.boxes[q.nick]; len(box) > 0 && box[0].Sent.Before(cut) {
+			m.dropMail(q.nick, func(ml *Mail) bool { return ml.Sent.Before(cut) })
+		}
 		m.head++
-	}
-	if m.head > 1024 && m.head > len(m.queue)/2 && !m.tx {
-		m.queue = slices.Delete(m.queue, 0, m.head)
-		m.head = 0
 	}
 }
 

@@ -349,3 +349,42 @@ func TestTextProblem(t *testing.T) {
 		}
 	}
 }
+
+// The queue of mails by arrival does not keep what left: a flood whose
+// mail keeps making room for itself holds a bounded queue.
+func TestQueueBounded(t *testing.T) {
+	d := newDriver(Config{MaxMailbox: 10, MaxMailboxes: 100000, MaxMailPerAddr: 3})
+	for i := range 5000 {
+		d.do(Request{Kind: Post, Nick: "bot", To: fmt.Sprint("v", i), Text: "spam", Addr: "6.6.6.6"})
+		if n := len(d.m.queue) - d.m.head; n > 2*d.m.total+1024 {
+			t.Fatalf("after %d mails: %d queued for %d waiting", i+1, n, d.m.total)
+		}
+	}
+	if d.m.total != 3 || d.m.Mailboxes() != 3 {
+		t.Errorf("%d mails in %d mailboxes, want the flooder's 3", d.m.total, d.m.Mailboxes())
+	}
+	// Within transactions too, compacted at their commit.
+	d.m.Begin()
+	for i := range 3000 {
+		d.do(Request{Kind: Post, Nick: "bot", To: fmt.Sprint("w", i), Text: "spam", Addr: "6.6.6.6"})
+	}
+	d.m.Commit()
+	if n := len(d.m.queue) - d.m.head; n > 2*d.m.total+1024 {
+		t.Errorf("after a commit: %d queued for %d waiting", n, d.m.total)
+	}
+}
+
+// Restored mails (a store's, at start) are counted and expire like others.
+func TestRestore(t *testing.T) {
+	m := New(Config{MaxMailbox: 10, MaxMailboxes: 10, Retention: time.Hour}, 40)
+	m.Restore("bob", Mail{Key: 2, From: "ann", Addr: "A", Text: "new", Sent: t0.Add(30 * time.Minute)})
+	m.Restore("ann", Mail{Key: 1, From: "bob", Addr: "B", Text: "old", Sent: t0})
+	out := m.Apply(Request{Kind: Tick, Seq: 1, At: t0.Add(61 * time.Minute)})
+	if len(out.Mail) != 1 || out.Mail[0].Nick != "ann" || m.MailCount("bob") != 1 {
+		t.Fatalf("expired %+v; bob has %d", out.Mail, m.MailCount("bob"))
+	}
+	out = m.Apply(Request{Kind: Post, Seq: 2, At: t0.Add(62 * time.Minute), Nick: "cat", To: "dan", Text: "x"})
+	if out.Events[0].ID != 41 || out.Mail[0].Mail.Key != 3 {
+		t.Errorf("after restore: event %d, mail key %d; want 41 and 3", out.Events[0].ID, out.Mail[0].Mail.Key)
+	}
+}
