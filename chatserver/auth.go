@@ -200,7 +200,7 @@ func (s *Server) checkToken(r *http.Request, nick, what string) error {
 		return &authError{http.StatusUnauthorized, err.Error()}
 	}
 	if tnick != nick {
-		return &authError{http.StatusForbidden, fmt.Sprintf("the connection token is %s's: it may log in, read history and mail, and send as %s only, not %s as %s", tnick, tnick, what, nick)}
+		return &authError{http.StatusForbidden, fmt.Sprintf("the connection token is %s's: it may log in, read history and mail, and send as %s only, not %s %s", tnick, tnick, what, nick)}
 	}
 	return nil
 }

@@ -107,7 +107,7 @@
 // # Limits
 //
 // Nicknames are 1–32 of [A-Za-z0-9_.-], with "all", "msg", "ws", "send",
-// "." and ".." reserved; a message is one line of at most MaxMessageBytes
+// "." and ".." reserved in any case; a message is one line of at most MaxMessageBytes
 // (no control character but tab, no line separator, no bidirectional
 // control);
 // each nickname may send SendRate messages per second (bursts of
@@ -131,7 +131,8 @@
 // The handler refuses a browser's cross-origin POST (403, net/http's
 // CrossOriginProtection); POST /send takes only application/json (415), which
 // no cross-site form or no-cors fetch can send; GET /msg/ refuses a request
-// the browser marks cross-site or same-site (403), while curl and ab, which
+// the browser marks cross-site or same-site (403), and so does the SSE login
+// GET /<nick>, while curl and ab, which
 // send no Sec-Fetch-Site, work as in the article. Serve answers only to the
 // Host names of its address (bound to loopback: loopback names) and
 // AllowedHosts, against DNS rebinding. Serve answers the plain GET / and
@@ -142,6 +143,20 @@
 // trickles in. A send's body must arrive within
 // BodyTimeout. A damaged store file is refused at open with
 // ErrStoreDamaged; damage found while replaying is told to the client.
+//
+// # Who speaks
+//
+// By default a nickname is a name, as in the article. With AuthSecret every
+// login and send shows a connection token of its nickname (MintToken: a JWT
+// signed with HMAC-SHA256, the nick as subject, an expiry) as a bearer
+// header, ?token=, the cookie chat_token or the WebSocket subprotocol
+// token.<t>, and acts as that nickname only: 401 without a valid token, 403
+// with another's. With ClaimNicks the first login of a nickname gets a
+// secret (a cookie and X-Chat-Claim) that later logins and sends must show
+// until LeaveGrace after its last stream (auth.go, claims.go; over NATS the
+// claims live in a JetStream key-value bucket, natsclaims.go). Behind
+// TrustedProxies the client's address, for every per-address limit, comes
+// from the forwarding header (httpguard.Proxies).
 //
 // # Several nodes
 //
