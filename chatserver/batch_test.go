@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 )
 
 // failReq fails the batch it is in, as a store failure would.
@@ -15,7 +17,7 @@ type failReq struct{ reply }
 
 var errInjected = errors.New("injected store failure")
 
-func (r *failReq) apply(*hub, *wtx) (result, error) { return result{}, errInjected }
+func (r *failReq) apply(*hub, *store.Tx) (result, error) { return result{}, errInjected }
 
 // holdHub runs a request that keeps the hub busy until the returned
 // function is called: the requests submitted meanwhile make one batch.
@@ -48,9 +50,14 @@ type hubState struct {
 func stateOf(ts *testServer) hubState {
 	var s hubState
 	ts.srv.hub.do(context.Background(), &inspectReq{fn: func(h *hub) {
-		s = hubState{seq: h.seq, mailboxes: maps.Clone(h.mailboxes), users: map[string]int{}, used: h.store.used(), events: len(h.store.mem.ids)}
-		for nick, u := range h.users {
-			s.users[nick] = len(u.conns)
+		s = hubState{seq: h.m.Last(), mailboxes: map[string]int{}, users: h.m.Streams(), used: h.store.Used()}
+		st, err := h.store.Stats()
+		if err != nil {
+			panic(err)
+		}
+		s.events = st.MemEvents
+		for _, nick := range h.m.MailboxNicks() {
+			s.mailboxes[nick] = h.m.MailCount(nick)
 		}
 	}})
 	return s
@@ -112,13 +119,13 @@ func TestFailedBatchRestoresMemory(t *testing.T) {
 	counted := stateOf(ts).mailboxes
 
 	ts.stop()
-	st, state, err := openStore(ts.dir+"/chat.db", true, ts.srv.opts.Logger)
+	st, state, err := store.Open(ts.dir+"/chat.db", true, ts.srv.opts.Logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.close()
-	if !maps.Equal(state.mailboxes, counted) || state.mailboxes["carol"] != 1 {
-		t.Fatalf("after a restart the store has mailboxes %v, the hub counted %v (carol: 1 message)", state.mailboxes, counted)
+	defer st.Close()
+	if !maps.Equal(state.Mailboxes, counted) || state.Mailboxes["carol"] != 1 {
+		t.Fatalf("after a restart the store has mailboxes %v, the hub counted %v (carol: 1 message)", state.Mailboxes, counted)
 	}
 }
 
@@ -129,7 +136,7 @@ func TestStoreLimitPerSend(t *testing.T) {
 	ts := startServer(t, Options{MaxStoreBytes: 1})
 	h := ts.srv.hub
 	var used int64
-	h.do(context.Background(), &inspectReq{fn: func(h *hub) { used = h.store.used() }})
+	h.do(context.Background(), &inspectReq{fn: func(h *hub) { used = h.store.Used() }})
 	// Room for about ten sends of this size above what the store holds.
 	text := strings.Repeat("x", 1000)
 	h.do(context.Background(), &inspectReq{fn: func(h *hub) { h.maxBytes = used + 10*1100 }})
@@ -161,7 +168,7 @@ func TestStoreLimitPerSend(t *testing.T) {
 		}
 	}
 	var limit int64
-	h.do(context.Background(), &inspectReq{fn: func(h *hub) { used, limit = h.store.used(), h.maxBytes }})
+	h.do(context.Background(), &inspectReq{fn: func(h *hub) { used, limit = h.store.Used(), h.maxBytes }})
 	t.Logf("%d stored, %d refused; %d bytes used of %d", stored, refused, used, limit)
 	if stored == 0 || refused == 0 || used > limit+1100 {
 		t.Fatalf("%d sends stored, %d refused, %d bytes used: want the batch to stop at the limit of %d (one send over at most)", stored, refused, used, limit)

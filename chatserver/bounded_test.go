@@ -2,6 +2,7 @@ package chatserver
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -47,13 +48,15 @@ func TestStoreBytesLimit(t *testing.T) {
 }
 
 // TestMailboxesLimit: past MaxMailboxes a message to one more offline user
-// gets 507; users who already have a mailbox still get messages; the
-// offline acknowledgement of POST /send says how long a message is kept.
+// gets 507 when no sending address holds more than one; users who already
+// have a mailbox still get messages; the offline acknowledgement of POST
+// /send says how long a message is kept.
 func TestMailboxesLimit(t *testing.T) {
 	ts := startServer(t, Options{MaxMailboxes: 3, Retention: 2 * time.Hour})
 	for i := range 3 {
-		if status, body := ts.msg(t, "spammer", fmt.Sprint("victim", i), "hi"); status != 200 {
-			t.Fatalf("mailbox %d: %d %s", i, status, body)
+		p := Post{From: fmt.Sprint("sender", i), To: fmt.Sprint("victim", i), Text: "hi", Time: time.Now(), Addr: fmt.Sprint("192.0.2.", i)}
+		if res := ts.srv.hub.do(t.Context(), &postReq{post: p}); res.err != nil || !res.offline {
+			t.Fatalf("mailbox %d: %+v", i, res)
 		}
 	}
 	status, body := ts.msg(t, "spammer", "victim3", "hi")
@@ -70,12 +73,53 @@ func TestMailboxesLimit(t *testing.T) {
 	}
 	v := ts.login(t, "ws", "victim0")
 	v.expect("Welcome victim0!", "now online: ")
-	v.expectOffline("spammer", "hi")
+	v.expectOffline("sender0", "hi")
 	v.expectOffline("spammer", "again")
 	ts.waitMailbox(t, "victim0", 0)
 	// Its mailbox is gone: room for another.
 	if status, body := ts.msg(t, "spammer", "victim3", "hi"); status != 200 {
 		t.Fatalf("after a mailbox was emptied: %d %s", status, body)
+	}
+}
+
+// TestMailboxFlooder: one client that fills the chat's mailboxes from one
+// address, rotating its nicks, does not shut offline messages off for the
+// others: past its own share its oldest unread mail goes, and when the
+// chat holds its most mailboxes, the address holding the most gives way.
+// (Before, every message to an offline user got 507 once it was full.)
+func TestMailboxFlooder(t *testing.T) {
+	ts := startServer(t, Options{MaxMailboxes: 20, SendRate: -1})
+	for i := range 40 {
+		if status, body := ts.msg(t, fmt.Sprint("bot", i), fmt.Sprint("nobody", i), "spam"); status != 200 {
+			t.Fatalf("flood %d: %d %s", i, status, body)
+		}
+	}
+	if n := ts.mailbox("nobody0"); n != 0 {
+		t.Errorf("the flooder's oldest mail still waits")
+	}
+	if n := ts.mailbox("nobody39"); n != 1 {
+		t.Errorf("the flooder's newest mail does not wait")
+	}
+	// Others fill the chat's mailboxes from their own addresses: the
+	// flooder gives way until it holds one mail, like each of them.
+	post := func(i int) error {
+		p := Post{From: fmt.Sprint("friend", i), To: fmt.Sprint("away", i), Text: "see you", Time: time.Now(), Addr: fmt.Sprint("198.51.100.", i)}
+		return ts.srv.hub.do(t.Context(), &postReq{post: p}).err
+	}
+	const honest = 19
+	for i := range honest {
+		if err := post(i); err != nil {
+			t.Fatalf("an honest message %d refused: %v", i, err)
+		}
+	}
+	if err := post(honest); !errors.Is(err, ErrStoreFull) {
+		t.Fatalf("with 20 addresses holding one mail each: %v, want the chat store full", err)
+	}
+	// ...and the flooder gave way each time: every honest mail waits.
+	for i := range honest {
+		if n := ts.mailbox(fmt.Sprint("away", i)); n != 1 {
+			t.Fatalf("away%d's mail: %d waiting, want 1", i, n)
+		}
 	}
 }
 

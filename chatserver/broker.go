@@ -3,6 +3,7 @@ package chatserver
 import (
 	"context"
 	"errors"
+	"net"
 	"sync"
 	"time"
 )
@@ -14,6 +15,9 @@ type Post struct {
 	To   string    `json:"to"`
 	Text string    `json:"text"`
 	Time time.Time `json:"time"`
+	// Addr is the sender's address: the offline mail waiting from one
+	// address is bounded (its oldest unread goes first).
+	Addr string `json:"addr,omitempty"`
 }
 
 // Receipt is what publishing a post did.
@@ -115,4 +119,12 @@ func (b *localBroker) Close() error {
 	b.closed = true
 	b.mu.Unlock()
 	return nil
+}
+
+// addrHost is the host of a host:port address (Post.Addr), or addr itself.
+func addrHost(addr string) string {
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
+	}
+	return addr
 }

@@ -1,6 +1,7 @@
 package chatserver
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -131,5 +132,26 @@ func TestWebSocketSendsInOrder(t *testing.T) {
 		}
 	case <-time.After(waitFor):
 		t.Fatal("the empty message was not refused")
+	}
+}
+
+// TestTextOneLine: a message is one line with no control character: line
+// and paragraph separators (U+0085, U+2028, U+2029) and bidirectional
+// controls (U+202A to U+202E, U+2066 to U+2069) are refused with 400
+// saying which, on every send route, beside the C0 controls.
+func TestTextOneLine(t *testing.T) {
+	ts := startServer(t, Options{})
+	for _, r := range []rune{'\n', 0x85, 0x2028, 0x2029, 0x202a, 0x202e, 0x2066, 0x2069} {
+		text := "a" + string(r) + "b"
+		want := fmt.Sprintf("%U", r)
+		if status, body := ts.msg(t, "ann", "all", text); status != 400 || !strings.Contains(body, want) || !strings.Contains(body, "one line") {
+			t.Errorf("GET /msg with %U: %d %q, want 400 naming it", r, status, body)
+		}
+		if status, body := ts.post(t, "ann", "all", text); status != 400 || !strings.Contains(body, want) {
+			t.Errorf("POST /send with %U: %d %q, want 400 naming it", r, status, body)
+		}
+	}
+	if status, body := ts.msg(t, "ann", "all", "fine\ttext ✓"); status != 200 {
+		t.Errorf("an ordinary line: %d %q", status, body)
 	}
 }

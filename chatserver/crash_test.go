@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 )
 
 // TestMachineCrash simulates a crash of the machine at any point: the disk
@@ -139,24 +139,24 @@ func openCopy(t *testing.T, db, log []byte) []string {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "chat.db"), db)
 	writeFile(t, filepath.Join(dir, "chat.wal"), log)
-	st, state, err := openStore(filepath.Join(dir, "chat.db"), true, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	st, state, err := store.Open(filepath.Join(dir, "chat.db"), true, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatalf("log of %d bytes: %v", len(log), err)
 	}
-	defer st.close()
+	defer st.Close()
 	var texts []string
-	err = st.db.View(func(tx *bolt.Tx) error {
-		entries, err := st.mem.readMail(tx, "bob")
+	_, err = st.Write(func(tx *store.Tx) error {
+		entries, err := store.ReadMail(tx, "bob")
 		for _, e := range entries {
-			texts = append(texts, e.m.Text)
+			texts = append(texts, e.Mail.Text)
 		}
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if state.mailboxes["bob"] != len(texts) {
-		t.Fatalf("log of %d bytes: bob's mailbox counted %d, holds %d", len(log), state.mailboxes["bob"], len(texts))
+	if state.Mailboxes["bob"] != len(texts) {
+		t.Fatalf("log of %d bytes: bob's mailbox counted %d, holds %d", len(log), state.Mailboxes["bob"], len(texts))
 	}
 	return texts
 }

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 )
 
 // The kinds of refusal a send or a login can meet, for errors.Is. Each error
@@ -26,6 +28,9 @@ var (
 	ErrStoreFull = errors.New("chat store full")
 	// ErrShuttingDown: the server is draining; retry in a moment (503).
 	ErrShuttingDown = errors.New("the chat server is shutting down; retry in a moment")
+	// ErrStoreDamaged is wrapped by every error about a damaged store file:
+	// one that is truncated, overwritten or not a store at all.
+	ErrStoreDamaged = store.ErrDamaged
 )
 
 // refusal is an error of a kind with its own full message.

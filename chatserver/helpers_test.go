@@ -320,8 +320,8 @@ func listen(t testing.TB) net.Listener {
 func (ts *testServer) streams(nick string) int {
 	n := -1
 	ts.srv.hub.do(context.Background(), &inspectReq{fn: func(h *hub) {
-		if u := h.users[nick]; u != nil {
-			n = len(u.conns)
+		if on, open := h.m.Online(nick); on {
+			n = open
 		}
 	}})
 	return n
@@ -342,7 +342,7 @@ func (ts *testServer) waitStreams(t testing.TB, nick string, n int) {
 // mailbox reports how many offline messages wait for nick.
 func (ts *testServer) mailbox(nick string) int {
 	n := 0
-	ts.srv.hub.do(context.Background(), &inspectReq{fn: func(h *hub) { n = h.mailboxes[nick] }})
+	ts.srv.hub.do(context.Background(), &inspectReq{fn: func(h *hub) { n = h.m.MailCount(nick) }})
 	return n
 }
 

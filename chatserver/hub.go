@@ -2,30 +2,35 @@ package chatserver
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
 	"sync/atomic"
 	"time"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/room"
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 )
 
-// hub owns every user and stream and the store's writes. One goroutine runs
-// it; requests (requests.go) are handled in batches, each batch one store
-// transaction (a group commit), and events reach the streams only after
-// their commit. Its concerns live beside it: presence.go (joins, leaves,
-// the leave grace), posts.go, mailbox.go (offline messages), prune.go
-// (retention), wording.go (the article's texts), store.go (the file).
+// hub runs one node's chat: the rules' state machine (internal/room) fed
+// from this node's own log. One goroutine runs it; requests (requests.go)
+// are handled in batches, each batch one store transaction (a group
+// commit), and events reach the streams only after their commit. The
+// machine decides; the hub writes what it decided into the store
+// (store.go: the write-ahead log and the memtable) and hands the events
+// to the streams connected here (local). A NATS node (nats.go) feeds the
+// same machine from the JetStream stream instead.
 type hub struct {
-	store      *store
-	log        *slog.Logger
-	queueSize  int
-	grace      time.Duration
-	retention  time.Duration
-	maxMailbox int
-	maxBoxes   int
-	maxBytes   int64
-	now        func() time.Time
+	store     *store.Store
+	log       *slog.Logger
+	queueSize int
+	grace     time.Duration
+	retention time.Duration
+	maxBytes  int64
+	now       func() time.Time
 
 	reqs     chan request
 	syncq    chan *commit       // batches written, waiting for their sync (syncLoop)
@@ -38,23 +43,17 @@ type hub struct {
 	pruned  atomic.Uint64 // the last event id pruned: a resume from before it may miss events
 
 	// Owned by the hub goroutine.
-	seq             uint64
-	users           map[string]*user
-	mailboxes       map[string]int
+	m               *room.Machine
+	reqSeq          uint64                      // the sequence of the machine's requests
+	local           map[string]map[*conn]uint64 // nick → its streams here → their tokens
+	tokens          uint64
+	localUndo       []func() // undoes the batch's changes of local
 	pending         []delivery
 	after           []func()
 	checkpointAt    int64         // the log's size at which the next checkpoint is due
-	checkpointEvery int64         // the log's size that makes a checkpoint (walCheckpointBytes)
+	checkpointEvery int64         // the log's size that makes a checkpoint (store.CheckpointBytes)
 	resubmit        func(request) // hands a failed leave to the hub again (resubmitLater)
 	batch           []request
-
-	// Presence notices waiting for the end of their window (presence.go).
-	presWindow time.Duration
-	presKind   int
-	presNicks  []string
-	presLast   time.Time // when the last presence notice was told
-	presTimer  bool      // a presenceReq is on its way
-	flushing   bool
 }
 
 // delivery is an event for a stream, handed over once its batch committed.
@@ -65,32 +64,60 @@ type delivery struct {
 
 const maxBatch = 512
 
-func newHub(st *store, state storeState, o *Options) *hub {
+// newHub starts the hub on the store opened with state: its mailboxes are
+// read into the machine.
+func newHub(st *store.Store, state store.State, o *Options) (*hub, error) {
 	h := &hub{
-		store:      st,
-		log:        o.Logger,
-		queueSize:  o.QueueSize,
-		grace:      o.LeaveGrace,
-		retention:  o.Retention,
-		maxMailbox: o.MaxMailbox,
-		maxBoxes:   o.MaxMailboxes,
-		maxBytes:   o.MaxStoreBytes,
-		now:        time.Now,
-		reqs:       make(chan request, 1024),
-		pruneNow:   make(chan chan struct{}),
-		quit:       make(chan struct{}),
-		done:       make(chan struct{}),
-		seq:        state.seq,
-		users:      map[string]*user{},
-		mailboxes:  state.mailboxes,
-		presWindow: o.PresenceWindow,
+		store:     st,
+		log:       o.Logger,
+		queueSize: o.QueueSize,
+		grace:     o.LeaveGrace,
+		retention: o.Retention,
+		maxBytes:  o.MaxStoreBytes,
+		now:       time.Now,
+		reqs:      make(chan request, 1024),
+		pruneNow:  make(chan chan struct{}),
+		quit:      make(chan struct{}),
+		done:      make(chan struct{}),
+		m:         room.New(roomConfig(o, 0), state.Seq),
+		local:     map[string]map[*conn]uint64{},
 
-		checkpointAt:    walCheckpointBytes,
-		checkpointEvery: walCheckpointBytes,
+		checkpointAt:    store.CheckpointBytes,
+		checkpointEvery: store.CheckpointBytes,
 	}
 	h.resubmit = h.resubmitLater
-	h.pruned.Store(state.pruned)
-	return h
+	h.pruned.Store(state.Pruned)
+	_, err := st.Write(func(tx *store.Tx) error {
+		for _, nick := range slices.Sorted(maps.Keys(state.Mailboxes)) {
+			entries, err := store.ReadMail(tx, nick)
+			if err != nil {
+				return err
+			}
+			for _, e := range entries {
+				h.m.Restore(nick, room.Mail{Key: binary.BigEndian.Uint64(e.Key), Orig: e.Mail.Orig, ID: e.Mail.ID,
+					From: e.Mail.From, Addr: e.Mail.Addr, Text: e.Mail.Text, Sent: time.Unix(0, e.Mail.Time)})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("chat store: read the mailboxes: %w", err)
+	}
+	return h, nil
+}
+
+// roomConfig is the rules' parameters for o; idsPerRequest as room.Config's.
+func roomConfig(o *Options, idsPerRequest uint64) room.Config {
+	return room.Config{
+		Grace:               max(o.LeaveGrace, 0),
+		Retention:           o.Retention,
+		PresenceWindow:      o.PresenceWindow,
+		MaxMailbox:          o.MaxMailbox,
+		MaxMailboxes:        o.MaxMailboxes,
+		MaxMailPerAddr:      max(1, o.MaxMailboxes/10),
+		MaxMailBytesPerAddr: max(1, o.MaxStoreBytes/10),
+		IDsPerRequest:       idsPerRequest,
+	}
 }
 
 // do hands r to the hub and waits for its result.
@@ -200,33 +227,41 @@ func (h *hub) startSyncer() {
 func (h *hub) process(batch []request) {
 	h.pending = h.pending[:0]
 	h.after = h.after[:0]
+	h.localUndo = h.localUndo[:0]
 	cm := &commit{results: make([]result, len(batch)), replies: make([]chan result, len(batch))}
-	before := h.snapshot(batch)
-	end, err := h.store.write(func(tx *wtx) error {
+	seq := h.m.Last()
+	h.m.Begin()
+	end, err := h.store.Write(func(tx *store.Tx) error {
 		for i, r := range batch {
 			res, err := r.apply(h, tx)
-			if err != nil && !refusesOne(err) {
+			if _, refused := errors.AsType[*refusal](err); err != nil && !refused && !refusesOne(err) {
 				return err
 			}
 			res.err = err
 			cm.results[i] = res
 		}
-		if h.seq != before.seq {
-			return putSeq(tx, h.seq)
+		if h.m.Last() != seq {
+			return store.PutSeq(tx, h.m.Last())
 		}
 		return nil
 	})
 	if err != nil {
 		// Nothing of this batch is stored, so nothing of it is delivered.
 		h.log.Error("store batch", "requests", len(batch), "err", err)
-		h.restore(before)
+		h.m.Rollback()
+		for i := len(h.localUndo) - 1; i >= 0; i-- {
+			h.localUndo[i]()
+		}
 		for i := range cm.results {
 			cm.results[i] = result{err: fmt.Errorf("store: %w", err)}
 		}
 		clear(h.pending)
 		h.pending, h.after = h.pending[:0], h.after[:0]
 		h.retryLeaves(batch)
+	} else {
+		h.m.Commit()
 	}
+	clear(h.localUndo)
 	cm.end = end
 	cm.deliveries = append([]delivery(nil), h.pending...)
 	if len(h.after) > 0 {
@@ -239,79 +274,13 @@ func (h *hub) process(batch []request) {
 	clear(h.pending)
 	if end >= h.checkpointAt {
 		h.drain()
-		if err := h.store.checkpoint(); err != nil {
+		if err := h.store.Checkpoint(); err != nil {
 			h.log.Error("store checkpoint", "err", err)
 			h.checkpointAt = end + h.checkpointEvery/4 // try again later
 		} else {
 			h.checkpointAt = h.checkpointEvery
 		}
 	}
-}
-
-// hubMemory is what a batch may change of the hub's memory besides the
-// mailbox counts (which tx's undo restores).
-type hubMemory struct {
-	seq       uint64
-	users     map[string]savedUser // the users the batch's requests may touch
-	presKind  int
-	presNicks []string
-	presLast  time.Time
-	presTimer bool
-}
-
-// savedUser is a user as it was (u == nil: absent).
-type savedUser struct {
-	u        *user
-	conns    map[*conn]struct{}
-	graceGen uint64
-}
-
-// snapshot saves what batch may change of the hub's memory.
-func (h *hub) snapshot(batch []request) hubMemory {
-	m := hubMemory{seq: h.seq, presKind: h.presKind, presLast: h.presLast, presTimer: h.presTimer}
-	if len(h.presNicks) > 0 {
-		m.presNicks = slices.Clone(h.presNicks)
-	}
-	for _, r := range batch {
-		var nick string
-		switch r := r.(type) {
-		case *joinReq:
-			nick = r.conn.nick
-		case *leaveReq:
-			nick = r.conn.nick
-		case *graceReq:
-			nick = r.nick
-		default:
-			continue
-		}
-		if m.users == nil {
-			m.users = map[string]savedUser{}
-		}
-		if _, ok := m.users[nick]; ok {
-			continue
-		}
-		su := savedUser{u: h.users[nick]}
-		if su.u != nil {
-			su.conns, su.graceGen = maps.Clone(su.u.conns), su.u.graceGen
-		}
-		m.users[nick] = su
-	}
-	return m
-}
-
-// restore brings the hub's memory back to m.
-func (h *hub) restore(m hubMemory) {
-	h.seq = m.seq
-	for nick, su := range m.users {
-		if su.u == nil {
-			delete(h.users, nick)
-			continue
-		}
-		su.u.conns, su.u.graceGen = su.conns, su.graceGen
-		h.users[nick] = su.u
-	}
-	clear(h.presNicks)
-	h.presKind, h.presNicks, h.presLast, h.presTimer = m.presKind, append(h.presNicks[:0], m.presNicks...), m.presLast, m.presTimer
 }
 
 // retryLeaves submits again, a second later, the leaves of a failed batch:
@@ -324,6 +293,8 @@ func (h *hub) retryLeaves(batch []request) {
 			again = &leaveReq{conn: r.conn}
 		case *graceReq:
 			again = &graceReq{nick: r.nick, gen: r.gen}
+		case *presenceReq:
+			again = &presenceReq{}
 		default:
 			continue
 		}
@@ -363,7 +334,7 @@ func (h *hub) syncLoop() {
 			continue
 		}
 		if cm.end > 0 && failed == nil {
-			failed = h.store.syncTo(cm.end)
+			failed = h.store.SyncTo(cm.end)
 			if failed != nil {
 				h.log.Error("store sync", "err", failed)
 			}
@@ -404,42 +375,118 @@ func (h *hub) enqueue(c *conn, ev *event) {
 
 func (h *hub) cut(c *conn, reason string) { c.cutWith(reason) }
 
-// record stores a new event under the next id; to == "" addresses everyone
-// but except.
-func (h *hub) record(tx *wtx, to, except, text string) (*event, error) {
-	if len(h.presNicks) > 0 && !h.flushing {
-		// Waiting presence notices come first: nobody hears from a user
-		// before hearing that it joined.
-		h.flushing = true
-		err := h.flushPresence(tx)
-		h.flushing = false
-		if err != nil {
-			return nil, err
+// apply feeds the machine one request, at the hub's time, and writes what
+// it did: the events into the log and to the streams connected here, the
+// mailbox changes into the store, the graces and the presence window to
+// their timers.
+func (h *hub) apply(tx *store.Tx, in room.Request) (room.Output, error) {
+	h.reqSeq++
+	now := h.now()
+	in.Seq, in.At = h.reqSeq, now
+	out := h.m.Apply(in)
+	for _, id := range out.Deleted {
+		if err := store.DeleteRecord(tx, id); err != nil {
+			return out, err
 		}
 	}
-	h.seq++
-	ev := newEvent(h.seq, text)
-	rec := &record{ID: h.seq, Time: h.now().UnixNano(), To: to, Except: except, Text: text}
-	return ev, putRecord(tx, rec)
+	for i := range out.Events {
+		e := &out.Events[i]
+		if err := store.PutRecord(tx, &store.Record{ID: e.ID, Time: now.UnixNano(), To: e.To, Except: e.Except, Text: e.Text}); err != nil {
+			return out, err
+		}
+		h.deliver(e)
+	}
+	for _, mc := range out.Mail {
+		if err := h.writeMail(tx, mc); err != nil {
+			return out, err
+		}
+	}
+	for _, g := range out.Graces {
+		h.after = append(h.after, func() {
+			time.AfterFunc(h.grace, func() {
+				select {
+				case h.reqs <- &graceReq{nick: g.Nick, gen: g.Gen}:
+				case <-h.quit:
+				}
+			})
+		})
+	}
+	if !out.FlushAt.IsZero() {
+		wait := out.FlushAt.Sub(now)
+		h.after = append(h.after, func() {
+			time.AfterFunc(max(wait, 0), func() {
+				select {
+				case h.reqs <- &presenceReq{}:
+				case <-h.quit:
+				}
+			})
+		})
+	}
+	if out.Refusal != nil {
+		return out, refusalOf(out.Refusal)
+	}
+	return out, nil
 }
 
-// toUser delivers ev to every stream of nick once the batch commits.
-func (h *hub) toUser(nick string, ev *event) {
-	if u := h.users[nick]; u != nil {
-		for c := range u.conns {
+// refusalOf is the machine's refusal as the chat's error of its kind.
+func refusalOf(r *room.Refusal) error {
+	kind := ErrStoreFull
+	switch r.Kind {
+	case room.MailboxFull:
+		kind = ErrMailboxFull
+	case room.Unavailable:
+		kind = ErrUnavailable
+	}
+	return &refusal{kind: kind, msg: r.Text}
+}
+
+// deliver hands e to the streams here it is addressed to once the batch commits.
+func (h *hub) deliver(e *room.Event) {
+	ev := newEvent(e.ID, e.Text)
+	if e.To != "" {
+		for c := range h.local[e.To] {
 			h.pending = append(h.pending, delivery{c, ev})
 		}
+		return
 	}
-}
-
-// toAll delivers ev to every stream of every user but except once the batch commits.
-func (h *hub) toAll(except string, ev *event) {
-	for nick, u := range h.users {
-		if nick == except {
+	for nick, cs := range h.local {
+		if nick == e.Except {
 			continue
 		}
-		for c := range u.conns {
+		for c := range cs {
 			h.pending = append(h.pending, delivery{c, ev})
 		}
+	}
+}
+
+// addLocal and dropLocal change the streams here, undone if the batch fails.
+func (h *hub) addLocal(c *conn, token uint64) {
+	cs := h.local[c.nick]
+	if cs == nil {
+		cs = map[*conn]uint64{}
+		h.local[c.nick] = cs
+	}
+	cs[c] = token
+	h.localUndo = append(h.localUndo, func() { h.dropLocalNow(c) })
+}
+
+func (h *hub) dropLocal(c *conn) (uint64, bool) {
+	token, ok := h.local[c.nick][c]
+	if ok {
+		h.dropLocalNow(c)
+		h.localUndo = append(h.localUndo, func() {
+			if h.local[c.nick] == nil {
+				h.local[c.nick] = map[*conn]uint64{}
+			}
+			h.local[c.nick][c] = token
+		})
+	}
+	return token, ok
+}
+
+func (h *hub) dropLocalNow(c *conn) {
+	delete(h.local[c.nick], c)
+	if len(h.local[c.nick]) == 0 {
+		delete(h.local, c.nick)
 	}
 }

@@ -5,21 +5,24 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/time/rate"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/room"
 )
 
 // MaxNickLen is the longest nickname accepted.
 const MaxNickLen = 32
 
-// reserved are words that cannot be nicknames: "all" addresses everyone, the
-// others are routes ("." and ".." would resolve as paths).
+// reserved are words that cannot be nicknames, in any case ("ALL" and "Msg"
+// included): "all" addresses everyone, the others are routes ("." and ".."
+// would resolve as paths).
 var reserved = map[string]bool{"all": true, "msg": true, "ws": true, "send": true, ".": true, "..": true}
 
-const nickRule = `use 1–32 letters, digits, '_', '.' or '-'; "all", "msg", "ws", "send", "." and ".." are reserved`
+const nickRule = `use 1–32 letters, digits, '_', '.' or '-'; "all", "msg", "ws", "send", "." and ".." are reserved, in any case`
 
 // ValidNick reports why nick cannot be a nickname, or nil when it can.
 func ValidNick(nick string) error {
@@ -35,7 +38,7 @@ func ValidNick(nick string) error {
 			return refuse(ErrInvalid, "nickname %q has the character %q: %s", nick, rune(c), nickRule)
 		}
 	}
-	if reserved[nick] {
+	if reserved[strings.ToLower(nick)] {
 		return refuse(ErrInvalid, "nickname %q is reserved: %s", nick, nickRule)
 	}
 	return nil
@@ -49,13 +52,8 @@ func validText(text string, maxBytes int) error {
 	if len(text) > maxBytes {
 		return refuse(ErrTooLarge, "message text is %d bytes: at most %d are allowed", len(text), maxBytes)
 	}
-	if !utf8.ValidString(text) {
-		return refuse(ErrInvalid, "message text is not valid UTF-8")
-	}
-	for _, r := range text {
-		if r < 0x20 && r != '\t' || r == 0x7f {
-			return refuse(ErrInvalid, "message text has the control character %U: a message is one line of text (tabs allowed)", r)
-		}
+	if why := room.TextProblem(text); why != "" {
+		return refuse(ErrInvalid, "%s", why)
 	}
 	return nil
 }
@@ -156,11 +154,15 @@ func (l *addrLimits) release(addr string) {
 	}
 }
 
-// clientAddr is the IP address of the request's client.
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+// clientAddr is the IP address of the request's client (a trusted proxy's
+// client: the proxies' handler has set RemoteAddr).
+func clientAddr(r *http.Request) string { return clientAddrOf(r.RemoteAddr) }
+
+// clientAddrOf is the IP address of a RemoteAddr (host:port).
+func clientAddrOf(remote string) string {
+	host, _, err := net.SplitHostPort(remote)
 	if err != nil {
-		return r.RemoteAddr
+		return remote
 	}
 	return host
 }

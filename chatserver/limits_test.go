@@ -18,7 +18,9 @@ func TestValidNick(t *testing.T) {
 		{"john", true}, {"J.o-h_n9", true}, {strings.Repeat("a", 32), true},
 		{"", false}, {strings.Repeat("a", 33), false}, {"jo hn", false}, {"jöhn", false},
 		{"<b>", false}, {"a/b", false}, {"all", false}, {"msg", false}, {"ws", false},
-		{"send", false}, {".", false}, {"..", false}, {"All", true},
+		{"send", false}, {".", false}, {"..", false},
+		// Reserved in any case (issue 21, item 17).
+		{"All", false}, {"ALL", false}, {"Msg", false}, {"WS", false}, {"Send", false}, {"allx", true}, {"Mary", true},
 	} {
 		err := ValidNick(tc.nick)
 		if (err == nil) != tc.ok {

@@ -1,96 +1,31 @@
 package chatserver
 
-// Mailbox policy: a private message to an offline user waits in its
-// mailbox, is offered at each login, and leaves only once its delivery is
-// known (see the package comment).
+import (
+	"github.com/wasmgap/wasmgap/chatserver/internal/room"
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
+)
 
-// offerMail gives nick's waiting messages to a new stream. A message the
-// stream's resume id covers was delivered: it leaves the mailbox. One the
-// replay carries stays as it is. Any other is stored again under a new id
-// (ids of a stream only grow) in the mail range of j, its previous event
-// deleted. All that are offered stay in the mailbox until their delivery is
-// known (handleAck).
-func (h *hub) offerMail(tx *wtx, nick string, j *joined) error {
-	entries, err := readMail(tx, nick)
-	if err != nil {
-		return err
-	}
-	var delivered [][]byte
-	for i := range entries {
-		e := &entries[i]
-		cur := e.m.eventID()
-		if j.hasResume && cur != 0 && cur <= j.resume {
-			delivered = append(delivered, e.key)
-			continue
-		}
-		j.mailPending = true
-		if j.hasResume && cur > j.resume && cur <= j.replayTo {
-			continue // the replay carries it
-		}
-		if cur != 0 {
-			if err := deleteRecord(tx, cur); err != nil {
-				return err
-			}
-		}
-		ev, err := h.record(tx, nick, "", e.m.offlineText())
-		if err != nil {
-			return err
-		}
-		e.m.ID = ev.id
-		if err := putMail(tx, nick, e); err != nil {
-			return err
-		}
-		h.toUser(nick, ev) // other streams of nick, if any
-	}
-	return h.dropMail(tx, nick, delivered)
-}
+// Mailboxes on one node: the machine keeps them (and their limits) and the
+// store keeps a copy, each mail under its machine key, so that a restart
+// reads them back (newHub). A mail leaves only once its delivery is known
+// (see the package comment).
 
 // handleAck removes from nick's mailbox the messages whose current event has
 // from < id <= to: a stream of nick is known to have delivered those.
-func (h *hub) handleAck(tx *wtx, nick string, from, to uint64) error {
-	if h.mailboxes[nick] == 0 {
+func (h *hub) handleAck(tx *store.Tx, nick string, from, to uint64) error {
+	if h.m.MailCount(nick) == 0 {
 		return nil
 	}
-	entries, err := readMail(tx, nick)
-	if err != nil {
-		return err
-	}
-	var delivered [][]byte
-	for _, e := range entries {
-		if id := e.m.eventID(); id > from && id <= to {
-			delivered = append(delivered, e.key)
-		}
-	}
-	return h.dropMail(tx, nick, delivered)
+	_, err := h.apply(tx, room.Request{Kind: room.Ack, Nick: nick, From: from, Upto: to})
+	return err
 }
 
-// dropMail deletes delivered messages from nick's mailbox and counts them out.
-func (h *hub) dropMail(tx *wtx, nick string, keys [][]byte) error {
-	if len(keys) == 0 {
-		return nil
+// writeMail stores one change of a mailbox.
+func (h *hub) writeMail(tx *store.Tx, mc room.MailChange) error {
+	if mc.Drop {
+		return store.DeleteMail(tx, mc.Nick, [][]byte{store.IDKey(mc.Mail.Key)}, h.m.MailCount(mc.Nick) == 0)
 	}
-	left := h.mailboxes[nick] - len(keys)
-	if err := deleteMail(tx, nick, keys, left <= 0); err != nil {
-		return err
-	}
-	h.setMailbox(tx, nick, left)
-	return nil
-}
-
-// setMailbox counts n messages waiting for nick (at most 0: none), undone
-// if the batch fails.
-func (h *hub) setMailbox(tx *wtx, nick string, n int) {
-	old, had := h.mailboxes[nick]
-	tx.undo = append(tx.undo, func() {
-		if had {
-			h.mailboxes[nick] = old
-		} else {
-			delete(h.mailboxes, nick)
-		}
-	})
-	if n <= 0 {
-		delete(h.mailboxes, nick)
-	} else {
-		h.mailboxes[nick] = n
-	}
+	m := &store.MailEntry{Key: store.IDKey(mc.Mail.Key), Mail: store.Mail{Orig: mc.Mail.Orig, ID: mc.Mail.ID, From: mc.Mail.From,
+		Addr: mc.Mail.Addr, Text: mc.Mail.Text, Time: mc.Mail.Sent.UnixNano()}}
+	return store.PutMail(tx, mc.Nick, m)
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // TestCheckpointsUnderTraffic: with a checkpoint every few KB of log,
@@ -37,11 +35,11 @@ func TestCheckpointsUnderTraffic(t *testing.T) {
 	var logSize int64
 	var inDB int
 	h.do(context.Background(), &inspectReq{fn: func(h *hub) {
-		logSize = h.store.wal.size.Load()
-		h.store.db.View(func(tx *bolt.Tx) error {
-			inDB = tx.Bucket(bucketLog).Stats().KeyN
-			return nil
-		})
+		st, err := h.store.Stats()
+		if err != nil {
+			t.Error(err)
+		}
+		logSize, inDB = st.LogBytes, st.DBEvents
 	}})
 	if inDB == 0 || logSize > 8192 {
 		t.Fatalf("no checkpoint ran: %d events in chat.db, %d bytes of log", inDB, logSize)

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/wasmgap/wasmgap/chatserver/internal/fastpath"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
@@ -74,7 +75,7 @@ func msgServers(t *testing.T, o Options) (fast, slow *testServer) {
 	return fast, &testServer{srv: srv, hs: hs, url: hs.URL, dir: o.DataDir}
 }
 
-// msgCase is one request and what parsePageRequest and the fast path make
+// msgCase is one request and what fastpath.ParseRequest and fastSide make
 // of it: sent here, or handed to net/http.
 type msgCase struct {
 	req  string
@@ -84,13 +85,13 @@ type msgCase struct {
 	sameDigits bool
 }
 
-// sendsHere reports whether pageListener sends raw's post itself.
+// sendsHere reports whether the fast path sends raw's post itself.
 func sendsHere(srv *Server, raw string) bool {
-	req, v := parsePageRequest([]byte(raw), httpguard.NewHosts("127.0.0.1:0", nil))
-	if v != pageSend {
+	req, v := fastpath.ParseRequest([]byte(raw), httpguard.NewHosts("127.0.0.1:0", nil))
+	if v != fastpath.Send {
 		return false
 	}
-	_, _, err := srv.msgPost(string(req.target))
+	_, _, err := srv.msgPost(string(req.Target))
 	return err == nil
 }
 

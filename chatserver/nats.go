@@ -120,7 +120,7 @@ type natsWaiter struct {
 
 // natsMsg is one change of the chat's state, as published.
 type natsMsg struct {
-	Kind   string `json:"k"`            // post, open, close, grace, ack, gone
+	Kind   string `json:"k"`            // post, open, close, grace, ack, gone, flush
 	Node   string `json:"n"`            // the publishing node's incarnation
 	Token  uint64 `json:"q,omitempty"`  // the publisher's number for it (opens: the stream's id)
 	Nick   string `json:"u,omitempty"`  // the user (post: the sender)
@@ -131,6 +131,7 @@ type natsMsg struct {
 	Has    bool   `json:"h,omitempty"`  // open: has a resume id
 	Upto   uint64 `json:"up,omitempty"` // ack: to
 	Gone   string `json:"g,omitempty"`  // gone: the node declared gone
+	Addr   string `json:"a,omitempty"`  // post: the sender's address
 }
 
 func newNodeID() string {
@@ -485,6 +486,16 @@ func (n *natsNode) lostPlace() {
 	}
 	clear(n.local)
 	n.id = newNodeID()
+	// Said alive at once: another node that saw a stream of the new
+	// incarnation before its key would declare it gone too.
+	id := n.id
+	n.wg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), natsWait)
+		defer cancel()
+		if _, err := n.kv.Put(ctx, id, []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
+			n.s.opts.Logger.Warn("chat NATS: announce this node's new incarnation", "node", id, "err", err)
+		}
+	})
 }
 
 // later publishes m after d, unless the node stops first or still (called
@@ -534,7 +545,7 @@ func (n *natsNode) liveness() {
 			n.s.opts.Logger.Warn("chat NATS: renew node key", "node", id, "err", err)
 		}
 		n.mu.Lock()
-		nodes := n.st.nodesWithStreams()
+		nodes := n.st.m.NodesWithStreams()
 		n.mu.Unlock()
 		for _, node := range nodes {
 			if node == id {
@@ -629,7 +640,7 @@ func (b natsBroker) Publish(ctx context.Context, p Post) (Receipt, error) {
 }
 
 func postMsg(p Post) *natsMsg {
-	return &natsMsg{Kind: "post", Nick: p.From, To: p.To, Text: p.Text, Time: p.Time.UnixNano()}
+	return &natsMsg{Kind: "post", Nick: p.From, To: p.To, Text: p.Text, Time: p.Time.UnixNano(), Addr: p.Addr}
 }
 
 // receipt is the outcome of a post as a Broker returns it.

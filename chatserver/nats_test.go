@@ -140,6 +140,21 @@ func startNATSNode(t testing.TB, nc *natsCluster, o Options) *testServer {
 
 // waitText reads c's events until one has text want, and returns it; the
 // events before it are returned too.
+// mailAfterWelcome reads the welcome's "now online" line and the n events
+// after it: the mail a login is offered comes after its welcome, on one node
+// as on a cluster.
+func mailAfterWelcome(t testing.TB, c *client, n int) (online ev, mail []ev) {
+	t.Helper()
+	if online = c.next(); !strings.HasPrefix(online.text, "now online: ") {
+		t.Fatalf("%s (%s): after the welcome %q, want the \"now online\" line", c.nick, c.kind, online.text)
+	}
+	mail = make([]ev, n)
+	for i := range mail {
+		mail[i] = c.next()
+	}
+	return online, mail
+}
+
 func waitText(t testing.TB, c *client, want string) (ev, []ev) {
 	t.Helper()
 	var before []ev
@@ -202,18 +217,19 @@ func TestNATSTwoNodesChat(t *testing.T) {
 
 	// A forged resume id, above any issued, confirms no mail.
 	forged := b.resume(t, "sse", "bob", "999999")
-	if _, before := waitText(t, forged, "Welcome bob!"); len(before) != 1 || !strings.HasSuffix(before[0].text, "): are you there?") {
-		t.Fatalf("bob's login with a forged resume id: events before the welcome %v, want alice's offline message", before)
+	waitText(t, forged, "Welcome bob!")
+	if _, after := mailAfterWelcome(t, forged, 1); !strings.HasSuffix(after[0].text, "): are you there?") {
+		t.Fatalf("bob's login with a forged resume id: after the welcome %v, want alice's offline message", after)
 	}
 	forged.close()
 	waitText(t, alice, "bob has left.")
 
 	bob := b.login(t, "ws", "bob")
-	_, before := waitText(t, bob, "Welcome bob!")
-	if len(before) != 1 || !strings.HasPrefix(before[0].text, "alice (") || !strings.HasSuffix(before[0].text, "): are you there?") {
-		t.Fatalf("bob's login on B: events before the welcome %v, want alice's offline message", before)
+	waitText(t, bob, "Welcome bob!")
+	online, after := mailAfterWelcome(t, bob, 1)
+	if online.text != "now online: alice" || !strings.HasPrefix(after[0].text, "alice (") || !strings.HasSuffix(after[0].text, "): are you there?") {
+		t.Fatalf("bob's login on B: after the welcome %v %v, want who is online and alice's offline message", online, after)
 	}
-	online, _ := waitText(t, bob, "now online: alice")
 	waitText(t, alice, "bob has joined.")
 
 	bob.send("alice", "yes, on node B")
@@ -236,7 +252,7 @@ func TestNATSTwoNodesChat(t *testing.T) {
 	for {
 		var boxed int
 		a.srv.cluster.mu.Lock()
-		boxed = len(a.srv.cluster.st.mail["bob"])
+		boxed = a.srv.cluster.st.m.MailCount("bob")
 		a.srv.cluster.mu.Unlock()
 		if boxed == 0 {
 			break
@@ -672,6 +688,8 @@ func TestNATSNodeStartsLater(t *testing.T) {
 	sameState(t, a, c)
 	back := c.resume(t, "ws", "hana", strconv.FormatUint(e.id, 10))
 	_, before := waitText(t, back, "Welcome hana!")
+	_, mail := mailAfterWelcome(t, back, 1)
+	before = append(before, mail...)
 	var texts []string
 	for _, e := range before {
 		texts = append(texts, e.text)
@@ -697,9 +715,9 @@ func TestNATSMailboxLimit(t *testing.T) {
 		t.Fatalf("third offline message: %d %s, want 409 mailbox full", status, body)
 	}
 	lee := b.login(t, "sse", "lee")
-	_, before := waitText(t, lee, "Welcome lee!")
-	if len(before) != 2 || !strings.HasSuffix(before[0].text, "): note 0") || !strings.HasSuffix(before[1].text, "): note 1") {
-		t.Fatalf("lee's login: %v before the welcome, want note 0 and note 1", before)
+	waitText(t, lee, "Welcome lee!")
+	if _, before := mailAfterWelcome(t, lee, 2); len(before) != 2 || !strings.HasSuffix(before[0].text, "): note 0") || !strings.HasSuffix(before[1].text, "): note 1") {
+		t.Fatalf("lee's login: %v after the welcome, want note 0 and note 1", before)
 	}
 }
 
@@ -746,4 +764,103 @@ func TestNATSReconnects(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	waitText(t, mia, "ned to all: back")
+}
+
+// clusterMail is what nick's mailbox holds on node ts, as "from: text".
+func clusterMail(ts *testServer, nick string) []string {
+	n := ts.srv.cluster
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []string
+	for _, m := range n.st.m.Mailbox(nick) {
+		out = append(out, m.From+": "+m.Text)
+	}
+	return out
+}
+
+// Presence notices coalesce on a cluster as on one node: the joins that
+// follow one another within the presence window are told together, once,
+// in one event for everyone, whichever node each login went to.
+func TestNATSPresenceCoalesced(t *testing.T) {
+	nc := startNATSCluster(t, 3)
+	o := Options{PresenceWindow: 2 * time.Second}
+	a := startNATSNode(t, nc, o)
+	b := startNATSNode(t, nc, o)
+	obs := a.login(t, "sse", "obs")
+	waitText(t, obs, "Welcome obs!")
+	for i, ts := range []*testServer{a, b, a, b} {
+		c := ts.login(t, "sse", fmt.Sprint("u", i))
+		waitText(t, c, fmt.Sprintf("Welcome u%d!", i))
+	}
+	_, before := waitText(t, obs, "u0, u1 and 2 others joined.")
+	if len(before) != 1 || before[0].text != "now online: " {
+		t.Fatalf("obs was told %v before the grouped notice, want only its welcome's list", before)
+	}
+	obs2 := b.login(t, "sse", "obs2")
+	if _, before := waitText(t, obs2, "Welcome obs2!"); len(before) != 0 {
+		t.Fatalf("obs2: %v before its welcome", before)
+	}
+	sameState(t, a, b)
+}
+
+// A message to oneself while offline waits in one's mailbox on a cluster
+// as on one node, and is offered at the next login.
+func TestNATSOfflineSelfMessage(t *testing.T) {
+	nc := startNATSCluster(t, 3)
+	a := startNATSNode(t, nc, Options{})
+	b := startNATSNode(t, nc, Options{})
+	if status, body := a.post(t, "ann", "ann", "note to self"); status != 200 || !strings.Contains(body, "offline") {
+		t.Fatalf("to oneself, offline: %d %s, want the offline acknowledgement", status, body)
+	}
+	sameState(t, a, b)
+	if got := clusterMail(b, "ann"); len(got) != 1 || got[0] != "ann: note to self" {
+		t.Fatalf("ann's mailbox on b: %q", got)
+	}
+	ann := b.login(t, "sse", "ann")
+	waitText(t, ann, "Welcome ann!")
+	if _, mail := mailAfterWelcome(t, ann, 1); !strings.HasSuffix(mail[0].text, "): note to self") {
+		t.Fatalf("ann's login: %v", mail)
+	}
+}
+
+// The number of mailboxes is capped during a leave grace on a cluster as on
+// one node: a private message to a user whose last stream just closed is
+// delivered to its grace, but kept in a new mailbox only while the chat
+// has room for one.
+func TestNATSGraceMailboxCap(t *testing.T) {
+	nc := startNATSCluster(t, 3)
+	o := Options{MaxMailboxes: 2, LeaveGrace: time.Hour}
+	a := startNATSNode(t, nc, o)
+	b := startNATSNode(t, nc, o)
+	bob := a.login(t, "sse", "bob")
+	waitText(t, bob, "Welcome bob!")
+	bob.close()
+	deadline := time.Now().Add(natsTestTime)
+	for {
+		a.srv.cluster.mu.Lock()
+		_, open := a.srv.cluster.st.m.Online("bob")
+		a.srv.cluster.mu.Unlock()
+		if open == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("bob's stream did not close")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Two senders from two addresses fill the chat's two mailboxes.
+	for i, to := range []string{"cat", "dan"} {
+		p := Post{From: fmt.Sprint("s", i), To: to, Text: "hi", Time: time.Now(), Addr: fmt.Sprint("192.0.2.", i)}
+		if rc, err := b.srv.opts.Broker.Publish(t.Context(), p); err != nil || !rc.Offline {
+			t.Fatalf("to offline %s: %+v %v", to, rc, err)
+		}
+	}
+	p := Post{From: "eve", To: "bob", Text: "during the grace", Time: time.Now(), Addr: "192.0.2.9"}
+	if rc, err := b.srv.opts.Broker.Publish(t.Context(), p); err != nil || rc.Offline {
+		t.Fatalf("to bob within his grace: %+v %v, want delivered", rc, err)
+	}
+	sameState(t, a, b)
+	if got := clusterMail(a, "bob"); len(got) != 0 {
+		t.Fatalf("bob's mailbox holds %q past the chat's 2 mailboxes", got)
+	}
 }

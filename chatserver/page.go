@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wasmgap/wasmgap/chatserver/internal/fastpath"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
@@ -65,8 +66,8 @@ var pageHeaders = []struct{ name, value string }{
 }
 
 // servePage answers GET and HEAD / through net/http (the handler mounted
-// under a prefix, and the requests pageListener hands over); pageListener
-// answers the plain ones itself with the same bytes (pagefast.go).
+// under a prefix, and the requests the fast path hands over); Serve's fast
+// path answers the plain ones itself with the same bytes (fastSide.Page).
 func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		methodIs(w, r, http.MethodGet, http.MethodHead)
@@ -131,26 +132,12 @@ func etagListed(values []string, etag string) bool {
 // second: [variant][status: 200, 304][form].
 type pageAnswers struct {
 	unix    int64
-	answers [2][2][numPageForms]pageAnswer
+	answers [2][2][fastpath.NumForms]pageAnswer
 }
 
 type pageAnswer struct {
 	bytes []byte // head and body
 	head  int    // the head's length: the answer to HEAD
-}
-
-// The forms of an answer's status line and Connection header, as net/http
-// words them for each request.
-const (
-	form11KeepAlive = iota // HTTP/1.1, no Connection header
-	form11Close            // HTTP/1.1, Connection: close
-	form10Close            // HTTP/1.0, no Connection header
-	form10KeepAlive        // HTTP/1.0, Connection: keep-alive
-	numPageForms
-)
-
-var pageForms = [numPageForms]struct{ proto, connection string }{
-	{"HTTP/1.1", ""}, {"HTTP/1.1", "close"}, {"HTTP/1.0", ""}, {"HTTP/1.0", "keep-alive"},
 }
 
 var currentPageAnswers atomic.Pointer[pageAnswers]
@@ -172,9 +159,9 @@ func buildPageAnswers(now time.Time) *pageAnswers {
 	for vi := range pageVariants {
 		v := &pageVariants[vi]
 		for st, status := range []string{"200 OK", "304 Not Modified"} {
-			for form, f := range pageForms {
+			for form := range fastpath.NumForms {
 				var b []byte
-				b = append(b, f.proto...)
+				b = append(b, form.Proto()...)
 				b = append(b, ' ')
 				b = append(b, status...)
 				b = append(b, "\r\n"...)
@@ -184,8 +171,8 @@ func buildPageAnswers(now time.Time) *pageAnswers {
 					b = append(b, value...)
 					b = append(b, "\r\n"...)
 				}
-				if f.connection != "" {
-					field("Connection", f.connection)
+				if c := form.Connection(); c != "" {
+					field("Connection", c)
 				}
 				if v.encoding != "" {
 					field("Content-Encoding", v.encoding)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasmgap/wasmgap/chatserver/internal/fastpath"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
@@ -65,7 +66,7 @@ func (rc *rawConn) closed() bool {
 }
 
 // TestPageFastSameAsNetHTTP: every plain page request answered by
-// pageListener gets the same status, headers (but Date) and body as
+// the fast path gets the same status, headers (but Date) and body as
 // net/http's handler gives it.
 func TestPageFastSameAsNetHTTP(t *testing.T) {
 	ts, _ := serveOn(t, Options{LeaveGrace: -1})
@@ -97,8 +98,8 @@ func TestPageFastSameAsNetHTTP(t *testing.T) {
 		"HEAD / HTTP/1.0\r\nHost: localhost\r\nConnection: close\r\n\r\n",
 		"GET / HTTP/1.1\r\nhost: LOCALHOST\r\nUser-Agent: wrk\r\nContent-Length: 0\r\n\r\n",
 	} {
-		if _, v := parsePageRequest([]byte(raw), httpguard.NewHosts("127.0.0.1:0", nil)); v != pageServe {
-			t.Fatalf("%q is not answered by pageListener (verdict %d)", raw, v)
+		if _, v := fastpath.ParseRequest([]byte(raw), httpguard.NewHosts("127.0.0.1:0", nil)); v != fastpath.Serve {
+			t.Fatalf("%q is not answered by the fast path (verdict %d)", raw, v)
 		}
 		method, _, _ := strings.Cut(raw, " ")
 		var got [2]*http.Response
@@ -143,7 +144,7 @@ func equalHeaders(a, b http.Header) bool {
 }
 
 // TestPagePipelining: requests pipelined on one connection are answered in
-// order, pageListener's first, then net/http's from the first request it
+// order, the fast path's first, then net/http's from the first request it
 // does not answer itself on; the connection ends as the last one asks.
 func TestPagePipelining(t *testing.T) {
 	ts, _ := serveOn(t, Options{LeaveGrace: -1})
@@ -218,7 +219,7 @@ func TestPageRequestInPieces(t *testing.T) {
 	}
 }
 
-// TestPageHandedOver: what pageListener does not answer itself reaches
+// TestPageHandedOver: what the fast path does not answer itself reaches
 // net/http, which answers it or refuses it as before: a foreign Host (DNS
 // rebinding) gets 403, a malformed request 400, other routes work on the
 // same connection after a page.
@@ -239,7 +240,7 @@ func TestPageHandedOver(t *testing.T) {
 		{"GET / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 3\r\n\r\nabc", 200},
 		{"GET / HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 200},
 		{"GET /?x=1 HTTP/1.1\r\nHost: localhost\r\n\r\n", 200},
-		{"GET / HTTP/1.1\r\nHost: localhost\r\nX-Long: " + strings.Repeat("a", 2*pageRequestMax) + "\r\n\r\n", 200},
+		{"GET / HTTP/1.1\r\nHost: localhost\r\nX-Long: " + strings.Repeat("a", 2*fastpath.MaxRequest) + "\r\n\r\n", 200},
 		{"GET / HTTP/2.0\r\nHost: localhost\r\n\r\n", 505},
 		{"GET /msg/mary/john%20hi HTTP/1.1\r\nHost: localhost\r\n\r\n", 200},
 	} {
@@ -272,7 +273,7 @@ func TestPageHandedOver(t *testing.T) {
 }
 
 // TestPageShutdown: Serve returns while a keep-alive connection served by
-// pageListener is idle, and that connection is closed.
+// the fast path is idle, and that connection is closed.
 func TestPageShutdown(t *testing.T) {
 	ts, stop := serveOn(t, Options{LeaveGrace: -1})
 	addr := ts.hostPort()
@@ -284,124 +285,5 @@ func TestPageShutdown(t *testing.T) {
 	stop() // fails the test if Serve does not return
 	if !rc.closed() {
 		t.Error("the idle page connection was not closed")
-	}
-}
-
-// FuzzPageRequest: whatever parsePageRequest answers itself, net/http reads
-// the same way: a GET or HEAD of /, an allowed Host, no body, the same
-// keep-alive and the same representation; or, for a send, a GET of the
-// same /msg/ escaped path, without a query or Sec-Fetch-Site.
-func FuzzPageRequest(f *testing.F) {
-	for _, s := range []string{
-		"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n",
-		"HEAD / HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: keep-alive, close\r\n\r\n",
-		"GET / HTTP/1.1\r\nHost: [::1]:80\r\nAccept-Encoding: br, GZIP;q=0.5\r\nIf-None-Match: W/\"x\"\r\n\r\n",
-		"GET / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nX: \t\r\n\r\n",
-		"GET /msg/mary/john%20hello HTTP/1.0\r\nHost: 127.0.0.1:8000\r\nUser-Agent: ApacheBench/2.3\r\nAccept: */*\r\n\r\n",
-		"GET /msg/m%41ry/jo~hn%2f%20a.b_c-d HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
-		"GET /msg/mary/john%20hi HTTP/1.1\r\nHost: localhost\r\nSec-Fetch-Site: none\r\n\r\n",
-	} {
-		f.Add([]byte(s))
-	}
-	hosts := httpguard.NewHosts("127.0.0.1:0", nil)
-	f.Fuzz(func(t *testing.T, b []byte) {
-		req, v := parsePageRequest(b, hosts)
-		if v != pageServe && v != pageSend {
-			return
-		}
-		r, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(b[:req.length])))
-		if err != nil {
-			t.Fatalf("answered %q, which net/http refuses: %v", b[:req.length], err)
-		}
-		if v == pageSend {
-			if r.Method != "GET" || r.URL.EscapedPath() != string(req.target) || r.URL.RawQuery != "" ||
-				!strings.HasPrefix(r.URL.Path, "/msg/") || r.ContentLength > 0 || len(r.TransferEncoding) > 0 {
-				t.Fatalf("sends %q (target %q): net/http reads %s %s, length %d", b[:req.length], req.target, r.Method, r.URL, r.ContentLength)
-			}
-			if !hosts.Allowed(r.Host) || len(r.Header["Sec-Fetch-Site"]) > 0 || r.Close != req.closeAfter {
-				t.Fatalf("sends %q: Host %q, Sec-Fetch-Site %q, close %v", b[:req.length], r.Host, r.Header["Sec-Fetch-Site"], r.Close)
-			}
-			return
-		}
-		if r.Method != "GET" && r.Method != "HEAD" || r.URL.Path != "/" || r.ContentLength > 0 || len(r.TransferEncoding) > 0 {
-			t.Fatalf("answered %q: net/http reads %s %s, length %d", b[:req.length], r.Method, r.URL, r.ContentLength)
-		}
-		if !hosts.Allowed(r.Host) || (r.Method == "HEAD") != req.head {
-			t.Fatalf("answered %q: Host %q, method %s", b[:req.length], r.Host, r.Method)
-		}
-		if r.Close != req.closeAfter {
-			t.Fatalf("answered %q: closes after %v, net/http %v", b[:req.length], req.closeAfter, r.Close)
-		}
-		if gz := acceptsGzip(r.Header["Accept-Encoding"]); gz != (req.variant == 1) {
-			t.Fatalf("answered %q: gzip %v, net/http's headers say %v", b[:req.length], req.variant == 1, gz)
-		}
-	})
-}
-
-// TestPageAnsweredAtOnce: a page request that closes its connection and is
-// there when the connection is accepted is answered on the accepting
-// goroutine; a keep-alive one is left to serve with the bytes read.
-func TestPageAnsweredAtOnce(t *testing.T) {
-	ln := listen(t)
-	defer ln.Close()
-	l := &pageListener{hosts: httpguard.NewHosts(ln.Addr().String(), nil), conns: map[net.Conn]struct{}{}}
-	for _, c := range []struct {
-		req  string
-		done bool
-		full bool // the socket's buffer already full: the answer is written on a goroutine
-	}{
-		{"GET / HTTP/1.0\r\nHost: localhost\r\n\r\n", true, false},
-		{"GET / HTTP/1.0\r\nHost: localhost\r\n\r\n", true, true},
-		{"HEAD / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", true, false},
-		{"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n", false, false},
-		{"GET /john HTTP/1.0\r\nHost: localhost\r\n\r\n", false, false},
-	} {
-		client := dialPage(t, ln.Addr().String())
-		client.send(c.req) // on loopback, in the server's socket once Write returns
-		sc, err := ln.Accept()
-		if err != nil {
-			t.Fatal(err)
-		}
-		filler := 0
-		for c.full {
-			n, wouldBlock, err := writeNow(sc, make([]byte, 64<<10))
-			if err != nil {
-				t.Fatal(err)
-			}
-			filler += n
-			if wouldBlock {
-				break
-			}
-		}
-		l.conns[sc] = struct{}{}
-		l.serving.Add(1)
-		buf := make([]byte, pageRequestMax)
-		n, done := l.answerAtOnce(sc, buf)
-		if done != c.done {
-			t.Fatalf("%q: answered at once %v, want %v", c.req, done, c.done)
-		}
-		if !done {
-			if n != len(c.req) || string(buf[:n]) != c.req {
-				t.Fatalf("%q: left %q for serve", c.req, buf[:n])
-			}
-			l.serving.Done()
-			sc.Close()
-			continue
-		}
-		if _, err := io.CopyN(io.Discard, client.br, int64(filler)); err != nil {
-			t.Fatal(err)
-		}
-		method, _, _ := strings.Cut(c.req, " ")
-		if resp, body := client.answer(method); resp.StatusCode != 200 || method == "GET" && !bytes.Equal(body, pageHTML) {
-			t.Fatalf("%q: %s, %d bytes", c.req, resp.Status, len(body))
-		}
-		if !client.closed() {
-			t.Fatalf("%q: connection left open", c.req)
-		}
-		l.serving.Done() // the accept loop's share
-		l.serving.Wait()
-		if len(l.conns) != 0 {
-			t.Fatalf("%q: connection still tracked", c.req)
-		}
 	}
 }

@@ -1,9 +1,8 @@
 package chatserver
 
 import (
-	"time"
-
-	bolt "go.etcd.io/bbolt"
+	"github.com/wasmgap/wasmgap/chatserver/internal/room"
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 )
 
 // prune deletes the history and the offline messages older than the
@@ -16,27 +15,12 @@ func (h *hub) prune() {
 	}
 	cutoff := h.now().Add(-h.retention)
 	h.drain()
-	if err := h.store.checkpoint(); err != nil {
+	if err := h.store.Checkpoint(); err != nil {
 		h.log.Error("store checkpoint", "err", err)
 		return
 	}
 	for {
-		var n int
-		var last uint64
-		var due bool
-		err := guarded(func() error {
-			// Looked at first, so that an idle prune writes nothing.
-			if err := h.store.db.View(func(tx *bolt.Tx) (err error) {
-				due, err = pruneDue(tx, cutoff)
-				return err
-			}); err != nil || !due {
-				return err
-			}
-			return h.store.db.Update(func(tx *bolt.Tx) (err error) {
-				n, last, err = prune(tx, cutoff, 10000)
-				return err
-			})
-		})
+		n, last, err := h.store.Prune(cutoff, 10000)
 		if err != nil {
 			h.log.Error("prune history", "err", err)
 			return
@@ -48,38 +32,16 @@ func (h *hub) prune() {
 			break
 		}
 	}
-	h.pruneMail(cutoff)
-	if err := h.store.measure(); err != nil {
+	h.process([]request{&tickReq{}}) // the mail past the retention leaves
+	if err := h.store.Measure(); err != nil {
 		h.log.Error("store size", "err", err)
 	}
 }
 
-// pruneMail deletes offline messages sent before cutoff: a mailbox keeps a
-// message as long as the history keeps events.
-func (h *hub) pruneMail(cutoff time.Time) {
-	var left map[string]int
-	err := guarded(func() error {
-		var due bool
-		if err := h.store.db.View(func(tx *bolt.Tx) (err error) {
-			due, err = pruneMailDue(tx, cutoff)
-			return err
-		}); err != nil || !due {
-			return err
-		}
-		return h.store.db.Update(func(tx *bolt.Tx) (err error) {
-			left, err = pruneMail(tx, cutoff)
-			return err
-		})
-	})
-	if err != nil {
-		h.log.Error("prune mailboxes", "err", err)
-		return
-	}
-	for nick, n := range left {
-		if n == 0 {
-			delete(h.mailboxes, nick)
-		} else {
-			h.mailboxes[nick] = n
-		}
-	}
+// tickReq tells the machine the time: the mails past the retention leave.
+type tickReq struct{ reply }
+
+func (r *tickReq) apply(h *hub, tx *store.Tx) (result, error) {
+	_, err := h.apply(tx, room.Request{Kind: room.Tick})
+	return result{}, err
 }

@@ -1,11 +1,13 @@
 package chatserver
 
+import "github.com/wasmgap/wasmgap/chatserver/internal/store"
+
 // request is one thing the hub goroutine does for a caller, inside the
 // store transaction of its batch. There is one type per kind.
 type request interface {
 	// apply does it. An error of a refusal kind (refusesOne) refuses this
 	// request alone; any other fails, and rolls back, the whole batch.
-	apply(h *hub, tx *wtx) (result, error)
+	apply(h *hub, tx *store.Tx) (result, error)
 	// replies is where the hub sends the result (nil: nobody waits).
 	replies() *chan result
 }
@@ -28,7 +30,7 @@ type postReq struct {
 	post Post
 }
 
-func (r *postReq) apply(h *hub, tx *wtx) (result, error) { return h.handlePost(tx, r.post) }
+func (r *postReq) apply(h *hub, tx *store.Tx) (result, error) { return h.handlePost(tx, r.post) }
 
 // joinReq adds a stream of its nick; resume is the last id its client saw.
 type joinReq struct {
@@ -38,7 +40,7 @@ type joinReq struct {
 	hasResume bool
 }
 
-func (r *joinReq) apply(h *hub, tx *wtx) (result, error) { return h.handleJoin(tx, r) }
+func (r *joinReq) apply(h *hub, tx *store.Tx) (result, error) { return h.handleJoin(tx, r) }
 
 // leaveReq removes a stream that ended.
 type leaveReq struct {
@@ -46,7 +48,7 @@ type leaveReq struct {
 	conn *conn
 }
 
-func (r *leaveReq) apply(h *hub, tx *wtx) (result, error) {
+func (r *leaveReq) apply(h *hub, tx *store.Tx) (result, error) {
 	return result{}, h.handleLeave(tx, r.conn)
 }
 
@@ -58,15 +60,14 @@ type graceReq struct {
 	gen  uint64
 }
 
-func (r *graceReq) apply(h *hub, tx *wtx) (result, error) {
+func (r *graceReq) apply(h *hub, tx *store.Tx) (result, error) {
 	return result{}, h.graceOver(tx, r.nick, r.gen)
 }
 
 // presenceReq tells the presence notices that waited for the end of their window.
 type presenceReq struct{ reply }
 
-func (r *presenceReq) apply(h *hub, tx *wtx) (result, error) {
-	h.presTimer = false
+func (r *presenceReq) apply(h *hub, tx *store.Tx) (result, error) {
 	return result{}, h.flushPresence(tx)
 }
 
@@ -76,7 +77,7 @@ type cutAllReq struct {
 	reason string
 }
 
-func (r *cutAllReq) apply(h *hub, _ *wtx) (result, error) {
+func (r *cutAllReq) apply(h *hub, _ *store.Tx) (result, error) {
 	h.cutAll(r.reason)
 	return result{}, nil
 }
@@ -89,7 +90,7 @@ type ackReq struct {
 	from, to uint64
 }
 
-func (r *ackReq) apply(h *hub, tx *wtx) (result, error) {
+func (r *ackReq) apply(h *hub, tx *store.Tx) (result, error) {
 	return result{}, h.handleAck(tx, r.nick, r.from, r.to)
 }
 
@@ -99,7 +100,7 @@ type inspectReq struct {
 	fn func(h *hub)
 }
 
-func (r *inspectReq) apply(h *hub, _ *wtx) (result, error) {
+func (r *inspectReq) apply(h *hub, _ *store.Tx) (result, error) {
 	r.fn(h)
 	return result{}, nil
 }

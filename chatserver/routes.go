@@ -19,7 +19,7 @@ import (
 // routes is the chat's handler: its routes behind the cross-origin check, so
 // a page of another origin cannot make a user's browser send for them.
 func (s *Server) routes() http.Handler {
-	return httpguard.CrossOrigin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.guard(httpguard.CrossOrigin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
 		switch {
 		case p == "/":
@@ -46,7 +46,7 @@ func (s *Server) routes() http.Handler {
 		default:
 			http.Error(w, "not found: the chat page is at ./, log in with GET ./<nick> and Accept: text/event-stream, send with GET ./msg/<from>/<to>%20<text> or POST ./send", http.StatusNotFound)
 		}
-	}))
+	})))
 }
 
 // bodyDeadline bounds the reading of the request's body (what remains of
@@ -150,6 +150,11 @@ func (s *Server) serveMsg(w http.ResponseWriter, r *http.Request) {
 		s.sendError(w, status, err, false)
 		return
 	}
+	if err := s.authorizeSend(r.Context(), r, p.From); err != nil {
+		s.refuseAuth(w, err, false)
+		return
+	}
+	p.Addr = clientAddr(r)
 	_, status, err = s.send(r.Context(), p)
 	if err != nil {
 		s.sendError(w, status, err, false)
@@ -183,6 +188,15 @@ func (s *Server) serveSend(w http.ResponseWriter, r *http.Request) {
 		s.sendError(w, status, err, true)
 		return
 	}
+	if err := ValidNick(in.From); err != nil {
+		s.sendError(w, statusOf(err), fmt.Errorf("from: %w", err), true)
+		return
+	}
+	if err := s.authorizeSend(r.Context(), r, in.From); err != nil {
+		s.refuseAuth(w, err, true)
+		return
+	}
+	in.Addr = clientAddr(r) // never the body's
 	rc, status, err := s.send(r.Context(), in)
 	if err != nil {
 		s.sendError(w, status, err, true)

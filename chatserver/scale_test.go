@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/room"
 )
 
 // TestPresenceCoalesced: joins within one presence window are told together
@@ -43,13 +45,15 @@ func TestPresenceCoalesced(t *testing.T) {
 	obs.expect("f has left.", "g has joined.", "obs to all: bye")
 }
 
-// TestOnlineListCapped: a welcome names at most maxOnlineShown users and
+// TestOnlineListCapped: a welcome names at most room.MaxOnlineShown users and
 // says how many there are.
 func TestOnlineListCapped(t *testing.T) {
 	ts := startServer(t, Options{})
+	const maxOnlineShown = room.MaxOnlineShown
 	for i := range maxOnlineShown + 5 {
 		ts.srv.hub.do(t.Context(), &inspectReq{fn: func(h *hub) {
-			h.users[fmt.Sprintf("u%03d", i)] = &user{conns: map[*conn]struct{}{newConn("x", 1): {}}}
+			h.reqSeq++
+			h.m.Apply(room.Request{Kind: room.Open, Seq: h.reqSeq, At: h.now(), Nick: fmt.Sprintf("u%03d", i), Node: "elsewhere", Token: uint64(i)})
 		}})
 	}
 	c := ts.login(t, "sse", "late")

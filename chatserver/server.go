@@ -7,11 +7,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/wasmgap/wasmgap/chatserver/internal/fastpath"
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
@@ -96,6 +99,23 @@ type Options struct {
 	// Defaults 10s and 120s.
 	ReadHeaderTimeout time.Duration
 	IdleTimeout       time.Duration
+	// AuthSecret, when set, makes the chat authenticate its users: every
+	// login and send must show a connection token of its nickname (a JWT
+	// signed with HMAC-SHA256 with this secret, see MintToken), and may act
+	// as that nickname only. At least MinSecretBytes long. Default nil: the
+	// article's open protocol, where a nickname is a name.
+	AuthSecret []byte
+	// ClaimNicks, in an open chat, lets the first login of a nickname claim
+	// it: it gets a secret (a cookie and an X-Chat-Claim header) that every
+	// later login and send as that nickname must show, until LeaveGrace
+	// after the nickname's last stream closed. Default false.
+	ClaimNicks bool
+	// TrustedProxies are the reverse proxies (CIDR prefixes) whose
+	// ProxyHeader names the client's address for every per-address limit;
+	// the address of any other peer is its own. Default none.
+	TrustedProxies []netip.Prefix
+	// ProxyHeader is "X-Forwarded-For" (the default) or "Forwarded".
+	ProxyHeader string
 	// Broker carries posts to the hub. Default NewLocalBroker().
 	Broker Broker
 	// NATS, with URLs, serves one chat from several nodes through NATS
@@ -152,13 +172,15 @@ func (o *Options) setDefaults() {
 // Server is a running chat: its hub, store and broker. Serve its Handler.
 type Server struct {
 	opts    Options
-	store   *store
+	store   *store.Store
 	hub     *hub
 	tmpDir  string
 	senders *rateLimits
 	addrs   *addrLimits
 	handler http.Handler
-	cluster *natsNode // with Options.NATS: the chat's state lives in JetStream
+	cluster *natsNode          // with Options.NATS: the chat's state lives in JetStream
+	claims  claimStore         // with Options.ClaimNicks
+	proxies *httpguard.Proxies // Options.TrustedProxies
 
 	mu       sync.Mutex
 	closing  bool
@@ -174,6 +196,9 @@ func New(opts Options) (*Server, error) {
 		opts.KeepAlive < 0 || opts.WriteTimeout < 0 || opts.MailAckDelay < 0 || opts.MaxMailboxes < 0 || opts.MaxStoreBytes < 0 || opts.BodyTimeout < 0 {
 		return nil, errors.New("chat options: Retention, QueueSize, MaxMessageBytes, MaxMailbox, MaxMailboxes, MaxStoreBytes, KeepAlive, WriteTimeout, MailAckDelay and BodyTimeout must be 0 (default) or positive")
 	}
+	if err := checkAuth(&opts); err != nil {
+		return nil, err
+	}
 	if opts.NATS.URLs != "" {
 		return newNATSServer(opts)
 	}
@@ -188,17 +213,21 @@ func New(opts Options) (*Server, error) {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("chat store folder: %w", err)
 	}
-	st, state, err := openStore(filepath.Join(dir, "chat.db"), opts.NoSync, opts.Logger)
+	st, state, err := store.Open(filepath.Join(dir, "chat.db"), opts.NoSync, opts.Logger)
 	if err != nil {
 		s.removeTmp()
 		return nil, err
 	}
 	s.store = st
-	s.hub = newHub(st, state, &s.opts)
+	if s.hub, err = newHub(st, state, &s.opts); err != nil {
+		st.Close()
+		s.removeTmp()
+		return nil, err
+	}
 	s.senders = newRateLimits(opts.SendRate, opts.SendBurst)
 	s.addrs = newAddrLimits(opts.MaxConnsPerAddr)
 	if err := opts.Broker.Subscribe(hubSide{s}); err != nil {
-		st.close()
+		st.Close()
 		s.removeTmp()
 		return nil, fmt.Errorf("subscribe to broker: %w", err)
 	}
@@ -280,7 +309,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.drain(ctx)
 	s.hub.stop()
 	s.opts.Broker.Close()
-	if cerr := s.store.close(); cerr != nil && err == nil {
+	if cerr := s.store.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("close chat store: %w", cerr)
 	}
 	s.removeTmp()
@@ -291,16 +320,16 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // ln's address and AllowedHosts, with the Options' timeouts until ctx ends,
 // then drains: streams are told to resume later, requests in flight finish,
 // the store is closed. It returns nil after a clean drain. The plain
-// requests for the page are answered from prebuilt bytes before net/http
-// (pageListener); the answers are the handler's.
+// requests for the page and the send route are answered before net/http
+// (package fastpath, with fastSide); the answers are the handler's.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hosts := httpguard.NewHosts(ln.Addr().String(), s.opts.AllowedHosts)
-	pages := newPageListener(ln, hosts, s, s.opts.ReadHeaderTimeout, s.opts.IdleTimeout)
+	pages := fastpath.NewListener(ln, fastSide{s}, fastpath.Options{Hosts: hosts, HeaderTimeout: s.opts.ReadHeaderTimeout, IdleTimeout: s.opts.IdleTimeout})
 	hs := &http.Server{
 		Handler:           hosts.Handler(s.Handler()),
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
-		MaxHeaderBytes:    16 << 10,
+		MaxHeaderBytes:    httpguard.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelDebug),
 	}
 	errc := make(chan error, 1)
@@ -308,7 +337,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	select {
 	case err := <-errc:
 		pages.Close()
-		pages.wait()
+		pages.Wait()
 		s.Shutdown(context.Background())
 		return fmt.Errorf("serve chat: %w", err)
 	case <-ctx.Done():
@@ -320,7 +349,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	wg.Go(func() {
 		herr = hs.Shutdown(dctx)
 		pages.Close()
-		pages.wait()
+		pages.Wait()
 	})
 	wg.Go(func() { serr = s.Shutdown(dctx) })
 	wg.Wait()

@@ -70,6 +70,11 @@ func TestDamagedStoreRefused(t *testing.T) {
 		{"short", func(f string) { os.WriteFile(f, data[:40], 0o600) }, "too short"},
 		{"garbage", func(f string) { os.WriteFile(f, garbage, 0o600) }, "not a chat store"},
 		{"zeroed-middle", func(f string) { os.WriteFile(f, data, 0o600); zeroPages(t, f, 10) }, "damaged pages"},
+		// Its log beside it: the store was checkpointed, so chat.db must be whole.
+		{"emptied", func(f string) {
+			os.WriteFile(f, nil, 0o600)
+			os.WriteFile(filepath.Join(filepath.Dir(f), "chat.wal"), nil, 0o600)
+		}, "is empty"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

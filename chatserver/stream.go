@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,8 +16,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
 // transport writes one stream's events: SSE or WebSocket.
@@ -180,7 +184,7 @@ func (s *Server) replay(c *conn, after, upTo uint64, t transport, deadline func(
 			// cut as slow finishes its replay: it always makes progress.)
 			return ErrShuttingDown
 		}
-		recs, next, err := s.store.readLog(c.nick, after, upTo, 256)
+		recs, next, err := s.store.ReadLog(c.nick, after, upTo, 256)
 		if err != nil {
 			// Damaged history: say so, never skip it silently.
 			s.opts.Logger.Error("replay", "nick", c.nick, "from", after+1, "to", upTo, "err", err)
@@ -247,6 +251,11 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 	if !methodIs(w, r, http.MethodGet) {
 		return
 	}
+	if httpguard.CrossSite(r) {
+		// A page of another site would log its visitor in as anyone.
+		http.Error(w, fmt.Sprintf("cross-site login refused: the browser says this request came from another site (Sec-Fetch-Site %q); log in from the chat's own page, or with a client that is not a browser (curl)", r.Header.Get("Sec-Fetch-Site")), http.StatusForbidden)
+		return
+	}
 	if err := ValidNick(nick); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -260,10 +269,17 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 		http.Error(w, "Last-Event-ID: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	release, ok := s.admitStream(w, r)
-	if !ok {
+	grant, err := s.authorizeLogin(r.Context(), r, nick)
+	if err != nil {
+		s.refuseAuth(w, err, false)
 		return
 	}
+	admitted, ok := s.admitStream(w, r)
+	if !ok {
+		grant.release()
+		return
+	}
+	release := func() { admitted(); grant.release() }
 
 	c, res, leave := s.join(r.Context(), nick, resume, hasResume)
 	if res.err != nil {
@@ -273,7 +289,8 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 		return
 	}
 	addr := r.RemoteAddr
-	if nc, ok := s.hijackSSE(w, r); ok {
+	extra := claimHeaders(nick, grant.claimSecret)
+	if nc, ok := s.hijackSSE(w, r, extra); ok {
 		// The stream runs on its own goroutines and this handler returns,
 		// so that net/http lets go of the request and of its buffers: an
 		// idle stream holds no buffer at all.
@@ -305,6 +322,9 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
+	for k, v := range extra {
+		h[k] = v
+	}
 	w.WriteHeader(http.StatusOK)
 	s.opts.Logger.Info("connect", "nick", nick, "transport", "sse", "addr", addr, "resume", raw)
 	err = s.pump(r.Context(), c, res.joined, &sseTransport{w: w, rc: http.NewResponseController(w)}, nil)
@@ -318,7 +338,7 @@ const sseHeader = " 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\n
 // hijackSSE takes over an HTTP/1 connection for an event stream and writes
 // the response's head; false when the connection cannot be taken over (the
 // stream then goes through net/http).
-func (s *Server) hijackSSE(w http.ResponseWriter, r *http.Request) (net.Conn, bool) {
+func (s *Server) hijackSSE(w http.ResponseWriter, r *http.Request, extra http.Header) (net.Conn, bool) {
 	if r.ProtoMajor != 1 {
 		return nil, false
 	}
@@ -330,7 +350,13 @@ func (s *Server) hijackSSE(w http.ResponseWriter, r *http.Request) (net.Conn, bo
 	if brw.Writer.Buffered() > 0 {
 		brw.Writer.Flush()
 	}
-	if _, err := nc.Write([]byte("HTTP/1." + strconv.Itoa(r.ProtoMinor) + sseHeader)); err != nil {
+	head := "HTTP/1." + strconv.Itoa(r.ProtoMinor) + sseHeader
+	if len(extra) > 0 {
+		var b strings.Builder
+		extra.Write(&b)
+		head = strings.TrimSuffix(head, "\r\n") + b.String() + "\r\n"
+	}
+	if _, err := nc.Write([]byte(head)); err != nil {
 		nc.Close()
 		// The stream is already answered: a dead connection ends as one.
 		return nopConn{nc}, true
@@ -404,6 +430,9 @@ type wsTransport struct {
 	mu    *sync.Mutex
 	buf   *[]byte
 	until time.Time // under mu: the events' write deadline (setDeadline)
+	// closed, under mu, is set once a close frame was written: no frame
+	// may follow it (RFC 6455 5.5.1), so every later write fails.
+	closed bool
 }
 
 // wsAck is the delivery confirmation a WebSocket waits for: the pong that
@@ -447,6 +476,12 @@ func (t *wsTransport) control(kind int, data []byte) error {
 func (t *wsTransport) writeControl(kind int, data []byte) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.closed {
+		return websocket.ErrCloseSent
+	}
+	if kind == websocket.CloseMessage {
+		t.closed = true
+	}
 	err := t.ws.WriteControl(kind, data, time.Now().Add(time.Second))
 	if !t.until.IsZero() {
 		t.ws.NetConn().SetWriteDeadline(t.until)
@@ -482,7 +517,10 @@ func (t *wsTransport) flush() error {
 		return nil
 	}
 	t.mu.Lock()
-	_, err := t.ws.NetConn().Write(*t.buf)
+	err := websocket.ErrCloseSent
+	if !t.closed {
+		_, err = t.ws.NetConn().Write(*t.buf)
+	}
 	t.mu.Unlock()
 	*t.buf = (*t.buf)[:0]
 	if cap(*t.buf) <= 64<<10 {
@@ -498,6 +536,12 @@ func (t *wsTransport) end(reason string, shuttingDown bool) {
 		code, short = websocket.CloseGoingAway, "server shutting down: resume from the last id"
 	}
 	t.control(websocket.CloseMessage, websocket.FormatCloseMessage(code, short))
+}
+
+// closeWith ends the connection with a close frame of code and reason
+// (at most 123 bytes), the last frame written.
+func (t *wsTransport) closeWith(code int, reason string) {
+	t.writeControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason))
 }
 
 // wsReadBuffer is the read buffer of a WebSocket: a client's frames are
@@ -552,10 +596,17 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("WebSocket origin %q is not allowed: only pages of this server (%s) or the allowed origins may connect", origin, r.Host), http.StatusForbidden)
 		return
 	}
-	release, ok := s.admitStream(w, r)
-	if !ok {
+	grant, err := s.authorizeLogin(r.Context(), r, nick)
+	if err != nil {
+		s.refuseAuth(w, err, false)
 		return
 	}
+	admitted, ok := s.admitStream(w, r)
+	if !ok {
+		grant.release()
+		return
+	}
+	release := func() { admitted(); grant.release() }
 
 	up := websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
@@ -566,8 +617,11 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		WriteBufferSize: 4096,
 		WriteBufferPool: wsWriteBuffers,
 		CheckOrigin:     func(*http.Request) bool { return true }, // checked above
+		// A browser that passes its token as the subprotocol token.<t>
+		// offers this one beside it, for the server to select.
+		Subprotocols: []string{wsProtocol},
 	}
-	ws, err := up.Upgrade(w, r, nil)
+	ws, err := up.Upgrade(w, r, claimHeaders(nick, grant.claimSecret))
 	if err != nil {
 		release()
 		return // the upgrader answered the client
@@ -604,7 +658,7 @@ func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume
 	var reader sync.WaitGroup
 	reader.Go(func() {
 		defer cancel()
-		s.readWS(ctx, ws, nick, t, notes)
+		s.readWS(ctx, ws, nick, addrHost(addr), t, notes)
 	})
 	err := s.pump(ctx, c, res.joined, t, notes)
 	cancel()
@@ -616,10 +670,14 @@ func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume
 // readWS reads a WebSocket's frames, sends each as nick's message (in
 // order, without waiting for one to be stored before reading the next), and
 // reports errors to the client through notes.
-func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, t *wsTransport, notes chan<- string) {
+func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr string, t *wsTransport, notes chan<- string) {
 	ack := t.ack
 	wait := 2 * s.opts.KeepAlive
-	ws.SetReadLimit(int64(s.opts.MaxMessageBytes)*6 + 1024)
+	// A frame is read up to its limit, and one byte more tells it is over:
+	// the connection then closes with 1009, from here, so that nothing is
+	// written after the close frame (gorilla's own limit would write it
+	// from the reader while the pump may still be writing events).
+	limit := int64(s.opts.MaxMessageBytes)*6 + 1024
 	ws.SetReadDeadline(time.Now().Add(wait))
 	ws.SetPingHandler(func(payload string) error {
 		err := t.writeControl(websocket.PongMessage, []byte(payload))
@@ -631,7 +689,7 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, t 
 		return nil
 	})
 	ws.SetCloseHandler(func(code int, text string) error {
-		t.writeControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, ""))
+		t.closeWith(code, "")
 		return nil
 	})
 	ws.SetPongHandler(func(payload string) error {
@@ -651,11 +709,12 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, t 
 	var pending sync.WaitGroup
 	defer pending.Wait()
 	for {
-		kind, data, err := ws.ReadMessage()
+		kind, data, err := readFrame(ws, limit)
+		if errors.Is(err, errFrameTooLarge) {
+			t.closeWith(websocket.CloseMessageTooBig, fmt.Sprintf("frame too large: a message's text may have at most %d bytes", s.opts.MaxMessageBytes))
+			return
+		}
 		if err != nil {
-			if errors.Is(err, websocket.ErrReadLimit) {
-				tell(fmt.Sprintf("frame too large: a message's text may have at most %d bytes", s.opts.MaxMessageBytes))
-			}
 			return
 		}
 		ws.SetReadDeadline(time.Now().Add(wait))
@@ -663,12 +722,17 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, t 
 			tell(`send text frames holding JSON {"to":"<nick> or all","text":"<message>"}`)
 			continue
 		}
+		if !utf8.Valid(data) {
+			// RFC 6455 8.1: a text frame that is not UTF-8 fails the connection.
+			t.closeWith(websocket.CloseInvalidFramePayloadData, "text frame is not valid UTF-8")
+			return
+		}
 		f, err := decodeFrame(data)
 		if err != nil {
 			tell(err.Error())
 			continue
 		}
-		wait, err := s.sendPipelined(ctx, Post{From: nick, To: f.To, Text: f.Text})
+		wait, err := s.sendPipelined(ctx, Post{From: nick, To: f.To, Text: f.Text, Addr: addr})
 		if err != nil {
 			tell(err.Error())
 			continue
@@ -685,6 +749,24 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick string, t 
 			}
 		})
 	}
+}
+
+var errFrameTooLarge = errors.New("frame too large")
+
+// readFrame reads the next data message of ws, of at most limit bytes.
+func readFrame(ws *websocket.Conn, limit int64) (int, []byte, error) {
+	kind, rd, err := ws.NextReader()
+	if err != nil {
+		return 0, nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(rd, limit+1))
+	if err != nil {
+		return 0, nil, err
+	}
+	if int64(len(data)) > limit {
+		return 0, nil, errFrameTooLarge
+	}
+	return kind, data, nil
 }
 
 // originAllowed reports whether a WebSocket may connect from a page of origin.

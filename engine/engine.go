@@ -4,8 +4,10 @@
 //
 // Each engine lives in a package of its own, named after what runs the code: native/ (the
 // Go toolchain, in-process), engine/wazero (wazero's compiler and interpreter),
-// engine/yaegi (the yaegi interpreter); the next ones (wasmtime, Node, the C, Java and PHP
-// peers) go in engine/<name>/ too. An engine package registers itself in its init with
+// engine/yaegi (the yaegi interpreter), engine/wasmtime (wasmtime's Cranelift, with the
+// build tag wasmtime), engine/nodewasm (kernels.wasm on Node's V8) and engine/peer (the C,
+// Java, JavaScript and PHP drivers of native/peers); package custom makes the engines of
+// users' kernels, outside the registry. An engine package registers itself in its init with
 // Register, so that this package, which every engine imports for the contract, imports no
 // engine: the registry holds the engines whose packages the program links. The one place
 // that must offer every engine, the worker of package runner, imports them all; a program

@@ -36,8 +36,8 @@ const (
 	// MaxCalls bounds the calls of one sample, as testing.B bounds b.N.
 	MaxCalls = 1_000_000_000
 	// DefaultWarmupTime is how long a warm-up lasts at least (Options.WarmupTime): a new
-	// process runs its first hundreds of milliseconds slower than later (docs/BENCHMARKS.md
-	// § The harness against go test -bench), and the samples should not.
+	// process runs its first hundreds of milliseconds slower than later (docs/VALIDATION.md
+	// § Kernels: the harness against go test -bench), and the samples should not.
 	DefaultWarmupTime = 500 * time.Millisecond
 	// MaxWarmupTime bounds Options.WarmupTime.
 	MaxWarmupTime = 10 * time.Second
@@ -195,6 +195,17 @@ func (r Result) Wide() bool {
 	return r.CI.Lo < r.Median*(1-WideLimit) || r.CI.Hi > r.Median*(1+WideLimit)
 }
 
+// SelfMeasurer is implemented by an engine that runs the whole harness itself, in another
+// runtime, and returns its result: the browser engines (engine/browser), whose page runs the
+// kernels in a Web Worker with the page's own harness (web/src/harness.ts: the same first
+// call, warm-up, calibrated samples and checks as this package's), timed with the worker's
+// clock. Measure hands such an engine the whole measurement; its Result has no Noise, as
+// the meter (this process tree's CPU against the machine's) would count the browser's own
+// processes as the machine's other work.
+type SelfMeasurer interface {
+	MeasureSelf(ctx context.Context, k *kernels.Kernel, args []int, opts Options, onProgress func(phase string, done, total int)) Result
+}
+
 // Measure loads the engine once, runs the kernel opts.Warmup times untimed (and on, in
 // batches, until the warm-up has lasted opts.WarmupTarget()), finds the calls per sample k
 // (Options.MinSample), then takes opts.Runs samples of k calls each, checking every call
@@ -212,6 +223,9 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 		if onProgress != nil {
 			onProgress(phase, done, total)
 		}
+	}
+	if m, ok := e.(SelfMeasurer); ok {
+		return m.MeasureSelf(ctx, k, args, opts, progress)
 	}
 	r := Result{
 		Kernel:   k.Name,

@@ -63,7 +63,7 @@ func smallArgs(k *kernels.Kernel) []int {
 // geometric mean over the kernels within a factor of 1.5: bounds that hold on this shared
 // machine at a load average of 12 on 2 cores, where single figures move by tens of
 // percent, and that a harness timing its own overhead (4-8x on fib_it before calibrated
-// samples) fails. The strict comparison of docs/BENCHMARKS.md is
+// samples) fails. The strict comparison of docs/VALIDATION.md is
 //
 //	go test ./native -run AgreesWithGoBench -v -args -default-args -within 0.05
 //
@@ -74,10 +74,12 @@ func TestAgreesWithGoBench(t *testing.T) {
 		t.Skip("times every kernel")
 	}
 	limit := *within
-	const rounds = 5
+	// Five rounds for the strict comparison; three at small sizes, where the bounds are
+	// loose and the test checks the mechanism (the two sides alternate either way).
+	rounds := 3
 	benchtime := "20ms"
 	if *defaultArgs {
-		benchtime = "200ms"
+		rounds, benchtime = 5, "200ms"
 	}
 	if *onlyKernels != "" {
 		for _, name := range strings.Split(*onlyKernels, ",") {
@@ -100,7 +102,7 @@ func TestAgreesWithGoBench(t *testing.T) {
 		opts.MinSample = *minSample
 		if !*defaultArgs {
 			// At small sizes, with bounds a busy machine keeps, a warm-up of 100 ms (not
-			// measure.DefaultWarmupTime's 500) keeps the 70 cells of go tool task test short.
+			// measure.DefaultWarmupTime's 500) keeps the 42 cells of go tool task test short.
 			opts.WarmupTime = 100 * time.Millisecond
 		}
 		plan := runner.Plan{Engines: []string{"native"}, Kernels: []string{k.Name}, Args: named(k, args), Options: opts}

@@ -2,6 +2,7 @@ package playground
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,6 +28,8 @@ type apiError struct {
 	Error string `json:"error"`
 	// Field names the request field at fault ("kernel", "engine", "args.n", "runs", …).
 	Field string `json:"field,omitempty"`
+	// status, when set, answers the error instead of the caller's (408 for a slow body).
+	status int
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -274,7 +277,10 @@ func decodeRunRequest(w http.ResponseWriter, r *http.Request) (runRequest, *apiE
 	const fields = "kernel (string), engine (string), args (object of integers), runs (integer), warmup (integer), min_sample_ms (integer)"
 	var typeErr *json.UnmarshalTypeError
 	var maxErr *http.MaxBytesError
+	var slow *httpguard.BodyTimeoutError
 	switch {
+	case errors.As(err, &slow):
+		return req, &apiError{Error: slow.Error(), status: slow.StatusCode()}
 	case errors.As(err, &typeErr):
 		field := typeErr.Field
 		return req, &apiError{Error: fmt.Sprintf("%s must be %s, not a JSON %s: the fields are %s", field, jsonType(field), typeErr.Value, fields), Field: field}
@@ -317,6 +323,8 @@ type event struct {
 	Expected string `json:"expected,omitempty"`
 	// Environment is the machine and versions behind the result.
 	Environment *report.Environment `json:"environment,omitempty"`
+	// Run is the stored run's id, for "result" when the server keeps a results store.
+	Run int64 `json:"run,omitempty"`
 	// Error says why the run could not be made, for "error".
 	Error string `json:"error,omitempty"`
 }
@@ -331,7 +339,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	}
 	req, aerr := decodeRunRequest(w, r)
 	if aerr != nil {
-		writeError(w, http.StatusBadRequest, *aerr)
+		writeError(w, cmp.Or(aerr.status, http.StatusBadRequest), *aerr)
 		return
 	}
 	job, aerr := s.job(req)
@@ -393,5 +401,6 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		Value:       strconv.FormatInt(res.Value, 10),
 		Expected:    strconv.FormatInt(res.Expected, 10),
 		Environment: &env,
+		Run:         s.saveServerCell(job, res, env),
 	})
 }

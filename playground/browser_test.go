@@ -383,7 +383,7 @@ func TestPageInChromium(t *testing.T) {
 		if err != nil || len(rows) != 2 {
 			t.Fatalf("rows %v (%v)", rows, err)
 		}
-		if rows[0][0] != "1" || !strings.Contains(rows[0][1], "fib_it(40)") || !strings.Contains(rows[0][1], "−100") {
+		if rows[0][0] != "1" || !strings.Contains(rows[0][1], "fib_it(40)") || !strings.Contains(rows[0][1], "-100") {
 			t.Errorf("fib_it row %q, want a significant change of about −100%%", rows[0])
 		}
 		if rows[1][0] != "0" || !strings.Contains(rows[1][1], "no significant difference") {

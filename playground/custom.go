@@ -83,7 +83,10 @@ func (s *Server) handleCustom(w http.ResponseWriter, r *http.Request) {
 	if err := dec.Decode(&req); err != nil {
 		var maxErr *http.MaxBytesError
 		msg := "the body must be one JSON object {\"source\": \"<Go source>\"}: " + err.Error()
-		status := http.StatusBadRequest
+		status := httpguard.BodyStatus(err, http.StatusBadRequest)
+		if status == http.StatusRequestTimeout {
+			msg = err.Error()
+		}
 		if errors.As(err, &maxErr) {
 			msg = fmt.Sprintf("the request body is larger than %d bytes: a kernel's source may have at most %d bytes (%d KiB)", maxCustomBody, custom.MaxSource, custom.MaxSource>>10)
 			status = http.StatusRequestEntityTooLarge

@@ -83,15 +83,15 @@ func TestSlowBodyTimesOut(t *testing.T) {
 		"Content-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body[:3]); err != nil {
 		t.Fatal(err)
 	}
-	// Never send the rest. The server answers (400) or closes within a bounded time.
+	// Never send the rest. The server answers (408) or closes within a bounded time.
 	conn.SetReadDeadline(time.Now().Add(20 * time.Second))
 	got, err := io.ReadAll(conn)
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		t.Fatalf("the server still waits for the body 20s later (read %q)", got)
 	}
-	if len(got) > 0 && !strings.HasPrefix(string(got), "HTTP/1.1 400") {
-		t.Errorf("answer %q, want a 400 or a closed connection", got)
+	if len(got) > 0 && !strings.HasPrefix(string(got), "HTTP/1.1 408") {
+		t.Errorf("answer %q, want a 408 or a closed connection", got)
 	}
 }
 

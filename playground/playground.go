@@ -10,8 +10,10 @@
 //	GET  /api/expected  ?kernel=K&<param>=<value>…: the catalogue's expected result
 //	POST /api/run       {kernel, engine, args, runs, warmup, min_sample_ms}: NDJSON events, the last a result
 //	GET  /api/history   the articles' historical figures
+//	POST /api/compare   {old, new, alpha}: two runs' cells compared as `wasmgap compare` does
 //	POST /api/custom    {source}: a user's kernel checked and built; {id, func, params, engines}
 //	GET  /api/custom/ID a built user kernel, with its source (…/kernel.wasm: its module)
+//	GET  /api/results…  stored runs, with Options.Results (results.go); POST /api/results/share: a browser's cells (share.go)
 //	/chat/, /load/      the chat and load handlers, when Options sets them
 //	GET  /…             the page (web/dist)
 //
@@ -23,7 +25,6 @@ package playground
 import (
 	"context"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
 	"runtime"
@@ -33,6 +34,7 @@ import (
 	"github.com/wasmgap/wasmgap/custom"
 	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
+	"github.com/wasmgap/wasmgap/internal/results"
 	"github.com/wasmgap/wasmgap/measure"
 	"github.com/wasmgap/wasmgap/report"
 	"github.com/wasmgap/wasmgap/runner"
@@ -69,6 +71,9 @@ type Options struct {
 	// runs on the sandboxed engines (custom.Engines), and the page shows its "Your
 	// kernel" tab; nil turns user kernels off.
 	Custom *custom.Builder
+	// Results, when set, stores every server cell the page runs and the browser cells a
+	// page shares, and serves them to the Results tab (results.go, share.go).
+	Results *results.Store
 }
 
 // Defaults of one run, as the API applies and reports them. Its timed runs and warm-up
@@ -137,12 +142,14 @@ func New(opts Options) *Server {
 	mux.HandleFunc("GET /api/expected", s.handleExpected)
 	mux.Handle("POST /api/run", httpguard.CrossOrigin(http.HandlerFunc(s.handleRun)))
 	mux.HandleFunc("GET /api/history", s.handleHistory)
+	mux.Handle("POST /api/compare", httpguard.CrossOrigin(http.HandlerFunc(s.handleCompare)))
 	mux.Handle("POST /api/custom", httpguard.CrossOrigin(http.HandlerFunc(s.handleCustom)))
 	mux.HandleFunc("GET /api/custom/{id}", s.handleCustomGet)
 	mux.HandleFunc("GET /api/custom/{id}/kernel.wasm", s.handleCustomWasm)
+	s.mountResults(mux)
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, apiError{Error: "no such API route: " + r.Method + " " + r.URL.Path +
-			"; routes are GET /api/kernels, GET /api/expected, POST /api/run, GET /api/history, POST /api/custom, GET /api/custom/{id}, GET /api/custom/{id}/kernel.wasm"})
+			"; routes are GET /api/kernels, GET /api/expected, POST /api/run, GET /api/history, POST /api/compare, POST /api/custom, GET /api/custom/{id}, GET /api/custom/{id}/kernel.wasm"})
 	})
 	if opts.Chat != nil {
 		mux.Handle("/chat/", http.StripPrefix("/chat", opts.Chat))
@@ -167,40 +174,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
 	h.Set("X-Content-Type-Options", "nosniff")
 	if r.Body != nil && r.Body != http.NoBody {
-		s.limitBody(w, r)
+		httpguard.LimitBody(w, r, s.opts.BodyTimeout)
 	}
 	s.mux.ServeHTTP(w, r)
-}
-
-// limitBody gives the request's body Options.BodyTimeout to arrive, through a read
-// deadline on its connection that is lifted once the body is read. A global
-// http.Server.ReadTimeout would also bound the reads that follow the body, which net/http
-// uses to notice a client that leaves: it would end every SSE stream and break every
-// WebSocket after that time.
-func (s *Server) limitBody(w http.ResponseWriter, r *http.Request) {
-	rc := http.NewResponseController(w)
-	if err := rc.SetReadDeadline(time.Now().Add(s.opts.BodyTimeout)); err != nil {
-		return // not a connection with deadlines (a test recorder): nothing to bound
-	}
-	r.Body = &deadlineBody{ReadCloser: r.Body, lift: func() { _ = rc.SetReadDeadline(time.Time{}) }}
-}
-
-// deadlineBody lifts its connection's read deadline once the body has been read to its
-// end. After a failed read the deadline stays: net/http then reads what is left of the
-// body before it answers, and must not wait for it forever.
-type deadlineBody struct {
-	io.ReadCloser
-	lift   func()
-	lifted bool
-}
-
-func (b *deadlineBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF && !b.lifted {
-		b.lifted = true
-		b.lift()
-	}
-	return n, err
 }
 
 // enter admits a run; false once Shutdown began.

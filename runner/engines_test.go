@@ -34,6 +34,9 @@ func TestEveryEngineEveryKernel(t *testing.T) {
 	}
 	for _, eng := range engine.Names() {
 		t.Run(eng, func(t *testing.T) {
+			// Engines share nothing but the machine: while one engine's worker starts (a
+			// JVM, Node, a module loaded), another's runs.
+			t.Parallel()
 			for _, k := range kernels.All() {
 				args := smallArgs(k)
 				named := map[string]int{}

@@ -73,8 +73,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	format := fs.String("format", report.FormatTable, "output format: "+strings.Join(report.Formats(), ", "))
 	withHistory := fs.Bool("history", false, "print the source articles' historical figures beside the live rows")
 	allowFailures := fs.Bool("allow-failures", false, "exit 0 even when a cell failed (timed out, overflowed its stack, gave a wrong value); without it such a run exits 1 after printing the table")
+	stored := addBenchResultFlags(fs) // --no-save, --results-db, --compare-last (results.go)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: wasmgap bench [--engine E]... [--kernel K]... [--arg name=value]... [--runs N] [--warmup N] [--warmup-time D] [--min-sample D] [--cold] [--timeout D] [--format F] [--history] [--allow-failures]")
+		fmt.Fprintln(fs.Output(), "usage: wasmgap bench [--engine E]... [--kernel K]... [--arg name=value]... [--runs N] [--warmup N] [--warmup-time D] [--min-sample D] [--cold] [--timeout D] [--format F] [--history] [--allow-failures] [--no-save] [--results-db DB] [--compare-last]")
 		fmt.Fprintln(fs.Output(), "\nMeasures kernels on server engines, one cell at a time, each in a worker process.")
 		fmt.Fprintln(fs.Output(), "Exit status: 0 when every cell ran, 1 when a cell failed (see --allow-failures), 2 for bad flags.")
 		fs.PrintDefaults()
@@ -158,6 +159,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	if err := report.WriteWidth(stdout, *format, rep, terminalWidth(stdout)); err != nil {
 		fmt.Fprintln(stderr, "wasmgap bench: write report:", err)
 		return 1
+	}
+	if code := stored.after(rep, *format, stdout, stderr); code != 0 {
+		return code
 	}
 	if failed := countFailed(rep.Results); failed > 0 && !*allowFailures {
 		fmt.Fprintf(stderr, "wasmgap bench: %d of %d cells failed (the table says why); --allow-failures exits 0 anyway\n", failed, len(rep.Results))

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -25,6 +28,9 @@ func (o *originList) String() string     { return strings.Join(*o, ",") }
 func (o *originList) Set(v string) error { *o = append(*o, v); return nil }
 
 func runChat(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "token" {
+		return runChatToken(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("wasmgap chat", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -32,7 +38,8 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 			"  GET /                          the chat page\n"+
 			"  GET /<nick>  (Accept: text/event-stream)  log in over SSE\n"+
 			"  GET /ws?nick=<nick>            log in over WebSocket\n"+
-			"  GET /msg/<from>/<to>%20<text>  send; POST /send {\"from\",\"to\",\"text\"}\n\nflags:")
+			"  GET /msg/<from>/<to>%20<text>  send; POST /send {\"from\",\"to\",\"text\"}\n\n"+
+			"wasmgap chat token [--ttl 24h] NICK mints a connection token for a chat started with --auth.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	addr := fs.String("addr", chatAddr, "address to listen on (host:port); the host localhost listens on 127.0.0.1 and ::1")
@@ -46,7 +53,11 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "wasmgap chat: unexpected arguments %q: every setting is a flag\n", fs.Args())
 		return 2
 	}
-	o := chatOptions(*verbose)
+	o, err := chatOptions(*verbose)
+	if err != nil {
+		fmt.Fprintf(stderr, "wasmgap chat: %v\n", err)
+		return 2
+	}
 
 	// The address first: a bad or busy one is reported as such, before the store (which
 	// another chat may hold) is opened.
@@ -76,7 +87,7 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 	if o.NATS.URLs != "" {
 		store = "state in NATS JetStream (--nats), shared with the other nodes"
 	}
-	fmt.Fprintf(stdout, "chat on http://%s/ (%s; Ctrl-C or SIGTERM drains and stops)\n", ln.Addr(), store)
+	fmt.Fprintf(stdout, "chat on http://%s/ (%s; %s; Ctrl-C or SIGTERM drains and stops)\n", ln.Addr(), store, authBanner(o))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := srv.Serve(ctx, ln); err != nil {
@@ -123,9 +134,21 @@ const (
 // addChatFlags registers the chat's settings on fs, for `wasmgap chat` and `wasmgap serve`
 // alike, with dataDir as --data's default; the returned function gives the options once fs
 // is parsed, logging to stderr.
-func addChatFlags(fs *flag.FlagSet, dataDir string, stderr io.Writer) func(verbose bool) chatserver.Options {
+func addChatFlags(fs *flag.FlagSet, dataDir string, stderr io.Writer) func(verbose bool) (chatserver.Options, error) {
 	var o chatserver.Options
 	var origins originList
+	auth := fs.Bool("auth", false, "authenticate users: every login and send shows a connection token of its nickname (wasmgap chat token NICK mints one), signed with the secret of --auth-secret-file or $"+secretEnv)
+	secretFile := addSecretFlag(fs)
+	fs.BoolVar(&o.ClaimNicks, "claim-nicks", false, "in an open chat, the first login of a nickname claims it: later logins and sends as it must show the secret it got (a cookie, or the X-Chat-Claim header) until its grace after its last stream")
+	fs.Func("trusted-proxy", "a reverse proxy (CIDR or address, repeatable) whose --proxy-header names the client's address for the per-address limits; other peers count as themselves", func(v string) error {
+		p, err := httpguard.ParseProxy(v)
+		if err != nil {
+			return err
+		}
+		o.TrustedProxies = append(o.TrustedProxies, p)
+		return nil
+	})
+	fs.StringVar(&o.ProxyHeader, "proxy-header", "X-Forwarded-For", "with --trusted-proxy: the header the proxies set, X-Forwarded-For or Forwarded (only that one is read)")
 	fs.StringVar(&o.DataDir, "data", dataDir, "folder of the store files chat.db and chat.wal (offline messages, history); one process at a time holds it")
 	fs.BoolVar(&o.NoSync, "no-fsync", false, "skip the fdatasync of the store's log after each commit (~0.1 ms on a virtual disk): a process restart still loses nothing, a machine crash may lose the last writes")
 	fs.DurationVar(&o.Retention, "retention", 0, "how long events stay replayable for a resume and offline messages wait in their mailbox (default 24h)")
@@ -154,13 +177,112 @@ func addChatFlags(fs *flag.FlagSet, dataDir string, stderr io.Writer) func(verbo
 		o.AllowedHosts = append(o.AllowedHosts, v)
 		return nil
 	})
-	return func(verbose bool) chatserver.Options {
+	return func(verbose bool) (chatserver.Options, error) {
+		if *auth {
+			secret, err := readSecret(*secretFile)
+			if err != nil {
+				return o, fmt.Errorf("--auth: %w", err)
+			}
+			o.AuthSecret = secret
+		} else if *secretFile != "" {
+			return o, errors.New("--auth-secret-file is the secret of --auth: give --auth too")
+		}
+		if *auth && o.ClaimNicks {
+			return o, errors.New("--auth and --claim-nicks exclude each other: with --auth a token already binds its nickname")
+		}
+		if _, err := httpguard.NewProxies(nil, o.ProxyHeader); err != nil {
+			return o, fmt.Errorf("--proxy-header: %w", err)
+		}
 		o.AllowedOrigins = origins
 		level := slog.LevelWarn
 		if verbose {
 			level = slog.LevelInfo
 		}
 		o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-		return o
+		return o, nil
 	}
+}
+
+// secretEnv holds the chat's token secret when no --auth-secret-file is given.
+const secretEnv = "WASMGAP_CHAT_SECRET"
+
+func addSecretFlag(fs *flag.FlagSet) *string {
+	return fs.String("auth-secret-file", "", "file holding the secret that signs connection tokens (at least 32 bytes; default: $"+secretEnv+")")
+}
+
+// readSecret reads the token secret from file, or from $WASMGAP_CHAT_SECRET when
+// file is "": its bytes, a final newline dropped.
+func readSecret(file string) ([]byte, error) {
+	var b []byte
+	from := "$" + secretEnv
+	if file != "" {
+		var err error
+		if b, err = os.ReadFile(file); err != nil {
+			return nil, fmt.Errorf("the token secret cannot be read: %v", err)
+		}
+		from = file
+	} else {
+		b = []byte(os.Getenv(secretEnv))
+		if len(b) == 0 {
+			return nil, fmt.Errorf("no token secret: give --auth-secret-file FILE or set $%s (at least %d bytes, e.g. head -c 48 /dev/urandom | base64)", secretEnv, chatserver.MinSecretBytes)
+		}
+	}
+	b = bytes.TrimRight(b, "\r\n")
+	if len(b) < chatserver.MinSecretBytes {
+		return nil, fmt.Errorf("the token secret in %s has %d bytes: give at least %d (e.g. head -c 48 /dev/urandom | base64)", from, len(b), chatserver.MinSecretBytes)
+	}
+	return b, nil
+}
+
+// authBanner says how the chat knows who speaks, for its banner.
+func authBanner(o chatserver.Options) string {
+	switch {
+	case o.AuthSecret != nil:
+		return "users authenticated by connection tokens (--auth)"
+	case o.ClaimNicks:
+		return "open, nicknames claimed by their first login (--claim-nicks)"
+	}
+	return "open: a nickname is a name, not an identity"
+}
+
+// runChatToken is `wasmgap chat token [--ttl 24h] NICK`: it prints a connection token
+// of NICK signed with the chat's secret.
+func runChatToken(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("wasmgap chat token", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: wasmgap chat token [flags] NICK\n\nPrints a connection token that logs in and sends as NICK on a chat started with --auth\n"+
+			"and the same secret (--auth-secret-file or $%s). Pass it to the page as ?token=<token>\n"+
+			"(or #token=<token>), to curl as -H 'Authorization: Bearer <token>'.\n\nflags:\n", secretEnv)
+		fs.PrintDefaults()
+	}
+	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token is valid (at most 366 days)")
+	secretFile := addSecretFlag(fs)
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	rest := fs.Args()
+	if len(rest) > 1 {
+		// Flags after the nickname: wasmgap chat token bob --ttl 1h.
+		if code, ok := parseFlags(fs, rest[1:], stdout, stderr); !ok {
+			return code
+		}
+		rest = append(rest[:1], fs.Args()...)
+	}
+	if len(rest) != 1 {
+		fmt.Fprintf(stderr, "wasmgap chat token: give one nickname, got %d arguments %q\n", len(rest), rest)
+		return 2
+	}
+	secret, err := readSecret(*secretFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "wasmgap chat token: %v\n", err)
+		return 2
+	}
+	tok, err := chatserver.MintToken(secret, rest[0], *ttl, time.Now())
+	if err != nil {
+		fmt.Fprintf(stderr, "wasmgap chat token: %v\n", err)
+		return 2
+	}
+	fmt.Fprintln(stdout, tok)
+	return 0
 }

@@ -105,7 +105,7 @@ func TestChatFlags(t *testing.T) {
 	} {
 		var out, errs bytes.Buffer
 		code := runChat(tc.args, &out, &errs)
-		if code != tc.code || !strings.Contains(errs.String(), tc.says) {
+		if code != tc.code || !strings.Contains(errs.String()+out.String(), tc.says) {
 			t.Errorf("chat %q: exit %d, stderr %q; want %d and %q", tc.args, code, errs.String(), tc.code, tc.says)
 		}
 	}
@@ -139,4 +139,72 @@ func lockedStore(t *testing.T) string {
 		t.Fatal("a second chat opened a store the first one holds")
 	}
 	return dir
+}
+
+// TestChatAuthFlags: the flags of authentication and proxies, and `wasmgap
+// chat token`, refuse what they cannot use and say why.
+func TestChatAuthFlags(t *testing.T) {
+	dir := t.TempDir()
+	short := filepath.Join(dir, "short")
+	os.WriteFile(short, []byte("tooshort\n"), 0o600)
+	good := filepath.Join(dir, "good")
+	os.WriteFile(good, []byte(strings.Repeat("s", 40)+"\n"), 0o600)
+	t.Setenv(secretEnv, "")
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"--auth", "--data", dir}, 2, "no token secret: give --auth-secret-file FILE or set $WASMGAP_CHAT_SECRET"},
+		{[]string{"--auth", "--auth-secret-file", short, "--data", dir}, 2, "has 8 bytes: give at least 32"},
+		{[]string{"--auth", "--auth-secret-file", filepath.Join(dir, "missing"), "--data", dir}, 2, "cannot be read"},
+		{[]string{"--auth-secret-file", good, "--data", dir}, 2, "give --auth too"},
+		{[]string{"--auth", "--auth-secret-file", good, "--claim-nicks", "--data", dir}, 2, "exclude each other"},
+		{[]string{"--trusted-proxy", "proxy.example"}, 2, "neither a CIDR prefix"},
+		{[]string{"--trusted-proxy", "10.0.0.0/8", "--proxy-header", "X-Real-IP", "--data", dir}, 2, "X-Forwarded-For or Forwarded"},
+		{[]string{"token"}, 2, "give one nickname"},
+		{[]string{"token", "bob"}, 2, "no token secret"},
+		{[]string{"token", "--auth-secret-file", good, "all"}, 2, "reserved"},
+		{[]string{"token", "--auth-secret-file", good, "bob", "--ttl", "0s"}, 2, "positive duration"},
+		{[]string{"token", "--auth-secret-file", good, "bob", "alice"}, 2, "give one nickname"},
+		{[]string{"token", "-h"}, 0, "wasmgap chat token [flags] NICK"},
+	} {
+		var out, errs bytes.Buffer
+		code := runChat(tc.args, &out, &errs)
+		if code != tc.code || !strings.Contains(errs.String()+out.String(), tc.says) {
+			t.Errorf("chat %q: exit %d, stderr %q; want %d and %q", tc.args, code, errs.String(), tc.code, tc.says)
+		}
+	}
+}
+
+// TestChatAuth runs `wasmgap chat --auth` and logs in with a token that
+// `wasmgap chat token` minted from the same secret (here the environment).
+func TestChatAuth(t *testing.T) {
+	t.Setenv(secretEnv, strings.Repeat("k", 48))
+	var out, errs bytes.Buffer
+	if code := runChat([]string{"token", "bob", "--ttl", "1h"}, &out, &errs); code != 0 {
+		t.Fatalf("chat token: exit %d: %s", code, errs.String())
+	}
+	token := strings.TrimSpace(out.String())
+	cmd, line, _, stderr := startSubcommand(t, "chat --auth --addr 127.0.0.1:0 --data "+filepath.Join(t.TempDir(), "chat"))
+	defer cmd.Process.Kill()
+	if !strings.Contains(line, "connection tokens") {
+		t.Errorf("banner %q does not say the chat authenticates", line)
+	}
+	url := strings.Fields(line)[2]
+	for _, tc := range []struct {
+		query  string
+		status int
+	}{{"", 401}, {"?token=" + token, 200}} {
+		req, _ := http.NewRequest("GET", url+"bob"+tc.query, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("login as bob%s: %d, want %d (%s)", tc.query, resp.StatusCode, tc.status, stderr)
+		}
+	}
 }

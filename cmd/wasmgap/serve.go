@@ -50,6 +50,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	noCustom := fs.Bool("no-custom", false, "turn off user kernels (the page's \"Your kernel\" tab, POST /api/custom)")
 	nativeCustom := fs.Bool("allow-native-custom", false, "also build user kernels natively and run them on the native engine, in a worker under the same limits: native code is confined by nothing else, so for local use only")
 	customDir := fs.String("custom-dir", "", "folder of user kernels' builds and their Go build cache (default: the user cache folder's wasmgap/custom)")
+	resultsDB := fs.String("results-db", "", resultsDBUsage+"; none stores nothing")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: wasmgap serve [flags]\n\nServe the playground page, its API (/api/) and the panels beside it.\n\nflags:")
 		fs.PrintDefaults()
@@ -65,7 +66,11 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "wasmgap serve: -max-concurrent and -timeout must not be negative")
 		return 2
 	}
-	chatOpts := chatOptions(*verbose)
+	chatOpts, err := chatOptions(*verbose)
+	if err != nil {
+		fmt.Fprintf(stderr, "wasmgap serve: %v\n", err)
+		return 2
+	}
 	if chatOpts.ReadHeaderTimeout < 0 || chatOpts.IdleTimeout < 0 {
 		fmt.Fprintln(stderr, "wasmgap serve: -read-header-timeout and -idle-timeout must not be negative (0 for the defaults, 10s and 120s)")
 		return 2
@@ -114,14 +119,24 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 			}
 		}()
 	}
+	store, ok := serveResults(*resultsDB, stderr) // results.go
+	if !ok {
+		return 1
+	}
+	if store != nil {
+		defer store.Close()
+		opts.Results = store
+	}
 	pg := playground.New(opts)
+	// --trusted-proxy: every per-address limit (the chat's, the builds') counts clients.
+	proxies, _ := httpguard.NewProxies(chatOpts.TrustedProxies, chatOpts.ProxyHeader) // checked by chatOptions
 	// No ReadTimeout: it would also cut the chat's streams. The playground bounds the time
 	// to read a request's body instead (playground.Options.BodyTimeout).
 	srv := &http.Server{
-		Handler:           httpguard.NewHosts(ln.Addr().String(), chatOpts.AllowedHosts).Handler(pg),
+		Handler:           proxies.Handler(httpguard.NewHosts(ln.Addr().String(), chatOpts.AllowedHosts).Handler(pg)),
 		ReadHeaderTimeout: orDefault(chatOpts.ReadHeaderTimeout, defaultReadHeaderTimeout),
 		IdleTimeout:       orDefault(chatOpts.IdleTimeout, defaultIdleTimeout),
-		MaxHeaderBytes:    16 << 10,
+		MaxHeaderBytes:    httpguard.MaxHeaderBytes,
 	}
 	fmt.Fprintf(stdout, "wasmgap playground on http://%s/ (chat store in %s; Ctrl-C or SIGTERM stops)\n", ln.Addr(), chatOpts.DataDir)
 

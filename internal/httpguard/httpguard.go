@@ -242,3 +242,8 @@ func PageCSP(page []byte) string {
 	return "default-src 'none'; script-src " + script +
 		"; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
 }
+
+// MaxHeaderBytes is the http.Server.MaxHeaderBytes of every wasmgap server: net/http
+// reads 4 KiB beyond it before it refuses a request head with 431, so a request line and
+// header fields of 16 KiB in all are the limit that holds (docs/SECURITY.md).
+const MaxHeaderBytes = 16<<10 - 4096

@@ -163,7 +163,7 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request) {
 	}
 	req, err := decodeRunRequest(http.MaxBytesReader(w, r.Body, maxRequestBytes))
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		http.Error(w, err.Error(), httpguard.BodyStatus(err, http.StatusBadRequest))
 		return
 	}
 	p, err := h.plan(req)

@@ -54,7 +54,7 @@ func decodeRunRequest(r io.Reader) (*RunRequest, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%w: the body is empty: post one JSON object, e.g. {\"path\":\"/\",\"n\":1000}", errBadRun)
 		}
-		return nil, fmt.Errorf("%w: %v (post one JSON object with the fields scenario, path, method, body, c, n, d, rate, no_keepalive, http10, receivers, transport)", errBadRun, err)
+		return nil, fmt.Errorf("%w: %w (post one JSON object with the fields scenario, path, method, body, c, n, d, rate, no_keepalive, http10, receivers, transport)", errBadRun, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("%w: more after the JSON object: post exactly one object", errBadRun)

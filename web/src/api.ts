@@ -13,7 +13,8 @@ export class APIFailure extends Error {
   }
 }
 
-async function failure(resp: Response): Promise<APIFailure> {
+/** failure reads an error answer of the API (its JSON error and field, else the status). */
+export async function failure(resp: Response): Promise<APIFailure> {
   let body: APIError | undefined;
   try {
     body = (await resp.json()) as APIError;

@@ -1,11 +1,13 @@
 // The comparison of the live run with a saved one (`wasmgap bench --format json`, read from
 // a file the person picks): each cell both have, its median time per call with the 95%
-// interval on each side, and the change, or "~ no significant difference" where the
-// intervals overlap — as `wasmgap compare` prints it (package report's Compare).
+// interval on each side, and the change. The server decides it (POST /api/compare) with the
+// code of `wasmgap compare` (package report: the Mann–Whitney U test at α = 0.05 and
+// benchstat's sample minimum), so the page and the CLI give one verdict for the same samples.
 
+import { failure } from "./api";
 import { duration, label } from "./format";
 import type { Grid } from "./results";
-import { type Interval, median, medianCI, spread } from "./stats";
+import { type Interval, spread } from "./stats";
 
 /** One cell of a saved report (measure.Result's JSON, the fields the comparison reads). */
 export interface SavedCell {
@@ -25,24 +27,48 @@ export interface SavedRun {
   results: SavedCell[];
 }
 
-/** One side of a compared cell: the median per call and its interval, from the samples. */
+/** One side of a compared cell, as the server summarises it from the samples (report.Side). */
 export interface Side {
   median_ns: number;
   ci?: Interval;
   samples: number;
+  failure?: string;
 }
 
-/** One cell in both runs. */
+/** One cell in both runs, as POST /api/compare answers it (report.Change and its verdict). */
 export interface CellChange {
   label: string;
   engine: string;
-  saved: Side;
-  live: Side;
-  /** live median over saved median, minus one. */
+  old: Side;
+  new: Side;
+  /** new median over old median, minus one. */
   delta: number;
-  /** Both intervals exist and do not overlap. */
+  /** The Mann–Whitney U test's p-value (1 where it cannot be computed). */
+  p: number;
+  /** p below α and both sides with enough samples, as benchstat and `wasmgap compare` decide. */
   significant: boolean;
   note?: string;
+  /** The change as `wasmgap compare` prints it: "+12.3%", "~ no significant difference (p=0.394)", or a note. */
+  verdict: string;
+}
+
+/** The answer of POST /api/compare. */
+export interface Comparison {
+  changes: CellChange[];
+  only_old?: string[];
+  only_new?: string[];
+  alpha: number;
+  samples_needed: number;
+}
+
+/** A cell as POST /api/compare reads it. */
+export interface CompareCell {
+  kernel: string;
+  args: number[];
+  engine: string;
+  samples_ns: number[];
+  calls?: number;
+  failure?: string;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -89,59 +115,32 @@ export function parseSavedRun(name: string, text: string): SavedRun {
   };
 }
 
-function sideOf(samples: number[]): Side {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return { median_ns: median(sorted), ci: medianCI(sorted), samples: sorted.length };
-}
-
 const keyOf = (kernel: string, args: number[], engine: string): string => `${label(kernel, args)} on ${engine}`;
 
-/** compareRuns matches the live grid's finished cells with the saved run's, by kernel,
- * arguments and engine. */
-export function compareRuns(grid: Grid, saved: SavedRun): { changes: CellChange[]; onlySaved: string[] } {
-  const savedCells = new Map<string, SavedCell>();
-  for (const c of saved.results) savedCells.set(keyOf(c.kernel, c.args, c.engine), c);
-  const changes: CellChange[] = [];
-  const matched = new Set<string>();
+/** liveCells lists the live grid's finished cells that the saved run also has (same kernel,
+ * arguments and engine), in the shape POST /api/compare reads. */
+export function liveCells(grid: Grid, saved: SavedRun): CompareCell[] {
+  const savedKeys = new Set(saved.results.map((c) => keyOf(c.kernel, c.args, c.engine)));
+  const cells: CompareCell[] = [];
   grid.rows.forEach((row, r) => {
     for (const engine of grid.engines) {
-      const key = keyOf(row.kernel.name, row.args, engine);
-      const old = savedCells.get(key);
       const s = grid.get(r, engine);
-      if (!old || s.kind !== "done") continue;
-      matched.add(key);
-      const live = s.result;
-      const ch: CellChange = {
-        label: row.label,
-        engine,
-        saved: sideOf(old.samples_ns ?? []),
-        live: sideOf(live.samples_ns),
-        delta: 0,
-        significant: false,
-      };
-      if (old.failure) ch.note = `failed in ${saved.name}: ${old.failure}`;
-      else if (live.failure) ch.note = `failed in the live run: ${live.failure}`;
-      else if (!ch.saved.samples || !ch.live.samples) ch.note = "no samples";
-      else {
-        ch.delta = ch.live.median_ns / ch.saved.median_ns - 1;
-        const a = ch.saved.ci;
-        const b = ch.live.ci;
-        if (!a || !b) ch.note = `too few samples for 95% intervals (${ch.saved.samples} and ${ch.live.samples}: 6 needed)`;
-        else ch.significant = a.hi_ns < b.lo_ns || b.hi_ns < a.lo_ns;
-      }
-      changes.push(ch);
+      if (s.kind !== "done" || !savedKeys.has(keyOf(row.kernel.name, row.args, engine))) continue;
+      const res = s.result;
+      cells.push({ kernel: row.kernel.name, args: row.args, engine, samples_ns: res.samples_ns ?? [], calls: res.calls, failure: res.failure || undefined });
     }
   });
-  const onlySaved = [...savedCells.keys()].filter((k) => !matched.has(k));
-  return { changes, onlySaved };
+  return cells;
 }
 
-/** verdict renders a change as `wasmgap compare` does. */
-export function verdict(ch: CellChange): string {
-  if (ch.note) return ch.note;
-  if (!ch.significant) return "~ no significant difference";
-  const pct = ch.delta * 100;
-  return `${pct >= 0 ? "+" : "−"}${Math.abs(pct).toFixed(1)}%`;
+/** compareOnServer asks the server to compare the saved run (old) with the live cells (new). */
+export async function compareOnServer(saved: SavedRun, live: CompareCell[], signal?: AbortSignal): Promise<Comparison> {
+  const old = saved.results.map((c) => ({ kernel: c.kernel, args: c.args, engine: c.engine, samples_ns: c.samples_ns ?? [], calls: c.calls, failure: c.failure }));
+  const resp = await fetch("/api/compare", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ old, new: live }), signal });
+  if (!resp.ok) throw await failure(resp);
+  const c = (await resp.json()) as Comparison;
+  c.changes = c.changes ?? [];
+  return c;
 }
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
@@ -151,12 +150,19 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: 
   return e;
 }
 
-const sideText = (s: Side): string => (s.samples ? `${duration(s.median_ns)} ${spread(s.median_ns, s.ci)}` : "–");
+/** sideText renders one side as `wasmgap compare` does: its failure, or its median ± the interval. */
+const sideText = (s: Side): string => {
+  if (s.failure) return s.failure;
+  if (!s.samples) return "–";
+  return `${duration(s.median_ns)} ${spread(s.median_ns, s.ci?.level ? s.ci : undefined)}`;
+};
 
 /** The compare view: a file picker and, once a run is loaded, its comparison with the live grid. */
 export class CompareView {
   private saved: SavedRun | undefined;
   private readonly out: HTMLElement;
+  /** The comparison in flight: a newer render aborts it, so an older answer never overwrites a newer one. */
+  private pending: AbortController | undefined;
 
   constructor(
     host: HTMLElement,
@@ -180,6 +186,7 @@ export class CompareView {
         this.saved = parseSavedRun(file.name, await file.text());
       } catch (err) {
         this.saved = undefined;
+        this.pending?.abort();
         this.out.replaceChildren(el("p", "error-text", err instanceof Error ? err.message : String(err)));
         return;
       }
@@ -191,42 +198,59 @@ export class CompareView {
   render(): void {
     const saved = this.saved;
     if (!saved) return;
-    const { changes, onlySaved } = compareRuns(this.grid(), saved);
-    const parts: Node[] = [];
+    this.pending?.abort();
     const when = [saved.time ? saved.time.replace("T", " ").replace(/\.\d+/, "") : "", saved.cpu ?? ""].filter(Boolean).join(", ");
-    parts.push(el("p", "muted small", `${saved.name}${when ? ` (${when})` : ""}: ${saved.results.length} cells.`));
-    if (changes.length === 0) {
-      parts.push(
+    const intro = el("p", "muted small", `${saved.name}${when ? ` (${when})` : ""}: ${saved.results.length} cells.`);
+    const live = liveCells(this.grid(), saved);
+    if (live.length === 0) {
+      const cells = saved.results.map((c) => keyOf(c.kernel, c.args, c.engine));
+      this.out.replaceChildren(
+        intro,
         el(
           "p",
           "muted",
-          `No finished live cell matches a cell of ${saved.name} (same kernel, arguments and engine). Its cells: ${onlySaved.slice(0, 8).join(", ")}${onlySaved.length > 8 ? ", …" : ""}.`,
+          `No finished live cell matches a cell of ${saved.name} (same kernel, arguments and engine). Its cells: ${cells.slice(0, 8).join(", ")}${cells.length > 8 ? ", …" : ""}.`,
         ),
       );
-    } else {
-      const table = el("table", "results compare");
-      table.id = "compare-table";
-      const hr = table.createTHead().insertRow();
-      for (const h of ["kernel", "engine", saved.name, "live", "change"]) hr.append(el("th", undefined, h));
-      const body = table.createTBody();
-      for (const ch of changes) {
-        const tr = body.insertRow();
-        tr.dataset.kernel = ch.label;
-        tr.dataset.engine = ch.engine;
-        tr.dataset.significant = ch.significant ? "1" : "0";
-        tr.append(el("td", undefined, ch.label), el("td", undefined, ch.engine), el("td", undefined, sideText(ch.saved)), el("td", undefined, sideText(ch.live)));
-        tr.append(el("td", ch.significant ? "change significant" : "change", verdict(ch)));
-      }
-      parts.push(table);
-      parts.push(
-        el(
-          "p",
-          "muted small",
-          "A change is significant when the two medians' 95% intervals (order statistics, from each side's samples) do not overlap; " +
-            "“~” where they overlap, as benchstat and `wasmgap compare` print it. Runs on different machines or days differ by more than their code.",
-        ),
-      );
+      return;
     }
-    this.out.replaceChildren(...parts);
+    const pending = new AbortController();
+    this.pending = pending;
+    compareOnServer(saved, live, pending.signal).then(
+      (c) => {
+        if (pending.signal.aborted) return;
+        this.out.replaceChildren(intro, ...this.table(saved, c));
+      },
+      (err: unknown) => {
+        if (pending.signal.aborted) return;
+        this.out.replaceChildren(intro, el("p", "error-text", `The comparison failed: ${err instanceof Error ? err.message : String(err)}`));
+      },
+    );
+  }
+
+  private table(saved: SavedRun, c: Comparison): Node[] {
+    const table = el("table", "results compare");
+    table.id = "compare-table";
+    const hr = table.createTHead().insertRow();
+    for (const h of ["kernel", "engine", saved.name, "live", "change", "p"]) hr.append(el("th", undefined, h));
+    const body = table.createTBody();
+    for (const ch of c.changes) {
+      const tr = body.insertRow();
+      tr.dataset.kernel = ch.label;
+      tr.dataset.engine = ch.engine;
+      tr.dataset.significant = ch.significant ? "1" : "0";
+      tr.append(el("td", undefined, ch.label), el("td", undefined, ch.engine), el("td", undefined, sideText(ch.old)), el("td", undefined, sideText(ch.new)));
+      tr.append(el("td", ch.significant ? "change significant" : "change", ch.verdict));
+      tr.append(el("td", "muted", ch.note && ch.p === 1 ? "" : ch.p.toFixed(3)));
+    }
+    return [
+      table,
+      el(
+        "p",
+        "muted small",
+        `As \`wasmgap compare\` and benchstat decide: a change is reported when the Mann–Whitney U test's p is below α = ${c.alpha} and each side has at least ${c.samples_needed} samples; ` +
+          "otherwise “~” with its p. Each side's median ± its 95% interval comes from its samples. Runs on different machines or days differ by more than their code.",
+      ),
+    ];
   }
 }

@@ -180,11 +180,12 @@ export async function measure(
       if (!check(batch(1), 1, `in warm-up ${i + 1}`)) return result;
     }
     if (req.warmup > 0) {
-      // The warm-up goes on until it has lasted DEFAULT_WARMUP_MS, in batches grown toward
+      // The warm-up goes on until it has lasted req.warmup_ms (DEFAULT_WARMUP_MS), in batches grown toward
       // the sample minimum, leaving the time the samples likely take (as the server's).
       const leavesRoom = (): boolean =>
         budget <= 0 || performance.now() - begin + longest + req.runs * Math.max(target, longest) <= budget;
-      for (let reps = 1; performance.now() - warmStart < DEFAULT_WARMUP_MS && leavesRoom(); ) {
+      const warmFor = req.warmup_ms ?? DEFAULT_WARMUP_MS;
+      for (let reps = 1; performance.now() - warmStart < warmFor && leavesRoom(); ) {
         const b = batch(reps);
         if (!check(b, reps, "in warm-up")) return result;
         if (target > 0) reps = grow(reps, b.ms, target);

@@ -18,6 +18,9 @@ export interface WorkerRequest {
   /** The time the whole measurement should fit in, load included: samples that would not
    * fit are skipped, and the cell says how many ran (0 or absent: no budget). */
   budget_ms?: number;
+  /** How long the warm-up lasts at least, in ms (absent: 500 ms, as the server's default;
+   * the server's browser engines pass --warmup-time here). */
+  warmup_ms?: number;
   /** browser-wasm only: where kernels.wasm is served. */
   wasmUrl?: string;
 }

@@ -1,4 +1,4 @@
-package chatserver
+package store
 
 import (
 	"encoding/binary"
@@ -12,23 +12,23 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// ErrStoreDamaged is wrapped by every error about a damaged store file: one
+// ErrDamaged is wrapped by every error about a damaged store file: one
 // that is truncated, overwritten or not a store at all.
-var ErrStoreDamaged = errors.New("chat store damaged")
+var ErrDamaged = errors.New("chat store damaged")
 
 // damaged says what is wrong with the store at path and what to do.
 func damaged(path, what string) error {
-	return fmt.Errorf("%w: %s %s: move it away (mv %s %s.damaged) and start again with an empty store, or restore it from a backup", ErrStoreDamaged, path, what, path, path)
+	return fmt.Errorf("%w: %s %s: move it away (mv %s %s.damaged) and start again with an empty store, or restore it from a backup", ErrDamaged, path, what, path, path)
 }
 
 // guarded runs f, turning a panic or a memory fault inside it into an error
-// wrapping ErrStoreDamaged. bbolt reads the file through mmap: a page past
+// wrapping ErrDamaged. bbolt reads the file through mmap: a page past
 // the end of a truncated file faults, a page whose header is wrong panics.
 func guarded(f func() error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %v", ErrStoreDamaged, r)
+			err = fmt.Errorf("%w: %v", ErrDamaged, r)
 		}
 	}()
 	return f()

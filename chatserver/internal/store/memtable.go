@@ -1,4 +1,4 @@
-package chatserver
+package store
 
 import (
 	"bytes"
@@ -78,12 +78,12 @@ func (m *memtable) flush(tx *bolt.Tx) error {
 		if _, gone := m.deleted[id]; gone {
 			continue
 		}
-		if err := lb.Put(idKey(id), m.vals[i]); err != nil {
+		if err := lb.Put(IDKey(id), m.vals[i]); err != nil {
 			return err
 		}
 	}
 	for id := range m.deleted {
-		if err := lb.Delete(idKey(id)); err != nil {
+		if err := lb.Delete(IDKey(id)); err != nil {
 			return err
 		}
 	}
@@ -131,13 +131,13 @@ func (m *memtable) flush(tx *bolt.Tx) error {
 }
 
 // readLog is store.readLog's work with mu held for reading.
-func (m *memtable) readLog(db *bolt.DB, nick string, after, upTo uint64, limit int) ([]*record, uint64, error) {
-	var out []*record
+func (m *memtable) readLog(db *bolt.DB, nick string, after, upTo uint64, limit int) ([]*Record, uint64, error) {
+	var out []*Record
 	take := func(id uint64, v []byte) (bool, error) {
 		if _, gone := m.deleted[id]; gone {
 			return false, nil
 		}
-		r := &record{ID: id}
+		r := &Record{ID: id}
 		if err := json.Unmarshal(v, r); err != nil {
 			return false, fmt.Errorf("decode event %d: %w", id, err)
 		}
@@ -157,7 +157,7 @@ func (m *memtable) readLog(db *bolt.DB, nick string, after, upTo uint64, limit i
 		err := guarded(func() error {
 			return db.View(func(tx *bolt.Tx) error {
 				c := tx.Bucket(bucketLog).Cursor()
-				for k, v := c.Seek(idKey(after + 1)); k != nil; k, v = c.Next() {
+				for k, v := c.Seek(IDKey(after + 1)); k != nil; k, v = c.Next() {
 					id := binary.BigEndian.Uint64(k)
 					if id > dbTo {
 						break
@@ -190,14 +190,14 @@ func (m *memtable) readLog(db *bolt.DB, nick string, after, upTo uint64, limit i
 	return out, upTo, nil
 }
 
-// readMail returns nick's waiting messages, oldest first: those of chat.db
+// ReadMail returns nick's waiting messages, oldest first: those of chat.db
 // (view, nil when there is none yet) under the memtable's.
-func (m *memtable) readMail(view *bolt.Tx, nick string) ([]mailEntry, error) {
+func (m *memtable) readMail(view *bolt.Tx, nick string) ([]MailEntry, error) {
 	box := m.boxes[nick]
-	var out []mailEntry
+	var out []MailEntry
 	decode := func(k, v []byte) error {
-		e := mailEntry{key: bytes.Clone(k)}
-		if err := json.Unmarshal(v, &e.m); err != nil {
+		e := MailEntry{Key: bytes.Clone(k)}
+		if err := json.Unmarshal(v, &e.Mail); err != nil {
 			return fmt.Errorf("decode mailbox of %s: %w", nick, err)
 		}
 		out = append(out, e)
@@ -227,6 +227,6 @@ func (m *memtable) readMail(view *bolt.Tx, nick string) ([]mailEntry, error) {
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b mailEntry) int { return bytes.Compare(a.key, b.key) })
+	slices.SortFunc(out, func(a, b MailEntry) int { return bytes.Compare(a.Key, b.Key) })
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package chatserver
+package fastpath
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package chatserver
+package fastpath
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 
 // deferAccept makes the kernel hand over a connection only once its first
 // bytes have arrived (TCP_DEFER_ACCEPT, as nginx's "listen ... deferred"),
-// so that pageListener finds a page request already there when it accepts
+// so that Listener finds a page request already there when it accepts
 // and answers it without a goroutine (answerAtOnce). A client that sends
 // nothing is accepted anyway after a few seconds.
 func deferAccept(network, address string, c syscall.RawConn) error {
@@ -31,7 +31,7 @@ func writeNow(c net.Conn, p []byte) (n int, wouldBlock bool, err error) {
 
 // ioNow runs op once on c's socket (non-blocking, as Go keeps every
 // socket). It goes through Control, which neither waits nor checks
-// deadlines nor takes c's read lock: pageListener's connection is its own.
+// deadlines nor takes c's read lock: Listener's connection is its own.
 func ioNow(c net.Conn, op func(fd int) (int, error)) (n int, wouldBlock bool, err error) {
 	sc, ok := c.(syscall.Conn)
 	if !ok {

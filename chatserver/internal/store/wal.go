@@ -1,4 +1,4 @@
-package chatserver
+package store
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 // syncs its pages and then its meta page, costs 1.5-3 ms). Each batch's
 // changes go to the memtable (memtable.go) and, as one record, to the log,
 // synced before anything of the batch is delivered or answered; chat.db is
-// not touched. A checkpoint (every walCheckpointBytes of log, at each prune
+// not touched. A checkpoint (every CheckpointBytes of log, at each prune
 // and at close) writes the memtable into chat.db in one synced bbolt
 // transaction and empties the log. At open, the log's records are applied
 // again to chat.db (every change is a put or a delete of a whole value:
@@ -35,9 +35,14 @@ import (
 // A record cut short at the end of the log (a crash while it was written:
 // its batch was never answered) is dropped with a warning. A record whose
 // checksum is wrong, or that does not decode, followed by more of the log
-// is damage: the store is refused at open with ErrStoreDamaged.
+// is damage: the store is refused at open with ErrDamaged. So is a record
+// whose length runs past the end of the log while a whole record (its
+// checksum matching, its changes decoding) lies within what follows the
+// header: its length was damaged, and dropping it as torn would drop it
+// and every acknowledged record after it.
 
-const walCheckpointBytes = 64 << 20
+// CheckpointBytes is the log's size that makes a checkpoint.
+const CheckpointBytes = 64 << 20
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -47,13 +52,13 @@ const (
 	walDeleteBucket
 )
 
-// wtx is one batch's writes. Each change goes to the memtable at once (the
+// Tx is one batch's writes. Each change goes to the memtable at once (the
 // batch's later reads see it) and to the payload of the batch's log record;
 // undo (with metaOld, logLen and bytes) brings the memtable back if the
 // batch fails. The hub records there too what it must undo of its own
 // memory. The store keeps one, reused batch after batch.
-type wtx struct {
-	s       *store
+type Tx struct {
+	s       *Store
 	m       *memtable
 	buf     []byte    // the batch's log record: its header's room, then the payload
 	undo    []func()  // run newest first on failure
@@ -72,17 +77,21 @@ type metaOld struct {
 // walHeader is the size of a record's header: length and checksum.
 const walHeader = 8
 
-func (t *wtx) begin(s *store) {
+// OnUndo adds f to what a failed batch runs, newest first: the caller's
+// way to bring back its own memory as it was before the batch.
+func (t *Tx) OnUndo(f func()) { t.undo = append(t.undo, f) }
+
+func (t *Tx) begin(s *Store) {
 	t.s, t.m = s, s.mem
 	t.buf = append(t.buf[:0], make([]byte, walHeader)...)
 	t.logLen, t.bytes = len(t.m.ids), t.m.bytes
 }
 
 // changed reports whether the batch wrote anything.
-func (t *wtx) changed() bool { return len(t.buf) > walHeader }
+func (t *Tx) changed() bool { return len(t.buf) > walHeader }
 
 // end forgets the batch, keeping the buffers (unless they grew large).
-func (t *wtx) end() {
+func (t *Tx) end() {
 	clear(t.undo)
 	clear(t.metaOld)
 	t.undo, t.metaOld = t.undo[:0], t.metaOld[:0]
@@ -91,7 +100,7 @@ func (t *wtx) end() {
 	}
 }
 
-func (t *wtx) path(kind byte, path [][]byte, key []byte) {
+func (t *Tx) path(kind byte, path [][]byte, key []byte) {
 	t.buf = append(t.buf, kind, byte(len(path)))
 	for _, p := range path {
 		t.buf = binary.AppendUvarint(t.buf, uint64(len(p)))
@@ -101,7 +110,7 @@ func (t *wtx) path(kind byte, path [][]byte, key []byte) {
 	t.buf = append(t.buf, key...)
 }
 
-func (t *wtx) logPut(path [][]byte, key, value []byte) {
+func (t *Tx) logPut(path [][]byte, key, value []byte) {
 	t.path(walPut, path, key)
 	t.buf = binary.AppendUvarint(t.buf, uint64(len(value)))
 	t.buf = append(t.buf, value...)
@@ -109,7 +118,7 @@ func (t *wtx) logPut(path [][]byte, key, value []byte) {
 }
 
 // view is a read transaction of chat.db for the batch.
-func (t *wtx) view() (*bolt.Tx, error) {
+func (t *Tx) view() (*bolt.Tx, error) {
 	if t.rtx == nil {
 		rtx, err := t.s.db.Begin(false)
 		if err != nil {
@@ -120,7 +129,7 @@ func (t *wtx) view() (*bolt.Tx, error) {
 	return t.rtx, nil
 }
 
-func (t *wtx) closeView() {
+func (t *Tx) closeView() {
 	if t.rtx != nil {
 		t.rtx.Rollback()
 		t.rtx = nil
@@ -128,7 +137,7 @@ func (t *wtx) closeView() {
 }
 
 // rollback brings the memtable back to what it was before the batch.
-func (t *wtx) rollback() {
+func (t *Tx) rollback() {
 	for i := len(t.undo) - 1; i >= 0; i-- {
 		t.undo[i]()
 	}
@@ -144,7 +153,7 @@ func (t *wtx) rollback() {
 	t.m.bytes = t.bytes
 }
 
-func (t *wtx) putMeta(key, value []byte) {
+func (t *Tx) putMeta(key, value []byte) {
 	old, had := t.m.meta[string(key)]
 	t.metaOld = append(t.metaOld, metaOld{key, old, had})
 	t.m.meta[string(key)] = value
@@ -152,23 +161,23 @@ func (t *wtx) putMeta(key, value []byte) {
 }
 
 // putEvent stores the log event id, above every id stored before.
-func (t *wtx) putEvent(id uint64, value []byte) {
+func (t *Tx) putEvent(id uint64, value []byte) {
 	t.m.ids = append(t.m.ids, id)
 	t.m.vals = append(t.m.vals, value)
-	t.logPut(pathLog, idKey(id), value)
+	t.logPut(pathLog, IDKey(id), value)
 }
 
-func (t *wtx) deleteEvent(id uint64) {
+func (t *Tx) deleteEvent(id uint64) {
 	if _, gone := t.m.deleted[id]; !gone {
 		t.m.deleted[id] = struct{}{}
 		t.undo = append(t.undo, func() { delete(t.m.deleted, id) })
 	}
-	t.path(walDelete, pathLog, idKey(id))
+	t.path(walDelete, pathLog, IDKey(id))
 }
 
 // box is nick's mailbox in the memtable, added (with chat.db's sequence)
 // if missing.
-func (t *wtx) box(nick string) (*memBox, error) {
+func (t *Tx) box(nick string) (*memBox, error) {
 	if b := t.m.boxes[nick]; b != nil {
 		return b, nil
 	}
@@ -185,7 +194,7 @@ func (t *wtx) box(nick string) (*memBox, error) {
 	return b, nil
 }
 
-func (t *wtx) setMail(box *memBox, key, value []byte) {
+func (t *Tx) setMail(box *memBox, key, value []byte) {
 	old, had := box.mails[string(key)]
 	t.undo = append(t.undo, func() {
 		if had {
@@ -197,18 +206,18 @@ func (t *wtx) setMail(box *memBox, key, value []byte) {
 	box.mails[string(key)] = value
 }
 
-func (t *wtx) putMail(nick string, box *memBox, key, value []byte) {
+func (t *Tx) putMail(nick string, box *memBox, key, value []byte) {
 	t.setMail(box, key, value)
 	t.logPut(mailPath(nick), key, value)
 }
 
-func (t *wtx) deleteMail(nick string, box *memBox, key []byte) {
+func (t *Tx) deleteMail(nick string, box *memBox, key []byte) {
 	t.setMail(box, key, nil)
 	t.path(walDelete, mailPath(nick), key)
 }
 
 // dropBox deletes nick's mailbox, in chat.db too.
-func (t *wtx) dropBox(nick string) {
+func (t *Tx) dropBox(nick string) {
 	old, had := t.m.boxes[nick]
 	t.undo = append(t.undo, func() {
 		if had {
@@ -297,13 +306,25 @@ func readWAL(data []byte) ([][]byte, *walDamage) {
 		if n == 0 && sum == 0 && allZero(rest) {
 			return out, &walDamage{torn: true, offset: int64(off), what: fmt.Sprintf("%d zero bytes", len(rest))}
 		}
+		if n == 0 {
+			// Never written: a batch without changes has no record.
+			return out, &walDamage{offset: int64(off), what: "a record of length 0"}
+		}
 		if 8+n > len(rest) || n < 0 {
+			if m, ok := wholeRecordWithin(rest[8:], sum); ok {
+				return out, &walDamage{offset: int64(off), what: fmt.Sprintf("a damaged record length (%d bytes, past the end of the log %d bytes on, while the first %d bytes are a whole record, its checksum matching)", n, len(rest)-8, m)}
+			}
 			return out, &walDamage{torn: true, offset: int64(off), what: fmt.Sprintf("a record of %d bytes with %d left in the file", n, len(rest)-8)}
 		}
 		payload := rest[8 : 8+n]
 		last := 8+n == len(rest)
 		if crc32.Checksum(payload, castagnoli) != sum {
-			return out, &walDamage{torn: last, offset: int64(off), what: "a record whose checksum does not match"}
+			if m, ok := wholeRecordWithin(payload, sum); last && ok {
+				return out, &walDamage{offset: int64(off), what: fmt.Sprintf("a damaged record length (%d bytes, to the end of the log, while the first %d bytes are a whole record, its checksum matching)", n, m)}
+			} else if last {
+				return out, &walDamage{torn: true, offset: int64(off), what: "a last record whose checksum does not match"}
+			}
+			return out, &walDamage{offset: int64(off), what: "a record whose checksum does not match, with more of the log after it"}
 		}
 		if err := checkPayload(payload); err != nil {
 			return out, &walDamage{torn: false, offset: int64(off), what: "a record that does not decode: " + err.Error()}
@@ -312,6 +333,21 @@ func readWAL(data []byte) ([][]byte, *walDamage) {
 		off += 8 + n
 	}
 	return out, nil
+}
+
+// wholeRecordWithin reports whether a prefix of b (m bytes) has the
+// checksum sum and decodes: the payload of a record whose length is wrong.
+// A record cut short has no such prefix but by a 1 in 2^32 chance, which
+// decoding then refuses.
+func wholeRecordWithin(b []byte, sum uint32) (m int, ok bool) {
+	crc := uint32(0)
+	for i := range b {
+		crc = crc32.Update(crc, castagnoli, b[i:i+1])
+		if crc == sum && checkPayload(b[:i+1]) == nil {
+			return i + 1, true
+		}
+	}
+	return 0, false
 }
 
 func allZero(b []byte) bool {

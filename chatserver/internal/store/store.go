@@ -1,4 +1,4 @@
-package chatserver
+package store
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -31,9 +32,9 @@ var (
 	keyPruned     = []byte("pruned")
 )
 
-// record is one stored event: the text one user (To) or everyone (To == "")
+// Record is one stored event: the text one user (To) or everyone (To == "")
 // but Except received, with the id it was sent with.
-type record struct {
+type Record struct {
 	ID     uint64 `json:"-"`
 	Time   int64  `json:"t"`
 	To     string `json:"to,omitempty"`
@@ -42,58 +43,61 @@ type record struct {
 }
 
 // visibleTo reports whether the record was addressed to nick.
-func (r *record) visibleTo(nick string) bool {
+func (r *Record) visibleTo(nick string) bool {
 	if r.To == "" {
 		return r.Except != nick
 	}
 	return r.To == nick
 }
 
-// mail is a private message kept for a user who had no open connection. It
+// Mail is a private message kept for a user who had no open connection. It
 // stays in the mailbox until its delivery is known. Orig is the id of the log
 // event the message was also stored under when it was sent (0 when the user
 // was offline and nothing was logged for them); ID is the id of the log event
 // of its latest offering at a login (0: never offered).
-type mail struct {
+type Mail struct {
 	Orig uint64 `json:"o,omitempty"`
 	ID   uint64 `json:"i,omitempty"`
 	From string `json:"f"`
+	Addr string `json:"a,omitempty"` // the sender's address (the per-address limits)
 	Text string `json:"s"`
 	Time int64  `json:"t"`
 }
 
-// eventID is the id of the log event that carries m now (0: none).
-func (m *mail) eventID() uint64 {
+// EventID is the id of the log event that carries m now (0: none).
+func (m *Mail) EventID() uint64 {
 	if m.ID != 0 {
 		return m.ID
 	}
 	return m.Orig
 }
 
-// mailEntry is a mail and its key in its user's mailbox.
-type mailEntry struct {
-	key []byte
-	m   mail
+// MailEntry is a mail and its key in its user's mailbox.
+type MailEntry struct {
+	Key  []byte
+	Mail Mail
 }
 
-type store struct {
+// Store is chat.db and its log, open. Only one goroutine (the hub's) writes
+// and checkpoints; ReadLog may run beside it.
+type Store struct {
 	db     *bolt.DB
 	path   string
 	wal    *wal
 	mem    *memtable
 	dbUsed int64 // bytes of data in chat.db at the last checkpoint (hub goroutine)
-	tx     wtx   // the batch being written, its buffers kept from one to the next
+	tx     Tx    // the batch being written, its buffers kept from one to the next
 }
 
 var pathLog, pathMeta = [][]byte{bucketLog}, [][]byte{bucketMeta}
 
 func mailPath(nick string) [][]byte { return [][]byte{bucketMailbox, []byte(nick)} }
 
-// write runs fn, whose changes go to the memtable and, as one record, to
+// Write runs fn, whose changes go to the memtable and, as one record, to
 // the log, unsynced; it returns the log's size after them (0: nothing
 // written). syncTo makes them durable. When fn or the log's write fails,
 // the memtable is as it was before.
-func (s *store) write(fn func(tx *wtx) error) (int64, error) {
+func (s *Store) Write(fn func(tx *Tx) error) (int64, error) {
 	m := s.mem
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -115,16 +119,16 @@ func (s *store) write(fn func(tx *wtx) error) (int64, error) {
 	return s.wal.size.Load(), nil
 }
 
-// syncTo syncs the log if its synced part ends before end.
-func (s *store) syncTo(end int64) error { return s.wal.syncTo(end) }
+// SyncTo syncs the log if its synced part ends before end.
+func (s *Store) SyncTo(end int64) error { return s.wal.syncTo(end) }
 
-// used is the number of bytes of data in the store: chat.db's at the last
+// Used is the number of bytes of data in the store: chat.db's at the last
 // checkpoint and what was put since.
-func (s *store) used() int64 { return s.dbUsed + s.mem.bytes }
+func (s *Store) Used() int64 { return s.dbUsed + s.mem.bytes }
 
-// checkpoint writes the memtable into chat.db in one synced transaction,
+// Checkpoint writes the memtable into chat.db in one synced transaction,
 // then empties the log and the memtable. The hub's syncer must be drained.
-func (s *store) checkpoint() error {
+func (s *Store) Checkpoint() error {
 	m := s.mem
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -137,11 +141,11 @@ func (s *store) checkpoint() error {
 	if err := s.wal.reset(); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	return s.measure()
+	return s.Measure()
 }
 
-// measure sets dbUsed from chat.db: its pages less the free ones.
-func (s *store) measure() error {
+// Measure sets dbUsed from chat.db: its pages less the free ones.
+func (s *Store) Measure() error {
 	return guarded(func() error {
 		return s.db.View(func(tx *bolt.Tx) error {
 			st := s.db.Stats()
@@ -151,18 +155,24 @@ func (s *store) measure() error {
 	})
 }
 
-// storeState is what the hub needs from the store at start.
-type storeState struct {
-	seq       uint64
-	pruned    uint64
-	mailboxes map[string]int // nick → waiting messages
+// State is what the hub needs from the store at start.
+type State struct {
+	Seq       uint64         // the last event id handed out
+	Pruned    uint64         // the last event id pruned
+	Mailboxes map[string]int // nick → waiting messages
 }
 
-// openStore opens chat.db at path and its log beside it. The log's records
+// Open opens chat.db at path and its log beside it. The log's records
 // (the batches since the last checkpoint) are applied to chat.db in one
 // synced transaction, and the log emptied.
-func openStore(path string, noSync bool, log *slog.Logger) (*store, storeState, error) {
-	var st storeState
+func Open(path string, noSync bool, log *slog.Logger) (*Store, State, error) {
+	var st State
+	walPath := strings.TrimSuffix(path, ".db") + ".wal"
+	if err := checkCheckpointed(path, walPath); err != nil {
+		return nil, st, err
+	}
+	_, statErr := os.Stat(walPath)
+	created := errors.Is(statErr, os.ErrNotExist)
 	if err := checkStoreFile(path); err != nil {
 		return nil, st, err
 	}
@@ -178,14 +188,13 @@ func openStore(path string, noSync bool, log *slog.Logger) (*store, storeState, 
 		switch {
 		case errors.Is(err, bolt.ErrTimeout):
 			return nil, st, fmt.Errorf("open store %s: the file is locked by another process (is another chat server running on the same --data?)", path)
-		case errors.Is(err, ErrStoreDamaged):
+		case errors.Is(err, ErrDamaged):
 			return nil, st, damaged(path, fmt.Sprintf("cannot be opened (%v)", err))
 		case errors.Is(err, bolt.ErrInvalid), errors.Is(err, bolt.ErrChecksum), errors.Is(err, bolt.ErrVersionMismatch):
 			return nil, st, damaged(path, fmt.Sprintf("is not a chat store (%v)", err))
 		}
 		return nil, st, fmt.Errorf("open store %s: %w", path, err)
 	}
-	walPath := strings.TrimSuffix(path, ".db") + ".wal"
 	logData, err := os.ReadFile(walPath)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		guarded(db.Close)
@@ -194,17 +203,17 @@ func openStore(path string, noSync bool, log *slog.Logger) (*store, storeState, 
 	records, bad := readWAL(logData)
 	if bad != nil && !bad.torn {
 		guarded(db.Close)
-		return nil, st, fmt.Errorf("%w: %s has %s at byte %d, with more after it (%d whole records before it): the changes of the last commits before the server stopped are in it; move it away (mv %s %s.damaged) to start from %s without them, or restore both files from a backup",
-			ErrStoreDamaged, walPath, bad.what, bad.offset, len(records), walPath, walPath, path)
+		return nil, st, fmt.Errorf("%w: %s at byte %d has %s (%d whole records before it): the changes of the last commits before the server stopped are in it; move it away (mv %s %s.damaged) to start from %s without them, or restore both files from a backup",
+			ErrDamaged, walPath, bad.offset, bad.what, len(records), walPath, walPath, path)
 	}
 	if bad != nil {
 		log.Warn("chat store log ends in a record cut short (a write that was never acknowledged): dropped", "file", walPath, "offset", bad.offset, "found", bad.what, "records", len(records))
 	}
-	st.mailboxes = map[string]int{}
+	st.Mailboxes = map[string]int{}
 	err = guarded(func() error {
 		return db.Update(func(tx *bolt.Tx) error {
 			if err := verifyStore(tx); err != nil {
-				return fmt.Errorf("%w: %v", ErrStoreDamaged, err)
+				return fmt.Errorf("%w: %v", ErrDamaged, err)
 			}
 			for _, rec := range records {
 				if err := decodeChanges(rec, func(c walChange) error { return applyChange(tx, c) }); err != nil {
@@ -217,20 +226,26 @@ func openStore(path string, noSync bool, log *slog.Logger) (*store, storeState, 
 				}
 			}
 			if v := tx.Bucket(bucketMeta).Get(keySeq); len(v) == 8 {
-				st.seq = binary.BigEndian.Uint64(v)
+				st.Seq = binary.BigEndian.Uint64(v)
 			}
 			if v := tx.Bucket(bucketMeta).Get(keyPruned); len(v) == 8 {
-				st.pruned = binary.BigEndian.Uint64(v)
+				st.Pruned = binary.BigEndian.Uint64(v)
 			}
-			// (Counted with a cursor: Stats counts only the pages written.)
+			// Counted with a cursor (Stats counts only the pages written),
+			// each mail decoded: one that does not decode would refuse every
+			// login of its user while sends to them are kept.
 			return tx.Bucket(bucketMailbox).ForEachBucket(func(k []byte) error {
 				n := 0
 				c := tx.Bucket(bucketMailbox).Bucket(k).Cursor()
-				for k, _ := c.First(); k != nil; k, _ = c.Next() {
+				for mk, v := c.First(); mk != nil; mk, v = c.Next() {
+					var m Mail
+					if err := json.Unmarshal(v, &m); err != nil {
+						return &mailDamage{nick: string(k), key: mk, n: n, err: err}
+					}
 					n++
 				}
 				if n > 0 {
-					st.mailboxes[string(k)] = n
+					st.Mailboxes[string(k)] = n
 				}
 				return nil
 			})
@@ -238,7 +253,10 @@ func openStore(path string, noSync bool, log *slog.Logger) (*store, storeState, 
 	})
 	if err != nil {
 		guarded(db.Close)
-		if errors.Is(err, ErrStoreDamaged) {
+		if md, ok := errors.AsType[*mailDamage](err); ok {
+			return nil, st, damaged(path, md.Error())
+		}
+		if errors.Is(err, ErrDamaged) {
 			return nil, st, damaged(path, fmt.Sprintf("has damaged pages (%v)", err))
 		}
 		return nil, st, fmt.Errorf("open store %s: %w", path, err)
@@ -249,11 +267,20 @@ func openStore(path string, noSync bool, log *slog.Logger) (*store, storeState, 
 		guarded(db.Close)
 		return nil, st, fmt.Errorf("open store log %s: %w", walPath, err)
 	}
+	if created {
+		// chat.db and its log are new: their names must survive a crash
+		// of the machine (checkCheckpointed relies on the log's).
+		if err := syncDir(filepath.Dir(path)); err != nil {
+			f.Close()
+			guarded(db.Close)
+			return nil, st, fmt.Errorf("open store %s: %w", path, err)
+		}
+	}
 	w := &wal{f: f, noSync: noSync}
 	w.size.Store(int64(len(logData)))
-	s := &store{db: db, path: path, wal: w, mem: newMemtable()}
+	s := &Store{db: db, path: path, wal: w, mem: newMemtable()}
 	if err := w.reset(); err == nil {
-		err = s.measure()
+		err = s.Measure()
 	}
 	if err != nil {
 		f.Close()
@@ -263,23 +290,84 @@ func openStore(path string, noSync bool, log *slog.Logger) (*store, storeState, 
 	return s, st, nil
 }
 
-func (s *store) close() error {
-	err := s.checkpoint()
+// mailDamage is a mail of chat.db that does not decode.
+type mailDamage struct {
+	nick string
+	key  []byte
+	n    int // the mails before it in the mailbox
+	err  error
+}
+
+func (e *mailDamage) Error() string {
+	return fmt.Sprintf("has a damaged message in the mailbox of %q (key %x, after %d whole ones: %v); its other mailboxes are whole", e.nick, e.key, e.n, e.err)
+}
+
+// checkCheckpointed refuses a store whose log is there while chat.db is
+// missing or empty. The log is created right after chat.db's first commit
+// (bbolt's, synced) and only ever emptied by a checkpoint into chat.db:
+// chat.db must exist, whole (checkStoreFile checks the rest), or the
+// messages of every checkpoint are gone with it, without a word.
+func checkCheckpointed(path, walPath string) error {
+	if _, err := os.Stat(walPath); err != nil {
+		return nil // a new store (or no log to read: Open says so)
+	}
+	fi, err := os.Stat(path)
+	what := ""
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		what = "is missing"
+	case err == nil && fi.Size() == 0:
+		what = "is empty (0 bytes)"
+	default:
+		return nil
+	}
+	return fmt.Errorf("%w: %s %s while its log %s is there: the store was created here and every checkpoint wrote into it, so what it held is gone; restore %s from a backup or, to start again with an empty store, move it away too (mv %s %s.orphan)",
+		ErrDamaged, path, what, walPath, path, walPath, walPath)
+}
+
+// Stats is where the store's data lies, for tests and diagnostics.
+type Stats struct {
+	LogBytes  int64 // the log's size: the records since the last checkpoint
+	MemEvents int   // events put since the last checkpoint (in the log and the memtable)
+	DBEvents  int   // events in chat.db
+}
+
+// Stats tells where the store's data lies now. The writing goroutine calls it.
+func (s *Store) Stats() (Stats, error) {
+	st := Stats{LogBytes: s.wal.size.Load(), MemEvents: len(s.mem.ids)}
+	err := guarded(func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			if b := tx.Bucket(bucketLog); b != nil {
+				st.DBEvents = b.Stats().KeyN
+			}
+			return nil
+		})
+	})
+	return st, err
+}
+
+// Close checkpoints and closes the files.
+func (s *Store) Close() error {
+	err := s.Checkpoint()
 	return errors.Join(err, s.wal.f.Close(), s.db.Close())
 }
 
-func idKey(id uint64) []byte {
+// IDKey is the key of id in the log and in a mailbox: big-endian, so that keys
+// sort as ids do.
+func IDKey(id uint64) []byte {
 	var k [8]byte
 	binary.BigEndian.PutUint64(k[:], id)
 	return k[:]
 }
 
-func putSeq(tx *wtx, seq uint64) error {
-	tx.putMeta(keySeq, idKey(seq))
+// PutSeq stores seq as the last event id handed out.
+func PutSeq(tx *Tx, seq uint64) error {
+	tx.putMeta(keySeq, IDKey(seq))
 	return nil
 }
 
-func putRecord(tx *wtx, r *record) error {
+// PutRecord stores r under its id, above every id stored before.
+func PutRecord(tx *Tx, r *Record) error {
 	v, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -288,12 +376,14 @@ func putRecord(tx *wtx, r *record) error {
 	return nil
 }
 
-func deleteRecord(tx *wtx, id uint64) error {
+// DeleteRecord deletes the event id.
+func DeleteRecord(tx *Tx, id uint64) error {
 	tx.deleteEvent(id)
 	return nil
 }
 
-func addMail(tx *wtx, nick string, m *mail) error {
+// AddMail adds m to nick's mailbox, under the mailbox's next key.
+func AddMail(tx *Tx, nick string, m *Mail) error {
 	v, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -305,12 +395,12 @@ func addMail(tx *wtx, nick string, m *mail) error {
 	seq := box.seq
 	tx.undo = append(tx.undo, func() { box.seq = seq })
 	box.seq++
-	tx.putMail(nick, box, idKey(box.seq), v)
+	tx.putMail(nick, box, IDKey(box.seq), v)
 	return nil
 }
 
-// readMail returns nick's waiting messages, oldest first.
-func readMail(tx *wtx, nick string) ([]mailEntry, error) {
+// ReadMail returns nick's waiting messages, oldest first.
+func ReadMail(tx *Tx, nick string) ([]MailEntry, error) {
 	view, err := tx.view()
 	if err != nil {
 		return nil, err
@@ -318,9 +408,9 @@ func readMail(tx *wtx, nick string) ([]mailEntry, error) {
 	return tx.m.readMail(view, nick)
 }
 
-// putMail stores e back into nick's mailbox.
-func putMail(tx *wtx, nick string, e *mailEntry) error {
-	v, err := json.Marshal(&e.m)
+// PutMail stores e back into nick's mailbox.
+func PutMail(tx *Tx, nick string, e *MailEntry) error {
+	v, err := json.Marshal(&e.Mail)
 	if err != nil {
 		return err
 	}
@@ -328,13 +418,13 @@ func putMail(tx *wtx, nick string, e *mailEntry) error {
 	if err != nil {
 		return err
 	}
-	tx.putMail(nick, box, e.key, v)
+	tx.putMail(nick, box, e.Key, v)
 	return nil
 }
 
-// deleteMail removes the entries with keys from nick's mailbox, and the
+// DeleteMail removes the entries with keys from nick's mailbox, and the
 // mailbox itself when empty says the caller counted none left.
-func deleteMail(tx *wtx, nick string, keys [][]byte, empty bool) error {
+func DeleteMail(tx *Tx, nick string, keys [][]byte, empty bool) error {
 	if empty {
 		tx.dropBox(nick)
 		return nil
@@ -349,9 +439,9 @@ func deleteMail(tx *wtx, nick string, keys [][]byte, empty bool) error {
 	return nil
 }
 
-// readLog returns up to limit records with after < id <= upTo that nick can
+// ReadLog returns up to limit records with after < id <= upTo that nick can
 // see, and the id to continue after (upTo when the range is exhausted).
-func (s *store) readLog(nick string, after, upTo uint64, limit int) ([]*record, uint64, error) {
+func (s *Store) ReadLog(nick string, after, upTo uint64, limit int) ([]*Record, uint64, error) {
 	s.mem.mu.RLock()
 	defer s.mem.mu.RUnlock()
 	out, next, err := s.mem.readLog(s.db, nick, after, upTo, limit)
@@ -359,6 +449,48 @@ func (s *store) readLog(nick string, after, upTo uint64, limit int) ([]*record, 
 		return nil, after, fmt.Errorf("read history: %w", err)
 	}
 	return out, next, nil
+}
+
+// Prune deletes up to max events of chat.db sent before cutoff, in one
+// synced transaction (no log needed: nothing is answered meanwhile), and
+// reports how many it deleted and the last id deleted (0: none). It looks
+// first, so that an idle prune writes nothing. It runs right after a
+// Checkpoint.
+func (s *Store) Prune(cutoff time.Time, max int) (n int, last uint64, err error) {
+	err = guarded(func() error {
+		var due bool
+		if err := s.db.View(func(tx *bolt.Tx) (err error) {
+			due, err = pruneDue(tx, cutoff)
+			return err
+		}); err != nil || !due {
+			return err
+		}
+		return s.db.Update(func(tx *bolt.Tx) (err error) {
+			n, last, err = prune(tx, cutoff, max)
+			return err
+		})
+	})
+	return n, last, err
+}
+
+// PruneMail deletes the mails of chat.db sent before cutoff, in one synced
+// transaction, and returns, for every mailbox it changed, how many are
+// left. Like Prune, it looks first and runs right after a Checkpoint.
+func (s *Store) PruneMail(cutoff time.Time) (left map[string]int, err error) {
+	err = guarded(func() error {
+		var due bool
+		if err := s.db.View(func(tx *bolt.Tx) (err error) {
+			due, err = pruneMailDue(tx, cutoff)
+			return err
+		}); err != nil || !due {
+			return err
+		}
+		return s.db.Update(func(tx *bolt.Tx) (err error) {
+			left, err = pruneMail(tx, cutoff)
+			return err
+		})
+	})
+	return left, err
 }
 
 // prune deletes up to max log records of chat.db older than cutoff and
@@ -370,7 +502,7 @@ func prune(tx *bolt.Tx, cutoff time.Time, max int) (int, uint64, error) {
 	b := tx.Bucket(bucketLog)
 	c := b.Cursor()
 	for k, v := c.First(); k != nil && len(old) < max; k, v = c.Next() {
-		var r record
+		var r Record
 		if err := json.Unmarshal(v, &r); err != nil {
 			return 0, 0, fmt.Errorf("decode event %d: %w", binary.BigEndian.Uint64(k), err)
 		}
@@ -398,7 +530,7 @@ func pruneDue(tx *bolt.Tx, cutoff time.Time) (bool, error) {
 	if k == nil {
 		return false, nil
 	}
-	var r record
+	var r Record
 	if err := json.Unmarshal(v, &r); err != nil {
 		return false, fmt.Errorf("decode event %d: %w", binary.BigEndian.Uint64(k), err)
 	}
@@ -412,7 +544,7 @@ func pruneMailDue(tx *bolt.Tx, cutoff time.Time) (bool, error) {
 	mb := tx.Bucket(bucketMailbox)
 	err := mb.ForEachBucket(func(nick []byte) error {
 		return mb.Bucket(nick).ForEach(func(k, v []byte) error {
-			var m mail
+			var m Mail
 			if err := json.Unmarshal(v, &m); err != nil {
 				return fmt.Errorf("decode mailbox of %s: %w", nick, err)
 			}
@@ -447,7 +579,7 @@ func pruneMail(tx *bolt.Tx, cutoff time.Time) (map[string]int, error) {
 		n := 0
 		err := b.ForEach(func(k, v []byte) error {
 			n++
-			var m mail
+			var m Mail
 			if err := json.Unmarshal(v, &m); err != nil {
 				return fmt.Errorf("decode mailbox of %s: %w", nick, err)
 			}

@@ -1,0 +1,59 @@
+package chatserver
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/fastpath"
+)
+
+// Listen listens on a TCP address for Serve. For the host "localhost" it
+// listens on both loopback addresses, 127.0.0.1 and ::1 (when the machine
+// has IPv6), because clients differ in which one they pick for "localhost":
+// ab, for one, takes the first answer of the resolver, often ::1.
+//
+// Its connections have no TCP keep-alive (Go turns it on for every accepted
+// connection, with system calls of its own): an idle HTTP connection ends
+// after IdleTimeout and a stream finds a dead client with its KeepAlive
+// pings. On Linux they are accepted once their first request has arrived.
+func Listen(addr string) (net.Listener, error) { return fastpath.Listen(addr) }
+
+// fastSide is what Serve's fast path (package fastpath) answers with: the
+// page's prebuilt answers (page.go) and the send route, as the handler
+// answers them.
+type fastSide struct{ s *Server }
+
+func (f fastSide) Page(r *fastpath.Request) ([]byte, int) {
+	v, st := 0, 0
+	if acceptsGzip(r.AcceptEncoding) {
+		v = 1
+	}
+	if len(r.IfNoneMatch) > 0 && etagListed(r.IfNoneMatch, pageVariants[v].etag) {
+		st = 1
+	}
+	a := &pageAnswersAt(time.Now()).answers[v][st][r.Form]
+	return a.bytes, a.head
+}
+
+// Send is serveMsg for a plain request: the post read by msgPost and sent
+// by send.
+func (f fastSide) Send(r *fastpath.Request) (fastpath.Reply, bool) {
+	p, _, err := f.s.msgPost(string(r.Target))
+	if err != nil || f.s.guardsSends(p.From) || f.s.proxies.Trusts(r.Remote) {
+		// Refused, to be authorized, or from a proxy that names its client in a
+		// header: net/http's answer.
+		return fastpath.Reply{}, false
+	}
+	p.Addr = clientAddrOf(r.Remote) // the per-address limits' key, as clientAddr
+
+	// net/http's request context ends when the client leaves; the send
+	// then goes on all the same (Publish does not undo a post), so no
+	// context is needed here.
+	_, status, err := f.s.send(context.Background(), p)
+	if err != nil {
+		return fastpath.Reply{Status: status, Text: err.Error(), RetryAfter: retryAfter(status, err)}, true
+	}
+	return fastpath.Reply{Status: http.StatusOK, Text: "ok"}, true
+}

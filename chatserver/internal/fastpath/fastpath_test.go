@@ -1,0 +1,275 @@
+package fastpath
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wasmgap/wasmgap/internal/httpguard"
+)
+
+// waitFor bounds every wait of the tests.
+const waitFor = 10 * time.Second
+
+// testPage is the page testApp answers: its head, then its body.
+var testPage = []byte("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\npage")
+
+const testPageHead = len("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n")
+
+// testApp answers every page request with testPage and sends every post
+// but those to "nobody", which it refuses (net/http then answers them).
+type testApp struct {
+	mu   sync.Mutex
+	sent []string // the targets sent
+}
+
+func (a *testApp) Page(r *Request) ([]byte, int) { return testPage, testPageHead }
+
+func (a *testApp) Send(r *Request) (Reply, bool) {
+	if strings.HasPrefix(string(r.Target), "/msg/nobody/") {
+		return Reply{}, false
+	}
+	a.mu.Lock()
+	a.sent = append(a.sent, string(r.Target))
+	a.mu.Unlock()
+	return Reply{Status: http.StatusOK, Text: "ok"}, true
+}
+
+// served is a Listener with net/http behind it, whose handler answers
+// "net/http <path>"; stop closes both.
+type served struct {
+	l    *Listener
+	app  *testApp
+	addr string
+}
+
+func serve(t *testing.T, o Options) *served {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Hosts == nil {
+		o.Hosts = httpguard.NewHosts(ln.Addr().String(), nil)
+	}
+	app := &testApp{}
+	l := NewListener(ln, app, o)
+	hs := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "net/http "+r.URL.Path)
+		}),
+		ReadHeaderTimeout: o.HeaderTimeout,
+		IdleTimeout:       o.IdleTimeout,
+	}
+	done := make(chan struct{})
+	go func() { hs.Serve(l); close(done) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+		defer cancel()
+		hs.Shutdown(ctx)
+		l.Close()
+		l.Wait()
+		<-done
+	})
+	return &served{l: l, app: app, addr: ln.Addr().String()}
+}
+
+// rawConn is one client connection that writes raw requests and reads answers.
+type rawConn struct {
+	t  *testing.T
+	c  net.Conn
+	br *bufio.Reader
+}
+
+func dial(t *testing.T, addr string) *rawConn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(waitFor))
+	return &rawConn{t: t, c: c, br: bufio.NewReader(c)}
+}
+
+func (rc *rawConn) send(raw string) {
+	rc.t.Helper()
+	if _, err := rc.c.Write([]byte(raw)); err != nil {
+		rc.t.Fatal(err)
+	}
+}
+
+// answer reads the next answer, to a request of method.
+func (rc *rawConn) answer(method string) (*http.Response, string) {
+	rc.t.Helper()
+	resp, err := http.ReadResponse(rc.br, &http.Request{Method: method})
+	if err != nil {
+		rc.t.Fatalf("read answer: %v", err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		rc.t.Fatalf("read body: %v", err)
+	}
+	return resp, string(body)
+}
+
+// closed reports whether the server closed the connection (after the answers read).
+func (rc *rawConn) closed() bool {
+	_, err := rc.br.ReadByte()
+	return errors.Is(err, io.EOF)
+}
+
+// TestAnsweredHereOrHandedOver: the page and sends are answered here, in
+// order with what net/http answers on the same connection from the first
+// request it is handed on.
+func TestAnsweredHereOrHandedOver(t *testing.T) {
+	s := serve(t, Options{HeaderTimeout: waitFor, IdleTimeout: waitFor})
+	rc := dial(t, s.addr)
+	rc.send("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n" +
+		"GET /msg/mary/john%20hi HTTP/1.1\r\nHost: localhost\r\n\r\n" +
+		"HEAD / HTTP/1.1\r\nHost: localhost\r\n\r\n" +
+		"GET /msg/nobody/john%20hi HTTP/1.1\r\nHost: localhost\r\n\r\n" +
+		"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+	for i, want := range []struct{ method, body string }{
+		{"GET", "page"}, {"GET", "ok\n"}, {"HEAD", ""}, {"GET", "net/http /msg/nobody/john hi"}, {"GET", "net/http /"},
+	} {
+		if resp, body := rc.answer(want.method); resp.StatusCode != 200 || body != want.body {
+			t.Fatalf("answer %d: %s %q, want 200 %q", i+1, resp.Status, body, want.body)
+		}
+	}
+	if !rc.closed() {
+		t.Error("the connection stayed open after Connection: close")
+	}
+	if got := s.app.sent; !slices.Equal(got, []string{"/msg/mary/john%20hi"}) {
+		t.Errorf("sent %q", got)
+	}
+}
+
+// TestPageAnsweredAtOnce: a page request that closes its connection and is
+// there when the connection is accepted is answered on the accepting
+// goroutine; a keep-alive one is left to serve with the bytes read.
+func TestPageAnsweredAtOnce(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	l := &Listener{app: &testApp{}, hosts: httpguard.NewHosts(ln.Addr().String(), nil), conns: map[net.Conn]struct{}{}}
+	for _, c := range []struct {
+		req  string
+		done bool
+		full bool // the socket's buffer already full: the answer is written on a goroutine
+	}{
+		{"GET / HTTP/1.0\r\nHost: localhost\r\n\r\n", true, false},
+		{"GET / HTTP/1.0\r\nHost: localhost\r\n\r\n", true, true},
+		{"HEAD / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", true, false},
+		{"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n", false, false},
+		{"GET /john HTTP/1.0\r\nHost: localhost\r\n\r\n", false, false},
+	} {
+		client := dial(t, ln.Addr().String())
+		client.send(c.req) // on loopback, in the server's socket once Write returns
+		sc, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		filler := 0
+		for c.full {
+			n, wouldBlock, err := writeNow(sc, make([]byte, 64<<10))
+			if err != nil {
+				t.Fatal(err)
+			}
+			filler += n
+			if wouldBlock {
+				break
+			}
+		}
+		l.conns[sc] = struct{}{}
+		l.serving.Add(1)
+		buf := make([]byte, MaxRequest)
+		n, done := l.answerAtOnce(sc, buf)
+		if done != c.done {
+			t.Fatalf("%q: answered at once %v, want %v", c.req, done, c.done)
+		}
+		if !done {
+			if n != len(c.req) || string(buf[:n]) != c.req {
+				t.Fatalf("%q: left %q for serve", c.req, buf[:n])
+			}
+			l.serving.Done()
+			sc.Close()
+			continue
+		}
+		if _, err := io.CopyN(io.Discard, client.br, int64(filler)); err != nil {
+			t.Fatal(err)
+		}
+		method, _, _ := strings.Cut(c.req, " ")
+		if resp, body := client.answer(method); resp.StatusCode != 200 || method == "GET" && body != "page" {
+			t.Fatalf("%q: %s, %q", c.req, resp.Status, body)
+		}
+		if !client.closed() {
+			t.Fatalf("%q: connection left open", c.req)
+		}
+		l.serving.Done() // the accept loop's share
+		l.serving.Wait()
+		if len(l.conns) != 0 {
+			t.Fatalf("%q: connection still tracked", c.req)
+		}
+	}
+}
+
+// FuzzPageRequest: whatever ParseRequest answers itself, net/http reads
+// the same way: a GET or HEAD of /, an allowed Host, no body, the same
+// keep-alive, protocol and representation fields; or, for a send, a GET of
+// the same /msg/ escaped path, without a query or Sec-Fetch-Site.
+func FuzzPageRequest(f *testing.F) {
+	for _, s := range []string{
+		"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n",
+		"HEAD / HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: keep-alive, close\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: [::1]:80\r\nAccept-Encoding: br, GZIP;q=0.5\r\nIf-None-Match: W/\"x\"\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nX: \t\r\n\r\n",
+		"GET /msg/mary/john%20hello HTTP/1.0\r\nHost: 127.0.0.1:8000\r\nUser-Agent: ApacheBench/2.3\r\nAccept: */*\r\n\r\n",
+		"GET /msg/m%41ry/jo~hn%2f%20a.b_c-d HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+		"GET /msg/mary/john%20hi HTTP/1.1\r\nHost: localhost\r\nSec-Fetch-Site: none\r\n\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	hosts := httpguard.NewHosts("127.0.0.1:0", nil)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		req, v := ParseRequest(b, hosts)
+		if v != Serve && v != Send {
+			return
+		}
+		r, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(b[:req.Length])))
+		if err != nil {
+			t.Fatalf("answered %q, which net/http refuses: %v", b[:req.Length], err)
+		}
+		if r.Close != req.CloseAfter || r.Proto != req.Form.Proto() {
+			t.Fatalf("answered %q: closes after %v in %s, net/http %v in %s", b[:req.Length], req.CloseAfter, req.Form.Proto(), r.Close, r.Proto)
+		}
+		if !hosts.Allowed(r.Host) || r.ContentLength > 0 || len(r.TransferEncoding) > 0 {
+			t.Fatalf("answered %q: net/http reads Host %q, length %d", b[:req.Length], r.Host, r.ContentLength)
+		}
+		if v == Send {
+			if r.Method != "GET" || r.URL.EscapedPath() != string(req.Target) || r.URL.RawQuery != "" ||
+				!strings.HasPrefix(r.URL.Path, "/msg/") || len(r.Header["Sec-Fetch-Site"]) > 0 {
+				t.Fatalf("sends %q (target %q): net/http reads %s %s, Sec-Fetch-Site %q", b[:req.Length], req.Target, r.Method, r.URL, r.Header["Sec-Fetch-Site"])
+			}
+			return
+		}
+		if r.Method != "GET" && r.Method != "HEAD" || r.URL.Path != "/" || r.URL.RawQuery != "" || (r.Method == "HEAD") != req.Head {
+			t.Fatalf("answered %q: net/http reads %s %s", b[:req.Length], r.Method, r.URL)
+		}
+		if !slices.Equal(r.Header["Accept-Encoding"], req.AcceptEncoding) || !slices.Equal(r.Header["If-None-Match"], req.IfNoneMatch) {
+			t.Fatalf("answered %q: Accept-Encoding %q and If-None-Match %q, net/http reads %q and %q",
+				b[:req.Length], req.AcceptEncoding, req.IfNoneMatch, r.Header["Accept-Encoding"], r.Header["If-None-Match"])
+		}
+	})
+}

@@ -1,0 +1,351 @@
+package room
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
+
+// driver feeds a machine requests with increasing sequences and times.
+type driver struct {
+	m   *Machine
+	seq uint64
+	at  time.Time
+}
+
+func newDriver(cfg Config) *driver {
+	if cfg.MaxMailbox == 0 {
+		cfg.MaxMailbox = 100
+	}
+	if cfg.MaxMailboxes == 0 {
+		cfg.MaxMailboxes = 100
+	}
+	return &driver{m: New(cfg, 0), at: t0}
+}
+
+func (d *driver) do(r Request) Output {
+	d.seq++
+	d.at = d.at.Add(time.Second)
+	r.Seq, r.At = d.seq, d.at
+	if r.Kind == Post && r.Sent.IsZero() {
+		r.Sent = d.at
+	}
+	return d.m.Apply(r)
+}
+
+func (d *driver) open(nick string, token uint64) Output {
+	return d.do(Request{Kind: Open, Nick: nick, Token: token})
+}
+func (d *driver) post(from, to, text string) Output {
+	return d.do(Request{Kind: Post, Nick: from, To: to, Text: text, Addr: "addr-" + from})
+}
+
+// texts is the events as "to/except: text" lines.
+func texts(evs []Event) string {
+	var b []string
+	for _, e := range evs {
+		if e.To != "" {
+			b = append(b, e.To+": "+e.Text)
+		} else {
+			b = append(b, "all-"+e.Except+": "+e.Text)
+		}
+	}
+	return strings.Join(b, "\n")
+}
+
+func TestPosts(t *testing.T) {
+	tests := []struct {
+		name    string
+		setup   func(d *driver)
+		post    [3]string
+		events  string
+		offline bool
+		refusal RefusalKind
+		mail    int // mails waiting for the receiver after
+	}{
+		{name: "to all", setup: func(d *driver) { d.open("ann", 1) }, post: [3]string{"ann", "all", "hi"},
+			events: "all-: ann to all: hi"},
+		{name: "private, receiver online", setup: func(d *driver) { d.open("ann", 1); d.open("bob", 2) },
+			post: [3]string{"ann", "bob", "hi"}, events: "bob: ann: hi\nann: You to bob: hi"},
+		{name: "private to oneself, online", setup: func(d *driver) { d.open("ann", 1) },
+			post: [3]string{"ann", "ann", "note"}, events: "ann: You to ann: note"},
+		{name: "offline receiver", post: [3]string{"ann", "bob", "hi"},
+			events: "ann: You to bob (offline): hi", offline: true, mail: 1},
+		{name: "to oneself, offline: kept in the mailbox", post: [3]string{"ann", "ann", "note"},
+			events: "ann: You to ann (offline): note", offline: true, mail: 1},
+		{name: "receiver within its grace: event and mailbox", setup: func(d *driver) {
+			d.open("bob", 2)
+			d.do(Request{Kind: Close, Nick: "bob", Token: 2})
+		}, post: [3]string{"ann", "bob", "hi"}, events: "bob: ann: hi\nann: You to bob: hi", mail: 1},
+		{name: "mailbox full", setup: func(d *driver) {
+			for i := range 3 {
+				d.post("ann", "bob", fmt.Sprint(i))
+			}
+		}, post: [3]string{"ann", "bob", "more"}, refusal: MailboxFull, mail: 3},
+		{name: "too many mailboxes", setup: func(d *driver) {
+			d.post("ann", "c1", "x")
+			d.post("bob", "c2", "x")
+		}, post: [3]string{"cat", "c3", "x"}, refusal: StoreFull},
+		{name: "grace: no mail past the mailbox cap", setup: func(d *driver) {
+			d.post("ann", "c1", "x")
+			d.post("dan", "c2", "x")
+			d.open("bob", 2)
+			d.do(Request{Kind: Close, Nick: "bob", Token: 2})
+		}, post: [3]string{"cat", "bob", "hi"}, events: "bob: cat: hi\ncat: You to bob: hi", mail: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newDriver(Config{Grace: time.Minute, MaxMailbox: 3, MaxMailboxes: 2})
+			if tt.setup != nil {
+				tt.setup(d)
+			}
+			out := d.post(tt.post[0], tt.post[1], tt.post[2])
+			if got := texts(out.Events); got != tt.events {
+				t.Errorf("events:\n%s\nwant:\n%s", got, tt.events)
+			}
+			if out.Offline != tt.offline {
+				t.Errorf("offline %v, want %v", out.Offline, tt.offline)
+			}
+			if tt.refusal == 0 && out.Refusal != nil || tt.refusal != 0 && (out.Refusal == nil || out.Refusal.Kind != tt.refusal) {
+				t.Errorf("refusal %v, want kind %d", out.Refusal, tt.refusal)
+			}
+			if n := len(d.m.Mailbox(tt.post[1])); n != tt.mail {
+				t.Errorf("%d mails waiting for %s, want %d", n, tt.post[1], tt.mail)
+			}
+		})
+	}
+}
+
+func TestRefusalWording(t *testing.T) {
+	d := newDriver(Config{MaxMailbox: 1, MaxMailboxes: 1, Retention: time.Hour})
+	d.post("ann", "bob", "x")
+	if r := d.post("ann", "bob", "y").Refusal; r == nil || r.Text != "mailbox full: bob is offline and already has 1 messages waiting, the most kept per user" {
+		t.Errorf("mailbox full: %v", r)
+	}
+	if r := d.post("cat", "dan", "y").Refusal; r == nil || r.Text != "chat store full: 1 offline users already have messages waiting, the most kept; dan's message was not stored, retry once they logged in or their messages expired (retention 1h0m0s)" {
+		t.Errorf("store full: %v", r)
+	}
+}
+
+func TestOpenWelcomeAndPresence(t *testing.T) {
+	d := newDriver(Config{Grace: time.Minute, PresenceWindow: 10 * time.Second})
+	out := d.open("ann", 1)
+	if got := texts(out.Joined.Preamble); got != "ann: Welcome ann!\nann: now online: " {
+		t.Errorf("preamble %q", got)
+	}
+	if got := texts(out.Events); got != "all-ann: ann has joined." {
+		t.Errorf("first join told at once: %q", got)
+	}
+	// Within the window: the joins wait, and a Flush tells them together.
+	out = d.open("bob", 2)
+	if len(out.Events) != 0 || out.FlushAt.IsZero() {
+		t.Fatalf("second join within the window: events %q, flush at %v", texts(out.Events), out.FlushAt)
+	}
+	if got := texts(out.Joined.Preamble); !strings.Contains(got, "now online: ann") {
+		t.Errorf("bob's welcome: %q", got)
+	}
+	for i, n := range []string{"cat", "dan", "eve"} {
+		if out := d.open(n, uint64(3+i)); !out.FlushAt.IsZero() {
+			t.Errorf("%s: a second flush asked for", n)
+		}
+	}
+	out = d.do(Request{Kind: Flush})
+	if got := texts(out.Events); got != "all-: bob, cat and 2 others joined." {
+		t.Errorf("flush: %q", got)
+	}
+	// A waiting notice comes before a post.
+	d.at = d.at.Add(time.Minute)
+	d.open("fay", 8)
+	d.open("gus", 9)
+	out = d.post("ann", "all", "hello")
+	if got := texts(out.Events); got != "all-gus: gus has joined.\nall-: ann to all: hello" {
+		t.Errorf("post after a waiting join: %q", got)
+	}
+}
+
+func TestGraceAndLeave(t *testing.T) {
+	d := newDriver(Config{Grace: time.Minute})
+	d.open("ann", 1)
+	d.open("bob", 2)
+	out := d.do(Request{Kind: Close, Nick: "bob", Token: 2})
+	if len(out.Graces) != 1 || out.Graces[0].Nick != "bob" || len(out.Events) != 0 {
+		t.Fatalf("close: %+v", out)
+	}
+	g := out.Graces[0]
+	// Back within the grace: the old grace no longer applies.
+	d.open("bob", 3)
+	if out := d.do(Request{Kind: GraceOver, Nick: "bob", Gen: g.Gen}); len(out.Events) != 0 {
+		t.Errorf("a stale grace took bob offline: %q", texts(out.Events))
+	}
+	out = d.do(Request{Kind: Close, Nick: "bob", Token: 3})
+	out = d.do(Request{Kind: GraceOver, Nick: "bob", Gen: out.Graces[0].Gen})
+	if got := texts(out.Events); got != "all-bob: bob has left." {
+		t.Errorf("grace over: %q", got)
+	}
+	if on, _ := d.m.Online("bob"); on {
+		t.Error("bob still online")
+	}
+}
+
+func TestNodeGone(t *testing.T) {
+	d := newDriver(Config{})
+	d.do(Request{Kind: Open, Nick: "ann", Node: "a", Token: 1})
+	d.do(Request{Kind: Open, Nick: "bob", Node: "b", Token: 1})
+	out := d.do(Request{Kind: NodeGone, Node: "b"})
+	if got := texts(out.Events); got != "all-bob: bob has left." {
+		t.Errorf("node gone: %q", got)
+	}
+	if out := d.do(Request{Kind: Open, Nick: "bob", Node: "b", Token: 2}); out.Refusal == nil || out.Refusal.Kind != Unavailable {
+		t.Errorf("open on a gone node: %+v", out.Refusal)
+	}
+}
+
+func TestMailOfferAndAck(t *testing.T) {
+	d := newDriver(Config{})
+	d.post("ann", "bob", "one")
+	d.post("ann", "bob", "two")
+	out := d.open("bob", 1)
+	j := out.Joined
+	if !j.MailPending || j.MailTo-j.MailFrom != 2 {
+		t.Fatalf("joined %+v", j)
+	}
+	if got := texts(out.Events); !strings.Contains(got, "bob: ann (2026-01-02 03:04): one\nbob: ann (2026-01-02 03:04): two") {
+		t.Errorf("offers: %q", got)
+	}
+	// Not acknowledged: offered again at the next login, under new ids.
+	d.do(Request{Kind: Close, Nick: "bob", Token: 1})
+	out = d.open("bob", 2)
+	if len(out.Deleted) != 2 {
+		t.Errorf("the earlier offers not superseded: %v", out.Deleted)
+	}
+	j = out.Joined
+	d.do(Request{Kind: Ack, Nick: "bob", From: j.MailFrom, Upto: j.MailTo})
+	if n := len(d.m.Mailbox("bob")); n != 0 {
+		t.Errorf("%d mails left after the ack", n)
+	}
+	// A resume that covers an offer confirms it.
+	d.do(Request{Kind: Close, Nick: "bob", Token: 2})
+	d.post("ann", "bob", "three")
+	out = d.open("bob", 3)
+	d.do(Request{Kind: Close, Nick: "bob", Token: 3})
+	d.do(Request{Kind: Open, Nick: "bob", Token: 4, Resume: out.Joined.MailTo, HasResume: true})
+	if n := len(d.m.Mailbox("bob")); n != 0 {
+		t.Errorf("%d mails left after a resume past them", n)
+	}
+}
+
+func TestResumeAboveLast(t *testing.T) {
+	d := newDriver(Config{})
+	out := d.do(Request{Kind: Open, Nick: "ann", Token: 1, Resume: 99, HasResume: true})
+	if !strings.HasPrefix(out.Joined.Notice, "resume id 99 is above the last event id issued here (0)") || out.Joined.HasResume {
+		t.Errorf("joined %+v", out.Joined)
+	}
+}
+
+func TestRetention(t *testing.T) {
+	d := newDriver(Config{Retention: time.Hour})
+	d.post("ann", "bob", "old")
+	d.at = d.at.Add(2 * time.Hour)
+	out := d.do(Request{Kind: Tick})
+	if len(out.Mail) != 1 || !out.Mail[0].Drop || d.m.Mailboxes() != 0 {
+		t.Errorf("expired mail kept: %+v", out.Mail)
+	}
+}
+
+func TestIDsPerRequest(t *testing.T) {
+	d := newDriver(Config{IDsPerRequest: 10})
+	d.open("ann", 1) // seq 1
+	out := d.post("ann", "all", "x")
+	if out.Events[0].ID != 21 {
+		t.Errorf("id %d, want 21 (seq 2 × 10 + 1)", out.Events[0].ID)
+	}
+	// A machine that starts late makes the same ids.
+	late := New(Config{IDsPerRequest: 10, MaxMailbox: 1, MaxMailboxes: 1}, 0)
+	if out := late.Apply(Request{Kind: Post, Seq: 2, At: t0, Nick: "ann", To: "all", Text: "x"}); out.Events[0].ID != 21 {
+		t.Errorf("late machine: id %d", out.Events[0].ID)
+	}
+}
+
+// A flooder from one address cannot shut offline messages off for the
+// others: past its own limit its oldest mail goes, and when the chat holds
+// its most mailboxes the address holding the most gives up its oldest.
+func TestFlooderGivesWayFirst(t *testing.T) {
+	d := newDriver(Config{MaxMailbox: 10, MaxMailboxes: 5, MaxMailPerAddr: 3})
+	for i := range 10 {
+		out := d.do(Request{Kind: Post, Nick: fmt.Sprintf("bot%d", i), To: fmt.Sprintf("v%d", i), Text: "spam", Addr: "6.6.6.6"})
+		if out.Refusal != nil {
+			t.Fatalf("flood %d refused: %v", i, out.Refusal)
+		}
+	}
+	if n := d.m.Mailboxes(); n != 3 {
+		t.Errorf("the flooder holds %d mailboxes, want its limit 3", n)
+	}
+	if len(d.m.Mailbox("v9")) != 1 || len(d.m.Mailbox("v0")) != 0 {
+		t.Error("the flooder's newest mail is not the one kept")
+	}
+	d.do(Request{Kind: Post, Nick: "ann", To: "bob", Text: "hi", Addr: "1.1.1.1"})
+	d.do(Request{Kind: Post, Nick: "cat", To: "dan", Text: "hi", Addr: "2.2.2.2"})
+	// Full: the flooder (3 held) gives way, not the new mail.
+	out := d.do(Request{Kind: Post, Nick: "eve", To: "fay", Text: "hi", Addr: "3.3.3.3"})
+	if out.Refusal != nil {
+		t.Fatalf("an honest sender refused: %v", out.Refusal)
+	}
+	if len(d.m.Mailbox("v7")) != 0 || len(d.m.Mailbox("bob")) != 1 {
+		t.Error("not the flooder's oldest mail was dropped")
+	}
+	// Per address, bytes too.
+	d2 := newDriver(Config{MaxMailBytesPerAddr: 10})
+	d2.do(Request{Kind: Post, Nick: "a", To: "x", Text: "123456", Addr: "A"})
+	d2.do(Request{Kind: Post, Nick: "a", To: "y", Text: "123456", Addr: "A"})
+	if len(d2.m.Mailbox("x")) != 0 || len(d2.m.Mailbox("y")) != 1 {
+		t.Error("bytes per address not bounded by the oldest mail leaving")
+	}
+}
+
+func TestRollback(t *testing.T) {
+	d := newDriver(Config{Grace: time.Minute, PresenceWindow: time.Minute})
+	d.open("ann", 1)
+	d.post("ann", "bob", "kept")
+	before := d.m.Last()
+	d.m.Begin()
+	d.open("bob", 2)
+	d.open("cat", 3)
+	d.post("ann", "dan", "x")
+	d.do(Request{Kind: Close, Nick: "ann", Token: 1})
+	d.m.Rollback()
+	if d.m.Last() != before || d.m.Users() != 1 || len(d.m.Mailbox("bob")) != 1 || d.m.Mailboxes() != 1 {
+		t.Errorf("after rollback: last %d (want %d), users %d, mailboxes %v", d.m.Last(), before, d.m.Users(), d.m.MailboxNicks())
+	}
+	if on, n := d.m.Online("ann"); !on || n != 1 {
+		t.Error("ann's stream not back")
+	}
+	if len(d.m.Mailbox("bob")[0].Text) != 4 || d.m.Mailbox("bob")[0].ID != 0 {
+		t.Error("bob's mail changed")
+	}
+}
+
+func TestTextProblem(t *testing.T) {
+	for _, tt := range []struct {
+		text, want string
+	}{
+		{"hello\tworld ✓", ""},
+		{"a\nb", "control character U+000A"},
+		{"a\u0085b", "line break U+0085"},
+		{"a\u2028b", "line break U+2028"},
+		{"a\u2029b", "line break U+2029"},
+		{"a\u202eb", "bidirectional control U+202E"},
+		{"a\u202ab", "bidirectional control U+202A"},
+		{"a\u2066b", "bidirectional control U+2066"},
+		{"a\u2069b", "bidirectional control U+2069"},
+		{"a\u0090b", "control character U+0090"},
+		{"\xff", "not valid UTF-8"},
+	} {
+		got := TextProblem(tt.text)
+		if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+			t.Errorf("TextProblem(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,187 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// filled opens a store in a new folder and writes n batches, each an event
+// and a mail for bob; it returns the open store.
+func filled(t *testing.T, n int) (*Store, string) {
+	t.Helper()
+	dir := t.TempDir()
+	st, _, err := Open(filepath.Join(dir, "chat.db"), true, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= n; i++ {
+		if _, err := st.Write(func(tx *Tx) error {
+			if err := PutSeq(tx, uint64(i)); err != nil {
+				return err
+			}
+			if err := PutRecord(tx, &Record{ID: uint64(i), Time: time.Now().UnixNano(), Text: fmt.Sprint("event ", i)}); err != nil {
+				return err
+			}
+			return AddMail(tx, "bob", &Mail{From: "mary", Text: fmt.Sprint("mail ", i), Time: time.Now().UnixNano()})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st, dir
+}
+
+// copyWith makes a folder holding dir's chat.db and log as the log.
+func copyWith(t *testing.T, dir string, log []byte) string {
+	t.Helper()
+	to := t.TempDir()
+	db, err := os.ReadFile(filepath.Join(dir, "chat.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"chat.db": db, "chat.wal": log} {
+		if err := os.WriteFile(filepath.Join(to, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return to
+}
+
+// mailsOf opens the store in dir and returns bob's mails' texts.
+func mailsOf(t *testing.T, dir string) ([]string, error) {
+	t.Helper()
+	st, state, err := Open(filepath.Join(dir, "chat.db"), true, quiet)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	var texts []string
+	_, err = st.Write(func(tx *Tx) error {
+		entries, err := ReadMail(tx, "bob")
+		for _, e := range entries {
+			texts = append(texts, e.Mail.Text)
+		}
+		return err
+	})
+	if err == nil && state.Mailboxes["bob"] != len(texts) {
+		t.Fatalf("bob's mailbox counted %d, holds %d", state.Mailboxes["bob"], len(texts))
+	}
+	return texts, err
+}
+
+// recordStarts returns the offset of each record of a whole log.
+func recordStarts(t *testing.T, log []byte) []int {
+	t.Helper()
+	var starts []int
+	for off := 0; off < len(log); off += walHeader + int(binary.LittleEndian.Uint32(log[off:])) {
+		starts = append(starts, off)
+	}
+	return starts
+}
+
+// TestLogLengthDamaged: a bit flipped in the length of any record, the
+// last one too, refuses the store, naming the log, the offset and what to
+// do, where a log cut inside its last record opens without it.
+func TestLogLengthDamaged(t *testing.T) {
+	st, dir := filled(t, 6)
+	defer st.Close()
+	log, err := os.ReadFile(filepath.Join(dir, "chat.wal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := recordStarts(t, log)
+	if len(starts) != 6 {
+		t.Fatalf("%d records, want 6", len(starts))
+	}
+	for i, off := range starts {
+		for _, bit := range []int{0, 3, 9, 17, 30, 31} {
+			b := bytes.Clone(log)
+			b[off+bit/8] ^= 1 << (bit % 8)
+			texts, err := mailsOf(t, copyWith(t, dir, b))
+			msg := fmt.Sprint(err)
+			if !errors.Is(err, ErrDamaged) || !strings.Contains(msg, "chat.wal") || !strings.Contains(msg, fmt.Sprintf("at byte %d ", off)) || !strings.Contains(msg, "mv ") {
+				t.Fatalf("record %d of 6, bit %d of its length flipped: opened with %d mails (%v); want the log refused at byte %d", i+1, bit, len(texts), err, off)
+			}
+		}
+	}
+
+	last := starts[len(starts)-1]
+	for _, cut := range []int{last + 1, last + walHeader, last + walHeader + 3, len(log) - 1} {
+		texts, err := mailsOf(t, copyWith(t, dir, log[:cut]))
+		if err != nil || len(texts) != 5 {
+			t.Fatalf("log cut at %d of %d, inside its last record: %d mails, %v; want the 5 before it", cut, len(log), len(texts), err)
+		}
+	}
+}
+
+// TestCheckpointedStoreMissing: once a store was created, its chat.db
+// missing or emptied (its log still there) is refused, never taken for a
+// new empty store.
+func TestCheckpointedStoreMissing(t *testing.T) {
+	st, dir := filled(t, 3)
+	if err := st.Close(); err != nil { // a checkpoint: the mails are in chat.db, the log empty
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "chat.db")
+	if texts, err := mailsOf(t, dir); err != nil || len(texts) != 3 {
+		t.Fatalf("reopened: %d mails, %v", len(texts), err)
+	}
+	if err := os.Truncate(db, 0); err != nil {
+		t.Fatal(err)
+	}
+	texts, err := mailsOf(t, dir)
+	if msg := fmt.Sprint(err); !errors.Is(err, ErrDamaged) || !strings.Contains(msg, db+" is empty") || !strings.Contains(msg, "chat.wal") || !strings.Contains(msg, "move it away") {
+		t.Fatalf("chat.db emptied: opened with %d mails (%v); want it refused, naming it, the log and what to do", len(texts), err)
+	}
+	if err := os.Remove(db); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mailsOf(t, dir); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), db+" is missing") {
+		t.Fatalf("chat.db removed: %v", err)
+	}
+	// As the error says: the log moved away, a new empty store.
+	if err := os.Rename(filepath.Join(dir, "chat.wal"), filepath.Join(dir, "chat.wal.orphan")); err != nil {
+		t.Fatal(err)
+	}
+	if texts, err := mailsOf(t, dir); err != nil || len(texts) != 0 {
+		t.Fatalf("the log moved away: %d mails, %v", len(texts), err)
+	}
+}
+
+// TestDamagedMailRefused: a mail of chat.db that does not decode (one byte
+// flipped) refuses the store at open, naming the mailbox, instead of
+// refusing that user's every login while sends to them are kept.
+func TestDamagedMailRefused(t *testing.T) {
+	st, dir := filled(t, 3)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "chat.db")
+	b, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(b, []byte(`"s":"mail 2"`))
+	if i < 0 {
+		t.Fatal("mail 2 not found in chat.db")
+	}
+	b[i] ^= 0x01 // '"' becomes '#': the JSON no longer decodes
+	if err := os.WriteFile(db, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	texts, err := mailsOf(t, dir)
+	if msg := fmt.Sprint(err); !errors.Is(err, ErrDamaged) || !strings.Contains(msg, `mailbox of "bob"`) || !strings.Contains(msg, db) || !strings.Contains(msg, "move it away") {
+		t.Fatalf("a damaged mail: opened with %d mails (%v); want the store refused, naming bob's mailbox", len(texts), err)
+	}
+	t.Log(err)
+}

@@ -1,0 +1,85 @@
+package chatserver_test
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/wasmgap/wasmgap/"
+
+// chatLayers ranks the chat's packages from the top down: a package may
+// import a package of the chat only if that one ranks lower (a higher
+// number), never one of its own rank or above it. A package under
+// chatserver/internal that is not listed ranks with the middle layer:
+// below chatserver, above the store.
+var chatLayers = map[string]int{
+	"chatserver":                   0, // Server, options, routes, transports, broker
+	"chatserver/internal/fastpath": 1, // HTTP/1.1 before net/http, for an App
+	"chatserver/internal/room":     1, // the rules, a pure state machine
+	"chatserver/internal/store":    2, // chat.db and its log
+}
+
+const middleLayer = 1
+
+// TestNoImportRunsBackUp: no package of the chat imports one above it or
+// beside it (its tests included), so each layer can be read, tested and
+// replaced alone; in particular nothing under chatserver/internal imports
+// chatserver. (A Go import cycle is refused by the compiler already; this
+// refuses the imports that would make one possible.)
+func TestNoImportRunsBackUp(t *testing.T) {
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports,TestImports,XTestImports", "./...")
+	cmd.Dir = "."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list ./... in chatserver: %v", err)
+	}
+	type pkg struct {
+		ImportPath                         string
+		Imports, TestImports, XTestImports []string
+	}
+	rank := func(path string) (int, bool) {
+		rel, ok := strings.CutPrefix(path, module)
+		if !ok || rel != "chatserver" && !strings.HasPrefix(rel, "chatserver/") {
+			return 0, false // not the chat's
+		}
+		if r, ok := chatLayers[rel]; ok {
+			return r, true
+		}
+		if strings.HasPrefix(rel, "chatserver/internal/") {
+			return middleLayer, true
+		}
+		return 0, true // a package beside chatserver, above its internals
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	seen := 0
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		from, ok := rank(p.ImportPath)
+		if !ok {
+			continue
+		}
+		seen++
+		for kind, imports := range map[string][]string{"imports": p.Imports, "test imports": p.TestImports, "external test imports": p.XTestImports} {
+			for _, imp := range imports {
+				to, ok := rank(imp)
+				if !ok || imp == p.ImportPath {
+					continue
+				}
+				if to <= from {
+					t.Errorf("%s %s %s, a package of the same layer or above it (layers: %v): move what it needs down, or behind an interface it declares", p.ImportPath, kind, imp, chatLayers)
+				}
+			}
+		}
+	}
+	if seen < len(chatLayers)-1 {
+		t.Fatalf("go list found %d of the chat's packages: the test did not look", seen)
+	}
+}

@@ -1,0 +1,240 @@
+// Package headless starts the headless browsers the project drives — Debian's chromium
+// through the DevTools protocol (chromedp), Debian's firefox-esr through WebDriver BiDi
+// (package internal/bidi) — behind one small interface: navigate, evaluate JavaScript (with
+// await), the console's errors, the browser's version, close. The browser engines
+// (engine/browser) and the page's browser tests (internal/browsertest) both start theirs
+// here.
+//
+// Each browser runs with a fresh profile in a directory of its own, with no network of its
+// own (no updates, telemetry, safe-browsing lists or captive-portal checks), in a process
+// group of its own that dies with this process on Linux (internal/childproc); Close kills
+// the whole group and removes the profile.
+package headless
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wasmgap/wasmgap/internal/childproc"
+)
+
+// Kind names a browser.
+type Kind string
+
+// The browsers.
+const (
+	Chromium Kind = "chromium"
+	Firefox  Kind = "firefox"
+)
+
+// Kinds lists the browsers in the order tests and reports take them.
+func Kinds() []Kind { return []Kind{Chromium, Firefox} }
+
+// Page is one tab of a running browser.
+type Page interface {
+	// Navigate loads url and waits for its load event.
+	Navigate(ctx context.Context, url string) error
+	// Evaluate runs the JavaScript expression, awaits it if it is a promise, and decodes
+	// its value (as JSON.stringify gives it) into out; nil discards it.
+	Evaluate(ctx context.Context, expression string, out any) error
+	// ConsoleErrors are the console.error calls and uncaught exceptions seen so far.
+	ConsoleErrors() []string
+	// Version is the browser's name and version, with its JavaScript engine: "Chromium
+	// 156.0.8078.114 (V8 15.6.1)", "Firefox 153.8.0esr (SpiderMonkey)".
+	Version() string
+	// Kind is the browser.
+	Kind() Kind
+	// Pid is the browser's main process id.
+	Pid() int
+	// Close ends the browser (its whole process group) and removes its profile.
+	Close() error
+}
+
+// packages say what to install for each browser, as a missing browser's error says.
+var packages = map[Kind]string{Chromium: "apt-get install chromium", Firefox: "apt-get install firefox-esr"}
+
+// executables are the names looked up on PATH, in order.
+var executables = map[Kind][]string{
+	Chromium: {"chromium", "chromium-browser", "google-chrome"},
+	Firefox:  {"firefox-esr", "firefox"},
+}
+
+// ErrNotInstalled is returned (wrapped) by Path and Start when the browser is missing.
+var ErrNotInstalled = errors.New("not installed")
+
+// Path returns the browser's executable, or an error that says what to install.
+func Path(kind Kind) (string, error) {
+	names, ok := executables[kind]
+	if !ok {
+		return "", fmt.Errorf("unknown browser %q: valid browsers are chromium, firefox", kind)
+	}
+	for _, name := range names {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s %w: %s", kind, ErrNotInstalled, packages[kind])
+}
+
+// Options say how to start a browser.
+type Options struct {
+	// Dir is where the profile directory is made; "" means os.TempDir().
+	Dir string
+	// Timeout bounds the start (the browser's first answer); zero means a minute.
+	Timeout time.Duration
+}
+
+// Start launches the browser headless with a fresh profile and returns its first tab.
+func Start(ctx context.Context, kind Kind, opts Options) (Page, error) {
+	path, err := Path(kind)
+	if err != nil {
+		return nil, err
+	}
+	profile, err := os.MkdirTemp(opts.Dir, "wasmgap-"+string(kind)+"-")
+	if err != nil {
+		return nil, fmt.Errorf("make a profile for %s: %w", kind, err)
+	}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = time.Minute
+	}
+	startCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var p Page
+	switch kind {
+	case Chromium:
+		p, err = startChromium(startCtx, path, profile)
+	case Firefox:
+		p, err = startFirefox(startCtx, path, profile)
+	}
+	if err != nil {
+		os.RemoveAll(profile)
+		return nil, err
+	}
+	return p, nil
+}
+
+// process is a started browser: its command, the tail of its stderr, and the endpoint it
+// printed there.
+type process struct {
+	cmd     *exec.Cmd
+	profile string
+	stderr  *tail
+	waited  chan struct{}
+	once    sync.Once
+}
+
+// launch starts the browser and waits for the line of its stderr that matches endpoint,
+// returning the line's first group (the WebSocket URL).
+func launch(ctx context.Context, name, path, profile string, args []string, endpoint *regexp.Regexp) (*process, string, error) {
+	cmd := exec.Command(path, args...)
+	cmd.Env = append(os.Environ(), "HOME="+profile, "MOZ_CRASHREPORTER_DISABLE=1", "MOZ_HEADLESS=1")
+	cmd.Stdout = io.Discard
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := childproc.Start(cmd); err != nil {
+		return nil, "", fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &process{cmd: cmd, profile: profile, stderr: &tail{max: 16 << 10}, waited: make(chan struct{})}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		sent := false
+		for sc.Scan() {
+			line := sc.Text()
+			p.stderr.add(line)
+			if m := endpoint.FindStringSubmatch(line); !sent && m != nil {
+				found <- m[1]
+				sent = true
+			}
+		}
+		io.Copy(io.Discard, pipe)
+		cmd.Wait()
+		close(p.waited)
+	}()
+	select {
+	case url := <-found:
+		return p, url, nil
+	case <-p.waited:
+		return nil, "", fmt.Errorf("%s exited before it listened: %s", name, p.stderr.String())
+	case <-ctx.Done():
+		p.kill()
+		return nil, "", fmt.Errorf("%s did not listen within the time limit (%w): %s", name, ctx.Err(), p.stderr.String())
+	}
+}
+
+// kill ends the browser's process group, waits for it and removes the profile.
+func (p *process) kill() {
+	p.once.Do(func() {
+		childproc.KillGroup(p.cmd)
+		select {
+		case <-p.waited:
+		case <-time.After(30 * time.Second):
+		}
+		os.RemoveAll(p.profile)
+	})
+}
+
+// tail keeps the last bytes of a stream's lines.
+type tail struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	max int
+}
+
+func (t *tail) add(line string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf.WriteString(line)
+	t.buf.WriteByte('\n')
+	if t.buf.Len() > t.max {
+		b := t.buf.Bytes()[t.buf.Len()-t.max:]
+		t.buf = *bytes.NewBuffer(append([]byte(nil), b...))
+	}
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(t.buf.String())
+}
+
+// errors keeps a page's console errors.
+type consoleErrors struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (c *consoleErrors) add(s string) {
+	c.mu.Lock()
+	c.list = append(c.list, s)
+	c.mu.Unlock()
+}
+
+func (c *consoleErrors) get() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.list...)
+}
+
+// decodeJSON decodes the JSON text a page returned into out.
+func decodeJSON(text string, out any) error {
+	if err := json.Unmarshal([]byte(text), out); err != nil {
+		return fmt.Errorf("decode the value the page returned (%.200s): %w", text, err)
+	}
+	return nil
+}

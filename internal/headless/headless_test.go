@@ -1,0 +1,102 @@
+package headless
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// open starts the browser, skipping where it is not installed (failing in CI).
+func open(t *testing.T, kind Kind) Page {
+	t.Helper()
+	if _, err := Path(kind); errors.Is(err, ErrNotInstalled) {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	p, err := Start(context.Background(), kind, Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// Each browser navigates, evaluates (a promise awaited, a value decoded), reports console
+// errors and thrown exceptions, says its version, and leaves no process behind on Close.
+func TestPage(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>t</title><script>console.error("boom", 7)</script><p id=x>hello</p>`)
+	}))
+	defer ts.Close()
+	for _, kind := range Kinds() {
+		t.Run(string(kind), func(t *testing.T) {
+			p := open(t, kind)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if v := p.Version(); !strings.HasPrefix(strings.ToLower(v), string(kind)+" ") {
+				t.Errorf("version %q, want %q and a number", v, string(kind)+" …")
+			}
+			if err := p.Navigate(ctx, ts.URL); err != nil {
+				t.Fatal(err)
+			}
+			var got struct {
+				Text string `json:"text"`
+				Sum  int    `json:"sum"`
+			}
+			if err := p.Evaluate(ctx, `new Promise((r) => setTimeout(() => r({text: document.getElementById("x").textContent, sum: 1 + 2}), 10))`, &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Text != "hello" || got.Sum != 3 {
+				t.Errorf("evaluated %+v, want hello and 3", got)
+			}
+			if err := p.Evaluate(ctx, `(async () => { throw new Error("thrown on purpose") })()`, nil); err == nil || !strings.Contains(err.Error(), "thrown on purpose") {
+				t.Errorf("a thrown error gave %v, want its message", err)
+			}
+			var seen []string
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if seen = p.ConsoleErrors(); len(seen) > 0 {
+					break
+				}
+			}
+			if len(seen) == 0 || !strings.Contains(seen[0], "boom") {
+				t.Errorf("console errors %q, want the page's console.error(\"boom\", 7)", seen)
+			}
+			pid := p.Pid()
+			if pid <= 0 {
+				t.Fatalf("pid %d", pid)
+			}
+			p.Close()
+			for deadline := time.Now().Add(30 * time.Second); syscall.Kill(pid, 0) == nil && !zombie(pid); time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s %d still runs 30 s after Close", kind, pid)
+				}
+			}
+		})
+	}
+}
+
+// A browser that is not installed is an error that says what to install.
+func TestPathUnknown(t *testing.T) {
+	if _, err := Path("netscape"); err == nil || !strings.Contains(err.Error(), "chromium, firefox") {
+		t.Errorf("Path(netscape) = %v, want the valid browsers", err)
+	}
+}
+
+func zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) == 0 || f[0] == "Z"
+}

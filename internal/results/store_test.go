@@ -1,0 +1,311 @@
+package results
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasmgap/wasmgap/measure"
+	"github.com/wasmgap/wasmgap/report"
+)
+
+// stores runs a test on a fresh SQLite file and on a fresh PostgreSQL database.
+func stores(t *testing.T, test func(t *testing.T, dsn string)) {
+	t.Run("sqlite", func(t *testing.T) { test(t, filepath.Join(t.TempDir(), "sub", "results.db")) })
+	t.Run("postgres", func(t *testing.T) { test(t, postgresDSN(t)) })
+}
+
+func open(t *testing.T, dsn string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func cell(kernel string, args []int, eng string, samples ...float64) measure.Result {
+	r := measure.Result{Kernel: kernel, Args: args, Engine: eng, Runs: len(samples), Calls: 3, Samples: samples, Value: 1, Expected: 1,
+		Noise: &measure.Noise{Load1: 0.5, OtherCPU: 0.1, Cores: 2}}
+	r.Min, r.Median, r.Max, r.CI = measure.Summarize(samples)
+	return r
+}
+
+func testReport(os string, cores int, cells ...measure.Result) report.Report {
+	return report.Report{
+		Method:      report.Method{Runs: 3, Warmup: 1, Timing: "test"},
+		Environment: report.Environment{CPU: "Test CPU", Cores: cores, OS: os, Arch: "amd64", Go: "go1.26.4", Modules: map[string]string{"wazero": "v1.12.0"}},
+		Results:     cells,
+	}
+}
+
+func TestSaveGetRoundTrip(t *testing.T) {
+	stores(t, func(t *testing.T, dsn string) {
+		s, ctx := open(t, dsn), context.Background()
+		run := NewRun(SourceBrowser, testReport("linux", 8, cell("fib_rec", []int{30}, "browser-wasm", 10, 11, 12), cell("ack", []int{3, 5}, "browser-js", 5, 6, 7)))
+		run.Browser = Browser{Name: "Chrome", Version: "140.0", UserAgent: "Mozilla/5.0 test", HardwareConcurrency: 8, CrossOriginIsolated: true, TimerResolutionNS: 5000}
+		run.Created = time.Date(2026, 12, 1, 10, 0, 0, 123, time.UTC)
+		id, err := s.Save(ctx, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run.ID = id
+		if !reflect.DeepEqual(got, run) {
+			t.Errorf("stored and read back differ:\n got %+v\nwant %+v", got, run)
+		}
+		if _, err := s.Get(ctx, id+100); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Get of a missing run: %v, want ErrNotFound", err)
+		}
+		if _, err := s.Save(ctx, Run{}); err == nil {
+			t.Error("a run without cells was saved")
+		}
+	})
+}
+
+func TestListFiltersLastDelete(t *testing.T) {
+	stores(t, func(t *testing.T, dsn string) {
+		s, ctx := open(t, dsn), context.Background()
+		save := func(r Run) int64 {
+			t.Helper()
+			id, err := s.Save(ctx, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		a := NewRun(SourceCLI, testReport("linux", 2, cell("fib_rec", []int{30}, "native", 1, 2, 3)))
+		a.Created, a.Wasmgap = t0, "v1"
+		b := a
+		b.Created, b.Wasmgap = t0.Add(time.Hour), "v2"
+		c := NewRun(SourceBrowser, testReport("darwin", 8, cell("ack", []int{3, 5}, "browser-wasm", 4, 5, 6)))
+		c.Browser = Browser{Name: "Firefox", Version: "128"}
+		c.Created = t0.Add(2 * time.Hour)
+		ia, ib, ic := save(a), save(b), save(c)
+
+		for _, tc := range []struct {
+			name string
+			f    Filter
+			want []int64
+		}{
+			{"all", Filter{}, []int64{ic, ib, ia}},
+			{"ids", Filter{IDs: []int64{ia, ic}}, []int64{ic, ia}},
+			{"source", Filter{Source: SourceCLI}, []int64{ib, ia}},
+			{"plan", Filter{Plan: a.Plan}, []int64{ib, ia}},
+			{"machine", Filter{Machine: c.Machine}, []int64{ic}},
+			{"kernel", Filter{Kernel: "ack"}, []int64{ic}},
+			{"args", Filter{Kernel: "fib_rec", Args: "30"}, []int64{ib, ia}},
+			{"args none", Filter{Kernel: "fib_rec", Args: "31"}, nil},
+			{"engine", Filter{Engine: "browser-wasm"}, []int64{ic}},
+			{"engine version", Filter{EngineVersion: "go1.26.4"}, []int64{ib, ia}},
+			{"browser", Filter{Browser: "Firefox"}, []int64{ic}},
+			{"os", Filter{OS: "darwin"}, []int64{ic}},
+			{"cores", Filter{Cores: 2}, []int64{ib, ia}},
+			{"wasmgap", Filter{Wasmgap: "v1"}, []int64{ia}},
+			{"since", Filter{Since: t0.Add(time.Hour)}, []int64{ic, ib}},
+			{"until", Filter{Until: t0.Add(time.Hour)}, []int64{ia}},
+			{"limit", Filter{Limit: 1}, []int64{ic}},
+		} {
+			list, err := s.List(ctx, tc.f)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			var ids []int64
+			for _, sm := range list {
+				ids = append(ids, sm.ID)
+			}
+			if !slices.Equal(ids, tc.want) {
+				t.Errorf("%s: listed %v, want %v", tc.name, ids, tc.want)
+			}
+		}
+		list, _ := s.List(ctx, Filter{IDs: []int64{ic}})
+		if len(list) != 1 || !slices.Equal(list[0].Cells, []string{"ack(3, 5) on browser-wasm"}) || list[0].Browser != "Firefox 128" {
+			t.Errorf("summary %+v", list)
+		}
+
+		last, err := s.Last(ctx, SourceCLI, a.Plan, a.Machine)
+		if err != nil || last.ID != ib {
+			t.Errorf("Last: run %d, %v; want %d", last.ID, err, ib)
+		}
+		if _, err := s.Last(ctx, SourceCLI, "other plan", a.Machine); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Last of an unknown plan: %v", err)
+		}
+
+		if _, err := s.Delete(ctx, Filter{}); err == nil || !strings.Contains(err.Error(), "no run selected") {
+			t.Errorf("Delete with no filter: %v", err)
+		}
+		n, err := s.Delete(ctx, Filter{Source: SourceCLI})
+		if err != nil || n != 2 {
+			t.Fatalf("Delete: %d, %v; want 2", n, err)
+		}
+		list, _ = s.List(ctx, Filter{})
+		if len(list) != 1 || list[0].ID != ic {
+			t.Errorf("after delete: %+v", list)
+		}
+		var cells int
+		if err := s.db.QueryRow("SELECT COUNT(*) FROM cells").Scan(&cells); err != nil || cells != 1 {
+			t.Errorf("cells left after delete: %d, %v; want 1", cells, err)
+		}
+	})
+}
+
+func TestMigrations(t *testing.T) {
+	stores(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		// From the previous schema, with a run in it.
+		prev, err := openAt(ctx, dsn, len(migrationFiles())-1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := prev.Version(ctx); v != len(migrationFiles())-1 {
+			t.Fatalf("previous schema at version %d", v)
+		}
+		id, err := prev.Save(ctx, NewRun(SourceCLI, testReport("linux", 2, cell("fib_rec", []int{30}, "native", 1, 2, 3))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev.Close()
+		s := open(t, dsn)
+		if v, _ := s.Version(ctx); v != len(migrationFiles()) {
+			t.Errorf("migrated to version %d, want %d", v, len(migrationFiles()))
+		}
+		if run, err := s.Get(ctx, id); err != nil || len(run.Report.Results) != 1 {
+			t.Errorf("the run stored before the migration: %+v, %v", run, err)
+		}
+		if d, err := s.Distribution(ctx, Filter{Kernel: "fib_rec", Args: "30"}); err != nil || len(d.Engines) != 1 {
+			t.Errorf("distribution after the migration: %+v, %v", d, err)
+		}
+		// Opening again changes nothing; a schema newer than the binary is refused.
+		s.Close()
+		s = open(t, dsn)
+		if _, err := s.db.Exec(s.d.q("INSERT INTO schema_version (version, applied_ns) VALUES (?, 0)"), len(migrationFiles())+1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Open(ctx, dsn); err == nil || !strings.Contains(err.Error(), "newer than this binary's") {
+			t.Errorf("a newer schema: %v", err)
+		}
+	})
+	t.Run("empty", func(t *testing.T) {
+		s := open(t, filepath.Join(t.TempDir(), "r.db"))
+		var tables int
+		if err := s.db.QueryRow("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'cells_distribution'").Scan(&tables); err != nil || tables != 1 {
+			t.Errorf("cells_distribution index: %d, %v", tables, err)
+		}
+	})
+}
+
+func TestDistribution(t *testing.T) {
+	stores(t, func(t *testing.T, dsn string) {
+		s, ctx := open(t, dsn), context.Background()
+		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		for i, m := range []float64{10, 20, 30, 40, 50} {
+			r := NewRun(SourceCLI, testReport("linux", 2, cell("fib_rec", []int{30}, "native", m, m, m), cell("fib_rec", []int{30}, "yaegi", 100*m, 100*m, 100*m), cell("fib_rec", []int{31}, "native", 1, 1, 1)))
+			r.Created, r.Wasmgap = t0.Add(time.Duration(i)*time.Hour), []string{"v1", "v1", "v2", "v2", "v3"}[i]
+			if _, err := s.Save(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b := NewRun(SourceBrowser, testReport("darwin", 8, cell("fib_rec", []int{30}, "browser-wasm", 7, 7, 7)))
+		b.Browser = Browser{Name: "Chrome", Version: "140"}
+		if _, err := s.Save(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		failed := NewRun(SourceCLI, testReport("linux", 2, measure.Result{Kernel: "fib_rec", Args: []int{30}, Engine: "native", Failure: "timed out"}))
+		if _, err := s.Save(ctx, failed); err != nil {
+			t.Fatal(err)
+		}
+
+		d, err := s.Distribution(ctx, Filter{Kernel: "fib_rec", Args: "30"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range d.Engines {
+			names = append(names, e.Engine)
+		}
+		if !slices.Equal(names, []string{"browser-wasm", "native", "yaegi"}) {
+			t.Fatalf("engines %v", names)
+		}
+		native := d.Engines[1]
+		if native.Runs != 5 || native.Quantiles != [5]float64{10, 20, 30, 40, 50} {
+			t.Errorf("native: %d runs, quantiles %v; want 5 and 10 20 30 40 50 (the failed cell left out)", native.Runs, native.Quantiles)
+		}
+		if len(native.Points) != 5 || native.Points[0].MedianNS != 50 {
+			t.Errorf("points newest first: %+v", native.Points)
+		}
+		var trend []string
+		for _, p := range native.Trend {
+			trend = append(trend, p.Wasmgap)
+		}
+		if !slices.Equal(trend, []string{"v1", "v2", "v3"}) || native.Trend[0].MedianNS != 15 || native.Trend[1].Runs != 2 {
+			t.Errorf("trend %+v", native.Trend)
+		}
+		if !slices.Equal(d.Facets.Browsers, []string{"Chrome"}) || !slices.Equal(d.Facets.OS, []string{"darwin", "linux"}) ||
+			!slices.Equal(d.Facets.Cores, []int{2, 8}) || len(d.Facets.Wasmgap) != 4 || !slices.Contains(d.Facets.Wasmgap, "v3") {
+			t.Errorf("facets %+v", d.Facets)
+		}
+		for _, tc := range []struct {
+			name string
+			f    Filter
+			want map[string]int // engine: runs
+		}{
+			{"browser", Filter{Browser: "Chrome"}, map[string]int{"browser-wasm": 1}},
+			{"os", Filter{OS: "linux"}, map[string]int{"native": 5, "yaegi": 5}},
+			{"cores", Filter{Cores: 8}, map[string]int{"browser-wasm": 1}},
+			{"engine version", Filter{EngineVersion: "go1.26.4"}, map[string]int{"native": 5}},
+			{"wasmgap", Filter{Wasmgap: "v2"}, map[string]int{"native": 2, "yaegi": 2}},
+			{"engine", Filter{Engine: "yaegi"}, map[string]int{"yaegi": 5}},
+			{"source", Filter{Source: SourceBrowser}, map[string]int{"browser-wasm": 1}},
+		} {
+			tc.f.Kernel, tc.f.Args = "fib_rec", "30"
+			d, err := s.Distribution(ctx, tc.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]int{}
+			for _, e := range d.Engines {
+				got[e.Engine] = e.Runs
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+			}
+			if len(d.Facets.OS) != 2 {
+				t.Errorf("%s: facets should not depend on the filters: %+v", tc.name, d.Facets)
+			}
+		}
+		if _, err := s.Distribution(ctx, Filter{}); err == nil {
+			t.Error("a distribution without a kernel")
+		}
+	})
+}
+
+func TestPlaceholders(t *testing.T) {
+	if got := postgresDialect.q("a = ? AND b IN (?, ?)"); got != "a = $1 AND b IN ($2, $3)" {
+		t.Errorf("postgres: %q", got)
+	}
+	if got := sqliteDialect.q("a = ?"); got != "a = ?" {
+		t.Errorf("sqlite: %q", got)
+	}
+	if got := redact("postgres://u:secret@h/db"); got != "postgres://u:***@h/db" {
+		t.Errorf("redact: %q", got)
+	}
+}
+
+func TestPlanKey(t *testing.T) {
+	a := testReport("linux", 2, cell("fib_rec", []int{30}, "native", 1), cell("ack", []int{3, 5}, "yaegi", 1))
+	b := testReport("linux", 2, cell("ack", []int{3, 5}, "yaegi", 2), cell("fib_rec", []int{30}, "native", 2))
+	c := testReport("linux", 2, cell("fib_rec", []int{31}, "native", 1), cell("ack", []int{3, 5}, "yaegi", 1))
+	if PlanKey(a) != PlanKey(b) || PlanKey(a) == PlanKey(c) {
+		t.Errorf("plan keys: %s %s %s: the same cells in another order are one plan, other arguments another", PlanKey(a), PlanKey(b), PlanKey(c))
+	}
+}
