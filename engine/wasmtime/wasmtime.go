@@ -24,6 +24,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -246,6 +247,46 @@ func (e *Engine) Run(_ context.Context, k *kernels.Kernel, args []int) (int64, e
 		return 0, fmt.Errorf("wasmtime: %s returned %T, want an i64", k.Export, v)
 	}
 	return r, nil
+}
+
+// batchSuffix names a kernel's batch export in kernels.wasm (engine/wazero.BatchSuffix).
+const batchSuffix = "_batch"
+
+// RunBatch calls the kernel reps times and returns the first value and the sum of all
+// (engine.Batcher): one call of the export, then one of its batch export for the other
+// reps - 1, so that a sample crosses cgo twice, not reps times, and times Cranelift's code.
+// A module without batch exports is called reps times.
+func (e *Engine) RunBatch(ctx context.Context, k *kernels.Kernel, args []int, reps int) (first, sum int64, err error) {
+	first, err = e.Run(ctx, k, args)
+	if err != nil || reps <= 1 {
+		return first, first, err
+	}
+	bfn := e.inst.GetFunc(e.store, k.Export+batchSuffix)
+	if bfn == nil || reps-1 > math.MaxInt32 {
+		sum = first
+		for i := 1; i < reps; i++ {
+			v, err := e.Run(ctx, k, args)
+			if err != nil {
+				return 0, 0, err
+			}
+			sum += v
+		}
+		return first, sum, nil
+	}
+	in := make([]any, len(args)+1)
+	for i, a := range args {
+		in[i] = int32(a)
+	}
+	in[len(args)] = int32(reps - 1)
+	v, err := bfn.Call(e.store, in...)
+	if err != nil {
+		return 0, 0, fmt.Errorf("wasmtime: %s: %w", k.Label(args), e.explain(err))
+	}
+	rest, ok := v.(int64)
+	if !ok {
+		return 0, 0, fmt.Errorf("wasmtime: %s returned %T, want an i64", k.Export+batchSuffix, v)
+	}
+	return first, first + rest, nil
 }
 
 // explain turns a trap or an exit of the module's Go runtime into an error that says what

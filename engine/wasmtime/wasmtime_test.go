@@ -86,3 +86,20 @@ func TestVersion(t *testing.T) {
 		t.Errorf("Version() = %q, want wasmtime-go v39…", got)
 	}
 }
+
+// TestRunBatch: one call of the export and one of its batch export give every call's value.
+func TestRunBatch(t *testing.T) {
+	e := New(Options{CacheDir: t.TempDir()})
+	ctx := context.Background()
+	if _, err := e.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(ctx)
+	k, _ := kernels.Lookup("fib_it")
+	for _, reps := range []int{1, 2, 7} {
+		first, sum, err := e.RunBatch(ctx, k, []int{40}, reps)
+		if err != nil || first != 102334155 || sum != int64(reps)*102334155 {
+			t.Errorf("RunBatch(fib_it(40), %d) = %d, %d, %v", reps, first, sum, err)
+		}
+	}
+}

@@ -239,9 +239,9 @@ func (c *compiled) instantiate(ctx context.Context) (*instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("instantiate %s: %w%s", modulePath, err, outputSuffix(out.String()))
 	}
-	stack := 2
+	stack := 3
 	for _, k := range c.kernels {
-		stack = max(stack, len(k.Params))
+		stack = max(stack, len(k.Params)+1)
 	}
 	inst := &instance{mod: mod, fns: map[string]export{}, stack: make([]uint64, stack), out: out}
 	for _, k := range c.kernels {
@@ -251,6 +251,11 @@ func (c *compiled) instantiate(ctx context.Context) (*instance, error) {
 			return nil, fmt.Errorf("instantiate %s: no export %q", modulePath, k.Export)
 		}
 		inst.fns[k.Export] = export{fn: fn, params: fn.Definition().ParamTypes()}
+		// The batch export (args…, reps) → sum, when the module has it (kernels.wasm does; a
+		// user's module does not).
+		if b := mod.ExportedFunction(k.Export + BatchSuffix); b != nil && len(b.Definition().ParamTypes()) == len(k.Params)+1 {
+			inst.fns[k.Export+BatchSuffix] = export{fn: b, params: b.Definition().ParamTypes()}
+		}
 	}
 	return inst, nil
 }

@@ -188,6 +188,50 @@ func (e *Engine) Run(ctx context.Context, k *kernels.Kernel, args []int) (int64,
 	return int64(stack[0]), nil
 }
 
+// BatchSuffix names a kernel's batch export in kernels.wasm: <export>_batch takes the
+// kernel's arguments and reps, calls the kernel reps times inside the module and returns
+// the sum of the values (docs/EMBEDDING.md).
+const BatchSuffix = "_batch"
+
+// RunBatch calls the kernel reps times and returns the first value and the sum of all
+// (engine.Batcher): one call of the kernel's export, then one call of its batch export for
+// the other reps - 1, so that a sample times the engine's code rather than reps calls from
+// the host. A module without batch exports (a user's) is called reps times.
+func (e *Engine) RunBatch(ctx context.Context, k *kernels.Kernel, args []int, reps int) (first, sum int64, err error) {
+	first, err = e.Run(ctx, k, args)
+	if err != nil || reps <= 1 {
+		return first, first, err
+	}
+	bfn, ok := e.inst.fns[k.Export+BatchSuffix]
+	if !ok || reps-1 > math.MaxInt32 {
+		sum = first
+		for i := 1; i < reps; i++ {
+			v, err := e.Run(ctx, k, args)
+			if err != nil {
+				return 0, 0, err
+			}
+			sum += v
+		}
+		return first, sum, nil
+	}
+	stack := e.inst.stack
+	for i, a := range args {
+		stack[i] = api.EncodeI32(int32(a)) // checked by Run
+	}
+	stack[len(args)] = api.EncodeI32(int32(reps - 1))
+	e.inst.out.Reset()
+	if err := bfn.fn.CallWithStack(ctx, stack); err != nil {
+		err = classify(err, e.inst.out.String())
+		_ = e.inst.mod.Close(ctx)
+		e.inst = nil
+		if inst, ierr := e.code.instantiate(ctx); ierr == nil {
+			e.inst = inst
+		}
+		return 0, 0, fmt.Errorf("%s: %s: %w", e.Name(), k.Label(args), err)
+	}
+	return first, first + int64(stack[0]), nil
+}
+
 // Close releases the engine's instance; the compiled code stays shared by the process.
 func (e *Engine) Close(ctx context.Context) error {
 	e.closed = true

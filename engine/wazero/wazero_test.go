@@ -441,3 +441,26 @@ func TestModuleABI(t *testing.T) {
 		t.Errorf("wasm-validate: %v\n%s", err, out)
 	}
 }
+
+// TestRunBatch: a batch is one call of the export and one of its batch export, whose sum
+// is every call's value.
+func TestRunBatch(t *testing.T) {
+	for _, interp := range []bool{false, true} {
+		e := New(Options{Interpreter: interp, NoCache: true})
+		ctx := context.Background()
+		if _, err := e.Load(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close(ctx)
+		if _, ok := e.inst.fns["fib_it"+BatchSuffix]; !ok {
+			t.Fatal("kernels.wasm has no fib_it_batch export")
+		}
+		k, _ := kernels.Lookup("fib_it")
+		for _, reps := range []int{1, 2, 7} {
+			first, sum, err := e.RunBatch(ctx, k, []int{40}, reps)
+			if err != nil || first != 102334155 || sum != int64(reps)*102334155 {
+				t.Errorf("%s: RunBatch(fib_it(40), %d) = %d, %d, %v", e.Name(), reps, first, sum, err)
+			}
+		}
+	}
+}

@@ -55,3 +55,91 @@ func loopTest8(large int32) int64 { return kernels.Test8(int(large)) }
 
 //go:wasmexport loop_test8b
 func loopTest8b(large int32) int64 { return kernels.Test8b(int(large)) }
+
+// The batch exports run a kernel reps times inside the module and return the sum of the
+// values, wrapped to int64: <export>_batch takes the kernel's arguments, then reps (≥ 1;
+// less runs nothing and returns 0). A host that times k calls through one batch call times
+// the engine's code, not k crossings from the host into the module (the native engine's
+// engine.Batcher, in wasm). nop does nothing: timed, it is the host's cost of one call.
+
+// batch calls f reps times and returns the sum of its values.
+func batch(reps int32, f func() int64) int64 {
+	var sum int64
+	for i := int32(0); i < reps; i++ {
+		sum += f()
+	}
+	return sum
+}
+
+//go:wasmexport nop
+func nop() {}
+
+//go:wasmexport fib_it_batch
+func fibItBatch(n int32, reps int32) int64 {
+	return batch(reps, func() int64 { return kernels.FibIt(int(n)) })
+}
+
+//go:wasmexport fib_rec_batch
+func fibRecBatch(n int32, reps int32) int64 {
+	return batch(reps, func() int64 { return kernels.FibRec(int(n)) })
+}
+
+//go:wasmexport ack_batch
+func ackBatch(n, m int32, reps int32) int64 {
+	return batch(reps, func() int64 { return kernels.Ack(int(n), int(m)) })
+}
+
+//go:wasmexport ack_while_batch
+func ackWhileBatch(n, m int32, reps int32) int64 {
+	return batch(reps, func() int64 { return kernels.AckWhile(int(n), int(m)) })
+}
+
+//go:wasmexport loop_test1_batch
+func loopTest1Batch(big, small int32, reps int32) int64 {
+	return batch(reps, func() int64 { return kernels.Test1(int(big), int(small)) })
+}
+
+//go:wasmexport loop_test1b_batch
+func loopTest1bBatch(big, small int32, reps int32) int64 {
+	return batch(reps, func() int64 { return kernels.Test1b(int(big), int(small)) })
+}
+
+//go:wasmexport loop_test2_batch
+func loopTest2Batch(big, small int32, reps int32) int64 {
+	return batch(reps, func() int64 { return kernels.Test2(int(big), int(small)) })
+}
+
+//go:wasmexport loop_test3_batch
+func loopTest3Batch(big, small int32, reps int32) int64 {
+	return batch(reps, func() int64 { return kernels.Test3(int(big), int(small)) })
+}
+
+//go:wasmexport loop_test4_batch
+func loopTest4Batch(big, small int32, reps int32) int64 {
+	return batch(reps, func() int64 { return kernels.Test4(int(big), int(small)) })
+}
+
+//go:wasmexport loop_test5_batch
+func loopTest5Batch(big, small int32, reps int32) int64 {
+	return batch(reps, func() int64 { return kernels.Test5(int(big), int(small)) })
+}
+
+//go:wasmexport loop_test6_batch
+func loopTest6Batch(big, small int32, reps int32) int64 {
+	return batch(reps, func() int64 { return kernels.Test6(int(big), int(small)) })
+}
+
+//go:wasmexport loop_test7_batch
+func loopTest7Batch(large int32, reps int32) int64 {
+	return batch(reps, func() int64 { return kernels.Test7(int(large)) })
+}
+
+//go:wasmexport loop_test8_batch
+func loopTest8Batch(large int32, reps int32) int64 {
+	return batch(reps, func() int64 { return kernels.Test8(int(large)) })
+}
+
+//go:wasmexport loop_test8b_batch
+func loopTest8bBatch(large int32, reps int32) int64 {
+	return batch(reps, func() int64 { return kernels.Test8b(int(large)) })
+}
