@@ -343,3 +343,21 @@ func TestPlanKey(t *testing.T) {
 		t.Errorf("plan keys: %s %s %s: the same cells in another order are one plan, other arguments another", PlanKey(a), PlanKey(b), PlanKey(c))
 	}
 }
+
+// TestQuantilesInterpolate: the quartiles of 10, 20, 30, 40 lie between ranks, read
+// from both ends of the index.
+func TestQuantilesInterpolate(t *testing.T) {
+	s, ctx := open(t, filepath.Join(t.TempDir(), "r.db")), context.Background()
+	for _, m := range []float64{40, 10, 30, 20} {
+		if _, err := s.Save(ctx, NewRun(SourceCLI, testReport("linux", 2, cell("fib_rec", []int{30}, "native", m, m, m)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := s.Distribution(ctx, Filter{Kernel: "fib_rec", Args: "30"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Engines[0].Quantiles; got != [5]float64{10, 17.5, 25, 32.5, 40} {
+		t.Errorf("quantiles %v, want 10 17.5 25 32.5 40", got)
+	}
+}
