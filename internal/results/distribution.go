@@ -100,13 +100,13 @@ func (s *Store) Distribution(ctx context.Context, f Filter, trendEngine string) 
 	}
 	d := Distribution{Kernel: f.Kernel, Args: f.Args}
 	where, args := f.cellWhere()
-	rows, err := s.db.QueryContext(ctx, s.d.q("SELECT engine, COUNT(*), MIN(median_ns), MAX(median_ns) FROM cells"+where+" GROUP BY engine ORDER BY engine"), args...)
+	rows, err := s.db.QueryContext(ctx, s.d.q("SELECT engine, COUNT(*) FROM cells"+s.d.indexed("cells_quantiles")+where+" GROUP BY engine ORDER BY engine"), args...)
 	if err != nil {
 		return d, fmt.Errorf("distribution: %w", err)
 	}
 	for rows.Next() {
 		var e EngineDistribution
-		if err := rows.Scan(&e.Engine, &e.Runs, &e.Quantiles[0], &e.Quantiles[4]); err != nil {
+		if err := rows.Scan(&e.Engine, &e.Runs); err != nil {
 			rows.Close()
 			return d, err
 		}
@@ -123,8 +123,8 @@ func (s *Store) Distribution(ctx context.Context, f Filter, trendEngine string) 
 		e := &d.Engines[i]
 		ef := f
 		ef.Engine = e.Engine
-		for j, q := range []float64{0.25, 0.5, 0.75} {
-			if e.Quantiles[j+1], err = s.quantile(ctx, "cells_quantiles", ef, e.Runs, q); err != nil {
+		for j, q := range []float64{0, 0.25, 0.5, 0.75, 1} {
+			if e.Quantiles[j], err = s.quantile(ctx, "cells_quantiles", ef, e.Runs, q); err != nil {
 				return d, err
 			}
 		}
@@ -142,15 +142,22 @@ func (s *Store) Distribution(ctx context.Context, f Filter, trendEngine string) 
 }
 
 // quantile is the q-quantile of the medians f selects (n of them), linearly interpolated,
-// read at its rank through the index, which holds them in order.
+// read at its rank through the index, which holds them in order: from the low end for
+// q ≤ ½, from the high end above, so that no read walks past the middle.
 func (s *Store) quantile(ctx context.Context, index string, f Filter, n int, q float64) (float64, error) {
 	if n == 0 {
 		return 0, nil
 	}
 	pos := q * float64(n-1)
 	lo := int(pos)
+	hi := min(lo+1, n-1)
+	order, offset := "ASC", lo
+	if q > 0.5 {
+		order, offset = "DESC", n-1-hi
+	}
 	where, args := f.cellWhere()
-	rows, err := s.db.QueryContext(ctx, s.d.q("SELECT median_ns FROM cells"+s.d.indexed(index)+where+" ORDER BY median_ns LIMIT 2 OFFSET "+strconv.Itoa(lo)), args...)
+	rows, err := s.db.QueryContext(ctx, s.d.q("SELECT median_ns FROM cells"+s.d.indexed(index)+where+
+		" ORDER BY median_ns "+order+" LIMIT "+strconv.Itoa(hi-lo+1)+" OFFSET "+strconv.Itoa(offset)), args...)
 	if err != nil {
 		return 0, fmt.Errorf("distribution: quantile: %w", err)
 	}
@@ -163,13 +170,14 @@ func (s *Store) quantile(ctx context.Context, index string, f Filter, n int, q f
 		}
 		v = append(v, x)
 	}
-	if len(v) == 0 {
-		return 0, rows.Err()
+	if err := rows.Err(); err != nil || len(v) == 0 {
+		return 0, err
 	}
+	slices.Sort(v)
 	if len(v) == 1 {
-		return v[0], rows.Err()
+		return v[0], nil
 	}
-	return v[0] + (pos-float64(lo))*(v[1]-v[0]), rows.Err()
+	return v[0] + (pos-float64(lo))*(v[1]-v[0]), nil
 }
 
 // newest returns the newest MaxPoints runs' medians f selects.

@@ -3,6 +3,7 @@ package results
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -160,39 +161,50 @@ func TestListFiltersLastDelete(t *testing.T) {
 }
 
 func TestMigrations(t *testing.T) {
-	stores(t, func(t *testing.T, dsn string) {
-		ctx := context.Background()
-		// From the previous schema, with a run in it.
-		prev, err := openAt(ctx, dsn, len(migrationFiles())-1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if v, _ := prev.Version(ctx); v != len(migrationFiles())-1 {
-			t.Fatalf("previous schema at version %d", v)
-		}
-		id := saveV2(t, prev, NewRun(SourceCLI, testReport("linux", 2, cell("fib_rec", []int{30}, "native", 1, 2, 3))))
-		prev.Close()
-		s := open(t, dsn)
-		if v, _ := s.Version(ctx); v != len(migrationFiles()) {
-			t.Errorf("migrated to version %d, want %d", v, len(migrationFiles()))
-		}
-		if run, err := s.Get(ctx, id); err != nil || len(run.Report.Results) != 1 {
-			t.Errorf("the run stored before the migration: %+v, %v", run, err)
-		}
-		if d, err := s.Distribution(ctx, Filter{Kernel: "fib_rec", Args: "30", OS: "linux", Cores: 2}, ""); err != nil || len(d.Engines) != 1 || d.Engines[0].Quantiles[2] != 2 ||
-			!slices.Equal(d.Facets.OS, []string{"linux"}) || !slices.Equal(d.Facets.EngineVersions, []string{"go1.26.4"}) {
-			t.Errorf("distribution after the migration (the cells' run fields and the facets filled from the runs): %+v, %v", d, err)
-		}
-		// Opening again changes nothing; a schema newer than the binary is refused.
-		s.Close()
-		s = open(t, dsn)
-		if _, err := s.db.Exec(s.d.q("INSERT INTO schema_version (version, applied_ns) VALUES (?, 0)"), len(migrationFiles())+1); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := Open(ctx, dsn); err == nil || !strings.Contains(err.Error(), "newer than this binary's") {
-			t.Errorf("a newer schema: %v", err)
-		}
-	})
+	latest := len(migrationFiles())
+	// From every earlier schema, with a run stored as that schema's binary stored it.
+	for from := 1; from < latest; from++ {
+		t.Run(fmt.Sprintf("from version %d", from), func(t *testing.T) {
+			stores(t, func(t *testing.T, dsn string) {
+				ctx := context.Background()
+				prev, err := openAt(ctx, dsn, from)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if v, _ := prev.Version(ctx); v != from {
+					t.Fatalf("opened at version %d, want %d", v, from)
+				}
+				run := NewRun(SourceCLI, testReport("linux", 2, cell("fib_rec", []int{30}, "native", 1, 2, 3)))
+				var id int64
+				if from < 3 { // the cells carry their run's fields from version 3 on
+					id = saveV2(t, prev, run)
+				} else if id, err = prev.Save(ctx, run); err != nil {
+					t.Fatal(err)
+				}
+				prev.Close()
+				s := open(t, dsn)
+				if v, _ := s.Version(ctx); v != latest {
+					t.Errorf("migrated to version %d, want %d", v, latest)
+				}
+				if run, err := s.Get(ctx, id); err != nil || len(run.Report.Results) != 1 {
+					t.Errorf("the run stored before the migration: %+v, %v", run, err)
+				}
+				if d, err := s.Distribution(ctx, Filter{Kernel: "fib_rec", Args: "30", OS: "linux", Cores: 2}, ""); err != nil || len(d.Engines) != 1 || d.Engines[0].Quantiles[2] != 2 ||
+					!slices.Equal(d.Facets.OS, []string{"linux"}) || !slices.Equal(d.Facets.EngineVersions, []string{"go1.26.4"}) {
+					t.Errorf("distribution after the migration (the cells' run fields and the facets filled from the runs): %+v, %v", d, err)
+				}
+				// Opening again changes nothing; a schema newer than the binary is refused.
+				s.Close()
+				s = open(t, dsn)
+				if _, err := s.db.Exec(s.d.q("INSERT INTO schema_version (version, applied_ns) VALUES (?, 0)"), latest+1); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := Open(ctx, dsn); err == nil || !strings.Contains(err.Error(), "newer than this binary's") {
+					t.Errorf("a newer schema: %v", err)
+				}
+			})
+		})
+	}
 	t.Run("empty", func(t *testing.T) {
 		s := open(t, filepath.Join(t.TempDir(), "r.db"))
 		var n int
@@ -329,5 +341,23 @@ func TestPlanKey(t *testing.T) {
 	c := testReport("linux", 2, cell("fib_rec", []int{31}, "native", 1), cell("ack", []int{3, 5}, "yaegi", 1))
 	if PlanKey(a) != PlanKey(b) || PlanKey(a) == PlanKey(c) {
 		t.Errorf("plan keys: %s %s %s: the same cells in another order are one plan, other arguments another", PlanKey(a), PlanKey(b), PlanKey(c))
+	}
+}
+
+// TestQuantilesInterpolate: the quartiles of 10, 20, 30, 40 lie between ranks, read
+// from both ends of the index.
+func TestQuantilesInterpolate(t *testing.T) {
+	s, ctx := open(t, filepath.Join(t.TempDir(), "r.db")), context.Background()
+	for _, m := range []float64{40, 10, 30, 20} {
+		if _, err := s.Save(ctx, NewRun(SourceCLI, testReport("linux", 2, cell("fib_rec", []int{30}, "native", m, m, m)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := s.Distribution(ctx, Filter{Kernel: "fib_rec", Args: "30"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Engines[0].Quantiles; got != [5]float64{10, 17.5, 25, 32.5, 40} {
+		t.Errorf("quantiles %v, want 10 17.5 25 32.5 40", got)
 	}
 }
