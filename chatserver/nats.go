@@ -1,6 +1,7 @@
 package chatserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -261,6 +262,9 @@ func (n *natsNode) setup(ctx context.Context, js jetstream.JetStream, cfg jetstr
 	if err := ensureStream(ctx, js, cfg); err != nil {
 		return err
 	}
+	if err := streamLed(ctx, js, cfg.Name); err != nil {
+		return err
+	}
 	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:      natsBucket,
 		Description: "wasmgap chat: the nodes alive (each renews its key every NodeTTL/5)",
@@ -276,6 +280,27 @@ func (n *natsNode) setup(ctx context.Context, js jetstream.JetStream, cfg jetstr
 		return fmt.Errorf("chat NATS: announce this node in %s: %w", natsBucket, err)
 	}
 	return nil
+}
+
+// streamLed waits until the stream has a leader: a replicated stream just
+// created, or one whose servers just started, answers no publish until its
+// replicas have elected one, and a node that served before then would
+// refuse its first logins.
+func streamLed(ctx context.Context, js jetstream.JetStream, name string) error {
+	for {
+		st, err := js.Stream(ctx, name)
+		if err == nil {
+			var info *jetstream.StreamInfo
+			if info, err = st.Info(ctx); err == nil && (info.Cluster == nil || info.Cluster.Leader != "") {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("chat NATS: stream %s has no leader yet (%v): its replicas are still electing one", name, cmp.Or(err, ctx.Err()))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // natsConfigError is a setup error that waiting does not cure.
