@@ -9,16 +9,18 @@ import (
 const module = "github.com/wasmgap/wasmgap"
 
 // layer is the level of a package of the module among the engines' layers: a package may
-// import only packages of lower levels. Packages outside the engines' layers (runner,
-// custom, playground, …) are above them all.
+// import only packages of lower levels. The leaves (the kernels, the embedded modules and
+// page, internal/) are below them all; the harness (measure) stands on the contract, under
+// the engines that run it whole themselves (engine/browser); packages outside the engines'
+// layers (runner, custom, playground, …) are above them all.
 func layer(pkg string) int {
 	p := strings.TrimPrefix(pkg, module+"/")
 	switch {
-	case p == "kernels", p == "wasm", strings.HasPrefix(p, "internal/"):
+	case p == "kernels", p == "wasm", p == "web", strings.HasPrefix(p, "internal/"):
 		return 0
 	case p == "engine", p == "engine/driver/goserve":
 		return 1
-	case p == "engine/driver":
+	case p == "engine/driver", p == "measure":
 		return 2
 	case strings.HasPrefix(p, "engine/"), p == "native", strings.HasPrefix(p, "native/"):
 		return 3
