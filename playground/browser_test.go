@@ -275,7 +275,11 @@ func testPage(t *testing.T, kind headless.Kind) {
 			t.Errorf("crossOriginIsolated = %v (%v): COOP/COEP missing, timers coarse", isolated, err)
 		}
 		// The chat panel is shown in its iframe (same origin, so it loads in the isolated
-		// page); the absent load panel is hidden.
+		// page) once it is scrolled to (the iframe loads lazily); the absent load panel is
+		// hidden.
+		if err := p.eval(`document.getElementById("chat-panel").scrollIntoView(), true`, new(bool)); err != nil {
+			t.Fatal(err)
+		}
 		p.waitFor(`document.querySelector("#chat-panel iframe")?.contentDocument?.getElementById("hello")?.textContent === "chat panel at /"`,
 			10*time.Second, "the chat panel's iframe")
 		hidden, err := evalAs[[]bool](p, `[document.getElementById("chat-panel").hidden, document.getElementById("load-panel").hidden]`)

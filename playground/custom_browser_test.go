@@ -18,6 +18,7 @@ import (
 
 	"github.com/wasmgap/wasmgap/custom"
 	"github.com/wasmgap/wasmgap/internal/browsertest"
+	"github.com/wasmgap/wasmgap/internal/headless"
 )
 
 // TestCustomKernelInChromium drives the "Your kernel" tab: the template edited into a
@@ -35,10 +36,10 @@ func TestCustomKernelInChromium(t *testing.T) {
 	}
 	ts := httptest.NewServer(New(Options{Dist: os.DirFS(dist), Timeout: time.Minute, Custom: b}))
 	defer ts.Close()
-	ctx := browsertest.Start(t, chromedp.WindowSize(1400, 1000))
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	page := browsertest.Open(t, headless.Chromium, chromedp.WindowSize(1400, 1000))
+	ctx, cancel := context.WithTimeout(headless.ChromedpContext(page), 5*time.Minute)
 	defer cancel()
-	p := &browserPage{t: t, ctx: ctx, url: ts.URL}
+	p := &browserPage{t: t, page: page, ctx: ctx, url: ts.URL}
 
 	tiers := []string{"wazero-compiler", "wazero-interpreter", "yaegi", "browser-wasm"}
 	p.open("e=native,browser-js," + strings.Join(tiers, ",") + "&runs=2&warmup=1")

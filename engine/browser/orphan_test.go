@@ -27,9 +27,10 @@ func serveOrphanIfRequested() {
 	if name == "" {
 		return
 	}
-	// fib_rec(27), 1000 samples of at least a second: a cell that outlasts the test.
+	// fib_rec(27), the most samples a cell takes, each of at least a second: a cell that
+	// outlasts the test.
 	jobs, err := runner.Plan{Engines: []string{name}, Kernels: []string{"fib_rec"}, Args: map[string]int{"n": 27},
-		Options: measure.Options{Runs: 1000, Warmup: 1, MinSample: time.Second}, Timeout: time.Hour}.Jobs()
+		Options: measure.Options{Runs: runner.MaxJobRuns, Warmup: 1, MinSample: time.Second}, Timeout: time.Hour}.Jobs()
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)
@@ -103,6 +104,8 @@ func TestBrowserDiesWithBench(t *testing.T) {
 			}
 			parent := cmd.Process.Pid
 			defer cmd.Process.Kill()
+			exited := make(chan struct{})
+			go func() { cmd.Wait(); close(exited) }()
 			// Wait for the browser: a descendant of the parent whose command names it.
 			browserName := map[string]string{browser.ChromiumWasm: "chrom", browser.FirefoxJS: "firefox"}[name]
 			var below []int
@@ -115,7 +118,12 @@ func TestBrowserDiesWithBench(t *testing.T) {
 				if found {
 					break
 				}
-				if time.Now().After(deadline) || cmd.ProcessState != nil {
+				select {
+				case <-exited:
+					t.Fatalf("the parent ended before its %s cell started a browser: %q", name, out)
+				default:
+				}
+				if time.Now().After(deadline) {
 					t.Fatalf("no %s process below the parent after 2 minutes (it said %q)", name, out)
 				}
 			}
@@ -127,7 +135,7 @@ func TestBrowserDiesWithBench(t *testing.T) {
 			if err := cmd.Process.Kill(); err != nil {
 				t.Fatal(err)
 			}
-			cmd.Wait()
+			<-exited
 			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 				var left []string
 				for _, pid := range below {
