@@ -55,6 +55,20 @@ type Batcher interface {
 	RunBatch(ctx context.Context, k *kernels.Kernel, args []int, reps int) (first, sum int64, err error)
 }
 
+// RunRest calls the kernel reps-1 more times after a first call that returned first, and
+// returns the sum of all reps values: a Batcher's answer when its fast path does not apply.
+func RunRest(ctx context.Context, e Engine, k *kernels.Kernel, args []int, first int64, reps int) (sum int64, err error) {
+	sum = first
+	for i := 1; i < reps; i++ {
+		v, err := e.Run(ctx, k, args)
+		if err != nil {
+			return 0, err
+		}
+		sum += v
+	}
+	return sum, nil
+}
+
 // SelfTimer is implemented by an engine whose calls run in another process (a peer's
 // driver, Node): a call's round trip through the pipe costs tens of microseconds, more than
 // many kernels, so the driver times the calls with its own monotonic clock and the harness

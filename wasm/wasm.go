@@ -33,6 +33,11 @@ var Package embed.FS
 // root.
 const ModulePath = "wasm/dist/kernels.wasm"
 
+// BatchSuffix names a kernel's batch export in kernels.wasm: <export>_batch takes the
+// kernel's arguments and reps, calls the kernel reps times inside the module and returns
+// the sum of the values (docs/EMBEDDING.md).
+const BatchSuffix = "_batch"
+
 // SourceDir is the folder of the module's Go source, relative to the repository root.
 const SourceDir = "wasm/module"
 

@@ -249,9 +249,6 @@ func (e *Engine) Run(_ context.Context, k *kernels.Kernel, args []int) (int64, e
 	return r, nil
 }
 
-// batchSuffix names a kernel's batch export in kernels.wasm (engine/wazero.BatchSuffix).
-const batchSuffix = "_batch"
-
 // RunBatch calls the kernel reps times and returns the first value and the sum of all
 // (engine.Batcher): one call of the export, then one of its batch export for the other
 // reps - 1, so that a sample crosses cgo twice, not reps times, and times Cranelift's code.
@@ -261,15 +258,10 @@ func (e *Engine) RunBatch(ctx context.Context, k *kernels.Kernel, args []int, re
 	if err != nil || reps <= 1 {
 		return first, first, err
 	}
-	bfn := e.inst.GetFunc(e.store, k.Export+batchSuffix)
+	bfn := e.inst.GetFunc(e.store, k.Export+wasm.BatchSuffix)
 	if bfn == nil || reps-1 > math.MaxInt32 {
-		sum = first
-		for i := 1; i < reps; i++ {
-			v, err := e.Run(ctx, k, args)
-			if err != nil {
-				return 0, 0, err
-			}
-			sum += v
+		if sum, err = engine.RunRest(ctx, e, k, args, first, reps); err != nil {
+			return 0, 0, err
 		}
 		return first, sum, nil
 	}
@@ -284,7 +276,7 @@ func (e *Engine) RunBatch(ctx context.Context, k *kernels.Kernel, args []int, re
 	}
 	rest, ok := v.(int64)
 	if !ok {
-		return 0, 0, fmt.Errorf("wasmtime: %s returned %T, want an i64", k.Export+batchSuffix, v)
+		return 0, 0, fmt.Errorf("wasmtime: %s returned %T, want an i64", k.Export+wasm.BatchSuffix, v)
 	}
 	return first, first + rest, nil
 }

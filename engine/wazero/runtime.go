@@ -253,8 +253,8 @@ func (c *compiled) instantiate(ctx context.Context) (*instance, error) {
 		inst.fns[k.Export] = export{fn: fn, params: fn.Definition().ParamTypes()}
 		// The batch export (args…, reps) → sum, when the module has it (kernels.wasm does; a
 		// user's module does not).
-		if b := mod.ExportedFunction(k.Export + BatchSuffix); b != nil && len(b.Definition().ParamTypes()) == len(k.Params)+1 {
-			inst.fns[k.Export+BatchSuffix] = export{fn: b, params: b.Definition().ParamTypes()}
+		if b := mod.ExportedFunction(k.Export + wasm.BatchSuffix); b != nil && len(b.Definition().ParamTypes()) == len(k.Params)+1 {
+			inst.fns[k.Export+wasm.BatchSuffix] = export{fn: b, params: b.Definition().ParamTypes()}
 		}
 	}
 	return inst, nil

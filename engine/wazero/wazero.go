@@ -29,6 +29,7 @@ import (
 
 	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/kernels"
+	"github.com/wasmgap/wasmgap/wasm"
 )
 
 // MemoryLimitPages caps each instance's linear memory, in 64 KiB pages: 1 GiB. The largest
@@ -188,11 +189,6 @@ func (e *Engine) Run(ctx context.Context, k *kernels.Kernel, args []int) (int64,
 	return int64(stack[0]), nil
 }
 
-// BatchSuffix names a kernel's batch export in kernels.wasm: <export>_batch takes the
-// kernel's arguments and reps, calls the kernel reps times inside the module and returns
-// the sum of the values (docs/EMBEDDING.md).
-const BatchSuffix = "_batch"
-
 // RunBatch calls the kernel reps times and returns the first value and the sum of all
 // (engine.Batcher): one call of the kernel's export, then one call of its batch export for
 // the other reps - 1, so that a sample times the engine's code rather than reps calls from
@@ -202,15 +198,10 @@ func (e *Engine) RunBatch(ctx context.Context, k *kernels.Kernel, args []int, re
 	if err != nil || reps <= 1 {
 		return first, first, err
 	}
-	bfn, ok := e.inst.fns[k.Export+BatchSuffix]
+	bfn, ok := e.inst.fns[k.Export+wasm.BatchSuffix]
 	if !ok || reps-1 > math.MaxInt32 {
-		sum = first
-		for i := 1; i < reps; i++ {
-			v, err := e.Run(ctx, k, args)
-			if err != nil {
-				return 0, 0, err
-			}
-			sum += v
+		if sum, err = engine.RunRest(ctx, e, k, args, first, reps); err != nil {
+			return 0, 0, err
 		}
 		return first, sum, nil
 	}

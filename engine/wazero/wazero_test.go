@@ -452,7 +452,7 @@ func TestRunBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer e.Close(ctx)
-		if _, ok := e.inst.fns["fib_it"+BatchSuffix]; !ok {
+		if _, ok := e.inst.fns["fib_it"+wasm.BatchSuffix]; !ok {
 			t.Fatal("kernels.wasm has no fib_it_batch export")
 		}
 		k, _ := kernels.Lookup("fib_it")
