@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/auth"
 )
 
 var testSecret = []byte("0123456789abcdef0123456789abcdef-test")
@@ -132,7 +134,7 @@ func TestTokenAuth(t *testing.T) {
 				{"no token", "", nil, 401, "needs a connection token"},
 				{"mallory's token", "token=" + mallory, nil, 403, "token is mallory's"},
 				{"mallory's token, replay", "", http.Header{"Authorization": {"Bearer " + mallory}, "Last-Event-Id": {"0"}}, 403, "token is mallory's"},
-				{"mallory's cookie", "", http.Header{"Cookie": {TokenCookie + "=" + mallory}}, 403, "token is mallory's"},
+				{"mallory's cookie", "", http.Header{"Cookie": {auth.TokenCookie + "=" + mallory}}, 403, "token is mallory's"},
 				{"garbage", "token=abc.def.ghi", nil, 401, "not a JWT"},
 				{"expired", "token=" + expiredToken(t, "bob"), nil, 401, "expired"},
 				{"other secret", "token=" + otherSecretToken(t, "bob"), nil, 401, "signature"},
@@ -176,12 +178,12 @@ func TestTokenAuth(t *testing.T) {
 			}
 			c.expect("Welcome bob!", "now online: ")
 			c.expectOffline("alice", "for bob only")
-			ws, status, body := ts.wsLogin(t, "alice", "", []string{wsProtocol, tokenProtocol + alice})
+			ws, status, body := ts.wsLogin(t, "alice", "", []string{auth.WSProtocol, auth.TokenProtocol + alice})
 			if ws == nil {
 				t.Fatalf("alice's WebSocket login with the token as subprotocol: %d %s", status, body)
 			}
-			if ws.Subprotocol() != wsProtocol {
-				t.Errorf("selected subprotocol %q, want %q", ws.Subprotocol(), wsProtocol)
+			if ws.Subprotocol() != auth.WSProtocol {
+				t.Errorf("selected subprotocol %q, want %q", ws.Subprotocol(), auth.WSProtocol)
 			}
 			c.expect("alice has joined.")
 			for _, h := range []struct {
@@ -190,7 +192,7 @@ func TestTokenAuth(t *testing.T) {
 			}{
 				{"GET", "/msg/bob/alice%20by%20bearer", "", bearer(bob)},
 				{"GET", "/msg/bob/alice%20by%20query?token=" + bob, "", nil},
-				{"POST", "/send", `{"from":"bob","to":"alice","text":"by cookie"}`, http.Header{"Cookie": {TokenCookie + "=" + bob}}},
+				{"POST", "/send", `{"from":"bob","to":"alice","text":"by cookie"}`, http.Header{"Cookie": {auth.TokenCookie + "=" + bob}}},
 			} {
 				if status, body := ts.send(t, h.method, h.path, h.body, h.header); status != 200 {
 					t.Fatalf("bob's own send %s %s: %d %s", h.method, h.path, status, body)
@@ -261,15 +263,15 @@ func TestNickClaims(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("first login: %d %s", status, body)
 	}
-	secret := h.Get(claimHeader)
+	secret := h.Get(auth.ClaimHeader)
 	cookie := h.Get("Set-Cookie")
-	if secret == "" || !strings.HasPrefix(cookie, claimCookie("bob")+"="+secret) || !strings.Contains(cookie, "HttpOnly") {
-		t.Fatalf("first login's claim: %s %q, Set-Cookie %q", claimHeader, secret, cookie)
+	if secret == "" || !strings.HasPrefix(cookie, auth.ClaimCookie("bob")+"="+secret) || !strings.Contains(cookie, "HttpOnly") {
+		t.Fatalf("first login's claim: %s %q, Set-Cookie %q", auth.ClaimHeader, secret, cookie)
 	}
 	first.expect("Welcome bob!", "now online: ")
 
 	// A second login as bob: refused without the secret, welcome with it.
-	for _, hd := range []http.Header{nil, {claimHeader: {"wrong"}}, {"Cookie": {claimCookie("bob") + "=wrong"}}} {
+	for _, hd := range []http.Header{nil, {auth.ClaimHeader: {"wrong"}}, {"Cookie": {auth.ClaimCookie("bob") + "=wrong"}}} {
 		if status, body, _, _ := ts.sseLogin(t, "bob", "", hd); status != 403 || !strings.Contains(body, "claimed") {
 			t.Errorf("second login as bob showing %v: %d %q, want 403", hd, status, body)
 		}
@@ -277,12 +279,12 @@ func TestNickClaims(t *testing.T) {
 	if _, status, body := ts.wsLogin(t, "bob", "", nil); status != 403 {
 		t.Errorf("WebSocket login as bob without the secret: %d %q, want 403", status, body)
 	}
-	for _, hd := range []http.Header{{claimHeader: {secret}}, {"Cookie": {claimCookie("bob") + "=" + secret}}} {
+	for _, hd := range []http.Header{{auth.ClaimHeader: {secret}}, {"Cookie": {auth.ClaimCookie("bob") + "=" + secret}}} {
 		status, body, h, c := ts.sseLogin(t, "bob", "", hd)
 		if status != 200 {
 			t.Fatalf("login as bob showing the secret %v: %d %s", hd, status, body)
 		}
-		if h.Get(claimHeader) != "" {
+		if h.Get(auth.ClaimHeader) != "" {
 			t.Errorf("a login that showed the claim got a new one")
 		}
 		c.expect("Welcome bob!", "now online: bob")
@@ -300,8 +302,8 @@ func TestNickClaims(t *testing.T) {
 		status int
 	}{
 		{"/msg/bob/all%20forged", nil, 403},
-		{"/msg/bob/all%20forged", http.Header{claimHeader: {"wrong"}}, 403},
-		{"/msg/bob/all%20mine", http.Header{claimHeader: {secret}}, 200},
+		{"/msg/bob/all%20forged", http.Header{auth.ClaimHeader: {"wrong"}}, 403},
+		{"/msg/bob/all%20mine", http.Header{auth.ClaimHeader: {secret}}, 200},
 		{"/msg/mary/all%20open", nil, 200},
 	} {
 		if status, body := ts.send(t, "GET", tc.path, "", tc.header); status != tc.status {
@@ -323,7 +325,7 @@ func TestNickClaims(t *testing.T) {
 func TestNickClaimEnds(t *testing.T) {
 	ts := startServer(t, Options{ClaimNicks: true, LeaveGrace: -1})
 	_, _, h, c := ts.sseLogin(t, "bob", "", nil)
-	old := h.Get(claimHeader)
+	old := h.Get(auth.ClaimHeader)
 	c.expect("Welcome bob!", "now online: ")
 	c.close()
 	ts.waitStreams(t, "bob", -1)
@@ -331,7 +333,7 @@ func TestNickClaimEnds(t *testing.T) {
 	for {
 		status, body, h, c := ts.sseLogin(t, "bob", "", nil)
 		if status == 200 {
-			if s := h.Get(claimHeader); s == "" || s == old {
+			if s := h.Get(auth.ClaimHeader); s == "" || s == old {
 				t.Errorf("a new claim's secret %q (the old one %q)", s, old)
 			}
 			c.expect("Welcome bob!", "now online: ")

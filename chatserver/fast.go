@@ -41,7 +41,7 @@ func (f fastSide) Page(r *fastpath.Request) ([]byte, int) {
 // by send.
 func (f fastSide) Send(r *fastpath.Request) (fastpath.Reply, bool) {
 	p, _, err := f.s.msgPost(string(r.Target))
-	if err != nil || f.s.guardsSends(p.From) || f.s.proxies.Trusts(r.Remote) {
+	if err != nil || f.s.auth.GuardsSends(p.From) || f.s.proxies.Trusts(r.Remote) {
 		// Refused, to be authorized, or from a proxy that names its client in a
 		// header: net/http's answer.
 		return fastpath.Reply{}, false

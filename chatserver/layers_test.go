@@ -18,8 +18,9 @@ const module = "github.com/wasmgap/wasmgap/"
 var chatLayers = map[string]int{
 	"chatserver":                   0, // Server, options, routes, transports, broker
 	"chatserver/internal/fastpath": 1, // HTTP/1.1 before net/http, for an App
-	"chatserver/internal/room":     1, // the rules, a pure state machine
-	"chatserver/internal/store":    2, // chat.db and its log
+	"chatserver/internal/auth":     2, // who speaks: tokens, claims
+	"chatserver/internal/room":     3, // the rules, a pure state machine
+	"chatserver/internal/store":    3, // chat.db and its log
 }
 
 const middleLayer = 1

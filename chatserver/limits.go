@@ -5,7 +5,6 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -14,32 +13,10 @@ import (
 	"github.com/wasmgap/wasmgap/chatserver/internal/room"
 )
 
-// MaxNickLen is the longest nickname accepted.
-const MaxNickLen = 32
-
-// reserved are words that cannot be nicknames, in any case ("ALL" and "Msg"
-// included): "all" addresses everyone, the others are routes ("." and ".."
-// would resolve as paths).
-var reserved = map[string]bool{"all": true, "msg": true, "ws": true, "send": true, ".": true, "..": true}
-
-const nickRule = `use 1–32 letters, digits, '_', '.' or '-'; "all", "msg", "ws", "send", "." and ".." are reserved, in any case`
-
 // ValidNick reports why nick cannot be a nickname, or nil when it can.
 func ValidNick(nick string) error {
-	if nick == "" {
-		return refuse(ErrInvalid, "nickname is empty: %s", nickRule)
-	}
-	if len(nick) > MaxNickLen {
-		return refuse(ErrInvalid, "nickname is %d characters long: %s", len(nick), nickRule)
-	}
-	for i := 0; i < len(nick); i++ {
-		c := nick[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
-			return refuse(ErrInvalid, "nickname %q has the character %q: %s", nick, rune(c), nickRule)
-		}
-	}
-	if reserved[strings.ToLower(nick)] {
-		return refuse(ErrInvalid, "nickname %q is reserved: %s", nick, nickRule)
+	if why := room.NickProblem(nick); why != "" {
+		return refuse(ErrInvalid, "%s", why)
 	}
 	return nil
 }

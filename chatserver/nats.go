@@ -18,6 +18,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/wasmgap/wasmgap/chatserver/internal/auth"
 )
 
 // Several nodes, one chat: with Options.NATS the chat's state is a
@@ -655,6 +656,12 @@ func (n *natsNode) shutdown() {
 	}
 	n.cons.Stop()
 	n.nc.Close()
+}
+
+// claims is the nick claims of this node's chat, kept in NATS.
+func (n *natsNode) claims() auth.Claims {
+	return auth.NewKVClaims(auth.KVConfig{JS: n.js, Stream: natsStream, Node: n.nodeID, Quit: n.quit,
+		Logger: n.s.opts.Logger, Grace: n.s.opts.LeaveGrace, Wait: natsWait, Unavailable: ErrUnavailable})
 }
 
 // natsBroker publishes posts to the chat's stream.

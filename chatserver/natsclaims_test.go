@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/auth"
 )
 
 // TestNATSClaims: a nick claimed on one node of a chat over NATS is
@@ -21,7 +23,7 @@ func TestNATSClaims(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("bob's first login on node a: %d %s", status, body)
 	}
-	secret := h.Get(claimHeader)
+	secret := h.Get(auth.ClaimHeader)
 	if secret == "" {
 		t.Fatal("no claim secret")
 	}
@@ -29,9 +31,9 @@ func TestNATSClaims(t *testing.T) {
 	if status, body, _, _ := b.sseLogin(t, "bob", "", nil); status != 403 || !strings.Contains(body, "claimed") {
 		t.Errorf("bob on node b without the secret: %d %q, want 403", status, body)
 	}
-	status, body, h, bob2 := b.sseLogin(t, "bob", "", http.Header{claimHeader: {secret}})
-	if status != 200 || h.Get(claimHeader) != "" {
-		t.Fatalf("bob on node b with the secret: %d %s (new claim %q)", status, body, h.Get(claimHeader))
+	status, body, h, bob2 := b.sseLogin(t, "bob", "", http.Header{auth.ClaimHeader: {secret}})
+	if status != 200 || h.Get(auth.ClaimHeader) != "" {
+		t.Fatalf("bob on node b with the secret: %d %s (new claim %q)", status, body, h.Get(auth.ClaimHeader))
 	}
 	waitText(t, bob2, "Welcome bob!")
 	for _, tc := range []struct {
@@ -40,7 +42,7 @@ func TestNATSClaims(t *testing.T) {
 		status int
 	}{
 		{"/msg/bob/all%20forged", nil, 403},
-		{"/msg/bob/all%20mine", http.Header{claimHeader: {secret}}, 200},
+		{"/msg/bob/all%20mine", http.Header{auth.ClaimHeader: {secret}}, 200},
 		{"/msg/mary/all%20open", nil, 200},
 	} {
 		if status, body := b.send(t, "GET", tc.path, "", tc.header); status != tc.status {
@@ -59,7 +61,7 @@ func TestNATSClaims(t *testing.T) {
 	for {
 		status, body, h, c := a.sseLogin(t, "bob", "", nil)
 		if status == 200 {
-			if s := h.Get(claimHeader); s == "" || s == secret {
+			if s := h.Get(auth.ClaimHeader); s == "" || s == secret {
 				t.Errorf("the new claim's secret %q (the old %q)", s, secret)
 			}
 			c.close()

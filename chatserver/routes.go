@@ -150,7 +150,7 @@ func (s *Server) serveMsg(w http.ResponseWriter, r *http.Request) {
 		s.sendError(w, status, err, false)
 		return
 	}
-	if err := s.authorizeSend(r.Context(), r, p.From); err != nil {
+	if err := s.auth.AuthorizeSend(r.Context(), r, p.From); err != nil {
 		s.refuseAuth(w, err, false)
 		return
 	}
@@ -192,7 +192,7 @@ func (s *Server) serveSend(w http.ResponseWriter, r *http.Request) {
 		s.sendError(w, statusOf(err), fmt.Errorf("from: %w", err), true)
 		return
 	}
-	if err := s.authorizeSend(r.Context(), r, in.From); err != nil {
+	if err := s.auth.AuthorizeSend(r.Context(), r, in.From); err != nil {
 		s.refuseAuth(w, err, true)
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wasmgap/wasmgap/chatserver/internal/auth"
 	"github.com/wasmgap/wasmgap/chatserver/internal/fastpath"
 	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
@@ -190,7 +191,7 @@ type Server struct {
 	addrs   *addrLimits
 	handler http.Handler
 	cluster *natsNode          // with Options.NATS: the chat's state lives in JetStream
-	claims  claimStore         // with Options.ClaimNicks
+	auth    auth.Guard         // who speaks (auth.go)
 	proxies *httpguard.Proxies // Options.TrustedProxies
 
 	mu       sync.Mutex

@@ -20,6 +20,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/wasmgap/wasmgap/chatserver/internal/auth"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
@@ -269,17 +270,17 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 		http.Error(w, "Last-Event-ID: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	grant, err := s.authorizeLogin(r.Context(), r, nick)
+	grant, err := s.auth.AuthorizeLogin(r.Context(), r, nick)
 	if err != nil {
 		s.refuseAuth(w, err, false)
 		return
 	}
 	admitted, ok := s.admitStream(w, r)
 	if !ok {
-		grant.release()
+		grant.Release()
 		return
 	}
-	release := func() { admitted(); grant.release() }
+	release := func() { admitted(); grant.Release() }
 
 	c, res, leave := s.join(r.Context(), nick, resume, hasResume)
 	if res.err != nil {
@@ -289,7 +290,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 		return
 	}
 	addr := r.RemoteAddr
-	extra := claimHeaders(nick, grant.claimSecret)
+	extra := grant.Header(nick)
 	if nc, ok := s.hijackSSE(w, r, extra); ok {
 		// The stream runs on its own goroutines and this handler returns,
 		// so that net/http lets go of the request and of its buffers: an
@@ -596,17 +597,17 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("WebSocket origin %q is not allowed: only pages of this server (%s) or the allowed origins may connect", origin, r.Host), http.StatusForbidden)
 		return
 	}
-	grant, err := s.authorizeLogin(r.Context(), r, nick)
+	grant, err := s.auth.AuthorizeLogin(r.Context(), r, nick)
 	if err != nil {
 		s.refuseAuth(w, err, false)
 		return
 	}
 	admitted, ok := s.admitStream(w, r)
 	if !ok {
-		grant.release()
+		grant.Release()
 		return
 	}
-	release := func() { admitted(); grant.release() }
+	release := func() { admitted(); grant.Release() }
 
 	up := websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
@@ -619,9 +620,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		CheckOrigin:     func(*http.Request) bool { return true }, // checked above
 		// A browser that passes its token as the subprotocol token.<t>
 		// offers this one beside it, for the server to select.
-		Subprotocols: []string{wsProtocol},
+		Subprotocols: []string{auth.WSProtocol},
 	}
-	ws, err := up.Upgrade(w, r, claimHeaders(nick, grant.claimSecret))
+	ws, err := up.Upgrade(w, r, grant.Header(nick))
 	if err != nil {
 		release()
 		return // the upgrader answered the client

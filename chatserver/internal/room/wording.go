@@ -83,3 +83,34 @@ func TextProblem(text string) string {
 	}
 	return ""
 }
+
+// MaxNickLen is the longest nickname accepted.
+const MaxNickLen = 32
+
+// reserved are words that cannot be nicknames, in any case ("ALL" and "Msg"
+// included): "all" addresses everyone, the others are routes ("." and ".."
+// would resolve as paths).
+var reserved = map[string]bool{"all": true, "msg": true, "ws": true, "send": true, ".": true, "..": true}
+
+const nickRule = `use 1–32 letters, digits, '_', '.' or '-'; "all", "msg", "ws", "send", "." and ".." are reserved, in any case`
+
+// NickProblem says why nick cannot be a nickname, and what is allowed; ""
+// when it can.
+func NickProblem(nick string) string {
+	if nick == "" {
+		return "nickname is empty: " + nickRule
+	}
+	if len(nick) > MaxNickLen {
+		return fmt.Sprintf("nickname is %d characters long: %s", len(nick), nickRule)
+	}
+	for i := 0; i < len(nick); i++ {
+		c := nick[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return fmt.Sprintf("nickname %q has the character %q: %s", nick, rune(c), nickRule)
+		}
+	}
+	if reserved[strings.ToLower(nick)] {
+		return fmt.Sprintf("nickname %q is reserved: %s", nick, nickRule)
+	}
+	return ""
+}

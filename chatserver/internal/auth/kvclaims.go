@@ -1,4 +1,4 @@
-package chatserver
+package auth
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"sync"
 	"time"
@@ -14,7 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// The nick claims of a chat over NATS (Options.ClaimNicks with NATS) live
+// The nick claims of a chat over NATS (claims with NATS) live
 // in the JetStream key-value bucket chat-claims, one key per claimed nick,
 // so that every node sees them. A claim names, for each node that holds
 // streams of the nick, until when it holds it: a node renews its hold every
@@ -53,10 +54,23 @@ func (c *storedClaim) matches(shown string) bool {
 	return err == nil && len(h) == 32 && secretMatches([32]byte(h), shown)
 }
 
-// natsClaims is the claimStore of a node of a chat over NATS.
-type natsClaims struct {
-	n     *natsNode
-	grace time.Duration
+// KVConfig is what KVClaims needs of its node.
+type KVConfig struct {
+	JS     jetstream.JetStream
+	Stream string        // the chat's stream: the bucket takes its replicas
+	Node   func() string // this node's incarnation
+	Quit   <-chan struct{}
+	Logger *slog.Logger
+	Grace  time.Duration // the leave grace: how long a claim outlasts its last stream
+	Wait   time.Duration // the longest wait for NATS in a release or renewal
+	// Unavailable is the kind of error (errors.Is) a claim that NATS could
+	// not check or change is refused with.
+	Unavailable error
+}
+
+// KVClaims is the Claims of a node of a chat over NATS.
+type KVClaims struct {
+	cfg KVConfig
 
 	mu     sync.Mutex
 	kv     jetstream.KeyValue // made at first use
@@ -64,8 +78,9 @@ type natsClaims struct {
 	renews bool               // the renewing goroutine runs
 }
 
-func newNATSClaims(n *natsNode, grace time.Duration) *natsClaims {
-	return &natsClaims{n: n, grace: grace, local: map[string]int{}}
+// NewKVClaims returns the claims of a node, kept in the bucket chat-claims.
+func NewKVClaims(cfg KVConfig) *KVClaims {
+	return &KVClaims{cfg: cfg, local: map[string]int{}}
 }
 
 // claimKey is nick's key: hex, as a nick may hold dots a key cannot place
@@ -74,17 +89,17 @@ func claimKey(nick string) string { return "n" + hex.EncodeToString([]byte(nick)
 
 // bucket returns the claims' bucket, making it at first use with the
 // replicas of the chat's stream.
-func (c *natsClaims) bucket(ctx context.Context) (jetstream.KeyValue, error) {
+func (c *KVClaims) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.kv != nil {
 		return c.kv, nil
 	}
 	replicas := 1
-	if st, err := c.n.js.Stream(ctx, natsStream); err == nil {
+	if st, err := c.cfg.JS.Stream(ctx, c.cfg.Stream); err == nil {
 		replicas = st.CachedInfo().Config.Replicas
 	}
-	kv, err := c.n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	kv, err := c.cfg.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:      claimBucket,
 		Description: "wasmgap chat: nick claims (--claim-nicks), with the nodes that hold each",
 		TTL:         claimBucketAge,
@@ -92,7 +107,7 @@ func (c *natsClaims) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 		Storage:     jetstream.FileStorage,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: nick claims: key-value bucket %s: %v", ErrUnavailable, claimBucket, err)
+		return nil, fmt.Errorf("%w: nick claims: key-value bucket %s: %v", c.cfg.Unavailable, claimBucket, err)
 	}
 	c.kv = kv
 	return kv, nil
@@ -100,7 +115,7 @@ func (c *natsClaims) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 
 // update applies change to nick's claim (nil when there is none) and
 // stores what it returns, retrying when another node changed it first.
-func (c *natsClaims) update(ctx context.Context, nick string, change func(cur *storedClaim) (*storedClaim, error)) error {
+func (c *KVClaims) update(ctx context.Context, nick string, change func(cur *storedClaim) (*storedClaim, error)) error {
 	kv, err := c.bucket(ctx)
 	if err != nil {
 		return err
@@ -113,7 +128,7 @@ func (c *natsClaims) update(ctx context.Context, nick string, change func(cur *s
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
 		case err != nil:
-			return fmt.Errorf("%w: nick claims: %v", ErrUnavailable, err)
+			return fmt.Errorf("%w: nick claims: %v", c.cfg.Unavailable, err)
 		default:
 			rev = e.Revision()
 			cur = &storedClaim{}
@@ -135,10 +150,10 @@ func (c *natsClaims) update(ctx context.Context, nick string, change func(cur *s
 			return nil
 		}
 		if !errors.Is(err, jetstream.ErrKeyExists) && !isWrongRevision(err) {
-			return fmt.Errorf("%w: nick claims: %v", ErrUnavailable, err)
+			return fmt.Errorf("%w: nick claims: %v", c.cfg.Unavailable, err)
 		}
 	}
-	return fmt.Errorf("%w: nick claims: %s's claim changed %d times in a row", ErrUnavailable, nick, claimTries)
+	return fmt.Errorf("%w: nick claims: %s's claim changed %d times in a row", c.cfg.Unavailable, nick, claimTries)
 }
 
 func isWrongRevision(err error) bool {
@@ -146,15 +161,15 @@ func isWrongRevision(err error) bool {
 	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
 }
 
-func (c *natsClaims) login(ctx context.Context, nick, shown string) (string, func(), error) {
-	node := c.n.nodeID()
+func (c *KVClaims) Login(ctx context.Context, nick, shown string) (string, func(), error) {
+	node := c.cfg.Node()
 	secret := ""
 	err := c.update(ctx, nick, func(cur *storedClaim) (*storedClaim, error) {
 		now := time.Now()
 		secret = ""
 		if cur != nil && cur.live(now) {
 			if !cur.matches(shown) {
-				return nil, claimedError(nick, c.grace)
+				return nil, claimedError(nick, c.cfg.Grace)
 			}
 			next := &storedClaim{Hash: cur.Hash, Holds: maps.Clone(cur.Holds)}
 			next.Holds[node] = now.Add(claimLease).UnixNano()
@@ -180,7 +195,7 @@ func (c *natsClaims) login(ctx context.Context, nick, shown string) (string, fun
 
 // release ends a stream's hold: the node's last stream of nick holds the
 // claim for the grace more.
-func (c *natsClaims) release(nick, node string) {
+func (c *KVClaims) release(nick, node string) {
 	c.mu.Lock()
 	c.local[nick]--
 	last := c.local[nick] == 0
@@ -191,7 +206,7 @@ func (c *natsClaims) release(nick, node string) {
 	if !last {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), natsWait)
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Wait)
 	defer cancel()
 	err := c.update(ctx, nick, func(cur *storedClaim) (*storedClaim, error) {
 		if cur == nil || cur.Holds[node] == 0 {
@@ -204,23 +219,23 @@ func (c *natsClaims) release(nick, node string) {
 			return nil, nil
 		}
 		next := &storedClaim{Hash: cur.Hash, Holds: maps.Clone(cur.Holds)}
-		next.Holds[node] = time.Now().Add(max(c.grace, 0)).UnixNano()
+		next.Holds[node] = time.Now().Add(max(c.cfg.Grace, 0)).UnixNano()
 		return next, nil
 	})
 	if err != nil {
 		// The hold ends by itself within claimLease.
-		c.n.s.opts.Logger.Warn("chat NATS: release a nick claim", "nick", nick, "err", err)
+		c.cfg.Logger.Warn("chat NATS: release a nick claim", "nick", nick, "err", err)
 	}
 }
 
 // renew keeps this node's holds ahead, every claimRenew, while it has any.
-func (c *natsClaims) renew() {
+func (c *KVClaims) renew() {
 	t := time.NewTicker(claimRenew)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
-		case <-c.n.quit:
+		case <-c.cfg.Quit:
 			return
 		}
 		c.mu.Lock()
@@ -229,9 +244,9 @@ func (c *natsClaims) renew() {
 			nicks = append(nicks, n)
 		}
 		c.mu.Unlock()
-		node := c.n.nodeID()
+		node := c.cfg.Node()
 		for _, nick := range nicks {
-			ctx, cancel := context.WithTimeout(context.Background(), natsWait)
+			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Wait)
 			err := c.update(ctx, nick, func(cur *storedClaim) (*storedClaim, error) {
 				c.mu.Lock()
 				held := c.local[nick] > 0
@@ -251,13 +266,13 @@ func (c *natsClaims) renew() {
 			})
 			cancel()
 			if err != nil {
-				c.n.s.opts.Logger.Warn("chat NATS: renew a nick claim", "nick", nick, "err", err)
+				c.cfg.Logger.Warn("chat NATS: renew a nick claim", "nick", nick, "err", err)
 			}
 		}
 	}
 }
 
-func (c *natsClaims) check(ctx context.Context, nick, shown string) error {
+func (c *KVClaims) Check(ctx context.Context, nick, shown string) error {
 	kv, err := c.bucket(ctx)
 	if err != nil {
 		return err
@@ -267,18 +282,18 @@ func (c *natsClaims) check(ctx context.Context, nick, shown string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("%w: nick claims: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: nick claims: %v", c.cfg.Unavailable, err)
 	}
 	var cur storedClaim
 	if json.Unmarshal(e.Value(), &cur) != nil {
 		return nil
 	}
 	if cur.live(time.Now()) && !cur.matches(shown) {
-		return claimedError(nick, c.grace)
+		return claimedError(nick, c.cfg.Grace)
 	}
 	return nil
 }
 
-// mayBeClaimed: any nick may be claimed on another node; the fast path
+// MayBeClaimed: any nick may be claimed on another node; the fast path
 // hands every send to net/http, which asks the bucket.
-func (c *natsClaims) mayBeClaimed(string) bool { return true }
+func (c *KVClaims) MayBeClaimed(string) bool { return true }

@@ -1,4 +1,4 @@
-package chatserver
+package auth
 
 import (
 	"context"
@@ -20,42 +20,42 @@ import (
 // login takes the nickname afresh. Only the secret's SHA-256 is kept.
 
 const (
-	// claimHeader carries a claim's secret, in the answer to the login
+	// ClaimHeader carries a claim's secret, in the answer to the login
 	// that made it and in the requests that show it.
-	claimHeader = "X-Chat-Claim"
+	ClaimHeader = "X-Chat-Claim"
 	// claimCookiePrefix + nick is the cookie that carries it in browsers.
 	claimCookiePrefix = "chat_claim_"
 )
 
-func claimCookie(nick string) string { return claimCookiePrefix + nick }
+// ClaimCookie is the name of the cookie that carries nick's claim in browsers.
+func ClaimCookie(nick string) string { return claimCookiePrefix + nick }
 
 // claimShown is the claim secret r shows for nick: the X-Chat-Claim header,
 // the query parameter claim, or the cookie chat_claim_<nick>.
 func claimShown(r *http.Request, nick string) string {
-	if v := r.Header.Get(claimHeader); v != "" {
+	if v := r.Header.Get(ClaimHeader); v != "" {
 		return v
 	}
 	if v := r.URL.Query().Get("claim"); v != "" {
 		return v
 	}
-	if c, err := r.Cookie(claimCookie(nick)); err == nil {
+	if c, err := r.Cookie(ClaimCookie(nick)); err == nil {
 		return c.Value
 	}
 	return ""
 }
 
-// claimStore keeps the claims: claimBook on one node, natsClaims in a
-// cluster (natsclaims.go).
-type claimStore interface {
-	// login claims nick, or checks the claim shown when nick is claimed;
+// Claims keeps the claims: a Book on one node, KVClaims in a cluster.
+type Claims interface {
+	// Login claims nick, or checks the claim shown when nick is claimed;
 	// secret is a new claim's ("" when the claim was shown), release ends
 	// the stream's hold on it.
-	login(ctx context.Context, nick, shown string) (secret string, release func(), err error)
-	// check refuses a send as nick when nick is claimed and shown is not its secret.
-	check(ctx context.Context, nick, shown string) error
-	// mayBeClaimed is false when nick is certainly not claimed (a send as
+	Login(ctx context.Context, nick, shown string) (secret string, release func(), err error)
+	// Check refuses a send as nick when nick is claimed and shown is not its secret.
+	Check(ctx context.Context, nick, shown string) error
+	// MayBeClaimed is false when nick is certainly not claimed (a send as
 	// it can take the fast path).
-	mayBeClaimed(nick string) bool
+	MayBeClaimed(nick string) bool
 }
 
 func newClaimSecret() string {
@@ -72,12 +72,12 @@ func secretMatches(hash [32]byte, shown string) bool {
 }
 
 func claimedError(nick string, grace time.Duration) error {
-	return &authError{http.StatusForbidden, fmt.Sprintf("nickname %s is claimed by its first login, which got a secret: show it (the cookie %s, the header %s or ?claim=) or pick another nickname; the claim ends %v after %s's last stream closed",
-		nick, claimCookie(nick), claimHeader, max(grace, 0), nick)}
+	return &Error{http.StatusForbidden, fmt.Sprintf("nickname %s is claimed by its first login, which got a secret: show it (the cookie %s, the header %s or ?claim=) or pick another nickname; the claim ends %v after %s's last stream closed",
+		nick, ClaimCookie(nick), ClaimHeader, max(grace, 0), nick)}
 }
 
-// claimBook is the claims of one node.
-type claimBook struct {
+// Book is the claims of one node.
+type Book struct {
 	grace time.Duration
 	mu    sync.Mutex
 	m     map[string]*claim
@@ -90,19 +90,21 @@ type claim struct {
 	until   time.Time // with no stream: when the claim ends
 }
 
-func newClaimBook(grace time.Duration) *claimBook {
-	return &claimBook{grace: grace, m: map[string]*claim{}}
+// NewBook returns an empty book whose claims last grace after their
+// nickname's last stream closed.
+func NewBook(grace time.Duration) *Book {
+	return &Book{grace: grace, m: map[string]*claim{}}
 }
 
 var (
-	_ claimStore = (*claimBook)(nil)
-	_ claimStore = (*natsClaims)(nil)
+	_ Claims = (*Book)(nil)
+	_ Claims = (*KVClaims)(nil)
 )
 
 // live reports whether c still holds its nickname at now.
 func (c *claim) live(now time.Time) bool { return c.streams > 0 || now.Before(c.until) }
 
-func (b *claimBook) login(_ context.Context, nick, shown string) (string, func(), error) {
+func (b *Book) Login(_ context.Context, nick, shown string) (string, func(), error) {
 	now := time.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -124,7 +126,7 @@ func (b *claimBook) login(_ context.Context, nick, shown string) (string, func()
 	return secret, func() { once.Do(func() { b.release(nick, c) }) }, nil
 }
 
-func (b *claimBook) release(nick string, c *claim) {
+func (b *Book) release(nick string, c *claim) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	c.streams--
@@ -139,7 +141,7 @@ func (b *claimBook) release(nick string, c *claim) {
 // sweep forgets the ended claims once the book doubled since the last
 // sweep: the book holds the nicknames online or in their grace, and the
 // ended ones for at most as many again.
-func (b *claimBook) sweep(now time.Time) {
+func (b *Book) sweep(now time.Time) {
 	if len(b.m) < 2*b.swept+1024 {
 		return
 	}
@@ -151,7 +153,7 @@ func (b *claimBook) sweep(now time.Time) {
 	b.swept = len(b.m)
 }
 
-func (b *claimBook) check(_ context.Context, nick, shown string) error {
+func (b *Book) Check(_ context.Context, nick, shown string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if c := b.m[nick]; c != nil && c.live(time.Now()) && !secretMatches(c.hash, shown) {
@@ -160,7 +162,7 @@ func (b *claimBook) check(_ context.Context, nick, shown string) error {
 	return nil
 }
 
-func (b *claimBook) mayBeClaimed(nick string) bool {
+func (b *Book) MayBeClaimed(nick string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	c := b.m[nick]

@@ -1,11 +1,23 @@
-package chatserver
+package auth
 
 import (
+	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/room"
 )
+
+var testSecret = []byte("0123456789abcdef0123456789abcdef-test")
+
+// noneToken is an unsigned token ("alg":"none") of nick.
+func noneToken(nick string) string {
+	enc := base64.RawURLEncoding.EncodeToString
+	return enc([]byte(`{"alg":"none","typ":"JWT"}`)) + "." +
+		enc([]byte(`{"sub":"`+nick+`","exp":9999999999}`)) + "."
+}
 
 // FuzzTokenNick: whatever a client passes as a connection token, verifying
 // it neither panics nor accepts anything but a token signed with the
@@ -23,7 +35,7 @@ func FuzzTokenNick(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if ValidNick(nick) != nil {
+		if room.NickProblem(nick) != "" {
 			t.Fatalf("accepted %q naming the invalid nick %q", raw, nick)
 		}
 		if _, err := tokenNick([]byte("another secret of at least 32 bytes!!"), raw, now); err == nil {
@@ -38,8 +50,8 @@ func FuzzClaimShown(f *testing.F) {
 	f.Add("bob", "secret", "chat_claim_bob=x; chat_token=y")
 	f.Fuzz(func(t *testing.T, nick, header, cookie string) {
 		r := httptest.NewRequest("GET", "/", nil)
-		r.Header = http.Header{claimHeader: {header}, "Cookie": {cookie}}
-		b := newClaimBook(time.Hour)
-		b.check(t.Context(), nick, claimShown(r, nick))
+		r.Header = http.Header{ClaimHeader: {header}, "Cookie": {cookie}}
+		b := NewBook(time.Hour)
+		b.Check(t.Context(), nick, claimShown(r, nick))
 	})
 }
