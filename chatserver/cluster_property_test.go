@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/cluster"
 )
 
 // twin is one logical stream, open on the single node and on a cluster node.
@@ -82,7 +84,7 @@ func clusterMatchesOneNode(t *testing.T, seed uint64, steps int) {
 		t.Helper()
 		t.Fatalf("after the steps\n  %s\n%s", strings.Join(log, "\n  "), fmt.Sprintf(format, args...))
 	}
-	clusterDo := func(node int, m natsMsg) {
+	clusterDo := func(node int, m cluster.Record) {
 		t.Helper()
 		if _, err := nodes[node].srv.cluster.publish(t.Context(), &m, "", &natsWaiter{}); err != nil {
 			fail("publish %s: %v", m.Kind, err)
@@ -276,12 +278,12 @@ func clusterMatchesOneNode(t *testing.T, seed uint64, steps int) {
 			log = append(log, fmt.Sprintf("%d: %s's grace is over", step, nick))
 			kinds["grace over"]++
 			single.srv.hub.do(t.Context(), &graceReq{nick: nick, gen: gen1})
-			clusterDo(rng.IntN(2), natsMsg{Kind: "grace", Nick: nick, Resume: gen2})
+			clusterDo(rng.IntN(2), cluster.Record{Kind: "grace", Nick: nick, Resume: gen2})
 		case op < 92: // the presence window is over
 			log = append(log, fmt.Sprintf("%d: the presence window is over", step))
 			kinds["flush"]++
 			single.srv.hub.do(t.Context(), &presenceReq{})
-			clusterDo(rng.IntN(2), natsMsg{Kind: "flush"})
+			clusterDo(rng.IntN(2), cluster.Record{Kind: "flush"})
 		case op < 97: // a stream acknowledges what it wrote
 			o := open()
 			if len(o) == 0 {
@@ -303,13 +305,13 @@ func clusterMatchesOneNode(t *testing.T, seed uint64, steps int) {
 			log = append(log, fmt.Sprintf("%d: %s's stream on node %d acknowledges what it wrote", step, tw.nick, tw.node))
 			kinds["ack"]++
 			single.srv.hub.do(t.Context(), &ackReq{nick: tw.nick, from: acks[0][0], to: acks[0][1]})
-			clusterDo(tw.node, natsMsg{Kind: "ack", Nick: tw.nick, Resume: acks[1][0], Upto: acks[1][1]})
+			clusterDo(tw.node, cluster.Record{Kind: "ack", Nick: tw.nick, Resume: acks[1][0], Upto: acks[1][1]})
 		default: // node 1 is lost with its streams
 			log = append(log, fmt.Sprintf("%d: node 1 is declared gone", step))
 			kinds["node gone"]++
 			settle(100 * time.Millisecond)
 			gone := nodes[1].srv.cluster.nodeID()
-			clusterDo(0, natsMsg{Kind: "gone", Gone: gone})
+			clusterDo(0, cluster.Record{Kind: "gone", Gone: gone})
 			for _, tw := range open() {
 				if tw.node != 1 {
 					continue
@@ -328,7 +330,7 @@ func clusterMatchesOneNode(t *testing.T, seed uint64, steps int) {
 			deadline := time.Now().Add(natsTestTime)
 			for {
 				if id := nodes[1].srv.cluster.nodeID(); id != gone {
-					if _, err := nodes[1].srv.cluster.kv.Get(t.Context(), id); err == nil {
+					if !nodes[1].srv.cluster.log.Gone(t.Context(), id) {
 						break // the new incarnation is said alive
 					}
 				}

@@ -18,6 +18,7 @@ const module = "github.com/wasmgap/wasmgap/"
 var chatLayers = map[string]int{
 	"chatserver":                   0, // Server, options, routes, transports, broker
 	"chatserver/internal/fastpath": 1, // HTTP/1.1 before net/http, for an App
+	"chatserver/internal/cluster":  1, // the log of a chat over NATS JetStream
 	"chatserver/internal/auth":     2, // who speaks: tokens, claims
 	"chatserver/internal/room":     3, // the rules, a pure state machine
 	"chatserver/internal/store":    3, // chat.db and its log

@@ -1,24 +1,19 @@
 package chatserver
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/url"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/wasmgap/wasmgap/chatserver/internal/auth"
+	"github.com/wasmgap/wasmgap/chatserver/internal/cluster"
 )
 
 // Several nodes, one chat: with Options.NATS the chat's state is a
@@ -43,63 +38,17 @@ type NATSOptions struct {
 	NodeTTL time.Duration
 }
 
-const (
-	natsStream  = "CHAT"
-	natsSubject = "chat."
-	natsBucket  = "chat-nodes"
-	natsDedup   = 2 * time.Minute
-	// natsWait bounds a publish and the wait until it is applied here.
-	natsWait = 10 * time.Second
-	// errCodeDuplicateInProcess: a message of the same Nats-Msg-Id is
-	// being stored (nats-server's JSStreamDuplicateMessageConflict).
-	errCodeDuplicateInProcess jetstream.ErrorCode = 10158
-	// natsSetup bounds the tries to set the stream and the bucket up.
-	natsSetup = 2 * time.Minute
-)
+// natsWait bounds an append and the wait until it is applied here.
+const natsWait = 10 * time.Second
 
 // ErrUnavailable: the chat cannot take the request now (not connected to
 // NATS, the cluster has no leader); retry in a moment (503).
 var ErrUnavailable = errors.New("chat unavailable")
 
-// checkNATSURLs checks a --nats list: every entry a nats://, tls://, ws:// or
-// wss:// URL with a host.
-func checkNATSURLs(list string) error {
-	for u := range strings.SplitSeq(list, ",") {
-		u = strings.TrimSpace(u)
-		p, err := url.Parse(u)
-		if err != nil || p.Host == "" || (p.Scheme != "nats" && p.Scheme != "tls" && p.Scheme != "ws" && p.Scheme != "wss") {
-			return fmt.Errorf("chat NATS: %q is not a NATS server URL: use nats://host:port, several separated by commas (schemes nats, tls, ws, wss)", redactURLs(u))
-		}
-	}
-	return nil
-}
-
-// redactURLs is a --nats list as it may be shown: passwords and tokens hidden.
-func redactURLs(list string) string {
-	var out []string
-	for u := range strings.SplitSeq(list, ",") {
-		u = strings.TrimSpace(u)
-		if p, err := url.Parse(u); err == nil && p.User != nil {
-			if _, hasPassword := p.User.Password(); hasPassword {
-				u = p.Redacted()
-			} else {
-				p.User = url.User("xxxxx")
-				u = p.String()
-			}
-		}
-		out = append(out, u)
-	}
-	return strings.Join(out, ",")
-}
-
 // natsNode is this server's part in a chat over NATS.
 type natsNode struct {
 	s      *Server
-	urls   string // the servers, as they may be shown (redactURLs)
-	nc     *nats.Conn
-	js     jetstream.JetStream
-	kv     jetstream.KeyValue
-	cons   jetstream.ConsumeContext
+	log    *cluster.Log
 	ttl    time.Duration
 	tokens atomic.Uint64
 	quit   chan struct{}
@@ -120,22 +69,6 @@ type natsWaiter struct {
 	conn *conn // an open: the stream to register
 }
 
-// natsMsg is one change of the chat's state, as published.
-type natsMsg struct {
-	Kind   string `json:"k"`            // post, open, close, grace, ack, gone, flush
-	Node   string `json:"n"`            // the publishing node's incarnation
-	Token  uint64 `json:"q,omitempty"`  // the publisher's number for it (opens: the stream's id)
-	Nick   string `json:"u,omitempty"`  // the user (post: the sender)
-	To     string `json:"to,omitempty"` // post: receiver or "all"
-	Text   string `json:"t,omitempty"`
-	Time   int64  `json:"tm,omitempty"` // post: when it was sent
-	Resume uint64 `json:"r,omitempty"`  // open: resume id; ack: from; grace: generation
-	Has    bool   `json:"h,omitempty"`  // open: has a resume id
-	Upto   uint64 `json:"up,omitempty"` // ack: to
-	Gone   string `json:"g,omitempty"`  // gone: the node declared gone
-	Addr   string `json:"a,omitempty"`  // post: the sender's address
-}
-
 func newNodeID() string {
 	host, _ := os.Hostname()
 	host = strings.Map(func(r rune) rune {
@@ -149,7 +82,7 @@ func newNodeID() string {
 
 // newNATSServer builds a Server whose state lives in JetStream.
 func newNATSServer(opts Options) (*Server, error) {
-	if err := checkNATSURLs(opts.NATS.URLs); err != nil {
+	if err := cluster.CheckURLs(opts.NATS.URLs); err != nil {
 		return nil, err
 	}
 	if _, local := opts.Broker.(*localBroker); !local {
@@ -164,175 +97,20 @@ func newNATSServer(opts Options) (*Server, error) {
 	s := &Server{opts: opts, shutdown: make(chan struct{}), hub: &hub{}}
 	s.senders = newRateLimits(opts.SendRate, opts.SendBurst)
 	s.addrs = newAddrLimits(opts.MaxConnsPerAddr)
-	n := &natsNode{s: s, urls: redactURLs(opts.NATS.URLs), ttl: opts.NATS.NodeTTL, quit: make(chan struct{}),
+	n := &natsNode{s: s, ttl: opts.NATS.NodeTTL, quit: make(chan struct{}),
 		id: newNodeID(), waiters: map[uint64]*natsWaiter{}, local: map[string]map[*conn]uint64{},
 		st: newClusterState(&s.opts)}
-	if err := n.start(); err != nil {
-		if n.nc != nil {
-			n.nc.Close()
-		}
+	log, err := cluster.Open(cluster.Config{URLs: opts.NATS.URLs, Replicas: opts.NATS.Replicas,
+		Retention: opts.Retention, MaxBytes: opts.MaxStoreBytes, NodeTTL: n.ttl, Node: n.id, Logger: opts.Logger}, n.handle)
+	if err != nil {
 		return nil, err
 	}
+	n.log = log
+	n.wg.Go(n.liveness)
 	s.cluster = n
 	s.opts.Broker = natsBroker{n}
 	s.handler = s.routes()
 	return s, nil
-}
-
-func (n *natsNode) start() error {
-	log := n.s.opts.Logger
-	nc, err := nats.Connect(n.s.opts.NATS.URLs,
-		nats.Name("wasmgap chat"),
-		nats.MaxReconnects(-1),
-		nats.ReconnectWait(500*time.Millisecond),
-		nats.Timeout(5*time.Second),
-		nats.DisconnectErrHandler(func(c *nats.Conn, err error) {
-			if !c.IsClosed() {
-				log.Warn("NATS disconnected: sends are refused until it reconnects", "urls", n.urls, "err", err)
-			}
-		}),
-		nats.ReconnectHandler(func(c *nats.Conn) { log.Warn("NATS reconnected", "url", c.ConnectedUrl()) }),
-	)
-	if err != nil {
-		return fmt.Errorf("chat NATS: cannot connect to %s: %w", n.urls, err)
-	}
-	n.nc = nc
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return fmt.Errorf("chat NATS: %w", err)
-	}
-	n.js = js
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := js.AccountInfo(ctx); err != nil {
-		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) || errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("chat NATS: JetStream is not enabled on %s (%v): the chat keeps its events in a JetStream stream; run the servers with JetStream (nats-server -js, and a cluster of three for replicas)", n.urls, err)
-		}
-		return fmt.Errorf("chat NATS: JetStream account info from %s: %w", n.urls, err)
-	}
-	replicas := n.s.opts.NATS.Replicas
-	if replicas == 0 {
-		replicas = min(3, max(1, len(nc.Servers())))
-	}
-	o := &n.s.opts
-	cfg := jetstream.StreamConfig{
-		Name:        natsStream,
-		Description: "wasmgap chat: every change of the chat's state; the sequence is the event id",
-		Subjects:    []string{natsSubject + ">"},
-		Storage:     jetstream.FileStorage,
-		Retention:   jetstream.LimitsPolicy,
-		Discard:     jetstream.DiscardNew,
-		MaxAge:      o.Retention,
-		MaxBytes:    o.MaxStoreBytes,
-		Replicas:    replicas,
-		Duplicates:  natsDedup,
-	}
-	// A cluster that is starting, or busy, may take a while to place the
-	// stream and the bucket: each step is tried again for up to natsSetup.
-	start := time.Now()
-	for attempt := 1; ; attempt++ {
-		actx, acancel := context.WithTimeout(context.Background(), 15*time.Second)
-		err = n.setup(actx, js, cfg)
-		acancel()
-		if err == nil {
-			break
-		}
-		if _, final := errors.AsType[*natsConfigError](err); final || time.Since(start) > natsSetup {
-			return err
-		}
-		log.Warn("chat NATS: setting the stream up, trying again", "attempt", attempt, "err", err)
-		time.Sleep(time.Second)
-	}
-	cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer ccancel()
-	cons, err := js.OrderedConsumer(cctx, natsStream, jetstream.OrderedConsumerConfig{})
-	if err != nil {
-		return fmt.Errorf("chat NATS: read stream %s: %w", natsStream, err)
-	}
-	cc, err := cons.Consume(n.handle)
-	if err != nil {
-		return fmt.Errorf("chat NATS: read stream %s: %w", natsStream, err)
-	}
-	n.cons = cc
-	n.wg.Go(n.liveness)
-	return nil
-}
-
-// setup makes sure of the stream and the bucket and announces this node.
-func (n *natsNode) setup(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
-	if err := ensureStream(ctx, js, cfg); err != nil {
-		return err
-	}
-	if err := streamLed(ctx, js, cfg.Name); err != nil {
-		return err
-	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      natsBucket,
-		Description: "wasmgap chat: the nodes alive (each renews its key every NodeTTL/5)",
-		TTL:         n.ttl,
-		Replicas:    cfg.Replicas,
-		Storage:     jetstream.FileStorage,
-	})
-	if err != nil {
-		return fmt.Errorf("chat NATS: key-value bucket %s (TTL %v, %d replicas) cannot be created or updated: %w", natsBucket, n.ttl, cfg.Replicas, err)
-	}
-	n.kv = kv
-	if _, err := kv.Put(ctx, n.nodeID(), []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
-		return fmt.Errorf("chat NATS: announce this node in %s: %w", natsBucket, err)
-	}
-	return nil
-}
-
-// streamLed waits until the stream has a leader: a replicated stream just
-// created, or one whose servers just started, answers no publish until its
-// replicas have elected one, and a node that served before then would
-// refuse its first logins.
-func streamLed(ctx context.Context, js jetstream.JetStream, name string) error {
-	for {
-		st, err := js.Stream(ctx, name)
-		if err == nil {
-			var info *jetstream.StreamInfo
-			if info, err = st.Info(ctx); err == nil && (info.Cluster == nil || info.Cluster.Leader != "") {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("chat NATS: stream %s has no leader yet (%v): its replicas are still electing one", name, cmp.Or(err, ctx.Err()))
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// natsConfigError is a setup error that waiting does not cure.
-type natsConfigError struct{ msg string }
-
-func (e *natsConfigError) Error() string { return e.msg }
-
-// ensureStream creates the chat's stream, or checks that the one there is
-// the chat's (its subjects and retention) and updates its limits.
-func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
-	describe := fmt.Sprintf("stream %s (subjects %s, limits retention, file storage, %d replicas, max age %v, max bytes %d)", cfg.Name, cfg.Subjects[0], cfg.Replicas, cfg.MaxAge, cfg.MaxBytes)
-	st, err := js.Stream(ctx, cfg.Name)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		if _, err := js.CreateStream(ctx, cfg); err != nil {
-			return fmt.Errorf("chat NATS: cannot create the %s: %w", describe, err)
-		}
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("chat NATS: cannot read the %s: %w", describe, err)
-	}
-	have := st.CachedInfo().Config
-	if !slices.Equal(have.Subjects, cfg.Subjects) || have.Retention != cfg.Retention || have.Storage != cfg.Storage {
-		return &natsConfigError{fmt.Sprintf("chat NATS: a stream %s exists that is not the chat's: subjects %v, retention %v, storage %v; the chat needs subjects %v, limits retention, file storage: remove it (nats stream rm %s) or point the chat at other servers", cfg.Name, have.Subjects, have.Retention, have.Storage, cfg.Subjects, cfg.Name)}
-	}
-	if have.MaxAge != cfg.MaxAge || have.MaxBytes != cfg.MaxBytes || have.Replicas != cfg.Replicas || have.Duplicates != cfg.Duplicates || have.Discard != cfg.Discard {
-		if _, err := js.UpdateStream(ctx, cfg); err != nil {
-			return fmt.Errorf("chat NATS: cannot update the existing stream to the %s: %w", describe, err)
-		}
-	}
-	return nil
 }
 
 func (n *natsNode) nodeID() string {
@@ -343,13 +121,13 @@ func (n *natsNode) nodeID() string {
 
 // notConnected is the refusal while this node has no NATS connection.
 func (n *natsNode) notConnected() error {
-	return refuse(ErrUnavailable, "chat: not connected to NATS (%s): sends are refused until it reconnects", n.urls)
+	return refuse(ErrUnavailable, "chat: not connected to NATS (%s): sends are refused until it reconnects", n.log.URLs())
 }
 
 // publish publishes m and, with a waiter, waits until this node applied
 // it and returns what applying it did. msgID deduplicates (default: node
 // and token).
-func (n *natsNode) publish(ctx context.Context, m *natsMsg, msgID string, w *natsWaiter) (result, error) {
+func (n *natsNode) publish(ctx context.Context, m *cluster.Record, msgID string, w *natsWaiter) (result, error) {
 	wait, err := n.send(ctx, m, msgID, w, false)
 	if err != nil {
 		return result{}, err
@@ -361,8 +139,8 @@ func (n *natsNode) publish(ctx context.Context, m *natsMsg, msgID string, w *nat
 // ack to wait, so that one client's messages follow one another without a
 // round trip each. Async publishes are never retried by the client, so the
 // messages one goroutine sends are stored in the order it sent them.
-func (n *natsNode) send(ctx context.Context, m *natsMsg, msgID string, w *natsWaiter, async bool) (wait func() (result, error), err error) {
-	if !n.nc.IsConnected() {
+func (n *natsNode) send(ctx context.Context, m *cluster.Record, msgID string, w *natsWaiter, async bool) (wait func() (result, error), err error) {
+	if !n.log.Connected() {
 		return nil, n.notConnected()
 	}
 	n.mu.Lock()
@@ -391,14 +169,8 @@ func (n *natsNode) send(ctx context.Context, m *natsMsg, msgID string, w *natsWa
 	if msgID == "" {
 		msgID = m.Node + "-" + strconv.FormatUint(m.Token, 10)
 	}
-	data, _ := json.Marshal(m)
 	pctx, cancel := context.WithTimeout(ctx, natsWait)
-	var ack jetstream.PubAckFuture
-	if async {
-		ack, err = n.js.PublishAsync(natsSubject+m.Kind, data, jetstream.WithMsgID(msgID), jetstream.WithExpectStream(natsStream), jetstream.WithRetryAttempts(0))
-	} else {
-		_, err = n.js.Publish(pctx, natsSubject+m.Kind, data, jetstream.WithMsgID(msgID), jetstream.WithExpectStream(natsStream))
-	}
+	acked, err := n.log.Append(pctx, m, msgID, async)
 	if err != nil {
 		cancel()
 		unwait()
@@ -409,16 +181,12 @@ func (n *natsNode) send(ctx context.Context, m *natsMsg, msgID string, w *natsWa
 	}
 	return func() (result, error) {
 		defer cancel()
-		if ack != nil {
-			select {
-			case <-ack.Ok():
-			case err := <-ack.Err():
-				unwait()
-				return result{}, n.notStored(err, w)
-			case <-pctx.Done():
-				unwait()
-				return result{}, refuse(ErrUnavailable, "chat: NATS did not acknowledge the message within %v: it may or may not be stored; retry in a moment", natsWait)
-			}
+		if err := acked(); errors.Is(err, cluster.ErrNoAck) {
+			unwait()
+			return result{}, refuse(ErrUnavailable, "chat: NATS did not acknowledge the message within %v: it may or may not be stored; retry in a moment", natsWait)
+		} else if err != nil {
+			unwait()
+			return result{}, n.notStored(err, w)
 		}
 		if w == nil {
 			return result{}, nil
@@ -439,30 +207,24 @@ func (n *natsNode) send(ctx context.Context, m *natsMsg, msgID string, w *natsWa
 // notStored is the refusal for a message NATS did not store (nil: another
 // node is storing the same message, for a message nobody waits for).
 func (n *natsNode) notStored(err error, w *natsWaiter) error {
-	if !n.nc.IsConnected() {
+	if !n.log.Connected() {
 		return n.notConnected()
 	}
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeDuplicateInProcess && w == nil {
+	if cluster.Duplicate(err) && w == nil {
 		// A grace or a node gone that another node is storing: stored once.
 		return nil
 	}
-	if errors.As(err, &apiErr) && strings.Contains(apiErr.Description, "maximum") {
-		return refuse(ErrStoreFull, "chat store full: stream %s holds its most (max bytes %d); old history leaves after the retention (%v), retry later", natsStream, n.s.opts.MaxStoreBytes, n.s.opts.Retention)
+	if cluster.Full(err) {
+		return refuse(ErrStoreFull, "chat store full: stream %s holds its most (max bytes %d); old history leaves after the retention (%v), retry later", cluster.Stream, n.s.opts.MaxStoreBytes, n.s.opts.Retention)
 	}
 	return refuse(ErrUnavailable, "chat: NATS did not store the message (%v): retry in a moment", err)
 }
 
-// handle applies one message of the stream, in order.
-func (n *natsNode) handle(msg jetstream.Msg) {
-	md, err := msg.Metadata()
+// handle applies one record of the stream, in order.
+func (n *natsNode) handle(seq uint64, at time.Time, data []byte) {
+	m, err := cluster.Decode(data)
 	if err != nil {
-		n.s.opts.Logger.Error("chat NATS: message without metadata", "err", err)
-		return
-	}
-	var m natsMsg
-	if err := json.Unmarshal(msg.Data(), &m); err != nil {
-		n.s.opts.Logger.Error("chat NATS: undecodable message, skipped", "seq", md.Sequence.Stream, "err", err)
+		n.s.opts.Logger.Error("chat NATS: undecodable message, skipped", "seq", seq, "err", err)
 		return
 	}
 	n.mu.Lock()
@@ -472,7 +234,7 @@ func (n *natsNode) handle(msg jetstream.Msg) {
 		w = n.waiters[m.Token]
 		delete(n.waiters, m.Token)
 	}
-	res := n.st.apply(n, md.Sequence.Stream, md.Timestamp, &m, w)
+	res := n.st.apply(n, seq, at, m, w)
 	if w != nil {
 		w.ch <- res
 	}
@@ -518,7 +280,7 @@ func (n *natsNode) lostPlace() {
 	n.wg.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), natsWait)
 		defer cancel()
-		if _, err := n.kv.Put(ctx, id, []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
+		if err := n.log.Alive(ctx, id); err != nil {
 			n.s.opts.Logger.Warn("chat NATS: announce this node's new incarnation", "node", id, "err", err)
 		}
 	})
@@ -527,7 +289,7 @@ func (n *natsNode) lostPlace() {
 // later publishes m after d, unless the node stops first or still (called
 // under mu, nil: always) says it is no longer needed; msgID makes the
 // copies several nodes publish one.
-func (n *natsNode) later(d time.Duration, m natsMsg, msgID string, still func() bool) {
+func (n *natsNode) later(d time.Duration, m cluster.Record, msgID string, still func() bool) {
 	time.AfterFunc(max(d, 0), func() {
 		select {
 		case <-n.quit:
@@ -562,12 +324,12 @@ func (n *natsNode) liveness() {
 			return
 		case <-tick.C:
 		}
-		if !n.nc.IsConnected() {
+		if !n.log.Connected() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), every*2)
 		id := n.nodeID()
-		if _, err := n.kv.Put(ctx, id, []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
+		if err := n.log.Alive(ctx, id); err != nil {
 			n.s.opts.Logger.Warn("chat NATS: renew node key", "node", id, "err", err)
 		}
 		n.mu.Lock()
@@ -577,9 +339,9 @@ func (n *natsNode) liveness() {
 			if node == id {
 				continue
 			}
-			if _, err := n.kv.Get(ctx, node); errors.Is(err, jetstream.ErrKeyNotFound) {
+			if n.log.Gone(ctx, node) {
 				n.s.opts.Logger.Info("chat NATS: node gone", "node", node)
-				n.publish(ctx, &natsMsg{Kind: "gone", Gone: node}, "gone-"+node, nil)
+				n.publish(ctx, &cluster.Record{Kind: "gone", Gone: node}, "gone-"+node, nil)
 			}
 		}
 		cancel()
@@ -589,7 +351,7 @@ func (n *natsNode) liveness() {
 // join opens a stream of nick on this node.
 func (n *natsNode) join(ctx context.Context, nick string, resume uint64, hasResume bool) (*conn, result, func()) {
 	c := newConn(nick, n.s.opts.QueueSize)
-	res, err := n.publish(ctx, &natsMsg{Kind: "open", Nick: nick, Resume: resume, Has: hasResume}, "", &natsWaiter{conn: c})
+	res, err := n.publish(ctx, &cluster.Record{Kind: "open", Nick: nick, Resume: resume, Has: hasResume}, "", &natsWaiter{conn: c})
 	if err != nil {
 		res.err = err
 	}
@@ -615,7 +377,7 @@ func (n *natsNode) leave(c *conn) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), natsWait)
 	defer cancel()
-	m := natsMsg{Kind: "close", Node: node, Nick: c.nick, Resume: token}
+	m := cluster.Record{Kind: "close", Node: node, Nick: c.nick, Resume: token}
 	if _, err := n.publish(ctx, &m, "close-"+node+"-"+strconv.FormatUint(token, 10), nil); err != nil && !errors.Is(err, ErrShuttingDown) {
 		// Not connected: the close is published once NATS is back, or the
 		// node is declared gone first.
@@ -628,7 +390,7 @@ func (n *natsNode) leave(c *conn) {
 func (n *natsNode) ack(nick string, from, to uint64) {
 	ctx, cancel := context.WithTimeout(context.Background(), natsWait)
 	defer cancel()
-	if _, err := n.publish(ctx, &natsMsg{Kind: "ack", Nick: nick, Resume: from, Upto: to}, "", nil); err != nil {
+	if _, err := n.publish(ctx, &cluster.Record{Kind: "ack", Nick: nick, Resume: from, Upto: to}, "", nil); err != nil {
 		n.s.opts.Logger.Warn("chat NATS: publish a mailbox ack", "nick", nick, "err", err)
 	}
 }
@@ -651,16 +413,12 @@ func (n *natsNode) shutdown() {
 	n.wg.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	if n.nc.IsConnected() {
-		n.kv.Delete(ctx, id)
-	}
-	n.cons.Stop()
-	n.nc.Close()
+	n.log.Leave(ctx, id)
 }
 
 // claims is the nick claims of this node's chat, kept in NATS.
 func (n *natsNode) claims() auth.Claims {
-	return auth.NewKVClaims(auth.KVConfig{JS: n.js, Stream: natsStream, Node: n.nodeID, Quit: n.quit,
+	return auth.NewKVClaims(auth.KVConfig{JS: n.log.JetStream(), Stream: cluster.Stream, Node: n.nodeID, Quit: n.quit,
 		Logger: n.s.opts.Logger, Grace: n.s.opts.LeaveGrace, Wait: natsWait, Unavailable: ErrUnavailable})
 }
 
@@ -671,8 +429,8 @@ func (b natsBroker) Publish(ctx context.Context, p Post) (Receipt, error) {
 	return b.receipt(b.n.publish(ctx, postMsg(p), "", &natsWaiter{}))
 }
 
-func postMsg(p Post) *natsMsg {
-	return &natsMsg{Kind: "post", Nick: p.From, To: p.To, Text: p.Text, Time: p.Time.UnixNano(), Addr: p.Addr}
+func postMsg(p Post) *cluster.Record {
+	return &cluster.Record{Kind: "post", Nick: p.From, To: p.To, Text: p.Text, Time: p.Time.UnixNano(), Addr: p.Addr}
 }
 
 // receipt is the outcome of a post as a Broker returns it.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wasmgap/wasmgap/chatserver/internal/cluster"
 	"github.com/wasmgap/wasmgap/chatserver/internal/room"
 )
 
@@ -39,33 +40,9 @@ func newClusterState(o *Options) *clusterState {
 	return &clusterState{opts: o, m: room.New(roomConfig(o, per), 0), perReq: per}
 }
 
-// request is m, stored at seq at time at, as the machine's request.
-func (m *natsMsg) request(seq uint64, at time.Time) (room.Request, error) {
-	r := room.Request{Seq: seq, At: at, Nick: m.Nick}
-	switch m.Kind {
-	case "post":
-		r.Kind, r.To, r.Text, r.Addr, r.Sent = room.Post, m.To, m.Text, m.Addr, time.Unix(0, m.Time)
-	case "open":
-		r.Kind, r.Node, r.Token, r.Resume, r.HasResume = room.Open, m.Node, m.Token, m.Resume, m.Has
-	case "close":
-		r.Kind, r.Node, r.Token = room.Close, m.Node, m.Resume
-	case "grace":
-		r.Kind, r.Gen = room.GraceOver, m.Resume
-	case "ack":
-		r.Kind, r.From, r.Upto = room.Ack, m.Resume, m.Upto
-	case "gone":
-		r.Kind, r.Node = room.NodeGone, m.Gone
-	case "flush":
-		r.Kind = room.Flush
-	default:
-		return r, fmt.Errorf("chat NATS: unknown message kind %q", m.Kind)
-	}
-	return r, nil
-}
-
 // apply changes the state by m, stored at seq at time at, and delivers the
 // events it makes to n's streams. w is the waiter when n published m.
-func (st *clusterState) apply(n *natsNode, seq uint64, at time.Time, m *natsMsg, w *natsWaiter) result {
+func (st *clusterState) apply(n *natsNode, seq uint64, at time.Time, m *cluster.Record, w *natsWaiter) result {
 	if !st.started {
 		// The stream's first messages may have expired before this node
 		// started: their events are not in its history.
@@ -73,7 +50,7 @@ func (st *clusterState) apply(n *natsNode, seq uint64, at time.Time, m *natsMsg,
 	}
 	st.applied = seq
 	st.expire(at)
-	req, err := m.request(seq, at)
+	req, err := m.Request(seq, at)
 	if err != nil {
 		return result{err: err}
 	}
@@ -97,7 +74,7 @@ func (st *clusterState) apply(n *natsNode, seq uint64, at time.Time, m *natsMsg,
 		st.startGrace(n, at, g)
 	}
 	if !out.FlushAt.IsZero() {
-		n.later(out.FlushAt.Sub(at)-time.Since(at), natsMsg{Kind: "flush"}, fmt.Sprintf("flush-%d", seq), st.m.PresenceWaiting)
+		n.later(out.FlushAt.Sub(at)-time.Since(at), cluster.Record{Kind: "flush"}, fmt.Sprintf("flush-%d", seq), st.m.PresenceWaiting)
 	}
 	if m.Kind == "gone" && m.Gone == n.id {
 		n.lostPlace() // this node: its streams are cut, it goes on as a new one
@@ -118,7 +95,7 @@ func (st *clusterState) apply(n *natsNode, seq uint64, at time.Time, m *natsMsg,
 			n.local[m.Nick][w.conn] = m.Token
 		case m.Node == n.id:
 			// Opened here, but its login gave up waiting: close it again.
-			n.later(0, natsMsg{Kind: "close", Node: m.Node, Nick: m.Nick, Resume: m.Token}, fmt.Sprintf("close-%s-%d", m.Node, m.Token), nil)
+			n.later(0, cluster.Record{Kind: "close", Node: m.Node, Nick: m.Nick, Resume: m.Token}, fmt.Sprintf("close-%s-%d", m.Node, m.Token), nil)
 		}
 	}
 	return res
@@ -178,7 +155,7 @@ func (st *clusterState) startGrace(n *natsNode, at time.Time, g room.Grace) {
 	if g.Origin != "" && g.Origin != n.id {
 		grace += n.ttl
 	}
-	n.later(grace, natsMsg{Kind: "grace", Nick: g.Nick, Resume: g.Gen}, fmt.Sprintf("grace-%s-%d", g.Nick, g.Gen), func() bool {
+	n.later(grace, cluster.Record{Kind: "grace", Nick: g.Nick, Resume: g.Gen}, fmt.Sprintf("grace-%s-%d", g.Nick, g.Gen), func() bool {
 		return st.m.InGrace(g.Nick, g.Gen)
 	})
 }
