@@ -83,7 +83,7 @@ func TestFailedBatchRestoresMemory(t *testing.T) {
 	before := stateOf(ts)
 
 	release := holdHub(t, h)
-	eve := newConn("eve", 16)
+	eve := NewConn("eve", 16)
 	batch := []request{
 		&postReq{post: Post{From: "mary", To: "john", Text: "lost 1", Time: time.Now()}},
 		&postReq{post: Post{From: "mary", To: "carol", Text: "lost 2", Time: time.Now()}},
@@ -182,7 +182,7 @@ func TestStoreLimitPerSend(t *testing.T) {
 func TestFailedLeaveRetried(t *testing.T) {
 	ts := startServer(t, Options{})
 	h := ts.srv.hub
-	eve := newConn("eve", 16)
+	eve := NewConn("eve", 16)
 	if res := h.do(context.Background(), &joinReq{conn: eve}); res.err != nil {
 		t.Fatal(res.err)
 	}

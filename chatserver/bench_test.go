@@ -28,15 +28,15 @@ func benchReceivers(b *testing.B, ts *testServer, n int, got *atomic.Int64) (sto
 		}
 		wg.Go(func() {
 			defer leave()
-			var spare []*event
+			var spare []*Event
 			for {
 				select {
-				case <-c.ready:
-					spare = c.take(spare)
+				case <-c.Ready:
+					spare = c.Take(spare)
 					got.Add(int64(len(spare)))
 					clear(spare)
-				case <-c.cut:
-					b.Errorf("receiver cut: %s", c.cutReason())
+				case <-c.Gone:
+					b.Errorf("receiver cut: %s", c.CutReason())
 					return
 				case <-ctx.Done():
 					return

@@ -5,49 +5,49 @@ import (
 	"sync/atomic"
 )
 
-// conn is one open stream (an SSE response or a WebSocket) of one user.
+// Conn is one open stream (an SSE response or a WebSocket) of one user.
 // The hub owns its membership and appends events to its queue; the stream's
 // writer takes all waiting events at once (one wake-up per batch, however
 // many events). When the queue holds max events the hub cuts the stream:
 // sets reason, closes cut, and drops every later event for it (the client
 // resumes from the last id it received).
-type conn struct {
-	nick   string
-	max    int
+type Conn struct {
+	Nick   string
+	Max    int
 	mu     sync.Mutex
-	queue  []*event
-	ready  chan struct{} // holds a token while queue is not empty
-	cut    chan struct{}
+	queue  []*Event
+	Ready  chan struct{} // holds a token while queue is not empty
+	Gone    chan struct{}
 	reason atomic.Pointer[string]
 	isCut  bool // under mu
 }
 
-func newConn(nick string, queueSize int) *conn {
-	return &conn{nick: nick, max: queueSize, ready: make(chan struct{}, 1), cut: make(chan struct{})}
+func NewConn(nick string, queueSize int) *Conn {
+	return &Conn{Nick: nick, Max: queueSize, Ready: make(chan struct{}, 1), Gone: make(chan struct{})}
 }
 
-// push queues ev for the writer; false when the queue is full.
-func (c *conn) push(ev *event) bool {
+// Push queues ev for the writer; false when the queue is full.
+func (c *Conn) Push(ev *Event) bool {
 	c.mu.Lock()
 	if c.isCut {
 		c.mu.Unlock()
 		return true // dropped: the stream is ending
 	}
-	if len(c.queue) >= c.max {
+	if len(c.queue) >= c.Max {
 		c.mu.Unlock()
 		return false
 	}
 	c.queue = append(c.queue, ev)
 	c.mu.Unlock()
 	select {
-	case c.ready <- struct{}{}:
+	case c.Ready <- struct{}{}:
 	default:
 	}
 	return true
 }
 
-// take returns the waiting events and leaves spare (emptied) as the queue.
-func (c *conn) take(spare []*event) []*event {
+// Take returns the waiting events and leaves spare (emptied) as the queue.
+func (c *Conn) Take(spare []*Event) []*Event {
 	c.mu.Lock()
 	evs := c.queue
 	c.queue = spare[:0]
@@ -55,8 +55,8 @@ func (c *conn) take(spare []*event) []*event {
 	return evs
 }
 
-// cutWith closes the stream for reason (the first reason given wins).
-func (c *conn) cutWith(reason string) {
+// Cut closes the stream for reason (the first reason given wins).
+func (c *Conn) Cut(reason string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.isCut {
@@ -64,11 +64,11 @@ func (c *conn) cutWith(reason string) {
 	}
 	c.isCut = true
 	c.reason.Store(&reason)
-	close(c.cut)
+	close(c.Gone)
 }
 
-// cutReason is why the hub closed the stream, or "" while it is open.
-func (c *conn) cutReason() string {
+// CutReason is why the hub closed the stream, or "" while it is open.
+func (c *Conn) CutReason() string {
 	if p := c.reason.Load(); p != nil {
 		return *p
 	}

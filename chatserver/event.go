@@ -7,16 +7,16 @@ import (
 	"strings"
 )
 
-// event is one line a user receives, encoded once for every transport.
-type event struct {
-	id   uint64
-	text string
-	sse  []byte // "id: <n>\ndata: <text>\n\n"
-	ws   []byte // {"id":<n>,"text":"<text>"} as a server's WebSocket text frame, its header included
+// Event is one line a user receives, encoded once for every transport.
+type Event struct {
+	ID   uint64
+	Text string
+	SSE  []byte // "id: <n>\ndata: <text>\n\n"
+	WS   []byte // {"id":<n>,"text":"<text>"} as a server's WebSocket text frame, its header included
 }
 
-func newEvent(id uint64, text string) *event {
-	e := &event{id: id, text: text}
+func NewEvent(id uint64, text string) *Event {
+	e := &Event{ID: id, Text: text}
 	var b strings.Builder
 	b.Grow(len(text) + 24)
 	b.WriteString("id: ")
@@ -28,18 +28,18 @@ func newEvent(id uint64, text string) *event {
 		b.WriteByte('\n')
 	}
 	b.WriteByte('\n')
-	e.sse = []byte(b.String())
+	e.SSE = []byte(b.String())
 	js, _ := json.Marshal(struct {
 		ID   uint64 `json:"id"`
 		Text string `json:"text"`
 	}{id, text})
-	e.ws = appendTextFrame(make([]byte, 0, len(js)+10), js)
+	e.WS = AppendTextFrame(make([]byte, 0, len(js)+10), js)
 	return e
 }
 
-// appendTextFrame appends payload as one unmasked WebSocket text frame
+// AppendTextFrame appends payload as one unmasked WebSocket text frame
 // (RFC 6455 5.2: a server's frames are never masked).
-func appendTextFrame(b, payload []byte) []byte {
+func AppendTextFrame(b, payload []byte) []byte {
 	const finText = 0x81
 	switch n := len(payload); {
 	case n < 126:

@@ -31,7 +31,7 @@ func FuzzMsgPath(f *testing.F) {
 			if !utf8.ValidString(p.Text) || strings.ContainsAny(p.Text, "\n\r") || ValidNick(p.From) != nil {
 				t.Fatalf("accepted a bad post %+v", p)
 			}
-			newEvent(1, p.From+": "+p.Text)
+			NewEvent(1, p.From+": "+p.Text)
 		}
 	})
 }
@@ -59,7 +59,7 @@ func FuzzFrame(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fr, err := decodeFrame(data)
+		fr, err := DecodeFrame(data)
 		if err != nil {
 			if !strings.Contains(err.Error(), `{"to":"<nick> or all","text":"<message>"}`) {
 				t.Fatalf("error %q does not show the allowed form", err)

@@ -45,7 +45,7 @@ type hub struct {
 	// Owned by the hub goroutine.
 	m               *room.Machine
 	reqSeq          uint64                      // the sequence of the machine's requests
-	local           map[string]map[*conn]uint64 // nick → its streams here → their tokens
+	local           map[string]map[*Conn]uint64 // nick → its streams here → their tokens
 	tokens          uint64
 	localUndo       []func() // undoes the batch's changes of local
 	pending         []delivery
@@ -58,8 +58,8 @@ type hub struct {
 
 // delivery is an event for a stream, handed over once its batch committed.
 type delivery struct {
-	c  *conn
-	ev *event
+	c  *Conn
+	ev *Event
 }
 
 const maxBatch = 512
@@ -80,7 +80,7 @@ func newHub(st *store.Store, state store.State, o *Options) (*hub, error) {
 		quit:      make(chan struct{}),
 		done:      make(chan struct{}),
 		m:         room.New(roomConfig(o, 0), state.Seq),
-		local:     map[string]map[*conn]uint64{},
+		local:     map[string]map[*Conn]uint64{},
 
 		checkpointAt:    store.CheckpointBytes,
 		checkpointEvery: store.CheckpointBytes,
@@ -367,13 +367,13 @@ func (h *hub) drain() {
 	<-b
 }
 
-func (h *hub) enqueue(c *conn, ev *event) {
-	if !c.push(ev) {
-		h.cut(c, fmt.Sprintf(cutSlow, c.max))
+func (h *hub) enqueue(c *Conn, ev *Event) {
+	if !c.Push(ev) {
+		h.cut(c, fmt.Sprintf(cutSlow, c.Max))
 	}
 }
 
-func (h *hub) cut(c *conn, reason string) { c.cutWith(reason) }
+func (h *hub) cut(c *Conn, reason string) { c.Cut(reason) }
 
 // apply feeds the machine one request, at the hub's time, and writes what
 // it did: the events into the log and to the streams connected here, the
@@ -442,7 +442,7 @@ func refusalOf(r *room.Refusal) error {
 
 // deliver hands e to the streams here it is addressed to once the batch commits.
 func (h *hub) deliver(e *room.Event) {
-	ev := newEvent(e.ID, e.Text)
+	ev := NewEvent(e.ID, e.Text)
 	if e.To != "" {
 		for c := range h.local[e.To] {
 			h.pending = append(h.pending, delivery{c, ev})
@@ -460,33 +460,33 @@ func (h *hub) deliver(e *room.Event) {
 }
 
 // addLocal and dropLocal change the streams here, undone if the batch fails.
-func (h *hub) addLocal(c *conn, token uint64) {
-	cs := h.local[c.nick]
+func (h *hub) addLocal(c *Conn, token uint64) {
+	cs := h.local[c.Nick]
 	if cs == nil {
-		cs = map[*conn]uint64{}
-		h.local[c.nick] = cs
+		cs = map[*Conn]uint64{}
+		h.local[c.Nick] = cs
 	}
 	cs[c] = token
 	h.localUndo = append(h.localUndo, func() { h.dropLocalNow(c) })
 }
 
-func (h *hub) dropLocal(c *conn) (uint64, bool) {
-	token, ok := h.local[c.nick][c]
+func (h *hub) dropLocal(c *Conn) (uint64, bool) {
+	token, ok := h.local[c.Nick][c]
 	if ok {
 		h.dropLocalNow(c)
 		h.localUndo = append(h.localUndo, func() {
-			if h.local[c.nick] == nil {
-				h.local[c.nick] = map[*conn]uint64{}
+			if h.local[c.Nick] == nil {
+				h.local[c.Nick] = map[*Conn]uint64{}
 			}
-			h.local[c.nick][c] = token
+			h.local[c.Nick][c] = token
 		})
 	}
 	return token, ok
 }
 
-func (h *hub) dropLocalNow(c *conn) {
-	delete(h.local[c.nick], c)
-	if len(h.local[c.nick]) == 0 {
-		delete(h.local, c.nick)
+func (h *hub) dropLocalNow(c *Conn) {
+	delete(h.local[c.Nick], c)
+	if len(h.local[c.Nick]) == 0 {
+		delete(h.local, c.Nick)
 	}
 }

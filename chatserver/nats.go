@@ -59,14 +59,14 @@ type natsNode struct {
 	id      string // this incarnation: a new one once declared gone
 	waiters map[uint64]*natsWaiter
 	st      *clusterState
-	local   map[string]map[*conn]uint64 // nick → this node's streams → their open token
+	local   map[string]map[*Conn]uint64 // nick → this node's streams → their open token
 	closing bool
 }
 
 // natsWaiter is a caller waiting for its message to be applied here.
 type natsWaiter struct {
 	ch   chan result
-	conn *conn // an open: the stream to register
+	conn *Conn // an open: the stream to register
 }
 
 func newNodeID() string {
@@ -98,7 +98,7 @@ func newNATSServer(opts Options) (*Server, error) {
 	s.senders = newRateLimits(opts.SendRate, opts.SendBurst)
 	s.addrs = newAddrLimits(opts.MaxConnsPerAddr)
 	n := &natsNode{s: s, ttl: opts.NATS.NodeTTL, quit: make(chan struct{}),
-		id: newNodeID(), waiters: map[uint64]*natsWaiter{}, local: map[string]map[*conn]uint64{},
+		id: newNodeID(), waiters: map[uint64]*natsWaiter{}, local: map[string]map[*Conn]uint64{},
 		st: newClusterState(&s.opts)}
 	log, err := cluster.Open(cluster.Config{URLs: opts.NATS.URLs, Replicas: opts.NATS.Replicas,
 		Retention: opts.Retention, MaxBytes: opts.MaxStoreBytes, NodeTTL: n.ttl, Node: n.id, Logger: opts.Logger}, n.handle)
@@ -241,23 +241,23 @@ func (n *natsNode) handle(seq uint64, at time.Time, data []byte) {
 }
 
 // deliver hands ev to this node's streams of nick.
-func (n *natsNode) deliverTo(nick string, ev *event) {
+func (n *natsNode) deliverTo(nick string, ev *Event) {
 	for c := range n.local[nick] {
-		if !c.push(ev) {
-			c.cutWith(fmt.Sprintf(cutSlow, c.max))
+		if !c.Push(ev) {
+			c.Cut(fmt.Sprintf(cutSlow, c.Max))
 		}
 	}
 }
 
 // deliverAll hands ev to this node's streams of every user but except.
-func (n *natsNode) deliverAll(except string, ev *event) {
+func (n *natsNode) deliverAll(except string, ev *Event) {
 	for nick, cs := range n.local {
 		if nick == except {
 			continue
 		}
 		for c := range cs {
-			if !c.push(ev) {
-				c.cutWith(fmt.Sprintf(cutSlow, c.max))
+			if !c.Push(ev) {
+				c.Cut(fmt.Sprintf(cutSlow, c.Max))
 			}
 		}
 	}
@@ -269,7 +269,7 @@ func (n *natsNode) deliverAll(except string, ev *event) {
 func (n *natsNode) lostPlace() {
 	for _, cs := range n.local {
 		for c := range cs {
-			c.cutWith("this chat node lost its NATS connection for longer than the node TTL; reconnect with the last event id received to resume")
+			c.Cut("this chat node lost its NATS connection for longer than the node TTL; reconnect with the last event id received to resume")
 		}
 	}
 	clear(n.local)
@@ -349,8 +349,8 @@ func (n *natsNode) liveness() {
 }
 
 // join opens a stream of nick on this node.
-func (n *natsNode) join(ctx context.Context, nick string, resume uint64, hasResume bool) (*conn, result, func()) {
-	c := newConn(nick, n.s.opts.QueueSize)
+func (n *natsNode) join(ctx context.Context, nick string, resume uint64, hasResume bool) (*Conn, result, func()) {
+	c := NewConn(nick, n.s.opts.QueueSize)
 	res, err := n.publish(ctx, &cluster.Record{Kind: "open", Nick: nick, Resume: resume, Has: hasResume}, "", &natsWaiter{conn: c})
 	if err != nil {
 		res.err = err
@@ -360,28 +360,28 @@ func (n *natsNode) join(ctx context.Context, nick string, resume uint64, hasResu
 
 // leave closes a stream of this node: it stops getting events at once, and
 // its close is published (a stopping node publishes none: it is declared gone).
-func (n *natsNode) leave(c *conn) {
+func (n *natsNode) leave(c *Conn) {
 	n.mu.Lock()
-	token, ok := n.local[c.nick][c]
+	token, ok := n.local[c.Nick][c]
 	if ok {
-		delete(n.local[c.nick], c)
-		if len(n.local[c.nick]) == 0 {
-			delete(n.local, c.nick)
+		delete(n.local[c.Nick], c)
+		if len(n.local[c.Nick]) == 0 {
+			delete(n.local, c.Nick)
 		}
 	}
 	node, closing := n.id, n.closing
 	n.mu.Unlock()
-	c.cutWith(cutClosed)
+	c.Cut(cutClosed)
 	if !ok || closing {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), natsWait)
 	defer cancel()
-	m := cluster.Record{Kind: "close", Node: node, Nick: c.nick, Resume: token}
+	m := cluster.Record{Kind: "close", Node: node, Nick: c.Nick, Resume: token}
 	if _, err := n.publish(ctx, &m, "close-"+node+"-"+strconv.FormatUint(token, 10), nil); err != nil && !errors.Is(err, ErrShuttingDown) {
 		// Not connected: the close is published once NATS is back, or the
 		// node is declared gone first.
-		n.s.opts.Logger.Warn("chat NATS: publish a stream's close", "nick", c.nick, "err", err)
+		n.s.opts.Logger.Warn("chat NATS: publish a stream's close", "nick", c.Nick, "err", err)
 		n.later(time.Second, m, "close-"+node+"-"+strconv.FormatUint(token, 10), nil)
 	}
 }
@@ -403,7 +403,7 @@ func (n *natsNode) shutdown() {
 	n.closing = true
 	for _, cs := range n.local {
 		for c := range cs {
-			c.cutWith(cutShutdown)
+			c.Cut(cutShutdown)
 		}
 	}
 	clear(n.local)
@@ -467,7 +467,7 @@ func (s *Server) shutdownNATS(ctx context.Context) error {
 	s.cluster.mu.Lock()
 	for _, cs := range s.cluster.local {
 		for c := range cs {
-			c.cutWith(cutShutdown)
+			c.Cut(cutShutdown)
 		}
 	}
 	s.cluster.mu.Unlock()

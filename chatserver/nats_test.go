@@ -569,7 +569,7 @@ func (ts *testServer) crash() {
 	n.mu.Lock()
 	for _, cs := range n.local {
 		for c := range cs {
-			c.cutWith("crashed")
+			c.Cut("crashed")
 		}
 	}
 	n.mu.Unlock()

@@ -63,7 +63,7 @@ func (st *clusterState) apply(n *natsNode, seq uint64, at time.Time, m *cluster.
 	}
 	for _, e := range out.Events {
 		st.history = append(st.history, clusterEvent{Event: e, at: at})
-		ev := newEvent(e.ID, e.Text)
+		ev := NewEvent(e.ID, e.Text)
 		if e.To != "" {
 			n.deliverTo(e.To, ev)
 		} else {
@@ -90,7 +90,7 @@ func (st *clusterState) apply(n *natsNode, seq uint64, at time.Time, m *cluster.
 			// Registered after its open's events: its welcome has them.
 			res.joined = st.welcome(m.Nick, out.Joined)
 			if n.local[m.Nick] == nil {
-				n.local[m.Nick] = map[*conn]uint64{}
+				n.local[m.Nick] = map[*Conn]uint64{}
 			}
 			n.local[m.Nick][w.conn] = m.Token
 		case m.Node == n.id:
@@ -114,32 +114,32 @@ func (st *clusterState) expire(at time.Time) {
 // welcome is what a new stream writes before its live events: the events
 // it missed and the mail offered come from the history here, in the
 // preamble, around the welcome lines.
-func (st *clusterState) welcome(nick string, rj *room.Joined) joined {
+func (st *clusterState) welcome(nick string, rj *room.Joined) Plan {
 	j := joinedOf(rj)
-	pre := j.preamble
-	j.preamble = nil
-	if j.hasResume {
-		if j.resume < st.pruned {
-			j.notice = fmt.Sprintf("events %d to %d are older than the retention window (%v) and were deleted: those addressed to you are missing from this resume", j.resume+1, st.pruned, st.opts.Retention)
+	pre := j.Preamble
+	j.Preamble = nil
+	if j.HasResume {
+		if j.Resume < st.pruned {
+			j.Notice = fmt.Sprintf("events %d to %d are older than the retention window (%v) and were deleted: those addressed to you are missing from this resume", j.Resume+1, st.pruned, st.opts.Retention)
 		}
-		j.preamble = st.visible(nick, j.resume, j.replayTo, j.preamble)
-		j.replayTo = j.resume // the replay is in the preamble
+		j.Preamble = st.visible(nick, j.Resume, j.ReplayTo, j.Preamble)
+		j.ReplayTo = j.Resume // the replay is in the preamble
 	}
-	j.preamble = append(j.preamble, pre...)
-	j.preamble = st.visible(nick, j.mailFrom, j.mailTo, j.preamble)
-	j.mailFrom = j.mailTo
+	j.Preamble = append(j.Preamble, pre...)
+	j.Preamble = st.visible(nick, j.MailFrom, j.MailTo, j.Preamble)
+	j.MailFrom = j.MailTo
 	return j
 }
 
 // visible appends the history's events for nick with after < id <= upTo.
-func (st *clusterState) visible(nick string, after, upTo uint64, out []*event) []*event {
+func (st *clusterState) visible(nick string, after, upTo uint64, out []*Event) []*Event {
 	i := sort.Search(len(st.history), func(i int) bool { return st.history[i].ID > after })
 	for _, e := range st.history[i:] {
 		if e.ID > upTo {
 			break
 		}
 		if e.VisibleTo(nick) {
-			out = append(out, newEvent(e.ID, e.Text))
+			out = append(out, NewEvent(e.ID, e.Text))
 		}
 	}
 	return out

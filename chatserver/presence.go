@@ -10,41 +10,41 @@ import (
 // Presence on one node: streams open and close through the machine, which
 // keeps who is online, the leave grace and the coalesced notices.
 
-// joined tells a new stream what to write before its queue: a notice about
+// Plan tells a new stream what to write before its queue: a notice about
 // its resume id when there is one to give, the stored events it missed
 // (resume < id <= replayTo, when hasResume), the welcome lines, then the
 // waiting private messages (mailFrom < id <= mailTo).
-type joined struct {
-	resume    uint64
-	hasResume bool
-	notice    string
-	replayTo  uint64
-	preamble  []*event
-	mailFrom  uint64
-	mailTo    uint64
-	// mailPending: offline messages this stream writes (in the replay or
+type Plan struct {
+	Resume    uint64
+	HasResume bool
+	Notice    string
+	ReplayTo  uint64
+	Preamble  []*Event
+	MailFrom  uint64
+	MailTo    uint64
+	// MailPending: offline messages this stream writes (in the replay or
 	// the mail range) wait in the mailbox until their delivery is known.
-	mailPending bool
+	MailPending bool
 }
 
 // joinedOf is the machine's answer to an open as a stream writes it.
-func joinedOf(rj *room.Joined) joined {
-	j := joined{resume: rj.Resume, hasResume: rj.HasResume, notice: rj.Notice, replayTo: rj.ReplayTo,
-		mailFrom: rj.MailFrom, mailTo: rj.MailTo, mailPending: rj.MailPending}
+func joinedOf(rj *room.Joined) Plan {
+	j := Plan{Resume: rj.Resume, HasResume: rj.HasResume, Notice: rj.Notice, ReplayTo: rj.ReplayTo,
+		MailFrom: rj.MailFrom, MailTo: rj.MailTo, MailPending: rj.MailPending}
 	for _, e := range rj.Preamble {
-		j.preamble = append(j.preamble, newEvent(e.ID, e.Text))
+		j.Preamble = append(j.Preamble, NewEvent(e.ID, e.Text))
 	}
 	return j
 }
 
-// seenFrom is the id after which the stream has written every event of its
+// SeenFrom is the id after which the stream has written every event of its
 // user once it wrote through mailTo: its resume id, or the sequence at its
 // login (no offline message has an id between that and mailFrom).
-func (j *joined) seenFrom() uint64 {
-	if j.hasResume {
-		return j.resume
+func (j *Plan) SeenFrom() uint64 {
+	if j.HasResume {
+		return j.Resume
 	}
-	return j.replayTo
+	return j.ReplayTo
 }
 
 // handleJoin adds a stream: the welcome lines, the waiting offline
@@ -54,12 +54,12 @@ func (h *hub) handleJoin(tx *store.Tx, r *joinReq) (result, error) {
 		return result{}, ErrShuttingDown
 	}
 	h.tokens++
-	out, err := h.apply(tx, room.Request{Kind: room.Open, Nick: r.conn.nick, Token: h.tokens, Resume: r.resume, HasResume: r.hasResume})
+	out, err := h.apply(tx, room.Request{Kind: room.Open, Nick: r.conn.Nick, Token: h.tokens, Resume: r.resume, HasResume: r.hasResume})
 	if err != nil {
 		return result{}, err
 	}
 	if out.Joined == nil {
-		return result{}, fmt.Errorf("chat: the open of a stream of %s made no welcome", r.conn.nick)
+		return result{}, fmt.Errorf("chat: the open of a stream of %s made no welcome", r.conn.Nick)
 	}
 	// Registered after its open's events: it writes them from the log.
 	h.addLocal(r.conn, h.tokens)
@@ -68,7 +68,7 @@ func (h *hub) handleJoin(tx *store.Tx, r *joinReq) (result, error) {
 
 // handleLeave removes a stream that ended; the user's last one starts the
 // leave grace (or leaves at once without one).
-func (h *hub) handleLeave(tx *store.Tx, c *conn) error {
+func (h *hub) handleLeave(tx *store.Tx, c *Conn) error {
 	token, ok := h.dropLocal(c)
 	if !ok {
 		return nil
@@ -77,7 +77,7 @@ func (h *hub) handleLeave(tx *store.Tx, c *conn) error {
 	if h.closing.Load() {
 		return nil // shutting down: nobody is told
 	}
-	_, err := h.apply(tx, room.Request{Kind: room.Close, Nick: c.nick, Token: token})
+	_, err := h.apply(tx, room.Request{Kind: room.Close, Nick: c.Nick, Token: token})
 	return err
 }
 

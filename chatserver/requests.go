@@ -15,7 +15,7 @@ type request interface {
 // result is what the hub answers a request with.
 type result struct {
 	offline bool   // postReq: the receiver was offline, the message waits in its mailbox
-	joined  joined // joinReq: what the new stream writes first
+	joined  Plan // joinReq: what the new stream writes first
 	err     error
 }
 
@@ -35,7 +35,7 @@ func (r *postReq) apply(h *hub, tx *store.Tx) (result, error) { return h.handleP
 // joinReq adds a stream of its nick; resume is the last id its client saw.
 type joinReq struct {
 	reply
-	conn      *conn
+	conn      *Conn
 	resume    uint64
 	hasResume bool
 }
@@ -45,7 +45,7 @@ func (r *joinReq) apply(h *hub, tx *store.Tx) (result, error) { return h.handleJ
 // leaveReq removes a stream that ended.
 type leaveReq struct {
 	reply
-	conn *conn
+	conn *Conn
 }
 
 func (r *leaveReq) apply(h *hub, tx *store.Tx) (result, error) {

@@ -24,19 +24,19 @@ import (
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
-// transport writes one stream's events: SSE or WebSocket.
-type transport interface {
-	setDeadline(t time.Time)
-	event(ev *event) error // may buffer; flush sends
-	note(msg string) error // an error for the client
-	ping() error
-	flush() error
-	end(reason string, shuttingDown bool) // the last words before closing
-	// askAck asks the client to confirm it received the events of its user
+// Transport writes one stream's events: SSE or WebSocket.
+type Transport interface {
+	SetDeadline(t time.Time)
+	Event(ev *Event) error // may buffer; flush sends
+	Note(msg string) error // an error for the client
+	Ping() error
+	Flush() error
+	End(reason string, shuttingDown bool) // the last words before closing
+	// AskAck asks the client to confirm it received the events of its user
 	// with from < id <= to. A transport that can (a WebSocket: the pong to a
 	// ping sent after them) confirms them itself and returns false; true
 	// leaves it to the pump (the stream staying open for MailAckDelay).
-	askAck(from, to uint64) (byDelay bool, err error)
+	AskAck(from, to uint64) (byDelay bool, err error)
 }
 
 // ackDelivered tells the hub that nick's events with from < id <= to were
@@ -52,22 +52,22 @@ func (s *Server) ackDelivered(nick string, from, to uint64) {
 // pump writes a joined stream: the missed events, the welcome lines, the
 // waiting messages, then live events until the client goes, the hub cuts the
 // stream or ctx ends.
-func (s *Server) pump(ctx context.Context, c *conn, j joined, t transport, notes <-chan string) error {
+func (s *Server) pump(ctx context.Context, c *Conn, j Plan, t Transport, notes <-chan string) error {
 	err := s.pumpEvents(ctx, c, j, t, notes)
-	if reason := c.cutReason(); reason != "" && reason != cutClosed {
+	if reason := c.CutReason(); reason != "" && reason != cutClosed {
 		// Cut by the hub; a write may have failed first (a stalled
 		// client's buffers are full and its write deadline passed).
 		level := slog.LevelWarn
 		if s.hub.closing.Load() {
 			level = slog.LevelInfo
 		}
-		s.opts.Logger.Log(context.Background(), level, "stream cut", "nick", c.nick, "reason", reason, "write", err)
+		s.opts.Logger.Log(context.Background(), level, "stream cut", "nick", c.Nick, "reason", reason, "write", err)
 		return errors.New(reason)
 	}
 	return err
 }
 
-func (s *Server) pumpEvents(ctx context.Context, c *conn, j joined, t transport, notes <-chan string) error {
+func (s *Server) pumpEvents(ctx context.Context, c *Conn, j Plan, t Transport, notes <-chan string) error {
 	// Every write is bounded by a deadline between 3/4 of WriteTimeout and
 	// WriteTimeout away: moving it costs a timer update, which a broadcast
 	// to 10,000 streams would pay 10,000 times (12% of the server's CPU in
@@ -77,44 +77,44 @@ func (s *Server) pumpEvents(ctx context.Context, c *conn, j joined, t transport,
 		now := time.Now()
 		if until.Sub(now) < s.opts.WriteTimeout*3/4 {
 			until = now.Add(s.opts.WriteTimeout)
-			t.setDeadline(until)
+			t.SetDeadline(until)
 		}
 	}
-	resume, hasResume := j.resume, j.hasResume
-	if j.notice != "" {
+	resume, hasResume := j.Resume, j.HasResume
+	if j.Notice != "" {
 		deadline()
-		if err := t.note(j.notice); err != nil {
+		if err := t.Note(j.Notice); err != nil {
 			return err
 		}
 	}
 	if pruned := s.hub.pruned.Load(); hasResume && resume < pruned {
 		deadline()
-		if err := t.note(fmt.Sprintf("events %d to %d are older than the retention window (%v) and were deleted: those addressed to you are missing from this resume", resume+1, pruned, s.opts.Retention)); err != nil {
+		if err := t.Note(fmt.Sprintf("events %d to %d are older than the retention window (%v) and were deleted: those addressed to you are missing from this resume", resume+1, pruned, s.opts.Retention)); err != nil {
 			return err
 		}
 	}
 	if hasResume {
-		if err := s.replay(c, resume, j.replayTo, t, deadline); err != nil {
+		if err := s.replay(c, resume, j.ReplayTo, t, deadline); err != nil {
 			return err
 		}
 	}
 	deadline()
-	for _, ev := range j.preamble {
-		if err := t.event(ev); err != nil {
+	for _, ev := range j.Preamble {
+		if err := t.Event(ev); err != nil {
 			return err
 		}
 	}
-	if err := s.replay(c, j.mailFrom, j.mailTo, t, deadline); err != nil {
+	if err := s.replay(c, j.MailFrom, j.MailTo, t, deadline); err != nil {
 		return err
 	}
-	if err := t.flush(); err != nil {
+	if err := t.Flush(); err != nil {
 		return err
 	}
 	// Offline messages leave the mailbox once their delivery is known.
 	var confirm <-chan time.Time
-	ackFrom, ackTo := j.seenFrom(), j.mailTo
-	if j.mailPending {
-		byDelay, err := t.askAck(ackFrom, ackTo)
+	ackFrom, ackTo := j.SeenFrom(), j.MailTo
+	if j.MailPending {
+		byDelay, err := t.AskAck(ackFrom, ackTo)
 		if err != nil {
 			return err
 		}
@@ -126,28 +126,28 @@ func (s *Server) pumpEvents(ctx context.Context, c *conn, j joined, t transport,
 	}
 	tick := time.NewTicker(s.opts.KeepAlive)
 	defer tick.Stop()
-	var spare []*event
+	var spare []*Event
 	for {
 		select {
-		case <-c.ready:
-			evs := c.take(spare)
+		case <-c.Ready:
+			evs := c.Take(spare)
 			deadline()
 			for _, ev := range evs {
-				if err := t.event(ev); err != nil {
+				if err := t.Event(ev); err != nil {
 					return err
 				}
 			}
-			if err := t.flush(); err != nil {
+			if err := t.Flush(); err != nil {
 				return err
 			}
 			clear(evs)
 			spare = evs
 		case msg := <-notes:
 			deadline()
-			if err := t.note(msg); err != nil {
+			if err := t.Note(msg); err != nil {
 				return err
 			}
-			if err := t.flush(); err != nil {
+			if err := t.Flush(); err != nil {
 				return err
 			}
 		case <-confirm:
@@ -155,21 +155,21 @@ func (s *Server) pumpEvents(ctx context.Context, c *conn, j joined, t transport,
 			// that still goes through: the client read them.
 			confirm = nil
 			deadline()
-			if err := t.ping(); err != nil {
+			if err := t.Ping(); err != nil {
 				return err
 			}
 			if ctx.Err() == nil {
-				s.ackDelivered(c.nick, ackFrom, ackTo)
+				s.ackDelivered(c.Nick, ackFrom, ackTo)
 			}
 		case <-tick.C:
 			deadline()
-			if err := t.ping(); err != nil {
+			if err := t.Ping(); err != nil {
 				return err
 			}
-		case <-c.cut:
-			t.setDeadline(time.Now().Add(time.Second))
-			reason := c.cutReason()
-			t.end(reason, s.hub.closing.Load())
+		case <-c.Gone:
+			t.SetDeadline(time.Now().Add(time.Second))
+			reason := c.CutReason()
+			t.End(reason, s.hub.closing.Load())
 			return errors.New(reason)
 		case <-ctx.Done():
 			return ctx.Err()
@@ -178,27 +178,27 @@ func (s *Server) pumpEvents(ctx context.Context, c *conn, j joined, t transport,
 }
 
 // replay writes the stored events c's user can see with after < id <= upTo.
-func (s *Server) replay(c *conn, after, upTo uint64, t transport, deadline func()) error {
+func (s *Server) replay(c *Conn, after, upTo uint64, t Transport, deadline func()) error {
 	for after < upTo {
 		if s.hub.closing.Load() {
 			// Shutting down: stop here, the client resumes later. (A stream
 			// cut as slow finishes its replay: it always makes progress.)
 			return ErrShuttingDown
 		}
-		recs, next, err := s.store.ReadLog(c.nick, after, upTo, 256)
+		recs, next, err := s.store.ReadLog(c.Nick, after, upTo, 256)
 		if err != nil {
 			// Damaged history: say so, never skip it silently.
-			s.opts.Logger.Error("replay", "nick", c.nick, "from", after+1, "to", upTo, "err", err)
+			s.opts.Logger.Error("replay", "nick", c.Nick, "from", after+1, "to", upTo, "err", err)
 			deadline()
-			return t.note(fmt.Sprintf("stored history is damaged: events %d to %d could not be read and are missing from this stream (%v)", after+1, upTo, err))
+			return t.Note(fmt.Sprintf("stored history is damaged: events %d to %d could not be read and are missing from this stream (%v)", after+1, upTo, err))
 		}
 		deadline()
 		for _, r := range recs {
-			if err := t.event(newEvent(r.ID, r.Text)); err != nil {
+			if err := t.Event(NewEvent(r.ID, r.Text)); err != nil {
 				return err
 			}
 		}
-		if err := t.flush(); err != nil {
+		if err := t.Flush(); err != nil {
 			return err
 		}
 		after = next
@@ -208,41 +208,41 @@ func (s *Server) replay(c *conn, after, upTo uint64, t transport, deadline func(
 
 // join registers a new stream of nick with the hub; the caller must call
 // the returned leave when the stream ends, whatever join returned.
-func (s *Server) join(ctx context.Context, nick string, resume uint64, hasResume bool) (*conn, result, func()) {
+func (s *Server) join(ctx context.Context, nick string, resume uint64, hasResume bool) (*Conn, result, func()) {
 	if s.cluster != nil {
 		return s.cluster.join(ctx, nick, resume, hasResume)
 	}
-	c := newConn(nick, s.opts.QueueSize)
+	c := NewConn(nick, s.opts.QueueSize)
 	res := s.hub.do(ctx, &joinReq{conn: c, resume: resume, hasResume: hasResume})
 	return c, res, func() { s.hub.do(context.Background(), &leaveReq{conn: c}) }
 }
 
-// sseTransport writes "id: <n>\ndata: <text>\n\n" events on a response.
-type sseTransport struct {
+// SSE writes "id: <n>\ndata: <text>\n\n" events on a response.
+type SSE struct {
 	w  http.ResponseWriter
 	rc *http.ResponseController
 }
 
-func (t *sseTransport) setDeadline(d time.Time) { t.rc.SetWriteDeadline(d) }
-func (t *sseTransport) event(ev *event) error {
-	_, err := t.w.Write(ev.sse)
+func (t *SSE) SetDeadline(d time.Time) { t.rc.SetWriteDeadline(d) }
+func (t *SSE) Event(ev *Event) error {
+	_, err := t.w.Write(ev.SSE)
 	return err
 }
-func (t *sseTransport) note(msg string) error {
+func (t *SSE) Note(msg string) error {
 	_, err := t.w.Write([]byte(": error: " + strings.ReplaceAll(msg, "\n", " ") + "\n\n"))
 	return err
 }
-func (t *sseTransport) ping() error {
+func (t *SSE) Ping() error {
 	if _, err := t.w.Write([]byte(": ping\n\n")); err != nil {
 		return err
 	}
 	return t.rc.Flush()
 }
-func (t *sseTransport) flush() error { return t.rc.Flush() }
+func (t *SSE) Flush() error { return t.rc.Flush() }
 
-// askAck: an event stream has no way back; the pump waits MailAckDelay.
-func (t *sseTransport) askAck(from, to uint64) (bool, error) { return true, nil }
-func (t *sseTransport) end(reason string, _ bool) {
+// AskAck: an event stream has no way back; the pump waits MailAckDelay.
+func (t *SSE) AskAck(from, to uint64) (bool, error) { return true, nil }
+func (t *SSE) End(reason string, _ bool) {
 	t.w.Write([]byte(": closed: " + reason + "\n\n"))
 	t.rc.Flush()
 }
@@ -312,7 +312,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 				}
 			}()
 			s.opts.Logger.Info("connect", "nick", nick, "transport", "sse", "addr", addr, "resume", raw)
-			err := s.pump(ctx, c, res.joined, &rawSSE{c: nc}, nil)
+			err := s.pump(ctx, c, res.joined, &RawSSE{c: nc}, nil)
 			s.opts.Logger.Info("disconnect", "nick", nick, "transport", "sse", "why", err)
 		}()
 		return
@@ -328,7 +328,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 	}
 	w.WriteHeader(http.StatusOK)
 	s.opts.Logger.Info("connect", "nick", nick, "transport", "sse", "addr", addr, "resume", raw)
-	err = s.pump(r.Context(), c, res.joined, &sseTransport{w: w, rc: http.NewResponseController(w)}, nil)
+	err = s.pump(r.Context(), c, res.joined, &SSE{w: w, rc: http.NewResponseController(w)}, nil)
 	s.opts.Logger.Info("disconnect", "nick", nick, "transport", "sse", "why", err)
 }
 
@@ -371,61 +371,61 @@ type nopConn struct{ net.Conn }
 func (nopConn) Read([]byte) (int, error)  { return 0, net.ErrClosed }
 func (nopConn) Write([]byte) (int, error) { return 0, net.ErrClosed }
 
-// rawSSE writes an event stream on a hijacked connection. Events are
+// RawSSE writes an event stream on a hijacked connection. Events are
 // gathered in a buffer lent by sseBuffers for the time of one flush.
-type rawSSE struct {
+type RawSSE struct {
 	c   net.Conn
 	buf *[]byte
 }
 
-var sseBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
-func (t *rawSSE) setDeadline(d time.Time) { t.c.SetWriteDeadline(d) }
-func (t *rawSSE) add(p []byte) error {
+func (t *RawSSE) SetDeadline(d time.Time) { t.c.SetWriteDeadline(d) }
+func (t *RawSSE) add(p []byte) error {
 	if t.buf == nil {
-		t.buf = sseBuffers.Get().(*[]byte)
+		t.buf = buffers.Get().(*[]byte)
 	}
 	*t.buf = append(*t.buf, p...)
 	if len(*t.buf) >= 32<<10 {
-		return t.flush()
+		return t.Flush()
 	}
 	return nil
 }
-func (t *rawSSE) event(ev *event) error { return t.add(ev.sse) }
-func (t *rawSSE) note(msg string) error {
+func (t *RawSSE) Event(ev *Event) error { return t.add(ev.SSE) }
+func (t *RawSSE) Note(msg string) error {
 	return t.add([]byte(": error: " + strings.ReplaceAll(msg, "\n", " ") + "\n\n"))
 }
-func (t *rawSSE) ping() error {
+func (t *RawSSE) Ping() error {
 	if err := t.add([]byte(": ping\n\n")); err != nil {
 		return err
 	}
-	return t.flush()
+	return t.Flush()
 }
-func (t *rawSSE) flush() error {
+func (t *RawSSE) Flush() error {
 	if t.buf == nil {
 		return nil
 	}
 	_, err := t.c.Write(*t.buf)
 	*t.buf = (*t.buf)[:0]
 	if cap(*t.buf) <= 64<<10 {
-		sseBuffers.Put(t.buf)
+		buffers.Put(t.buf)
 	}
 	t.buf = nil
 	return err
 }
-func (t *rawSSE) askAck(from, to uint64) (bool, error) { return true, nil }
-func (t *rawSSE) end(reason string, _ bool) {
+func (t *RawSSE) AskAck(from, to uint64) (bool, error) { return true, nil }
+func (t *RawSSE) End(reason string, _ bool) {
 	t.add([]byte(": closed: " + reason + "\n\n"))
-	t.flush()
+	t.Flush()
 }
 
-// wsTransport writes {"id":<n>,"text":"..."} text frames. Event frames
+// WS writes {"id":<n>,"text":"..."} text frames. Event frames
 // are built once per event (event.ws) and gathered in a buffer lent by
 // sseBuffers for the time of one flush, written straight to the connection
 // in one write however many events are waiting; control frames go through
 // gorilla/websocket. mu keeps the two from interleaving (the reader
 // goroutine answers the client's pings).
-type wsTransport struct {
+type WS struct {
 	ws    *websocket.Conn
 	ack   *wsAck
 	mu    *sync.Mutex
@@ -457,24 +457,24 @@ func (a *wsAck) pong(payload string) (ackRange, bool) {
 	return *p, true
 }
 
-func (t *wsTransport) askAck(from, to uint64) (bool, error) {
+func (t *WS) AskAck(from, to uint64) (bool, error) {
 	r := &ackRange{from: from, to: to, payload: fmt.Sprintf("ack %d %d", from, to)}
 	t.ack.want.Store(r)
-	return false, t.control(websocket.PingMessage, []byte(r.payload))
+	return false, t.Control(websocket.PingMessage, []byte(r.payload))
 }
 
-func (t *wsTransport) control(kind int, data []byte) error {
-	if err := t.flush(); err != nil {
+func (t *WS) Control(kind int, data []byte) error {
+	if err := t.Flush(); err != nil {
 		return err
 	}
-	return t.writeControl(kind, data)
+	return t.WriteControl(kind, data)
 }
 
-// writeControl writes a control frame under a deadline of its own (one
+// WriteControl writes a control frame under a deadline of its own (one
 // second), then puts the events' deadline back: gorilla sets the
 // connection's write deadline for the frame and leaves it there, and the
 // pump moves its deadline only now and then.
-func (t *wsTransport) writeControl(kind int, data []byte) error {
+func (t *WS) WriteControl(kind int, data []byte) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
@@ -490,30 +490,30 @@ func (t *wsTransport) writeControl(kind int, data []byte) error {
 	return err
 }
 
-// setDeadline bounds the writes of events; control frames carry their own.
-func (t *wsTransport) setDeadline(d time.Time) {
+// SetDeadline bounds the writes of events; control frames carry their own.
+func (t *WS) SetDeadline(d time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.until = d
 	t.ws.NetConn().SetWriteDeadline(d)
 }
-func (t *wsTransport) add(frame []byte) error {
+func (t *WS) add(frame []byte) error {
 	if t.buf == nil {
-		t.buf = sseBuffers.Get().(*[]byte)
+		t.buf = buffers.Get().(*[]byte)
 	}
 	*t.buf = append(*t.buf, frame...)
 	if len(*t.buf) >= 32<<10 {
-		return t.flush()
+		return t.Flush()
 	}
 	return nil
 }
-func (t *wsTransport) event(ev *event) error { return t.add(ev.ws) }
-func (t *wsTransport) note(msg string) error {
+func (t *WS) Event(ev *Event) error { return t.add(ev.WS) }
+func (t *WS) Note(msg string) error {
 	b, _ := json.Marshal(map[string]string{"error": msg})
-	return t.add(appendTextFrame(nil, b))
+	return t.add(AppendTextFrame(nil, b))
 }
-func (t *wsTransport) ping() error { return t.control(websocket.PingMessage, nil) }
-func (t *wsTransport) flush() error {
+func (t *WS) Ping() error { return t.Control(websocket.PingMessage, nil) }
+func (t *WS) Flush() error {
 	if t.buf == nil {
 		return nil
 	}
@@ -525,43 +525,43 @@ func (t *wsTransport) flush() error {
 	t.mu.Unlock()
 	*t.buf = (*t.buf)[:0]
 	if cap(*t.buf) <= 64<<10 {
-		sseBuffers.Put(t.buf)
+		buffers.Put(t.buf)
 	}
 	t.buf = nil
 	return err
 }
-func (t *wsTransport) end(reason string, shuttingDown bool) {
-	t.note(reason)
+func (t *WS) End(reason string, shuttingDown bool) {
+	t.Note(reason)
 	code, short := websocket.CloseTryAgainLater, "slow consumer: resume from the last id"
 	if shuttingDown {
 		code, short = websocket.CloseGoingAway, "server shutting down: resume from the last id"
 	}
-	t.control(websocket.CloseMessage, websocket.FormatCloseMessage(code, short))
+	t.Control(websocket.CloseMessage, websocket.FormatCloseMessage(code, short))
 }
 
-// closeWith ends the connection with a close frame of code and reason
+// CloseWith ends the connection with a close frame of code and reason
 // (at most 123 bytes), the last frame written.
-func (t *wsTransport) closeWith(code int, reason string) {
-	t.writeControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason))
+func (t *WS) CloseWith(code int, reason string) {
+	t.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason))
 }
 
-// wsReadBuffer is the read buffer of a WebSocket: a client's frames are
+// ReadBuffer is the read buffer of a WebSocket: a client's frames are
 // short, and a longer one is read through it in pieces.
-const wsReadBuffer = 512
+const ReadBuffer = 512
 
-// wsWriteBuffers lends WebSockets their write buffer for the time of a write.
-var wsWriteBuffers = &sync.Pool{}
+// WriteBuffers lends WebSockets their write buffer for the time of a write.
+var WriteBuffers = &sync.Pool{}
 
-// wsFrame is what a WebSocket client sends.
-type wsFrame struct {
+// Frame is what a WebSocket client sends.
+type Frame struct {
 	To   string `json:"to"`
 	Text string `json:"text"`
 }
 
-// decodeFrame reads a WebSocket client's text frame: one JSON object
+// DecodeFrame reads a WebSocket client's text frame: one JSON object
 // {"to","text"} and nothing else.
-func decodeFrame(data []byte) (wsFrame, error) {
-	var f wsFrame
+func DecodeFrame(data []byte) (Frame, error) {
+	var f Frame
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
@@ -614,9 +614,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		// An idle WebSocket holds only its small read buffer: the write
 		// buffer is taken from a pool for each write, and net/http's
 		// buffers are dropped once the handshake is done.
-		ReadBufferSize:  wsReadBuffer,
+		ReadBufferSize:  ReadBuffer,
 		WriteBufferSize: 4096,
-		WriteBufferPool: wsWriteBuffers,
+		WriteBufferPool: WriteBuffers,
 		CheckOrigin:     func(*http.Request) bool { return true }, // checked above
 		// A browser that passes its token as the subprotocol token.<t>
 		// offers this one beside it, for the server to select.
@@ -641,16 +641,16 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 // goroutine writes, another reads.
 func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume bool, addr, rawResume string) {
 	defer ws.Close()
-	t := &wsTransport{ws: ws, ack: &wsAck{}, mu: &sync.Mutex{}}
+	t := &WS{ws: ws, ack: &wsAck{}, mu: &sync.Mutex{}}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c, res, leave := s.join(ctx, nick, resume, hasResume)
 	defer leave()
 	if res.err != nil {
-		t.setDeadline(time.Now().Add(time.Second))
-		t.note("log in: " + res.err.Error())
-		t.control(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, "log in failed"))
+		t.SetDeadline(time.Now().Add(time.Second))
+		t.Note("log in: " + res.err.Error())
+		t.Control(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, "log in failed"))
 		return
 	}
 	s.opts.Logger.Info("connect", "nick", nick, "transport", "ws", "addr", addr, "resume", rawResume)
@@ -671,7 +671,7 @@ func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume
 // readWS reads a WebSocket's frames, sends each as nick's message (in
 // order, without waiting for one to be stored before reading the next), and
 // reports errors to the client through notes.
-func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr string, t *wsTransport, notes chan<- string) {
+func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr string, t *WS, notes chan<- string) {
 	ack := t.ack
 	wait := 2 * s.opts.KeepAlive
 	// A frame is read up to its limit, and one byte more tells it is over:
@@ -681,7 +681,7 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr stri
 	limit := int64(s.opts.MaxMessageBytes)*6 + 1024
 	ws.SetReadDeadline(time.Now().Add(wait))
 	ws.SetPingHandler(func(payload string) error {
-		err := t.writeControl(websocket.PongMessage, []byte(payload))
+		err := t.WriteControl(websocket.PongMessage, []byte(payload))
 		if err != nil && !errors.Is(err, websocket.ErrCloseSent) {
 			if ne, ok := errors.AsType[net.Error](err); !ok || !ne.Timeout() {
 				return err
@@ -690,7 +690,7 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr stri
 		return nil
 	})
 	ws.SetCloseHandler(func(code int, text string) error {
-		t.closeWith(code, "")
+		t.CloseWith(code, "")
 		return nil
 	})
 	ws.SetPongHandler(func(payload string) error {
@@ -710,9 +710,9 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr stri
 	var pending sync.WaitGroup
 	defer pending.Wait()
 	for {
-		kind, data, err := readFrame(ws, limit)
-		if errors.Is(err, errFrameTooLarge) {
-			t.closeWith(websocket.CloseMessageTooBig, fmt.Sprintf("frame too large: a message's text may have at most %d bytes", s.opts.MaxMessageBytes))
+		kind, data, err := ReadFrame(ws, limit)
+		if errors.Is(err, ErrFrameTooLarge) {
+			t.CloseWith(websocket.CloseMessageTooBig, fmt.Sprintf("frame too large: a message's text may have at most %d bytes", s.opts.MaxMessageBytes))
 			return
 		}
 		if err != nil {
@@ -725,10 +725,10 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr stri
 		}
 		if !utf8.Valid(data) {
 			// RFC 6455 8.1: a text frame that is not UTF-8 fails the connection.
-			t.closeWith(websocket.CloseInvalidFramePayloadData, "text frame is not valid UTF-8")
+			t.CloseWith(websocket.CloseInvalidFramePayloadData, "text frame is not valid UTF-8")
 			return
 		}
-		f, err := decodeFrame(data)
+		f, err := DecodeFrame(data)
 		if err != nil {
 			tell(err.Error())
 			continue
@@ -752,10 +752,10 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr stri
 	}
 }
 
-var errFrameTooLarge = errors.New("frame too large")
+var ErrFrameTooLarge = errors.New("frame too large")
 
-// readFrame reads the next data message of ws, of at most limit bytes.
-func readFrame(ws *websocket.Conn, limit int64) (int, []byte, error) {
+// ReadFrame reads the next data message of ws, of at most limit bytes.
+func ReadFrame(ws *websocket.Conn, limit int64) (int, []byte, error) {
 	kind, rd, err := ws.NextReader()
 	if err != nil {
 		return 0, nil, err
@@ -765,7 +765,7 @@ func readFrame(ws *websocket.Conn, limit int64) (int, []byte, error) {
 		return 0, nil, err
 	}
 	if int64(len(data)) > limit {
-		return 0, nil, errFrameTooLarge
+		return 0, nil, ErrFrameTooLarge
 	}
 	return kind, data, nil
 }
