@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/chatserver/internal/store"
+	"github.com/wasmgap/wasmgap/chatserver/internal/stream"
 )
 
 // failReq fails the batch it is in, as a store failure would.
@@ -83,7 +84,7 @@ func TestFailedBatchRestoresMemory(t *testing.T) {
 	before := stateOf(ts)
 
 	release := holdHub(t, h)
-	eve := NewConn("eve", 16)
+	eve := stream.NewConn("eve", 16)
 	batch := []request{
 		&postReq{post: Post{From: "mary", To: "john", Text: "lost 1", Time: time.Now()}},
 		&postReq{post: Post{From: "mary", To: "carol", Text: "lost 2", Time: time.Now()}},
@@ -182,7 +183,7 @@ func TestStoreLimitPerSend(t *testing.T) {
 func TestFailedLeaveRetried(t *testing.T) {
 	ts := startServer(t, Options{})
 	h := ts.srv.hub
-	eve := NewConn("eve", 16)
+	eve := stream.NewConn("eve", 16)
 	if res := h.do(context.Background(), &joinReq{conn: eve}); res.err != nil {
 		t.Fatal(res.err)
 	}

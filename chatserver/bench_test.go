@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/wasmgap/wasmgap/chatserver/internal/stream"
 )
 
 // benchReceivers joins n users straight on the hub (no network) and drains
@@ -28,7 +29,7 @@ func benchReceivers(b *testing.B, ts *testServer, n int, got *atomic.Int64) (sto
 		}
 		wg.Go(func() {
 			defer leave()
-			var spare []*Event
+			var spare []*stream.Event
 			for {
 				select {
 				case <-c.Ready:

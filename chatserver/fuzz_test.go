@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/stream"
 )
 
 // The chat's parsers of network input, fuzzed: none may panic, and each
@@ -31,7 +33,7 @@ func FuzzMsgPath(f *testing.F) {
 			if !utf8.ValidString(p.Text) || strings.ContainsAny(p.Text, "\n\r") || ValidNick(p.From) != nil {
 				t.Fatalf("accepted a bad post %+v", p)
 			}
-			NewEvent(1, p.From+": "+p.Text)
+			stream.NewEvent(1, p.From+": "+p.Text)
 		}
 	})
 }
@@ -59,7 +61,7 @@ func FuzzFrame(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fr, err := DecodeFrame(data)
+		fr, err := stream.DecodeFrame(data)
 		if err != nil {
 			if !strings.Contains(err.Error(), `{"to":"<nick> or all","text":"<message>"}`) {
 				t.Fatalf("error %q does not show the allowed form", err)

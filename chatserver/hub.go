@@ -13,6 +13,7 @@ import (
 
 	"github.com/wasmgap/wasmgap/chatserver/internal/room"
 	"github.com/wasmgap/wasmgap/chatserver/internal/store"
+	"github.com/wasmgap/wasmgap/chatserver/internal/stream"
 )
 
 // hub runs one node's chat: the rules' state machine (internal/room) fed
@@ -45,7 +46,7 @@ type hub struct {
 	// Owned by the hub goroutine.
 	m               *room.Machine
 	reqSeq          uint64                      // the sequence of the machine's requests
-	local           map[string]map[*Conn]uint64 // nick → its streams here → their tokens
+	local           map[string]map[*stream.Conn]uint64 // nick → its streams here → their tokens
 	tokens          uint64
 	localUndo       []func() // undoes the batch's changes of local
 	pending         []delivery
@@ -58,8 +59,8 @@ type hub struct {
 
 // delivery is an event for a stream, handed over once its batch committed.
 type delivery struct {
-	c  *Conn
-	ev *Event
+	c  *stream.Conn
+	ev *stream.Event
 }
 
 const maxBatch = 512
@@ -80,7 +81,7 @@ func newHub(st *store.Store, state store.State, o *Options) (*hub, error) {
 		quit:      make(chan struct{}),
 		done:      make(chan struct{}),
 		m:         room.New(roomConfig(o, 0), state.Seq),
-		local:     map[string]map[*Conn]uint64{},
+		local:     map[string]map[*stream.Conn]uint64{},
 
 		checkpointAt:    store.CheckpointBytes,
 		checkpointEvery: store.CheckpointBytes,
@@ -367,13 +368,13 @@ func (h *hub) drain() {
 	<-b
 }
 
-func (h *hub) enqueue(c *Conn, ev *Event) {
+func (h *hub) enqueue(c *stream.Conn, ev *stream.Event) {
 	if !c.Push(ev) {
 		h.cut(c, fmt.Sprintf(cutSlow, c.Max))
 	}
 }
 
-func (h *hub) cut(c *Conn, reason string) { c.Cut(reason) }
+func (h *hub) cut(c *stream.Conn, reason string) { c.Cut(reason) }
 
 // apply feeds the machine one request, at the hub's time, and writes what
 // it did: the events into the log and to the streams connected here, the
@@ -442,7 +443,7 @@ func refusalOf(r *room.Refusal) error {
 
 // deliver hands e to the streams here it is addressed to once the batch commits.
 func (h *hub) deliver(e *room.Event) {
-	ev := NewEvent(e.ID, e.Text)
+	ev := stream.NewEvent(e.ID, e.Text)
 	if e.To != "" {
 		for c := range h.local[e.To] {
 			h.pending = append(h.pending, delivery{c, ev})
@@ -460,23 +461,23 @@ func (h *hub) deliver(e *room.Event) {
 }
 
 // addLocal and dropLocal change the streams here, undone if the batch fails.
-func (h *hub) addLocal(c *Conn, token uint64) {
+func (h *hub) addLocal(c *stream.Conn, token uint64) {
 	cs := h.local[c.Nick]
 	if cs == nil {
-		cs = map[*Conn]uint64{}
+		cs = map[*stream.Conn]uint64{}
 		h.local[c.Nick] = cs
 	}
 	cs[c] = token
 	h.localUndo = append(h.localUndo, func() { h.dropLocalNow(c) })
 }
 
-func (h *hub) dropLocal(c *Conn) (uint64, bool) {
+func (h *hub) dropLocal(c *stream.Conn) (uint64, bool) {
 	token, ok := h.local[c.Nick][c]
 	if ok {
 		h.dropLocalNow(c)
 		h.localUndo = append(h.localUndo, func() {
 			if h.local[c.Nick] == nil {
-				h.local[c.Nick] = map[*Conn]uint64{}
+				h.local[c.Nick] = map[*stream.Conn]uint64{}
 			}
 			h.local[c.Nick][c] = token
 		})
@@ -484,7 +485,7 @@ func (h *hub) dropLocal(c *Conn) (uint64, bool) {
 	return token, ok
 }
 
-func (h *hub) dropLocalNow(c *Conn) {
+func (h *hub) dropLocalNow(c *stream.Conn) {
 	delete(h.local[c.Nick], c)
 	if len(h.local[c.Nick]) == 0 {
 		delete(h.local, c.Nick)

@@ -20,6 +20,7 @@ var chatLayers = map[string]int{
 	"chatserver/internal/fastpath": 1, // HTTP/1.1 before net/http, for an App
 	"chatserver/internal/cluster":  1, // the log of a chat over NATS JetStream
 	"chatserver/internal/auth":     2, // who speaks: tokens, claims
+	"chatserver/internal/stream":   2, // one user's open stream: queue, transports, pump
 	"chatserver/internal/room":     3, // the rules, a pure state machine
 	"chatserver/internal/store":    3, // chat.db and its log
 }

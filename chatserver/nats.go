@@ -14,6 +14,7 @@ import (
 
 	"github.com/wasmgap/wasmgap/chatserver/internal/auth"
 	"github.com/wasmgap/wasmgap/chatserver/internal/cluster"
+	"github.com/wasmgap/wasmgap/chatserver/internal/stream"
 )
 
 // Several nodes, one chat: with Options.NATS the chat's state is a
@@ -59,14 +60,14 @@ type natsNode struct {
 	id      string // this incarnation: a new one once declared gone
 	waiters map[uint64]*natsWaiter
 	st      *clusterState
-	local   map[string]map[*Conn]uint64 // nick → this node's streams → their open token
+	local   map[string]map[*stream.Conn]uint64 // nick → this node's streams → their open token
 	closing bool
 }
 
 // natsWaiter is a caller waiting for its message to be applied here.
 type natsWaiter struct {
 	ch   chan result
-	conn *Conn // an open: the stream to register
+	conn *stream.Conn // an open: the stream to register
 }
 
 func newNodeID() string {
@@ -98,7 +99,7 @@ func newNATSServer(opts Options) (*Server, error) {
 	s.senders = newRateLimits(opts.SendRate, opts.SendBurst)
 	s.addrs = newAddrLimits(opts.MaxConnsPerAddr)
 	n := &natsNode{s: s, ttl: opts.NATS.NodeTTL, quit: make(chan struct{}),
-		id: newNodeID(), waiters: map[uint64]*natsWaiter{}, local: map[string]map[*Conn]uint64{},
+		id: newNodeID(), waiters: map[uint64]*natsWaiter{}, local: map[string]map[*stream.Conn]uint64{},
 		st: newClusterState(&s.opts)}
 	log, err := cluster.Open(cluster.Config{URLs: opts.NATS.URLs, Replicas: opts.NATS.Replicas,
 		Retention: opts.Retention, MaxBytes: opts.MaxStoreBytes, NodeTTL: n.ttl, Node: n.id, Logger: opts.Logger}, n.handle)
@@ -241,7 +242,7 @@ func (n *natsNode) handle(seq uint64, at time.Time, data []byte) {
 }
 
 // deliver hands ev to this node's streams of nick.
-func (n *natsNode) deliverTo(nick string, ev *Event) {
+func (n *natsNode) deliverTo(nick string, ev *stream.Event) {
 	for c := range n.local[nick] {
 		if !c.Push(ev) {
 			c.Cut(fmt.Sprintf(cutSlow, c.Max))
@@ -250,7 +251,7 @@ func (n *natsNode) deliverTo(nick string, ev *Event) {
 }
 
 // deliverAll hands ev to this node's streams of every user but except.
-func (n *natsNode) deliverAll(except string, ev *Event) {
+func (n *natsNode) deliverAll(except string, ev *stream.Event) {
 	for nick, cs := range n.local {
 		if nick == except {
 			continue
@@ -349,8 +350,8 @@ func (n *natsNode) liveness() {
 }
 
 // join opens a stream of nick on this node.
-func (n *natsNode) join(ctx context.Context, nick string, resume uint64, hasResume bool) (*Conn, result, func()) {
-	c := NewConn(nick, n.s.opts.QueueSize)
+func (n *natsNode) join(ctx context.Context, nick string, resume uint64, hasResume bool) (*stream.Conn, result, func()) {
+	c := stream.NewConn(nick, n.s.opts.QueueSize)
 	res, err := n.publish(ctx, &cluster.Record{Kind: "open", Nick: nick, Resume: resume, Has: hasResume}, "", &natsWaiter{conn: c})
 	if err != nil {
 		res.err = err
@@ -360,7 +361,7 @@ func (n *natsNode) join(ctx context.Context, nick string, resume uint64, hasResu
 
 // leave closes a stream of this node: it stops getting events at once, and
 // its close is published (a stopping node publishes none: it is declared gone).
-func (n *natsNode) leave(c *Conn) {
+func (n *natsNode) leave(c *stream.Conn) {
 	n.mu.Lock()
 	token, ok := n.local[c.Nick][c]
 	if ok {

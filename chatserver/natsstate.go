@@ -9,6 +9,7 @@ import (
 
 	"github.com/wasmgap/wasmgap/chatserver/internal/cluster"
 	"github.com/wasmgap/wasmgap/chatserver/internal/room"
+	"github.com/wasmgap/wasmgap/chatserver/internal/stream"
 )
 
 // clusterState is the chat's state as every node derives it from the
@@ -63,7 +64,7 @@ func (st *clusterState) apply(n *natsNode, seq uint64, at time.Time, m *cluster.
 	}
 	for _, e := range out.Events {
 		st.history = append(st.history, clusterEvent{Event: e, at: at})
-		ev := NewEvent(e.ID, e.Text)
+		ev := stream.NewEvent(e.ID, e.Text)
 		if e.To != "" {
 			n.deliverTo(e.To, ev)
 		} else {
@@ -90,7 +91,7 @@ func (st *clusterState) apply(n *natsNode, seq uint64, at time.Time, m *cluster.
 			// Registered after its open's events: its welcome has them.
 			res.joined = st.welcome(m.Nick, out.Joined)
 			if n.local[m.Nick] == nil {
-				n.local[m.Nick] = map[*Conn]uint64{}
+				n.local[m.Nick] = map[*stream.Conn]uint64{}
 			}
 			n.local[m.Nick][w.conn] = m.Token
 		case m.Node == n.id:
@@ -114,7 +115,7 @@ func (st *clusterState) expire(at time.Time) {
 // welcome is what a new stream writes before its live events: the events
 // it missed and the mail offered come from the history here, in the
 // preamble, around the welcome lines.
-func (st *clusterState) welcome(nick string, rj *room.Joined) Plan {
+func (st *clusterState) welcome(nick string, rj *room.Joined) stream.Plan {
 	j := joinedOf(rj)
 	pre := j.Preamble
 	j.Preamble = nil
@@ -132,14 +133,14 @@ func (st *clusterState) welcome(nick string, rj *room.Joined) Plan {
 }
 
 // visible appends the history's events for nick with after < id <= upTo.
-func (st *clusterState) visible(nick string, after, upTo uint64, out []*Event) []*Event {
+func (st *clusterState) visible(nick string, after, upTo uint64, out []*stream.Event) []*stream.Event {
 	i := sort.Search(len(st.history), func(i int) bool { return st.history[i].ID > after })
 	for _, e := range st.history[i:] {
 		if e.ID > upTo {
 			break
 		}
 		if e.VisibleTo(nick) {
-			out = append(out, NewEvent(e.ID, e.Text))
+			out = append(out, stream.NewEvent(e.ID, e.Text))
 		}
 	}
 	return out

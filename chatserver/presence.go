@@ -5,46 +5,20 @@ import (
 
 	"github.com/wasmgap/wasmgap/chatserver/internal/room"
 	"github.com/wasmgap/wasmgap/chatserver/internal/store"
+	"github.com/wasmgap/wasmgap/chatserver/internal/stream"
 )
 
 // Presence on one node: streams open and close through the machine, which
 // keeps who is online, the leave grace and the coalesced notices.
 
-// Plan tells a new stream what to write before its queue: a notice about
-// its resume id when there is one to give, the stored events it missed
-// (resume < id <= replayTo, when hasResume), the welcome lines, then the
-// waiting private messages (mailFrom < id <= mailTo).
-type Plan struct {
-	Resume    uint64
-	HasResume bool
-	Notice    string
-	ReplayTo  uint64
-	Preamble  []*Event
-	MailFrom  uint64
-	MailTo    uint64
-	// MailPending: offline messages this stream writes (in the replay or
-	// the mail range) wait in the mailbox until their delivery is known.
-	MailPending bool
-}
-
 // joinedOf is the machine's answer to an open as a stream writes it.
-func joinedOf(rj *room.Joined) Plan {
-	j := Plan{Resume: rj.Resume, HasResume: rj.HasResume, Notice: rj.Notice, ReplayTo: rj.ReplayTo,
+func joinedOf(rj *room.Joined) stream.Plan {
+	j := stream.Plan{Resume: rj.Resume, HasResume: rj.HasResume, Notice: rj.Notice, ReplayTo: rj.ReplayTo,
 		MailFrom: rj.MailFrom, MailTo: rj.MailTo, MailPending: rj.MailPending}
 	for _, e := range rj.Preamble {
-		j.Preamble = append(j.Preamble, NewEvent(e.ID, e.Text))
+		j.Preamble = append(j.Preamble, stream.NewEvent(e.ID, e.Text))
 	}
 	return j
-}
-
-// SeenFrom is the id after which the stream has written every event of its
-// user once it wrote through mailTo: its resume id, or the sequence at its
-// login (no offline message has an id between that and mailFrom).
-func (j *Plan) SeenFrom() uint64 {
-	if j.HasResume {
-		return j.Resume
-	}
-	return j.ReplayTo
 }
 
 // handleJoin adds a stream: the welcome lines, the waiting offline
@@ -68,7 +42,7 @@ func (h *hub) handleJoin(tx *store.Tx, r *joinReq) (result, error) {
 
 // handleLeave removes a stream that ended; the user's last one starts the
 // leave grace (or leaves at once without one).
-func (h *hub) handleLeave(tx *store.Tx, c *Conn) error {
+func (h *hub) handleLeave(tx *store.Tx, c *stream.Conn) error {
 	token, ok := h.dropLocal(c)
 	if !ok {
 		return nil

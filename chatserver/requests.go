@@ -1,6 +1,9 @@
 package chatserver
 
-import "github.com/wasmgap/wasmgap/chatserver/internal/store"
+import (
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
+	"github.com/wasmgap/wasmgap/chatserver/internal/stream"
+)
 
 // request is one thing the hub goroutine does for a caller, inside the
 // store transaction of its batch. There is one type per kind.
@@ -15,7 +18,7 @@ type request interface {
 // result is what the hub answers a request with.
 type result struct {
 	offline bool   // postReq: the receiver was offline, the message waits in its mailbox
-	joined  Plan // joinReq: what the new stream writes first
+	joined  stream.Plan // joinReq: what the new stream writes first
 	err     error
 }
 
@@ -35,7 +38,7 @@ func (r *postReq) apply(h *hub, tx *store.Tx) (result, error) { return h.handleP
 // joinReq adds a stream of its nick; resume is the last id its client saw.
 type joinReq struct {
 	reply
-	conn      *Conn
+	conn      *stream.Conn
 	resume    uint64
 	hasResume bool
 }
@@ -45,7 +48,7 @@ func (r *joinReq) apply(h *hub, tx *store.Tx) (result, error) { return h.handleJ
 // leaveReq removes a stream that ended.
 type leaveReq struct {
 	reply
-	conn *Conn
+	conn *stream.Conn
 }
 
 func (r *leaveReq) apply(h *hub, tx *store.Tx) (result, error) {

@@ -1,43 +1,24 @@
 package chatserver
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
 
 	"github.com/wasmgap/wasmgap/chatserver/internal/auth"
+	"github.com/wasmgap/wasmgap/chatserver/internal/stream"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
-
-// Transport writes one stream's events: SSE or WebSocket.
-type Transport interface {
-	SetDeadline(t time.Time)
-	Event(ev *Event) error // may buffer; flush sends
-	Note(msg string) error // an error for the client
-	Ping() error
-	Flush() error
-	End(reason string, shuttingDown bool) // the last words before closing
-	// AskAck asks the client to confirm it received the events of its user
-	// with from < id <= to. A transport that can (a WebSocket: the pong to a
-	// ping sent after them) confirms them itself and returns false; true
-	// leaves it to the pump (the stream staying open for MailAckDelay).
-	AskAck(from, to uint64) (byDelay bool, err error)
-}
 
 // ackDelivered tells the hub that nick's events with from < id <= to were
 // delivered, so the offline messages among them leave the mailbox.
@@ -52,8 +33,8 @@ func (s *Server) ackDelivered(nick string, from, to uint64) {
 // pump writes a joined stream: the missed events, the welcome lines, the
 // waiting messages, then live events until the client goes, the hub cuts the
 // stream or ctx ends.
-func (s *Server) pump(ctx context.Context, c *Conn, j Plan, t Transport, notes <-chan string) error {
-	err := s.pumpEvents(ctx, c, j, t, notes)
+func (s *Server) pump(ctx context.Context, c *stream.Conn, j stream.Plan, t stream.Transport, notes <-chan string) error {
+	err := stream.Pump(ctx, c, j, t, notes, pumpHost{s}, stream.Timing{WriteTimeout: s.opts.WriteTimeout, KeepAlive: s.opts.KeepAlive, MailAckDelay: s.opts.MailAckDelay, Retention: s.opts.Retention})
 	if reason := c.CutReason(); reason != "" && reason != cutClosed {
 		// Cut by the hub; a write may have failed first (a stalled
 		// client's buffers are full and its write deadline passed).
@@ -67,118 +48,18 @@ func (s *Server) pump(ctx context.Context, c *Conn, j Plan, t Transport, notes <
 	return err
 }
 
-func (s *Server) pumpEvents(ctx context.Context, c *Conn, j Plan, t Transport, notes <-chan string) error {
-	// Every write is bounded by a deadline between 3/4 of WriteTimeout and
-	// WriteTimeout away: moving it costs a timer update, which a broadcast
-	// to 10,000 streams would pay 10,000 times (12% of the server's CPU in
-	// a profile of ws-fanout), so it moves only when a quarter has passed.
-	var until time.Time
-	deadline := func() {
-		now := time.Now()
-		if until.Sub(now) < s.opts.WriteTimeout*3/4 {
-			until = now.Add(s.opts.WriteTimeout)
-			t.SetDeadline(until)
-		}
-	}
-	resume, hasResume := j.Resume, j.HasResume
-	if j.Notice != "" {
-		deadline()
-		if err := t.Note(j.Notice); err != nil {
-			return err
-		}
-	}
-	if pruned := s.hub.pruned.Load(); hasResume && resume < pruned {
-		deadline()
-		if err := t.Note(fmt.Sprintf("events %d to %d are older than the retention window (%v) and were deleted: those addressed to you are missing from this resume", resume+1, pruned, s.opts.Retention)); err != nil {
-			return err
-		}
-	}
-	if hasResume {
-		if err := s.replay(c, resume, j.ReplayTo, t, deadline); err != nil {
-			return err
-		}
-	}
-	deadline()
-	for _, ev := range j.Preamble {
-		if err := t.Event(ev); err != nil {
-			return err
-		}
-	}
-	if err := s.replay(c, j.MailFrom, j.MailTo, t, deadline); err != nil {
-		return err
-	}
-	if err := t.Flush(); err != nil {
-		return err
-	}
-	// Offline messages leave the mailbox once their delivery is known.
-	var confirm <-chan time.Time
-	ackFrom, ackTo := j.SeenFrom(), j.MailTo
-	if j.MailPending {
-		byDelay, err := t.AskAck(ackFrom, ackTo)
-		if err != nil {
-			return err
-		}
-		if byDelay {
-			timer := time.NewTimer(s.opts.MailAckDelay)
-			defer timer.Stop()
-			confirm = timer.C
-		}
-	}
-	tick := time.NewTicker(s.opts.KeepAlive)
-	defer tick.Stop()
-	var spare []*Event
-	for {
-		select {
-		case <-c.Ready:
-			evs := c.Take(spare)
-			deadline()
-			for _, ev := range evs {
-				if err := t.Event(ev); err != nil {
-					return err
-				}
-			}
-			if err := t.Flush(); err != nil {
-				return err
-			}
-			clear(evs)
-			spare = evs
-		case msg := <-notes:
-			deadline()
-			if err := t.Note(msg); err != nil {
-				return err
-			}
-			if err := t.Flush(); err != nil {
-				return err
-			}
-		case <-confirm:
-			// Still open MailAckDelay after the flush, and a write after
-			// that still goes through: the client read them.
-			confirm = nil
-			deadline()
-			if err := t.Ping(); err != nil {
-				return err
-			}
-			if ctx.Err() == nil {
-				s.ackDelivered(c.Nick, ackFrom, ackTo)
-			}
-		case <-tick.C:
-			deadline()
-			if err := t.Ping(); err != nil {
-				return err
-			}
-		case <-c.Gone:
-			t.SetDeadline(time.Now().Add(time.Second))
-			reason := c.CutReason()
-			t.End(reason, s.hub.closing.Load())
-			return errors.New(reason)
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+// pumpHost is what a stream's pump asks of its server.
+type pumpHost struct{ s *Server }
+
+func (h pumpHost) Pruned() uint64                         { return h.s.hub.pruned.Load() }
+func (h pumpHost) Closing() bool                          { return h.s.hub.closing.Load() }
+func (h pumpHost) Delivered(nick string, from, to uint64) { h.s.ackDelivered(nick, from, to) }
+func (h pumpHost) Replay(c *stream.Conn, after, upTo uint64, t stream.Transport, deadline func()) error {
+	return h.s.replay(c, after, upTo, t, deadline)
 }
 
 // replay writes the stored events c's user can see with after < id <= upTo.
-func (s *Server) replay(c *Conn, after, upTo uint64, t Transport, deadline func()) error {
+func (s *Server) replay(c *stream.Conn, after, upTo uint64, t stream.Transport, deadline func()) error {
 	for after < upTo {
 		if s.hub.closing.Load() {
 			// Shutting down: stop here, the client resumes later. (A stream
@@ -194,7 +75,7 @@ func (s *Server) replay(c *Conn, after, upTo uint64, t Transport, deadline func(
 		}
 		deadline()
 		for _, r := range recs {
-			if err := t.Event(NewEvent(r.ID, r.Text)); err != nil {
+			if err := t.Event(stream.NewEvent(r.ID, r.Text)); err != nil {
 				return err
 			}
 		}
@@ -208,43 +89,13 @@ func (s *Server) replay(c *Conn, after, upTo uint64, t Transport, deadline func(
 
 // join registers a new stream of nick with the hub; the caller must call
 // the returned leave when the stream ends, whatever join returned.
-func (s *Server) join(ctx context.Context, nick string, resume uint64, hasResume bool) (*Conn, result, func()) {
+func (s *Server) join(ctx context.Context, nick string, resume uint64, hasResume bool) (*stream.Conn, result, func()) {
 	if s.cluster != nil {
 		return s.cluster.join(ctx, nick, resume, hasResume)
 	}
-	c := NewConn(nick, s.opts.QueueSize)
+	c := stream.NewConn(nick, s.opts.QueueSize)
 	res := s.hub.do(ctx, &joinReq{conn: c, resume: resume, hasResume: hasResume})
 	return c, res, func() { s.hub.do(context.Background(), &leaveReq{conn: c}) }
-}
-
-// SSE writes "id: <n>\ndata: <text>\n\n" events on a response.
-type SSE struct {
-	w  http.ResponseWriter
-	rc *http.ResponseController
-}
-
-func (t *SSE) SetDeadline(d time.Time) { t.rc.SetWriteDeadline(d) }
-func (t *SSE) Event(ev *Event) error {
-	_, err := t.w.Write(ev.SSE)
-	return err
-}
-func (t *SSE) Note(msg string) error {
-	_, err := t.w.Write([]byte(": error: " + strings.ReplaceAll(msg, "\n", " ") + "\n\n"))
-	return err
-}
-func (t *SSE) Ping() error {
-	if _, err := t.w.Write([]byte(": ping\n\n")); err != nil {
-		return err
-	}
-	return t.rc.Flush()
-}
-func (t *SSE) Flush() error { return t.rc.Flush() }
-
-// AskAck: an event stream has no way back; the pump waits MailAckDelay.
-func (t *SSE) AskAck(from, to uint64) (bool, error) { return true, nil }
-func (t *SSE) End(reason string, _ bool) {
-	t.w.Write([]byte(": closed: " + reason + "\n\n"))
-	t.rc.Flush()
 }
 
 // serveSSE logs nick in over Server-Sent Events.
@@ -291,7 +142,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 	}
 	addr := r.RemoteAddr
 	extra := grant.Header(nick)
-	if nc, ok := s.hijackSSE(w, r, extra); ok {
+	if nc, ok := stream.Hijack(w, r, extra, s.opts.WriteTimeout); ok {
 		// The stream runs on its own goroutines and this handler returns,
 		// so that net/http lets go of the request and of its buffers: an
 		// idle stream holds no buffer at all.
@@ -312,7 +163,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 				}
 			}()
 			s.opts.Logger.Info("connect", "nick", nick, "transport", "sse", "addr", addr, "resume", raw)
-			err := s.pump(ctx, c, res.joined, &RawSSE{c: nc}, nil)
+			err := s.pump(ctx, c, res.joined, stream.NewRawSSE(nc), nil)
 			s.opts.Logger.Info("disconnect", "nick", nick, "transport", "sse", "why", err)
 		}()
 		return
@@ -328,249 +179,8 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 	}
 	w.WriteHeader(http.StatusOK)
 	s.opts.Logger.Info("connect", "nick", nick, "transport", "sse", "addr", addr, "resume", raw)
-	err = s.pump(r.Context(), c, res.joined, &SSE{w: w, rc: http.NewResponseController(w)}, nil)
+	err = s.pump(r.Context(), c, res.joined, stream.NewSSE(w), nil)
 	s.opts.Logger.Info("disconnect", "nick", nick, "transport", "sse", "why", err)
-}
-
-// sseHeader is the head of an event stream's response on a hijacked
-// connection: the body ends when the connection closes.
-const sseHeader = " 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nConnection: close\r\n\r\n"
-
-// hijackSSE takes over an HTTP/1 connection for an event stream and writes
-// the response's head; false when the connection cannot be taken over (the
-// stream then goes through net/http).
-func (s *Server) hijackSSE(w http.ResponseWriter, r *http.Request, extra http.Header) (net.Conn, bool) {
-	if r.ProtoMajor != 1 {
-		return nil, false
-	}
-	nc, brw, err := http.NewResponseController(w).Hijack()
-	if err != nil {
-		return nil, false
-	}
-	nc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
-	if brw.Writer.Buffered() > 0 {
-		brw.Writer.Flush()
-	}
-	head := "HTTP/1." + strconv.Itoa(r.ProtoMinor) + sseHeader
-	if len(extra) > 0 {
-		var b strings.Builder
-		extra.Write(&b)
-		head = strings.TrimSuffix(head, "\r\n") + b.String() + "\r\n"
-	}
-	if _, err := nc.Write([]byte(head)); err != nil {
-		nc.Close()
-		// The stream is already answered: a dead connection ends as one.
-		return nopConn{nc}, true
-	}
-	return nc, true
-}
-
-// nopConn is a connection that failed: reads and writes fail at once.
-type nopConn struct{ net.Conn }
-
-func (nopConn) Read([]byte) (int, error)  { return 0, net.ErrClosed }
-func (nopConn) Write([]byte) (int, error) { return 0, net.ErrClosed }
-
-// RawSSE writes an event stream on a hijacked connection. Events are
-// gathered in a buffer lent by sseBuffers for the time of one flush.
-type RawSSE struct {
-	c   net.Conn
-	buf *[]byte
-}
-
-var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
-
-func (t *RawSSE) SetDeadline(d time.Time) { t.c.SetWriteDeadline(d) }
-func (t *RawSSE) add(p []byte) error {
-	if t.buf == nil {
-		t.buf = buffers.Get().(*[]byte)
-	}
-	*t.buf = append(*t.buf, p...)
-	if len(*t.buf) >= 32<<10 {
-		return t.Flush()
-	}
-	return nil
-}
-func (t *RawSSE) Event(ev *Event) error { return t.add(ev.SSE) }
-func (t *RawSSE) Note(msg string) error {
-	return t.add([]byte(": error: " + strings.ReplaceAll(msg, "\n", " ") + "\n\n"))
-}
-func (t *RawSSE) Ping() error {
-	if err := t.add([]byte(": ping\n\n")); err != nil {
-		return err
-	}
-	return t.Flush()
-}
-func (t *RawSSE) Flush() error {
-	if t.buf == nil {
-		return nil
-	}
-	_, err := t.c.Write(*t.buf)
-	*t.buf = (*t.buf)[:0]
-	if cap(*t.buf) <= 64<<10 {
-		buffers.Put(t.buf)
-	}
-	t.buf = nil
-	return err
-}
-func (t *RawSSE) AskAck(from, to uint64) (bool, error) { return true, nil }
-func (t *RawSSE) End(reason string, _ bool) {
-	t.add([]byte(": closed: " + reason + "\n\n"))
-	t.Flush()
-}
-
-// WS writes {"id":<n>,"text":"..."} text frames. Event frames
-// are built once per event (event.ws) and gathered in a buffer lent by
-// sseBuffers for the time of one flush, written straight to the connection
-// in one write however many events are waiting; control frames go through
-// gorilla/websocket. mu keeps the two from interleaving (the reader
-// goroutine answers the client's pings).
-type WS struct {
-	ws    *websocket.Conn
-	ack   *wsAck
-	mu    *sync.Mutex
-	buf   *[]byte
-	until time.Time // under mu: the events' write deadline (setDeadline)
-	// closed, under mu, is set once a close frame was written: no frame
-	// may follow it (RFC 6455 5.5.1), so every later write fails.
-	closed bool
-}
-
-// wsAck is the delivery confirmation a WebSocket waits for: the pong that
-// echoes the payload of a ping sent right after the events it confirms
-// (a client answers pings in order, after reading what came before them).
-type wsAck struct {
-	want atomic.Pointer[ackRange]
-}
-
-type ackRange struct {
-	from, to uint64
-	payload  string
-}
-
-// pong takes the payload of a pong and returns the range it confirms.
-func (a *wsAck) pong(payload string) (ackRange, bool) {
-	p := a.want.Load()
-	if p == nil || p.payload != payload || !a.want.CompareAndSwap(p, nil) {
-		return ackRange{}, false
-	}
-	return *p, true
-}
-
-func (t *WS) AskAck(from, to uint64) (bool, error) {
-	r := &ackRange{from: from, to: to, payload: fmt.Sprintf("ack %d %d", from, to)}
-	t.ack.want.Store(r)
-	return false, t.Control(websocket.PingMessage, []byte(r.payload))
-}
-
-func (t *WS) Control(kind int, data []byte) error {
-	if err := t.Flush(); err != nil {
-		return err
-	}
-	return t.WriteControl(kind, data)
-}
-
-// WriteControl writes a control frame under a deadline of its own (one
-// second), then puts the events' deadline back: gorilla sets the
-// connection's write deadline for the frame and leaves it there, and the
-// pump moves its deadline only now and then.
-func (t *WS) WriteControl(kind int, data []byte) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.closed {
-		return websocket.ErrCloseSent
-	}
-	if kind == websocket.CloseMessage {
-		t.closed = true
-	}
-	err := t.ws.WriteControl(kind, data, time.Now().Add(time.Second))
-	if !t.until.IsZero() {
-		t.ws.NetConn().SetWriteDeadline(t.until)
-	}
-	return err
-}
-
-// SetDeadline bounds the writes of events; control frames carry their own.
-func (t *WS) SetDeadline(d time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.until = d
-	t.ws.NetConn().SetWriteDeadline(d)
-}
-func (t *WS) add(frame []byte) error {
-	if t.buf == nil {
-		t.buf = buffers.Get().(*[]byte)
-	}
-	*t.buf = append(*t.buf, frame...)
-	if len(*t.buf) >= 32<<10 {
-		return t.Flush()
-	}
-	return nil
-}
-func (t *WS) Event(ev *Event) error { return t.add(ev.WS) }
-func (t *WS) Note(msg string) error {
-	b, _ := json.Marshal(map[string]string{"error": msg})
-	return t.add(AppendTextFrame(nil, b))
-}
-func (t *WS) Ping() error { return t.Control(websocket.PingMessage, nil) }
-func (t *WS) Flush() error {
-	if t.buf == nil {
-		return nil
-	}
-	t.mu.Lock()
-	err := websocket.ErrCloseSent
-	if !t.closed {
-		_, err = t.ws.NetConn().Write(*t.buf)
-	}
-	t.mu.Unlock()
-	*t.buf = (*t.buf)[:0]
-	if cap(*t.buf) <= 64<<10 {
-		buffers.Put(t.buf)
-	}
-	t.buf = nil
-	return err
-}
-func (t *WS) End(reason string, shuttingDown bool) {
-	t.Note(reason)
-	code, short := websocket.CloseTryAgainLater, "slow consumer: resume from the last id"
-	if shuttingDown {
-		code, short = websocket.CloseGoingAway, "server shutting down: resume from the last id"
-	}
-	t.Control(websocket.CloseMessage, websocket.FormatCloseMessage(code, short))
-}
-
-// CloseWith ends the connection with a close frame of code and reason
-// (at most 123 bytes), the last frame written.
-func (t *WS) CloseWith(code int, reason string) {
-	t.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason))
-}
-
-// ReadBuffer is the read buffer of a WebSocket: a client's frames are
-// short, and a longer one is read through it in pieces.
-const ReadBuffer = 512
-
-// WriteBuffers lends WebSockets their write buffer for the time of a write.
-var WriteBuffers = &sync.Pool{}
-
-// Frame is what a WebSocket client sends.
-type Frame struct {
-	To   string `json:"to"`
-	Text string `json:"text"`
-}
-
-// DecodeFrame reads a WebSocket client's text frame: one JSON object
-// {"to","text"} and nothing else.
-func DecodeFrame(data []byte) (Frame, error) {
-	var f Frame
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return f, fmt.Errorf(`frame is not the JSON {"to":"<nick> or all","text":"<message>"}: %v`, err)
-	}
-	if dec.More() {
-		return f, errors.New(`frame has more after the JSON {"to":"<nick> or all","text":"<message>"}: send one object per frame`)
-	}
-	return f, nil
 }
 
 // serveWS logs a user in over WebSocket.
@@ -614,9 +224,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		// An idle WebSocket holds only its small read buffer: the write
 		// buffer is taken from a pool for each write, and net/http's
 		// buffers are dropped once the handshake is done.
-		ReadBufferSize:  ReadBuffer,
+		ReadBufferSize:  stream.ReadBuffer,
 		WriteBufferSize: 4096,
-		WriteBufferPool: WriteBuffers,
+		WriteBufferPool: stream.WriteBuffers,
 		CheckOrigin:     func(*http.Request) bool { return true }, // checked above
 		// A browser that passes its token as the subprotocol token.<t>
 		// offers this one beside it, for the server to select.
@@ -641,7 +251,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 // goroutine writes, another reads.
 func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume bool, addr, rawResume string) {
 	defer ws.Close()
-	t := &WS{ws: ws, ack: &wsAck{}, mu: &sync.Mutex{}}
+	t := stream.NewWS(ws)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -671,8 +281,7 @@ func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume
 // readWS reads a WebSocket's frames, sends each as nick's message (in
 // order, without waiting for one to be stored before reading the next), and
 // reports errors to the client through notes.
-func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr string, t *WS, notes chan<- string) {
-	ack := t.ack
+func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr string, t *stream.WS, notes chan<- string) {
 	wait := 2 * s.opts.KeepAlive
 	// A frame is read up to its limit, and one byte more tells it is over:
 	// the connection then closes with 1009, from here, so that nothing is
@@ -694,8 +303,8 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr stri
 		return nil
 	})
 	ws.SetPongHandler(func(payload string) error {
-		if r, ok := ack.pong(payload); ok {
-			s.ackDelivered(nick, r.from, r.to)
+		if from, to, ok := t.Pong(payload); ok {
+			s.ackDelivered(nick, from, to)
 		}
 		return ws.SetReadDeadline(time.Now().Add(wait))
 	})
@@ -710,8 +319,8 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr stri
 	var pending sync.WaitGroup
 	defer pending.Wait()
 	for {
-		kind, data, err := ReadFrame(ws, limit)
-		if errors.Is(err, ErrFrameTooLarge) {
+		kind, data, err := stream.ReadFrame(ws, limit)
+		if errors.Is(err, stream.ErrFrameTooLarge) {
 			t.CloseWith(websocket.CloseMessageTooBig, fmt.Sprintf("frame too large: a message's text may have at most %d bytes", s.opts.MaxMessageBytes))
 			return
 		}
@@ -728,7 +337,7 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr stri
 			t.CloseWith(websocket.CloseInvalidFramePayloadData, "text frame is not valid UTF-8")
 			return
 		}
-		f, err := DecodeFrame(data)
+		f, err := stream.DecodeFrame(data)
 		if err != nil {
 			tell(err.Error())
 			continue
@@ -750,24 +359,6 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr stri
 			}
 		})
 	}
-}
-
-var ErrFrameTooLarge = errors.New("frame too large")
-
-// ReadFrame reads the next data message of ws, of at most limit bytes.
-func ReadFrame(ws *websocket.Conn, limit int64) (int, []byte, error) {
-	kind, rd, err := ws.NextReader()
-	if err != nil {
-		return 0, nil, err
-	}
-	data, err := io.ReadAll(io.LimitReader(rd, limit+1))
-	if err != nil {
-		return 0, nil, err
-	}
-	if int64(len(data)) > limit {
-		return 0, nil, ErrFrameTooLarge
-	}
-	return kind, data, nil
 }
 
 // originAllowed reports whether a WebSocket may connect from a page of origin.

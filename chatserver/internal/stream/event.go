@@ -1,4 +1,4 @@
-package chatserver
+package stream
 
 import (
 	"encoding/binary"

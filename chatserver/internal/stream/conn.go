@@ -1,4 +1,14 @@
-package chatserver
+// Package stream is one user's open stream, an SSE response or a
+// WebSocket: its queue of events (Conn), each event encoded once for both
+// transports (Event), the writers of the two transports (SSE and RawSSE,
+// WS) and the pump that writes a stream from its login to its end (Pump).
+//
+// The hub never waits for a stream: it pushes an event onto the stream's
+// queue and the stream's own goroutine writes everything waiting in one
+// write. A full queue cuts the stream with its reason; the client resumes
+// from the last id it received. What a stream writes first (its Plan) and
+// which events it gets are the chat's rules', not this package's.
+package stream
 
 import (
 	"sync"
@@ -17,7 +27,7 @@ type Conn struct {
 	mu     sync.Mutex
 	queue  []*Event
 	Ready  chan struct{} // holds a token while queue is not empty
-	Gone    chan struct{}
+	Gone   chan struct{}
 	reason atomic.Pointer[string]
 	isCut  bool // under mu
 }

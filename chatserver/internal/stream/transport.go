@@ -1,0 +1,326 @@
+package stream
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// SSE writes "id: <n>\ndata: <text>\n\n" events on a response.
+type SSE struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (t *SSE) SetDeadline(d time.Time) { t.rc.SetWriteDeadline(d) }
+func (t *SSE) Event(ev *Event) error {
+	_, err := t.w.Write(ev.SSE)
+	return err
+}
+func (t *SSE) Note(msg string) error {
+	_, err := t.w.Write([]byte(": error: " + strings.ReplaceAll(msg, "\n", " ") + "\n\n"))
+	return err
+}
+func (t *SSE) Ping() error {
+	if _, err := t.w.Write([]byte(": ping\n\n")); err != nil {
+		return err
+	}
+	return t.rc.Flush()
+}
+func (t *SSE) Flush() error { return t.rc.Flush() }
+
+// AskAck: an event stream has no way back; the pump waits MailAckDelay.
+func (t *SSE) AskAck(from, to uint64) (bool, error) { return true, nil }
+func (t *SSE) End(reason string, _ bool) {
+	t.w.Write([]byte(": closed: " + reason + "\n\n"))
+	t.rc.Flush()
+}
+
+// sseHeader is the head of an event stream's response on a hijacked
+// connection: the body ends when the connection closes.
+const sseHeader = " 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nConnection: close\r\n\r\n"
+
+// Hijack takes over an HTTP/1 connection for an event stream and writes
+// the response's head (with extra's lines) within timeout; false when the
+// connection cannot be taken over (the stream then goes through net/http,
+// with SSE). A connection that fails while the head is written is returned
+// as one whose reads and writes fail at once: the stream is answered.
+func Hijack(w http.ResponseWriter, r *http.Request, extra http.Header, timeout time.Duration) (net.Conn, bool) {
+	if r.ProtoMajor != 1 {
+		return nil, false
+	}
+	nc, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return nil, false
+	}
+	nc.SetWriteDeadline(time.Now().Add(timeout))
+	if brw.Writer.Buffered() > 0 {
+		brw.Writer.Flush()
+	}
+	head := "HTTP/1." + strconv.Itoa(r.ProtoMinor) + sseHeader
+	if len(extra) > 0 {
+		var b strings.Builder
+		extra.Write(&b)
+		head = strings.TrimSuffix(head, "\r\n") + b.String() + "\r\n"
+	}
+	if _, err := nc.Write([]byte(head)); err != nil {
+		nc.Close()
+		// The stream is already answered: a dead connection ends as one.
+		return nopConn{nc}, true
+	}
+	return nc, true
+}
+
+// nopConn is a connection that failed: reads and writes fail at once.
+type nopConn struct{ net.Conn }
+
+func (nopConn) Read([]byte) (int, error)  { return 0, net.ErrClosed }
+func (nopConn) Write([]byte) (int, error) { return 0, net.ErrClosed }
+
+// RawSSE writes an event stream on a hijacked connection. Events are
+// gathered in a buffer lent by sseBuffers for the time of one flush.
+type RawSSE struct {
+	c   net.Conn
+	buf *[]byte
+}
+
+var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+func (t *RawSSE) SetDeadline(d time.Time) { t.c.SetWriteDeadline(d) }
+func (t *RawSSE) add(p []byte) error {
+	if t.buf == nil {
+		t.buf = buffers.Get().(*[]byte)
+	}
+	*t.buf = append(*t.buf, p...)
+	if len(*t.buf) >= 32<<10 {
+		return t.Flush()
+	}
+	return nil
+}
+func (t *RawSSE) Event(ev *Event) error { return t.add(ev.SSE) }
+func (t *RawSSE) Note(msg string) error {
+	return t.add([]byte(": error: " + strings.ReplaceAll(msg, "\n", " ") + "\n\n"))
+}
+func (t *RawSSE) Ping() error {
+	if err := t.add([]byte(": ping\n\n")); err != nil {
+		return err
+	}
+	return t.Flush()
+}
+func (t *RawSSE) Flush() error {
+	if t.buf == nil {
+		return nil
+	}
+	_, err := t.c.Write(*t.buf)
+	*t.buf = (*t.buf)[:0]
+	if cap(*t.buf) <= 64<<10 {
+		buffers.Put(t.buf)
+	}
+	t.buf = nil
+	return err
+}
+func (t *RawSSE) AskAck(from, to uint64) (bool, error) { return true, nil }
+func (t *RawSSE) End(reason string, _ bool) {
+	t.add([]byte(": closed: " + reason + "\n\n"))
+	t.Flush()
+}
+
+// WS writes {"id":<n>,"text":"..."} text frames. Event frames
+// are built once per event (event.ws) and gathered in a buffer lent by
+// sseBuffers for the time of one flush, written straight to the connection
+// in one write however many events are waiting; control frames go through
+// gorilla/websocket. mu keeps the two from interleaving (the reader
+// goroutine answers the client's pings).
+type WS struct {
+	ws    *websocket.Conn
+	ack   *wsAck
+	mu    *sync.Mutex
+	buf   *[]byte
+	until time.Time // under mu: the events' write deadline (setDeadline)
+	// closed, under mu, is set once a close frame was written: no frame
+	// may follow it (RFC 6455 5.5.1), so every later write fails.
+	closed bool
+}
+
+// wsAck is the delivery confirmation a WebSocket waits for: the pong that
+// echoes the payload of a ping sent right after the events it confirms
+// (a client answers pings in order, after reading what came before them).
+type wsAck struct {
+	want atomic.Pointer[ackRange]
+}
+
+type ackRange struct {
+	from, to uint64
+	payload  string
+}
+
+// pong takes the payload of a pong and returns the range it confirms.
+func (a *wsAck) pong(payload string) (ackRange, bool) {
+	p := a.want.Load()
+	if p == nil || p.payload != payload || !a.want.CompareAndSwap(p, nil) {
+		return ackRange{}, false
+	}
+	return *p, true
+}
+
+func (t *WS) AskAck(from, to uint64) (bool, error) {
+	r := &ackRange{from: from, to: to, payload: fmt.Sprintf("ack %d %d", from, to)}
+	t.ack.want.Store(r)
+	return false, t.Control(websocket.PingMessage, []byte(r.payload))
+}
+
+func (t *WS) Control(kind int, data []byte) error {
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	return t.WriteControl(kind, data)
+}
+
+// WriteControl writes a control frame under a deadline of its own (one
+// second), then puts the events' deadline back: gorilla sets the
+// connection's write deadline for the frame and leaves it there, and the
+// pump moves its deadline only now and then.
+func (t *WS) WriteControl(kind int, data []byte) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return websocket.ErrCloseSent
+	}
+	if kind == websocket.CloseMessage {
+		t.closed = true
+	}
+	err := t.ws.WriteControl(kind, data, time.Now().Add(time.Second))
+	if !t.until.IsZero() {
+		t.ws.NetConn().SetWriteDeadline(t.until)
+	}
+	return err
+}
+
+// SetDeadline bounds the writes of events; control frames carry their own.
+func (t *WS) SetDeadline(d time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.until = d
+	t.ws.NetConn().SetWriteDeadline(d)
+}
+func (t *WS) add(frame []byte) error {
+	if t.buf == nil {
+		t.buf = buffers.Get().(*[]byte)
+	}
+	*t.buf = append(*t.buf, frame...)
+	if len(*t.buf) >= 32<<10 {
+		return t.Flush()
+	}
+	return nil
+}
+func (t *WS) Event(ev *Event) error { return t.add(ev.WS) }
+func (t *WS) Note(msg string) error {
+	b, _ := json.Marshal(map[string]string{"error": msg})
+	return t.add(AppendTextFrame(nil, b))
+}
+func (t *WS) Ping() error { return t.Control(websocket.PingMessage, nil) }
+func (t *WS) Flush() error {
+	if t.buf == nil {
+		return nil
+	}
+	t.mu.Lock()
+	err := websocket.ErrCloseSent
+	if !t.closed {
+		_, err = t.ws.NetConn().Write(*t.buf)
+	}
+	t.mu.Unlock()
+	*t.buf = (*t.buf)[:0]
+	if cap(*t.buf) <= 64<<10 {
+		buffers.Put(t.buf)
+	}
+	t.buf = nil
+	return err
+}
+func (t *WS) End(reason string, shuttingDown bool) {
+	t.Note(reason)
+	code, short := websocket.CloseTryAgainLater, "slow consumer: resume from the last id"
+	if shuttingDown {
+		code, short = websocket.CloseGoingAway, "server shutting down: resume from the last id"
+	}
+	t.Control(websocket.CloseMessage, websocket.FormatCloseMessage(code, short))
+}
+
+// CloseWith ends the connection with a close frame of code and reason
+// (at most 123 bytes), the last frame written.
+func (t *WS) CloseWith(code int, reason string) {
+	t.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason))
+}
+
+// ReadBuffer is the read buffer of a WebSocket: a client's frames are
+// short, and a longer one is read through it in pieces.
+const ReadBuffer = 512
+
+// WriteBuffers lends WebSockets their write buffer for the time of a write.
+var WriteBuffers = &sync.Pool{}
+
+// Frame is what a WebSocket client sends.
+type Frame struct {
+	To   string `json:"to"`
+	Text string `json:"text"`
+}
+
+// DecodeFrame reads a WebSocket client's text frame: one JSON object
+// {"to","text"} and nothing else.
+func DecodeFrame(data []byte) (Frame, error) {
+	var f Frame
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return f, fmt.Errorf(`frame is not the JSON {"to":"<nick> or all","text":"<message>"}: %v`, err)
+	}
+	if dec.More() {
+		return f, errors.New(`frame has more after the JSON {"to":"<nick> or all","text":"<message>"}: send one object per frame`)
+	}
+	return f, nil
+}
+
+var ErrFrameTooLarge = errors.New("frame too large")
+
+// ReadFrame reads the next data message of ws, of at most limit bytes.
+func ReadFrame(ws *websocket.Conn, limit int64) (int, []byte, error) {
+	kind, rd, err := ws.NextReader()
+	if err != nil {
+		return 0, nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(rd, limit+1))
+	if err != nil {
+		return 0, nil, err
+	}
+	if int64(len(data)) > limit {
+		return 0, nil, ErrFrameTooLarge
+	}
+	return kind, data, nil
+}
+
+// NewSSE returns the writer of an event stream on a response of net/http.
+func NewSSE(w http.ResponseWriter) *SSE { return &SSE{w: w, rc: http.NewResponseController(w)} }
+
+// NewRawSSE returns the writer of an event stream on a connection taken
+// over by Hijack.
+func NewRawSSE(c net.Conn) *RawSSE { return &RawSSE{c: c} }
+
+// NewWS returns the writer of an upgraded WebSocket.
+func NewWS(ws *websocket.Conn) *WS { return &WS{ws: ws, ack: &wsAck{}, mu: &sync.Mutex{}} }
+
+// Pong takes the payload of a pong and returns the range of events it
+// confirms: ok when it answers the ping AskAck sent.
+func (t *WS) Pong(payload string) (from, to uint64, ok bool) {
+	r, ok := t.ack.pong(payload)
+	return r.from, r.to, ok
+}
