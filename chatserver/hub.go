@@ -45,7 +45,7 @@ type hub struct {
 
 	// Owned by the hub goroutine.
 	m               *room.Machine
-	reqSeq          uint64                      // the sequence of the machine's requests
+	reqSeq          uint64                             // the sequence of the machine's requests
 	local           map[string]map[*stream.Conn]uint64 // nick → its streams here → their tokens
 	tokens          uint64
 	localUndo       []func() // undoes the batch's changes of local

@@ -17,7 +17,7 @@ type request interface {
 
 // result is what the hub answers a request with.
 type result struct {
-	offline bool   // postReq: the receiver was offline, the message waits in its mailbox
+	offline bool        // postReq: the receiver was offline, the message waits in its mailbox
 	joined  stream.Plan // joinReq: what the new stream writes first
 	err     error
 }
