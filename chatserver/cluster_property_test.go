@@ -354,3 +354,13 @@ func clusterMatchesOneNode(t *testing.T, seed uint64, steps int) {
 		}
 	}
 }
+
+// dump is the state as text, the same on every node that applied the same
+// messages (for tests): the nodes' incarnations are left out.
+func (st *clusterState) dump() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "applied %d\n", st.applied)
+	b.WriteString(st.m.Dump())
+	st.history.Dump(&b)
+	return b.String()
+}

@@ -73,36 +73,15 @@
 //
 // # Store
 //
-// The store (package chatserver/internal/store, whose API is the dozen
-// names the hub writes and reads with) is one bbolt file under DataDir
-// (chat.db: pure Go, one file,
-// readers that never block the writer) and its write-ahead log (chat.wal),
-// which is the store of record between two checkpoints. One hub goroutine
-// owns the users and streams and handles requests in batches (a group
-// commit): a batch's changes go to a memtable in memory and are appended
-// to the log as one record (length, CRC-32C, the changes), synced with one
-// fdatasync; reads see the memtable over chat.db (the memtable holds no
-// more than 64 MB of log do). A checkpoint (every 64 MB of log, at each
-// prune and at shutdown) writes the memtable into chat.db in one bbolt
-// transaction, synced by bbolt's own commit, then empties the log. Events
-// reach the streams only after their batch is synced, and a send is
-// answered only then, so an answered send survives a restart, a kill -9
-// and a crash of the machine: chat.db is only ever written by a synced
-// transaction, so the disk holds it as of its last checkpoint (or the one
-// being written, if its commit completed), and at open the log's records
-// are applied to it again (applying one twice changes nothing). A record
-// cut short at the log's end (a crash during a write that was never
-// answered) is dropped with a warning; a damaged record with more after it,
-// or one whose length is damaged (a whole record lies within it), refuses
-// the store with ErrStoreDamaged, naming the file, the offset and what to
-// do. So do a chat.db missing or empty beside its log (the log exists
-// from the store's first commit on) and a mailbox message that no longer
-// decodes (which would refuse its user's every login).
-// A batch that fails (the store, or a request that fails it) leaves
-// nothing behind: its changes leave the memtable, and the rules' machine
-// is rolled back (room.Machine.Rollback).
-// Shutdown tells every stream to resume, lets the requests in flight
-// finish and closes the store.
+// A single node keeps its chat in chatserver/internal/store: chat.db (bbolt)
+// and its write-ahead log, one hub goroutine committing requests in
+// batches with one fdatasync each. Events reach the streams only after
+// their batch is synced, and a send is answered only then, so an answered
+// send survives a restart, a kill -9 and a crash of the machine; a damaged
+// store is refused with ErrStoreDamaged (the store's package comment says
+// how). A batch that fails leaves nothing behind: its changes leave the
+// memtable and the rules' machine is rolled back. Shutdown tells every
+// stream to resume, lets the requests in flight finish and closes the store.
 //
 // # Limits
 //
@@ -147,14 +126,9 @@
 // # Who speaks
 //
 // By default a nickname is a name, as in the article. With AuthSecret every
-// login and send shows a connection token of its nickname (MintToken: a JWT
-// signed with HMAC-SHA256, the nick as subject, an expiry) as a bearer
-// header, ?token=, the cookie chat_token or the WebSocket subprotocol
-// token.<t>, and acts as that nickname only: 401 without a valid token, 403
-// with another's. With ClaimNicks the first login of a nickname gets a
-// secret (a cookie and X-Chat-Claim) that later logins and sends must show
-// until LeaveGrace after its last stream (auth.go, claims.go; over NATS the
-// claims live in a JetStream key-value bucket, natsclaims.go). Behind
+// login and send shows a connection token of its nickname (MintToken), and
+// with ClaimNicks the first login of a nickname claims it
+// (chatserver/internal/auth says how each is shown and checked). Behind
 // TrustedProxies the client's address, for every per-address limit, comes
 // from the forwarding header (httpguard.Proxies).
 //
@@ -166,22 +140,12 @@
 // one client's posts in order, so many of them share a store commit.
 //
 // With Options.NATS (wasmgap chat --nats nats://host:4222,...) several
-// nodes serve one chat, and the store, the hub and the broker above are
-// replaced by one NATS JetStream stream, CHAT (nats.go, natsstate.go; the
-// design and its guarantees are in docs/SCALING.md). Every change of the
-// chat's state (a post, a stream opened or closed on a node, a leave grace
-// over, a mailbox ack, a node gone, a presence window over) is one message,
-// and its stream sequence numbers the ids of the events it makes: one id
-// space for the chat, so a client resumes on any node. Every node applies the whole stream in
-// order to the same state (who has streams open on which node, mailboxes,
-// the history of the retention window), using the messages' stream
-// timestamps for anything time-dependent, so every node derives the same
-// events with the same ids and delivers them to its own streams; a send is
-// answered once its node applied it. Timed changes (a leave grace, a node whose key in the
-// chat-nodes bucket expired) are messages any node may publish,
-// deduplicated by Nats-Msg-Id. A node without its NATS connection answers
-// sends and logins with 503 until nats.go has reconnected. A node starting
-// replays the stream (at most Retention and MaxStoreBytes of it) to build
-// its state. The rules themselves (internal/room) are the ones a single
-// node runs: one machine, fed from this node's log or from the stream.
+// nodes serve one chat: the store, the hub and the broker above are
+// replaced by one JetStream stream (chatserver/internal/cluster, whose
+// package comment tells the design; its guarantees are in
+// docs/SCALING.md). Every change of the chat's state is one record of the
+// stream, its sequence numbers the ids of the events it makes, and every
+// node applies the whole stream in order to the same rules' machine
+// (internal/room) that a single node feeds from its own log (nats.go,
+// natsstate.go), delivering the events to its own streams.
 package chatserver

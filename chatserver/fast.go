@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/chatserver/internal/fastpath"
+	"github.com/wasmgap/wasmgap/chatserver/internal/page"
 )
 
 // Listen listens on a TCP address for Serve. For the host "localhost" it
@@ -21,21 +22,11 @@ import (
 func Listen(addr string) (net.Listener, error) { return fastpath.Listen(addr) }
 
 // fastSide is what Serve's fast path (package fastpath) answers with: the
-// page's prebuilt answers (page.go) and the send route, as the handler
+// page's prebuilt answers (internal/page) and the send route, as the handler
 // answers them.
 type fastSide struct{ s *Server }
 
-func (f fastSide) Page(r *fastpath.Request) ([]byte, int) {
-	v, st := 0, 0
-	if acceptsGzip(r.AcceptEncoding) {
-		v = 1
-	}
-	if len(r.IfNoneMatch) > 0 && etagListed(r.IfNoneMatch, pageVariants[v].etag) {
-		st = 1
-	}
-	a := &pageAnswersAt(time.Now()).answers[v][st][r.Form]
-	return a.bytes, a.head
-}
+func (f fastSide) Page(r *fastpath.Request) ([]byte, int) { return page.Answer(r, time.Now()) }
 
 // Send is serveMsg for a plain request: the post read by msgPost and sent
 // by send.

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 )
 
 // waitFor bounds every wait of the tests.
@@ -407,4 +408,15 @@ func serveOn(t *testing.T, o Options) (ts *testServer, stop func()) {
 	}
 	t.Cleanup(stop)
 	return &testServer{srv: srv, url: "http://" + ln.Addr().String(), dir: o.DataDir}, stop
+}
+
+// inspectReq runs fn on the hub goroutine, inside a batch (for tests).
+type inspectReq struct {
+	reply
+	fn func(h *hub)
+}
+
+func (r *inspectReq) apply(h *hub, _ *store.Tx) (result, error) {
+	r.fn(h)
+	return result{}, nil
 }

@@ -348,7 +348,7 @@ func (h *hub) syncLoop() {
 			cm.deliveries = nil
 		}
 		for _, d := range cm.deliveries {
-			h.enqueue(d.c, d.ev)
+			d.c.Push(d.ev)
 		}
 		for _, f := range cm.after {
 			f()
@@ -367,14 +367,6 @@ func (h *hub) drain() {
 	h.syncq <- &commit{barrier: b}
 	<-b
 }
-
-func (h *hub) enqueue(c *stream.Conn, ev *stream.Event) {
-	if !c.Push(ev) {
-		h.cut(c, fmt.Sprintf(cutSlow, c.Max))
-	}
-}
-
-func (h *hub) cut(c *stream.Conn, reason string) { c.Cut(reason) }
 
 // apply feeds the machine one request, at the hub's time, and writes what
 // it did: the events into the log and to the streams connected here, the

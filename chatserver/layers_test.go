@@ -17,15 +17,16 @@ const module = "github.com/wasmgap/wasmgap/"
 // below chatserver, above the store.
 var chatLayers = map[string]int{
 	"chatserver":                   0, // Server, options, routes, transports, broker
-	"chatserver/internal/fastpath": 1, // HTTP/1.1 before net/http, for an App
-	"chatserver/internal/cluster":  1, // the log of a chat over NATS JetStream
-	"chatserver/internal/auth":     2, // who speaks: tokens, claims
-	"chatserver/internal/stream":   2, // one user's open stream: queue, transports, pump
-	"chatserver/internal/room":     3, // the rules, a pure state machine
-	"chatserver/internal/store":    3, // chat.db and its log
+	"chatserver/internal/page":     1, // the chat's page and its prebuilt answers
+	"chatserver/internal/fastpath": 2, // HTTP/1.1 before net/http, for an App
+	"chatserver/internal/cluster":  2, // the log of a chat over NATS JetStream
+	"chatserver/internal/auth":     3, // who speaks: tokens, claims
+	"chatserver/internal/stream":   3, // one user's open stream: queue, transports, pump
+	"chatserver/internal/room":     4, // the rules, a pure state machine
+	"chatserver/internal/store":    4, // chat.db and its log
 }
 
-const middleLayer = 1
+const middleLayer = 2
 
 // TestNoImportRunsBackUp: no package of the chat imports one above it or
 // beside it (its tests included), so each layer can be read, tested and

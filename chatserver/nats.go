@@ -3,7 +3,6 @@ package chatserver
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -81,8 +80,9 @@ func newNodeID() string {
 	return host + "-" + strconv.FormatUint(rand.Uint64()>>16, 36)
 }
 
-// newNATSServer builds a Server whose state lives in JetStream.
-func newNATSServer(opts Options) (*Server, error) {
+// joinNATS makes s a node of a chat whose state lives in JetStream.
+func (s *Server) joinNATS() (*Server, error) {
+	opts := &s.opts
 	if err := cluster.CheckURLs(opts.NATS.URLs); err != nil {
 		return nil, err
 	}
@@ -95,18 +95,20 @@ func newNATSServer(opts Options) (*Server, error) {
 	if opts.NATS.NodeTTL < time.Second || opts.NATS.Replicas < 0 || opts.NATS.Replicas > 5 {
 		return nil, errors.New("chat NATS options: NodeTTL must be 0 (default 10s) or at least 1s, Replicas 0 (default) to 5")
 	}
-	s := &Server{opts: opts, shutdown: make(chan struct{}), hub: &hub{}}
-	s.senders = newRateLimits(opts.SendRate, opts.SendBurst)
-	s.addrs = newAddrLimits(opts.MaxConnsPerAddr)
+	s.hub = &hub{}
 	n := &natsNode{s: s, ttl: opts.NATS.NodeTTL, quit: make(chan struct{}),
 		id: newNodeID(), waiters: map[uint64]*natsWaiter{}, local: map[string]map[*stream.Conn]uint64{},
 		st: newClusterState(&s.opts)}
 	log, err := cluster.Open(cluster.Config{URLs: opts.NATS.URLs, Replicas: opts.NATS.Replicas,
-		Retention: opts.Retention, MaxBytes: opts.MaxStoreBytes, NodeTTL: n.ttl, Node: n.id, Logger: opts.Logger}, n.handle)
+		Retention: opts.Retention, MaxBytes: opts.MaxStoreBytes, NodeTTL: n.ttl, Node: n.id, Logger: opts.Logger})
 	if err != nil {
 		return nil, err
 	}
 	n.log = log
+	if err := log.Read(n.handle); err != nil {
+		log.Close()
+		return nil, err
+	}
 	n.wg.Go(n.liveness)
 	s.cluster = n
 	s.opts.Broker = natsBroker{n}
@@ -244,9 +246,7 @@ func (n *natsNode) handle(seq uint64, at time.Time, data []byte) {
 // deliver hands ev to this node's streams of nick.
 func (n *natsNode) deliverTo(nick string, ev *stream.Event) {
 	for c := range n.local[nick] {
-		if !c.Push(ev) {
-			c.Cut(fmt.Sprintf(cutSlow, c.Max))
-		}
+		c.Push(ev)
 	}
 }
 
@@ -257,9 +257,7 @@ func (n *natsNode) deliverAll(except string, ev *stream.Event) {
 			continue
 		}
 		for c := range cs {
-			if !c.Push(ev) {
-				c.Cut(fmt.Sprintf(cutSlow, c.Max))
-			}
+			c.Push(ev)
 		}
 	}
 }
@@ -372,7 +370,7 @@ func (n *natsNode) leave(c *stream.Conn) {
 	}
 	node, closing := n.id, n.closing
 	n.mu.Unlock()
-	c.Cut(cutClosed)
+	c.Cut(stream.Closed)
 	if !ok || closing {
 		return
 	}
@@ -404,7 +402,7 @@ func (n *natsNode) shutdown() {
 	n.closing = true
 	for _, cs := range n.local {
 		for c := range cs {
-			c.Cut(cutShutdown)
+			c.Cut(stream.ShuttingDown)
 		}
 	}
 	clear(n.local)
@@ -468,7 +466,7 @@ func (s *Server) shutdownNATS(ctx context.Context) error {
 	s.cluster.mu.Lock()
 	for _, cs := range s.cluster.local {
 		for c := range cs {
-			c.Cut(cutShutdown)
+			c.Cut(stream.ShuttingDown)
 		}
 	}
 	s.cluster.mu.Unlock()

@@ -2,9 +2,6 @@ package chatserver
 
 import (
 	"fmt"
-	"slices"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/wasmgap/wasmgap/chatserver/internal/cluster"
@@ -23,17 +20,10 @@ import (
 type clusterState struct {
 	opts    *Options
 	m       *room.Machine
-	perReq  uint64         // event ids per stream message
-	history []clusterEvent // by id, within the retention
-	pruned  uint64         // the last id whose events may be missing from history
-	started bool           // a message was applied
-	applied uint64         // the last sequence applied
-}
-
-// clusterEvent is an event a resume can replay.
-type clusterEvent struct {
-	room.Event
-	at time.Time
+	perReq  uint64 // event ids per stream message
+	history cluster.History
+	started bool   // a message was applied
+	applied uint64 // the last sequence applied
 }
 
 func newClusterState(o *Options) *clusterState {
@@ -47,23 +37,21 @@ func (st *clusterState) apply(n *natsNode, seq uint64, at time.Time, m *cluster.
 	if !st.started {
 		// The stream's first messages may have expired before this node
 		// started: their events are not in its history.
-		st.started, st.pruned = true, seq*st.perReq
+		st.started = true
+		st.history.Started(seq * st.perReq)
 	}
 	st.applied = seq
-	st.expire(at)
+	st.history.Expire(at.Add(-st.opts.Retention))
 	req, err := m.Request(seq, at)
 	if err != nil {
 		return result{err: err}
 	}
 	out := st.m.Apply(req)
 	for _, id := range out.Deleted {
-		i := sort.Search(len(st.history), func(i int) bool { return st.history[i].ID >= id })
-		if i < len(st.history) && st.history[i].ID == id {
-			st.history = slices.Delete(st.history, i, i+1)
-		}
+		st.history.Delete(id)
 	}
 	for _, e := range out.Events {
-		st.history = append(st.history, clusterEvent{Event: e, at: at})
+		st.history.Add(e, at)
 		ev := stream.NewEvent(e.ID, e.Text)
 		if e.To != "" {
 			n.deliverTo(e.To, ev)
@@ -102,16 +90,6 @@ func (st *clusterState) apply(n *natsNode, seq uint64, at time.Time, m *cluster.
 	return res
 }
 
-// expire drops the history older than the retention, by the stream's clock.
-func (st *clusterState) expire(at time.Time) {
-	cut := at.Add(-st.opts.Retention)
-	i := sort.Search(len(st.history), func(i int) bool { return !st.history[i].at.Before(cut) })
-	if i > 0 {
-		st.pruned = max(st.pruned, st.history[i-1].ID)
-		st.history = slices.Delete(st.history, 0, i)
-	}
-}
-
 // welcome is what a new stream writes before its live events: the events
 // it missed and the mail offered come from the history here, in the
 // preamble, around the welcome lines.
@@ -120,8 +98,8 @@ func (st *clusterState) welcome(nick string, rj *room.Joined) stream.Plan {
 	pre := j.Preamble
 	j.Preamble = nil
 	if j.HasResume {
-		if j.Resume < st.pruned {
-			j.Notice = fmt.Sprintf("events %d to %d are older than the retention window (%v) and were deleted: those addressed to you are missing from this resume", j.Resume+1, st.pruned, st.opts.Retention)
+		if pruned := st.history.Pruned(); j.Resume < pruned {
+			j.Notice = fmt.Sprintf("events %d to %d are older than the retention window (%v) and were deleted: those addressed to you are missing from this resume", j.Resume+1, pruned, st.opts.Retention)
 		}
 		j.Preamble = st.visible(nick, j.Resume, j.ReplayTo, j.Preamble)
 		j.ReplayTo = j.Resume // the replay is in the preamble
@@ -134,15 +112,7 @@ func (st *clusterState) welcome(nick string, rj *room.Joined) stream.Plan {
 
 // visible appends the history's events for nick with after < id <= upTo.
 func (st *clusterState) visible(nick string, after, upTo uint64, out []*stream.Event) []*stream.Event {
-	i := sort.Search(len(st.history), func(i int) bool { return st.history[i].ID > after })
-	for _, e := range st.history[i:] {
-		if e.ID > upTo {
-			break
-		}
-		if e.VisibleTo(nick) {
-			out = append(out, stream.NewEvent(e.ID, e.Text))
-		}
-	}
+	st.history.Visible(nick, after, upTo, func(e room.Event) { out = append(out, stream.NewEvent(e.ID, e.Text)) })
 	return out
 }
 
@@ -159,16 +129,4 @@ func (st *clusterState) startGrace(n *natsNode, at time.Time, g room.Grace) {
 	n.later(grace, cluster.Record{Kind: "grace", Nick: g.Nick, Resume: g.Gen}, fmt.Sprintf("grace-%s-%d", g.Nick, g.Gen), func() bool {
 		return st.m.InGrace(g.Nick, g.Gen)
 	})
-}
-
-// dump is the state as text, the same on every node that applied the same
-// messages (for tests): the nodes' incarnations are left out.
-func (st *clusterState) dump() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "applied %d pruned %d\n", st.applied, st.pruned)
-	b.WriteString(st.m.Dump())
-	for _, e := range st.history {
-		fmt.Fprintf(&b, "event %d to %q except %q %q\n", e.ID, e.To, e.Except, e.Text)
-	}
-	return b.String()
 }

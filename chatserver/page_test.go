@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"testing"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/page"
 )
 
 // TestPageVariants: the page is the same bytes plain and gzipped, with its
@@ -28,7 +30,7 @@ func TestPageVariants(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		h := resp.Header
-		if resp.StatusCode != 200 || h.Get("Content-Encoding") != c.wantEnc || h.Get("Content-Security-Policy") != pageCSP ||
+		if resp.StatusCode != 200 || h.Get("Content-Encoding") != c.wantEnc || h.Get("Content-Security-Policy") != page.CSP ||
 			h.Get("Content-Type") != "text/html; charset=utf-8" || h.Get("Vary") != "Accept-Encoding" {
 			t.Fatalf("%s / with Accept-Encoding %q: %s %v", c.method, c.enc, resp.Status, h)
 		}
@@ -45,7 +47,7 @@ func TestPageVariants(t *testing.T) {
 			}
 			body, _ = io.ReadAll(z)
 		}
-		if !bytes.Equal(body, pageHTML) {
+		if !bytes.Equal(body, page.HTML) {
 			t.Fatalf("%s / with Accept-Encoding %q: the body is not the page", c.method, c.enc)
 		}
 	}

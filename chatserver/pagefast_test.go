@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/chatserver/internal/fastpath"
+	"github.com/wasmgap/wasmgap/chatserver/internal/page"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
@@ -79,7 +80,7 @@ func TestPageFastSameAsNetHTTP(t *testing.T) {
 	t.Cleanup(func() { hs.Close(); srv.Shutdown(context.Background()) })
 	slow := strings.TrimPrefix(hs.URL, "http://")
 
-	plain, gz := pageVariants[0].etag, pageVariants[1].etag
+	plain, gz := page.ETag(false), page.ETag(true)
 	for _, raw := range []string{
 		"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n",
 		"GET / HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nAccept-Encoding: gzip, deflate, br\r\n\r\n",
@@ -125,7 +126,7 @@ func TestPageFastSameAsNetHTTP(t *testing.T) {
 		if !equalHeaders(fh, sh) {
 			t.Errorf("%q: headers\n fast     %v\n net/http %v", raw, fh, sh)
 		}
-		if f.StatusCode == 200 && f.Header.Get("Content-Security-Policy") != pageCSP {
+		if f.StatusCode == 200 && f.Header.Get("Content-Security-Policy") != page.CSP {
 			t.Errorf("%q: no Content-Security-Policy", raw)
 		}
 	}
@@ -163,7 +164,7 @@ func TestPagePipelining(t *testing.T) {
 		if resp.StatusCode != want.status {
 			t.Fatalf("answer %d: %s, want %d", i+1, resp.Status, want.status)
 		}
-		if want.status == 200 && want.method == "GET" && !bytes.Equal(body, pageHTML) {
+		if want.status == 200 && want.method == "GET" && !bytes.Equal(body, page.HTML) {
 			t.Fatalf("answer %d: not the page", i+1)
 		}
 	}
@@ -214,7 +215,7 @@ func TestPageRequestInPieces(t *testing.T) {
 		rc.send(piece)
 		time.Sleep(time.Millisecond) // separate writes, most likely separate reads
 	}
-	if resp, body := rc.answer("GET"); resp.StatusCode != 200 || !bytes.Equal(body, pageHTML) {
+	if resp, body := rc.answer("GET"); resp.StatusCode != 200 || !bytes.Equal(body, page.HTML) {
 		t.Fatalf("%s, %d bytes", resp.Status, len(body))
 	}
 }

@@ -47,7 +47,7 @@ func (h *hub) handleLeave(tx *store.Tx, c *stream.Conn) error {
 	if !ok {
 		return nil
 	}
-	h.cut(c, cutClosed)
+	c.Cut(stream.Closed)
 	if h.closing.Load() {
 		return nil // shutting down: nobody is told
 	}
@@ -72,7 +72,7 @@ func (h *hub) flushPresence(tx *store.Tx) error {
 func (h *hub) cutAll(reason string) {
 	for _, cs := range h.local {
 		for c := range cs {
-			h.cut(c, reason)
+			c.Cut(reason)
 		}
 	}
 }

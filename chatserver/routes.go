@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wasmgap/wasmgap/chatserver/internal/page"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
@@ -23,7 +24,9 @@ func (s *Server) routes() http.Handler {
 		p := r.URL.Path
 		switch {
 		case p == "/":
-			s.servePage(w, r)
+			if methodIs(w, r, http.MethodGet, http.MethodHead) {
+				page.Serve(w, r)
+			}
 		case p == "":
 			// Mounted with http.StripPrefix("/chat", ...) and asked for
 			// "/chat": the page's relative URLs need "/chat/".
@@ -32,7 +35,9 @@ func (s *Server) routes() http.Handler {
 				http.Redirect(w, r, u.RequestURI(), http.StatusMovedPermanently)
 				return
 			}
-			s.servePage(w, r)
+			if methodIs(w, r, http.MethodGet, http.MethodHead) {
+				page.Serve(w, r)
+			}
 		case p == "/send":
 			s.bodyDeadline(w)
 			s.serveSend(w, r)
@@ -257,8 +262,8 @@ func (s *Server) admit(p *Post) (int, error) {
 	if err := validPost(*p, s.opts.MaxMessageBytes); err != nil {
 		return statusOf(err), err
 	}
-	if ok, wait := s.senders.allow(p.From); !ok {
-		return http.StatusTooManyRequests, &RateError{From: p.From, Rule: s.senders.describe(), Wait: wait}
+	if ok, wait := s.senders.Allow(p.From); !ok {
+		return http.StatusTooManyRequests, &RateError{From: p.From, Rule: s.senders.Rule(), Wait: wait}
 	}
 	if p.Time.IsZero() {
 		p.Time = time.Now()

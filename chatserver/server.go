@@ -15,7 +15,9 @@ import (
 
 	"github.com/wasmgap/wasmgap/chatserver/internal/auth"
 	"github.com/wasmgap/wasmgap/chatserver/internal/fastpath"
+	"github.com/wasmgap/wasmgap/chatserver/internal/quota"
 	"github.com/wasmgap/wasmgap/chatserver/internal/store"
+	"github.com/wasmgap/wasmgap/chatserver/internal/stream"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
@@ -187,8 +189,8 @@ type Server struct {
 	store   *store.Store
 	hub     *hub
 	tmpDir  string
-	senders *rateLimits
-	addrs   *addrLimits
+	senders *quota.Senders
+	addrs   *quota.Streams
 	handler http.Handler
 	cluster *natsNode          // with Options.NATS: the chat's state lives in JetStream
 	auth    auth.Guard         // who speaks (auth.go)
@@ -211,10 +213,11 @@ func New(opts Options) (*Server, error) {
 	if err := checkAuth(&opts); err != nil {
 		return nil, err
 	}
+	s := &Server{opts: opts, shutdown: make(chan struct{}),
+		senders: quota.NewSenders(opts.SendRate, opts.SendBurst), addrs: quota.NewStreams(opts.MaxConnsPerAddr)}
 	if opts.NATS.URLs != "" {
-		return newNATSServer(opts)
+		return s.joinNATS()
 	}
-	s := &Server{opts: opts, shutdown: make(chan struct{})}
 	dir := opts.DataDir
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "wasmgap-chat-")
@@ -236,8 +239,6 @@ func New(opts Options) (*Server, error) {
 		s.removeTmp()
 		return nil, err
 	}
-	s.senders = newRateLimits(opts.SendRate, opts.SendBurst)
-	s.addrs = newAddrLimits(opts.MaxConnsPerAddr)
 	if err := opts.Broker.Subscribe(hubSide{s}); err != nil {
 		st.Close()
 		s.removeTmp()
@@ -317,7 +318,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return s.shutdownNATS(ctx)
 	}
 	// The hub is still running: this request is answered at once, whatever ctx.
-	s.hub.do(context.Background(), &cutAllReq{reason: cutShutdown})
+	s.hub.do(context.Background(), &cutAllReq{reason: stream.ShuttingDown})
 	err := s.drain(ctx)
 	s.hub.stop()
 	s.opts.Broker.Close()

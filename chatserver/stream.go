@@ -35,7 +35,7 @@ func (s *Server) ackDelivered(nick string, from, to uint64) {
 // stream or ctx ends.
 func (s *Server) pump(ctx context.Context, c *stream.Conn, j stream.Plan, t stream.Transport, notes <-chan string) error {
 	err := stream.Pump(ctx, c, j, t, notes, pumpHost{s}, stream.Timing{WriteTimeout: s.opts.WriteTimeout, KeepAlive: s.opts.KeepAlive, MailAckDelay: s.opts.MailAckDelay, Retention: s.opts.Retention})
-	if reason := c.CutReason(); reason != "" && reason != cutClosed {
+	if reason := c.CutReason(); reason != "" && reason != stream.Closed {
 		// Cut by the hub; a write may have failed first (a stalled
 		// client's buffers are full and its write deadline passed).
 		level := slog.LevelWarn
@@ -385,10 +385,10 @@ func (s *Server) admitStream(w http.ResponseWriter, r *http.Request) (release fu
 		return nil, false
 	}
 	addr := clientAddr(r)
-	if !s.addrs.acquire(addr) {
+	if !s.addrs.Acquire(addr) {
 		s.exit()
-		http.Error(w, fmt.Sprintf("too many open chat streams from %s: at most %d per address", addr, s.addrs.max), http.StatusTooManyRequests)
+		http.Error(w, fmt.Sprintf("too many open chat streams from %s: at most %d per address", addr, s.addrs.Max()), http.StatusTooManyRequests)
 		return nil, false
 	}
-	return func() { s.addrs.release(addr); s.exit() }, true
+	return func() { s.addrs.Release(addr); s.exit() }, true
 }

@@ -10,6 +10,25 @@
 // its own log) and whom its events reach are chatserver's. Timed records
 // (a leave grace over, a node gone) may be appended by every node at once:
 // a message id (Nats-Msg-Id) stores them once.
+//
+// # The design
+//
+// (Its guarantees are in docs/SCALING.md.) Every change of the
+// chat's state (a post, a stream opened or closed on a node, a leave grace
+// over, a mailbox ack, a node gone, a presence window over) is one message,
+// and its stream sequence numbers the ids of the events it makes: one id
+// space for the chat, so a client resumes on any node. Every node applies the whole stream in
+// order to the same state (who has streams open on which node, mailboxes,
+// the history of the retention window), using the messages' stream
+// timestamps for anything time-dependent, so every node derives the same
+// events with the same ids and delivers them to its own streams; a send is
+// answered once its node applied it. Timed changes (a leave grace, a node whose key in the
+// chat-nodes bucket expired) are messages any node may publish,
+// deduplicated by Nats-Msg-Id. A node without its NATS connection answers
+// sends and logins with 503 until nats.go has reconnected. A node starting
+// replays the stream (at most Retention and MaxStoreBytes of it) to build
+// its state. The rules themselves (internal/room) are the ones a single
+// node runs: one machine, fed from this node's log or from the stream.
 package cluster
 
 import (
@@ -55,6 +74,7 @@ type Config struct {
 
 // Log is a node's connection to the chat's stream and bucket.
 type Log struct {
+	log  *slog.Logger
 	urls string // as they may be shown
 	nc   *nats.Conn
 	js   jetstream.JetStream
@@ -94,12 +114,11 @@ func RedactURLs(list string) string {
 }
 
 // Open connects to cfg.URLs, makes sure of the stream and the bucket
-// (tried again for up to two minutes while a cluster starts), announces
-// cfg.Node and then hands every message of the stream, from its first,
-// to handle, one at a time and in order. On an error nothing is left open.
-func Open(cfg Config, handle func(seq uint64, at time.Time, data []byte)) (*Log, error) {
-	l := &Log{urls: RedactURLs(cfg.URLs)}
-	if err := l.open(cfg, handle); err != nil {
+// (tried again for up to two minutes while a cluster starts) and announces
+// cfg.Node; Read then reads the stream. On an error nothing is left open.
+func Open(cfg Config) (*Log, error) {
+	l := &Log{urls: RedactURLs(cfg.URLs), log: cfg.Logger}
+	if err := l.open(cfg); err != nil {
 		if l.nc != nil {
 			l.nc.Close()
 		}
@@ -108,7 +127,7 @@ func Open(cfg Config, handle func(seq uint64, at time.Time, data []byte)) (*Log,
 	return l, nil
 }
 
-func (l *Log) open(cfg Config, handle func(seq uint64, at time.Time, data []byte)) error {
+func (l *Log) open(cfg Config) error {
 	log := cfg.Logger
 	nc, err := nats.Connect(cfg.URLs,
 		nats.Name("wasmgap chat"),
@@ -171,16 +190,22 @@ func (l *Log) open(cfg Config, handle func(seq uint64, at time.Time, data []byte
 		log.Warn("chat NATS: setting the stream up, trying again", "attempt", attempt, "err", err)
 		time.Sleep(time.Second)
 	}
+	return nil
+}
+
+// Read hands every message of the stream, from its first, to handle, one
+// at a time and in order, on a goroutine of the NATS client, until Close.
+func (l *Log) Read(handle func(seq uint64, at time.Time, data []byte)) error {
 	cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer ccancel()
-	cons, err := js.OrderedConsumer(cctx, Stream, jetstream.OrderedConsumerConfig{})
+	cons, err := l.js.OrderedConsumer(cctx, Stream, jetstream.OrderedConsumerConfig{})
 	if err != nil {
 		return fmt.Errorf("chat NATS: read stream %s: %w", Stream, err)
 	}
 	cc, err := cons.Consume(func(msg jetstream.Msg) {
 		md, err := msg.Metadata()
 		if err != nil {
-			log.Error("chat NATS: message without metadata", "err", err)
+			l.log.Error("chat NATS: message without metadata", "err", err)
 			return
 		}
 		handle(md.Sequence.Stream, md.Timestamp, msg.Data())
@@ -353,6 +378,8 @@ func (l *Log) Leave(ctx context.Context, node string) {
 // Close stops reading the stream and closes the connection; the node's
 // key stays until it expires, as after a crash.
 func (l *Log) Close() {
-	l.cons.Stop()
+	if l.cons != nil {
+		l.cons.Stop()
+	}
 	l.nc.Close()
 }

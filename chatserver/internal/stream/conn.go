@@ -11,8 +11,16 @@
 package stream
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
+)
+
+// The reasons a stream is cut with, its last words to its client.
+const (
+	Slow         = "slow consumer: %d events waiting, the most a connection may queue; reconnect with the last event id received to resume"
+	ShuttingDown = "the chat server is shutting down; reconnect with the last event id received to resume"
+	Closed       = "closed" // its client went, or its login ended
 )
 
 // Conn is one open stream (an SSE response or a WebSocket) of one user.
@@ -36,16 +44,19 @@ func NewConn(nick string, queueSize int) *Conn {
 	return &Conn{Nick: nick, Max: queueSize, Ready: make(chan struct{}, 1), Gone: make(chan struct{})}
 }
 
-// Push queues ev for the writer; false when the queue is full.
-func (c *Conn) Push(ev *Event) bool {
+// Push queues ev for the writer. A stream whose queue already holds Max
+// events is cut instead (Slow): the hub never waits for a stream, and
+// the client resumes from the last id it received.
+func (c *Conn) Push(ev *Event) {
 	c.mu.Lock()
 	if c.isCut {
 		c.mu.Unlock()
-		return true // dropped: the stream is ending
+		return // dropped: the stream is ending
 	}
 	if len(c.queue) >= c.Max {
 		c.mu.Unlock()
-		return false
+		c.Cut(fmt.Sprintf(Slow, c.Max))
+		return
 	}
 	c.queue = append(c.queue, ev)
 	c.mu.Unlock()
@@ -53,7 +64,6 @@ func (c *Conn) Push(ev *Event) bool {
 	case c.Ready <- struct{}{}:
 	default:
 	}
-	return true
 }
 
 // Take returns the waiting events and leaves spare (emptied) as the queue.

@@ -1,4 +1,10 @@
-package chatserver
+// Package page is the chat's page, one self-contained HTML file (its script
+// and style inline, every URL in it relative), and its answers: through
+// net/http (Serve) and, prebuilt once per second of Date, for the fast
+// path's plain requests (Answer), the same bytes both ways. Each of its
+// two representations, plain and gzip, has a strong ETag, and a client
+// that shows it gets 304.
+package page
 
 import (
 	"bytes"
@@ -16,22 +22,21 @@ import (
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
-// pageHTML is the chat page: one self-contained HTML file, its script and style
-// inline, every URL in it relative.
+// HTML is the chat page.
 //
 //go:embed page.html
-var pageHTML []byte
+var HTML []byte
 
-// pageCSP allows the page's own inline script (by hash) and style, and
+// CSP allows the page's own inline script (by hash) and style, and
 // requests to this server only: an injected inline handler would not run
 // even if some text ever reached the DOM as HTML.
-var pageCSP = httpguard.PageCSP(pageHTML)
+var CSP = httpguard.PageCSP(HTML)
 
 // pageGzip is the page compressed once, for the clients that accept gzip.
 var pageGzip = func() []byte {
 	var b bytes.Buffer
 	z, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
-	z.Write(pageHTML)
+	z.Write(HTML)
 	z.Close()
 	return b.Bytes()
 }()
@@ -39,8 +44,8 @@ var pageGzip = func() []byte {
 // The page's two representations (plain and gzip), each with its strong
 // ETag: a client that has one sends it back in If-None-Match and gets 304.
 var pageVariants = [2]pageVariant{
-	{body: pageHTML, etag: pageETag(pageHTML, "")},
-	{body: pageGzip, etag: pageETag(pageHTML, "-gzip"), encoding: "gzip"},
+	{body: HTML, etag: pageETag(HTML, "")},
+	{body: pageGzip, etag: pageETag(HTML, "-gzip"), encoding: "gzip"},
 }
 
 type pageVariant struct {
@@ -59,20 +64,24 @@ func pageETag(page []byte, suffix string) string {
 // written: canonical names, so that net/http only reads them.
 var pageHeaders = []struct{ name, value string }{
 	{"Cache-Control", "no-cache"},
-	{"Content-Security-Policy", pageCSP},
+	{"Content-Security-Policy", CSP},
 	{"Content-Type", "text/html; charset=utf-8"},
 	{"Vary", "Accept-Encoding"},
 	{"X-Content-Type-Options", "nosniff"},
 }
 
-// servePage answers GET and HEAD / through net/http (the handler mounted
-// under a prefix, and the requests the fast path hands over); Serve's fast
-// path answers the plain ones itself with the same bytes (fastSide.Page).
-func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		methodIs(w, r, http.MethodGet, http.MethodHead)
-		return
+// ETag is the strong ETag of the plain page, or of the gzip one.
+func ETag(gzip bool) string {
+	if gzip {
+		return pageVariants[1].etag
 	}
+	return pageVariants[0].etag
+}
+
+// Serve answers GET or HEAD (the caller refuses other methods) through
+// net/http: the handler mounted under a prefix, and the requests the fast
+// path hands over. Answer gives the fast path's plain ones the same bytes.
+func Serve(w http.ResponseWriter, r *http.Request) {
 	v := &pageVariants[0]
 	if acceptsGzip(r.Header["Accept-Encoding"]) {
 		v = &pageVariants[1]
@@ -125,6 +134,21 @@ func etagListed(values []string, etag string) bool {
 		}
 	}
 	return false
+}
+
+// Answer is the complete answer to the fast path's plain GET or HEAD of
+// the page at now (head and body in one buffer, written with one write)
+// and the length of its head, the answer to HEAD.
+func Answer(r *fastpath.Request, now time.Time) ([]byte, int) {
+	v, st := 0, 0
+	if acceptsGzip(r.AcceptEncoding) {
+		v = 1
+	}
+	if len(r.IfNoneMatch) > 0 && etagListed(r.IfNoneMatch, pageVariants[v].etag) {
+		st = 1
+	}
+	a := &pageAnswersAt(now).answers[v][st][r.Form]
+	return a.bytes, a.head
 }
 
 // pageAnswers are the complete answers to GET / (head and body in one
