@@ -1,9 +1,12 @@
 package chatserver_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -85,5 +88,29 @@ func TestNoImportRunsBackUp(t *testing.T) {
 	}
 	if seen < len(chatLayers)-1 {
 		t.Fatalf("go list found %d of the chat's packages: the test did not look", seen)
+	}
+}
+
+// TestChatserverReadable: chatserver itself (its internal packages and
+// tests aside) stays under 3,000 lines, so a newcomer reads it in one
+// sitting; a concern that grows it past that moves into a package of its own.
+func TestChatserverReadable(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines += bytes.Count(b, []byte("\n"))
+	}
+	if lines >= 3000 {
+		t.Errorf("chatserver/*.go holds %d lines, want under 3,000: move a concern into chatserver/internal (docs/ARCHITECTURE.md lists them)", lines)
 	}
 }
