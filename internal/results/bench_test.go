@@ -17,7 +17,8 @@ import (
 const benchRuns = 100_000
 
 // fillStore writes n runs of two kernels on three engines each, as `wasmgap bench` and
-// the page store them (every sample in each cell's JSON): every run has fib_rec at its
+// the page store them (every sample in each cell's JSON, each counted in cell_counts):
+// every run has fib_rec at its
 // default size, beside one other kernel of the catalogue; browsers, OSes, cores and
 // versions vary.
 func fillStore(tb testing.TB, s *Store, n int) {
@@ -40,6 +41,7 @@ func fillStore(tb testing.TB, s *Store, n int) {
 		cellStmt, _ := tx.PrepareContext(ctx, s.d.q(`INSERT INTO cells (run_id, pos, kernel, args, engine, engine_version, median_ns, failure, result,
 			created_ns, source, browser, browser_version, os, cores, wasmgap)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
+		countStmt, _ := tx.PrepareContext(ctx, s.d.q(countCell))
 		for i := start; i < min(start+batch, n); i++ {
 			browser := browsers[rng.IntN(len(browsers))]
 			source := SourceCLI
@@ -66,6 +68,9 @@ func fillStore(tb testing.TB, s *Store, n int) {
 					js, _ := json.Marshal(res)
 					if _, err := cellStmt.ExecContext(ctx, id, pos*3+e, k.Name, argsKey(res.Args), eng, "v1", res.Median, "", string(js),
 						created, source, browser, "140", os, cores, version); err != nil {
+						tb.Fatal(err)
+					}
+					if _, err := countStmt.ExecContext(ctx, k.Name, argsKey(res.Args), eng, source, browser, os, cores, "v1", version, created); err != nil {
 						tb.Fatal(err)
 					}
 				}
@@ -135,4 +140,5 @@ func TestFillStore(t *testing.T) {
 	if cells != 90 {
 		t.Errorf("%d cells of %s in 30 runs, want 90", cells, all[1].Name)
 	}
+	checkCounts(t, s)
 }

@@ -64,7 +64,27 @@ type Distribution struct {
 // cellWhere renders the Results tab's conditions on cells: the kernel and its arguments,
 // no failure, and the filter's run fields (carried by each cell since schema 3).
 func (f Filter) cellWhere() (string, []any) {
-	conds := []string{"kernel = ?", "args = ?", "failure = ''"}
+	return f.fieldWhere([]string{"kernel = ?", "args = ?", "failure = ''"}, true)
+}
+
+// countWhere renders the same conditions on cell_counts, which counts only the cells that
+// did not fail; ok is false when f bounds the runs' times, which cell_counts does not keep.
+func (f Filter) countWhere() (where string, args []any, ok bool) {
+	if !f.Since.IsZero() || !f.Until.IsZero() {
+		return "", nil, false
+	}
+	where, args = f.fieldWhere([]string{"kernel = ?", "args = ?"}, false)
+	return where, args, true
+}
+
+// onlyCell reports whether f selects by the cell alone (kernel, arguments, engine), no
+// run field: then its medians' ranks are read from the narrow cells_ranks.
+func (f Filter) onlyCell() bool {
+	return f.Source == "" && f.Browser == "" && f.OS == "" && f.EngineVersion == "" && f.Wasmgap == "" &&
+		f.Cores == 0 && f.Since.IsZero() && f.Until.IsZero()
+}
+
+func (f Filter) fieldWhere(conds []string, times bool) (string, []any) {
 	args := []any{f.Kernel, f.Args}
 	for _, c := range []struct{ col, v string }{
 		{"engine", f.Engine}, {"source", f.Source}, {"browser", f.Browser}, {"os", f.OS},
@@ -78,13 +98,29 @@ func (f Filter) cellWhere() (string, []any) {
 	if f.Cores > 0 {
 		conds, args = append(conds, "cores = ?"), append(args, f.Cores)
 	}
-	if !f.Since.IsZero() {
+	if times && !f.Since.IsZero() {
 		conds, args = append(conds, "created_ns >= ?"), append(args, f.Since.UnixNano())
 	}
-	if !f.Until.IsZero() {
+	if times && !f.Until.IsZero() {
 		conds, args = append(conds, "created_ns < ?"), append(args, f.Until.UnixNano())
 	}
 	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// countColumns are what cell_counts counts by (migration 0005): a cell's kernel,
+// arguments and engine, and its run's fields the Results tab filters by.
+const countColumns = "kernel, args, engine, source, browser, os, cores, engine_version, wasmgap"
+
+// countCell counts one more cell that did not fail in cell_counts; its arguments are
+// countColumns' values and the cell's created_ns.
+const countCell = "INSERT INTO cell_counts (" + countColumns + ", n, first_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)" +
+	" ON CONFLICT (" + countColumns + ") DO UPDATE SET n = cell_counts.n + 1," +
+	" first_ns = CASE WHEN excluded.first_ns < cell_counts.first_ns THEN excluded.first_ns ELSE cell_counts.first_ns END"
+
+// recount selects cell_counts' rows from the cells themselves, as migration 0005 fills
+// it; where narrows it to some groups.
+func recount(where string) string {
+	return "SELECT " + countColumns + ", COUNT(*), MIN(created_ns) FROM cells WHERE failure = ''" + where + " GROUP BY " + countColumns
 }
 
 // Distribution returns, for f.Kernel with f.Args, each engine's medians across the runs
@@ -92,15 +128,21 @@ func (f Filter) cellWhere() (string, []any) {
 // newest MaxPoints points, and for trendEngine (the first engine when empty) the median
 // of medians per wasmgap version. f's Engine, Source, Browser (its name), OS, Cores,
 // EngineVersion, Wasmgap, Since and Until filter; Facets lists the values stored runs
-// have. Everything is counted and ordered by the store's covering indexes: no cell is
-// read whole, and only the answer's rows reach Go.
+// have. The counts come from cell_counts (the cells themselves when f bounds the times),
+// the ranks and points from the store's covering indexes: no cell is read whole, and only
+// the answer's rows reach Go.
 func (s *Store) Distribution(ctx context.Context, f Filter, trendEngine string) (Distribution, error) {
 	if f.Kernel == "" {
 		return Distribution{}, fmt.Errorf("distribution: name a kernel")
 	}
 	d := Distribution{Kernel: f.Kernel, Args: f.Args}
-	where, args := f.cellWhere()
-	rows, err := s.db.QueryContext(ctx, s.d.q("SELECT engine, COUNT(*) FROM cells"+s.d.indexed("cells_quantiles")+where+" GROUP BY engine ORDER BY engine"), args...)
+	query := "SELECT engine, SUM(n) FROM cell_counts%s GROUP BY engine ORDER BY engine"
+	where, args, counted := f.countWhere()
+	if !counted {
+		query = "SELECT engine, COUNT(*) FROM cells" + s.d.indexed("cells_quantiles") + "%s GROUP BY engine ORDER BY engine"
+		where, args = f.cellWhere()
+	}
+	rows, err := s.db.QueryContext(ctx, s.d.q(fmt.Sprintf(query, where)), args...)
 	if err != nil {
 		return d, fmt.Errorf("distribution: %w", err)
 	}
@@ -123,8 +165,12 @@ func (s *Store) Distribution(ctx context.Context, f Filter, trendEngine string) 
 		e := &d.Engines[i]
 		ef := f
 		ef.Engine = e.Engine
+		ranks := "cells_quantiles"
+		if ef.onlyCell() {
+			ranks = "cells_ranks"
+		}
 		for j, q := range []float64{0, 0.25, 0.5, 0.75, 1} {
-			if e.Quantiles[j], err = s.quantile(ctx, "cells_quantiles", ef, e.Runs, q); err != nil {
+			if e.Quantiles[j], err = s.quantile(ctx, ranks, ef, e.Runs, q); err != nil {
 				return d, err
 			}
 		}
@@ -209,8 +255,13 @@ func (s *Store) newest(ctx context.Context, f Filter) ([]Point, error) {
 // trend returns the median of the medians f selects per wasmgap version, in the order
 // the versions first appeared.
 func (s *Store) trend(ctx context.Context, f Filter) ([]TrendPoint, error) {
-	where, args := f.cellWhere()
-	rows, err := s.db.QueryContext(ctx, s.d.q("SELECT wasmgap, COUNT(*), MIN(created_ns) FROM cells"+s.d.indexed("cells_versions")+where+" GROUP BY wasmgap"), args...)
+	query := "SELECT wasmgap, SUM(n), MIN(first_ns) FROM cell_counts%s GROUP BY wasmgap"
+	where, args, counted := f.countWhere()
+	if !counted {
+		query = "SELECT wasmgap, COUNT(*), MIN(created_ns) FROM cells" + s.d.indexed("cells_versions") + "%s GROUP BY wasmgap"
+		where, args = f.cellWhere()
+	}
+	rows, err := s.db.QueryContext(ctx, s.d.q(fmt.Sprintf(query, where)), args...)
 	if err != nil {
 		return nil, fmt.Errorf("distribution: trend: %w", err)
 	}

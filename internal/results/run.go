@@ -185,6 +185,11 @@ func (s *Store) Save(ctx context.Context, run Run) (int64, error) {
 		return 0, fmt.Errorf("save run: %w", err)
 	}
 	defer stmt.Close()
+	count, err := tx.PrepareContext(ctx, s.d.q(countCell))
+	if err != nil {
+		return 0, fmt.Errorf("save run: %w", err)
+	}
+	defer count.Close()
 	facets := [][2]string{{"browser", b.Name}, {"os", e.OS}, {"cores", strconv.Itoa(e.Cores)}, {"wasmgap", run.Wasmgap}}
 	for i, r := range run.Report.Results {
 		js, err := json.Marshal(r)
@@ -195,6 +200,11 @@ func (s *Store) Save(ctx context.Context, run Run) (int64, error) {
 		if _, err := stmt.ExecContext(ctx, id, i, r.Kernel, argsKey(r.Args), r.Engine, ev, r.Median, r.Failure, string(js),
 			run.Created.UnixNano(), run.Source, b.Name, b.Version, e.OS, e.Cores, run.Wasmgap); err != nil {
 			return 0, fmt.Errorf("save run: cell %d: %w", i+1, err)
+		}
+		if r.Failure == "" {
+			if _, err := count.ExecContext(ctx, r.Kernel, argsKey(r.Args), r.Engine, run.Source, b.Name, e.OS, e.Cores, ev, run.Wasmgap, run.Created.UnixNano()); err != nil {
+				return 0, fmt.Errorf("save run: cell %d: count: %w", i+1, err)
+			}
 		}
 		facets = append(facets, [2]string{"engine_version", ev})
 	}
@@ -414,7 +424,8 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Summary, error) {
 	return out, nil
 }
 
-// Delete removes the runs the filter selects, with their cells, and returns how many.
+// Delete removes the runs the filter selects, with their cells, and returns how many;
+// the groups of cell_counts their cells were in are counted again.
 // A filter that selects nothing (its zero value) is refused: say which runs.
 func (s *Store) Delete(ctx context.Context, f Filter) (int, error) {
 	where, args := f.where()
@@ -427,6 +438,10 @@ func (s *Store) Delete(ctx context.Context, f Filter) (int, error) {
 	}
 	defer tx.Rollback()
 	sel := "SELECT r.id FROM runs r" + where
+	groups, err := countGroups(ctx, tx, s.d.q("SELECT DISTINCT "+countColumns+" FROM cells WHERE failure = '' AND run_id IN ("+sel+")"), args)
+	if err != nil {
+		return 0, fmt.Errorf("delete: cell counts: %w", err)
+	}
 	if _, err := tx.ExecContext(ctx, s.d.q("DELETE FROM cells WHERE run_id IN ("+sel+")"), args...); err != nil {
 		return 0, fmt.Errorf("delete cells: %w", err)
 	}
@@ -435,7 +450,35 @@ func (s *Store) Delete(ctx context.Context, f Filter) (int, error) {
 		return 0, fmt.Errorf("delete runs: %w", err)
 	}
 	n, _ := res.RowsAffected()
+	key := " AND kernel = ? AND args = ? AND engine = ? AND source = ? AND browser = ? AND os = ? AND cores = ? AND engine_version = ? AND wasmgap = ?"
+	for _, g := range groups {
+		if _, err := tx.ExecContext(ctx, s.d.q("DELETE FROM cell_counts WHERE "+strings.TrimPrefix(key, " AND ")), g...); err != nil {
+			return 0, fmt.Errorf("delete: cell counts: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, s.d.q("INSERT INTO cell_counts ("+countColumns+", n, first_ns) "+recount(key)), g...); err != nil {
+			return 0, fmt.Errorf("delete: cell counts: %w", err)
+		}
+	}
 	return int(n), tx.Commit()
+}
+
+// countGroups returns the groups of cell_counts (countColumns' values) query selects.
+func countGroups(ctx context.Context, tx *sql.Tx, query string, args []any) ([][]any, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][]any
+	for rows.Next() {
+		var kernel, args, engine, source, browser, os, engineVersion, wasmgap string
+		var cores int
+		if err := rows.Scan(&kernel, &args, &engine, &source, &browser, &os, &cores, &engineVersion, &wasmgap); err != nil {
+			return nil, err
+		}
+		out = append(out, []any{kernel, args, engine, source, browser, os, cores, engineVersion, wasmgap})
+	}
+	return out, rows.Err()
 }
 
 // NewBrowserRun describes cells a browser measured and shared, now: its machine is named

@@ -175,12 +175,14 @@ func TestMigrations(t *testing.T) {
 					t.Fatalf("opened at version %d, want %d", v, from)
 				}
 				run := NewRun(SourceCLI, testReport("linux", 2, cell("fib_rec", []int{30}, "native", 1, 2, 3)))
-				var id int64
-				if from < 3 { // the cells carry their run's fields from version 3 on
-					id = saveV2(t, prev, run)
-				} else if id, err = prev.Save(ctx, run); err != nil {
-					t.Fatal(err)
-				}
+				id := saveAt(t, prev, from, run)
+				// More runs, for the counts: two in one group, a failed cell, a browser.
+				again := NewRun(SourceCLI, testReport("linux", 2, cell("fib_rec", []int{30}, "native", 4, 5, 6), measure.Result{Kernel: "fib_rec", Args: []int{30}, Engine: "yaegi", Failure: "timed out"}))
+				again.Created = run.Created.Add(-time.Hour)
+				saveAt(t, prev, from, again)
+				b := NewRun(SourceBrowser, testReport("darwin", 8, cell("fib_rec", []int{30}, "browser-wasm", 7, 7, 7), cell("ack", []int{3, 5}, "browser-js", 1, 2, 3)))
+				b.Browser = Browser{Name: "Firefox", Version: "140"}
+				saveAt(t, prev, from, b)
 				prev.Close()
 				s := open(t, dsn)
 				if v, _ := s.Version(ctx); v != latest {
@@ -189,8 +191,10 @@ func TestMigrations(t *testing.T) {
 				if run, err := s.Get(ctx, id); err != nil || len(run.Report.Results) != 1 {
 					t.Errorf("the run stored before the migration: %+v, %v", run, err)
 				}
-				if d, err := s.Distribution(ctx, Filter{Kernel: "fib_rec", Args: "30", OS: "linux", Cores: 2}, ""); err != nil || len(d.Engines) != 1 || d.Engines[0].Quantiles[2] != 2 ||
-					!slices.Equal(d.Facets.OS, []string{"linux"}) || !slices.Equal(d.Facets.EngineVersions, []string{"go1.26.4"}) {
+				checkCounts(t, s)
+				if d, err := s.Distribution(ctx, Filter{Kernel: "fib_rec", Args: "30", OS: "linux", Cores: 2}, ""); err != nil || len(d.Engines) != 1 || d.Engines[0].Runs != 2 || d.Engines[0].Quantiles[2] != 3.5 ||
+					len(d.Engines[0].Trend) != 1 || !d.Engines[0].Trend[0].First.Equal(again.Created) ||
+					!slices.Equal(d.Facets.OS, []string{"darwin", "linux"}) || !slices.Contains(d.Facets.EngineVersions, "go1.26.4") {
 					t.Errorf("distribution after the migration (the cells' run fields and the facets filled from the runs): %+v, %v", d, err)
 				}
 				// Opening again changes nothing; a schema newer than the binary is refused.
@@ -208,31 +212,93 @@ func TestMigrations(t *testing.T) {
 	t.Run("empty", func(t *testing.T) {
 		s := open(t, filepath.Join(t.TempDir(), "r.db"))
 		var n int
-		if err := s.db.QueryRow("SELECT COUNT(*) FROM sqlite_master WHERE name IN ('cells_quantiles', 'cells_versions', 'cells_newest', 'facets', 'cells_distribution')").Scan(&n); err != nil || n != 4 {
-			t.Errorf("the Results tab's indexes and the facets table: %d of 4 (and cells_distribution dropped), %v", n, err)
+		if err := s.db.QueryRow("SELECT COUNT(*) FROM sqlite_master WHERE name IN ('cells_quantiles', 'cells_versions', 'cells_newest', 'cells_ranks', 'facets', 'cell_counts', 'cells_distribution')").Scan(&n); err != nil || n != 6 {
+			t.Errorf("the Results tab's indexes and its facets and cell_counts tables: %d of 6 (and cells_distribution dropped), %v", n, err)
 		}
 	})
 }
 
-// saveV2 stores a run as a binary of schema version 2 did: cells without their run's fields.
-func saveV2(t *testing.T, s *Store, run Run) int64 {
+// saveAt stores a run as a binary of schema version v stored it: before version 3 the
+// cells without their run's fields (and no facets), before version 5 nothing counted.
+func saveAt(t *testing.T, s *Store, v int, run Run) int64 {
 	t.Helper()
-	e := run.Report.Environment
+	if v >= 5 {
+		id, err := s.Save(context.Background(), run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	e, b := run.Report.Environment, run.Browser
 	var id int64
 	err := s.db.QueryRow(s.d.q(`INSERT INTO runs (created_ns, source, plan, machine, wasmgap, go, cpu, cores, os, arch,
 		browser, browser_version, user_agent, hardware_concurrency, cross_origin_isolated, timer_resolution_ns, method, environment)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', '', '', 0, 0, 0, '{}', '{}') RETURNING id`),
-		run.Created.UnixNano(), run.Source, run.Plan, run.Machine, run.Wasmgap, e.Go, e.CPU, e.Cores, e.OS, e.Arch).Scan(&id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0, 0, 0, '{}', '{}') RETURNING id`),
+		run.Created.UnixNano(), run.Source, run.Plan, run.Machine, run.Wasmgap, e.Go, e.CPU, e.Cores, e.OS, e.Arch, b.Name, b.Version).Scan(&id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, r := range run.Report.Results {
-		if _, err := s.db.Exec(s.d.q(`INSERT INTO cells (run_id, pos, kernel, args, engine, engine_version, median_ns, failure, result) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '{}')`),
-			id, i, r.Kernel, argsKey(r.Args), r.Engine, engineVersion(run, r), r.Median, r.Failure); err != nil {
+		ev := engineVersion(run, r)
+		if v < 3 {
+			_, err = s.db.Exec(s.d.q(`INSERT INTO cells (run_id, pos, kernel, args, engine, engine_version, median_ns, failure, result) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '{}')`),
+				id, i, r.Kernel, argsKey(r.Args), r.Engine, ev, r.Median, r.Failure)
+		} else {
+			_, err = s.db.Exec(s.d.q(`INSERT INTO cells (run_id, pos, kernel, args, engine, engine_version, median_ns, failure, result,
+				created_ns, source, browser, browser_version, os, cores, wasmgap) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '{}', ?, ?, ?, ?, ?, ?, ?)`),
+				id, i, r.Kernel, argsKey(r.Args), r.Engine, ev, r.Median, r.Failure,
+				run.Created.UnixNano(), run.Source, b.Name, b.Version, e.OS, e.Cores, run.Wasmgap)
+			if err == nil {
+				_, err = s.db.Exec(s.d.q("INSERT INTO facets (kind, value) VALUES ('engine_version', ?), ('os', ?), ('cores', ?), ('wasmgap', ?) ON CONFLICT DO NOTHING"),
+					ev, e.OS, fmt.Sprint(e.Cores), run.Wasmgap)
+			}
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
 	return id
+}
+
+// checkCounts fails t unless cell_counts holds what a recount of the cells gives.
+func checkCounts(t *testing.T, s *Store) {
+	t.Helper()
+	read := func(query string) []string {
+		t.Helper()
+		rows, err := s.db.Query(query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			v := make([]any, 11)
+			for i := range v {
+				v[i] = new(any)
+			}
+			if err := rows.Scan(v...); err != nil {
+				t.Fatal(err)
+			}
+			var line []string
+			for _, x := range v {
+				line = append(line, fmt.Sprint(*x.(*any)))
+			}
+			out = append(out, strings.Join(line, " "))
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(out)
+		return out
+	}
+	counts := read("SELECT " + countColumns + ", n, first_ns FROM cell_counts")
+	cells := read(recount(""))
+	if !slices.Equal(counts, cells) {
+		t.Errorf("cell_counts differs from a recount of the cells:\n    counts %q\n recounted %q", counts, cells)
+	}
+	if len(cells) == 0 {
+		t.Error("no cell counted: the test stores none")
+	}
 }
 
 func TestDistribution(t *testing.T) {
@@ -319,6 +385,56 @@ func TestDistribution(t *testing.T) {
 		}
 		if _, err := s.Distribution(ctx, Filter{}, ""); err == nil {
 			t.Error("a distribution without a kernel")
+		}
+	})
+}
+
+// TestCellCounts: cell_counts stays a recount of the cells after runs are saved (failed
+// cells left out, first_ns the earliest) and after runs are deleted, and the counts it
+// gives equal those counted from the cells (a filter on time).
+func TestCellCounts(t *testing.T) {
+	stores(t, func(t *testing.T, dsn string) {
+		s, ctx := open(t, dsn), context.Background()
+		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		var ids []int64
+		for i := range 6 {
+			r := NewRun(SourceCLI, testReport([]string{"linux", "darwin"}[i%2], 2, cell("fib_rec", []int{30}, "native", float64(i+1)), cell("fib_rec", []int{30}, "yaegi", 100)))
+			if i == 3 {
+				r.Report.Results[1] = measure.Result{Kernel: "fib_rec", Args: []int{30}, Engine: "yaegi", Failure: "timed out"}
+			}
+			r.Created, r.Wasmgap = t0.Add(time.Duration(5-i)*time.Hour), []string{"v1", "v2"}[i/3] // the later saved, the earlier created
+			ids = append(ids, saveAt(t, s, 5, r))
+			checkCounts(t, s)
+		}
+		engines := func(f Filter) map[string]int {
+			t.Helper()
+			f.Kernel, f.Args = "fib_rec", "30"
+			d, err := s.Distribution(ctx, f, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]int{}
+			for _, e := range d.Engines {
+				got[e.Engine] = e.Runs
+			}
+			return got
+		}
+		if got, want := engines(Filter{}), map[string]int{"native": 6, "yaegi": 5}; !reflect.DeepEqual(got, want) {
+			t.Errorf("counted %v, want %v", got, want)
+		}
+		if counted, scanned := engines(Filter{OS: "linux"}), engines(Filter{OS: "linux", Since: t0.Add(-time.Hour)}); !reflect.DeepEqual(counted, scanned) {
+			t.Errorf("from cell_counts %v, from the cells %v", counted, scanned)
+		}
+		// Deleting the earliest run moves its group's first_ns; deleting the only run of a
+		// group removes the group.
+		for _, f := range []Filter{{IDs: []int64{ids[5]}}, {IDs: []int64{ids[0], ids[3]}}, {Wasmgap: "v2"}} {
+			if _, err := s.Delete(ctx, f); err != nil {
+				t.Fatal(err)
+			}
+			checkCounts(t, s)
+		}
+		if got, want := engines(Filter{}), map[string]int{"native": 2, "yaegi": 2}; !reflect.DeepEqual(got, want) {
+			t.Errorf("after the deletes: counted %v, want %v", got, want)
 		}
 	})
 }
