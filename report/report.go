@@ -16,6 +16,7 @@ import (
 
 	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/history"
+	"github.com/wasmgap/wasmgap/kernels"
 	"github.com/wasmgap/wasmgap/measure"
 )
 
@@ -100,16 +101,18 @@ type grid struct {
 	rows    []string // kernel labels, in order of first appearance
 	engines []string // engines, in order of first appearance
 	cells   map[[2]string]measure.Result
+	kernel  map[string]string // a row's kernel, by label
 	// runs is the number of timed runs asked for: a cell with fewer says so.
 	runs int
 }
 
 func arrange(results []measure.Result, runs int) grid {
-	g := grid{cells: map[[2]string]measure.Result{}, runs: runs}
+	g := grid{cells: map[[2]string]measure.Result{}, kernel: map[string]string{}, runs: runs}
 	for _, r := range results {
 		label := r.Label()
 		if !slices.Contains(g.rows, label) {
 			g.rows = append(g.rows, label)
+			g.kernel[label] = r.Kernel
 		}
 		if !slices.Contains(g.engines, r.Engine) {
 			g.engines = append(g.engines, r.Engine)
@@ -119,11 +122,18 @@ func arrange(results []measure.Result, runs int) grid {
 	return g
 }
 
+// NotApplicable is the cell of a kernel an engine does not run (engine.Applies): host_call,
+// the call from a host into kernels.wasm, on an engine without kernels.wasm.
+const NotApplicable = "n/a"
+
 // cell renders one live cell: the median per call with its interval's half-width, its ratio
 // to native from the same report, its k, and the flags of a cell to read with care.
 func (g grid) cell(row, eng string) string {
 	r, ok := g.cells[[2]string{row, eng}]
 	if !ok {
+		if k, err := kernels.Lookup(g.kernel[row]); err == nil && engine.Applies(eng, k) != nil {
+			return NotApplicable
+		}
 		return "–"
 	}
 	if r.Failed() {

@@ -199,10 +199,13 @@ func countFailed(results []measure.Result) int {
 // parameters' defaults (the articles' sizes) and ranges, and every engine.
 func writeBenchNames(w io.Writer) {
 	fmt.Fprintln(w, "\nkernels (--kernel), with their parameters (--arg name=value): default, range")
-	for _, k := range kernels.All() {
+	for _, k := range kernels.Every() {
 		params := make([]string, len(k.Params))
 		for i, p := range k.Params {
 			params[i] = fmt.Sprintf("%s=%d (%d to %d)", p.Name, p.Default, p.Min, p.Max)
+		}
+		if k.HostCall {
+			params = append(params, "no parameters; on the engines that run kernels.wasm only, one call from the host per iteration")
 		}
 		fmt.Fprintf(w, "  %-10s %s\n", k.Name, strings.Join(params, ", "))
 	}

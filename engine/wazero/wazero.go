@@ -49,12 +49,12 @@ func init() {
 	engine.Describe(engine.Info{
 		Name: engine.WazeroCompiler, Rank: engine.RankWazeroCompiler, Title: "wazero compiler", Group: engine.GroupGo,
 		What:  "kernels.wasm compiled to machine code by wazero's optimizing compiler",
-		Color: "#f58518", Version: v, Runtime: "wazero", Tier: engine.TierJIT,
+		Color: "#f58518", Version: v, Runtime: "wazero", Tier: engine.TierJIT, KernelsWasm: true,
 	}, func() engine.Engine { return New(Options{}) })
 	engine.Describe(engine.Info{
 		Name: engine.WazeroInterpreter, Rank: engine.RankWazeroInterpreter, Title: "wazero interpreter", Group: engine.GroupGo,
 		What:  "kernels.wasm interpreted by wazero",
-		Color: "#e45756", Version: v, Runtime: "wazero", Tier: engine.TierInterpreter,
+		Color: "#e45756", Version: v, Runtime: "wazero", Tier: engine.TierInterpreter, KernelsWasm: true,
 	}, func() engine.Engine { return New(Options{Interpreter: true}) })
 }
 
@@ -74,7 +74,7 @@ type Options struct {
 	// NoCache turns the on-disk compilation cache off.
 	NoCache bool
 	// Kernels are the kernels Module exports, each as its Export with i32 parameters and
-	// an i64 result; nil means the whole catalogue (kernels.wasm). A user kernel's module
+	// an i64 result; nil means the whole catalogue (kernels.wasm: kernels.Every). A user kernel's module
 	// (package custom) exports its one kernel.
 	Kernels []*kernels.Kernel
 }
@@ -84,7 +84,7 @@ func (o Options) exported() []*kernels.Kernel {
 	if o.Kernels != nil {
 		return o.Kernels
 	}
-	return kernels.All()
+	return kernels.Every()
 }
 
 // Engine runs kernels.wasm under wazero. It implements engine.Engine; like every engine,
@@ -192,14 +192,15 @@ func (e *Engine) Run(ctx context.Context, k *kernels.Kernel, args []int) (int64,
 // RunBatch calls the kernel reps times and returns the first value and the sum of all
 // (engine.Batcher): one call of the kernel's export, then one call of its batch export for
 // the other reps - 1, so that a sample times the engine's code rather than reps calls from
-// the host. A module without batch exports (a user's) is called reps times.
+// the host. A module without batch exports (a user's) is called reps times, and so is a
+// kernel that times the host's call (kernels.Kernel.HostCall): one crossing per call.
 func (e *Engine) RunBatch(ctx context.Context, k *kernels.Kernel, args []int, reps int) (first, sum int64, err error) {
 	first, err = e.Run(ctx, k, args)
 	if err != nil || reps <= 1 {
 		return first, first, err
 	}
 	bfn, ok := e.inst.fns[k.Export+wasm.BatchSuffix]
-	if !ok || reps-1 > math.MaxInt32 {
+	if !ok || k.HostCall || reps-1 > math.MaxInt32 {
 		if sum, err = engine.RunRest(ctx, e, k, args, first, reps); err != nil {
 			return 0, 0, err
 		}
