@@ -81,6 +81,23 @@ type Engine struct {
 	store  *wt.Store
 	inst   *wt.Instance
 	stderr string // file the module's stdout and stderr go to
+	// fns holds the exports looked up so far, by name (nil for one the module lacks): a
+	// lookup crosses cgo too, and costs more than the call of an empty export (1.7 µs against
+	// 1.2 µs here), which an embedder does once.
+	fns map[string]*wt.Func
+}
+
+// export returns the module's export name, looked up once per engine; nil when it has none.
+func (e *Engine) export(name string) *wt.Func {
+	if fn, ok := e.fns[name]; ok {
+		return fn
+	}
+	if e.fns == nil {
+		e.fns = map[string]*wt.Func{}
+	}
+	fn := e.inst.GetFunc(e.store, name)
+	e.fns[name] = fn
+	return fn
 }
 
 // New returns an engine; Load compiles and instantiates the module.
@@ -230,7 +247,7 @@ func (e *Engine) Run(_ context.Context, k *kernels.Kernel, args []int) (int64, e
 	if e.inst == nil {
 		return 0, errors.New("wasmtime: Run before Load")
 	}
-	fn := e.inst.GetFunc(e.store, k.Export)
+	fn := e.export(k.Export)
 	if fn == nil {
 		return 0, fmt.Errorf("wasmtime: kernels.wasm has no export %s", k.Export)
 	}
@@ -259,7 +276,7 @@ func (e *Engine) RunBatch(ctx context.Context, k *kernels.Kernel, args []int, re
 	if err != nil || reps <= 1 {
 		return first, first, err
 	}
-	bfn := e.inst.GetFunc(e.store, k.Export+wasm.BatchSuffix)
+	bfn := e.export(k.Export + wasm.BatchSuffix)
 	if bfn == nil || k.HostCall || reps-1 > math.MaxInt32 {
 		if sum, err = engine.RunRest(ctx, e, k, args, first, reps); err != nil {
 			return 0, 0, err
@@ -323,7 +340,7 @@ func firstLine(s string) string {
 func (e *Engine) Close(context.Context) error {
 	if e.store != nil {
 		e.store.Close()
-		e.store, e.inst = nil, nil
+		e.store, e.inst, e.fns = nil, nil, nil
 	}
 	if e.stderr != "" {
 		os.Remove(e.stderr)
