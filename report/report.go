@@ -126,15 +126,21 @@ func arrange(results []measure.Result, runs int) grid {
 // the call from a host into kernels.wasm, on an engine without kernels.wasm.
 const NotApplicable = "n/a"
 
+// absent renders a cell the report has no result for: NotApplicable for a kernel the engine
+// does not run, else "–".
+func (g grid) absent(row, eng string) string {
+	if k, err := kernels.Lookup(g.kernel[row]); err == nil && engine.Applies(eng, k) != nil {
+		return NotApplicable
+	}
+	return "–"
+}
+
 // cell renders one live cell: the median per call with its interval's half-width, its ratio
 // to native from the same report, its k, and the flags of a cell to read with care.
 func (g grid) cell(row, eng string) string {
 	r, ok := g.cells[[2]string{row, eng}]
 	if !ok {
-		if k, err := kernels.Lookup(g.kernel[row]); err == nil && engine.Applies(eng, k) != nil {
-			return NotApplicable
-		}
-		return "–"
+		return g.absent(row, eng)
 	}
 	if r.Failed() {
 		return r.Failure

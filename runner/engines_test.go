@@ -144,7 +144,8 @@ func TestHostCallOnKernelsWasmEnginesOnly(t *testing.T) {
 	if err := report.Write(&out, report.FormatMarkdown, report.Report{Results: []measure.Result{native, wasmResult}}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "| host_call() | "+report.NotApplicable+" |") {
+	if strings.Count(out.String(), "| host_call() | "+report.NotApplicable+" |") != 2 { // the medians' table and the first calls'
+
 		t.Errorf("the report does not show host_call on native as %s:\n%s", report.NotApplicable, out.String())
 	}
 }
