@@ -25,6 +25,11 @@ type Report struct {
 	Method      Method           `json:"method"`
 	Environment Environment      `json:"environment"`
 	Results     []measure.Result `json:"results"`
+	// Engines, when not empty, are the engines the run asked for, in the order of the
+	// table's columns: an engine with no result (host_call alone, on an engine that does not
+	// run kernels.wasm) keeps its column, its cells not applicable. Engines with results
+	// that it does not name follow.
+	Engines []string `json:"engines,omitempty"`
 	// History, when not empty, is printed beside the live rows, labelled as historical.
 	History []history.Figure `json:"history,omitempty"`
 }
@@ -106,8 +111,13 @@ type grid struct {
 	runs int
 }
 
-func arrange(results []measure.Result, runs int) grid {
+func arrange(results []measure.Result, engines []string, runs int) grid {
 	g := grid{cells: map[[2]string]measure.Result{}, kernel: map[string]string{}, runs: runs}
+	for _, e := range engines {
+		if !slices.Contains(g.engines, e) {
+			g.engines = append(g.engines, e)
+		}
+	}
 	for _, r := range results {
 		label := r.Label()
 		if !slices.Contains(g.rows, label) {

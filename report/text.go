@@ -140,7 +140,7 @@ func columnParts(widths []int, width int) [][]int {
 
 func writeText(w io.Writer, r Report, md bool, width int) error {
 	d := &doc{w: w, md: md, width: width}
-	g := arrange(r.Results, r.Method.Runs)
+	g := arrange(r.Results, r.Engines, r.Method.Runs)
 
 	d.heading("Kernels: median time per call (×ratio to native, same run, same machine)")
 	header := append([]string{"kernel"}, g.engines...)

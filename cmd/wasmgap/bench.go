@@ -132,6 +132,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 			Runs: *runs, Warmup: *warmup, WarmupTime: *warmupTime, Timeout: *timeout, MinSample: *minSample, Cold: *cold, Timing: report.DefaultTiming,
 		},
 		Environment: report.CurrentEnvironment(),
+		// The engines asked for by name keep their columns, those that run none of the
+		// kernels asked for included (host_call alone on native: n/a).
+		Engines: []string(engineNames),
 	}
 	for i, job := range jobs {
 		progress.start(fmt.Sprintf("[%d/%d] %s on %s", i+1, len(jobs), job.Label(), job.Engine()))
