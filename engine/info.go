@@ -1,9 +1,13 @@
 package engine
 
 import (
+	"errors"
+	"fmt"
 	"runtime/debug"
 	"strings"
 	"sync"
+
+	"github.com/wasmgap/wasmgap/kernels"
 )
 
 // The groups engines are shown in, in the order the page shows them.
@@ -57,9 +61,33 @@ type Info struct {
 	// Runtime ("PHP 8"), one with TierInterpreter and one with TierJIT, are a pair.
 	Runtime string `json:"runtime,omitempty"`
 	Tier    string `json:"tier,omitempty"`
+	// KernelsWasm is true for an engine that calls kernels.wasm's exports from a host, one
+	// export call per kernel call (wazero, wasmtime, Node's and the browsers' WebAssembly):
+	// such an engine also runs the kernels that time that call (kernels.Kernel.HostCall).
+	KernelsWasm bool `json:"kernels_wasm,omitempty"`
 	// Probe returns the runtime's version; Infos calls it once per process. Nil when Version
 	// is set, or when nothing says it before Load.
 	Probe func() string `json:"-"`
+}
+
+// Runs reports whether the engine i describes runs kernel k: every engine runs the
+// articles' kernels; a kernel that times the call into kernels.wasm (kernels.Kernel.HostCall)
+// only an engine that makes that call (KernelsWasm).
+func (i Info) Runs(k *kernels.Kernel) bool { return !k.HostCall || i.KernelsWasm }
+
+// ErrNotApplicable is the error (wrapped) of Applies for a kernel an engine does not run: a
+// report shows such a cell as not applicable, never as a time or a failure.
+var ErrNotApplicable = errors.New("not applicable")
+
+// Applies returns nil when the named engine (registered or in the page) runs k, and else an
+// error wrapping ErrNotApplicable that says why. An engine it does not know runs every
+// kernel it is given (a user's kernel engines, a test's): it says nothing against them.
+func Applies(name string, k *kernels.Kernel) error {
+	i, ok := Lookup(name)
+	if !ok || i.Runs(k) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s times one call from a host into kernels.wasm, and %s does not run kernels.wasm", ErrNotApplicable, k.Name, name)
 }
 
 // probes caches the versions Probe returned, by engine name.
@@ -97,7 +125,7 @@ func (i Info) withDefaults() Info {
 // Page describes the engines that run in the page, not on the server: the page runs them in
 // a Web Worker, and no program here builds them, so Names and New do not list them.
 var Page = []Info{
-	{Name: "browser-wasm", Title: "browser wasm", What: "kernels.wasm compiled by this browser's engine, in a Web Worker", Group: GroupWasm, Rank: 45, Place: PlacePage, Color: "#54a24b"},
+	{Name: "browser-wasm", Title: "browser wasm", What: "kernels.wasm compiled by this browser's engine, in a Web Worker", Group: GroupWasm, Rank: 45, Place: PlacePage, Color: "#54a24b", KernelsWasm: true},
 	{Name: "browser-js", Title: "browser JS", What: "the kernels ported to TypeScript, run by this browser's JIT in a Web Worker", Group: GroupOther, Rank: 135, Place: PlacePage, Color: "#eeca3b"},
 }
 

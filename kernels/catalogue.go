@@ -32,6 +32,8 @@ const (
 const (
 	GroupRecursion = "recursion"
 	GroupLoops     = "loops"
+	// GroupHost holds the kernels that time the wasm module's boundary, not code.
+	GroupHost = "host"
 )
 
 // Param is one integer parameter of a kernel.
@@ -55,6 +57,12 @@ type Kernel struct {
 	Article string  `json:"article"`
 	Summary string  `json:"summary"`
 	Params  []Param `json:"params"`
+	// HostCall marks a kernel that times one call from a host into kernels.wasm (host_call:
+	// its export does nothing). Only the engines that call the module's exports from a host
+	// run it (engine.Info.KernelsWasm); the others have no such boundary and show the cell
+	// as not applicable. An engine times it one host call per iteration, never through the
+	// in-module batch export (wasm.BatchSuffix), which would time no crossing at all.
+	HostCall bool `json:"host_call,omitempty"`
 
 	// Call runs the kernel natively with arguments in the order of Params.
 	Call func(args []int) int64 `json:"-"`
@@ -138,15 +146,36 @@ var catalogue = []*Kernel{
 	largeKernel("test8b", "Test8b", "for large with count() outside the loop", Test8b),
 }
 
-// All returns every kernel in the articles' order.
+// hostCalls are the kernels that time kernels.wasm's boundary (Kernel.HostCall), listed
+// after the articles' kernels.
+var hostCalls = []*Kernel{
+	{
+		Name: "host_call", Export: "nop", Func: "Nop", Group: GroupHost,
+		Summary:  "per call from the host: the module's empty export nop, one call into kernels.wasm per iteration",
+		Params:   []Param{},
+		HostCall: true,
+		Call:     func([]int) int64 { return Nop() },
+		Expected: func([]int) int64 { return NopValue },
+	},
+}
+
+// All returns the articles' kernels, which every engine runs, in the articles' order. Every
+// adds the kernels only wasm engines run.
 func All() []*Kernel {
 	return append([]*Kernel(nil), catalogue...)
 }
 
-// Names returns the names of every kernel in the articles' order.
+// Every returns every kernel of the catalogue: the articles' kernels (All), then those that
+// time kernels.wasm's boundary (Kernel.HostCall).
+func Every() []*Kernel {
+	return append(All(), hostCalls...)
+}
+
+// Names returns the names of every kernel of the catalogue, in the order of Every.
 func Names() []string {
-	names := make([]string, len(catalogue))
-	for i, k := range catalogue {
+	every := Every()
+	names := make([]string, len(every))
+	for i, k := range every {
 		names[i] = k.Name
 	}
 	return names
@@ -154,7 +183,7 @@ func Names() []string {
 
 // Lookup returns the kernel with the given name, or an error that lists the valid names.
 func Lookup(name string) (*Kernel, error) {
-	for _, k := range catalogue {
+	for _, k := range Every() {
 		if k.Name == name {
 			return k, nil
 		}

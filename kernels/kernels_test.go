@@ -23,8 +23,9 @@ func TestKernelsMatchExpected(t *testing.T) {
 		"test7":     {{1}, {2}, {1_000}, {1_000_000}},
 		"test8":     {{1}, {2}, {1_000}, {1_000_000}},
 		"test8b":    {{1}, {2}, {1_000}, {1_000_000}},
+		"host_call": {{}},
 	}
-	for _, k := range All() {
+	for _, k := range Every() {
 		args, ok := cases[k.Name]
 		if !ok {
 			t.Errorf("%s: no test cases", k.Name)
@@ -64,6 +65,30 @@ func TestExpectedKnownValues(t *testing.T) {
 		}
 		if got := k.Expected(c.args); got != c.want {
 			t.Errorf("expected %s = %d, want %d", k.Label(c.args), got, c.want)
+		}
+	}
+}
+
+// The catalogue lists the host-call kernel after the articles' kernels: it takes nothing,
+// returns NopValue, and only it is marked HostCall.
+func TestHostCallInCatalogue(t *testing.T) {
+	k, err := Lookup("host_call")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !k.HostCall || k.Export != "nop" || len(k.Params) != 0 || k.Expected(nil) != NopValue || k.Check(nil) != nil {
+		t.Errorf("host_call = %+v, want the HostCall kernel of export nop, no parameters, value %d", k, NopValue)
+	}
+	if got := k.Label(nil); got != "host_call()" {
+		t.Errorf("Label = %q", got)
+	}
+	every := Every()
+	if len(every) != len(All())+1 || every[len(every)-1] != k {
+		t.Errorf("Every() does not end with host_call after All()")
+	}
+	for _, k := range All() {
+		if k.HostCall {
+			t.Errorf("%s is marked HostCall: All() is the kernels every engine runs", k.Name)
 		}
 	}
 }

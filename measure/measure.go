@@ -224,6 +224,10 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 			onProgress(phase, done, total)
 		}
 	}
+	if err := engine.Applies(e.Name(), k); err != nil {
+		// Never a time for a kernel the engine has no place to run (host_call off kernels.wasm).
+		return Result{Kernel: k.Name, Args: append([]int(nil), args...), Engine: e.Name(), Runs: opts.Runs, Warmup: opts.Warmup, Failure: err.Error()}
+	}
 	if m, ok := e.(SelfMeasurer); ok {
 		return m.MeasureSelf(ctx, k, args, opts, progress)
 	}

@@ -87,7 +87,7 @@ func (s *Server) handleKernels(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, catalogue{
 		CustomEngines: customEngines,
-		Kernels:       kernels.All(),
+		Kernels:       kernels.Every(),
 		Engines:       s.engines,
 		EngineInfo:    engineInfo(s.engines),
 		Runs:          limit{DefaultRuns, 1, runner.MaxJobRuns},

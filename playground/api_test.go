@@ -343,14 +343,19 @@ func TestKernelsAndExpected(t *testing.T) {
 	defer resp.Body.Close()
 	var c struct {
 		Kernels []struct {
-			Name   string `json:"name"`
-			Params []struct {
+			Name     string `json:"name"`
+			HostCall bool   `json:"host_call"`
+			Params   []struct {
 				Name     string `json:"name"`
 				Default  int    `json:"default"`
 				Min, Max int
 			} `json:"params"`
 		} `json:"kernels"`
-		Engines     []string        `json:"engines"`
+		Engines    []string `json:"engines"`
+		EngineInfo []struct {
+			Name        string `json:"name"`
+			KernelsWasm bool   `json:"kernels_wasm"`
+		} `json:"engine_info"`
 		Panels      map[string]bool `json:"panels"`
 		MinSampleMS limit           `json:"min_sample_ms"`
 		Runs        limit           `json:"runs"`
@@ -367,6 +372,18 @@ func TestKernelsAndExpected(t *testing.T) {
 	}
 	if len(c.Kernels) < 4 || c.Kernels[0].Name != "fib_it" || c.Kernels[0].Params[0].Max != 92 {
 		t.Errorf("kernels %+v", c.Kernels)
+	}
+	// The page runs host_call (last, marked) on the engines the server says run kernels.wasm,
+	// its own browser-wasm among them, and shows the others' cells as n/a.
+	if last := c.Kernels[len(c.Kernels)-1]; last.Name != "host_call" || !last.HostCall || c.Kernels[0].HostCall {
+		t.Errorf("kernels %+v, want host_call last and marked host_call alone", c.Kernels)
+	}
+	wasmEngines := map[string]bool{}
+	for _, e := range c.EngineInfo {
+		wasmEngines[e.Name] = e.KernelsWasm
+	}
+	if !wasmEngines["browser-wasm"] || !wasmEngines["wazero-compiler"] || wasmEngines["browser-js"] || wasmEngines["native"] {
+		t.Errorf("kernels_wasm by engine %v, want browser-wasm and wazero-compiler only of those", wasmEngines)
 	}
 	// With no engines given the server offers the registry's, in its order,
 	// the Go tiers first.

@@ -464,6 +464,14 @@ func testPage(t *testing.T, kind headless.Kind) {
 				}
 			}
 		}
+		// host_call (in kernels.Names, not in All): the page's wasm tier calls nop once per
+		// iteration and gets the catalogue's value; the JavaScript port has no module to call.
+		if got := p.cell("host_call", "browser-wasm"); got.State != "done" || got.Value != fmt.Sprint(kernels.NopValue) {
+			t.Errorf("host_call() on browser-wasm: %+v, want %d", got, kernels.NopValue)
+		}
+		if got := p.cell("host_call", "browser-js"); got.State != "na" || !strings.Contains(got.Text, "n/a") {
+			t.Errorf("host_call() on browser-js: %+v, want n/a", got)
+		}
 	})
 
 	t.Run("a server engine fills its cell", func(t *testing.T) {

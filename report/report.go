@@ -16,6 +16,7 @@ import (
 
 	"github.com/wasmgap/wasmgap/engine"
 	"github.com/wasmgap/wasmgap/history"
+	"github.com/wasmgap/wasmgap/kernels"
 	"github.com/wasmgap/wasmgap/measure"
 )
 
@@ -24,6 +25,11 @@ type Report struct {
 	Method      Method           `json:"method"`
 	Environment Environment      `json:"environment"`
 	Results     []measure.Result `json:"results"`
+	// Engines, when not empty, are the engines the run asked for, in the order of the
+	// table's columns: an engine with no result (host_call alone, on an engine that does not
+	// run kernels.wasm) keeps its column, its cells not applicable. Engines with results
+	// that it does not name follow.
+	Engines []string `json:"engines,omitempty"`
 	// History, when not empty, is printed beside the live rows, labelled as historical.
 	History []history.Figure `json:"history,omitempty"`
 }
@@ -100,16 +106,23 @@ type grid struct {
 	rows    []string // kernel labels, in order of first appearance
 	engines []string // engines, in order of first appearance
 	cells   map[[2]string]measure.Result
+	kernel  map[string]string // a row's kernel, by label
 	// runs is the number of timed runs asked for: a cell with fewer says so.
 	runs int
 }
 
-func arrange(results []measure.Result, runs int) grid {
-	g := grid{cells: map[[2]string]measure.Result{}, runs: runs}
+func arrange(results []measure.Result, engines []string, runs int) grid {
+	g := grid{cells: map[[2]string]measure.Result{}, kernel: map[string]string{}, runs: runs}
+	for _, e := range engines {
+		if !slices.Contains(g.engines, e) {
+			g.engines = append(g.engines, e)
+		}
+	}
 	for _, r := range results {
 		label := r.Label()
 		if !slices.Contains(g.rows, label) {
 			g.rows = append(g.rows, label)
+			g.kernel[label] = r.Kernel
 		}
 		if !slices.Contains(g.engines, r.Engine) {
 			g.engines = append(g.engines, r.Engine)
@@ -119,12 +132,25 @@ func arrange(results []measure.Result, runs int) grid {
 	return g
 }
 
+// NotApplicable is the cell of a kernel an engine does not run (engine.Applies): host_call,
+// the call from a host into kernels.wasm, on an engine without kernels.wasm.
+const NotApplicable = "n/a"
+
+// absent renders a cell the report has no result for: NotApplicable for a kernel the engine
+// does not run, else "–".
+func (g grid) absent(row, eng string) string {
+	if k, err := kernels.Lookup(g.kernel[row]); err == nil && engine.Applies(eng, k) != nil {
+		return NotApplicable
+	}
+	return "–"
+}
+
 // cell renders one live cell: the median per call with its interval's half-width, its ratio
 // to native from the same report, its k, and the flags of a cell to read with care.
 func (g grid) cell(row, eng string) string {
 	r, ok := g.cells[[2]string{row, eng}]
 	if !ok {
-		return "–"
+		return g.absent(row, eng)
 	}
 	if r.Failed() {
 		return r.Failure

@@ -353,3 +353,21 @@ func TestPhasesFromCacheOnlyWithACache(t *testing.T) {
 		}
 	}
 }
+
+// The engines a report names are its columns, in that order, those without a result
+// included; engines with results it does not name follow.
+func TestEnginesKeepTheirColumns(t *testing.T) {
+	r := Report{
+		Engines: []string{"b", "a"},
+		Results: []measure.Result{
+			{Kernel: "fib_it", Args: []int{10}, Engine: "c", Median: 5, Samples: []float64{5}, Runs: 1},
+		},
+	}
+	var out bytes.Buffer
+	if err := Write(&out, FormatMarkdown, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "| kernel | b | a | c |") || !strings.Contains(out.String(), "| fib_it(10) | – | – | 5.00ns") {
+		t.Errorf("columns not b, a, c with b and a empty:\n%s", out.String())
+	}
+}

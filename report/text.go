@@ -140,7 +140,7 @@ func columnParts(widths []int, width int) [][]int {
 
 func writeText(w io.Writer, r Report, md bool, width int) error {
 	d := &doc{w: w, md: md, width: width}
-	g := arrange(r.Results, r.Method.Runs)
+	g := arrange(r.Results, r.Engines, r.Method.Runs)
 
 	d.heading("Kernels: median time per call (×ratio to native, same run, same machine)")
 	header := append([]string{"kernel"}, g.engines...)
@@ -182,7 +182,9 @@ func writeText(w io.Writer, r Report, md bool, width int) error {
 			for _, eng := range g.engines {
 				c, ok := g.cells[[2]string{row, eng}]
 				switch {
-				case !ok || c.Failed() || c.First <= 0:
+				case !ok:
+					cells = append(cells, g.absent(row, eng))
+				case c.Failed() || c.First <= 0:
 					cells = append(cells, "–")
 				default:
 					cells = append(cells, fmt.Sprintf("%s (steady %s)", FormatDuration(c.First), FormatNs(c.Median)))

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/wasmgap/wasmgap/engine/browser"
 	"github.com/wasmgap/wasmgap/kernels"
 	"github.com/wasmgap/wasmgap/measure"
+	"github.com/wasmgap/wasmgap/report"
 )
 
 // smallArgs make every kernel quick on every engine and stay under the wazero
@@ -74,5 +76,73 @@ func TestInterpreterStackOverflow(t *testing.T) {
 	}
 	if r.Failure != "stack overflow" {
 		t.Errorf("ack(3, 10) on wazero-interpreter: %+v", r)
+	}
+}
+
+// host_call is a row only the engines of kernels.wasm fill: each of them, in a worker,
+// calls nop and gets the catalogue's value; every other engine is no job, says why when it
+// is all a plan asks for and would be measured anyway, and shows the cell as not
+// applicable in a report. Every engine of the WebAssembly group is one of kernels.wasm's.
+func TestHostCallOnKernelsWasmEnginesOnly(t *testing.T) {
+	k, err := kernels.Lookup("host_call")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wasmResult measure.Result
+	for _, eng := range engine.Names() {
+		t.Run(eng, func(t *testing.T) {
+			info, _ := engine.Lookup(eng)
+			if info.Group == engine.GroupWasm && !info.KernelsWasm {
+				t.Errorf("%s is in the WebAssembly group but does not run kernels.wasm's host_call", eng)
+			}
+			jobs, err := Plan{Engines: []string{eng}, Kernels: []string{k.Name}, Options: measure.Options{Runs: 3}}.Jobs()
+			if !info.KernelsWasm {
+				if !errors.Is(err, engine.ErrNotApplicable) || len(jobs) != 0 {
+					t.Errorf("plan of host_call on %s: %d jobs, error %v; want none, engine.ErrNotApplicable", eng, len(jobs), err)
+				}
+				e, err := engine.New(eng)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r := measure.Measure(context.Background(), e, k, nil, measure.Options{Runs: 1}, nil); !strings.HasPrefix(r.Failure, "not applicable") || r.Median != 0 {
+					t.Errorf("measure host_call on %s: %+v; want not applicable and no time", eng, r)
+				}
+				return
+			}
+			if slices.Contains(browser.Names(), eng) && testing.Short() {
+				t.Skip("a browser engine: starts a browser")
+			}
+			if err != nil || len(jobs) != 1 {
+				t.Fatalf("plan of host_call on %s: %d jobs, %v", eng, len(jobs), err)
+			}
+			r, err := Run(context.Background(), jobs[0], Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasPrefix(r.Failure, "load failed") {
+				skipMissing(t, eng, r)
+				if slices.Contains(browser.Names(), eng) {
+					t.Skip(r.Failure)
+				}
+			}
+			if r.Failed() || r.Value != kernels.NopValue || r.Median <= 0 {
+				t.Errorf("host_call on %s: value %d, median %v ns, failure %q; want %d", eng, r.Value, r.Median, r.Failure, kernels.NopValue)
+			}
+			if eng == engine.WazeroCompiler {
+				wasmResult = r
+			}
+		})
+	}
+	if wasmResult.Engine == "" {
+		return
+	}
+	// native asked for, with no cell: its column stays, n/a.
+	var out strings.Builder
+	if err := report.Write(&out, report.FormatMarkdown, report.Report{Engines: []string{engine.Native, engine.WazeroCompiler}, Results: []measure.Result{wasmResult}}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(out.String(), "| host_call() | "+report.NotApplicable+" |") != 2 { // the medians' table and the first calls'
+
+		t.Errorf("the report does not show host_call on native as %s:\n%s", report.NotApplicable, out.String())
 	}
 }

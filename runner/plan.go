@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -113,7 +114,7 @@ func (p Plan) Jobs() ([]Job, error) {
 	case p.Custom != nil:
 		ks = []*kernels.Kernel{p.Custom.Kernel()}
 	case len(p.Kernels) == 0:
-		ks = kernels.All()
+		ks = kernels.Every()
 	}
 	for _, name := range p.Kernels {
 		k, err := kernels.Lookup(name)
@@ -149,6 +150,7 @@ func (p Plan) Jobs() ([]Job, error) {
 	}
 
 	var jobs []Job
+	var notApplicable error // the first pair left out, for a plan that is nothing else
 	for _, k := range ks {
 		named := map[string]int{}
 		for name, v := range shared {
@@ -168,10 +170,30 @@ func (p Plan) Jobs() ([]Job, error) {
 			return nil, fieldError(field, err)
 		}
 		for _, e := range engineNames {
+			// A kernel an engine does not run (host_call off kernels.wasm) is no job: the
+			// reports show its cell as not applicable.
+			if err := engine.Applies(e, k); err != nil {
+				notApplicable = cmp.Or(notApplicable, err)
+				continue
+			}
 			jobs = append(jobs, Job{engine: e, kernel: k, custom: p.Custom, args: args, options: opts, timeout: p.Timeout})
 		}
 	}
+	if len(jobs) == 0 && notApplicable != nil {
+		return nil, fieldError("kernel", fmt.Errorf("%w: choose an engine that runs kernels.wasm (%s)", notApplicable, strings.Join(kernelsWasmEngines(), ", ")))
+	}
 	return jobs, nil
+}
+
+// kernelsWasmEngines lists the registered engines that run kernels.wasm (engine.Info.KernelsWasm).
+func kernelsWasmEngines() []string {
+	var names []string
+	for _, name := range engine.Names() {
+		if i, ok := engine.Lookup(name); ok && i.KernelsWasm {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 func hasParam(k *kernels.Kernel, name string) bool {

@@ -22,7 +22,19 @@ func TestPlanJobs(t *testing.T) {
 		wantErr string
 	}{
 		// Every kernel of the catalogue on every registered engine (the Go tiers, the peers, …).
-		{name: "everything", plan: Plan{Options: measure.Defaults()}, count: len(kernels.All()) * len(engine.Names())},
+		// Every kernel of the catalogue on every registered engine (the Go tiers, the peers, …),
+		// and host_call on the engines that run kernels.wasm.
+		{name: "everything", plan: Plan{Options: measure.Defaults()}, count: len(kernels.All())*len(engine.Names()) + len(kernelsWasmEngines())},
+		{
+			name: "host_call on the engines of kernels.wasm only",
+			plan: Plan{Options: measure.Defaults(), Engines: []string{"native", "wazero-compiler", "yaegi", "wazero-interpreter"}, Kernels: []string{"host_call"}},
+			want: []string{"wazero-compiler host_call()", "wazero-interpreter host_call()"},
+		},
+		{
+			name:    "host_call on no engine that runs it",
+			plan:    Plan{Options: measure.Defaults(), Engines: []string{"native", "yaegi"}, Kernels: []string{"host_call"}},
+			wantErr: "not applicable: host_call times one call from a host into kernels.wasm, and native does not run kernels.wasm: choose an engine that runs kernels.wasm (wazero-compiler, wazero-interpreter",
+		},
 		{name: "no runs", plan: Plan{}, wantErr: "runs = 0 is out of range: allowed 1 to 100"},
 		{
 			name: "one engine, two kernels, defaults",

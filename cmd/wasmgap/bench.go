@@ -132,6 +132,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 			Runs: *runs, Warmup: *warmup, WarmupTime: *warmupTime, Timeout: *timeout, MinSample: *minSample, Cold: *cold, Timing: report.DefaultTiming,
 		},
 		Environment: report.CurrentEnvironment(),
+		// The engines asked for by name keep their columns, those that run none of the
+		// kernels asked for included (host_call alone on native: n/a).
+		Engines: []string(engineNames),
 	}
 	for i, job := range jobs {
 		progress.start(fmt.Sprintf("[%d/%d] %s on %s", i+1, len(jobs), job.Label(), job.Engine()))
@@ -199,10 +202,13 @@ func countFailed(results []measure.Result) int {
 // parameters' defaults (the articles' sizes) and ranges, and every engine.
 func writeBenchNames(w io.Writer) {
 	fmt.Fprintln(w, "\nkernels (--kernel), with their parameters (--arg name=value): default, range")
-	for _, k := range kernels.All() {
+	for _, k := range kernels.Every() {
 		params := make([]string, len(k.Params))
 		for i, p := range k.Params {
 			params[i] = fmt.Sprintf("%s=%d (%d to %d)", p.Name, p.Default, p.Min, p.Max)
+		}
+		if k.HostCall {
+			params = append(params, "no parameters; on the engines that run kernels.wasm only, one call from the host per iteration")
 		}
 		fmt.Fprintf(w, "  %-10s %s\n", k.Name, strings.Join(params, ", "))
 	}

@@ -65,7 +65,10 @@ var engines = []struct {
 
 func init() {
 	for _, e := range engines {
-		engine.Register(e.name, e.rank, func() engine.Engine { return &Engine{name: e.name, kind: e.kind, tier: e.tier} })
+		// The wasm tier calls kernels.wasm's exports from the page's worker, one call per
+		// kernel call: it runs the host-call kernel too.
+		engine.Describe(engine.Info{Name: e.name, Rank: e.rank, KernelsWasm: e.tier == tierWasm},
+			func() engine.Engine { return &Engine{name: e.name, kind: e.kind, tier: e.tier} })
 	}
 }
 

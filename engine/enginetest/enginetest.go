@@ -30,6 +30,7 @@ var SmallArgs = map[string][][]int{
 	"test7":     {{1}, {1000}},
 	"test8":     {{1000}},
 	"test8b":    {{1000}},
+	"host_call": {{}},
 }
 
 // Load loads e, skipping the test when its runtime is not installed, unless
@@ -49,13 +50,16 @@ func Load(t testing.TB, e engine.Engine) {
 	t.Cleanup(func() { e.Close(context.Background()) })
 }
 
-// EveryKernel runs every kernel of the catalogue on e (loaded) with SmallArgs, once and,
-// when e is an engine.SelfTimer, in a batch of 3, and checks every value against the
-// catalogue's.
+// EveryKernel runs every kernel of the catalogue that e runs (engine.Applies: host_call on
+// the engines of kernels.wasm only) on e (loaded) with SmallArgs, once and, when e is an
+// engine.SelfTimer, in a batch of 3, and checks every value against the catalogue's.
 func EveryKernel(t *testing.T, e engine.Engine) {
 	t.Helper()
 	ctx := context.Background()
-	for _, k := range kernels.All() {
+	for _, k := range kernels.Every() {
+		if engine.Applies(e.Name(), k) != nil {
+			continue
+		}
 		cases, ok := SmallArgs[k.Name]
 		if !ok {
 			t.Fatalf("no test arguments for kernel %s", k.Name)

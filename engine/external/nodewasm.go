@@ -28,7 +28,7 @@ func nodeWasmFiles(opts Options) ([]driver.File, error) {
 		module = b
 	}
 	var cat []catalogueEntry
-	for _, k := range kernels.All() {
+	for _, k := range kernels.Every() {
 		cat = append(cat, catalogueEntry{Name: k.Name, Export: k.Export, Params: k.Params})
 	}
 	js, err := json.Marshal(cat)

@@ -65,13 +65,13 @@ const (
 
 // specs lists the engines in rank order.
 var specs = []spec{
-	{engine.Info{Name: NodeWasm, Title: "Node wasm", Group: engine.GroupWasm, Color: "#88d27a", Install: hintNode,
+	{engine.Info{Name: NodeWasm, Title: "Node wasm", Group: engine.GroupWasm, Color: "#88d27a", Install: hintNode, KernelsWasm: true,
 		What: "kernels.wasm compiled by Node's V8 (Liftoff, then TurboFan), run through node:wasi", Probe: probeNode},
 		startNodeWasm},
-	{engine.Info{Name: NodeWasmTurbofan, Title: "Node wasm TurboFan", Group: engine.GroupWasm, Color: "#5fae52", Install: hintNode,
+	{engine.Info{Name: NodeWasmTurbofan, Title: "Node wasm TurboFan", Group: engine.GroupWasm, Color: "#5fae52", Install: hintNode, KernelsWasm: true,
 		What: "kernels.wasm on V8's optimising tier alone (node --no-liftoff)", Probe: probeNode, Runtime: "V8 wasm", Tier: engine.TierJIT},
 		startNodeWasm},
-	{engine.Info{Name: NodeWasmLiftoff, Title: "Node wasm Liftoff", Group: engine.GroupWasm, Color: "#b5e3a9", Install: hintNode,
+	{engine.Info{Name: NodeWasmLiftoff, Title: "Node wasm Liftoff", Group: engine.GroupWasm, Color: "#b5e3a9", Install: hintNode, KernelsWasm: true,
 		What: "kernels.wasm on V8's baseline compiler alone (node --liftoff --no-wasm-tier-up)", Probe: probeNode, Runtime: "V8 wasm", Tier: engine.TierInterpreter},
 		startNodeWasm},
 	{engine.Info{Name: C, Title: "C", Color: "#1f3d7a", Install: hintGCC, What: "the kernels in C, compiled by gcc -O2",

@@ -103,3 +103,27 @@ func TestRunBatch(t *testing.T) {
 		}
 	}
 }
+
+// host_call returns the catalogue's value, once and in a batch of host calls (nop has no
+// batch export: each call crosses cgo, as an embedder's does).
+func TestHostCall(t *testing.T) {
+	e := New(Options{CacheDir: t.TempDir()})
+	ctx := context.Background()
+	if _, err := e.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(ctx)
+	k, err := kernels.Lookup("host_call")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := e.Run(ctx, k, nil); err != nil || v != kernels.NopValue {
+		t.Errorf("Run(host_call()) = %d, %v; want %d", v, err, kernels.NopValue)
+	}
+	for _, reps := range []int{1, 3} {
+		first, sum, err := e.RunBatch(ctx, k, nil, reps)
+		if err != nil || first != kernels.NopValue || sum != int64(reps)*kernels.NopValue {
+			t.Errorf("RunBatch(host_call(), %d) = %d, %d, %v", reps, first, sum, err)
+		}
+	}
+}

@@ -49,12 +49,12 @@ func init() {
 	engine.Describe(engine.Info{
 		Name: engine.WazeroCompiler, Rank: engine.RankWazeroCompiler, Title: "wazero compiler", Group: engine.GroupGo,
 		What:  "kernels.wasm compiled to machine code by wazero's optimizing compiler",
-		Color: "#f58518", Version: v, Runtime: "wazero", Tier: engine.TierJIT,
+		Color: "#f58518", Version: v, Runtime: "wazero", Tier: engine.TierJIT, KernelsWasm: true,
 	}, func() engine.Engine { return New(Options{}) })
 	engine.Describe(engine.Info{
 		Name: engine.WazeroInterpreter, Rank: engine.RankWazeroInterpreter, Title: "wazero interpreter", Group: engine.GroupGo,
 		What:  "kernels.wasm interpreted by wazero",
-		Color: "#e45756", Version: v, Runtime: "wazero", Tier: engine.TierInterpreter,
+		Color: "#e45756", Version: v, Runtime: "wazero", Tier: engine.TierInterpreter, KernelsWasm: true,
 	}, func() engine.Engine { return New(Options{Interpreter: true}) })
 }
 
@@ -74,7 +74,7 @@ type Options struct {
 	// NoCache turns the on-disk compilation cache off.
 	NoCache bool
 	// Kernels are the kernels Module exports, each as its Export with i32 parameters and
-	// an i64 result; nil means the whole catalogue (kernels.wasm). A user kernel's module
+	// an i64 result; nil means the whole catalogue (kernels.wasm: kernels.Every). A user kernel's module
 	// (package custom) exports its one kernel.
 	Kernels []*kernels.Kernel
 }
@@ -84,7 +84,7 @@ func (o Options) exported() []*kernels.Kernel {
 	if o.Kernels != nil {
 		return o.Kernels
 	}
-	return kernels.All()
+	return kernels.Every()
 }
 
 // Engine runs kernels.wasm under wazero. It implements engine.Engine; like every engine,
@@ -177,26 +177,39 @@ func (e *Engine) Run(ctx context.Context, k *kernels.Kernel, args []int) (int64,
 	}
 	e.inst.out.Reset()
 	if err := fn.fn.CallWithStack(ctx, stack); err != nil {
-		err = classify(err, e.inst.out.String())
-		// A trapped Go runtime is in an unknown state: start the next call afresh.
-		_ = e.inst.mod.Close(ctx)
-		e.inst = nil
-		if inst, ierr := e.code.instantiate(ctx); ierr == nil {
-			e.inst = inst
-		}
-		return 0, fmt.Errorf("%s: %s: %w", e.Name(), k.Label(args), err)
+		return 0, e.trapped(ctx, k, args, err)
 	}
 	return int64(stack[0]), nil
+}
+
+// trapped returns the error of a call that failed, and replaces the instance: a trapped Go
+// runtime is in an unknown state, so the next call starts afresh.
+func (e *Engine) trapped(ctx context.Context, k *kernels.Kernel, args []int, err error) error {
+	err = classify(err, e.inst.out.String())
+	_ = e.inst.mod.Close(ctx)
+	e.inst = nil
+	if inst, ierr := e.code.instantiate(ctx); ierr == nil {
+		e.inst = inst
+	}
+	return fmt.Errorf("%s: %s: %w", e.Name(), k.Label(args), err)
 }
 
 // RunBatch calls the kernel reps times and returns the first value and the sum of all
 // (engine.Batcher): one call of the kernel's export, then one call of its batch export for
 // the other reps - 1, so that a sample times the engine's code rather than reps calls from
-// the host. A module without batch exports (a user's) is called reps times.
+// the host. A module without batch exports (a user's) is called reps times; so is a kernel
+// that times the host's call (kernels.Kernel.HostCall), one crossing per call, in a loop as
+// tight as an embedder's (hostCalls).
 func (e *Engine) RunBatch(ctx context.Context, k *kernels.Kernel, args []int, reps int) (first, sum int64, err error) {
 	first, err = e.Run(ctx, k, args)
 	if err != nil || reps <= 1 {
 		return first, first, err
+	}
+	if k.HostCall {
+		if sum, err = e.hostCalls(ctx, k, args, first, reps); err != nil {
+			return 0, 0, err
+		}
+		return first, sum, nil
 	}
 	bfn, ok := e.inst.fns[k.Export+wasm.BatchSuffix]
 	if !ok || reps-1 > math.MaxInt32 {
@@ -212,15 +225,31 @@ func (e *Engine) RunBatch(ctx context.Context, k *kernels.Kernel, args []int, re
 	stack[len(args)] = api.EncodeI32(int32(reps - 1))
 	e.inst.out.Reset()
 	if err := bfn.fn.CallWithStack(ctx, stack); err != nil {
-		err = classify(err, e.inst.out.String())
-		_ = e.inst.mod.Close(ctx)
-		e.inst = nil
-		if inst, ierr := e.code.instantiate(ctx); ierr == nil {
-			e.inst = inst
-		}
-		return 0, 0, fmt.Errorf("%s: %s: %w", e.Name(), k.Label(args), err)
+		return 0, 0, e.trapped(ctx, k, args, err)
 	}
 	return first, first + int64(stack[0]), nil
+}
+
+// hostCalls makes reps-1 more calls of k's export after a first (Run's) that returned
+// first, and returns the sum of all reps values: each a call from the host into the module,
+// the export looked up once and the arguments checked once, as an embedder that keeps its
+// api.Function calls it. Run's checks per call (context, lookup, ranges) cost more than the
+// call of the empty export nop (about 40 ns against 35 ns here).
+func (e *Engine) hostCalls(ctx context.Context, k *kernels.Kernel, args []int, first int64, reps int) (int64, error) {
+	fn := e.inst.fns[k.Export].fn // Run found it
+	stack := e.inst.stack
+	sum := first
+	e.inst.out.Reset()
+	for i := 1; i < reps; i++ {
+		for j, a := range args {
+			stack[j] = api.EncodeI32(int32(a)) // checked by Run; the result overwrote stack[0]
+		}
+		if err := fn.CallWithStack(ctx, stack); err != nil {
+			return 0, e.trapped(ctx, k, args, err)
+		}
+		sum += int64(stack[0])
+	}
+	return sum, nil
 }
 
 // Close releases the engine's instance; the compiled code stays shared by the process.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/wasmgap/wasmgap/engine"
@@ -94,6 +95,7 @@ var smallArgs = map[string][][]int{
 	"test7":     {{1}, {2}, {1_000}},
 	"test8":     {{1}, {2}, {1_000}},
 	"test8b":    {{1}, {2}, {1_000}},
+	"host_call": {{}},
 }
 
 // Every kernel returns its catalogue's expected result on both modes.
@@ -104,7 +106,7 @@ func TestKernelsMatchExpected(t *testing.T) {
 			if e.Name() != mode.name {
 				t.Errorf("Name() = %q, want %q", e.Name(), mode.name)
 			}
-			for _, k := range kernels.All() {
+			for _, k := range kernels.Every() {
 				cases, ok := smallArgs[k.Name]
 				if !ok {
 					t.Errorf("%s: no test arguments", k.Name)
@@ -406,12 +408,12 @@ func TestErrors(t *testing.T) {
 // and it passes wabt's validator.
 func TestModuleABI(t *testing.T) {
 	// checkExports is what Load applies; run it on the freshly built module.
-	code, err := compile(context.Background(), testModule, true, "", kernels.All())
+	code, err := compile(context.Background(), testModule, true, "", kernels.Every())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer code.rt.Close(context.Background())
-	for _, k := range kernels.All() {
+	for _, k := range kernels.Every() {
 		def := code.cm.ExportedFunctions()[k.Export]
 		if def == nil {
 			t.Errorf("no export %s", k.Export)
@@ -462,5 +464,56 @@ func TestRunBatch(t *testing.T) {
 				t.Errorf("%s: RunBatch(fib_it(40), %d) = %d, %d, %v", e.Name(), reps, first, sum, err)
 			}
 		}
+	}
+}
+
+// host_call returns the catalogue's value on both modes, one call of nop per call: RunBatch
+// runs reps calls of nop, never the module's batch loop.
+func TestHostCall(t *testing.T) {
+	k, err := kernels.Lookup("host_call")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, mode := range modes {
+		e := load(t, mode.opts)
+		for _, reps := range []int{1, 3} {
+			first, sum, err := e.RunBatch(ctx, k, nil, reps)
+			if err != nil || first != kernels.NopValue || sum != int64(reps)*kernels.NopValue {
+				t.Errorf("%s: RunBatch(host_call(), %d) = %d, %d, %v; want %d, %d", mode.name, reps, first, sum, err, kernels.NopValue, reps*kernels.NopValue)
+			}
+		}
+	}
+}
+
+// A HostCall kernel is called once across the boundary per call even where its export has a
+// batch export: fib_it marked HostCall, counted by a wazero listener on its two exports.
+func TestHostCallNeverBatches(t *testing.T) {
+	fib, _ := kernels.Lookup("fib_it")
+	hc := *fib
+	hc.HostCall = true
+	calls := map[string]int{}
+	factory := experimental.FunctionListenerFactoryFunc(func(def api.FunctionDefinition) experimental.FunctionListener {
+		for _, name := range def.ExportNames() {
+			if name == "fib_it" || name == "fib_it"+wasm.BatchSuffix {
+				return experimental.FunctionListenerFunc(func(context.Context, api.Module, api.FunctionDefinition, []uint64, experimental.StackIterator) {
+					calls[name]++
+				})
+			}
+		}
+		return nil
+	})
+	ctx := experimental.WithFunctionListenerFactory(context.Background(), factory)
+	e := New(Options{Interpreter: true, Module: testModule, Kernels: []*kernels.Kernel{&hc}})
+	if _, err := e.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(ctx)
+	first, sum, err := e.RunBatch(ctx, &hc, []int{10}, 5)
+	if err != nil || first != 55 || sum != 5*55 {
+		t.Fatalf("RunBatch(fib_it(10) as a host call, 5) = %d, %d, %v", first, sum, err)
+	}
+	if calls["fib_it"] != 5 || calls["fib_it"+wasm.BatchSuffix] != 0 {
+		t.Errorf("calls %v, want fib_it 5 times and its batch export never", calls)
 	}
 }

@@ -60,7 +60,9 @@ func loopTest8b(large int32) int64 { return kernels.Test8b(int(large)) }
 // values, wrapped to int64: <export>_batch takes the kernel's arguments, then reps (≥ 1;
 // less runs nothing and returns 0). A host that times k calls through one batch call times
 // the engine's code, not k crossings from the host into the module (the native engine's
-// engine.Batcher, in wasm). nop does nothing: timed, it is the host's cost of one call.
+// engine.Batcher, in wasm). nop does nothing and returns kernels.NopValue: timed one call
+// from the host per iteration (the catalogue's host_call), it is the host's cost of one call;
+// it has no batch export, which would time no crossing.
 
 // batch calls f reps times and returns the sum of its values.
 func batch(reps int32, f func() int64) int64 {
@@ -72,7 +74,7 @@ func batch(reps int32, f func() int64) int64 {
 }
 
 //go:wasmexport nop
-func nop() {}
+func nop() int64 { return kernels.Nop() }
 
 //go:wasmexport fib_it_batch
 func fibItBatch(n int32, reps int32) int64 {

@@ -24,7 +24,9 @@ export type CellState =
   | { kind: "running"; progress?: Progress }
   | { kind: "done"; result: CellResult }
   | { kind: "error"; message: string; field?: string }
-  | { kind: "cancelled" };
+  | { kind: "cancelled" }
+  /** A kernel the engine does not run (engines' runs): host_call off kernels.wasm. */
+  | { kind: "na" };
 
 /** What the page knows of its own bundle (web/dist/manifest.json's files). */
 export interface Bundle {

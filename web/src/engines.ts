@@ -20,6 +20,8 @@ export interface EngineInfo {
   /** The engines of one runtime, one "interpreter" and one "jit" tier, are a JIT on / off pair. */
   runtime?: string;
   tier?: string;
+  /** The engine calls kernels.wasm's exports from a host: it runs the host-call kernel. */
+  kernels_wasm?: boolean;
 }
 
 /** An engine as the page shows it: with a colour and a sentence always. */
@@ -60,6 +62,12 @@ export function info(name: string): Engine {
     return { ...k, color: k.color || colorOf(name), what: `${k.what ?? k.title}${where}` };
   }
   return { name, title: name, what: `${name} (server)`, color: colorOf(name), group: OTHER, rank: Number.MAX_SAFE_INTEGER, place: "server" };
+}
+
+/** runs reports whether an engine runs a kernel: every engine the articles' kernels, and
+ * only the engines of kernels.wasm the one that times a call into it (host_call). */
+export function runs(kernel: { host_call?: boolean }, engine: string): boolean {
+  return !kernel.host_call || info(engine).kernels_wasm === true;
 }
 
 /** groups lists the groups in the order the form shows them: by their first engine's rank. */

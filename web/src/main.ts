@@ -7,7 +7,7 @@ import { type Bundle, type CellRun, type CellState, isBrowserEngine, runCell } f
 import { type CustomPanel, mountCustom } from "./custom";
 import { renderChart } from "./chart";
 import { showDetails } from "./details";
-import { appendGrouped, info, order } from "./engines";
+import { appendGrouped, info, order, runs } from "./engines";
 import { forecast, record } from "./forecast";
 import { duration } from "./format";
 import { type HistoryRow, normalize } from "./history";
@@ -240,7 +240,7 @@ function validate(app: App): boolean {
   $("form-note").textContent = nothing
     ? "Pick at least one kernel and one engine."
     : ok
-      ? `${(app.custom?.active() ? 1 : sel.kernels.length) * enginesOf(app).length} cells, run one at a time.`
+      ? `${cellCount(app)} cells, run one at a time.`
       : "Some values are out of range: the page runs them anyway, so you can see the server refuse them.";
   $<HTMLButtonElement>("run").disabled = nothing || app.running;
   showForecasts(app);
@@ -307,6 +307,16 @@ function changed(app: App): void {
 
 // ---- running ----------------------------------------------------------------------------
 
+/** cellCount is the cells a run of the selection measures: not those of a kernel an engine
+ * does not run (host_call off kernels.wasm), which read n/a. */
+function cellCount(app: App): number {
+  const engines = enginesOf(app);
+  if (app.custom?.active()) return engines.length;
+  return app.cat.kernels
+    .filter((k) => app.sel.kernels.includes(k.name))
+    .reduce((n, k) => n + engines.filter((e) => runs(k, e)).length, 0);
+}
+
 function rowsOf(app: App): Row[] {
   if (app.custom?.active()) return app.custom.rows();
   return app.cat.kernels
@@ -363,12 +373,13 @@ async function runAll(app: App): Promise<void> {
   const hooks = tableHooks(app);
   const host = $("table");
   const started = performance.now();
-  const total = grid.rows.length * grid.engines.length;
+  const total = [...grid.cells.values()].filter((s) => s.kind !== "na").length;
   let n = 0;
   outer: for (let r = 0; r < grid.rows.length; r++) {
     const row = grid.rows[r]!;
     for (const engine of grid.engines) {
       if (!app.running) break outer;
+      if (grid.get(r, engine).kind === "na") continue; // a kernel this engine does not run
       n++;
       $("status").textContent = `Running ${n} of ${total}: ${row.label} on ${info(engine).title}…`;
       if (badCount && isBrowserEngine(engine)) {

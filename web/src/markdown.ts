@@ -28,6 +28,8 @@ export function toMarkdown(grid: Grid, server: ServerEnvironment | undefined, hi
         }
         case "error":
           return cellText(`error: ${s.message}`);
+        case "na":
+          return "n/a";
         default:
           return s.kind;
       }

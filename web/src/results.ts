@@ -2,6 +2,7 @@
 // state each; and the ratios to the baseline engine, taken within one row of one run.
 
 import type { CellState } from "./cells";
+import { runs } from "./engines";
 import { label } from "./format";
 import type { CellResult, Kernel } from "./types";
 
@@ -35,7 +36,9 @@ export class Grid {
     readonly engines: string[],
     initial: "idle" | "pending" = "pending",
   ) {
-    for (let r = 0; r < rows.length; r++) for (const e of engines) this.cells.set(Grid.key(r, e), { kind: initial });
+    for (let r = 0; r < rows.length; r++) {
+      for (const e of engines) this.cells.set(Grid.key(r, e), runs(rows[r]!.kernel, e) ? { kind: initial } : { kind: "na" });
+    }
   }
 
   static row(kernel: Kernel, args: number[], invalid?: string): Row {

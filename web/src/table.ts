@@ -113,6 +113,10 @@ function fillCell(td: HTMLTableCellElement, grid: Grid, r: number, engine: strin
     case "cancelled":
       parts.push(el("span", "muted", "cancelled"));
       break;
+    case "na":
+      parts.push(el("span", "muted", "n/a"));
+      td.title = `${info(engine).title} does not run kernels.wasm: ${grid.rows[r]?.kernel.name ?? "this kernel"} times a call into it`;
+      break;
     case "error":
       td.classList.add("failed");
       parts.push(el("span", "error-text", s.message));

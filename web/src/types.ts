@@ -22,6 +22,9 @@ export interface Kernel {
   article: string;
   summary: string;
   params: Param[];
+  /** host_call: it times one call from the host into kernels.wasm, so only the engines of
+   * kernels.wasm run it (EngineInfo.kernels_wasm), one call across per iteration. */
+  host_call?: boolean;
 }
 
 /** A bounded number of the API. */
