@@ -240,7 +240,7 @@ func Open(path string, noSync bool, log *slog.Logger) (*Store, State, error) {
 				for mk, v := c.First(); mk != nil; mk, v = c.Next() {
 					var m Mail
 					if err := json.Unmarshal(v, &m); err != nil {
-						return &mailDamage{nick: string(k), key: mk, n: n, err: err}
+						return &mailDamage{nick: string(k), key: bytes.Clone(mk), n: n, err: err} // mk lives in the mapping, which closes before the error is read
 					}
 					n++
 				}
