@@ -24,7 +24,11 @@ import (
 func TestSlowConsumer(t *testing.T) {
 	const total = 10000
 	var logs syncBuffer
-	ts := startServer(t, Options{QueueSize: 64, WriteTimeout: time.Second, LeaveGrace: time.Minute,
+	// A queue of 1,024 events: the stalled consumer overflows it whatever
+	// the machine's speed (10 MB against its socket buffers and the queue),
+	// while a reader that a busy machine leaves behind for a while is not
+	// cut with it (a queue of 64 cut them when the suite ran busy).
+	ts := startServer(t, Options{QueueSize: 1024, WriteTimeout: time.Second, LeaveGrace: time.Minute,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 
 	// The stalled consumer: a raw connection with a tiny receive buffer
