@@ -67,9 +67,6 @@ type browserPage struct {
 	seen int // console errors already reported
 }
 
-// newBrowserPage opens the page's server in Chromium.
-func newBrowserPage(t *testing.T) *browserPage { return newBrowserPageIn(t, headless.Chromium) }
-
 // newBrowserPageIn starts a playground server and a browser of the kind on about:blank.
 func newBrowserPageIn(t *testing.T, kind headless.Kind) *browserPage {
 	t.Helper()
@@ -82,13 +79,21 @@ func newBrowserPageIn(t *testing.T, kind headless.Kind) *browserPage {
 	srv := New(Options{Dist: os.DirFS(dist), Timeout: time.Minute, Chat: chat})
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
+	p := openBrowser(t, kind, ts.URL, 1600)
+	p.srv = srv
+	return p
+}
 
+// openBrowser starts a browser of the kind on about:blank, for the page served at url, in
+// a viewport width × 1000 CSS pixels: Chromium's window, Firefox's viewport.
+func openBrowser(t *testing.T, kind headless.Kind, url string, width int) *browserPage {
+	t.Helper()
 	page := browsertest.Open(t, kind,
 		chromedp.Flag("disable-background-timer-throttling", true),
 		chromedp.Flag("disable-renderer-backgrounding", true),
-		chromedp.WindowSize(1600, 1000),
+		chromedp.WindowSize(width, 1000),
 	)
-	p := &browserPage{t: t, page: page, url: ts.URL, srv: srv}
+	p := &browserPage{t: t, page: page, url: url}
 	if c := headless.ChromedpContext(page); c != nil {
 		ctx, cancel := context.WithTimeout(c, 10*time.Minute)
 		t.Cleanup(cancel)
@@ -96,6 +101,11 @@ func newBrowserPageIn(t *testing.T, kind headless.Kind) *browserPage {
 	}
 	if err := page.Navigate(p.bound(), "about:blank"); err != nil {
 		t.Fatalf("open about:blank: %v", err)
+	}
+	if kind != headless.Chromium {
+		if err := page.SetViewport(p.bound(), width, 1000); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return p
 }
@@ -153,6 +163,26 @@ func (p *browserPage) waitFor(expr string, timeout time.Duration, what string) {
 		last = err
 	}
 	p.t.Fatalf("waiting for %s: not within %v (%v)", what, timeout, last)
+}
+
+// edit replaces the source in the "Your kernel" editor as typing would: Ctrl+A in the
+// editor (its select-all), then src inserted as one typed text (the input events of an
+// input method's commit, as Chromium's Input.insertText makes them). The same events in
+// both browsers: WebDriver BiDi types keys one at a time, which the editor would indent
+// and close brackets after, and Firefox gives a synthetic paste event an empty clipboard.
+func (p *browserPage) edit(src string) {
+	p.t.Helper()
+	q, _ := json.Marshal(src)
+	js := `(() => {
+		const c = document.querySelector("#editor .cm-content");
+		if (!c) throw new Error("no editor on the page");
+		c.focus();
+		c.dispatchEvent(new KeyboardEvent("keydown", {key: "a", code: "KeyA", keyCode: 65, ctrlKey: true, bubbles: true, cancelable: true}));
+		if (!document.execCommand("insertText", false, ` + string(q) + `)) throw new Error("the editor took no text");
+	})()`
+	if err := p.eval(js, nil); err != nil {
+		p.t.Fatalf("edit the source: %v", err)
+	}
 }
 
 // click clicks the element: with the mouse in Chromium (chromedp), with its click() in

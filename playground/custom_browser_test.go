@@ -12,21 +12,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/input"
-	"github.com/chromedp/chromedp"
-
 	"github.com/wasmgap/wasmgap/custom"
-	"github.com/wasmgap/wasmgap/internal/browsertest"
 	"github.com/wasmgap/wasmgap/internal/headless"
 )
 
 // TestCustomKernelInChromium drives the "Your kernel" tab: the template edited into a
 // sieve, built and run on every tier that runs user kernels, the table filled with equal
 // values; then a syntax error marked in the editor.
-func TestCustomKernelInChromium(t *testing.T) {
+func TestCustomKernelInChromium(t *testing.T) { testCustomKernel(t, headless.Chromium) }
+
+// TestCustomKernelInFirefox takes the same steps in headless Firefox.
+func TestCustomKernelInFirefox(t *testing.T) { testCustomKernel(t, headless.Firefox) }
+
+func testCustomKernel(t *testing.T, kind headless.Kind) {
 	if testing.Short() {
-		t.Skip("builds with the go command and drives Chromium")
+		t.Skip("builds with the go command and drives a browser")
 	}
 	dist := distDir(t)
 	dir := t.TempDir()
@@ -36,10 +36,7 @@ func TestCustomKernelInChromium(t *testing.T) {
 	}
 	ts := httptest.NewServer(New(Options{Dist: os.DirFS(dist), Timeout: time.Minute, Custom: b}))
 	defer ts.Close()
-	page := browsertest.Open(t, headless.Chromium, chromedp.WindowSize(1400, 1000))
-	ctx, cancel := context.WithTimeout(headless.ChromedpContext(page), 5*time.Minute)
-	defer cancel()
-	p := &browserPage{t: t, page: page, ctx: ctx, url: ts.URL}
+	p := openBrowser(t, kind, ts.URL, 1400)
 
 	tiers := []string{"wazero-compiler", "wazero-interpreter", "yaegi", "browser-wasm"}
 	p.open("e=native,browser-js," + strings.Join(tiers, ",") + "&runs=2&warmup=1")
@@ -50,16 +47,8 @@ func TestCustomKernelInChromium(t *testing.T) {
 	sieve := strings.Replace(sieveSource, "// Primes counts the primes below n.", "// Primes counts the primes below n with the sieve of Eratosthenes.", 1)
 	typeSource := func(src string) {
 		t.Helper()
-		if err := chromedp.Do(ctx,
-			chromedp.Click(chromedp.CSS("#editor .cm-content")),
-			chromedp.KeyEvent("a", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
-			chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-				_, err := cdp.Call(ctx, tg, input.InsertText, input.InsertTextParams{Text: src})
-				return err
-			}),
-		); err != nil {
-			t.Fatalf("type the source: %v", err)
-		}
+		p.click("#editor .cm-content")
+		p.edit(src)
 	}
 	typeSource(sieve)
 	p.waitFor(`document.querySelector('input[name="custom.n"]') !== null`, 5*time.Second, "the argument n")
@@ -84,25 +73,27 @@ func TestCustomKernelInChromium(t *testing.T) {
 			t.Errorf("%s has a cell for a user kernel: %+v", e, got)
 		}
 	}
-	label, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#results-table tbody th code")))
+	label, err := p.text("#results-table tbody th code")
 	if err != nil || label != "Primes(100000)" {
 		t.Errorf("row label %q (%v), want Primes(100000)", label, err)
 	}
-	hash, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash`))
+	hash, err := evalAs[string](p, `location.hash`)
 	if err != nil || !strings.HasPrefix(hash, "#custom=") {
 		t.Errorf("location.hash = %q (%v): the source is not in the URL", hash, err)
 	}
 
 	// The link restores the source and the arguments.
-	href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`))
+	href, err := evalAs[string](p, `location.href`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(href)); err != nil {
-		t.Fatal(err)
+	for _, u := range []string{"about:blank", href} {
+		if err := p.page.Navigate(p.bound(), u); err != nil {
+			t.Fatal(err)
+		}
 	}
 	p.waitFor(`document.body.dataset.editor === "ready" && document.querySelector("#editor .cm-content").innerText.includes("sieve of Eratosthenes")`, 20*time.Second, "the shared source in the editor")
-	if n, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('input[name="custom.n"]').value`)); err != nil || n != "100000" {
+	if n, err := evalAs[string](p, `document.querySelector('input[name="custom.n"]').value`); err != nil || n != "100000" {
 		t.Errorf("shared n = %q (%v), want 100000", n, err)
 	}
 
@@ -144,7 +135,7 @@ func TestCustomKernelInChromium(t *testing.T) {
 	const minSample = 10 * time.Millisecond
 	// Only the two tiers checked below run it: at the size whose first calls outlast the
 	// sample's minimum on a compiled tier, the interpreters would spend a minute on them.
-	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`["wazero-interpreter", "yaegi"].forEach((e) => document.querySelector('input[name="engine"][value="' + e + '"]').click())`)); err != nil {
+	if err := p.eval(`["wazero-interpreter", "yaegi"].forEach((e) => document.querySelector('input[name="engine"][value="' + e + '"]').click())`, nil); err != nil {
 		t.Fatal(err)
 	}
 	typeSource(warmingSource)
@@ -169,7 +160,7 @@ func TestCustomKernelInChromium(t *testing.T) {
 	typeSource("package kernel\n\nfunc Broken(n int) int64 {\n\treturn n +\n}\n")
 	p.click("#custom-build")
 	p.waitFor(`document.querySelector("#editor .cm-lint-marker-error") !== null`, 20*time.Second, "the error mark")
-	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("custom-status")))
+	status, err := p.text("#custom-status")
 	if err != nil || !strings.Contains(status, "5:1: syntax error") {
 		t.Errorf("status %q (%v), want the syntax error at 5:1", status, err)
 	}
@@ -218,7 +209,7 @@ func (p *browserPage) sampleOf(kernel, engine string) (k int, medianNs float64) 
 	} else if !strings.Contains(got.Text, "k = 1") {
 		p.t.Fatalf("%s on %s: %q names no k", kernel, engine, got.Text)
 	}
-	median, err := chromedp.Run(p.ctx, chromedp.Evaluate[float64](fmt.Sprintf(`Number(document.querySelector('#results-table tr[data-kernel=%q] td[data-engine=%q] .median').dataset.ns)`, kernel, engine)))
+	median, err := evalAs[float64](p, fmt.Sprintf(`Number(document.querySelector('#results-table tr[data-kernel=%q] td[data-engine=%q] .median').dataset.ns)`, kernel, engine))
 	if err != nil || median <= 0 {
 		p.t.Fatalf("%s on %s: the median's ns %v (%v)", kernel, engine, median, err)
 	}

@@ -6,16 +6,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
+	"github.com/wasmgap/wasmgap/internal/headless"
 	"github.com/wasmgap/wasmgap/report"
 )
 
 // TestPageJITViewInChromium: with every JIT on / off pair selected, the page's JIT view
 // shows, for fib_rec(25), each runtime's interpreter time, its JIT time and the ratio.
-func TestPageJITViewInChromium(t *testing.T) {
+func TestPageJITViewInChromium(t *testing.T) { testPageJITView(t, headless.Chromium) }
+
+// TestPageJITViewInFirefox shows the same view in headless Firefox.
+func TestPageJITViewInFirefox(t *testing.T) { testPageJITView(t, headless.Firefox) }
+
+func testPageJITView(t *testing.T, kind headless.Kind) {
 	if testing.Short() {
-		t.Skip("starts Chromium and every runtime")
+		t.Skip("starts a browser and every runtime")
 	}
 	pairs := report.JITPairs()
 	var engines []string
@@ -25,7 +29,7 @@ func TestPageJITViewInChromium(t *testing.T) {
 	if len(pairs) < 8 {
 		t.Fatalf("JITPairs() = %+v: want the pairs of wazero, Go, V8's wasm, Java, V8's JavaScript, LuaJIT, Python and PHP", pairs)
 	}
-	p := newBrowserPage(t)
+	p := newBrowserPageIn(t, kind)
 	p.open("k=fib_rec&fib_rec.n=25&e=" + strings.Join(engines, ",") + "&runs=3&warmup=1")
 	p.runAll(10 * time.Minute)
 
@@ -33,9 +37,9 @@ func TestPageJITViewInChromium(t *testing.T) {
 		Runtime string   `json:"runtime"`
 		Cells   []string `json:"cells"`
 	}
-	rows, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]row](`[...document.querySelectorAll("#jit-table tbody tr")]
+	rows, err := evalAs[[]row](p, `[...document.querySelectorAll("#jit-table tbody tr")]
 		.filter((tr) => tr.dataset.kernel === "fib_rec(25)")
-		.map((tr) => ({ runtime: tr.dataset.runtime, cells: [...tr.querySelectorAll("td")].map((td) => td.textContent) }))`))
+		.map((tr) => ({ runtime: tr.dataset.runtime, cells: [...tr.querySelectorAll("td")].map((td) => td.textContent) }))`)
 	if err != nil {
 		t.Fatal(err)
 	}

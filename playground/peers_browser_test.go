@@ -6,19 +6,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/wasmgap/wasmgap/engine"
+	"github.com/wasmgap/wasmgap/internal/headless"
 )
 
 // TestPagePeersInChromium: the page offers the engines in three groups, runs fib_rec(25)
 // on the other languages and on kernels.wasm under Node (and wasmtime, in a binary built
 // with -tags wasmtime), and shows each time beside native's, with its ratio to it.
-func TestPagePeersInChromium(t *testing.T) {
+func TestPagePeersInChromium(t *testing.T) { testPagePeers(t, headless.Chromium) }
+
+// TestPagePeersInFirefox takes the same steps in headless Firefox.
+func TestPagePeersInFirefox(t *testing.T) { testPagePeers(t, headless.Firefox) }
+
+func testPagePeers(t *testing.T, kind headless.Kind) {
 	if testing.Short() {
-		t.Skip("starts Chromium and every peer's runtime")
+		t.Skip("starts a browser and every peer's runtime")
 	}
-	p := newBrowserPage(t)
+	p := newBrowserPageIn(t, kind)
 	engines := []string{"c", "java", "node-js", "php", "node-wasm"}
 	switch err := engine.Known("wasmtime"); {
 	case err == nil:
@@ -28,8 +32,8 @@ func TestPagePeersInChromium(t *testing.T) {
 	}
 	p.open("k=fib_rec&fib_rec.n=25&e=native," + strings.Join(engines, ",") + "&runs=3&warmup=1")
 
-	groups, err := chromedp.Run(p.ctx, chromedp.Evaluate[map[string][]string](`Object.fromEntries([...document.querySelectorAll("#engines-list .engine-group")].map(
-		(g) => [g.querySelector(".engine-group-title").textContent, [...g.querySelectorAll("input")].map((i) => i.value)]))`))
+	groups, err := evalAs[map[string][]string](p, `Object.fromEntries([...document.querySelectorAll("#engines-list .engine-group")].map(
+		(g) => [g.querySelector(".engine-group-title").textContent, [...g.querySelectorAll("input")].map((i) => i.value)]))`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,20 +10,26 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
-	"github.com/wasmgap/wasmgap/internal/browsertest"
 	"github.com/wasmgap/wasmgap/internal/headless"
 	"github.com/wasmgap/wasmgap/internal/results"
 )
 
-// TestBrowserSharesAndSeesItsRun: two kernels run on browser-wasm in Chromium, "Share
-// these results" stores them as a browser's run, and the Results tab draws this run's
-// point in each kernel's distribution; a tampered submission stores nothing
+// TestBrowserSharesAndSeesItsRunInChromium: two kernels run on browser-wasm in Chromium,
+// "Share these results" stores them as a browser's run, and the Results tab draws this
+// run's point in each kernel's distribution; a tampered submission stores nothing
 // (TestShareRefusesTamperedSubmissions, on the same handler).
-func TestBrowserSharesAndSeesItsRun(t *testing.T) {
+func TestBrowserSharesAndSeesItsRunInChromium(t *testing.T) { testBrowserShares(t, headless.Chromium) }
+
+// TestBrowserSharesAndSeesItsRunInFirefox takes the same steps in headless Firefox, whose
+// run is stored as Firefox's.
+func TestBrowserSharesAndSeesItsRunInFirefox(t *testing.T) { testBrowserShares(t, headless.Firefox) }
+
+// sharedBrowserName is the name the server reads from each browser's user agent.
+var sharedBrowserName = map[headless.Kind]string{headless.Chromium: "Chrome", headless.Firefox: "Firefox"}
+
+func testBrowserShares(t *testing.T, kind headless.Kind) {
 	if testing.Short() {
-		t.Skip("starts Chromium")
+		t.Skip("starts a browser")
 	}
 	dist := distDir(t)
 	store, err := results.Open(context.Background(), filepath.Join(t.TempDir(), "results.db"))
@@ -33,12 +39,9 @@ func TestBrowserSharesAndSeesItsRun(t *testing.T) {
 	defer store.Close()
 	ts := httptest.NewServer(New(Options{Dist: os.DirFS(dist), Timeout: time.Minute, Results: store}))
 	defer ts.Close()
-	page := browsertest.Open(t, headless.Chromium, chromedp.WindowSize(1400, 1000))
-	p := &browserPage{t: t, page: page, url: ts.URL}
+	p := openBrowser(t, kind, ts.URL, 1400)
 	ctx := p.bound()
-	if err := page.Navigate(ctx, "about:blank"); err != nil {
-		t.Fatal(err)
-	}
+	name := sharedBrowserName[kind]
 
 	p.open("k=fib_it,ack&fib_it.n=30&ack.n=2&ack.m=3&e=browser-wasm&runs=3&warmup=1")
 	p.runAll(2 * time.Minute)
@@ -57,7 +60,7 @@ func TestBrowserSharesAndSeesItsRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Source != results.SourceBrowser || len(run.Report.Results) != 2 || run.Browser.Name != "Chrome" || !run.Browser.CrossOriginIsolated || run.Browser.HardwareConcurrency < 1 {
+	if run.Source != results.SourceBrowser || len(run.Report.Results) != 2 || run.Browser.Name != name || !run.Browser.CrossOriginIsolated || run.Browser.HardwareConcurrency < 1 {
 		t.Fatalf("stored %+v", run)
 	}
 
@@ -77,7 +80,7 @@ func TestBrowserSharesAndSeesItsRun(t *testing.T) {
 		p.waitFor(`document.querySelector('#stored-runs-table tr[data-run="`+id+`"] a[href="/api/results/`+id+`"]') !== null`, 10*time.Second, "the run's link")
 	}
 	// The browser filter keeps it; another OS does not exist among the facets.
-	p.waitFor(`[...document.getElementById("stored-browser").options].some((o) => o.value === "Chrome")`, 10*time.Second, "the browser facet")
+	p.waitFor(`[...document.getElementById("stored-browser").options].some((o) => o.value === "`+name+`")`, 10*time.Second, "the browser facet")
 	if errs := p.consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors: %v", errs)
 	}

@@ -2,7 +2,7 @@
 // protocol Firefox speaks on --remote-debugging-port: a session over one WebSocket, commands
 // matched to their answers by id, and events delivered to handlers. It knows the few
 // commands the project drives a page with — session.new and session.end,
-// browsingContext.getTree, create and navigate, script.evaluate with awaitPromise,
+// browsingContext.getTree, create, navigate and setViewport, script.evaluate with awaitPromise,
 // session.subscribe for log.entryAdded — and nothing else; Call sends any other command.
 //
 // A client of its own over gorilla/websocket (already a dependency of the chat server), not
@@ -231,6 +231,14 @@ func (c *Conn) TopContext(ctx context.Context) (string, error) {
 // Navigate loads url in the browsing context and waits until its load event has fired.
 func (c *Conn) Navigate(ctx context.Context, context, url string) error {
 	return c.Call(ctx, "browsingContext.navigate", map[string]any{"context": context, "url": url, "wait": "complete"}, nil)
+}
+
+// SetViewport sets the browsing context's viewport to width × height CSS pixels.
+func (c *Conn) SetViewport(ctx context.Context, context string, width, height int) error {
+	return c.Call(ctx, "browsingContext.setViewport", map[string]any{
+		"context":  context,
+		"viewport": map[string]any{"width": width, "height": height},
+	}, nil)
 }
 
 // Evaluate runs the JavaScript expression in the browsing context, awaits it when it is a

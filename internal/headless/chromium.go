@@ -154,6 +154,15 @@ func (c *chromium) join(ctx context.Context) (context.Context, func()) {
 	return joined, func() { stop(); cancel() }
 }
 
+func (c *chromium) SetViewport(ctx context.Context, width, height int) error {
+	joined, cancel := c.join(ctx)
+	defer cancel()
+	if err := chromedp.Do(joined, chromedp.EmulateViewport(int64(width), int64(height))); err != nil {
+		return fmt.Errorf("set chromium's viewport to %d × %d: %w", width, height, err)
+	}
+	return nil
+}
+
 func (c *chromium) ConsoleErrors() []string { return c.console.get() }
 func (c *chromium) Version() string         { return c.version }
 func (c *chromium) Kind() Kind              { return Chromium }

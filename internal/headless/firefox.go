@@ -124,6 +124,10 @@ func (f *firefox) Evaluate(ctx context.Context, expression string, out any) erro
 	return f.conn.Evaluate(ctx, f.tab, expression, out)
 }
 
+func (f *firefox) SetViewport(ctx context.Context, width, height int) error {
+	return f.conn.SetViewport(ctx, f.tab, width, height)
+}
+
 func (f *firefox) ConsoleErrors() []string { return f.console.get() }
 func (f *firefox) Version() string         { return f.version }
 func (f *firefox) Kind() Kind              { return Firefox }

@@ -1,7 +1,7 @@
 // Package headless starts the headless browsers the project drives — Debian's chromium
 // through the DevTools protocol (chromedp), Debian's firefox-esr through WebDriver BiDi
 // (package internal/bidi) — behind one small interface: navigate, evaluate JavaScript (with
-// await), the console's errors, the browser's version, close. The browser engines
+// await), the console's errors, the viewport's size, the browser's version, close. The browser engines
 // (engine/browser) and the page's browser tests (internal/browsertest) both start theirs
 // here.
 //
@@ -52,6 +52,9 @@ type Page interface {
 	Evaluate(ctx context.Context, expression string, out any) error
 	// ConsoleErrors are the console.error calls and uncaught exceptions seen so far.
 	ConsoleErrors() []string
+	// SetViewport sets the page's layout viewport to width × height CSS pixels (the
+	// window.innerWidth and innerHeight the page sees), as a narrower or wider screen would.
+	SetViewport(ctx context.Context, width, height int) error
 	// Version is the browser's name and version, with its JavaScript engine: "Chromium
 	// 156.0.8078.114 (V8 15.6.1)", "Firefox 153.8.0esr (SpiderMonkey)".
 	Version() string

@@ -13,11 +13,12 @@ import (
 	"time"
 )
 
-// open starts the browser, skipping where it is not installed (failing in CI).
+// open starts the browser, skipping where it is not installed (failing in CI, or with
+// PEERS_REQUIRED=1 as .ci/run sets it).
 func open(t *testing.T, kind Kind) Page {
 	t.Helper()
 	if _, err := Path(kind); errors.Is(err, ErrNotInstalled) {
-		if os.Getenv("CI") != "" {
+		if os.Getenv("CI") != "" || os.Getenv("PEERS_REQUIRED") == "1" {
 			t.Fatal(err)
 		}
 		t.Skip(err)
@@ -30,8 +31,9 @@ func open(t *testing.T, kind Kind) Page {
 	return p
 }
 
-// Each browser navigates, evaluates (a promise awaited, a value decoded), reports console
-// errors and thrown exceptions, says its version, and leaves no process behind on Close.
+// Each browser navigates, evaluates (a promise awaited, a value decoded), sets its
+// viewport, reports console errors and thrown exceptions, says its version, and leaves no
+// process behind on Close.
 func TestPage(t *testing.T) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<!doctype html><title>t</title><script>console.error("boom", 7)</script><p id=x>hello</p>`)
@@ -57,6 +59,23 @@ func TestPage(t *testing.T) {
 			}
 			if got.Text != "hello" || got.Sum != 3 {
 				t.Errorf("evaluated %+v, want hello and 3", got)
+			}
+			// The viewport is what the page lays out in: innerWidth and a media query follow it.
+			for _, w := range []int{800, 1280} {
+				if err := p.SetViewport(ctx, w, 700); err != nil {
+					t.Fatal(err)
+				}
+				var vp struct {
+					Width  int  `json:"width"`
+					Height int  `json:"height"`
+					Wide   bool `json:"wide"`
+				}
+				if err := p.Evaluate(ctx, `({width: innerWidth, height: innerHeight, wide: matchMedia("(min-width: 1000px)").matches})`, &vp); err != nil {
+					t.Fatal(err)
+				}
+				if vp.Width != w || vp.Height != 700 || vp.Wide != (w >= 1000) {
+					t.Errorf("after SetViewport(%d, 700) the page sees %+v", w, vp)
+				}
 			}
 			if err := p.Evaluate(ctx, `(async () => { throw new Error("thrown on purpose") })()`, nil); err == nil || !strings.Contains(err.Error(), "thrown on purpose") {
 				t.Errorf("a thrown error gave %v, want its message", err)
