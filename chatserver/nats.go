@@ -18,9 +18,10 @@ import (
 
 // Several nodes, one chat: with Options.NATS the chat's state is a
 // replicated state machine over one JetStream stream (natsstate.go holds
-// the state and how each message changes it). This file connects to NATS,
-// sets the stream and the node-liveness bucket up, publishes each change
-// and waits until this node applied it.
+// the state and how each record changes it; internal/cluster the
+// connection, the stream, the node keys and the records). This file
+// appends each change and waits until this node applied it, and hands
+// the events to this node's streams.
 
 // NATSOptions joins a chat served by several nodes through NATS JetStream.
 // The zero value (no URLs) keeps the single-node chat.
