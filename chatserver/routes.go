@@ -107,7 +107,7 @@ func parseMsgPath(escaped string) (Post, error) {
 
 // msgPost reads the post of GET /msg/<from>/<to>%20<text> from the
 // request's escaped path and checks it (validPost): its error is a refusal
-// before any send, with its status. serveMsg and pageListener's fast path
+// before any send, with its status. serveMsg and the fast path
 // (fast.go) both read the route's post here and send it with send.
 func (s *Server) msgPost(escaped string) (Post, int, error) {
 	p, err := parseMsgPath(escaped)
