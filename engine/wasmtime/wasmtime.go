@@ -251,17 +251,27 @@ func (e *Engine) Run(_ context.Context, k *kernels.Kernel, args []int) (int64, e
 	if fn == nil {
 		return 0, fmt.Errorf("wasmtime: kernels.wasm has no export %s", k.Export)
 	}
-	in := make([]any, len(args))
-	for i, a := range args {
-		in[i] = int32(a)
+	return e.call(fn, k, k.Export, args, int32s(args))
+}
+
+// int32s is a kernel's arguments as the module's parameters (i32).
+func int32s(args []int, more ...int) []any {
+	in := make([]any, 0, len(args)+len(more))
+	for _, a := range append(args[:len(args):len(args)], more...) {
+		in = append(in, int32(a))
 	}
+	return in
+}
+
+// call calls fn, export name of k, with in: the i64 it returns.
+func (e *Engine) call(fn *wt.Func, k *kernels.Kernel, name string, args []int, in []any) (int64, error) {
 	v, err := fn.Call(e.store, in...)
 	if err != nil {
 		return 0, fmt.Errorf("wasmtime: %s: %w", k.Label(args), e.explain(err))
 	}
 	r, ok := v.(int64)
 	if !ok {
-		return 0, fmt.Errorf("wasmtime: %s returned %T, want an i64", k.Export, v)
+		return 0, fmt.Errorf("wasmtime: %s returned %T, want an i64", name, v)
 	}
 	return r, nil
 }
@@ -290,18 +300,9 @@ func (e *Engine) RunBatch(ctx context.Context, k *kernels.Kernel, args []int, re
 		}
 		return first, sum, nil
 	}
-	in := make([]any, len(args)+1)
-	for i, a := range args {
-		in[i] = int32(a)
-	}
-	in[len(args)] = int32(reps - 1)
-	v, err := bfn.Call(e.store, in...)
+	rest, err := e.call(bfn, k, k.Export+wasm.BatchSuffix, args, int32s(args, reps-1))
 	if err != nil {
-		return 0, 0, fmt.Errorf("wasmtime: %s: %w", k.Label(args), e.explain(err))
-	}
-	rest, ok := v.(int64)
-	if !ok {
-		return 0, 0, fmt.Errorf("wasmtime: %s returned %T, want an i64", k.Export+wasm.BatchSuffix, v)
+		return 0, 0, err
 	}
 	return first, first + rest, nil
 }
@@ -311,19 +312,12 @@ func (e *Engine) RunBatch(ctx context.Context, k *kernels.Kernel, args []int, re
 // up and the arguments converted once, as an embedder calls it.
 func (e *Engine) hostCalls(k *kernels.Kernel, args []int, first int64, reps int) (int64, error) {
 	fn := e.export(k.Export) // Run found it
-	in := make([]any, len(args))
-	for i, a := range args {
-		in[i] = int32(a)
-	}
+	in := int32s(args)
 	sum := first
 	for i := 1; i < reps; i++ {
-		v, err := fn.Call(e.store, in...)
+		r, err := e.call(fn, k, k.Export, args, in)
 		if err != nil {
-			return 0, fmt.Errorf("wasmtime: %s: %w", k.Label(args), e.explain(err))
-		}
-		r, ok := v.(int64)
-		if !ok {
-			return 0, fmt.Errorf("wasmtime: %s returned %T, want an i64", k.Export, v)
+			return 0, err
 		}
 		sum += r
 	}
