@@ -1,7 +1,7 @@
 // Command progress runs one step of a task and keeps it talkative: it says what is being
-// built before the step starts, passes the step's own output through, and after a few
-// seconds of silence from the step prints a status line every few seconds ("still
-// compiling wasmgap (first build: ~2 min), 35s"), then how long the step took.
+// built before the step starts, passes the step's own output through to standard error,
+// and after a few seconds of silence from the step prints a status line every few seconds
+// ("still compiling wasmgap (first build: ~2 min), 35s"), then how long the step took.
 //
 // The Taskfile runs its long steps through it (go tool task), so that a first run on empty
 // Go caches, which compiles every dependency, never looks hung:
@@ -60,7 +60,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...)
 	cmd.Stdin = os.Stdin
-	cmd.Stdout = &watched{w: stdout, s: s}
+	// A build step's output is for the person watching, never a task's product: it goes
+	// to standard error, so that a task whose standard output is a table (bench-peers,
+	// which docs-tables splices into docs/BENCHMARKS.md) holds the table alone.
+	cmd.Stdout = &watched{w: stderr, s: s}
 	cmd.Stderr = &watched{w: stderr, s: s}
 	if err := cmd.Start(); err != nil {
 		s.say("==> %s: cannot start %s: %v", *what, fs.Arg(0), err)
