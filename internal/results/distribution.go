@@ -123,6 +123,17 @@ func recount(where string) string {
 	return "SELECT " + countColumns + ", COUNT(*), MIN(created_ns) FROM cells WHERE failure = ''" + where + " GROUP BY " + countColumns
 }
 
+// countQuery is a query of f's cells counted in the groups tail names: over cell_counts,
+// selecting fromCounts, where f can be counted there, else over the cells themselves through
+// index, selecting fromCells (a filter on time: cell_counts keeps no times).
+func (s *Store) countQuery(f Filter, fromCounts, fromCells, index, tail string) (string, []any) {
+	if where, args, ok := f.countWhere(); ok {
+		return s.d.q("SELECT " + fromCounts + " FROM cell_counts" + where + " " + tail), args
+	}
+	where, args := f.cellWhere()
+	return s.d.q("SELECT " + fromCells + " FROM cells" + s.d.indexed(index) + where + " " + tail), args
+}
+
 // Distribution returns, for f.Kernel with f.Args, each engine's medians across the runs
 // f keeps (cells that failed left out): the count and quantiles over every such run, the
 // newest MaxPoints points, and for trendEngine (the first engine when empty) the median
@@ -136,13 +147,8 @@ func (s *Store) Distribution(ctx context.Context, f Filter, trendEngine string) 
 		return Distribution{}, fmt.Errorf("distribution: name a kernel")
 	}
 	d := Distribution{Kernel: f.Kernel, Args: f.Args}
-	query := "SELECT engine, SUM(n) FROM cell_counts%s GROUP BY engine ORDER BY engine"
-	where, args, counted := f.countWhere()
-	if !counted {
-		query = "SELECT engine, COUNT(*) FROM cells" + s.d.indexed("cells_quantiles") + "%s GROUP BY engine ORDER BY engine"
-		where, args = f.cellWhere()
-	}
-	rows, err := s.db.QueryContext(ctx, s.d.q(fmt.Sprintf(query, where)), args...)
+	query, args := s.countQuery(f, "engine, SUM(n)", "engine, COUNT(*)", "cells_quantiles", "GROUP BY engine ORDER BY engine")
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return d, fmt.Errorf("distribution: %w", err)
 	}
@@ -255,13 +261,8 @@ func (s *Store) newest(ctx context.Context, f Filter) ([]Point, error) {
 // trend returns the median of the medians f selects per wasmgap version, in the order
 // the versions first appeared.
 func (s *Store) trend(ctx context.Context, f Filter) ([]TrendPoint, error) {
-	query := "SELECT wasmgap, SUM(n), MIN(first_ns) FROM cell_counts%s GROUP BY wasmgap"
-	where, args, counted := f.countWhere()
-	if !counted {
-		query = "SELECT wasmgap, COUNT(*), MIN(created_ns) FROM cells" + s.d.indexed("cells_versions") + "%s GROUP BY wasmgap"
-		where, args = f.cellWhere()
-	}
-	rows, err := s.db.QueryContext(ctx, s.d.q(fmt.Sprintf(query, where)), args...)
+	query, args := s.countQuery(f, "wasmgap, SUM(n), MIN(first_ns)", "wasmgap, COUNT(*), MIN(created_ns)", "cells_versions", "GROUP BY wasmgap")
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("distribution: trend: %w", err)
 	}
