@@ -67,8 +67,16 @@ type browserPage struct {
 	seen int // console errors already reported
 }
 
-// newBrowserPageIn starts a playground server and a browser of the kind on about:blank.
+// newBrowserPageIn starts a playground server and a browser of the kind on about:blank,
+// each cell's run bounded at a minute (room for a busy machine).
 func newBrowserPageIn(t *testing.T, kind headless.Kind) *browserPage {
+	t.Helper()
+	return newBrowserPageLimited(t, kind, time.Minute)
+}
+
+// newBrowserPageLimited is newBrowserPageIn with each cell's run bounded at limit
+// (Options.Timeout, which the page's own cells take too).
+func newBrowserPageLimited(t *testing.T, kind headless.Kind, limit time.Duration) *browserPage {
 	t.Helper()
 	dist := distDir(t)
 	// A stand-in chat panel (the real one is package chatserver's); no load panel.
@@ -76,7 +84,7 @@ func newBrowserPageIn(t *testing.T, kind headless.Kind) *browserPage {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, `<!doctype html><title>chat</title><p id="hello">chat panel at `+r.URL.Path+`</p>`)
 	})
-	srv := New(Options{Dist: os.DirFS(dist), Timeout: time.Minute, Chat: chat})
+	srv := New(Options{Dist: os.DirFS(dist), Timeout: limit, Chat: chat})
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 	p := openBrowser(t, kind, ts.URL, 1600)
