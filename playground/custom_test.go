@@ -264,18 +264,22 @@ func TestCustomLimits(t *testing.T) {
 	s, _ := customServer()
 	ts := httptest.NewServer(s)
 	defer ts.Close()
+	// A kernel that never ends keeps a core busy on each engine until the time limit:
+	// a server with a 1 s limit (the same builder) shows the cut as 5 s would.
+	short := httptest.NewServer(New(Options{Timeout: time.Second, Custom: s.opts.Custom}))
+	defer short.Close()
 	for _, tc := range []struct {
-		src, args, want string
+		url, src, args, want string
 	}{
-		{"package kernel\n\nfunc Forever(n int) int64 {\n\tfor n >= 0 {\n\t\tn = n*3 + 1\n\t\tif n > 1<<40 {\n\t\t\tn = 1\n\t\t}\n\t}\n\treturn int64(n)\n}\n", `{"n":1}`, "timed out"},
-		{"package kernel\n\nfunc Hog(gib int) int64 {\n\tb := make([]byte, gib<<30)\n\tfor i := range b {\n\t\tb[i] = 1\n\t}\n\treturn int64(len(b))\n}\n", `{"gib":10}`, ""},
+		{short.URL, "package kernel\n\nfunc Forever(n int) int64 {\n\tfor n >= 0 {\n\t\tn = n*3 + 1\n\t\tif n > 1<<40 {\n\t\t\tn = 1\n\t\t}\n\t}\n\treturn int64(n)\n}\n", `{"n":1}`, "timed out after 1s"},
+		{ts.URL, "package kernel\n\nfunc Hog(gib int) int64 {\n\tb := make([]byte, gib<<30)\n\tfor i := range b {\n\t\tb[i] = 1\n\t}\n\treturn int64(len(b))\n}\n", `{"gib":10}`, ""},
 	} {
-		status, out := postCustom(t, ts.URL, tc.src)
+		status, out := postCustom(t, tc.url, tc.src)
 		if status != 200 {
 			t.Fatalf("POST /api/custom = %d %v", status, out)
 		}
 		for _, e := range custom.Engines {
-			ev := runCustom(t, ts.URL, out["id"].(string), e, tc.args)
+			ev := runCustom(t, tc.url, out["id"].(string), e, tc.args)
 			if !ev.Result.Failed() || !strings.Contains(ev.Result.Failure, tc.want) {
 				t.Errorf("%s on %s: %+v, want a failure with %q", out["id"], e, ev.Result, tc.want)
 			}
