@@ -119,3 +119,65 @@ func zombie(pid int) bool {
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	return len(f) == 0 || f[0] == "Z"
 }
+
+// OpenWindow's windows share one Firefox but nothing else: each keeps its own storage (a
+// fresh profile's, as a browser of its own would), gets its own console errors, stays
+// visible (its timers unthrottled) beside the others, and its Close leaves the browser and
+// the other windows running. Chromium's pages are refused.
+func TestOpenWindow(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `<!doctype html><title>t</title><script>console.error("boom in " + %q)</script>`, r.URL.Query().Get("who"))
+	}))
+	defer ts.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	f := open(t, Firefox)
+	var tabs []Page
+	for _, who := range []string{"a", "b"} {
+		tab, err := OpenWindow(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tab.Close()
+		if err := tab.Navigate(ctx, ts.URL+"/?who="+who); err != nil {
+			t.Fatal(err)
+		}
+		if err := tab.Evaluate(ctx, `localStorage.getItem("who") === null && (localStorage.setItem("who", `+fmt.Sprintf("%q", who)+`), true)`, nil); err != nil {
+			t.Fatal(err)
+		}
+		tabs = append(tabs, tab)
+	}
+	for i, who := range []string{"a", "b"} {
+		var stored string
+		if err := tabs[i].Evaluate(ctx, `localStorage.getItem("who")`, &stored); err != nil || stored != who {
+			t.Errorf("tab %s's storage holds %q (%v), want its own %q", who, stored, err, who)
+		}
+		var seen []string
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if seen = tabs[i].ConsoleErrors(); len(seen) > 0 {
+				break
+			}
+		}
+		if len(seen) != 1 || !strings.Contains(seen[0], "boom in "+who) {
+			t.Errorf("tab %s's console errors %q, want its own page's one", who, seen)
+		}
+		var visible bool
+		if err := tabs[i].Evaluate(ctx, `document.visibilityState === "visible"`, &visible); err != nil || !visible {
+			t.Errorf("tab %s is hidden (%v): its timers would be throttled", who, err)
+		}
+	}
+	if err := tabs[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	var ok bool
+	if err := tabs[1].Evaluate(ctx, `true`, &ok); err != nil || !ok {
+		t.Errorf("the other tab after one's Close: %v, %v", ok, err)
+	}
+	if err := f.Evaluate(ctx, `true`, &ok); err != nil || !ok {
+		t.Errorf("the browser's first tab after a tab's Close: %v, %v", ok, err)
+	}
+	c := open(t, Chromium)
+	if _, err := OpenWindow(ctx, c); err == nil || !strings.Contains(err.Error(), "Firefox") {
+		t.Errorf("OpenWindow on Chromium = %v, want a refusal", err)
+	}
+}
