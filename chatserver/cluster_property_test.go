@@ -49,6 +49,7 @@ func texts(evs []ev) []string {
 // the way (a grace and a presence window of an hour, no automatic acks):
 // the graces, flushes and acks happen when the sequence says.
 func TestNATSClusterMatchesOneNode(t *testing.T) {
+	t.Parallel()
 	seeds := []uint64{2026, 20, 21}
 	if testing.Short() {
 		seeds = seeds[:1]

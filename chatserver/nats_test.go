@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,21 +22,38 @@ import (
 	"github.com/wasmgap/wasmgap/chatserver/internal/cluster"
 )
 
-// natsTestTime bounds each test of a chat over NATS.
+// natsTestTime bounds each test of a chat over NATS. Those tests run side by side
+// (t.Parallel): they wait on NATS (a cluster's leader, a reconnect, a key's expiry) more
+// than they compute, each on its own cluster and ports.
 const natsTestTime = 60 * time.Second
 
-// freePorts returns n loopback ports free a moment ago.
+// handedOut are the ports freePorts has returned in this process: the NATS tests run
+// side by side, and none is given a port another was given.
+var handedOut struct {
+	sync.Mutex
+	ports map[int]bool
+}
+
+// freePorts returns n loopback ports free a moment ago, none returned before.
 func freePorts(t testing.TB, n int) []int {
 	t.Helper()
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	if handedOut.ports == nil {
+		handedOut.ports = map[int]bool{}
+	}
 	var lns []net.Listener
 	var ports []int
-	for range n {
+	for len(ports) < n {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
 		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+		if port := ln.Addr().(*net.TCPAddr).Port; !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			ports = append(ports, port)
+		}
 	}
 	for _, ln := range lns {
 		ln.Close()
@@ -188,6 +206,7 @@ func expectNothingMore(t testing.TB, ts *testServer, c *client, when string) {
 }
 
 func TestNATSBadURL(t *testing.T) {
+	t.Parallel()
 	for _, bad := range []string{"localhost:4222", "http://a:4222", "nats://", "nats://a:1,ftp://b"} {
 		_, err := New(Options{NATS: NATSOptions{URLs: bad}})
 		if err == nil || !strings.Contains(err.Error(), "is not a NATS server URL") {
@@ -199,6 +218,7 @@ func TestNATSBadURL(t *testing.T) {
 // An SSE user on node A and a WebSocket user on node B chat, and a message
 // sent on A while the receiver is offline is delivered at its login on B.
 func TestNATSTwoNodesChat(t *testing.T) {
+	t.Parallel()
 	nc := startNATSCluster(t, 3)
 	a := startNATSNode(t, nc, Options{})
 	b := startNATSNode(t, nc, Options{})
@@ -297,6 +317,7 @@ func sameState(t testing.TB, nodes ...*testServer) {
 // Presence is shared: a user on A sees B's users online, and stopping B
 // tells A's users, once, that B's users left.
 func TestNATSPresence(t *testing.T) {
+	t.Parallel()
 	leavesOnce(t, (*testServer).stop, "sse", "ws")
 }
 
@@ -438,6 +459,7 @@ func (ts *testServer) postQuiet(from, to, text string) (int, string) {
 // its users resume on B with their last id, and every message acknowledged
 // is delivered once.
 func TestNATSNodeStopped(t *testing.T) {
+	t.Parallel()
 	t.Run("shutdown", func(t *testing.T) { nodeStopped(t, (*testServer).stop) })
 	t.Run("crash", func(t *testing.T) { nodeStopped(t, (*testServer).crash) })
 }
@@ -496,6 +518,7 @@ func nodeStopped(t *testing.T, stop func(*testServer)) {
 
 // One NATS server of three is stopped mid-run: nothing acknowledged is lost.
 func TestNATSServerStopped(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), natsTestTime)
 	defer cancel()
 	nc := startNATSCluster(t, 3)
@@ -580,12 +603,14 @@ func (ts *testServer) crash() {
 // A node that crashes takes its users' presence with it once its key
 // expired: the others are told they left, once.
 func TestNATSNodeCrashed(t *testing.T) {
+	t.Parallel()
 	leavesOnce(t, (*testServer).crash, "ws", "sse")
 }
 
 // A server without JetStream, and a stream CHAT that is not the chat's,
 // are refused with what is wrong and what is needed.
 func TestNATSRefusesBadCluster(t *testing.T) {
+	t.Parallel()
 	plain, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true})
 	if err != nil {
 		t.Fatal(err)
@@ -629,6 +654,7 @@ func TestNATSRefusesBadCluster(t *testing.T) {
 // A WebSocket's frames are published without waiting for one another, and
 // still arrive in the order sent, on another node.
 func TestNATSWebSocketOrder(t *testing.T) {
+	t.Parallel()
 	nc := startNATSCluster(t, 3)
 	a := startNATSNode(t, nc, Options{})
 	b := startNATSNode(t, nc, Options{})
@@ -655,6 +681,7 @@ func TestNATSWebSocketOrder(t *testing.T) {
 
 // TestBrowserChat with alice's page on node A and bob's on node B.
 func TestNATSBrowserChat(t *testing.T) {
+	t.Parallel()
 	nc := startNATSCluster(t, 3)
 	a := startNATSNode(t, nc, Options{})
 	b := startNATSNode(t, nc, Options{})
@@ -665,6 +692,7 @@ func TestNATSBrowserChat(t *testing.T) {
 // the same as the others', and a user resumes there from an id of another
 // node with what it missed.
 func TestNATSNodeStartsLater(t *testing.T) {
+	t.Parallel()
 	nc := startNATSCluster(t, 3)
 	a := startNATSNode(t, nc, Options{})
 	hana := a.login(t, "sse", "hana")
@@ -696,6 +724,7 @@ func TestNATSNodeStartsLater(t *testing.T) {
 // The mailbox limits hold for the whole chat: a node refuses a message to a
 // mailbox that another node's messages filled.
 func TestNATSMailboxLimit(t *testing.T) {
+	t.Parallel()
 	nc := startNATSCluster(t, 3)
 	a := startNATSNode(t, nc, Options{MaxMailbox: 2})
 	b := startNATSNode(t, nc, Options{MaxMailbox: 2})
@@ -718,6 +747,7 @@ func TestNATSMailboxLimit(t *testing.T) {
 // A node that lost NATS refuses sends with 503, saying why, reconnects by
 // itself once NATS is back, and its streams go on.
 func TestNATSReconnects(t *testing.T) {
+	t.Parallel()
 	nc := startNATSCluster(t, 3)
 	a := startNATSNode(t, nc, Options{})
 	mia := a.login(t, "sse", "mia")
@@ -776,6 +806,7 @@ func clusterMail(ts *testServer, nick string) []string {
 // follow one another within the presence window are told together, once,
 // in one event for everyone, whichever node each login went to.
 func TestNATSPresenceCoalesced(t *testing.T) {
+	t.Parallel()
 	nc := startNATSCluster(t, 3)
 	o := Options{PresenceWindow: 2 * time.Second}
 	a := startNATSNode(t, nc, o)
@@ -800,6 +831,7 @@ func TestNATSPresenceCoalesced(t *testing.T) {
 // A message to oneself while offline waits in one's mailbox on a cluster
 // as on one node, and is offered at the next login.
 func TestNATSOfflineSelfMessage(t *testing.T) {
+	t.Parallel()
 	nc := startNATSCluster(t, 3)
 	a := startNATSNode(t, nc, Options{})
 	b := startNATSNode(t, nc, Options{})
@@ -822,6 +854,7 @@ func TestNATSOfflineSelfMessage(t *testing.T) {
 // delivered to its grace, but kept in a new mailbox only while the chat
 // has room for one.
 func TestNATSGraceMailboxCap(t *testing.T) {
+	t.Parallel()
 	nc := startNATSCluster(t, 3)
 	o := Options{MaxMailboxes: 2, LeaveGrace: time.Hour}
 	a := startNATSNode(t, nc, o)

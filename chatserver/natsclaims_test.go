@@ -13,6 +13,7 @@ import (
 // claimed on every node, for logins and sends, and its claim ends with its
 // grace after the last stream on any node.
 func TestNATSClaims(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a NATS server")
 	}
@@ -76,6 +77,7 @@ func TestNATSClaims(t *testing.T) {
 
 // TestNATSTokens: tokens hold on every node that shares the secret.
 func TestNATSTokens(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a NATS server")
 	}
