@@ -20,7 +20,7 @@ import (
 
 var (
 	defaultArgs = flag.Bool("default-args", false, "compare at the catalogue's default arguments (the articles' sizes) instead of small ones")
-	minSample   = flag.Duration("min-sample", 0, "the harness's sample minimum (0: measure.DefaultMinSample, 10ms; -benchtime of the go test -bench side is 20ms, or 200ms with -default-args)")
+	minSample   = flag.Duration("min-sample", 0, "the harness's sample minimum (0: measure.DefaultMinSample, 10ms; -benchtime of the go test -bench side is 10ms, or 200ms with -default-args)")
 	onlyKernels = flag.String("kernels", "", "compare only these kernels (comma-separated names; empty: every kernel)")
 	control     = flag.Bool("control", false, "also time each kernel with a second go test -bench process per round and print how far go test -bench is from itself: the machine's floor for -within")
 	within      = flag.Float64("within", 0, "the largest relative difference allowed between the harness's median and testing.Benchmark's ns/op (0: a factor of 3 per kernel and of 1.5 on average, bounds that hold on a busy machine)")
@@ -77,7 +77,7 @@ func TestAgreesWithGoBench(t *testing.T) {
 	// Five rounds for the strict comparison; three at small sizes, where the bounds are
 	// loose and the test checks the mechanism (the two sides alternate either way).
 	rounds := 3
-	benchtime := "20ms"
+	benchtime := "10ms"
 	if *defaultArgs {
 		rounds, benchtime = 5, "200ms"
 	}
@@ -101,9 +101,10 @@ func TestAgreesWithGoBench(t *testing.T) {
 		opts := measure.Defaults()
 		opts.MinSample = *minSample
 		if !*defaultArgs {
-			// At small sizes, with bounds a busy machine keeps, a warm-up of 100 ms (not
-			// measure.DefaultWarmupTime's 500) keeps the 42 cells of go tool task test short.
-			opts.WarmupTime = 100 * time.Millisecond
+			// At small sizes, with bounds a busy machine keeps, a warm-up of 50 ms (not
+			// measure.DefaultWarmupTime's 500) and go test -bench's 10 ms runs keep the 42
+			// rounds of go tool task test short.
+			opts.WarmupTime = 50 * time.Millisecond
 		}
 		plan := runner.Plan{Engines: []string{"native"}, Kernels: []string{k.Name}, Args: named(k, args), Options: opts}
 		jobs, err := plan.Jobs()

@@ -68,7 +68,9 @@ type browserPage struct {
 }
 
 // newBrowserPageIn starts a playground server and a browser of the kind on about:blank,
-// each cell's run bounded at a minute (room for a busy machine).
+// each cell's run bounded at a minute (room for a busy machine). The browser tests run side
+// by side (t.Parallel; go test's -parallel is the number of CPUs): each has a server and a
+// page of its own, and spends much of its time waiting on a worker or a browser.
 func newBrowserPageIn(t *testing.T, kind headless.Kind) *browserPage {
 	t.Helper()
 	return newBrowserPageLimited(t, kind, time.Minute)
@@ -299,6 +301,7 @@ func TestPageInChromium(t *testing.T) { testPage(t, headless.Chromium) }
 func TestPageInFirefox(t *testing.T) { testPage(t, headless.Firefox) }
 
 func testPage(t *testing.T, kind headless.Kind) {
+	t.Parallel()
 	p := newBrowserPageIn(t, kind)
 
 	t.Run("loads without console errors", func(t *testing.T) {

@@ -25,6 +25,7 @@ func TestCustomKernelInChromium(t *testing.T) { testCustomKernel(t, headless.Chr
 func TestCustomKernelInFirefox(t *testing.T) { testCustomKernel(t, headless.Firefox) }
 
 func testCustomKernel(t *testing.T, kind headless.Kind) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds with the go command and drives a browser")
 	}

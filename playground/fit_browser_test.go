@@ -64,6 +64,7 @@ func TestPageFitsInChromium(t *testing.T) { testPageFits(t, headless.Chromium) }
 func TestPageFitsInFirefox(t *testing.T) { testPageFits(t, headless.Firefox) }
 
 func testPageFits(t *testing.T, kind headless.Kind) {
+	t.Parallel()
 	// Small sizes, so that the run is short; ack(3, 10) overflows some tiers' stacks and
 	// outlasts a 10 s limit on yaegi (its first call and two runs did not fit 30 s in
 	// wasmgap bench), whose cells then hold a failure's words. The limit is 10 s, not the
@@ -125,6 +126,7 @@ func TestPageForecastsInChromium(t *testing.T) { testPageForecasts(t, headless.C
 func TestPageForecastsInFirefox(t *testing.T) { testPageForecasts(t, headless.Firefox) }
 
 func testPageForecasts(t *testing.T, kind headless.Kind) {
+	t.Parallel()
 	p := newBrowserPageIn(t, kind)
 	engines := "wazero-interpreter,browser-js"
 	// ack(3, 10) overflows wazero's interpreter's stack, and Chromium's worker's (Firefox's

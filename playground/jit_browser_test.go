@@ -18,6 +18,7 @@ func TestPageJITViewInChromium(t *testing.T) { testPageJITView(t, headless.Chrom
 func TestPageJITViewInFirefox(t *testing.T) { testPageJITView(t, headless.Firefox) }
 
 func testPageJITView(t *testing.T, kind headless.Kind) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a browser and every runtime")
 	}

@@ -19,6 +19,7 @@ func TestPagePeersInChromium(t *testing.T) { testPagePeers(t, headless.Chromium)
 func TestPagePeersInFirefox(t *testing.T) { testPagePeers(t, headless.Firefox) }
 
 func testPagePeers(t *testing.T, kind headless.Kind) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a browser and every peer's runtime")
 	}

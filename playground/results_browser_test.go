@@ -28,6 +28,7 @@ func TestBrowserSharesAndSeesItsRunInFirefox(t *testing.T) { testBrowserShares(t
 var sharedBrowserName = map[headless.Kind]string{headless.Chromium: "Chrome", headless.Firefox: "Firefox"}
 
 func testBrowserShares(t *testing.T, kind headless.Kind) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a browser")
 	}
