@@ -31,6 +31,10 @@ func smallArgs(k *kernels.Kernel) []int {
 	return []int{1_000}
 }
 
+// valueOnly is the measurement of a test that checks values, not times: one call, no
+// warm-up, no calibration of k (which costs an engine like Python's 0.25 s a cell).
+var valueOnly = measure.Options{Runs: 1, MinSample: -1}
+
 // Every kernel gives its checked result on every engine, each in a worker.
 func TestEveryEngineEveryKernel(t *testing.T) {
 	if testing.Short() {
@@ -43,13 +47,15 @@ func TestEveryEngineEveryKernel(t *testing.T) {
 				// TestEnginesInWorkers runs them, through workers, on each kind of kernel.
 				t.Skip("a browser engine: engine/browser's tests run it")
 			}
+			// The engines' workers are independent processes: two engines at a time.
+			t.Parallel()
 			for _, k := range kernels.All() {
 				args := smallArgs(k)
 				named := map[string]int{}
 				for i, p := range k.Params {
 					named[p.Name] = args[i]
 				}
-				r, err := Run(context.Background(), oneJob(t, eng, k.Name, named, measure.Options{Runs: 1}, 0), Options{})
+				r, err := Run(context.Background(), oneJob(t, eng, k.Name, named, valueOnly, 0), Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
