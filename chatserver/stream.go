@@ -34,7 +34,24 @@ func (s *Server) ackDelivered(nick string, from, to uint64) {
 // waiting messages, then live events until the client goes, the hub cuts the
 // stream or ctx ends.
 func (s *Server) pump(ctx context.Context, c *stream.Conn, j stream.Plan, t stream.Transport, notes <-chan string) error {
-	err := stream.Pump(ctx, c, j, t, notes, pumpHost{s}, stream.Timing{WriteTimeout: s.opts.WriteTimeout, KeepAlive: s.opts.KeepAlive, MailAckDelay: s.opts.MailAckDelay, Retention: s.opts.Retention})
+	l := s.startStream(c, j, t, notes, nil)
+	select {
+	case <-ctx.Done():
+	case <-l.Done():
+	}
+	return s.stopStream(c, l)
+}
+
+// startStream starts writing a joined stream (stream.Start) on writers of
+// its own; onEnd as Start's.
+func (s *Server) startStream(c *stream.Conn, j stream.Plan, t stream.Transport, notes <-chan string, onEnd func()) *stream.Live {
+	return stream.Start(c, j, t, notes, pumpHost{s}, stream.Timing{WriteTimeout: s.opts.WriteTimeout, KeepAlive: s.opts.KeepAlive, MailAckDelay: s.opts.MailAckDelay, Retention: s.opts.Retention}, onEnd)
+}
+
+// stopStream stops a stream's writer once its client went or it ended, and
+// returns why it ended, logging a cut by the hub.
+func (s *Server) stopStream(c *stream.Conn, l *stream.Live) error {
+	err := l.Stop()
 	if reason := c.CutReason(); reason != "" && reason != stream.Closed {
 		// Cut by the hub; a write may have failed first (a stalled
 		// client's buffers are full and its write deadline passed).
@@ -143,29 +160,10 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 	addr := r.RemoteAddr
 	extra := grant.Header(nick)
 	if nc, ok := stream.Hijack(w, r, extra, s.opts.WriteTimeout); ok {
-		// The stream runs on its own goroutines and this handler returns,
-		// so that net/http lets go of the request and of its buffers: an
-		// idle stream holds no buffer at all.
-		go func() {
-			defer release()
-			defer leave()
-			defer nc.Close()
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			go func() {
-				// The client sends nothing more: a read ends when it goes.
-				defer cancel()
-				var b [64]byte
-				for {
-					if _, err := nc.Read(b[:]); err != nil {
-						return
-					}
-				}
-			}()
-			s.opts.Logger.Info("connect", "nick", nick, "transport", "sse", "addr", addr, "resume", raw)
-			err := s.pump(ctx, c, res.joined, stream.NewRawSSE(nc), nil)
-			s.opts.Logger.Info("disconnect", "nick", nick, "transport", "sse", "why", err)
-		}()
+		// The stream runs on a goroutine of its own and this handler
+		// returns, so that net/http lets go of the request and of its
+		// buffers: an idle stream holds no buffer at all.
+		go s.runSSE(nc, c, res.joined, leave, release, addr, raw)
 		return
 	}
 	defer release()
@@ -181,6 +179,26 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 	s.opts.Logger.Info("connect", "nick", nick, "transport", "sse", "addr", addr, "resume", raw)
 	err = s.pump(r.Context(), c, res.joined, stream.NewSSE(w), nil)
 	s.opts.Logger.Info("disconnect", "nick", nick, "transport", "sse", "why", err)
+}
+
+// runSSE runs an event stream on a hijacked connection: its writes run on
+// writers started as events come (startStream), and this goroutine reads
+// the connection, which the client uses for nothing more: a read ends when
+// the client goes, or when the stream ended and closed it.
+func (s *Server) runSSE(nc net.Conn, c *stream.Conn, j stream.Plan, leave, release func(), addr, rawResume string) {
+	defer release()
+	defer leave()
+	defer nc.Close()
+	s.opts.Logger.Info("connect", "nick", c.Nick, "transport", "sse", "addr", addr, "resume", rawResume)
+	l := s.startStream(c, j, stream.NewRawSSE(nc), nil, func() { nc.Close() })
+	var b [64]byte
+	for {
+		if _, err := nc.Read(b[:]); err != nil {
+			break
+		}
+	}
+	err := s.stopStream(c, l)
+	s.opts.Logger.Info("disconnect", "nick", c.Nick, "transport", "sse", "why", err)
 }
 
 // serveWS logs a user in over WebSocket.
@@ -248,7 +266,8 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 }
 
 // runWS logs nick in on an upgraded WebSocket and runs its stream: this
-// goroutine writes, another reads.
+// goroutine reads, and the writes run on writers started as events come
+// (startStream).
 func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume bool, addr, rawResume string) {
 	defer ws.Close()
 	t := stream.NewWS(ws)
@@ -266,22 +285,18 @@ func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume
 	s.opts.Logger.Info("connect", "nick", nick, "transport", "ws", "addr", addr, "resume", rawResume)
 
 	notes := make(chan string, 4)
-	var reader sync.WaitGroup
-	reader.Go(func() {
-		defer cancel()
-		s.readWS(ctx, ws, nick, addrHost(addr), t, notes)
-	})
-	err := s.pump(ctx, c, res.joined, t, notes)
+	// Once the stream ended (cut, a write failed), the reads end too.
+	l := s.startStream(c, res.joined, t, notes, func() { cancel(); ws.Close() })
+	s.readWS(ctx, ws, nick, addrHost(addr), t, notes, l.Wake)
 	cancel()
-	ws.Close()
-	reader.Wait()
+	err := s.stopStream(c, l)
 	s.opts.Logger.Info("disconnect", "nick", nick, "transport", "ws", "why", err)
 }
 
 // readWS reads a WebSocket's frames, sends each as nick's message (in
 // order, without waiting for one to be stored before reading the next), and
-// reports errors to the client through notes.
-func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr string, t *stream.WS, notes chan<- string) {
+// reports errors to the client through notes, calling wake after each.
+func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr string, t *stream.WS, notes chan<- string, wake func()) {
 	wait := 2 * s.opts.KeepAlive
 	// A frame is read up to its limit, and one byte more tells it is over:
 	// the connection then closes with 1009, from here, so that nothing is
@@ -311,6 +326,7 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr stri
 	tell := func(msg string) {
 		select {
 		case notes <- msg:
+			wake()
 		case <-ctx.Done():
 		}
 	}
