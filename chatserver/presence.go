@@ -71,8 +71,6 @@ func (h *hub) flushPresence(tx *store.Tx) error {
 // cutAll closes every stream with reason.
 func (h *hub) cutAll(reason string) {
 	for _, cs := range h.local {
-		for c := range cs {
-			c.Cut(reason)
-		}
+		cs.each(func(c *stream.Conn) { c.Cut(reason) })
 	}
 }

@@ -33,8 +33,8 @@ func (s *Server) ackDelivered(nick string, from, to uint64) {
 // pump writes a joined stream: the missed events, the welcome lines, the
 // waiting messages, then live events until the client goes, the hub cuts the
 // stream or ctx ends.
-func (s *Server) pump(ctx context.Context, c *stream.Conn, j stream.Plan, t stream.Transport, notes <-chan string) error {
-	l := s.startStream(c, j, t, notes, nil)
+func (s *Server) pump(ctx context.Context, c *stream.Conn, j stream.Plan, t stream.Transport) error {
+	l := s.startStream(c, j, t, nil)
 	select {
 	case <-ctx.Done():
 	case <-l.Done():
@@ -44,8 +44,8 @@ func (s *Server) pump(ctx context.Context, c *stream.Conn, j stream.Plan, t stre
 
 // startStream starts writing a joined stream (stream.Start) on writers of
 // its own; onEnd as Start's.
-func (s *Server) startStream(c *stream.Conn, j stream.Plan, t stream.Transport, notes <-chan string, onEnd func()) *stream.Live {
-	return stream.Start(c, j, t, notes, pumpHost{s}, stream.Timing{WriteTimeout: s.opts.WriteTimeout, KeepAlive: s.opts.KeepAlive, MailAckDelay: s.opts.MailAckDelay, Retention: s.opts.Retention}, onEnd)
+func (s *Server) startStream(c *stream.Conn, j stream.Plan, t stream.Transport, onEnd func()) *stream.Live {
+	return stream.Start(c, j, t, pumpHost{s}, stream.Timing{WriteTimeout: s.opts.WriteTimeout, KeepAlive: s.opts.KeepAlive, MailAckDelay: s.opts.MailAckDelay, Retention: s.opts.Retention}, onEnd)
 }
 
 // stopStream stops a stream's writer once its client went or it ended, and
@@ -177,7 +177,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 	}
 	w.WriteHeader(http.StatusOK)
 	s.opts.Logger.Info("connect", "nick", nick, "transport", "sse", "addr", addr, "resume", raw)
-	err = s.pump(r.Context(), c, res.joined, stream.NewSSE(w), nil)
+	err = s.pump(r.Context(), c, res.joined, stream.NewSSE(w))
 	s.opts.Logger.Info("disconnect", "nick", nick, "transport", "sse", "why", err)
 }
 
@@ -190,7 +190,7 @@ func (s *Server) runSSE(nc net.Conn, c *stream.Conn, j stream.Plan, leave, relea
 	defer leave()
 	defer nc.Close()
 	s.opts.Logger.Info("connect", "nick", c.Nick, "transport", "sse", "addr", addr, "resume", rawResume)
-	l := s.startStream(c, j, stream.NewRawSSE(nc), nil, func() { nc.Close() })
+	l := s.startStream(c, j, stream.NewRawSSE(nc), func() { nc.Close() })
 	var b [64]byte
 	for {
 		if _, err := nc.Read(b[:]); err != nil {
@@ -272,9 +272,7 @@ func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume
 	defer ws.Close()
 	t := stream.NewWS(ws)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c, res, leave := s.join(ctx, nick, resume, hasResume)
+	c, res, leave := s.join(context.Background(), nick, resume, hasResume)
 	defer leave()
 	if res.err != nil {
 		t.SetDeadline(time.Now().Add(time.Second))
@@ -283,11 +281,14 @@ func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume
 		return
 	}
 	s.opts.Logger.Info("connect", "nick", nick, "transport", "ws", "addr", addr, "resume", rawResume)
+	// The reads' context (its Done channel is made once a send or a note
+	// needs it, not for an idle stream).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 
-	notes := make(chan string, 4)
 	// Once the stream ended (cut, a write failed), the reads end too.
-	l := s.startStream(c, res.joined, t, notes, func() { cancel(); ws.Close() })
-	s.readWS(ctx, ws, nick, addrHost(addr), t, notes, l.Wake)
+	l := s.startStream(c, res.joined, t, func() { cancel(); ws.Close() })
+	s.readWS(ctx, ws, nick, addrHost(addr), t, l)
 	cancel()
 	err := s.stopStream(c, l)
 	s.opts.Logger.Info("disconnect", "nick", nick, "transport", "ws", "why", err)
@@ -295,8 +296,8 @@ func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume
 
 // readWS reads a WebSocket's frames, sends each as nick's message (in
 // order, without waiting for one to be stored before reading the next), and
-// reports errors to the client through notes, calling wake after each.
-func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr string, t *stream.WS, notes chan<- string, wake func()) {
+// reports errors to the client through l's notes.
+func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr string, t *stream.WS, l *stream.Live) {
 	wait := 2 * s.opts.KeepAlive
 	// A frame is read up to its limit, and one byte more tells it is over:
 	// the connection then closes with 1009, from here, so that nothing is
@@ -324,14 +325,11 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr stri
 		return ws.SetReadDeadline(time.Now().Add(wait))
 	})
 	tell := func(msg string) {
-		select {
-		case notes <- msg:
-			wake()
-		case <-ctx.Done():
-		}
+		l.Note(ctx.Done(), msg)
 	}
-	// Up to 64 of this connection's posts may wait for their commit at once.
-	inflight := make(chan struct{}, 64)
+	// Up to 64 of this connection's posts may wait for their commit at
+	// once (made with the first post: an idle stream holds none).
+	var inflight chan struct{}
 	var pending sync.WaitGroup
 	defer pending.Wait()
 	for {
@@ -362,6 +360,9 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr stri
 		if err != nil {
 			tell(err.Error())
 			continue
+		}
+		if inflight == nil {
+			inflight = make(chan struct{}, 64)
 		}
 		select {
 		case inflight <- struct{}{}:

@@ -74,8 +74,8 @@ type Timing struct {
 
 // Pump writes a stream (as Start) and waits until it ends or ctx ends,
 // then stops it (as Stop).
-func Pump(ctx context.Context, c *Conn, j Plan, t Transport, notes <-chan string, h Host, tm Timing) error {
-	l := Start(c, j, t, notes, h, tm, nil)
+func Pump(ctx context.Context, c *Conn, j Plan, t Transport, h Host, tm Timing) error {
+	l := Start(c, j, t, h, tm, nil)
 	select {
 	case <-ctx.Done():
 	case <-l.done:
@@ -95,7 +95,7 @@ type Live struct {
 	t     Transport
 	h     Host
 	tm    Timing
-	notes <-chan string
+	notes atomic.Pointer[chan string] // made by the first Note
 
 	state atomic.Int32 // writerIdle, writerRunning, writerAgain or writerEnded
 	stop  atomic.Bool  // Stop was called
@@ -126,12 +126,11 @@ const (
 )
 
 // Start writes the stream c of plan j on t: its writer takes c's queue,
-// the notes (nil when the transport has none; Wake after sending one) and
-// the pings every KeepAlive. onEnd (may be nil) is called once when the
-// stream ends, from its writer: the stream's owner then stops reading the
-// connection and calls Stop.
-func Start(c *Conn, j Plan, t Transport, notes <-chan string, h Host, tm Timing, onEnd func()) *Live {
-	l := &Live{c: c, t: t, h: h, tm: tm, notes: notes, plan: &j, done: make(chan struct{}), onEnd: onEnd}
+// the notes (Note) and the pings every KeepAlive. onEnd (may be nil) is
+// called once when the stream ends, from its writer: the stream's owner
+// then stops reading the connection and calls Stop.
+func Start(c *Conn, j Plan, t Transport, h Host, tm Timing, onEnd func()) *Live {
+	l := &Live{c: c, t: t, h: h, tm: tm, plan: &j, done: make(chan struct{}), onEnd: onEnd}
 	c.OnWake(l.Wake)
 	l.Wake()
 	return l
@@ -154,6 +153,28 @@ func (l *Live) Wake() {
 		default:
 			return
 		}
+	}
+}
+
+// Note hands msg to the writer, an error for the client, written after
+// the notes before it. At most 4 wait: Note waits for room, or until
+// done is closed (false: msg was dropped).
+func (l *Live) Note(done <-chan struct{}, msg string) bool {
+	p := l.notes.Load()
+	if p == nil {
+		ch := make(chan string, 4)
+		if !l.notes.CompareAndSwap(nil, &ch) {
+			p = l.notes.Load()
+		} else {
+			p = &ch
+		}
+	}
+	select {
+	case *p <- msg:
+		l.Wake()
+		return true
+	case <-done:
+		return false
 	}
 }
 
@@ -248,11 +269,15 @@ func (l *Live) step() error {
 		clear(evs)
 	}
 	l.spare = evs[:0]
+	var notes chan string
+	if p := l.notes.Load(); p != nil {
+		notes = *p
+	}
 	for wrote := false; ; {
 		var msg string
 		got := false
 		select {
-		case msg, got = <-l.notes:
+		case msg, got = <-notes:
 		default:
 		}
 		if !got {
