@@ -97,7 +97,12 @@ func (s *rawStream) readUntil(want string, buf []byte) error {
 
 // dialRaw logs nick in over SSE or WebSocket and reads to its welcome.
 func dialRaw(addr, kind, nick string, buf []byte) (*rawStream, error) {
-	c, err := net.Dial("tcp", addr)
+	return dialRawWith(&net.Dialer{}, addr, kind, nick, buf)
+}
+
+// dialRawWith is dialRaw through d.
+func dialRawWith(d *net.Dialer, addr, kind, nick string, buf []byte) (*rawStream, error) {
+	c, err := d.Dial("tcp", addr)
 	if err != nil {
 		return nil, err
 	}

@@ -84,6 +84,13 @@ func (c *Conn) Take(spare []*Event) []*Event {
 	return evs
 }
 
+// Queued reports how many events wait for the writer.
+func (c *Conn) Queued() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.queue)
+}
+
 // Cut closes the stream for reason (the first reason given wins).
 func (c *Conn) Cut(reason string) {
 	c.mu.Lock()
