@@ -45,8 +45,8 @@ type hub struct {
 
 	// Owned by the hub goroutine.
 	m               *room.Machine
-	reqSeq          uint64              // the sequence of the machine's requests
-	local           map[string]localSet // nick → its streams here and their tokens
+	reqSeq          uint64                // the sequence of the machine's requests
+	local           map[string]stream.Set // nick → its streams here and their tokens
 	tokens          uint64
 	localUndo       []func() // undoes the batch's changes of local
 	pending         []delivery
@@ -81,7 +81,7 @@ func newHub(st *store.Store, state store.State, o *Options) (*hub, error) {
 		quit:      make(chan struct{}),
 		done:      make(chan struct{}),
 		m:         room.New(roomConfig(o, 0), state.Seq),
-		local:     map[string]localSet{},
+		local:     map[string]stream.Set{},
 
 		checkpointAt:    store.CheckpointBytes,
 		checkpointEvery: store.CheckpointBytes,
@@ -437,43 +437,18 @@ func refusalOf(r *room.Refusal) error {
 func (h *hub) deliver(e *room.Event) {
 	ev := stream.NewEvent(e.ID, e.Text)
 	if e.To != "" {
-		h.pending = h.local[e.To].appendTo(h.pending, ev)
+		for c := range h.local[e.To].All() {
+			h.pending = append(h.pending, delivery{c, ev})
+		}
 		return
 	}
 	for nick, cs := range h.local {
-		if nick != e.Except {
-			h.pending = cs.appendTo(h.pending, ev)
+		if nick == e.Except {
+			continue
 		}
-	}
-}
-
-// localSet is one nick's streams here and their tokens. Most users have
-// one stream, held in the set itself: a map of its own per user was the
-// largest object an idle stream held in the hub.
-type localSet struct {
-	one   *stream.Conn
-	token uint64
-	more  map[*stream.Conn]uint64 // the others, when there are
-}
-
-// appendTo appends a delivery of ev to each stream of the set.
-func (s localSet) appendTo(ds []delivery, ev *stream.Event) []delivery {
-	if s.one != nil {
-		ds = append(ds, delivery{s.one, ev})
-	}
-	for c := range s.more {
-		ds = append(ds, delivery{c, ev})
-	}
-	return ds
-}
-
-// each calls f with each stream of the set.
-func (s localSet) each(f func(c *stream.Conn)) {
-	if s.one != nil {
-		f(s.one)
-	}
-	for c := range s.more {
-		f(c)
+		for c := range cs.All() {
+			h.pending = append(h.pending, delivery{c, ev})
+		}
 	}
 }
 
@@ -485,53 +460,23 @@ func (h *hub) addLocal(c *stream.Conn, token uint64) {
 
 func (h *hub) addLocalNow(c *stream.Conn, token uint64) {
 	cs := h.local[c.Nick]
-	switch {
-	case cs.one == nil || cs.one == c:
-		cs.one, cs.token = c, token
-	default:
-		if cs.more == nil {
-			cs.more = map[*stream.Conn]uint64{}
-		}
-		cs.more[c] = token
-	}
+	cs.Add(c, token)
 	h.local[c.Nick] = cs
 }
 
 func (h *hub) dropLocal(c *stream.Conn) (uint64, bool) {
-	cs := h.local[c.Nick]
-	token, ok := cs.more[c]
-	if cs.one == c {
-		token, ok = cs.token, true
-	}
+	token, ok := h.dropLocalNow(c)
 	if ok {
-		h.dropLocalNow(c)
 		h.localUndo = append(h.localUndo, func() { h.addLocalNow(c, token) })
 	}
 	return token, ok
 }
 
-func (h *hub) dropLocalNow(c *stream.Conn) {
-	cs, ok := h.local[c.Nick]
-	if !ok {
-		return
-	}
-	if cs.one == c {
-		cs.one, cs.token = nil, 0
-		for o, tok := range cs.more {
-			// Another stream takes the set's own place.
-			cs.one, cs.token = o, tok
-			delete(cs.more, o)
-			break
-		}
-	} else {
-		delete(cs.more, c)
-	}
-	if len(cs.more) == 0 {
-		cs.more = nil
-	}
-	if cs.one == nil {
+func (h *hub) dropLocalNow(c *stream.Conn) (uint64, bool) {
+	cs := h.local[c.Nick]
+	token, ok := cs.Remove(c)
+	if h.local[c.Nick] = cs; cs.Empty() {
 		delete(h.local, c.Nick)
-		return
 	}
-	h.local[c.Nick] = cs
+	return token, ok
 }

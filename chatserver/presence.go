@@ -71,6 +71,8 @@ func (h *hub) flushPresence(tx *store.Tx) error {
 // cutAll closes every stream with reason.
 func (h *hub) cutAll(reason string) {
 	for _, cs := range h.local {
-		cs.each(func(c *stream.Conn) { c.Cut(reason) })
+		for c := range cs.All() {
+			c.Cut(reason)
+		}
 	}
 }

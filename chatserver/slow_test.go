@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"net"
 	"net/http"
@@ -253,7 +254,7 @@ func TestStalledAmongMany(t *testing.T) {
 		reasons, queued = make([]string, len(stalledNicks)), make([]int, len(stalledNicks))
 		ts.srv.hub.do(t.Context(), &inspectReq{fn: func(h *hub) {
 			for i, nick := range stalledNicks {
-				if c := h.local[nick].one; c != nil {
+				if c := first(h.local[nick].All()); c != nil {
 					reasons[i], queued[i] = c.CutReason(), c.Queued()
 				} else {
 					reasons[i] = "(gone)"
@@ -398,4 +399,12 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// first is the first stream seq yields, nil when none.
+func first(seq iter.Seq[*stream.Conn]) *stream.Conn {
+	for c := range seq {
+		return c
+	}
+	return nil
 }

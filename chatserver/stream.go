@@ -30,26 +30,12 @@ func (s *Server) ackDelivered(nick string, from, to uint64) {
 	s.hub.submit(context.Background(), &ackReq{nick: nick, from: from, to: to})
 }
 
-// pump writes a joined stream: the missed events, the welcome lines, the
-// waiting messages, then live events until the client goes, the hub cuts the
-// stream or ctx ends.
-func (s *Server) pump(ctx context.Context, c *stream.Conn, j stream.Plan, t stream.Transport) error {
-	l := s.startStream(c, j, t, nil)
-	select {
-	case <-ctx.Done():
-	case <-l.Done():
-	}
-	return s.stopStream(c, l)
-}
-
-// startStream starts writing a joined stream (stream.Start) on writers of
-// its own; onEnd as Start's.
+// startStream starts writing a joined stream (stream.Start, onEnd as its).
 func (s *Server) startStream(c *stream.Conn, j stream.Plan, t stream.Transport, onEnd func()) *stream.Live {
 	return stream.Start(c, j, t, pumpHost{s}, stream.Timing{WriteTimeout: s.opts.WriteTimeout, KeepAlive: s.opts.KeepAlive, MailAckDelay: s.opts.MailAckDelay, Retention: s.opts.Retention}, onEnd)
 }
 
-// stopStream stops a stream's writer once its client went or it ended, and
-// returns why it ended, logging a cut by the hub.
+// stopStream stops a stream's writer and returns why it ended, logging a cut.
 func (s *Server) stopStream(c *stream.Conn, l *stream.Live) error {
 	err := l.Stop()
 	if reason := c.CutReason(); reason != "" && reason != stream.Closed {
@@ -177,14 +163,18 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 	}
 	w.WriteHeader(http.StatusOK)
 	s.opts.Logger.Info("connect", "nick", nick, "transport", "sse", "addr", addr, "resume", raw)
-	err = s.pump(r.Context(), c, res.joined, stream.NewSSE(w))
+	l := s.startStream(c, res.joined, stream.NewSSE(w), nil)
+	select {
+	case <-r.Context().Done():
+	case <-l.Done():
+	}
+	err = s.stopStream(c, l)
 	s.opts.Logger.Info("disconnect", "nick", nick, "transport", "sse", "why", err)
 }
 
-// runSSE runs an event stream on a hijacked connection: its writes run on
-// writers started as events come (startStream), and this goroutine reads
-// the connection, which the client uses for nothing more: a read ends when
-// the client goes, or when the stream ended and closed it.
+// runSSE runs an event stream on a hijacked connection. This goroutine reads
+// it (the client sends nothing more) until the client goes or the stream,
+// ended, closes it; the writes run on writers of their own (startStream).
 func (s *Server) runSSE(nc net.Conn, c *stream.Conn, j stream.Plan, leave, release func(), addr, rawResume string) {
 	defer release()
 	defer leave()
@@ -281,8 +271,7 @@ func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume
 		return
 	}
 	s.opts.Logger.Info("connect", "nick", nick, "transport", "ws", "addr", addr, "resume", rawResume)
-	// The reads' context (its Done channel is made once a send or a note
-	// needs it, not for an idle stream).
+	// The reads' context: its Done channel is made by a send or a note.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -324,11 +313,8 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr stri
 		}
 		return ws.SetReadDeadline(time.Now().Add(wait))
 	})
-	tell := func(msg string) {
-		l.Note(ctx.Done(), msg)
-	}
-	// Up to 64 of this connection's posts may wait for their commit at
-	// once (made with the first post: an idle stream holds none).
+	tell := func(msg string) { l.Note(ctx.Done(), msg) }
+	// Up to 64 of this connection's posts may wait for their commit at once.
 	var inflight chan struct{}
 	var pending sync.WaitGroup
 	defer pending.Wait()

@@ -72,17 +72,6 @@ type Timing struct {
 	WriteTimeout, KeepAlive, MailAckDelay, Retention time.Duration
 }
 
-// Pump writes a stream (as Start) and waits until it ends or ctx ends,
-// then stops it (as Stop).
-func Pump(ctx context.Context, c *Conn, j Plan, t Transport, h Host, tm Timing) error {
-	l := Start(c, j, t, h, tm, nil)
-	select {
-	case <-ctx.Done():
-	case <-l.done:
-	}
-	return l.Stop()
-}
-
 // Live is a stream being written: the notice, the missed events, the
 // welcome lines and the waiting messages of its Plan, then its live
 // events, the notes for its client and its keep-alive pings, until the
