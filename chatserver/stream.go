@@ -51,7 +51,7 @@ func (s *Server) stopStream(c *stream.Conn, l *stream.Live) error {
 	return err
 }
 
-// pumpHost is what a stream's pump asks of its server.
+// pumpHost is what a stream's writer asks of its server.
 type pumpHost struct{ s *Server }
 
 func (h pumpHost) Pruned() uint64                         { return h.s.hub.pruned.Load() }
@@ -291,7 +291,7 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr stri
 	// A frame is read up to its limit, and one byte more tells it is over:
 	// the connection then closes with 1009, from here, so that nothing is
 	// written after the close frame (gorilla's own limit would write it
-	// from the reader while the pump may still be writing events).
+	// from the reader while the writer may still be writing events).
 	limit := int64(s.opts.MaxMessageBytes)*6 + 1024
 	ws.SetReadDeadline(time.Now().Add(wait))
 	ws.SetPingHandler(func(payload string) error {

@@ -47,11 +47,11 @@ type Transport interface {
 	// AskAck asks the client to confirm it received the events of its user
 	// with from < id <= to. A transport that can (a WebSocket: the pong to a
 	// ping sent after them) confirms them itself and returns false; true
-	// leaves it to the pump (the stream staying open for MailAckDelay).
+	// leaves it to the writer (the stream staying open for MailAckDelay).
 	AskAck(from, to uint64) (byDelay bool, err error)
 }
 
-// Host is what a stream's pump asks of the server it runs in.
+// Host is what a stream's writer asks of the server it runs in.
 type Host interface {
 	// Pruned is the last event id pruned from the history: a resume from
 	// before it may miss events.
@@ -64,7 +64,7 @@ type Host interface {
 	Delivered(nick string, from, to uint64)
 }
 
-// Timing is a pump's clock: WriteTimeout bounds each write, KeepAlive
+// Timing is a stream writer's clock: WriteTimeout bounds each write, KeepAlive
 // spaces the pings of an idle stream, MailAckDelay is how long an event
 // stream must stay open after its offline messages before they count as
 // read; Retention is named in the notice about pruned events.
