@@ -27,12 +27,19 @@ func benchReceivers(b *testing.B, ts *testServer, n int, got *atomic.Int64) (sto
 		if res.err != nil {
 			b.Fatal(res.err)
 		}
+		ready := make(chan struct{}, 1)
+		c.OnWake(func() {
+			select {
+			case ready <- struct{}{}:
+			default:
+			}
+		})
 		wg.Go(func() {
 			defer leave()
 			var spare []*stream.Event
 			for {
 				select {
-				case <-c.Ready:
+				case <-ready:
 					spare = c.Take(spare)
 					got.Add(int64(len(spare)))
 					clear(spare)

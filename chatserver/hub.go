@@ -45,8 +45,8 @@ type hub struct {
 
 	// Owned by the hub goroutine.
 	m               *room.Machine
-	reqSeq          uint64                             // the sequence of the machine's requests
-	local           map[string]map[*stream.Conn]uint64 // nick → its streams here → their tokens
+	reqSeq          uint64                // the sequence of the machine's requests
+	local           map[string]stream.Set // nick → its streams here and their tokens
 	tokens          uint64
 	localUndo       []func() // undoes the batch's changes of local
 	pending         []delivery
@@ -81,7 +81,7 @@ func newHub(st *store.Store, state store.State, o *Options) (*hub, error) {
 		quit:      make(chan struct{}),
 		done:      make(chan struct{}),
 		m:         room.New(roomConfig(o, 0), state.Seq),
-		local:     map[string]map[*stream.Conn]uint64{},
+		local:     map[string]stream.Set{},
 
 		checkpointAt:    store.CheckpointBytes,
 		checkpointEvery: store.CheckpointBytes,
@@ -437,7 +437,7 @@ func refusalOf(r *room.Refusal) error {
 func (h *hub) deliver(e *room.Event) {
 	ev := stream.NewEvent(e.ID, e.Text)
 	if e.To != "" {
-		for c := range h.local[e.To] {
+		for c := range h.local[e.To].All() {
 			h.pending = append(h.pending, delivery{c, ev})
 		}
 		return
@@ -446,7 +446,7 @@ func (h *hub) deliver(e *room.Event) {
 		if nick == e.Except {
 			continue
 		}
-		for c := range cs {
+		for c := range cs.All() {
 			h.pending = append(h.pending, delivery{c, ev})
 		}
 	}
@@ -454,32 +454,29 @@ func (h *hub) deliver(e *room.Event) {
 
 // addLocal and dropLocal change the streams here, undone if the batch fails.
 func (h *hub) addLocal(c *stream.Conn, token uint64) {
-	cs := h.local[c.Nick]
-	if cs == nil {
-		cs = map[*stream.Conn]uint64{}
-		h.local[c.Nick] = cs
-	}
-	cs[c] = token
+	h.addLocalNow(c, token)
 	h.localUndo = append(h.localUndo, func() { h.dropLocalNow(c) })
 }
 
+func (h *hub) addLocalNow(c *stream.Conn, token uint64) {
+	cs := h.local[c.Nick]
+	cs.Add(c, token)
+	h.local[c.Nick] = cs
+}
+
 func (h *hub) dropLocal(c *stream.Conn) (uint64, bool) {
-	token, ok := h.local[c.Nick][c]
+	token, ok := h.dropLocalNow(c)
 	if ok {
-		h.dropLocalNow(c)
-		h.localUndo = append(h.localUndo, func() {
-			if h.local[c.Nick] == nil {
-				h.local[c.Nick] = map[*stream.Conn]uint64{}
-			}
-			h.local[c.Nick][c] = token
-		})
+		h.localUndo = append(h.localUndo, func() { h.addLocalNow(c, token) })
 	}
 	return token, ok
 }
 
-func (h *hub) dropLocalNow(c *stream.Conn) {
-	delete(h.local[c.Nick], c)
-	if len(h.local[c.Nick]) == 0 {
+func (h *hub) dropLocalNow(c *stream.Conn) (uint64, bool) {
+	cs := h.local[c.Nick]
+	token, ok := cs.Remove(c)
+	if h.local[c.Nick] = cs; cs.Empty() {
 		delete(h.local, c.Nick)
 	}
+	return token, ok
 }

@@ -71,7 +71,7 @@ func (h *hub) flushPresence(tx *store.Tx) error {
 // cutAll closes every stream with reason.
 func (h *hub) cutAll(reason string) {
 	for _, cs := range h.local {
-		for c := range cs {
+		for c := range cs.All() {
 			c.Cut(reason)
 		}
 	}

@@ -4,17 +4,23 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/stream"
 )
 
 // TestSlowConsumer holds one SSE consumer that never reads while three
@@ -142,6 +148,241 @@ func TestSlowConsumer(t *testing.T) {
 	}
 }
 
+// TestStalledAmongMany: among 1,000 streams, half SSE and half WebSocket,
+// one SSE and one WebSocket client read their welcome and then nothing.
+// Messages to them alone fill their sockets; then broadcasts of 4 KB go
+// out one at a time, each once every other stream received the one
+// before, until the hub cut both stalled streams: every
+// other stream receives every broadcast, once and in order, while the
+// stalled ones still hold their unread bytes. Each stalled stream is cut as
+// a slow consumer (its queue full while its writer waits on the full
+// socket), the server logs the cut and its reason, and what the stalled
+// client had received by then is in order, with no duplicate.
+func TestStalledAmongMany(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens 1,000 connections")
+	}
+	limit := raiseFileLimit(t)
+	n := min(1000, int(limit-300)/2)
+	if n < 50 {
+		t.Skipf("the limit of open files (%d) allows too few streams", limit)
+	}
+	const queue = 16
+	var logs syncBuffer
+	// WriteTimeout stays at its default (10 s): the broadcasts that fill a
+	// stalled stream's queue once its socket is full must go out before its
+	// write gives up, however busy the machine, or it ends on that write
+	// instead of being cut as slow.
+	ts := startServer(t, Options{MaxConnsPerAddr: -1, KeepAlive: time.Hour, QueueSize: queue, NoSync: true,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	addr := strings.TrimPrefix(ts.url, "http://")
+	buf := make([]byte, 4096)
+
+	small := &net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	stalledNicks := []string{"stalledsse", "stalledws"}
+	var stalled []*rawStream
+	for _, nick := range stalledNicks {
+		s, err := dialRawWith(small, addr, strings.TrimPrefix(nick, "stalled"), nick, buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.c.Close()
+		stalled = append(stalled, s)
+	}
+	others := make([]*rawStream, n-len(stalled))
+	for i := range others {
+		kind := "sse"
+		if i%2 == 1 {
+			kind = "ws"
+		}
+		s, err := dialRaw(addr, kind, fmt.Sprintf("other%04d", i), buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.c.Close()
+		others[i] = s
+	}
+
+	// Each other stream has a reader of its own that counts the broadcasts
+	// as they come and reports one out of order or twice.
+	const maxRounds = 3000
+	prefix := []byte("boss to all: r")
+	var got [maxRounds]atomic.Int32
+	errs := make(chan error, len(others))
+	var ended atomic.Bool
+	for i, s := range others {
+		go func() {
+			acc, next := s.tail, 0
+			b := make([]byte, 32<<10)
+			s.c.SetReadDeadline(time.Time{})
+			for {
+				for {
+					j := bytes.Index(acc, prefix)
+					if j < 0 || len(acc) < j+len(prefix)+5 {
+						break
+					}
+					k, _ := strconv.Atoi(string(acc[j+len(prefix) : j+len(prefix)+5]))
+					if k != next || k >= maxRounds {
+						errs <- fmt.Errorf("other%04d: broadcast %d after %d", i, k, next-1)
+						return
+					}
+					got[k].Add(1)
+					next++
+					acc = acc[j+len(prefix)+5:]
+				}
+				if len(acc) > len(prefix)+5 {
+					acc = append(acc[:0], acc[len(acc)-len(prefix)-5:]...)
+				}
+				m, err := s.c.Read(b)
+				if err != nil {
+					if !ended.Load() {
+						errs <- fmt.Errorf("other%04d: %w", i, err)
+					}
+					return
+				}
+				acc = append(acc, b[:m]...)
+			}
+		}()
+	}
+	defer ended.Store(true)
+
+	// state reports, for each stalled stream, the reason the hub cut it
+	// with ("" while open) and how many events wait in its queue.
+	state := func() (reasons []string, queued []int) {
+		reasons, queued = make([]string, len(stalledNicks)), make([]int, len(stalledNicks))
+		ts.srv.hub.do(t.Context(), &inspectReq{fn: func(h *hub) {
+			for i, nick := range stalledNicks {
+				if c := first(h.local[nick].All()); c != nil {
+					reasons[i], queued[i] = c.CutReason(), c.Queued()
+				} else {
+					reasons[i] = "(gone)"
+				}
+			}
+		}})
+		return reasons, queued
+	}
+	text := strings.Repeat("x", 4000)
+	// First the stalled streams alone are sent 4 KB messages until their
+	// sockets are full: their writers wait, and half their queue waits.
+	for sent := 0; ; sent++ {
+		reasons, queued := state()
+		if slices.ContainsFunc(reasons, func(r string) bool { return r != "" }) {
+			t.Fatalf("a stalled stream was cut before the broadcasts (%q)", reasons)
+		}
+		if !slices.ContainsFunc(queued, func(q int) bool { return q < queue/2 }) {
+			t.Logf("%d messages of 4 KB to the stalled streams filled their sockets: %v events queued", sent, queued)
+			break
+		}
+		if sent == maxRounds {
+			t.Fatalf("%d messages of 4 KB did not fill the stalled streams' sockets: %v events queued", sent, queued)
+		}
+		for i, nick := range stalledNicks {
+			if queued[i] < queue/2 {
+				if status, body := ts.post(t, "boss", nick, "fill "+text); status != 200 {
+					t.Fatalf("message to %s: %d %s", nick, status, body)
+				}
+			}
+		}
+	}
+	// Then broadcasts, one at a time, until the hub cut both.
+	rounds := 0
+	for ; ; rounds++ {
+		if reasons, _ := state(); !slices.Contains(reasons, "") {
+			break
+		}
+		if rounds == maxRounds {
+			t.Fatalf("%d broadcasts of 4 KB went out and the stalled streams are not cut", maxRounds)
+		}
+		// Sent from a goroutine: a hub held up by the stalled streams
+		// would hold the answer too, and the test would hang.
+		posted := make(chan error, 1)
+		go func() {
+			b, _ := json.Marshal(map[string]string{"from": "boss", "to": "all", "text": fmt.Sprintf("r%05d %s", rounds, text)})
+			resp, err := http.Post(ts.url+"/send", "application/json", bytes.NewReader(b))
+			if err == nil {
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					err = fmt.Errorf("%s %s", resp.Status, body)
+				}
+			}
+			posted <- err
+		}()
+		// The mechanism is a delay: the others receive while the stalled
+		// ones stall. Two minutes for 1,000 deliveries of 4 KB and an
+		// answer is more than a busy machine takes.
+		deadline := time.After(2 * time.Minute)
+		for got[rounds].Load() < int32(len(others)) {
+			select {
+			case err := <-errs:
+				t.Fatal(err)
+			case <-deadline:
+				t.Fatalf("%d of %d other streams received broadcast %d within 2 minutes while two streams stalled", got[rounds].Load(), len(others), rounds)
+			case <-time.After(time.Millisecond):
+			}
+		}
+		select {
+		case err := <-posted:
+			if err != nil {
+				t.Fatalf("broadcast %d: %v", rounds, err)
+			}
+		case <-deadline:
+			t.Fatalf("broadcast %d was received but not answered within 2 minutes", rounds)
+		}
+	}
+	reasons, _ := state()
+	t.Logf("N = %d streams (%d others, SSE and WebSocket, and %d stalled); the stalled were cut after %d broadcasts of 4 KB, which every other stream received once and in order: %q",
+		n, len(others), len(stalled), rounds, reasons)
+	for i, r := range reasons {
+		if r != "(gone)" && r != fmt.Sprintf(stream.Slow, queue) {
+			t.Errorf("%s was cut with %q, want the slow-consumer reason", stalledNicks[i], r)
+		}
+	}
+
+	// Their writes give up (WriteTimeout) and they leave; the server logged
+	// each cut with its reason.
+	for i, nick := range stalledNicks {
+		ts.waitStreams(t, nick, -1)
+		var line string
+		for l := range strings.SplitSeq(logs.String(), "\n") {
+			if strings.Contains(l, "stream cut") && strings.Contains(l, "nick="+nick+" ") {
+				line = l
+			}
+		}
+		if !strings.Contains(line, "reason=\"slow consumer") {
+			t.Errorf("the server's log of %s's cut: %q, want a stream cut line with the slow-consumer reason", nick, line)
+		}
+		// What the stalled client holds is the broadcasts in order, fewer
+		// than went out.
+		s := stalled[i]
+		s.c.SetReadDeadline(time.Now().Add(waitFor))
+		all, err := io.ReadAll(io.MultiReader(bytes.NewReader(s.tail), s.c))
+		if err != nil && !errors.Is(err, syscall.ECONNRESET) {
+			t.Errorf("%s: reading what it holds: %v", nick, err)
+		}
+		next := 0
+		for rest := all; ; {
+			j := bytes.Index(rest, prefix)
+			if j < 0 || len(rest) < j+len(prefix)+5 {
+				break
+			}
+			k, _ := strconv.Atoi(string(rest[j+len(prefix) : j+len(prefix)+5]))
+			if k != next {
+				t.Errorf("%s held broadcast %d after %d", nick, k, next-1)
+				break
+			}
+			next++
+			rest = rest[j+len(prefix)+5:]
+		}
+		t.Logf("%s held %d broadcasts (%d bytes) when it was cut", nick, next, len(all))
+		if next >= rounds {
+			t.Errorf("%s received all %d broadcasts: it did not stall", nick, rounds)
+		}
+	}
+}
+
 // syncBuffer is a bytes.Buffer safe for concurrent writers (a log's output).
 type syncBuffer struct {
 	mu sync.Mutex
@@ -158,4 +399,12 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// first is the first stream seq yields, nil when none.
+func first(seq iter.Seq[*stream.Conn]) *stream.Conn {
+	for c := range seq {
+		return c
+	}
+	return nil
 }

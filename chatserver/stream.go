@@ -30,11 +30,14 @@ func (s *Server) ackDelivered(nick string, from, to uint64) {
 	s.hub.submit(context.Background(), &ackReq{nick: nick, from: from, to: to})
 }
 
-// pump writes a joined stream: the missed events, the welcome lines, the
-// waiting messages, then live events until the client goes, the hub cuts the
-// stream or ctx ends.
-func (s *Server) pump(ctx context.Context, c *stream.Conn, j stream.Plan, t stream.Transport, notes <-chan string) error {
-	err := stream.Pump(ctx, c, j, t, notes, pumpHost{s}, stream.Timing{WriteTimeout: s.opts.WriteTimeout, KeepAlive: s.opts.KeepAlive, MailAckDelay: s.opts.MailAckDelay, Retention: s.opts.Retention})
+// startStream starts writing a joined stream (stream.Start, onEnd as its).
+func (s *Server) startStream(c *stream.Conn, j stream.Plan, t stream.Transport, onEnd func()) *stream.Live {
+	return stream.Start(c, j, t, pumpHost{s}, stream.Timing{WriteTimeout: s.opts.WriteTimeout, KeepAlive: s.opts.KeepAlive, MailAckDelay: s.opts.MailAckDelay, Retention: s.opts.Retention}, onEnd)
+}
+
+// stopStream stops a stream's writer and returns why it ended, logging a cut.
+func (s *Server) stopStream(c *stream.Conn, l *stream.Live) error {
+	err := l.Stop()
 	if reason := c.CutReason(); reason != "" && reason != stream.Closed {
 		// Cut by the hub; a write may have failed first (a stalled
 		// client's buffers are full and its write deadline passed).
@@ -48,7 +51,7 @@ func (s *Server) pump(ctx context.Context, c *stream.Conn, j stream.Plan, t stre
 	return err
 }
 
-// pumpHost is what a stream's pump asks of its server.
+// pumpHost is what a stream's writer asks of its server.
 type pumpHost struct{ s *Server }
 
 func (h pumpHost) Pruned() uint64                         { return h.s.hub.pruned.Load() }
@@ -143,29 +146,10 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 	addr := r.RemoteAddr
 	extra := grant.Header(nick)
 	if nc, ok := stream.Hijack(w, r, extra, s.opts.WriteTimeout); ok {
-		// The stream runs on its own goroutines and this handler returns,
-		// so that net/http lets go of the request and of its buffers: an
-		// idle stream holds no buffer at all.
-		go func() {
-			defer release()
-			defer leave()
-			defer nc.Close()
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			go func() {
-				// The client sends nothing more: a read ends when it goes.
-				defer cancel()
-				var b [64]byte
-				for {
-					if _, err := nc.Read(b[:]); err != nil {
-						return
-					}
-				}
-			}()
-			s.opts.Logger.Info("connect", "nick", nick, "transport", "sse", "addr", addr, "resume", raw)
-			err := s.pump(ctx, c, res.joined, stream.NewRawSSE(nc), nil)
-			s.opts.Logger.Info("disconnect", "nick", nick, "transport", "sse", "why", err)
-		}()
+		// The stream runs on a goroutine of its own and this handler
+		// returns, so that net/http lets go of the request and of its
+		// buffers: an idle stream holds no buffer at all.
+		go s.runSSE(nc, c, res.joined, leave, release, addr, raw)
 		return
 	}
 	defer release()
@@ -179,8 +163,32 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 	}
 	w.WriteHeader(http.StatusOK)
 	s.opts.Logger.Info("connect", "nick", nick, "transport", "sse", "addr", addr, "resume", raw)
-	err = s.pump(r.Context(), c, res.joined, stream.NewSSE(w), nil)
+	l := s.startStream(c, res.joined, stream.NewSSE(w), nil)
+	select {
+	case <-r.Context().Done():
+	case <-l.Done():
+	}
+	err = s.stopStream(c, l)
 	s.opts.Logger.Info("disconnect", "nick", nick, "transport", "sse", "why", err)
+}
+
+// runSSE runs an event stream on a hijacked connection. This goroutine reads
+// it (the client sends nothing more) until the client goes or the stream,
+// ended, closes it; the writes run on writers of their own (startStream).
+func (s *Server) runSSE(nc net.Conn, c *stream.Conn, j stream.Plan, leave, release func(), addr, rawResume string) {
+	defer release()
+	defer leave()
+	defer nc.Close()
+	s.opts.Logger.Info("connect", "nick", c.Nick, "transport", "sse", "addr", addr, "resume", rawResume)
+	l := s.startStream(c, j, stream.NewRawSSE(nc), func() { nc.Close() })
+	var b [64]byte
+	for {
+		if _, err := nc.Read(b[:]); err != nil {
+			break
+		}
+	}
+	err := s.stopStream(c, l)
+	s.opts.Logger.Info("disconnect", "nick", c.Nick, "transport", "sse", "why", err)
 }
 
 // serveWS logs a user in over WebSocket.
@@ -248,14 +256,13 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 }
 
 // runWS logs nick in on an upgraded WebSocket and runs its stream: this
-// goroutine writes, another reads.
+// goroutine reads, and the writes run on writers started as events come
+// (startStream).
 func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume bool, addr, rawResume string) {
 	defer ws.Close()
 	t := stream.NewWS(ws)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c, res, leave := s.join(ctx, nick, resume, hasResume)
+	c, res, leave := s.join(context.Background(), nick, resume, hasResume)
 	defer leave()
 	if res.err != nil {
 		t.SetDeadline(time.Now().Add(time.Second))
@@ -264,29 +271,27 @@ func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume
 		return
 	}
 	s.opts.Logger.Info("connect", "nick", nick, "transport", "ws", "addr", addr, "resume", rawResume)
+	// The reads' context: its Done channel is made by a send or a note.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 
-	notes := make(chan string, 4)
-	var reader sync.WaitGroup
-	reader.Go(func() {
-		defer cancel()
-		s.readWS(ctx, ws, nick, addrHost(addr), t, notes)
-	})
-	err := s.pump(ctx, c, res.joined, t, notes)
+	// Once the stream ended (cut, a write failed), the reads end too.
+	l := s.startStream(c, res.joined, t, func() { cancel(); ws.Close() })
+	s.readWS(ctx, ws, nick, addrHost(addr), t, l)
 	cancel()
-	ws.Close()
-	reader.Wait()
+	err := s.stopStream(c, l)
 	s.opts.Logger.Info("disconnect", "nick", nick, "transport", "ws", "why", err)
 }
 
 // readWS reads a WebSocket's frames, sends each as nick's message (in
 // order, without waiting for one to be stored before reading the next), and
-// reports errors to the client through notes.
-func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr string, t *stream.WS, notes chan<- string) {
+// reports errors to the client through l's notes.
+func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr string, t *stream.WS, l *stream.Live) {
 	wait := 2 * s.opts.KeepAlive
 	// A frame is read up to its limit, and one byte more tells it is over:
 	// the connection then closes with 1009, from here, so that nothing is
 	// written after the close frame (gorilla's own limit would write it
-	// from the reader while the pump may still be writing events).
+	// from the reader while the writer may still be writing events).
 	limit := int64(s.opts.MaxMessageBytes)*6 + 1024
 	ws.SetReadDeadline(time.Now().Add(wait))
 	ws.SetPingHandler(func(payload string) error {
@@ -308,14 +313,9 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr stri
 		}
 		return ws.SetReadDeadline(time.Now().Add(wait))
 	})
-	tell := func(msg string) {
-		select {
-		case notes <- msg:
-		case <-ctx.Done():
-		}
-	}
+	tell := func(msg string) { l.Note(ctx.Done(), msg) }
 	// Up to 64 of this connection's posts may wait for their commit at once.
-	inflight := make(chan struct{}, 64)
+	var inflight chan struct{}
 	var pending sync.WaitGroup
 	defer pending.Wait()
 	for {
@@ -346,6 +346,9 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr stri
 		if err != nil {
 			tell(err.Error())
 			continue
+		}
+		if inflight == nil {
+			inflight = make(chan struct{}, 64)
 		}
 		select {
 		case inflight <- struct{}{}:

@@ -1,13 +1,15 @@
 // Package stream is one user's open stream, an SSE response or a
 // WebSocket: its queue of events (Conn), each event encoded once for both
 // transports (Event), the writers of the two transports (SSE and RawSSE,
-// WS) and the pump that writes a stream from its login to its end (Pump).
+// WS), the writer that runs a stream from its login to its end (Live) and
+// a user's streams on a node (Set).
 //
 // The hub never waits for a stream: it pushes an event onto the stream's
-// queue and the stream's own goroutine writes everything waiting in one
-// write. A full queue cuts the stream with its reason; the client resumes
-// from the last id it received. What a stream writes first (its Plan) and
-// which events it gets are the chat's rules', not this package's.
+// queue and the stream's writer, a goroutine started only while there is
+// something to write (Live), writes everything waiting in one write. A
+// full queue cuts the stream with its reason; the client resumes from the
+// last id it received. What a stream writes first (its Plan) and which
+// events it gets are the chat's rules', not this package's.
 package stream
 
 import (
@@ -27,21 +29,30 @@ const (
 // The hub owns its membership and appends events to its queue; the stream's
 // writer takes all waiting events at once (one wake-up per batch, however
 // many events). When the queue holds max events the hub cuts the stream:
-// sets reason, closes cut, and drops every later event for it (the client
+// sets reason, closes Gone, and drops every later event for it (the client
 // resumes from the last id it received).
 type Conn struct {
 	Nick   string
 	Max    int
 	mu     sync.Mutex
 	queue  []*Event
-	Ready  chan struct{} // holds a token while queue is not empty
+	wake   func() // under mu: called after an event is queued and when the stream is cut
 	Gone   chan struct{}
 	reason atomic.Pointer[string]
 	isCut  bool // under mu
 }
 
 func NewConn(nick string, queueSize int) *Conn {
-	return &Conn{Nick: nick, Max: queueSize, Ready: make(chan struct{}, 1), Gone: make(chan struct{})}
+	return &Conn{Nick: nick, Max: queueSize, Gone: make(chan struct{})}
+}
+
+// OnWake sets what Push calls once an event is queued, and Cut once the
+// stream is cut: its writer's wake-up. Events queued before it was set
+// wait in the queue.
+func (c *Conn) OnWake(f func()) {
+	c.mu.Lock()
+	c.wake = f
+	c.mu.Unlock()
 }
 
 // Push queues ev for the writer. A stream whose queue already holds Max
@@ -59,10 +70,10 @@ func (c *Conn) Push(ev *Event) {
 		return
 	}
 	c.queue = append(c.queue, ev)
+	wake := c.wake
 	c.mu.Unlock()
-	select {
-	case c.Ready <- struct{}{}:
-	default:
+	if wake != nil {
+		wake()
 	}
 }
 
@@ -75,16 +86,28 @@ func (c *Conn) Take(spare []*Event) []*Event {
 	return evs
 }
 
+// Queued reports how many events wait for the writer.
+func (c *Conn) Queued() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.queue)
+}
+
 // Cut closes the stream for reason (the first reason given wins).
 func (c *Conn) Cut(reason string) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.isCut {
+		c.mu.Unlock()
 		return
 	}
 	c.isCut = true
 	c.reason.Store(&reason)
 	close(c.Gone)
+	wake := c.wake
+	c.mu.Unlock()
+	if wake != nil {
+		wake()
+	}
 }
 
 // CutReason is why the hub closed the stream, or "" while it is open.

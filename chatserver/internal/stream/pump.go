@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -45,11 +47,11 @@ type Transport interface {
 	// AskAck asks the client to confirm it received the events of its user
 	// with from < id <= to. A transport that can (a WebSocket: the pong to a
 	// ping sent after them) confirms them itself and returns false; true
-	// leaves it to the pump (the stream staying open for MailAckDelay).
+	// leaves it to the writer (the stream staying open for MailAckDelay).
 	AskAck(from, to uint64) (byDelay bool, err error)
 }
 
-// Host is what a stream's pump asks of the server it runs in.
+// Host is what a stream's writer asks of the server it runs in.
 type Host interface {
 	// Pruned is the last event id pruned from the history: a resume from
 	// before it may miss events.
@@ -62,7 +64,7 @@ type Host interface {
 	Delivered(nick string, from, to uint64)
 }
 
-// Timing is a pump's clock: WriteTimeout bounds each write, KeepAlive
+// Timing is a stream writer's clock: WriteTimeout bounds each write, KeepAlive
 // spaces the pings of an idle stream, MailAckDelay is how long an event
 // stream must stay open after its offline messages before they count as
 // read; Retention is named in the notice about pruned events.
@@ -70,115 +72,299 @@ type Timing struct {
 	WriteTimeout, KeepAlive, MailAckDelay, Retention time.Duration
 }
 
-// Pump writes a stream: the notice, the missed events, the welcome lines,
-// the waiting messages (j), then its live events and the notes for its
-// client until the client goes, the stream is cut or ctx ends.
-func Pump(ctx context.Context, c *Conn, j Plan, t Transport, notes <-chan string, h Host, tm Timing) error {
-	// Every write is bounded by a deadline between 3/4 of WriteTimeout and
-	// WriteTimeout away: moving it costs a timer update, which a broadcast
-	// to 10,000 streams would pay 10,000 times (12% of the server's CPU in
-	// a profile of ws-fanout), so it moves only when a quarter has passed.
-	var until time.Time
-	deadline := func() {
-		now := time.Now()
-		if until.Sub(now) < tm.WriteTimeout*3/4 {
-			until = now.Add(tm.WriteTimeout)
-			t.SetDeadline(until)
+// Live is a stream being written: the notice, the missed events, the
+// welcome lines and the waiting messages of its Plan, then its live
+// events, the notes for its client and its keep-alive pings, until the
+// stream is cut, a write fails or Stop. Its writes run on a goroutine
+// started when there is something to write (an event queued, a note, a
+// ping due, the cut), which ends once nothing is left: an idle stream holds
+// no goroutine and no buffer, only its timers.
+type Live struct {
+	c     *Conn
+	t     Transport
+	h     Host
+	tm    Timing
+	notes atomic.Pointer[chan string] // made by the first Note
+
+	state atomic.Int32 // writerIdle, writerRunning, writerAgain or writerEnded
+	stop  atomic.Bool  // Stop was called
+	ping  atomic.Bool  // a keep-alive ping is due
+	ack   atomic.Bool  // MailAckDelay passed: the offline messages can be confirmed
+	done  chan struct{}
+	err   error // why the stream ended, once done is closed
+	onEnd func()
+
+	// Owned by the writer.
+	plan           *Plan // written first, then nil
+	until          time.Time
+	spare          []*Event
+	ackFrom, ackTo uint64
+
+	tmu       sync.Mutex // the timers, and ended
+	keepAlive *time.Timer
+	confirm   *time.Timer
+	ended     bool
+}
+
+// The states of a Live's writer.
+const (
+	writerIdle    = iota // no goroutine: the next wake-up starts one
+	writerRunning        // writing; a wake-up makes it look again (writerAgain)
+	writerAgain          // writing, and woken since it last looked
+	writerEnded          // the stream ended: no goroutine ever again
+)
+
+// Start writes the stream c of plan j on t: its writer takes c's queue,
+// the notes (Note) and the pings every KeepAlive. onEnd (may be nil) is
+// called once when the stream ends, from its writer: the stream's owner
+// then stops reading the connection and calls Stop.
+func Start(c *Conn, j Plan, t Transport, h Host, tm Timing, onEnd func()) *Live {
+	l := &Live{c: c, t: t, h: h, tm: tm, plan: &j, done: make(chan struct{}), onEnd: onEnd}
+	c.OnWake(l.Wake)
+	l.Wake()
+	return l
+}
+
+// Wake makes the writer look at what is waiting, starting its goroutine
+// when none runs.
+func (l *Live) Wake() {
+	for {
+		switch l.state.Load() {
+		case writerIdle:
+			if l.state.CompareAndSwap(writerIdle, writerRunning) {
+				go l.run()
+				return
+			}
+		case writerRunning:
+			if l.state.CompareAndSwap(writerRunning, writerAgain) {
+				return
+			}
+		default:
+			return
 		}
 	}
+}
+
+// Note hands msg to the writer, an error for the client, written after
+// the notes before it. At most 4 wait: Note waits for room, or until
+// done is closed (false: msg was dropped).
+func (l *Live) Note(done <-chan struct{}, msg string) bool {
+	p := l.notes.Load()
+	if p == nil {
+		ch := make(chan string, 4)
+		if !l.notes.CompareAndSwap(nil, &ch) {
+			p = l.notes.Load()
+		} else {
+			p = &ch
+		}
+	}
+	select {
+	case *p <- msg:
+		l.Wake()
+		return true
+	case <-done:
+		return false
+	}
+}
+
+// Stop ends the stream (its client went) and waits until its writer is
+// done: a write in progress ends by itself, within WriteTimeout. It
+// returns why the stream ended.
+func (l *Live) Stop() error {
+	l.stop.Store(true)
+	l.Wake()
+	<-l.done
+	return l.err
+}
+
+// Done is closed once the stream ended.
+func (l *Live) Done() <-chan struct{} { return l.done }
+
+func (l *Live) run() {
+	for {
+		l.state.Store(writerRunning)
+		if err := l.step(); err != nil {
+			l.end(err)
+			return
+		}
+		if l.state.CompareAndSwap(writerRunning, writerIdle) {
+			return
+		}
+	}
+}
+
+func (l *Live) end(err error) {
+	l.state.Store(writerEnded)
+	l.c.OnWake(nil)
+	l.tmu.Lock()
+	l.ended = true
+	if l.keepAlive != nil {
+		l.keepAlive.Stop()
+	}
+	if l.confirm != nil {
+		l.confirm.Stop()
+	}
+	l.tmu.Unlock()
+	l.err = err
+	l.spare = nil
+	close(l.done)
+	if l.onEnd != nil {
+		l.onEnd()
+	}
+}
+
+// deadline bounds every write by a deadline between 3/4 of WriteTimeout
+// and WriteTimeout away: moving it costs a timer update, which a broadcast
+// to 10,000 streams would pay 10,000 times (12% of the server's CPU in a
+// profile of ws-fanout), so it moves only when a quarter has passed.
+func (l *Live) deadline() {
+	now := time.Now()
+	if l.until.Sub(now) < l.tm.WriteTimeout*3/4 {
+		l.until = now.Add(l.tm.WriteTimeout)
+		l.t.SetDeadline(l.until)
+	}
+}
+
+// step writes what is waiting; an error ends the stream.
+func (l *Live) step() error {
+	if j := l.plan; j != nil {
+		l.plan = nil
+		if err := l.login(j); err != nil {
+			return err
+		}
+	}
+	select {
+	case <-l.c.Gone:
+		l.t.SetDeadline(time.Now().Add(time.Second))
+		reason := l.c.CutReason()
+		l.t.End(reason, l.h.Closing())
+		return errors.New(reason)
+	default:
+	}
+	if l.stop.Load() {
+		return context.Canceled
+	}
+	evs := l.c.Take(l.spare)
+	if len(evs) > 0 {
+		l.deadline()
+		for _, ev := range evs {
+			if err := l.t.Event(ev); err != nil {
+				return err
+			}
+		}
+		if err := l.t.Flush(); err != nil {
+			return err
+		}
+		clear(evs)
+	}
+	l.spare = evs[:0]
+	var notes chan string
+	if p := l.notes.Load(); p != nil {
+		notes = *p
+	}
+	for wrote := false; ; {
+		var msg string
+		got := false
+		select {
+		case msg, got = <-notes:
+		default:
+		}
+		if !got {
+			if wrote {
+				if err := l.t.Flush(); err != nil {
+					return err
+				}
+			}
+			break
+		}
+		l.deadline()
+		if err := l.t.Note(msg); err != nil {
+			return err
+		}
+		wrote = true
+	}
+	if l.ack.Swap(false) {
+		// Still open MailAckDelay after the flush, and a write after
+		// that still goes through: the client read them.
+		l.deadline()
+		if err := l.t.Ping(); err != nil {
+			return err
+		}
+		if !l.stop.Load() {
+			l.h.Delivered(l.c.Nick, l.ackFrom, l.ackTo)
+		}
+	}
+	if l.ping.Swap(false) {
+		l.deadline()
+		if err := l.t.Ping(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// login writes the notice, the missed events, the welcome lines and the
+// waiting messages of j, then starts the stream's timers.
+func (l *Live) login(j *Plan) error {
+	t, h := l.t, l.h
 	resume, hasResume := j.Resume, j.HasResume
 	if j.Notice != "" {
-		deadline()
+		l.deadline()
 		if err := t.Note(j.Notice); err != nil {
 			return err
 		}
 	}
 	if pruned := h.Pruned(); hasResume && resume < pruned {
-		deadline()
-		if err := t.Note(fmt.Sprintf("events %d to %d are older than the retention window (%v) and were deleted: those addressed to you are missing from this resume", resume+1, pruned, tm.Retention)); err != nil {
+		l.deadline()
+		if err := t.Note(fmt.Sprintf("events %d to %d are older than the retention window (%v) and were deleted: those addressed to you are missing from this resume", resume+1, pruned, l.tm.Retention)); err != nil {
 			return err
 		}
 	}
 	if hasResume {
-		if err := h.Replay(c, resume, j.ReplayTo, t, deadline); err != nil {
+		if err := h.Replay(l.c, resume, j.ReplayTo, t, l.deadline); err != nil {
 			return err
 		}
 	}
-	deadline()
+	l.deadline()
 	for _, ev := range j.Preamble {
 		if err := t.Event(ev); err != nil {
 			return err
 		}
 	}
-	if err := h.Replay(c, j.MailFrom, j.MailTo, t, deadline); err != nil {
+	if err := h.Replay(l.c, j.MailFrom, j.MailTo, t, l.deadline); err != nil {
 		return err
 	}
 	if err := t.Flush(); err != nil {
 		return err
 	}
 	// Offline messages leave the mailbox once their delivery is known.
-	var confirm <-chan time.Time
-	ackFrom, ackTo := j.SeenFrom(), j.MailTo
+	l.ackFrom, l.ackTo = j.SeenFrom(), j.MailTo
+	byDelay := false
 	if j.MailPending {
-		byDelay, err := t.AskAck(ackFrom, ackTo)
-		if err != nil {
+		var err error
+		if byDelay, err = t.AskAck(l.ackFrom, l.ackTo); err != nil {
 			return err
 		}
-		if byDelay {
-			timer := time.NewTimer(tm.MailAckDelay)
-			defer timer.Stop()
-			confirm = timer.C
-		}
 	}
-	tick := time.NewTicker(tm.KeepAlive)
-	defer tick.Stop()
-	var spare []*Event
-	for {
-		select {
-		case <-c.Ready:
-			evs := c.Take(spare)
-			deadline()
-			for _, ev := range evs {
-				if err := t.Event(ev); err != nil {
-					return err
-				}
-			}
-			if err := t.Flush(); err != nil {
-				return err
-			}
-			clear(evs)
-			spare = evs
-		case msg := <-notes:
-			deadline()
-			if err := t.Note(msg); err != nil {
-				return err
-			}
-			if err := t.Flush(); err != nil {
-				return err
-			}
-		case <-confirm:
-			// Still open MailAckDelay after the flush, and a write after
-			// that still goes through: the client read them.
-			confirm = nil
-			deadline()
-			if err := t.Ping(); err != nil {
-				return err
-			}
-			if ctx.Err() == nil {
-				h.Delivered(c.Nick, ackFrom, ackTo)
-			}
-		case <-tick.C:
-			deadline()
-			if err := t.Ping(); err != nil {
-				return err
-			}
-		case <-c.Gone:
-			t.SetDeadline(time.Now().Add(time.Second))
-			reason := c.CutReason()
-			t.End(reason, h.Closing())
-			return errors.New(reason)
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	l.tmu.Lock()
+	defer l.tmu.Unlock()
+	if byDelay {
+		l.confirm = time.AfterFunc(l.tm.MailAckDelay, func() {
+			l.ack.Store(true)
+			l.Wake()
+		})
 	}
+	l.keepAlive = time.AfterFunc(l.tm.KeepAlive, l.tick)
+	return nil
+}
+
+// tick asks for a keep-alive ping and sets the next one, every KeepAlive.
+func (l *Live) tick() {
+	l.ping.Store(true)
+	l.Wake()
+	l.tmu.Lock()
+	if !l.ended {
+		l.keepAlive.Reset(l.tm.KeepAlive)
+	}
+	l.tmu.Unlock()
 }

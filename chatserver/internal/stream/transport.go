@@ -264,7 +264,7 @@ func (t *WS) CloseWith(code int, reason string) {
 
 // ReadBuffer is the read buffer of a WebSocket: a client's frames are
 // short, and a longer one is read through it in pieces.
-const ReadBuffer = 512
+const ReadBuffer = 128
 
 // WriteBuffers lends WebSockets their write buffer for the time of a write.
 var WriteBuffers = &sync.Pool{}
