@@ -75,16 +75,15 @@ func userJS() string {
 // bidiListening is the line Firefox prints when its WebDriver BiDi server listens.
 var bidiListening = regexp.MustCompile(`WebDriver BiDi listening on (ws://\S+)`)
 
-// firefox is a Firefox driven through WebDriver BiDi.
+// firefox is a Firefox driven through WebDriver BiDi; as a Page, its first tab.
 type firefox struct {
+	window  // the first tab
 	proc    *process
 	conn    *bidi.Conn
-	tab     string
 	version string
-	console consoleErrors
 
-	mu   sync.Mutex
-	tabs map[string]*firefoxWindow // the windows OpenWindow opened, by browsing context
+	mu      sync.Mutex
+	windows map[string]*window // its pages by browsing context: the first tab, and OpenWindow's
 }
 
 func startFirefox(ctx context.Context, path, profile string) (Page, error) {
@@ -96,7 +95,8 @@ func startFirefox(ctx context.Context, path, profile string) (Page, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &firefox{proc: proc}
+	f := &firefox{proc: proc, windows: map[string]*window{}}
+	f.window.f = f
 	fail := func(err error) (Page, error) {
 		if f.conn != nil {
 			f.conn.Close()
@@ -111,28 +111,16 @@ func startFirefox(ctx context.Context, path, profile string) (Page, error) {
 	if err := f.conn.OnLog(ctx, f.logged); err != nil {
 		return fail(err)
 	}
-	if f.tab, err = f.conn.TopContext(ctx); err != nil {
+	tab, err := f.conn.TopContext(ctx)
+	if err != nil {
 		return fail(err)
 	}
+	f.mu.Lock()
+	f.window.context = tab
+	f.windows[tab] = &f.window
+	f.mu.Unlock()
 	return f, nil
 }
-
-func (f *firefox) Navigate(ctx context.Context, url string) error {
-	return f.conn.Navigate(ctx, f.tab, url)
-}
-
-func (f *firefox) Evaluate(ctx context.Context, expression string, out any) error {
-	return f.conn.Evaluate(ctx, f.tab, expression, out)
-}
-
-func (f *firefox) SetViewport(ctx context.Context, width, height int) error {
-	return f.conn.SetViewport(ctx, f.tab, width, height)
-}
-
-func (f *firefox) ConsoleErrors() []string { return f.console.get() }
-func (f *firefox) Version() string         { return f.version }
-func (f *firefox) Kind() Kind              { return Firefox }
-func (f *firefox) Pid() int                { return f.proc.cmd.Process.Pid }
 
 // Close ends the session, then the browser's whole process group (its content processes
 // are in it), and removes the profile.
@@ -142,26 +130,24 @@ func (f *firefox) Close() error {
 	return nil
 }
 
-// logged keeps a console error for the page it came from: the first tab's, or the window
-// OpenWindow opened for its browsing context. An error whose context is none of them (a
-// worker's, where Firefox names no context) goes to every page, so that none is missed.
+// logged keeps a console error for the page it came from. An error whose context is none
+// of them (a worker's, where Firefox names no context, or one logged before the first tab
+// was known) goes to every page, so that none is missed.
 func (f *firefox) logged(e bidi.LogEntry) {
 	if e.Level != "error" {
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if t, ok := f.tabs[e.Source.Context]; ok {
-		t.console.add(e.Text)
+	if w, ok := f.windows[e.Source.Context]; ok {
+		w.console.add(e.Text)
 		return
 	}
-	if e.Source.Context == f.tab {
-		f.console.add(e.Text)
-		return
-	}
-	f.console.add(e.Text)
-	for _, t := range f.tabs {
-		t.console.add(e.Text)
+	f.window.console.add(e.Text)
+	for _, w := range f.windows {
+		if w != &f.window {
+			w.console.add(e.Text)
+		}
 	}
 }
 
@@ -190,14 +176,11 @@ func OpenWindow(ctx context.Context, p Page) (Page, error) {
 		f.removeUserContext(uc.UserContext)
 		return nil, err
 	}
-	t := &firefoxWindow{f: f, tab: created.Context, userContext: uc.UserContext}
+	w := &window{f: f, context: created.Context, userContext: uc.UserContext}
 	f.mu.Lock()
-	if f.tabs == nil {
-		f.tabs = map[string]*firefoxWindow{}
-	}
-	f.tabs[t.tab] = t
+	f.windows[w.context] = w
 	f.mu.Unlock()
-	return t, nil
+	return w, nil
 }
 
 // removeUserContext closes a user context and its tabs, bounded by a short wait.
@@ -207,35 +190,37 @@ func (f *firefox) removeUserContext(id string) error {
 	return f.conn.Call(ctx, "browser.removeUserContext", map[string]any{"userContext": id}, nil)
 }
 
-// firefoxWindow is a window OpenWindow opened: the browser's, with a browsing and a user
-// context of its own.
-type firefoxWindow struct {
-	f                *firefox
-	tab, userContext string
-	console          consoleErrors
+// window is a top-level browsing context of a Firefox: its first tab, or a window that
+// OpenWindow opened in a user context of its own.
+type window struct {
+	f           *firefox
+	context     string // its browsing context
+	userContext string // OpenWindow's; "" for the first tab, which is the browser's
+	console     consoleErrors
 }
 
-func (t *firefoxWindow) Navigate(ctx context.Context, url string) error {
-	return t.f.conn.Navigate(ctx, t.tab, url)
+func (w *window) Navigate(ctx context.Context, url string) error {
+	return w.f.conn.Navigate(ctx, w.context, url)
 }
 
-func (t *firefoxWindow) Evaluate(ctx context.Context, expression string, out any) error {
-	return t.f.conn.Evaluate(ctx, t.tab, expression, out)
+func (w *window) Evaluate(ctx context.Context, expression string, out any) error {
+	return w.f.conn.Evaluate(ctx, w.context, expression, out)
 }
 
-func (t *firefoxWindow) SetViewport(ctx context.Context, width, height int) error {
-	return t.f.conn.SetViewport(ctx, t.tab, width, height)
+func (w *window) SetViewport(ctx context.Context, width, height int) error {
+	return w.f.conn.SetViewport(ctx, w.context, width, height)
 }
 
-func (t *firefoxWindow) ConsoleErrors() []string { return t.console.get() }
-func (t *firefoxWindow) Version() string         { return t.f.version }
-func (t *firefoxWindow) Kind() Kind              { return Firefox }
-func (t *firefoxWindow) Pid() int                { return t.f.Pid() }
+func (w *window) ConsoleErrors() []string { return w.console.get() }
+func (w *window) Version() string         { return w.f.version }
+func (w *window) Kind() Kind              { return Firefox }
+func (w *window) Pid() int                { return w.f.proc.cmd.Process.Pid }
 
-// Close closes the window and its user context; the browser goes on.
-func (t *firefoxWindow) Close() error {
-	t.f.mu.Lock()
-	delete(t.f.tabs, t.tab)
-	t.f.mu.Unlock()
-	return t.f.removeUserContext(t.userContext)
+// Close closes a window OpenWindow opened and its user context; the browser goes on.
+// (The first tab's Close is the browser's: firefox.Close.)
+func (w *window) Close() error {
+	w.f.mu.Lock()
+	delete(w.f.windows, w.context)
+	w.f.mu.Unlock()
+	return w.f.removeUserContext(w.userContext)
 }
