@@ -27,6 +27,7 @@ var chatLayers = map[string]int{
 	"chatserver/internal/stream":   3, // one user's open stream: queue, transports, pump
 	"chatserver/internal/room":     4, // the rules, a pure state machine
 	"chatserver/internal/store":    4, // chat.db and its log
+	"chatserver/internal/nbio":     5, // one read or write of a socket, never waiting
 }
 
 const middleLayer = 2

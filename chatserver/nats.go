@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,6 +114,7 @@ func (s *Server) joinNATS() (*Server, error) {
 	n.wg.Go(n.liveness)
 	s.cluster = n
 	s.opts.Broker = natsBroker{n}
+	s.writers = stream.NewWriters(runtime.GOMAXPROCS(0))
 	s.handler = s.routes()
 	return s, nil
 }

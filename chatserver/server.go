@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -195,6 +196,7 @@ type Server struct {
 	cluster *natsNode          // with Options.NATS: the chat's state lives in JetStream
 	auth    auth.Guard         // who speaks (auth.go)
 	proxies *httpguard.Proxies // Options.TrustedProxies
+	writers *stream.Writers    // the streams' writer loops, one per core
 
 	mu       sync.Mutex
 	closing  bool
@@ -245,6 +247,7 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("subscribe to broker: %w", err)
 	}
 	go s.hub.run()
+	s.writers = stream.NewWriters(runtime.GOMAXPROCS(0))
 	s.handler = s.routes()
 	return s, nil
 }
@@ -312,6 +315,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.closing = true
 	s.mu.Unlock()
 	defer close(s.shutdown)
+	defer s.writers.Close() // after every stream ended (or was given up on)
 
 	s.hub.closing.Store(true)
 	if s.cluster != nil {

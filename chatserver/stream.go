@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
-	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -57,6 +55,7 @@ type pumpHost struct{ s *Server }
 func (h pumpHost) Pruned() uint64                         { return h.s.hub.pruned.Load() }
 func (h pumpHost) Closing() bool                          { return h.s.hub.closing.Load() }
 func (h pumpHost) Delivered(nick string, from, to uint64) { h.s.ackDelivered(nick, from, to) }
+func (h pumpHost) Writers() *stream.Writers               { return h.s.writers }
 func (h pumpHost) Replay(c *stream.Conn, after, upTo uint64, t stream.Transport, deadline func()) error {
 	return h.s.replay(c, after, upTo, t, deadline)
 }
@@ -211,7 +210,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "this is the chat's WebSocket endpoint: connect with a WebSocket client (ws://.../ws?nick=<nick>)", http.StatusBadRequest)
 		return
 	}
-	if origin := r.Header.Get("Origin"); !s.originAllowed(origin, r.Host) {
+	if origin := r.Header.Get("Origin"); !httpguard.OriginAllowed(origin, r.Host, s.opts.AllowedOrigins) {
 		http.Error(w, fmt.Sprintf("WebSocket origin %q is not allowed: only pages of this server (%s) or the allowed origins may connect", origin, r.Host), http.StatusForbidden)
 		return
 	}
@@ -362,20 +361,6 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr stri
 			}
 		})
 	}
-}
-
-// originAllowed reports whether a WebSocket may connect from a page of origin.
-func (s *Server) originAllowed(origin, host string) bool {
-	if origin == "" {
-		return true // not a browser
-	}
-	for _, o := range s.opts.AllowedOrigins {
-		if o == "*" || strings.EqualFold(strings.TrimRight(o, "/"), origin) {
-			return true
-		}
-	}
-	u, err := url.Parse(origin)
-	return err == nil && strings.EqualFold(u.Host, host)
 }
 
 // admitStream lets a new SSE or WebSocket stream in unless the server is shutting down or

@@ -28,6 +28,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -208,6 +209,22 @@ func CrossSite(r *http.Request) bool {
 		return true
 	}
 	return false
+}
+
+// OriginAllowed reports whether a WebSocket may connect from a page of origin to a
+// server reached as host: a client that is not a browser (no Origin), a page of the
+// server's own host, or one of allowed ("*": any).
+func OriginAllowed(origin, host string, allowed []string) bool {
+	if origin == "" {
+		return true // not a browser
+	}
+	for _, o := range allowed {
+		if o == "*" || strings.EqualFold(strings.TrimRight(o, "/"), origin) {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	return err == nil && strings.EqualFold(u.Host, host)
 }
 
 // CrossOrigin serves next for every safe-method request (GET, HEAD, OPTIONS) and for the

@@ -174,3 +174,24 @@ func TestPageCSP(t *testing.T) {
 		t.Errorf("PageCSP of a page without a script = %q, want script-src 'none'", csp)
 	}
 }
+
+func TestOriginAllowed(t *testing.T) {
+	for _, tt := range []struct {
+		origin, host string
+		allowed      []string
+		want         bool
+	}{
+		{"", "127.0.0.1:8080", nil, true},                      // not a browser
+		{"http://127.0.0.1:8080", "127.0.0.1:8080", nil, true}, // its own page
+		{"http://evil.example", "127.0.0.1:8080", nil, false},  // another site
+		{"http://chat.example", "127.0.0.1:8080", []string{"http://chat.example/"}, true},
+		{"HTTP://CHAT.EXAMPLE", "127.0.0.1:8080", []string{"http://chat.example"}, true},
+		{"http://evil.example", "127.0.0.1:8080", []string{"http://chat.example"}, false},
+		{"http://evil.example", "127.0.0.1:8080", []string{"*"}, true},
+		{"::not a url", "127.0.0.1:8080", nil, false},
+	} {
+		if got := OriginAllowed(tt.origin, tt.host, tt.allowed); got != tt.want {
+			t.Errorf("OriginAllowed(%q, %q, %q) = %v, want %v", tt.origin, tt.host, tt.allowed, got, tt.want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasmgap/wasmgap/chatserver/internal/nbio"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
@@ -183,7 +184,7 @@ func TestPageAnsweredAtOnce(t *testing.T) {
 		}
 		filler := 0
 		for c.full {
-			n, wouldBlock, err := writeNow(sc, make([]byte, 64<<10))
+			n, wouldBlock, err := nbio.WriteNow(sc, make([]byte, 64<<10))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wasmgap/wasmgap/chatserver/internal/nbio"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
@@ -124,7 +125,7 @@ func (l *Listener) acceptLoop() {
 // a goroutine, a wake-up or a deadline. Otherwise it returns the bytes it
 // read into buf for serve, done false; it never waits.
 func (l *Listener) answerAtOnce(c net.Conn, buf []byte) (n int, done bool) {
-	n, wouldBlock, err := readNow(c, buf)
+	n, wouldBlock, err := nbio.ReadNow(c, buf)
 	switch {
 	case wouldBlock || errors.Is(err, errors.ErrUnsupported):
 		return 0, false
@@ -141,7 +142,7 @@ func (l *Listener) answerAtOnce(c net.Conn, buf []byte) (n int, done bool) {
 	if req.Head {
 		out = out[:head]
 	}
-	written, _, err := writeNow(c, out)
+	written, _, err := nbio.WriteNow(c, out)
 	if err != nil || written == len(out) {
 		l.release(c)
 		c.Close()
@@ -387,11 +388,11 @@ func refuseConn(c net.Conn, addr netip.Addr, limit int) {
 	answer := fmt.Sprintf("HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", len(text), text)
 	var scratch [512]byte
 	for {
-		if n, _, err := readNow(c, scratch[:]); err != nil || n < len(scratch) {
+		if n, _, err := nbio.ReadNow(c, scratch[:]); err != nil || n < len(scratch) {
 			break
 		}
 	}
-	writeNow(c, []byte(answer))
+	nbio.WriteNow(c, []byte(answer))
 	if cw, ok := c.(interface{ CloseWrite() error }); ok {
 		cw.CloseWrite()
 	}
@@ -479,6 +480,16 @@ func (c *handedConn) Read(p []byte) (int, error) {
 		return n, nil
 	}
 	return c.Conn.Read(p)
+}
+
+// SyscallConn gives the socket to those that read or write it without
+// waiting (nbio): a stream's writer loops, once net/http handed the
+// connection over (hijacked) for an event stream or a WebSocket.
+func (c *handedConn) SyscallConn() (syscall.RawConn, error) {
+	if sc, ok := c.Conn.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, errors.ErrUnsupported
 }
 
 // CloseWrite lets net/http end a connection as it does a TCP one.

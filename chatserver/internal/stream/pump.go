@@ -62,6 +62,9 @@ type Host interface {
 	Replay(c *Conn, after, upTo uint64, t Transport, deadline func()) error
 	// Delivered says nick's events with from < id <= to reached the client.
 	Delivered(nick string, from, to uint64)
+	// Writers are the server's writer loops; nil: none, each stream's
+	// writes run on a goroutine of its own.
+	Writers() *Writers
 }
 
 // Timing is a stream writer's clock: WriteTimeout bounds each write, KeepAlive
@@ -75,10 +78,12 @@ type Timing struct {
 // Live is a stream being written: the notice, the missed events, the
 // welcome lines and the waiting messages of its Plan, then its live
 // events, the notes for its client and its keep-alive pings, until the
-// stream is cut, a write fails or Stop. Its writes run on a goroutine
-// started when there is something to write (an event queued, a note, a
-// ping due, the cut), which ends once nothing is left: an idle stream holds
-// no goroutine and no buffer, only its timers.
+// stream is cut, a write fails or Stop. Its events are written by one of
+// the host's Writers while its socket takes them at once; everything else,
+// and events that would wait, on a goroutine started when there is
+// something to write (an event queued, a note, a ping due, the cut), which
+// ends once nothing is left: an idle stream holds no goroutine and no
+// buffer, only its timers.
 type Live struct {
 	c     *Conn
 	t     Transport
@@ -94,8 +99,12 @@ type Live struct {
 	err   error // why the stream ended, once done is closed
 	onEnd func()
 
+	loops *Writers  // the loops that write its events; nil: none (or t cannot write without waiting)
+	now   nowWriter // t, when it can
+
 	// Owned by the writer.
 	plan           *Plan // written first, then nil
+	pending        bool  // a loop left bytes in t's buffer: flush them first
 	until          time.Time
 	spare          []*Event
 	ackFrom, ackTo uint64
@@ -108,8 +117,8 @@ type Live struct {
 
 // The states of a Live's writer.
 const (
-	writerIdle    = iota // no goroutine: the next wake-up starts one
-	writerRunning        // writing; a wake-up makes it look again (writerAgain)
+	writerIdle    = iota // not being written: the next wake-up starts a writer
+	writerRunning        // written by a goroutine or a loop; a wake-up makes it look again (writerAgain)
 	writerAgain          // writing, and woken since it last looked
 	writerEnded          // the stream ended: no goroutine ever again
 )
@@ -120,19 +129,42 @@ const (
 // then stops reading the connection and calls Stop.
 func Start(c *Conn, j Plan, t Transport, h Host, tm Timing, onEnd func()) *Live {
 	l := &Live{c: c, t: t, h: h, tm: tm, plan: &j, done: make(chan struct{}), onEnd: onEnd}
-	c.OnWake(l.Wake)
+	if w := h.Writers(); w != nil {
+		if now, ok := t.(nowWriter); ok {
+			l.loops, l.now = w, now
+		}
+	}
+	c.OnWake(l.wakeForEvents)
 	l.Wake()
 	return l
 }
 
+// startWriter starts l's writer goroutine.
+func startWriter(l *Live) {
+	writerGoroutines.Add(1)
+	go l.run()
+}
+
+// writerGoroutines counts the writer goroutines started (what the tests
+// of the writer loops look at).
+var writerGoroutines atomic.Int64
+
 // Wake makes the writer look at what is waiting, starting its goroutine
 // when none runs.
-func (l *Live) Wake() {
+func (l *Live) Wake() { l.wake(false) }
+
+// wakeForEvents is Wake for events queued (or the cut): a stream that
+// has a loop is handed to it.
+func (l *Live) wakeForEvents() { l.wake(l.loops != nil) }
+
+func (l *Live) wake(onLoop bool) {
 	for {
 		switch l.state.Load() {
 		case writerIdle:
 			if l.state.CompareAndSwap(writerIdle, writerRunning) {
-				go l.run()
+				if !onLoop || !l.loops.hand(l) {
+					startWriter(l)
+				}
 				return
 			}
 		case writerRunning:
@@ -193,6 +225,55 @@ func (l *Live) run() {
 	}
 }
 
+// runNow writes, on a writer loop, the events waiting when they are all
+// there is to write and the socket takes them at once. Anything else, and
+// what the socket does not take, goes on to the stream's own goroutine.
+func (l *Live) runNow() {
+	for {
+		l.state.Store(writerRunning)
+		if !l.onlyEvents() {
+			startWriter(l)
+			return
+		}
+		evs := l.c.Take(l.spare)
+		for _, ev := range evs {
+			l.now.Append(ev)
+		}
+		wrote := len(evs) > 0
+		clear(evs)
+		l.spare = evs[:0]
+		if wrote {
+			if done, err := l.now.FlushNow(); err != nil || !done {
+				// The goroutine writes the rest under the write
+				// deadline, or meets the error again and ends the stream.
+				l.pending = true
+				startWriter(l)
+				return
+			}
+		}
+		if l.state.CompareAndSwap(writerRunning, writerIdle) {
+			return
+		}
+	}
+}
+
+// onlyEvents reports whether events are all l may have to write: no login,
+// leftover, stop, cut, note, confirmation or ping. The writer calls it.
+func (l *Live) onlyEvents() bool {
+	if l.plan != nil || l.pending || l.stop.Load() || l.ping.Load() || l.ack.Load() {
+		return false
+	}
+	select {
+	case <-l.c.Gone:
+		return false
+	default:
+	}
+	if p := l.notes.Load(); p != nil && len(*p) > 0 {
+		return false
+	}
+	return true
+}
+
 func (l *Live) end(err error) {
 	l.state.Store(writerEnded)
 	l.c.OnWake(nil)
@@ -243,6 +324,13 @@ func (l *Live) step() error {
 	}
 	if l.stop.Load() {
 		return context.Canceled
+	}
+	if l.pending {
+		l.pending = false
+		l.deadline()
+		if err := l.t.Flush(); err != nil {
+			return err
+		}
 	}
 	evs := l.c.Take(l.spare)
 	if len(evs) > 0 {

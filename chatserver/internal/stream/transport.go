@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/nbio"
 )
 
 // SSE writes "id: <n>\ndata: <text>\n\n" events on a response.
@@ -88,27 +90,79 @@ type nopConn struct{ net.Conn }
 func (nopConn) Read([]byte) (int, error)  { return 0, net.ErrClosed }
 func (nopConn) Write([]byte) (int, error) { return 0, net.ErrClosed }
 
-// RawSSE writes an event stream on a hijacked connection. Events are
-// gathered in a buffer lent by sseBuffers for the time of one flush.
+// RawSSE writes an event stream on a hijacked connection, its writes
+// gathered in an outBuf.
 type RawSSE struct {
 	c   net.Conn
-	buf *[]byte
+	out outBuf
 }
 
 var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
+// outBuf gathers a stream's writes in a buffer lent by buffers from the
+// first write after a flush until the flush: an idle stream holds none.
+type outBuf struct{ b *[]byte }
+
+// add appends p; full when the buffer should be flushed now.
+func (o *outBuf) add(p []byte) (full bool) {
+	if o.b == nil {
+		o.b = buffers.Get().(*[]byte)
+	}
+	*o.b = append(*o.b, p...)
+	return len(*o.b) >= 32<<10
+}
+
+// flush writes the whole buffer with write and gives it back, written or not.
+func (o *outBuf) flush(write func([]byte) (int, error)) error {
+	if o.b == nil {
+		return nil
+	}
+	_, err := write(*o.b)
+	o.release()
+	return err
+}
+
+// flushNow writes what c's socket takes of the buffer without waiting,
+// keeping the rest: done when nothing is left.
+func (o *outBuf) flushNow(c net.Conn) (done bool, err error) {
+	if o.b == nil {
+		return true, nil
+	}
+	n, _, err := nbio.WriteNow(c, *o.b)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return false, nil // Flush writes it all
+	}
+	if err != nil {
+		return false, err
+	}
+	if n == len(*o.b) {
+		o.release()
+		return true, nil
+	}
+	*o.b = append((*o.b)[:0], (*o.b)[n:]...)
+	return false, nil
+}
+
+func (o *outBuf) release() {
+	*o.b = (*o.b)[:0]
+	if cap(*o.b) <= 64<<10 {
+		buffers.Put(o.b)
+	}
+	o.b = nil
+}
+
 func (t *RawSSE) SetDeadline(d time.Time) { t.c.SetWriteDeadline(d) }
 func (t *RawSSE) add(p []byte) error {
-	if t.buf == nil {
-		t.buf = buffers.Get().(*[]byte)
-	}
-	*t.buf = append(*t.buf, p...)
-	if len(*t.buf) >= 32<<10 {
+	if t.out.add(p) {
 		return t.Flush()
 	}
 	return nil
 }
 func (t *RawSSE) Event(ev *Event) error { return t.add(ev.SSE) }
+func (t *RawSSE) Append(ev *Event)      { t.out.add(ev.SSE) }
+func (t *RawSSE) FlushNow() (bool, error) {
+	return t.out.flushNow(t.c)
+}
 func (t *RawSSE) Note(msg string) error {
 	return t.add([]byte(": error: " + strings.ReplaceAll(msg, "\n", " ") + "\n\n"))
 }
@@ -118,18 +172,7 @@ func (t *RawSSE) Ping() error {
 	}
 	return t.Flush()
 }
-func (t *RawSSE) Flush() error {
-	if t.buf == nil {
-		return nil
-	}
-	_, err := t.c.Write(*t.buf)
-	*t.buf = (*t.buf)[:0]
-	if cap(*t.buf) <= 64<<10 {
-		buffers.Put(t.buf)
-	}
-	t.buf = nil
-	return err
-}
+func (t *RawSSE) Flush() error                         { return t.out.flush(t.c.Write) }
 func (t *RawSSE) AskAck(from, to uint64) (bool, error) { return true, nil }
 func (t *RawSSE) End(reason string, _ bool) {
 	t.add([]byte(": closed: " + reason + "\n\n"))
@@ -137,16 +180,15 @@ func (t *RawSSE) End(reason string, _ bool) {
 }
 
 // WS writes {"id":<n>,"text":"..."} text frames. Event frames
-// are built once per event (event.ws) and gathered in a buffer lent by
-// sseBuffers for the time of one flush, written straight to the connection
-// in one write however many events are waiting; control frames go through
-// gorilla/websocket. mu keeps the two from interleaving (the reader
-// goroutine answers the client's pings).
+// are built once per event (event.ws) and gathered in an outBuf, written
+// straight to the connection in one write however many events are
+// waiting; control frames go through gorilla/websocket. mu keeps the two
+// from interleaving (the reader goroutine answers the client's pings).
 type WS struct {
 	ws    *websocket.Conn
 	ack   *wsAck
 	mu    *sync.Mutex
-	buf   *[]byte
+	out   outBuf
 	until time.Time // under mu: the events' write deadline (setDeadline)
 	// closed, under mu, is set once a close frame was written: no frame
 	// may follow it (RFC 6455 5.5.1), so every later write fails.
@@ -215,37 +257,38 @@ func (t *WS) SetDeadline(d time.Time) {
 	t.ws.NetConn().SetWriteDeadline(d)
 }
 func (t *WS) add(frame []byte) error {
-	if t.buf == nil {
-		t.buf = buffers.Get().(*[]byte)
-	}
-	*t.buf = append(*t.buf, frame...)
-	if len(*t.buf) >= 32<<10 {
+	if t.out.add(frame) {
 		return t.Flush()
 	}
 	return nil
 }
 func (t *WS) Event(ev *Event) error { return t.add(ev.WS) }
+func (t *WS) Append(ev *Event)      { t.out.add(ev.WS) }
+
+// FlushNow writes what the socket takes of the events now (a loop's
+// write); after a close frame, nothing (Flush then fails).
+func (t *WS) FlushNow() (bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false, nil
+	}
+	return t.out.flushNow(t.ws.NetConn())
+}
 func (t *WS) Note(msg string) error {
 	b, _ := json.Marshal(map[string]string{"error": msg})
 	return t.add(AppendTextFrame(nil, b))
 }
 func (t *WS) Ping() error { return t.Control(websocket.PingMessage, nil) }
 func (t *WS) Flush() error {
-	if t.buf == nil {
-		return nil
-	}
 	t.mu.Lock()
-	err := websocket.ErrCloseSent
-	if !t.closed {
-		_, err = t.ws.NetConn().Write(*t.buf)
-	}
-	t.mu.Unlock()
-	*t.buf = (*t.buf)[:0]
-	if cap(*t.buf) <= 64<<10 {
-		buffers.Put(t.buf)
-	}
-	t.buf = nil
-	return err
+	defer t.mu.Unlock()
+	return t.out.flush(func(p []byte) (int, error) {
+		if t.closed {
+			return 0, websocket.ErrCloseSent
+		}
+		return t.ws.NetConn().Write(p)
+	})
 }
 func (t *WS) End(reason string, shuttingDown bool) {
 	t.Note(reason)

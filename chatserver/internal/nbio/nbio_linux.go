@@ -1,0 +1,62 @@
+package nbio
+
+import (
+	"errors"
+	"net"
+	"syscall"
+)
+
+// ReadNow reads what c has received, without waiting: wouldBlock when
+// nothing has arrived yet; errors.ErrUnsupported when c is not a socket.
+// It goes through Control, which neither waits nor checks deadlines nor
+// takes c's read lock: the caller must own c's reads.
+func ReadNow(c net.Conn, buf []byte) (n int, wouldBlock bool, err error) {
+	rc, err := rawConn(c)
+	if err != nil {
+		return 0, false, err
+	}
+	cerr := rc.Control(func(fd uintptr) { n, err = retry(func() (int, error) { return syscall.Read(int(fd), buf) }) })
+	return result(n, err, cerr)
+}
+
+// WriteNow writes what c's socket buffer takes of p, without waiting:
+// wouldBlock (and n == 0) when it takes nothing. Like ReadNow it neither
+// waits nor checks deadlines nor takes c's write lock: the caller must own
+// c's writes (no Write of c's runs at the same time).
+func WriteNow(c net.Conn, p []byte) (n int, wouldBlock bool, err error) {
+	rc, err := rawConn(c)
+	if err != nil {
+		return 0, false, err
+	}
+	cerr := rc.Control(func(fd uintptr) { n, err = retry(func() (int, error) { return syscall.Write(int(fd), p) }) })
+	return result(n, err, cerr)
+}
+
+func rawConn(c net.Conn) (syscall.RawConn, error) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	return sc.SyscallConn()
+}
+
+func retry(op func() (int, error)) (int, error) {
+	for {
+		n, err := op()
+		if err != syscall.EINTR {
+			return n, err
+		}
+	}
+}
+
+func result(n int, err, rawErr error) (int, bool, error) {
+	switch {
+	case rawErr != nil:
+		return 0, false, rawErr
+	case err == syscall.EAGAIN:
+		return 0, true, nil
+	case err != nil:
+		return 0, false, err
+	}
+	return n, false, nil
+}

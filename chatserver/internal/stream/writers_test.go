@@ -1,0 +1,180 @@
+package stream
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// loopHost is a Host with writer loops.
+type loopHost struct {
+	noHost
+	w *Writers
+}
+
+func (h loopHost) Writers() *Writers { return h.w }
+
+// tcpPair is a connected pair of loopback TCP connections.
+func tcpPair(t *testing.T) (server, client net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err = ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Close(); client.Close() })
+	return server, client
+}
+
+var loopTiming = Timing{WriteTimeout: 10 * time.Second, KeepAlive: time.Hour, MailAckDelay: time.Hour}
+
+// readEvents reads n SSE events from r and returns their ids, in order.
+func readEvents(t *testing.T, c net.Conn, r *bufio.Reader, n int) []string {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var ids []string
+	for len(ids) < n {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("after %d of %d events: %v", len(ids), n, err)
+		}
+		if id, ok := strings.CutPrefix(line, "id: "); ok {
+			ids = append(ids, strings.TrimSpace(id))
+		}
+	}
+	return ids
+}
+
+// TestWritersWriteEventsWithoutGoroutines: once a stream is logged in, its
+// events are written by a writer loop while its socket takes them: pushing
+// events to many streams starts no goroutine of theirs, and every client
+// reads its events in order.
+func TestWritersWriteEventsWithoutGoroutines(t *testing.T) {
+	w := NewWriters(2)
+	defer w.Close()
+	const streams, events = 20, 50
+	type client struct {
+		conn *Conn
+		live *Live
+		nc   net.Conn
+		r    *bufio.Reader
+	}
+	var cs []client
+	for i := range streams {
+		sc, cc := tcpPair(t)
+		c := NewConn(fmt.Sprintf("user%d", i), events+1)
+		l := Start(c, Plan{}, NewRawSSE(sc), loopHost{w: w}, loopTiming, nil)
+		cs = append(cs, client{c, l, cc, bufio.NewReader(cc)})
+	}
+	for _, c := range cs {
+		waitUntil(t, "idle after the login", func() bool { return c.live.state.Load() == writerIdle })
+	}
+	before := writerGoroutines.Load()
+	for id := 1; id <= events; id++ {
+		ev := NewEvent(uint64(id), "hello")
+		for _, c := range cs {
+			c.conn.Push(ev)
+		}
+	}
+	for i, c := range cs {
+		ids := readEvents(t, c.nc, c.r, events)
+		for j, id := range ids {
+			if id != fmt.Sprint(j+1) {
+				t.Fatalf("stream %d read ids %v, want 1 to %d in order", i, ids, events)
+			}
+		}
+	}
+	if started := writerGoroutines.Load() - before; started != 0 {
+		t.Errorf("%d writer goroutines started for %d events on %d streams whose sockets take them: want none (written by the loops)", started, events, streams)
+	}
+	for _, c := range cs {
+		c.live.Stop()
+	}
+}
+
+// TestWritersStalledStream: a client that reads nothing fills its socket;
+// its stream then goes on to a goroutine of its own, and the other stream
+// on the same loop still gets each event without waiting for it. Once the
+// stalled client reads, it gets every event, in order.
+func TestWritersStalledStream(t *testing.T) {
+	w := NewWriters(1) // one loop: both streams on it
+	defer w.Close()
+	const max = 100_000
+	ss, sc := tcpPair(t)
+	fs, fc := tcpPair(t)
+	stalled := NewConn("stalled", max)
+	fast := NewConn("fast", max)
+	ls := Start(stalled, Plan{}, NewRawSSE(ss), loopHost{w: w}, loopTiming, nil)
+	lf := Start(fast, Plan{}, NewRawSSE(fs), loopHost{w: w}, loopTiming, nil)
+	for _, l := range []*Live{ls, lf} {
+		waitUntil(t, "idle after the login", func() bool { return l.state.Load() == writerIdle })
+	}
+	fr := bufio.NewReader(fc)
+	before := writerGoroutines.Load()
+	text := strings.Repeat("x", 1000)
+	id := 0
+	// Fill the stalled client's socket buffers: each event also goes to the
+	// fast stream, whose client reads it before the next is sent.
+	for writerGoroutines.Load() == before {
+		if id == max/2 {
+			t.Fatalf("%d events of 1 KB not read did not fill a socket", id)
+		}
+		id++
+		ev := NewEvent(uint64(id), text)
+		stalled.Push(ev)
+		fast.Push(ev)
+		if got := readEvents(t, fc, fr, 1); got[0] != fmt.Sprint(id) {
+			t.Fatalf("fast stream read id %s, want %d", got[0], id)
+		}
+	}
+	// The stalled stream's writer waits on its socket; the loop does not.
+	for range 20 {
+		id++
+		ev := NewEvent(uint64(id), text)
+		stalled.Push(ev)
+		fast.Push(ev)
+		if got := readEvents(t, fc, fr, 1); got[0] != fmt.Sprint(id) {
+			t.Fatalf("fast stream read id %s, want %d, while the other stalls", got[0], id)
+		}
+	}
+	ids := readEvents(t, sc, bufio.NewReader(sc), id)
+	for j, got := range ids {
+		if got != fmt.Sprint(j+1) {
+			t.Fatalf("stalled stream read id %s at %d: want every event in order", got, j)
+		}
+	}
+	ls.Stop()
+	lf.Stop()
+}
+
+// TestWritersClose: streams woken after their loops closed are written by
+// goroutines of their own; Close leaves no loop behind.
+func TestWritersClose(t *testing.T) {
+	before := runtime.NumGoroutine()
+	w := NewWriters(3)
+	sc, cc := tcpPair(t)
+	c := NewConn("john", 8)
+	l := Start(c, Plan{}, NewRawSSE(sc), loopHost{w: w}, loopTiming, nil)
+	waitUntil(t, "idle after the login", func() bool { return l.state.Load() == writerIdle })
+	w.Close()
+	c.Push(NewEvent(7, "after close"))
+	if ids := readEvents(t, cc, bufio.NewReader(cc), 1); ids[0] != "7" {
+		t.Fatalf("read id %s, want 7", ids[0])
+	}
+	l.Stop()
+	cc.Close()
+	sc.Close()
+	waitUntil(t, "no goroutine left", func() bool { return runtime.NumGoroutine() <= before })
+}
