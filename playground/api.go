@@ -68,7 +68,10 @@ type catalogue struct {
 	Warmup        limit    `json:"warmup"`
 	// MinSampleMS bounds min_sample_ms, how long a sample lasts at least (0: one call
 	// per sample).
-	MinSampleMS limit              `json:"min_sample_ms"`
+	MinSampleMS limit `json:"min_sample_ms"`
+	// WarmupMS bounds warmup_ms, how long a warm-up lasts at least (0: its warmup calls
+	// alone).
+	WarmupMS    limit              `json:"warmup_ms"`
 	TimeoutNS   time.Duration      `json:"timeout_ns"`
 	Slots       int                `json:"slots"`
 	Environment report.Environment `json:"environment"`
@@ -93,6 +96,7 @@ func (s *Server) handleKernels(w http.ResponseWriter, r *http.Request) {
 		Runs:          limit{DefaultRuns, 1, runner.MaxJobRuns},
 		Warmup:        limit{DefaultWarmup, 0, runner.MaxJobWarmup},
 		MinSampleMS:   limit{int(measure.DefaultMinSample / time.Millisecond), 0, MaxMinSampleMS},
+		WarmupMS:      limit{int(measure.DefaultWarmupTime / time.Millisecond), 0, MaxWarmupMS},
 		TimeoutNS:     timeout,
 		Slots:         s.queue.slots,
 		Environment:   s.env,
@@ -197,10 +201,17 @@ type runRequest struct {
 	// MinSampleMS is how long a sample lasts at least, in milliseconds: 0 for one call
 	// per sample, up to MaxMinSampleMS; absent for measure.DefaultMinSample.
 	MinSampleMS *int `json:"min_sample_ms"`
+	// WarmupMS is how long a warm-up (warmup of 1 or more) lasts at least, in
+	// milliseconds: 0 for its warmup calls alone, up to MaxWarmupMS; absent for
+	// measure.DefaultWarmupTime.
+	WarmupMS *int `json:"warmup_ms"`
 }
 
 // MaxMinSampleMS bounds a run request's min_sample_ms.
 const MaxMinSampleMS = 1000
+
+// MaxWarmupMS bounds a run request's warmup_ms (measure.MaxWarmupTime).
+const MaxWarmupMS = int(measure.MaxWarmupTime / time.Millisecond)
 
 // job turns a run request into a job through a one-cell runner.Plan, the path the CLI's
 // cells take too, or says what is wrong. Only what is the page's own is checked here:
@@ -264,6 +275,16 @@ func (s *Server) job(req runRequest) (runner.Job, *apiError) {
 			opts.MinSample = -1
 		}
 	}
+	if req.WarmupMS != nil {
+		ms := *req.WarmupMS
+		if ms < 0 || ms > MaxWarmupMS {
+			return runner.Job{}, &apiError{Error: fmt.Sprintf("warmup_ms = %d is out of range: allowed 0 (the warmup calls alone) to %d", ms, MaxWarmupMS), Field: "warmup_ms"}
+		}
+		opts.WarmupTime = time.Duration(ms) * time.Millisecond
+		if ms == 0 {
+			opts.WarmupTime = -1
+		}
+	}
 	plan := runner.Plan{
 		Engines: []string{req.Engine},
 		Args:    qualified,
@@ -300,7 +321,7 @@ func decodeRunRequest(w http.ResponseWriter, r *http.Request) (runRequest, *apiE
 	if err == nil {
 		return req, nil
 	}
-	const fields = "kernel (string), engine (string), args (object of integers), runs (integer), warmup (integer), min_sample_ms (integer)"
+	const fields = "kernel (string), engine (string), args (object of integers), runs (integer), warmup (integer), min_sample_ms (integer), warmup_ms (integer)"
 	var typeErr *json.UnmarshalTypeError
 	var maxErr *http.MaxBytesError
 	var slow *httpguard.BodyTimeoutError

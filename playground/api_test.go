@@ -76,6 +76,9 @@ func TestRunValidation(t *testing.T) {
 		{"warmup negative", `{"kernel":"fib_it","engine":"native","warmup":-1}`, "warmup", "allowed 0 to 100"},
 		{"min_sample_ms too large", `{"kernel":"fib_it","engine":"native","min_sample_ms":5000}`, "min_sample_ms", "allowed 0 (one call per sample) to 1000"},
 		{"min_sample_ms negative", `{"kernel":"fib_it","engine":"native","min_sample_ms":-1}`, "min_sample_ms", "allowed 0 (one call per sample) to 1000"},
+		{"warmup_ms too large", `{"kernel":"fib_it","engine":"native","warmup_ms":10001}`, "warmup_ms", "allowed 0 (the warmup calls alone) to 10000"},
+		{"warmup_ms negative", `{"kernel":"fib_it","engine":"native","warmup_ms":-1}`, "warmup_ms", "allowed 0 (the warmup calls alone) to 10000"},
+		{"warmup_ms string", `{"kernel":"fib_it","engine":"native","warmup_ms":"50"}`, "warmup_ms", "warmup_ms must be an integer"},
 		{"unknown field", `{"kernel":"fib_it","engine":"native","repeat":3}`, "repeat", "unknown field"},
 		{"not json", `fib_it`, "", "one JSON object"},
 		{"two objects", `{"kernel":"fib_it","engine":"native"}{}`, "", "more than one JSON value"},
@@ -174,6 +177,19 @@ func TestRunDefaults(t *testing.T) {
 	readEvents(t, postRun(t, ts.URL, `{"kernel":"fib_it","engine":"native","warmup":0}`).Body)
 	if w := got.Options().WithDefaults().Warmup; w != 0 {
 		t.Errorf("warmup 0 became %d warm-up runs, want none", w)
+	}
+
+	// warmup_ms is the warm-up's minimum time; 0 leaves the warmup calls alone.
+	for body, want := range map[string]time.Duration{
+		`{"kernel":"fib_it","engine":"native"}`:                  0, // measure.DefaultWarmupTime
+		`{"kernel":"fib_it","engine":"native","warmup_ms":50}`:   50 * time.Millisecond,
+		`{"kernel":"fib_it","engine":"native","warmup_ms":0}`:    -1,
+		`{"kernel":"fib_it","engine":"native","warmup_ms":2500}`: 2500 * time.Millisecond,
+	} {
+		readEvents(t, postRun(t, ts.URL, body).Body)
+		if w := got.Options().WarmupTime; w != want {
+			t.Errorf("%s: WarmupTime %v, want %v", body, w, want)
+		}
 	}
 }
 
@@ -358,6 +374,7 @@ func TestKernelsAndExpected(t *testing.T) {
 		} `json:"engine_info"`
 		Panels      map[string]bool `json:"panels"`
 		MinSampleMS limit           `json:"min_sample_ms"`
+		WarmupMS    limit           `json:"warmup_ms"`
 		Runs        limit           `json:"runs"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil {
@@ -369,6 +386,10 @@ func TestKernelsAndExpected(t *testing.T) {
 	}
 	if c.MinSampleMS != (limit{10, 0, MaxMinSampleMS}) {
 		t.Errorf("min_sample_ms bounds %+v, want default 10, 0 to %d", c.MinSampleMS, MaxMinSampleMS)
+	}
+	// The warm-up's minimum is the CLI's --warmup-time: its default and its bound.
+	if c.WarmupMS != (limit{int(measure.DefaultWarmupTime / time.Millisecond), 0, int(measure.MaxWarmupTime / time.Millisecond)}) {
+		t.Errorf("warmup_ms bounds %+v, want default %v, 0 to %v", c.WarmupMS, measure.DefaultWarmupTime, measure.MaxWarmupTime)
 	}
 	if len(c.Kernels) < 4 || c.Kernels[0].Name != "fib_it" || c.Kernels[0].Params[0].Max != 92 {
 		t.Errorf("kernels %+v", c.Kernels)

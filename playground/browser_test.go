@@ -331,7 +331,7 @@ func testPage(t *testing.T, kind headless.Kind) {
 
 	t.Run("browser engines compute the catalogue's values", func(t *testing.T) {
 		p.t = t
-		p.open("k=fib_it,fib_rec&fib_it.n=90&fib_rec.n=25&e=browser-wasm,browser-js&runs=3&warmup=1")
+		p.open("k=fib_it,fib_rec&fib_it.n=90&fib_rec.n=25&e=browser-wasm,browser-js&runs=3&warmup=1&warmup_ms=50")
 		p.runAll(2 * time.Minute)
 		for _, c := range []struct {
 			kernel string
@@ -352,7 +352,7 @@ func testPage(t *testing.T, kind headless.Kind) {
 
 	t.Run("fib_it(40) in the browser is timed in ns per call with its k", func(t *testing.T) {
 		p.t = t
-		p.open("k=fib_it&fib_it.n=40&e=browser-wasm,browser-js&runs=6&warmup=1")
+		p.open("k=fib_it&fib_it.n=40&e=browser-wasm,browser-js&runs=6&warmup=1&warmup_ms=50")
 		p.runAll(2 * time.Minute)
 		for _, engine := range []string{"browser-wasm", "browser-js"} {
 			js := fmt.Sprintf(`(() => {
@@ -439,9 +439,31 @@ func testPage(t *testing.T, kind headless.Kind) {
 		}
 	})
 
+	t.Run("the warm-up's minimum is a setting of the page", func(t *testing.T) {
+		p.t = t
+		// Out of range: the page says what is allowed, and the server refuses it too;
+		// the value in range reaches the run request (TestRunDefaults) and the browser's
+		// harness (warmup_ms of its WorkerRequest).
+		p.open("k=fib_it&fib_it.n=40&e=native,browser-wasm&runs=1&warmup=1&warmup_ms=20000")
+		if v, err := evalAs[string](p, `document.getElementById("warmup_ms").value`); err != nil || v != "20000" {
+			t.Errorf("the warmup_ms input holds %q (%v), want the link's 20000", v, err)
+		}
+		msg, err := p.text("#warmup_ms-error")
+		if err != nil || !strings.Contains(msg, "warmup_ms = 20000 is out of range: allowed 0 to 10000") {
+			t.Errorf("the page's error %q (%v), want the allowed range", msg, err)
+		}
+		p.runAll(time.Minute)
+		if got := p.cell("fib_it", "native"); !strings.Contains(got.Text, "allowed 0 (the warmup calls alone) to 10000") {
+			t.Errorf("native with warmup_ms=20000: %+v, want the server's refusal with the allowed range", got)
+		}
+		if got := p.cell("fib_it", "browser-wasm"); !strings.Contains(got.Text, "allowed 0 to 10000") {
+			t.Errorf("browser-wasm with warmup_ms=20000: %+v, want the page's refusal with the allowed range", got)
+		}
+	})
+
 	t.Run("a saved run is compared with the live one", func(t *testing.T) {
 		p.t = t
-		p.open("k=fib_it,fib_rec&fib_it.n=40&fib_rec.n=20&e=native&runs=6&warmup=1")
+		p.open("k=fib_it,fib_rec&fib_it.n=40&fib_rec.n=20&e=native&runs=6&warmup=1&warmup_ms=50")
 		p.runAll(time.Minute)
 		load := func(name, body string) {
 			js := fmt.Sprintf(`(() => {
@@ -517,7 +539,7 @@ func testPage(t *testing.T, kind headless.Kind) {
 
 	t.Run("a server engine fills its cell", func(t *testing.T) {
 		p.t = t
-		p.open("k=fib_it,fib_rec&fib_it.n=90&fib_rec.n=25&e=native,wazero-compiler,browser-wasm,browser-js&runs=3&warmup=1")
+		p.open("k=fib_it,fib_rec&fib_it.n=90&fib_rec.n=25&e=native,wazero-compiler,browser-wasm,browser-js&runs=3&warmup=1&warmup_ms=50")
 		p.runAll(2 * time.Minute)
 		for _, c := range []struct {
 			kernel string

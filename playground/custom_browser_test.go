@@ -40,7 +40,7 @@ func testCustomKernel(t *testing.T, kind headless.Kind) {
 	p := openBrowser(t, kind, ts.URL, 1400)
 
 	tiers := []string{"wazero-compiler", "wazero-interpreter", "yaegi", "browser-wasm"}
-	p.open("e=native,browser-js," + strings.Join(tiers, ",") + "&runs=2&warmup=1")
+	p.open("e=native,browser-js," + strings.Join(tiers, ",") + "&runs=2&warmup=1&warmup_ms=50")
 	p.click("#tab-custom")
 	p.waitFor(`document.body.dataset.editor === "ready"`, 20*time.Second, "the editor")
 

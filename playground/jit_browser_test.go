@@ -31,7 +31,7 @@ func testPageJITView(t *testing.T, kind headless.Kind) {
 		t.Fatalf("JITPairs() = %+v: want the pairs of wazero, Go, V8's wasm, Java, V8's JavaScript, LuaJIT, Python and PHP", pairs)
 	}
 	p := newBrowserPageIn(t, kind)
-	p.open("k=fib_rec&fib_rec.n=25&e=" + strings.Join(engines, ",") + "&runs=3&warmup=1")
+	p.open("k=fib_rec&fib_rec.n=25&e=" + strings.Join(engines, ",") + "&runs=3&warmup=1&warmup_ms=50")
 	p.runAll(10 * time.Minute)
 
 	type row struct {

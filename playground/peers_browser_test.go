@@ -31,7 +31,7 @@ func testPagePeers(t *testing.T, kind headless.Kind) {
 	case wasmtimeTagged:
 		t.Fatalf("built with -tags wasmtime, but the wasmtime engine is not registered: %v", err)
 	}
-	p.open("k=fib_rec&fib_rec.n=25&e=native," + strings.Join(engines, ",") + "&runs=3&warmup=1")
+	p.open("k=fib_rec&fib_rec.n=25&e=native," + strings.Join(engines, ",") + "&runs=3&warmup=1&warmup_ms=50")
 
 	groups, err := evalAs[map[string][]string](p, `Object.fromEntries([...document.querySelectorAll("#engines-list .engine-group")].map(
 		(g) => [g.querySelector(".engine-group-title").textContent, [...g.querySelectorAll("input")].map((i) => i.value)]))`)

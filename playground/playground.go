@@ -8,7 +8,7 @@
 //
 //	GET  /api/kernels   the catalogue, the server engines, limits, environment, panels
 //	GET  /api/expected  ?kernel=K&<param>=<value>…: the catalogue's expected result
-//	POST /api/run       {kernel, engine, args, runs, warmup, min_sample_ms}: NDJSON events, the last a result
+//	POST /api/run       {kernel, engine, args, runs, warmup, min_sample_ms, warmup_ms}: NDJSON events, the last a result
 //	GET  /api/history   the articles' historical figures
 //	POST /api/compare   {old, new, alpha}: two runs' cells compared as `wasmgap compare` does
 //	POST /api/custom    {source}: a user's kernel checked and built; {id, func, params, engines}

@@ -44,7 +44,7 @@ func testBrowserShares(t *testing.T, kind headless.Kind) {
 	ctx := p.bound()
 	name := sharedBrowserName[kind]
 
-	p.open("k=fib_it,ack&fib_it.n=30&ack.n=2&ack.m=3&e=browser-wasm&runs=3&warmup=1")
+	p.open("k=fib_it,ack&fib_it.n=30&ack.n=2&ack.m=3&e=browser-wasm&runs=3&warmup=1&warmup_ms=50")
 	p.runAll(2 * time.Minute)
 	p.waitFor(`!document.getElementById("share").hidden`, 10*time.Second, "the share button")
 	if n, _ := store.List(ctx, results.Filter{}); len(n) != 0 {

@@ -57,6 +57,8 @@ export interface RunRequest {
   warmup: number;
   /** How long a sample lasts at least, in ms (0: one call per sample). */
   min_sample_ms: number;
+  /** How long a warm-up lasts at least, in ms (0: its warmup calls alone). */
+  warmup_ms: number;
 }
 
 /** runOnServer posts a run and calls onEvent for each NDJSON line until the stream ends. */

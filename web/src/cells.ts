@@ -14,6 +14,8 @@ export interface CellJob {
   warmup: number;
   /** How long a sample lasts at least, in ms (0: one call per sample). */
   minSampleMs: number;
+  /** How long a warm-up lasts at least, in ms (0: its warmup calls alone). */
+  warmupMs: number;
 }
 
 /** Where a cell stands. */
@@ -75,6 +77,7 @@ function runOnServerCell(job: CellJob, update: (s: CellState) => void): CellRun 
           runs: job.runs,
           warmup: job.warmup,
           min_sample_ms: job.minSampleMs,
+          warmup_ms: job.warmupMs,
         },
         abort.signal,
         (e) => {
@@ -194,6 +197,7 @@ function runInBrowser(job: CellJob, bundle: Bundle, timeoutMs: number, update: (
       warmup: job.warmup,
       expected,
       min_sample_ms: job.minSampleMs,
+      warmup_ms: job.warmupMs,
       // Samples that would not end well inside the worker's time limit are skipped.
       budget_ms: timeoutMs * BUDGET_SHARE,
       wasmUrl: wasm ? `/${wasm}` : undefined,

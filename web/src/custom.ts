@@ -398,6 +398,7 @@ function runInWorker(job: CellJob, bundle: Bundle, timeoutMs: number, update: (s
     // The catalogue kernels' method: k grown to the sample's minimum, the samples within
     // the cell's time limit.
     min_sample_ms: job.minSampleMs,
+    warmup_ms: job.warmupMs,
     budget_ms: timeoutMs * BUDGET_SHARE,
     wasmUrl: `/api/custom/${job.kernel.name}/kernel.wasm`,
   };

@@ -135,6 +135,7 @@ function buildForm(app: App): void {
     ["runs", cat.runs, "runs"],
     ["warmup", cat.warmup, "warmup"],
     ["min_sample_ms", cat.min_sample_ms, "min_sample_ms"],
+    ["warmup_ms", cat.warmup_ms, "warmup_ms"],
   ] as const) {
     const input = $<HTMLInputElement>(id);
     input.min = String(lim.min);
@@ -230,6 +231,7 @@ function validate(app: App): boolean {
     ["runs", cat.runs],
     ["warmup", cat.warmup],
     ["min_sample_ms", cat.min_sample_ms],
+    ["warmup_ms", cat.warmup_ms],
   ] as const) {
     const r = checkSetting(id, sel[id], lim);
     $(id).setAttribute("aria-invalid", r.error ? "true" : "false");
@@ -292,10 +294,11 @@ function showForecasts(app: App): void {
   }
 }
 
-/** checkSetting validates runs, warmup or min_sample_ms against the catalogue's bounds. */
-function checkSetting(name: "runs" | "warmup" | "min_sample_ms", text: string, lim: Limit): { value: number; error?: string } {
+/** checkSetting validates runs, warmup, min_sample_ms or warmup_ms against the catalogue's bounds. */
+function checkSetting(name: "runs" | "warmup" | "min_sample_ms" | "warmup_ms", text: string, lim: Limit): { value: number; error?: string } {
   const r = checkInt(text, name, lim.min, lim.max);
   if (r.error && name === "min_sample_ms") r.error += " ms (0: one call per sample)";
+  if (r.error && name === "warmup_ms") r.error += " ms (0: the warm-up calls alone)";
   return r;
 }
 
@@ -356,14 +359,17 @@ async function runAll(app: App): Promise<void> {
   const runs = Number(app.sel.runs);
   const warmup = Number(app.sel.warmup);
   const minSampleMs = Number(app.sel.min_sample_ms);
-  // The page's own check of runs, warm-up and the sample's minimum, for the browser cells
-  // (the server checks its own).
+  const warmupMs = Number(app.sel.warmup_ms);
+  // The page's own check of runs, warm-up, the sample's minimum and the warm-up's, for the
+  // browser cells (the server checks its own).
   const badCount =
     checkSetting("runs", app.sel.runs, app.cat.runs).error ??
     checkSetting("warmup", app.sel.warmup, app.cat.warmup).error ??
-    checkSetting("min_sample_ms", app.sel.min_sample_ms, app.cat.min_sample_ms).error;
+    checkSetting("min_sample_ms", app.sel.min_sample_ms, app.cat.min_sample_ms).error ??
+    checkSetting("warmup_ms", app.sel.warmup_ms, app.cat.warmup_ms).error;
   const grid = new Grid(rowsOf(app), enginesOf(app));
   grid.requestedRuns = runs;
+  grid.warmupMs = warmupMs;
   app.grid = grid;
   app.running = true;
   document.body.dataset.running = "1";
@@ -392,7 +398,7 @@ async function runAll(app: App): Promise<void> {
         grid.set(r, engine, s);
         updateRow(host, grid, r, hooks);
       };
-      const job = { kernel: row.kernel, args: row.args, engine, runs, warmup, minSampleMs };
+      const job = { kernel: row.kernel, args: row.args, engine, runs, warmup, minSampleMs, warmupMs };
       const timeoutMs = app.cat.timeout_ns / 1e6;
       const run = app.custom?.active() ? app.custom.runCell(job, timeoutMs, update) : runCell(job, app.bundle, timeoutMs, update);
       app.current = run;

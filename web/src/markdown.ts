@@ -2,7 +2,6 @@
 
 import { info } from "./engines";
 import { duration, ratio } from "./format";
-import { DEFAULT_WARMUP_MS } from "./harness";
 import { type HistoryRow, shown } from "./history";
 import { type Grid, medianText } from "./results";
 import { spread, wide } from "./stats";
@@ -41,7 +40,7 @@ export function toMarkdown(grid: Grid, server: ServerEnvironment | undefined, hi
   if (runs?.kind === "done") {
     lines.push(
       `Median of ${grid.requestedRuns || runs.result.runs} timed samples per cell (fewer where a cell's time limit allowed fewer) after ${runs.result.warmup} warm-up(s)` +
-        (runs.result.warmup > 0 && runs.result.warmed_up_ns ? ` and more, a warm-up of at least ${duration(DEFAULT_WARMUP_MS * 1e6)}, ` : ", ") +
+        (runs.result.warmup > 0 && runs.result.warmed_up_ns ? ` and more, a warm-up of at least ${duration(grid.warmupMs * 1e6)}, ` : ", ") +
         (runs.result.min_sample_ns === 0
           ? "one call per sample, "
           : `a sample repeating the call k times until it lasts ${duration(runs.result.min_sample_ns ?? 10e6)}, time per call; `) +

@@ -4,6 +4,7 @@
 import type { CellState } from "./cells";
 import { runs } from "./engines";
 import { label } from "./format";
+import { DEFAULT_WARMUP_MS } from "./harness";
 import type { CellResult, Kernel } from "./types";
 
 export interface Row {
@@ -31,6 +32,8 @@ export class Grid {
   readonly cells = new Map<string, CellState>();
   /** The timed runs asked for (a server cell may fit fewer in its time limit). */
   requestedRuns = 0;
+  /** The warm-up's minimum the run asked for, in ms (warmup_ms): what the method line states. */
+  warmupMs = DEFAULT_WARMUP_MS;
   constructor(
     readonly rows: Row[],
     readonly engines: string[],

@@ -13,6 +13,8 @@ export interface Selection {
   warmup: string;
   /** How long a sample lasts at least, in ms (0: one call per sample). */
   min_sample_ms: string;
+  /** How long a warm-up lasts at least, in ms (0: its warmup calls alone). */
+  warmup_ms: string;
   history: boolean;
 }
 
@@ -32,6 +34,7 @@ export function defaults(cat: Catalogue, browserEngines: readonly string[]): Sel
     runs: String(cat.runs.default),
     warmup: String(cat.warmup.default),
     min_sample_ms: String(cat.min_sample_ms.default),
+    warmup_ms: String(cat.warmup_ms.default),
     history: false,
   };
 }
@@ -48,6 +51,7 @@ export function fromQuery(query: string, cat: Catalogue, browserEngines: readonl
   sel.runs = q.get("runs") ?? sel.runs;
   sel.warmup = q.get("warmup") ?? sel.warmup;
   sel.min_sample_ms = q.get("min_sample_ms") ?? sel.min_sample_ms;
+  sel.warmup_ms = q.get("warmup_ms") ?? sel.warmup_ms;
   sel.history = q.get("history") === "1";
   for (const [key, value] of q) {
     const dot = key.indexOf(".");
@@ -97,6 +101,7 @@ export function toQuery(sel: Selection): string {
   q.set("runs", sel.runs);
   q.set("warmup", sel.warmup);
   q.set("min_sample_ms", sel.min_sample_ms);
+  q.set("warmup_ms", sel.warmup_ms);
   if (sel.history) q.set("history", "1");
   return q.toString().replaceAll("%2C", ",");
 }

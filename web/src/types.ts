@@ -74,6 +74,8 @@ export interface Catalogue {
   warmup: Limit;
   /** How long a sample lasts at least, in ms (0: one call per sample). */
   min_sample_ms: Limit;
+  /** How long a warm-up lasts at least, in ms (0: its warmup calls alone). */
+  warmup_ms: Limit;
   timeout_ns: number;
   slots: number;
   environment: ServerEnvironment;
