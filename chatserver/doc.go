@@ -34,9 +34,10 @@
 // at most 50)").
 //
 // An idle stream holds no buffer: an SSE stream takes its HTTP/1 connection
-// over from net/http and a WebSocket writes through pooled buffers; each
-// has one goroutine, that waits for the client's next read (its frames, or
-// its going away). A broadcast is written by a few writer loops, one per
+// over from net/http and a WebSocket writes through pooled buffers. An idle
+// SSE stream holds no goroutine either: one epoll set tells when any of
+// their clients goes (nbio.Watcher); a WebSocket has one goroutine, that
+// waits for its client's next frame. A broadcast is written by a few writer loops, one per
 // core, while the sockets take it at once; a stream whose socket would
 // block, or that has more than events to write, is written by a goroutine
 // of its own until nothing is left (stream.Writers).

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -114,7 +113,7 @@ func (s *Server) joinNATS() (*Server, error) {
 	n.wg.Go(n.liveness)
 	s.cluster = n
 	s.opts.Broker = natsBroker{n}
-	s.writers = stream.NewWriters(runtime.GOMAXPROCS(0))
+	s.startStreams()
 	s.handler = s.routes()
 	return s, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wasmgap/wasmgap/chatserver/internal/auth"
 	"github.com/wasmgap/wasmgap/chatserver/internal/fastpath"
+	"github.com/wasmgap/wasmgap/chatserver/internal/nbio"
 	"github.com/wasmgap/wasmgap/chatserver/internal/quota"
 	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 	"github.com/wasmgap/wasmgap/chatserver/internal/stream"
@@ -197,6 +198,7 @@ type Server struct {
 	auth    auth.Guard         // who speaks (auth.go)
 	proxies *httpguard.Proxies // Options.TrustedProxies
 	writers *stream.Writers    // the streams' writer loops, one per core
+	watcher *nbio.Watcher      // idle event streams' connections (nil: a goroutine reads each)
 
 	mu       sync.Mutex
 	closing  bool
@@ -247,9 +249,18 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("subscribe to broker: %w", err)
 	}
 	go s.hub.run()
-	s.writers = stream.NewWriters(runtime.GOMAXPROCS(0))
+	s.startStreams()
 	s.handler = s.routes()
 	return s, nil
+}
+
+// startStreams starts what writes the streams and watches their clients.
+func (s *Server) startStreams() {
+	s.writers = stream.NewWriters(runtime.GOMAXPROCS(0))
+	var err error
+	if s.watcher, err = nbio.NewWatcher(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		s.opts.Logger.Warn("event streams are read on a goroutine each", "err", err)
+	}
 }
 
 func (s *Server) removeTmp() {
@@ -316,6 +327,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 	defer close(s.shutdown)
 	defer s.writers.Close() // after every stream ended (or was given up on)
+	defer s.watcher.Close()
 
 	s.hub.closing.Store(true)
 	if s.cluster != nil {

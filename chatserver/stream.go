@@ -145,10 +145,9 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 	addr := r.RemoteAddr
 	extra := grant.Header(nick)
 	if nc, ok := stream.Hijack(w, r, extra, s.opts.WriteTimeout); ok {
-		// The stream runs on a goroutine of its own and this handler
-		// returns, so that net/http lets go of the request and of its
-		// buffers: an idle stream holds no buffer at all.
-		go s.runSSE(nc, c, res.joined, leave, release, addr, raw)
+		// This handler returns, so that net/http lets go of the request
+		// and of its buffers: an idle stream holds no buffer at all.
+		s.runSSE(nc, c, res.joined, leave, release, addr, raw)
 		return
 	}
 	defer release()
@@ -171,23 +170,19 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 	s.opts.Logger.Info("disconnect", "nick", nick, "transport", "sse", "why", err)
 }
 
-// runSSE runs an event stream on a hijacked connection. This goroutine reads
-// it (the client sends nothing more) until the client goes or the stream,
-// ended, closes it; the writes run on writers of their own (startStream).
+// runSSE starts an event stream on a hijacked connection and returns: its
+// writes run on the writer loops or a writer of its own (startStream), and
+// its client's going is told by the server's watcher (stream.ServeHijacked).
 func (s *Server) runSSE(nc net.Conn, c *stream.Conn, j stream.Plan, leave, release func(), addr, rawResume string) {
-	defer release()
-	defer leave()
-	defer nc.Close()
 	s.opts.Logger.Info("connect", "nick", c.Nick, "transport", "sse", "addr", addr, "resume", rawResume)
-	l := s.startStream(c, j, stream.NewRawSSE(nc), func() { nc.Close() })
-	var b [64]byte
-	for {
-		if _, err := nc.Read(b[:]); err != nil {
-			break
-		}
-	}
-	err := s.stopStream(c, l)
-	s.opts.Logger.Info("disconnect", "nick", c.Nick, "transport", "sse", "why", err)
+	stream.ServeHijacked(nc, s.watcher, func(onEnd func()) *stream.Live {
+		return s.startStream(c, j, stream.NewRawSSE(nc), onEnd)
+	}, func(l *stream.Live) {
+		err := s.stopStream(c, l)
+		s.opts.Logger.Info("disconnect", "nick", c.Nick, "transport", "sse", "why", err)
+		leave()
+		release()
+	})
 }
 
 // serveWS logs a user in over WebSocket.

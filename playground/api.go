@@ -265,25 +265,11 @@ func (s *Server) job(req runRequest) (runner.Job, *apiError) {
 	if req.Warmup != nil {
 		opts.Warmup = *req.Warmup
 	}
-	if req.MinSampleMS != nil {
-		ms := *req.MinSampleMS
-		if ms < 0 || ms > MaxMinSampleMS {
-			return runner.Job{}, &apiError{Error: fmt.Sprintf("min_sample_ms = %d is out of range: allowed 0 (one call per sample) to %d", ms, MaxMinSampleMS), Field: "min_sample_ms"}
-		}
-		opts.MinSample = time.Duration(ms) * time.Millisecond
-		if ms == 0 {
-			opts.MinSample = -1
-		}
+	if opts.MinSample, aerr = millis(req.MinSampleMS, "min_sample_ms", "one call per sample", MaxMinSampleMS); aerr != nil {
+		return runner.Job{}, aerr
 	}
-	if req.WarmupMS != nil {
-		ms := *req.WarmupMS
-		if ms < 0 || ms > MaxWarmupMS {
-			return runner.Job{}, &apiError{Error: fmt.Sprintf("warmup_ms = %d is out of range: allowed 0 (the warmup calls alone) to %d", ms, MaxWarmupMS), Field: "warmup_ms"}
-		}
-		opts.WarmupTime = time.Duration(ms) * time.Millisecond
-		if ms == 0 {
-			opts.WarmupTime = -1
-		}
+	if opts.WarmupTime, aerr = millis(req.WarmupMS, "warmup_ms", "the warmup calls alone", MaxWarmupMS); aerr != nil {
+		return runner.Job{}, aerr
 	}
 	plan := runner.Plan{
 		Engines: []string{req.Engine},
@@ -306,6 +292,21 @@ func (s *Server) job(req runRequest) (runner.Job, *apiError) {
 		return runner.Job{}, aerr
 	}
 	return jobs[0], nil
+}
+
+// millis reads a run request's setting given in milliseconds (min_sample_ms,
+// warmup_ms) as measure.Options holds it: absent, 0 (measure's default); 0 ms, -1
+// (none); else the duration, up to maxMS. zero says what 0 ms means, in the error.
+func millis(v *int, field, zero string, maxMS int) (time.Duration, *apiError) {
+	switch {
+	case v == nil:
+		return 0, nil
+	case *v < 0 || *v > maxMS:
+		return 0, &apiError{Error: fmt.Sprintf("%s = %d is out of range: allowed 0 (%s) to %d", field, *v, zero, maxMS), Field: field}
+	case *v == 0:
+		return -1, nil
+	}
+	return time.Duration(*v) * time.Millisecond, nil
 }
 
 // decodeRunRequest reads a run request, naming the field of any JSON type error.

@@ -3,7 +3,10 @@
 // how the chat answers a request on the goroutine that accepted it
 // (fastpath) and writes a broadcast from a few writer loops instead of a
 // goroutine per stream (stream.Writers): both need to know "would block"
-// rather than be parked by Go's netpoller.
+// rather than be parked by Go's netpoller. A Watcher tells, from one
+// goroutine and one epoll set, when the clients of many idle connections
+// go away: an event stream's connection needs no goroutine parked in its
+// read.
 //
 // Go keeps every socket non-blocking; these calls go through the
 // connection's syscall.RawConn. On systems other than Linux they return

@@ -11,12 +11,7 @@ import (
 // It goes through Control, which neither waits nor checks deadlines nor
 // takes c's read lock: the caller must own c's reads.
 func ReadNow(c net.Conn, buf []byte) (n int, wouldBlock bool, err error) {
-	rc, err := rawConn(c)
-	if err != nil {
-		return 0, false, err
-	}
-	cerr := rc.Control(func(fd uintptr) { n, err = retry(func() (int, error) { return syscall.Read(int(fd), buf) }) })
-	return result(n, err, cerr)
+	return once(c, func(fd int) (int, error) { return syscall.Read(fd, buf) })
 }
 
 // WriteNow writes what c's socket buffer takes of p, without waiting:
@@ -24,11 +19,16 @@ func ReadNow(c net.Conn, buf []byte) (n int, wouldBlock bool, err error) {
 // waits nor checks deadlines nor takes c's write lock: the caller must own
 // c's writes (no Write of c's runs at the same time).
 func WriteNow(c net.Conn, p []byte) (n int, wouldBlock bool, err error) {
+	return once(c, func(fd int) (int, error) { return syscall.Write(fd, p) })
+}
+
+// once runs op on c's descriptor through Control, again after EINTR.
+func once(c net.Conn, op func(fd int) (int, error)) (n int, wouldBlock bool, err error) {
 	rc, err := rawConn(c)
 	if err != nil {
 		return 0, false, err
 	}
-	cerr := rc.Control(func(fd uintptr) { n, err = retry(func() (int, error) { return syscall.Write(int(fd), p) }) })
+	cerr := rc.Control(func(fd uintptr) { n, err = retry(func() (int, error) { return op(int(fd)) }) })
 	return result(n, err, cerr)
 }
 

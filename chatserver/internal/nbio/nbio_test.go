@@ -4,7 +4,9 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // pair is a connected pair of loopback TCP connections.
@@ -98,5 +100,89 @@ func BenchmarkWriteNowEvent(b *testing.B) {
 		if _, wouldBlock, err := WriteNow(servers[i%sockets], event); err != nil || wouldBlock {
 			b.Fatalf("write %d: would block %v, %v", i, wouldBlock, err)
 		}
+	}
+}
+
+// waitFor waits for ch; the bound only keeps a broken watcher from hanging the test.
+func waitFor(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: not within 10 s", what)
+	}
+}
+
+// TestWatcher: a watched connection's client going (its end closed) is
+// told once; what a client sends is read and dropped and tells nothing; a
+// stopped watch tells nothing more; a connection that is not a socket is
+// refused with errors.ErrUnsupported, as is every connection of a nil or
+// closed Watcher.
+func TestWatcher(t *testing.T) {
+	w, err := NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+
+	s1, c1 := pair(t)
+	gone1 := make(chan struct{})
+	if _, err := w.Watch(s1, func() { close(gone1) }); err != nil {
+		t.Fatal(err)
+	}
+	s2, c2 := pair(t)
+	var told2 atomic.Int32
+	watch2, err := w.Watch(s2, func() { told2.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A client that sends: its bytes are dropped, and it has not gone.
+	if _, err := c1.Write(make([]byte, 10_000)); err != nil {
+		t.Fatal(err)
+	}
+	waitUntilEmpty := time.Now().Add(10 * time.Second)
+	for {
+		if n, wouldBlock, err := ReadNow(s1, make([]byte, 1)); wouldBlock && n == 0 && err == nil {
+			break // read by the watcher
+		}
+		if time.Now().After(waitUntilEmpty) {
+			t.Fatal("the client's bytes were not read within 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case <-gone1:
+		t.Fatal("told gone while the client is there")
+	default:
+	}
+	c1.Close()
+	waitFor(t, gone1, "the first client's going")
+
+	// Stopped, then gone: nothing is told.
+	if !watch2.Stop() {
+		t.Error("Stop of a watch not yet told = false, want true")
+	}
+	c2.Close()
+	s2.Close()
+	time.Sleep(50 * time.Millisecond) // room for a wrong call, which nothing else would show
+	if n := told2.Load(); n != 0 {
+		t.Errorf("a stopped watch was told %d times", n)
+	}
+
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	if _, err := w.Watch(a, func() {}); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Watch of a pipe: %v, want errors.ErrUnsupported", err)
+	}
+	var none *Watcher
+	if _, err := none.Watch(s1, func() {}); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Watch of a nil Watcher: %v, want errors.ErrUnsupported", err)
+	}
+	w.Close()
+	s3, _ := pair(t)
+	if _, err := w.Watch(s3, func() {}); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Watch after Close: %v, want errors.ErrUnsupported", err)
 	}
 }

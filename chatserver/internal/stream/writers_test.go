@@ -125,29 +125,27 @@ func TestWritersStalledStream(t *testing.T) {
 	before := writerGoroutines.Load()
 	text := strings.Repeat("x", 1000)
 	id := 0
-	// Fill the stalled client's socket buffers: each event also goes to the
-	// fast stream, whose client reads it before the next is sent.
+	// send gives the next event to both streams; the fast stream's client
+	// reads it before the next is sent.
+	send := func(while string) {
+		id++
+		ev := NewEvent(uint64(id), text)
+		stalled.Push(ev)
+		fast.Push(ev)
+		if got := readEvents(t, fc, fr, 1); got[0] != fmt.Sprint(id) {
+			t.Fatalf("fast stream read id %s, want %d, %s", got[0], id, while)
+		}
+	}
+	// Fill the stalled client's socket buffers.
 	for writerGoroutines.Load() == before {
 		if id == max/2 {
 			t.Fatalf("%d events of 1 KB not read did not fill a socket", id)
 		}
-		id++
-		ev := NewEvent(uint64(id), text)
-		stalled.Push(ev)
-		fast.Push(ev)
-		if got := readEvents(t, fc, fr, 1); got[0] != fmt.Sprint(id) {
-			t.Fatalf("fast stream read id %s, want %d", got[0], id)
-		}
+		send("while the other fills its socket")
 	}
 	// The stalled stream's writer waits on its socket; the loop does not.
 	for range 20 {
-		id++
-		ev := NewEvent(uint64(id), text)
-		stalled.Push(ev)
-		fast.Push(ev)
-		if got := readEvents(t, fc, fr, 1); got[0] != fmt.Sprint(id) {
-			t.Fatalf("fast stream read id %s, want %d, while the other stalls", got[0], id)
-		}
+		send("while the other stalls")
 	}
 	ids := readEvents(t, sc, bufio.NewReader(sc), id)
 	for j, got := range ids {

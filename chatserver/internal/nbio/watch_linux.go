@@ -1,0 +1,194 @@
+package nbio
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"syscall"
+)
+
+// Watcher tells when the clients of many connections that send nothing
+// more (event streams, once their request is read) go away, from one
+// goroutine and one epoll set: an idle connection then needs no goroutine
+// parked in its read. What a client sends all the same is read and
+// dropped.
+type Watcher struct {
+	ep   int
+	wake [2]int // a pipe whose read end in ep wakes the loop to stop
+
+	mu      sync.Mutex
+	next    uint64
+	watched map[uint64]watched // under mu: by token
+	closed  bool               // under mu
+
+	done chan struct{}
+}
+
+// NewWatcher starts a Watcher's loop. Close stops it.
+func NewWatcher() (*Watcher, error) {
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("epoll for idle connections: %w", err)
+	}
+	w := &Watcher{ep: ep, watched: map[uint64]watched{}, done: make(chan struct{})}
+	if err := syscall.Pipe2(w.wake[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
+		syscall.Close(ep)
+		return nil, fmt.Errorf("epoll for idle connections: %w", err)
+	}
+	if err := w.ctl(syscall.EPOLL_CTL_ADD, w.wake[0], syscall.EPOLLIN, 0); err != nil {
+		w.closeFDs()
+		return nil, fmt.Errorf("epoll for idle connections: %w", err)
+	}
+	w.next = 1 // 0 is the wake pipe's
+	go w.loop()
+	return w, nil
+}
+
+// ctl adds, changes or removes fd in the set, with token as its event data.
+func (w *Watcher) ctl(op, fd int, events uint32, token uint64) error {
+	ev := syscall.EpollEvent{Events: events}
+	// The event's data is 8 bytes: Fd and Pad hold the token's two halves.
+	ev.Fd, ev.Pad = int32(uint32(token)), int32(uint32(token>>32))
+	return syscall.EpollCtl(w.ep, op, fd, &ev)
+}
+
+// Watch calls gone, once, from a goroutine of its own, when c's client has
+// gone (its end closed, the connection reset). Stop ends the watch; it must
+// come before c is closed. errors.ErrUnsupported: c is not a socket, or
+// the Watcher is closed; the caller then reads c itself.
+func (w *Watcher) Watch(c net.Conn, gone func()) (Watch, error) {
+	if w == nil {
+		return Watch{}, errors.ErrUnsupported
+	}
+	rc, err := rawConn(c)
+	if err != nil {
+		return Watch{}, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return Watch{}, errors.ErrUnsupported
+	}
+	token := w.next
+	w.next++
+	var fd int
+	if err := rc.Control(func(f uintptr) { fd = int(f) }); err != nil {
+		return Watch{}, err
+	}
+	w.watched[token] = watched{fd: fd, gone: gone}
+	// Level-triggered: what is left unread is reported again.
+	if err := w.ctl(syscall.EPOLL_CTL_ADD, fd, syscall.EPOLLIN|syscall.EPOLLRDHUP, token); err != nil {
+		delete(w.watched, token)
+		return Watch{}, fmt.Errorf("watch a connection: %w", err)
+	}
+	return Watch{w: w, token: token}, nil
+}
+
+// Watch is one connection's watch.
+type Watch struct {
+	w     *Watcher
+	token uint64
+}
+
+// Stop ends the watch (gone will not be called after it returns, unless it
+// was called already); false when gone was called or is being called.
+// Call it before closing the connection: its descriptor may be reused.
+func (s Watch) Stop() bool {
+	w := s.w
+	if w == nil {
+		return false // the zero Watch: nothing watched
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e, ok := w.watched[s.token]
+	if ok {
+		delete(w.watched, s.token)
+		syscall.EpollCtl(w.ep, syscall.EPOLL_CTL_DEL, e.fd, nil)
+	}
+	return ok
+}
+
+// watched is one connection's entry: its descriptor (valid until Stop,
+// which comes before the connection is closed) and what to call.
+type watched struct {
+	fd   int
+	gone func()
+}
+
+// Close stops the loop. The watches left go on being watched by nobody:
+// their owners end them as their streams end.
+func (w *Watcher) Close() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return
+	}
+	w.closed = true
+	w.mu.Unlock()
+	syscall.Write(w.wake[1], []byte{0})
+	<-w.done
+	w.closeFDs()
+}
+
+func (w *Watcher) closeFDs() {
+	syscall.Close(w.wake[0])
+	syscall.Close(w.wake[1])
+	syscall.Close(w.ep)
+}
+
+func (w *Watcher) loop() {
+	defer close(w.done)
+	events := make([]syscall.EpollEvent, 128)
+	var scratch [512]byte
+	for {
+		n, err := syscall.EpollWait(w.ep, events, -1)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return // the set is gone: nothing more can be watched
+		}
+		for _, ev := range events[:n] {
+			token := uint64(uint32(ev.Fd)) | uint64(uint32(ev.Pad))<<32
+			if token == 0 {
+				return // Close
+			}
+			w.mu.Lock()
+			e, ok := w.watched[token]
+			if !ok {
+				w.mu.Unlock()
+				continue // stopped meanwhile
+			}
+			// Read what the client sent, under mu so that Stop (and the
+			// close after it) waits for this read: the descriptor is still
+			// the connection's.
+			ended := ev.Events&(syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 || drain(e.fd, scratch[:])
+			if ended {
+				delete(w.watched, token)
+				syscall.EpollCtl(w.ep, syscall.EPOLL_CTL_DEL, e.fd, nil)
+			}
+			w.mu.Unlock()
+			if ended {
+				go e.gone()
+			}
+		}
+	}
+}
+
+// drain reads and drops what a watched connection sent, without waiting;
+// true when its client's end is closed or the connection failed.
+func drain(fd int, buf []byte) bool {
+	for {
+		n, err := retry(func() (int, error) { return syscall.Read(fd, buf) })
+		switch {
+		case err == syscall.EAGAIN:
+			return false
+		case err != nil || n == 0:
+			return true
+		}
+	}
+}
