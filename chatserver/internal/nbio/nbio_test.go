@@ -117,7 +117,7 @@ func waitFor(t *testing.T, ch <-chan struct{}, what string) {
 // told once; what a client sends is read and dropped and tells nothing; a
 // stopped watch tells nothing more; a connection that is not a socket is
 // refused with errors.ErrUnsupported, as is every connection of a nil or
-// closed Watcher.
+// closed Watcher; the watches left at Close are told gone.
 func TestWatcher(t *testing.T) {
 	w, err := NewWatcher()
 	if err != nil {
@@ -180,7 +180,14 @@ func TestWatcher(t *testing.T) {
 	if _, err := none.Watch(s1, func() {}); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("Watch of a nil Watcher: %v, want errors.ErrUnsupported", err)
 	}
+	// A watch left at Close is told gone: nobody would see its client go.
+	s4, _ := pair(t)
+	gone4 := make(chan struct{})
+	if _, err := w.Watch(s4, func() { close(gone4) }); err != nil {
+		t.Fatal(err)
+	}
 	w.Close()
+	waitFor(t, gone4, "a watch left at Close")
 	s3, _ := pair(t)
 	if _, err := w.Watch(s3, func() {}); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("Watch after Close: %v, want errors.ErrUnsupported", err)

@@ -116,8 +116,8 @@ type watched struct {
 	gone func()
 }
 
-// Close stops the loop. The watches left go on being watched by nobody:
-// their owners end them as their streams end.
+// Close stops the loop and tells every watch left that its client has gone
+// (nobody would see it go any more): their owners end them.
 func (w *Watcher) Close() {
 	if w == nil {
 		return
@@ -131,7 +131,14 @@ func (w *Watcher) Close() {
 	w.mu.Unlock()
 	syscall.Write(w.wake[1], []byte{0})
 	<-w.done
+	w.mu.Lock()
+	left := w.watched
+	w.watched = map[uint64]watched{} // Stop finds nothing: no epoll_ctl on a closed set
 	w.closeFDs()
+	w.mu.Unlock()
+	for _, e := range left {
+		go e.gone()
+	}
 }
 
 func (w *Watcher) closeFDs() {

@@ -81,6 +81,7 @@ func TestServeHijackedIdleHoldsNoGoroutine(t *testing.T) {
 // TestServeHijackedWithoutWatcher: with no Watcher, a goroutine reads each
 // connection, and the client's going still finishes its stream once.
 func TestServeHijackedWithoutWatcher(t *testing.T) {
+	before := runtime.NumGoroutine()
 	sc, cc := tcpPair(t)
 	c := NewConn("john", 8)
 	var finished atomic.Int32
@@ -92,4 +93,5 @@ func TestServeHijackedWithoutWatcher(t *testing.T) {
 	})
 	cc.Close()
 	waitUntil(t, "finish after the client went", func() bool { return finished.Load() == 1 })
+	waitUntil(t, "no goroutine left", func() bool { return runtime.NumGoroutine() <= before })
 }

@@ -64,7 +64,7 @@ func TestLiveWritesOnDemand(t *testing.T) {
 	r := &recorder{}
 	l := Start(c, Plan{Preamble: []*Event{NewEvent(1, "Welcome john!")}}, r, noHost{},
 		Timing{WriteTimeout: time.Minute, KeepAlive: time.Hour, MailAckDelay: time.Hour}, nil)
-	idle := func() bool { return l.state.Load() == writerIdle && runtime.NumGoroutine() == before }
+	idle := func() bool { return l.state.Load() == writerIdle && runtime.NumGoroutine() <= before }
 	waitUntil(t, "idle after the login", idle)
 	if got := r.got(); !slices.Equal(got, []string{"Welcome john!", "flush"}) {
 		t.Fatalf("login wrote %q", got)
@@ -95,7 +95,7 @@ func TestLiveWritesOnDemand(t *testing.T) {
 		t.Errorf("Stop = %v, want the cut's reason", err)
 	}
 	c.Push(NewEvent(4, "after the cut"))
-	waitUntil(t, "no goroutine left after the end", func() bool { return runtime.NumGoroutine() == before })
+	waitUntil(t, "no goroutine left after the end", func() bool { return runtime.NumGoroutine() <= before })
 	if slices.Contains(r.got(), "after the cut") {
 		t.Error("an event after the cut was written")
 	}
@@ -110,5 +110,5 @@ func TestLiveStop(t *testing.T) {
 	if err := l.Stop(); !errors.Is(err, context.Canceled) {
 		t.Errorf("Stop = %v, want context.Canceled", err)
 	}
-	waitUntil(t, "no goroutine left", func() bool { return runtime.NumGoroutine() == before })
+	waitUntil(t, "no goroutine left", func() bool { return runtime.NumGoroutine() <= before })
 }

@@ -50,10 +50,10 @@ func NewWriters(n int) *Writers {
 func (w *Writers) Close() {
 	w.mu.Lock()
 	w.closed = true
-	w.mu.Unlock()
 	for _, wake := range w.wakes {
-		close(wake)
+		close(wake) // under mu: hand sends on them under mu, never after this
 	}
+	w.mu.Unlock()
 	w.wg.Wait()
 	w.mu.Lock()
 	rest := w.ready[w.head:]
@@ -68,13 +68,12 @@ func (w *Writers) Close() {
 // the loops are closed.
 func (w *Writers) hand(l *Live) bool {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.closed {
-		w.mu.Unlock()
 		return false
 	}
 	first := w.head == len(w.ready)
 	w.ready = append(w.ready, l)
-	w.mu.Unlock()
 	if first {
 		for _, wake := range w.wakes {
 			select {
