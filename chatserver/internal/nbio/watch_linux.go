@@ -103,10 +103,15 @@ func (s Watch) Stop() bool {
 	defer w.mu.Unlock()
 	e, ok := w.watched[s.token]
 	if ok {
-		delete(w.watched, s.token)
-		syscall.EpollCtl(w.ep, syscall.EPOLL_CTL_DEL, e.fd, nil)
+		w.forget(s.token, e)
 	}
 	return ok
+}
+
+// forget ends the watch of token (entry e), under mu.
+func (w *Watcher) forget(token uint64, e watched) {
+	delete(w.watched, token)
+	syscall.EpollCtl(w.ep, syscall.EPOLL_CTL_DEL, e.fd, nil)
 }
 
 // watched is one connection's entry: its descriptor (valid until Stop,
@@ -175,8 +180,7 @@ func (w *Watcher) loop() {
 			// the connection's.
 			ended := ev.Events&(syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 || drain(e.fd, scratch[:])
 			if ended {
-				delete(w.watched, token)
-				syscall.EpollCtl(w.ep, syscall.EPOLL_CTL_DEL, e.fd, nil)
+				w.forget(token, e)
 			}
 			w.mu.Unlock()
 			if ended {
