@@ -148,6 +148,26 @@ func evalAs[T any](p *browserPage, js string) (T, error) {
 }
 
 // text is the innerText of the element the CSS selector finds.
+// refusesSetting checks a page opened on fib_it(40) on native and browser-wasm with
+// setting out of range (value, above max): the page says what is allowed, and once
+// run the server refuses it too (in its words, zero saying what 0 means) as does the
+// page for its browser cell.
+func (p *browserPage) refusesSetting(setting string, value, max int, zero string) {
+	t := p.t
+	t.Helper()
+	msg, err := p.text("#" + setting + "-error")
+	if want := fmt.Sprintf("%s = %d is out of range: allowed 0 to %d", setting, value, max); err != nil || !strings.Contains(msg, want) {
+		t.Errorf("the page's error %q (%v), want the allowed range", msg, err)
+	}
+	p.runAll(time.Minute)
+	if got := p.cell("fib_it", "native"); !strings.Contains(got.Text, fmt.Sprintf("allowed 0 (%s) to %d", zero, max)) {
+		t.Errorf("native with %s=%d: %+v, want the server's refusal with the allowed range", setting, value, got)
+	}
+	if got := p.cell("fib_it", "browser-wasm"); !strings.Contains(got.Text, fmt.Sprintf("allowed 0 to %d", max)) {
+		t.Errorf("browser-wasm with %s=%d: %+v, want the page's refusal with the allowed range", setting, value, got)
+	}
+}
+
 func (p *browserPage) text(sel string) (string, error) {
 	q, _ := json.Marshal(sel)
 	return evalAs[string](p, `(() => { const e = document.querySelector(`+string(q)+`); if (!e) throw new Error("no element "+`+string(q)+`); return e.innerText; })()`)
@@ -424,19 +444,8 @@ func testPage(t *testing.T, kind headless.Kind) {
 				t.Errorf("fib_it(40) on %s with min_sample_ms=0: %+v, want one call per sample (k = 1)", engine, got)
 			}
 		}
-		// Out of range: the page says what is allowed, and the server refuses it too.
 		p.open("k=fib_it&fib_it.n=40&e=native,browser-wasm&runs=2&warmup=0&min_sample_ms=5000")
-		msg, err := p.text("#min_sample_ms-error")
-		if err != nil || !strings.Contains(msg, "min_sample_ms = 5000 is out of range: allowed 0 to 1000") {
-			t.Errorf("the page's error %q (%v), want the allowed range", msg, err)
-		}
-		p.runAll(time.Minute)
-		if got := p.cell("fib_it", "native"); !strings.Contains(got.Text, "allowed 0 (one call per sample) to 1000") {
-			t.Errorf("native with min_sample_ms=5000: %+v, want the server's refusal with the allowed range", got)
-		}
-		if got := p.cell("fib_it", "browser-wasm"); !strings.Contains(got.Text, "allowed 0 to 1000") {
-			t.Errorf("browser-wasm with min_sample_ms=5000: %+v, want the page's refusal with the allowed range", got)
-		}
+		p.refusesSetting("min_sample_ms", 5000, 1000, "one call per sample")
 	})
 
 	t.Run("the warm-up's minimum is a setting of the page", func(t *testing.T) {
@@ -448,17 +457,7 @@ func testPage(t *testing.T, kind headless.Kind) {
 		if v, err := evalAs[string](p, `document.getElementById("warmup_ms").value`); err != nil || v != "20000" {
 			t.Errorf("the warmup_ms input holds %q (%v), want the link's 20000", v, err)
 		}
-		msg, err := p.text("#warmup_ms-error")
-		if err != nil || !strings.Contains(msg, "warmup_ms = 20000 is out of range: allowed 0 to 10000") {
-			t.Errorf("the page's error %q (%v), want the allowed range", msg, err)
-		}
-		p.runAll(time.Minute)
-		if got := p.cell("fib_it", "native"); !strings.Contains(got.Text, "allowed 0 (the warmup calls alone) to 10000") {
-			t.Errorf("native with warmup_ms=20000: %+v, want the server's refusal with the allowed range", got)
-		}
-		if got := p.cell("fib_it", "browser-wasm"); !strings.Contains(got.Text, "allowed 0 to 10000") {
-			t.Errorf("browser-wasm with warmup_ms=20000: %+v, want the page's refusal with the allowed range", got)
-		}
+		p.refusesSetting("warmup_ms", 20000, 10000, "the warmup calls alone")
 	})
 
 	t.Run("a saved run is compared with the live one", func(t *testing.T) {
