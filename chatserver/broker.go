@@ -3,7 +3,6 @@ package chatserver
 import (
 	"context"
 	"errors"
-	"net"
 	"sync"
 	"time"
 )
@@ -120,12 +119,4 @@ func (b *localBroker) Close() error {
 	b.closed = true
 	b.mu.Unlock()
 	return nil
-}
-
-// addrHost is the host of a host:port address (Post.Addr), or addr itself.
-func addrHost(addr string) string {
-	if host, _, err := net.SplitHostPort(addr); err == nil {
-		return host
-	}
-	return addr
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wasmgap/wasmgap/chatserver/internal/fastpath"
 	"github.com/wasmgap/wasmgap/chatserver/internal/page"
+	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
 // Listen listens on a TCP address for Serve. For the host "localhost" it
@@ -29,22 +30,25 @@ type fastSide struct{ s *Server }
 func (f fastSide) Page(r *fastpath.Request) ([]byte, int) { return page.Answer(r, time.Now()) }
 
 // Send is serveMsg for a plain request: the post read by msgPost and sent
-// by send.
-func (f fastSide) Send(r *fastpath.Request) (fastpath.Reply, bool) {
+// by sendThen, answered through answer.
+func (f fastSide) Send(r *fastpath.Request, answer func(fastpath.Reply)) bool {
 	p, _, err := f.s.msgPost(string(r.Target))
 	if err != nil || f.s.auth.GuardsSends(p.From) || f.s.proxies.Trusts(r.Remote) {
 		// Refused, to be authorized, or from a proxy that names its client in a
 		// header: net/http's answer.
-		return fastpath.Reply{}, false
+		return false
 	}
-	p.Addr = clientAddrOf(r.Remote) // the per-address limits' key, as clientAddr
+	p.Addr = httpguard.PeerAddr(r.Remote) // the per-address limits' key, as clientAddr
 
 	// net/http's request context ends when the client leaves; the send
 	// then goes on all the same (Publish does not undo a post), so no
 	// context is needed here.
-	_, status, err := f.s.send(context.Background(), p)
-	if err != nil {
-		return fastpath.Reply{Status: status, Text: err.Error(), RetryAfter: retryAfter(status, err)}, true
-	}
-	return fastpath.Reply{Status: http.StatusOK, Text: "ok"}, true
+	f.s.sendThen(context.Background(), p, func(_ Receipt, status int, err error) {
+		if err != nil {
+			answer(fastpath.Reply{Status: status, Text: err.Error(), RetryAfter: retryAfter(status, err)})
+		} else {
+			answer(fastpath.Reply{Status: http.StatusOK, Text: "ok"})
+		}
+	})
+	return true
 }

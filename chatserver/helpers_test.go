@@ -381,6 +381,12 @@ func (ts *testServer) setClock() *atomic.Int64 {
 // nil (also called at the test's end).
 func serveOn(t *testing.T, o Options) (ts *testServer, stop func()) {
 	t.Helper()
+	return serveOnListener(t, o, listen(t))
+}
+
+// serveOnListener is serveOn on ln.
+func serveOnListener(t *testing.T, o Options, ln net.Listener) (ts *testServer, stop func()) {
+	t.Helper()
 	if o.DataDir == "" {
 		o.DataDir = t.TempDir()
 	}
@@ -388,7 +394,6 @@ func serveOn(t *testing.T, o Options) (ts *testServer, stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := listen(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()

@@ -34,14 +34,14 @@ type hub struct {
 	now       func() time.Time
 
 	reqs     chan request
-	syncq    chan *commit       // batches written, waiting for their sync (syncLoop)
-	synced   chan struct{}      // closed when syncLoop is done
+	syncer   *store.Syncer      // syncs the batches written, then answers them
 	pruneNow chan chan struct{} // prunes at once, on the hub goroutine (tests)
 	quit     chan struct{}
 	done     chan struct{}
 
-	closing atomic.Bool
-	pruned  atomic.Uint64 // the last event id pruned: a resume from before it may miss events
+	closing    atomic.Bool
+	syncFailed atomic.Bool   // a sync failed (logged once)
+	pruned     atomic.Uint64 // the last event id pruned: a resume from before it may miss events
 
 	// Owned by the hub goroutine.
 	m               *room.Machine
@@ -132,7 +132,9 @@ func (h *hub) do(ctx context.Context, r request) result {
 // submit hands r to the hub without waiting for its result. Requests are
 // handled in the order they were submitted.
 func (h *hub) submit(ctx context.Context, r request) error {
-	*r.replies() = make(chan result, 1)
+	if rp := r.replyTo(); rp.then == nil {
+		rp.ch = make(chan result, 1)
+	}
 	select {
 	case h.reqs <- r:
 		return nil
@@ -145,7 +147,7 @@ func (h *hub) submit(ctx context.Context, r request) error {
 
 // wait returns the result of a submitted request.
 func (h *hub) wait(r request) result {
-	ch := *r.replies()
+	ch := r.replyTo().ch
 	select {
 	case res := <-ch:
 		return res
@@ -161,9 +163,9 @@ func (h *hub) wait(r request) result {
 }
 
 func (h *hub) run() {
-	h.startSyncer()
+	h.syncer = store.NewSyncer(h.store)
 	defer close(h.done)
-	defer func() { close(h.syncq); <-h.synced }()
+	defer func() { h.syncer.Close() }()
 	pruneEvery := min(h.retention/10, time.Minute)
 	pruneEvery = max(pruneEvery, time.Second)
 	tick := time.NewTicker(pruneEvery)
@@ -207,13 +209,6 @@ func (h *hub) stop() {
 	<-h.done
 }
 
-// startSyncer runs the goroutine that syncs the log and answers requests.
-func (h *hub) startSyncer() {
-	h.syncq = make(chan *commit, 64)
-	h.synced = make(chan struct{})
-	go h.syncLoop()
-}
-
 // process handles one batch, its changes written to the store's memtable
 // and, as one record, to its log, and hands it to the syncer, which
 // delivers and replies once the log is synced. The hub goes on with the
@@ -229,7 +224,7 @@ func (h *hub) process(batch []request) {
 	h.pending = h.pending[:0]
 	h.after = h.after[:0]
 	h.localUndo = h.localUndo[:0]
-	cm := &commit{results: make([]result, len(batch)), replies: make([]chan result, len(batch))}
+	cm := &commit{results: make([]result, len(batch)), replies: make([]*reply, len(batch))}
 	seq := h.m.Last()
 	h.m.Begin()
 	end, err := h.store.Write(func(tx *store.Tx) error {
@@ -263,18 +258,17 @@ func (h *hub) process(batch []request) {
 		h.m.Commit()
 	}
 	clear(h.localUndo)
-	cm.end = end
 	cm.deliveries = append([]delivery(nil), h.pending...)
 	if len(h.after) > 0 {
 		cm.after = append([]func(){}, h.after...)
 	}
 	for i, r := range batch {
-		cm.replies[i] = *r.replies()
+		cm.replies[i] = r.replyTo()
 	}
-	h.syncq <- cm
+	h.syncer.After(end, func(failed error) { h.committed(cm, failed) })
 	clear(h.pending)
 	if end >= h.checkpointAt {
-		h.drain()
+		h.syncer.Drain()
 		if err := h.store.Checkpoint(); err != nil {
 			h.log.Error("store checkpoint", "err", err)
 			h.checkpointAt = end + h.checkpointEvery/4 // try again later
@@ -315,63 +309,36 @@ func (h *hub) resubmitLater(r request) {
 
 // commit is a batch written to the store's log, waiting for its sync.
 type commit struct {
-	end        int64 // the log's size once the batch was written
 	results    []result
-	replies    []chan result
+	replies    []*reply
 	deliveries []delivery
 	after      []func()
-	barrier    chan struct{} // a marker: closed when every commit before it is done
 }
 
-// syncLoop syncs the store's log for the commits the hub hands over, in
-// order, then delivers their events and answers their requests. A commit
-// whose log write went before a sync that covers it needs no sync of its own.
-func (h *hub) syncLoop() {
-	defer close(h.synced)
-	var failed error
-	for cm := range h.syncq {
-		if cm.barrier != nil {
-			close(cm.barrier)
-			continue
+// committed runs on the syncer once cm's batch is on disk (failed nil), or
+// cannot be: it delivers the batch's events and answers its requests. What
+// is not on disk is neither delivered nor acknowledged.
+func (h *hub) committed(cm *commit, failed error) {
+	if failed != nil {
+		if h.syncFailed.CompareAndSwap(false, true) {
+			h.log.Error("store sync", "err", failed)
 		}
-		if cm.end > 0 && failed == nil {
-			failed = h.store.SyncTo(cm.end)
-			if failed != nil {
-				h.log.Error("store sync", "err", failed)
-			}
+		for i := range cm.results {
+			cm.results[i] = result{err: fmt.Errorf("store: %w", failed)}
 		}
-		if failed != nil && cm.end > 0 {
-			// Not on disk: neither delivered nor acknowledged.
-			for i := range cm.results {
-				cm.results[i] = result{err: fmt.Errorf("store: %w", failed)}
-			}
-			cm.deliveries = nil
-		}
-		for _, d := range cm.deliveries {
-			d.c.Push(d.ev)
-		}
-		for _, f := range cm.after {
-			f()
-		}
-		for i, ch := range cm.replies {
-			if ch != nil {
-				ch <- cm.results[i]
-			}
-		}
+		cm.deliveries = nil
+	}
+	for _, d := range cm.deliveries {
+		d.c.Push(d.ev)
+	}
+	for _, f := range cm.after {
+		f()
+	}
+	for i, r := range cm.replies {
+		r.answer(cm.results[i])
 	}
 }
 
-// drain waits until every commit handed to the syncer is done.
-func (h *hub) drain() {
-	b := make(chan struct{})
-	h.syncq <- &commit{barrier: b}
-	<-b
-}
-
-// apply feeds the machine one request, at the hub's time, and writes what
-// it did: the events into the log and to the streams connected here, the
-// mailbox changes into the store, the graces and the presence window to
-// their timers.
 func (h *hub) apply(tx *store.Tx, in room.Request) (room.Output, error) {
 	h.reqSeq++
 	now := h.now()

@@ -2,10 +2,10 @@ package chatserver
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 
 	"github.com/wasmgap/wasmgap/chatserver/internal/room"
+	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
 // ValidNick reports why nick cannot be a nickname, or nil when it can.
@@ -45,13 +45,4 @@ func validPost(p Post, maxBytes int) error {
 
 // clientAddr is the IP address of the request's client (a trusted proxy's
 // client: the proxies' handler has set RemoteAddr).
-func clientAddr(r *http.Request) string { return clientAddrOf(r.RemoteAddr) }
-
-// clientAddrOf is the IP address of a RemoteAddr (host:port).
-func clientAddrOf(remote string) string {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		return remote
-	}
-	return host
-}
+func clientAddr(r *http.Request) string { return httpguard.PeerAddr(r.RemoteAddr) }

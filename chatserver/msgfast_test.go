@@ -7,10 +7,12 @@ import (
 	"io"
 	"net/http/httptest"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/wasmgap/wasmgap/chatserver/internal/fastpath"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
@@ -300,4 +302,52 @@ func readAnswer(br *bufio.Reader) (string, error) {
 	body := make([]byte, max(length, 0))
 	_, err := io.ReadFull(br, body)
 	return string(body), err
+}
+
+// TestMsgFastWaitsWithoutGoroutines: sends as ab makes them (HTTP/1.0, a
+// connection each) wait for their store commit without a goroutine each:
+// while the hub is held, 200 of them are taken and queued, and the
+// server's goroutines stay about as many as before (a goroutine per send
+// would add 200); once the hub goes on, every one is answered.
+func TestMsgFastWaitsWithoutGoroutines(t *testing.T) {
+	ln, err := Listen("127.0.0.1:0") // as the command listens: accepted once the request is there
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := serveOnListener(t, Options{LeaveGrace: -1}, ln)
+	held, release := make(chan struct{}), make(chan struct{})
+	if err := ts.srv.hub.submit(context.Background(), &inspectReq{fn: func(*hub) { close(held); <-release }}); err != nil {
+		t.Fatal(err)
+	}
+	<-held
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
+	before := runtime.NumGoroutine()
+	const sends = 200
+	conns := make([]*rawConn, sends)
+	for i := range conns {
+		conns[i] = dialPage(t, ts.hostPort())
+		conns[i].send(fmt.Sprintf("GET /msg/mary/john%%20m%d HTTP/1.0\r\nHost: localhost\r\n\r\n", i))
+	}
+	deadline := time.Now().Add(waitFor)
+	for len(ts.srv.hub.reqs) < sends {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d sends reached the hub's queue", len(ts.srv.hub.reqs), sends)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if grown := runtime.NumGoroutine() - before; grown > sends/4 {
+		t.Errorf("%d sends waiting for the hub added %d goroutines, want none for each", sends, grown)
+	}
+	close(release)
+	released = true
+	for i, rc := range conns {
+		if body, err := readAnswer(rc.br); err != nil || body != "ok\n" {
+			t.Fatalf("send %d: %q, %v", i, body, err)
+		}
+	}
 }

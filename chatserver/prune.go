@@ -14,7 +14,7 @@ func (h *hub) prune() {
 		return
 	}
 	cutoff := h.now().Add(-h.retention)
-	h.drain()
+	h.syncer.Drain()
 	if err := h.store.Checkpoint(); err != nil {
 		h.log.Error("store checkpoint", "err", err)
 		return

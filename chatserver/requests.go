@@ -12,8 +12,8 @@ type request interface {
 	// apply does it. An error of a refusal kind (refusesOne) refuses this
 	// request alone; any other fails, and rolls back, the whole batch.
 	apply(h *hub, tx *store.Tx) (result, error)
-	// replies is where the hub sends the result (nil: nobody waits).
-	replies() *chan result
+	// replyTo is where the hub sends the result.
+	replyTo() *reply
 }
 
 // result is what the hub answers a request with.
@@ -23,10 +23,24 @@ type result struct {
 	err     error
 }
 
-// reply is the part every request shares: where its result goes.
-type reply struct{ ch chan result }
+// reply is the part every request shares: where its result goes, a
+// channel that submit makes or, for a caller that does not wait, then
+// (which runs on the hub's syncer and must not block). Neither: nobody
+// waits.
+type reply struct {
+	ch   chan result
+	then func(result)
+}
 
-func (r *reply) replies() *chan result { return &r.ch }
+func (r *reply) replyTo() *reply { return r }
+
+func (r *reply) answer(res result) {
+	if r.then != nil {
+		r.then(res)
+	} else if r.ch != nil {
+		r.ch <- res
+	}
+}
 
 // postReq stores and delivers a post.
 type postReq struct {

@@ -224,16 +224,46 @@ func (s *Server) serveSend(w http.ResponseWriter, r *http.Request) {
 // send validates, rate-limits and publishes p; on failure it returns the
 // HTTP status that fits.
 func (s *Server) send(ctx context.Context, p Post) (Receipt, int, error) {
-	if !s.enter() {
-		return Receipt{}, http.StatusServiceUnavailable, ErrShuttingDown
-	}
-	defer s.exit()
-	if status, err := s.admit(&p); err != nil {
-		return Receipt{}, status, err
-	}
-	rc, err := s.opts.Broker.Publish(ctx, p)
-	status, err := s.published(p, err)
+	done := make(chan struct{})
+	var rc Receipt
+	var status int
+	var err error
+	s.sendThen(ctx, p, func(r Receipt, st int, e error) { rc, status, err = r, st, e; close(done) })
+	<-done
 	return rc, status, err
+}
+
+// sendThen is send for a caller that does not wait: then gets what send
+// returns, once p is stored and delivered, on whatever goroutine (the
+// hub's syncer with the in-process broker; a goroutine of its own with
+// another), or at once when p is refused. then must not block.
+func (s *Server) sendThen(ctx context.Context, p Post, then func(Receipt, int, error)) {
+	if !s.enter() {
+		then(Receipt{}, http.StatusServiceUnavailable, ErrShuttingDown)
+		return
+	}
+	if status, err := s.admit(&p); err != nil {
+		s.exit()
+		then(Receipt{}, status, err)
+		return
+	}
+	published := func(rc Receipt, err error) {
+		status, err := s.published(p, err)
+		s.exit()
+		then(rc, status, err)
+	}
+	if b, ok := s.opts.Broker.(*localBroker); ok {
+		if h, err := b.subscribed(); err == nil && h == Hub(hubSide{s}) {
+			// This server's hub answers on its syncer: no goroutine waits.
+			r := &postReq{post: p}
+			r.then = func(res result) { published(s.receipt(res)) }
+			if err := s.hub.submit(ctx, r); err != nil {
+				published(Receipt{}, err)
+			}
+			return
+		}
+	}
+	go func() { published(s.opts.Broker.Publish(ctx, p)) }()
 }
 
 // sendPipelined is send for a stream of posts from one client that need no

@@ -271,7 +271,7 @@ func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume
 
 	// Once the stream ended (cut, a write failed), the reads end too.
 	l := s.startStream(c, res.joined, t, func() { cancel(); ws.Close() })
-	s.readWS(ctx, ws, nick, addrHost(addr), t, l)
+	s.readWS(ctx, ws, nick, httpguard.PeerAddr(addr), t, l)
 	cancel()
 	err := s.stopStream(c, l)
 	s.opts.Logger.Info("disconnect", "nick", nick, "transport", "ws", "why", err)

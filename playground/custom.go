@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -124,10 +123,7 @@ func (s *Server) handleCustom(w http.ResponseWriter, r *http.Request) {
 // clientOf names the client of a build for its fair share and rate: its address, the
 // port left out.
 func clientOf(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return host
-	}
-	return r.RemoteAddr
+	return httpguard.PeerAddr(r.RemoteAddr)
 }
 
 // retryAfter renders d as a Retry-After header: whole seconds, at least one.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -103,11 +102,7 @@ func (l *addressLimiter) allow(addr string) bool {
 func (s *Server) shareHandler() http.Handler {
 	lim := &addressLimiter{}
 	return httpguard.CrossOrigin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			host = r.RemoteAddr
-		}
-		if !lim.allow(host) {
+		if !lim.allow(httpguard.PeerAddr(r.RemoteAddr)) {
 			w.Header().Set("Retry-After", strconv.Itoa(int(shareEvery/time.Second)))
 			writeError(w, http.StatusTooManyRequests, apiError{Error: fmt.Sprintf("too many submissions from this address: %d at once, then one every %v", shareBurst, shareEvery)})
 			return

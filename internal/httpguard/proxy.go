@@ -67,7 +67,7 @@ func (p *Proxies) trusted(a netip.Addr) bool {
 // address (unknown, an obfuscated name) ends the walk at the trusted proxy that wrote it:
 // what lies beyond it cannot be told apart from a client's own invention.
 func (p *Proxies) ClientAddr(r *http.Request) string {
-	peer := peerAddr(r.RemoteAddr)
+	peer := PeerAddr(r.RemoteAddr)
 	if p == nil || len(p.nets) == 0 {
 		return peer
 	}
@@ -98,7 +98,7 @@ func (p *Proxies) Handler(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if c := p.ClientAddr(r); c != peerAddr(r.RemoteAddr) {
+		if c := p.ClientAddr(r); c != PeerAddr(r.RemoteAddr) {
 			r2 := *r
 			r2.RemoteAddr = net.JoinHostPort(c, "0")
 			r = &r2
@@ -150,8 +150,9 @@ func parseHop(s string) (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
-// peerAddr is the host part of a RemoteAddr.
-func peerAddr(remote string) string {
+// PeerAddr is the host part of a RemoteAddr (host:port): the address a
+// server's per-client limits count by; remote itself when it has no port.
+func PeerAddr(remote string) string {
 	host, _, err := net.SplitHostPort(remote)
 	if err != nil {
 		return remote
@@ -166,6 +167,6 @@ func (p *Proxies) Trusts(remote string) bool {
 	if p == nil || len(p.nets) == 0 {
 		return false
 	}
-	a, err := netip.ParseAddr(peerAddr(remote))
+	a, err := netip.ParseAddr(PeerAddr(remote))
 	return err == nil && p.trusted(a)
 }

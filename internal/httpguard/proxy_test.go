@@ -102,7 +102,7 @@ func FuzzClientAddr(f *testing.F) {
 		r.Header.Set("Forwarded", fwdValue)
 		for _, p := range []*Proxies{xff, fwd} {
 			got := p.ClientAddr(r)
-			if got == peerAddr(peer) {
+			if got == PeerAddr(peer) {
 				continue
 			}
 			if _, err := netip.ParseAddr(got); err != nil {

@@ -27,9 +27,11 @@ type App interface {
 	// bytes are shared: the fast path never writes to them.
 	Page(r *Request) (answer []byte, head int)
 	// Send sends the post of r, a plain GET of /msg/... (r.Target), and
-	// returns the handler's answer. sent is false when the post is refused
-	// before it is sent: the request then goes to net/http, which answers it.
-	Send(r *Request) (reply Reply, sent bool)
+	// calls answer once with the handler's answer when the post is stored,
+	// on whatever goroutine; it does not wait for that. sent is false when
+	// the post is refused before it is sent (answer is not called): the
+	// request then goes to net/http, which answers it.
+	Send(r *Request, answer func(Reply)) (sent bool)
 }
 
 // Reply is the answer to a send: for Status 200, Text as the handler

@@ -35,14 +35,16 @@ type testApp struct {
 
 func (a *testApp) Page(r *Request) ([]byte, int) { return testPage, testPageHead }
 
-func (a *testApp) Send(r *Request) (Reply, bool) {
+// Send answers on a goroutine of its own, as a store's syncer does.
+func (a *testApp) Send(r *Request, answer func(Reply)) bool {
 	if strings.HasPrefix(string(r.Target), "/msg/nobody/") {
-		return Reply{}, false
+		return false
 	}
 	a.mu.Lock()
 	a.sent = append(a.sent, string(r.Target))
 	a.mu.Unlock()
-	return Reply{Status: http.StatusOK, Text: "ok"}, true
+	go answer(Reply{Status: http.StatusOK, Text: "ok"})
+	return true
 }
 
 // served is a Listener with net/http behind it, whose handler answers
@@ -155,9 +157,11 @@ func TestAnsweredHereOrHandedOver(t *testing.T) {
 	}
 }
 
-// TestPageAnsweredAtOnce: a page request that closes its connection and is
-// there when the connection is accepted is answered on the accepting
-// goroutine; a keep-alive one is left to serve with the bytes read.
+// TestPageAnsweredAtOnce: a page request or a send that closes its
+// connection and is there when the connection is accepted is answered
+// without a goroutine of its own: the page on the accepting goroutine, the
+// send by whoever stores it (App.Send's answer). A keep-alive one, or a
+// send refused before sending, is left to serve with the bytes read.
 func TestPageAnsweredAtOnce(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -175,6 +179,10 @@ func TestPageAnsweredAtOnce(t *testing.T) {
 		{"HEAD / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", true, false},
 		{"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n", false, false},
 		{"GET /john HTTP/1.0\r\nHost: localhost\r\n\r\n", false, false},
+		{"GET /msg/mary/john%20hi HTTP/1.0\r\nHost: localhost\r\n\r\n", true, false},
+		{"GET /msg/mary/john%20hi HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", true, true},
+		{"GET /msg/mary/john%20hi HTTP/1.1\r\nHost: localhost\r\n\r\n", false, false},
+		{"GET /msg/nobody/john%20hi HTTP/1.0\r\nHost: localhost\r\n\r\n", false, false},
 	} {
 		client := dial(t, ln.Addr().String())
 		client.send(c.req) // on loopback, in the server's socket once Write returns
@@ -204,6 +212,7 @@ func TestPageAnsweredAtOnce(t *testing.T) {
 			if n != len(c.req) || string(buf[:n]) != c.req {
 				t.Fatalf("%q: left %q for serve", c.req, buf[:n])
 			}
+			l.release(sc)
 			l.serving.Done()
 			sc.Close()
 			continue
@@ -211,8 +220,12 @@ func TestPageAnsweredAtOnce(t *testing.T) {
 		if _, err := io.CopyN(io.Discard, client.br, int64(filler)); err != nil {
 			t.Fatal(err)
 		}
-		method, _, _ := strings.Cut(c.req, " ")
-		if resp, body := client.answer(method); resp.StatusCode != 200 || method == "GET" && body != "page" {
+		method, target, _ := strings.Cut(c.req, " ")
+		want := "page"
+		if strings.HasPrefix(target, "/msg/") {
+			want = "ok\n"
+		}
+		if resp, body := client.answer(method); resp.StatusCode != 200 || method == "GET" && body != want {
 			t.Fatalf("%q: %s, %q", c.req, resp.Status, body)
 		}
 		if !client.closed() {

@@ -135,22 +135,41 @@ func (l *Listener) answerAtOnce(c net.Conn, buf []byte) (n int, done bool) {
 		return 0, true
 	}
 	req, verdict := ParseRequest(buf[:n], l.hosts)
-	if verdict != Serve || !req.CloseAfter || req.Length != n {
+	if verdict != Serve && verdict != Send || !req.CloseAfter || req.Length != n {
 		return n, false
+	}
+	if verdict == Send {
+		// Answered when the post is stored, by whoever stores it, with
+		// one write and a close: no goroutine waits meanwhile.
+		req.Remote = c.RemoteAddr().String()
+		form := req.Form
+		l.serving.Add(1)
+		if !l.app.Send(&req, func(r Reply) { l.answerAndClose(c, appendReply(nil, form, r, time.Now()), l.serving.Done) }) {
+			l.serving.Done()
+			return n, false // refused: net/http's answer, through serve
+		}
+		return 0, true
 	}
 	out, head := l.app.Page(&req)
 	if req.Head {
 		out = out[:head]
 	}
+	l.answerAndClose(c, out, func() {})
+	return 0, true
+}
+
+// answerAndClose writes out to c, which it then closes, and calls done:
+// at once when the socket takes out whole, as it nearly always does.
+// Otherwise (a client that does not read) the rest is written under a
+// deadline, on a goroutine of its own, which the listener waits for.
+func (l *Listener) answerAndClose(c net.Conn, out []byte, done func()) {
 	written, _, err := nbio.WriteNow(c, out)
 	if err != nil || written == len(out) {
 		l.release(c)
 		c.Close()
-		return 0, true
+		done()
+		return
 	}
-	// The socket's buffer is full (a client that does not read): the rest
-	// is written under a deadline, on a goroutine of its own (which the
-	// listener waits for, as for serve).
 	l.serving.Add(1)
 	go func() {
 		defer l.serving.Done()
@@ -158,8 +177,8 @@ func (l *Listener) answerAtOnce(c net.Conn, buf []byte) (n int, done bool) {
 		c.Write(out[written:])
 		l.release(c)
 		c.Close()
+		done()
 	}()
-	return 0, true
 }
 
 func isTemporary(err error) bool {
@@ -223,7 +242,8 @@ func (l *Listener) serve(c net.Conn, bp *[]byte, n int) {
 	defer l.serving.Done()
 	buf := *bp
 	defer pageBuffers.Put(bp)
-	var answer []byte // a send's answer, built here
+	var answer []byte      // a send's answer, built here
+	var replies chan Reply // a send's reply, from App.Send
 	start, end, served := 0, n, 0
 	// The deadline moves only when its kind changes (or, while idle, a
 	// second has passed): each move is a timer update. A request whose head
@@ -259,12 +279,14 @@ func (l *Listener) serve(c net.Conn, bp *[]byte, n int) {
 			}
 		case Send:
 			req.Remote = c.RemoteAddr().String()
-			reply, sent := l.app.Send(&req)
-			if !sent {
+			if replies == nil {
+				replies = make(chan Reply, 1)
+			}
+			if !l.app.Send(&req, func(r Reply) { replies <- r }) {
 				verdict = HandOff // refused before sending: net/http's answer
 				break
 			}
-			out = appendReply(answer[:0], req.Form, reply, time.Now())
+			out = appendReply(answer[:0], req.Form, <-replies, time.Now())
 			answer = out
 		}
 		switch verdict {
