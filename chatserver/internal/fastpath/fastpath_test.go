@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -161,14 +162,59 @@ func TestAnsweredHereOrHandedOver(t *testing.T) {
 // connection and is there when the connection is accepted is answered
 // without a goroutine of its own: the page on the accepting goroutine, the
 // send by whoever stores it (App.Send's answer). A keep-alive one, or a
-// send refused before sending, is left to serve with the bytes read.
+// send refused before sending, is left to serve with the bytes read. The
+// same for a connection accepted as an nbio.Socket (Linux) and as a
+// net.Conn; either way it is no longer counted once closed.
 func TestPageAnsweredAtOnce(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	l := &Listener{app: &testApp{}, hosts: httpguard.NewHosts(ln.Addr().String(), nil), conns: map[net.Conn]struct{}{}}
+	raw := make(chan *nbio.Socket)
+	rawErr := make(chan error, 1)
+	if a, err := nbio.NewAcceptor(ln); err != nil {
+		rawErr <- err
+	} else {
+		defer a.Close()
+		go func() { rawErr <- a.AcceptEach(func(s *nbio.Socket) { raw <- s }) }()
+	}
+	kinds := map[string]func() socket{
+		"nbio.Socket": func() socket {
+			select {
+			case s := <-raw:
+				return s
+			case err := <-rawErr:
+				if errors.Is(err, errors.ErrUnsupported) {
+					t.Skip("no nbio.Socket on this system")
+				}
+				t.Fatal(err)
+			}
+			return nil
+		},
+	}
+	for kind, accept := range kinds {
+		t.Run(kind, func(t *testing.T) { answeredAtOnce(t, ln.Addr().String(), accept) })
+	}
+	connLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer connLn.Close()
+	t.Run("net.Conn", func(t *testing.T) {
+		answeredAtOnce(t, connLn.Addr().String(), func() socket {
+			c, err := connLn.Accept()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return connSocket{c}
+		})
+	})
+}
+
+func answeredAtOnce(t *testing.T, addr string, accept func() socket) {
+	l := &Listener{app: &testApp{}, hosts: httpguard.NewHosts(addr, nil), conns: map[net.Conn]struct{}{},
+		maxPerAddr: 100, perAddr: map[netip.Addr]int{}}
 	for _, c := range []struct {
 		req  string
 		done bool
@@ -184,15 +230,12 @@ func TestPageAnsweredAtOnce(t *testing.T) {
 		{"GET /msg/mary/john%20hi HTTP/1.1\r\nHost: localhost\r\n\r\n", false, false},
 		{"GET /msg/nobody/john%20hi HTTP/1.0\r\nHost: localhost\r\n\r\n", false, false},
 	} {
-		client := dial(t, ln.Addr().String())
+		client := dial(t, addr)
 		client.send(c.req) // on loopback, in the server's socket once Write returns
-		sc, err := ln.Accept()
-		if err != nil {
-			t.Fatal(err)
-		}
+		sock := accept()
 		filler := 0
 		for c.full {
-			n, wouldBlock, err := nbio.WriteNow(sc, make([]byte, 64<<10))
+			n, wouldBlock, err := sock.WriteNow(make([]byte, 64<<10))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,10 +244,11 @@ func TestPageAnsweredAtOnce(t *testing.T) {
 				break
 			}
 		}
-		l.conns[sc] = struct{}{}
+		peer := sock.Peer().Addr()
+		l.perAddr[peer]++ // as accepted counts it
 		l.serving.Add(1)
 		buf := make([]byte, MaxRequest)
-		n, done := l.answerAtOnce(sc, buf)
+		n, done := l.answerAtOnce(sock, buf)
 		if done != c.done {
 			t.Fatalf("%q: answered at once %v, want %v", c.req, done, c.done)
 		}
@@ -212,9 +256,8 @@ func TestPageAnsweredAtOnce(t *testing.T) {
 			if n != len(c.req) || string(buf[:n]) != c.req {
 				t.Fatalf("%q: left %q for serve", c.req, buf[:n])
 			}
-			l.release(sc)
 			l.serving.Done()
-			sc.Close()
+			l.finish(sock)
 			continue
 		}
 		if _, err := io.CopyN(io.Discard, client.br, int64(filler)); err != nil {
@@ -233,8 +276,11 @@ func TestPageAnsweredAtOnce(t *testing.T) {
 		}
 		l.serving.Done() // the accept loop's share
 		l.serving.Wait()
-		if len(l.conns) != 0 {
-			t.Fatalf("%q: connection still tracked", c.req)
+		l.mu.Lock()
+		counted := l.perAddr[peer]
+		l.mu.Unlock()
+		if counted != 0 {
+			t.Fatalf("%q: %s still counts %d open connections", c.req, peer, counted)
 		}
 	}
 }

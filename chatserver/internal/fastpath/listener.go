@@ -19,6 +19,7 @@ import (
 // comment) and returns the rest from Accept.
 type Listener struct {
 	net.Listener
+	acceptor         *nbio.Acceptor // accepts sockets outside Go's netpoller (nil: Accept)
 	app              App
 	hosts            *httpguard.Hosts
 	headerTimeout    time.Duration // to read a request's head
@@ -59,8 +60,9 @@ var pageBuffers = sync.Pool{New: func() any { b := make([]byte, MaxRequest); ret
 // NewListener accepts from ln, answering for app. Serve net/http on it;
 // Close it, then Wait for the connections it serves itself.
 func NewListener(ln net.Listener, app App, o Options) *Listener {
+	acceptor, _ := nbio.NewAcceptor(ln) // nil where unsupported: ln.Accept
 	l := &Listener{
-		Listener: ln, app: app, hosts: o.Hosts, headerTimeout: o.HeaderTimeout, idleTimeout: o.IdleTimeout,
+		Listener: ln, acceptor: acceptor, app: app, hosts: o.Hosts, headerTimeout: o.HeaderTimeout, idleTimeout: o.IdleTimeout,
 		handoff: make(chan net.Conn), errc: make(chan struct{}), done: make(chan struct{}),
 		conns: map[net.Conn]struct{}{}, acceptLoopExited: make(chan struct{}),
 		maxPerAddr: max(o.MaxConnsPerAddr, 0), perAddr: map[netip.Addr]int{},
@@ -73,65 +75,105 @@ func (l *Listener) acceptLoop() {
 	defer close(l.acceptLoopExited)
 	var backoff time.Duration
 	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			if isTemporary(err) {
-				// Out of file descriptors and the like: wait, as net/http does.
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				select {
-				case <-time.After(backoff):
-					continue
-				case <-l.done:
-					return
-				}
-			}
-			l.acceptErr = err
-			close(l.errc)
-			return
-		}
-		backoff = 0
-		l.mu.Lock()
-		if l.closing {
-			l.mu.Unlock()
-			c.Close()
-			continue
-		}
-		if l.maxPerAddr > 0 {
-			addr := clientAddr(c)
-			if l.perAddr[addr] >= l.maxPerAddr {
-				l.mu.Unlock()
-				refuseConn(c, addr, l.maxPerAddr)
+		var err error
+		if l.acceptor != nil {
+			err = l.acceptor.AcceptEach(func(s *nbio.Socket) {
+				backoff = 0
+				l.accepted(s)
+			})
+		} else {
+			var c net.Conn
+			if c, err = l.Listener.Accept(); err == nil {
+				backoff = 0
+				l.accepted(connSocket{c})
 				continue
 			}
-			l.perAddr[addr]++
-			c = &countedConn{Conn: c, l: l, addr: addr}
 		}
-		l.conns[c] = struct{}{}
-		l.serving.Add(1)
-		l.mu.Unlock()
-		bp := pageBuffers.Get().(*[]byte)
-		if n, done := l.answerAtOnce(c, *bp); done {
-			pageBuffers.Put(bp)
-			l.serving.Done()
-		} else {
-			go l.serve(c, bp, n)
+		if isTemporary(err) {
+			// Out of file descriptors and the like: wait, as net/http does.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			select {
+			case <-time.After(backoff):
+				continue
+			case <-l.done:
+				return
+			}
 		}
+		l.acceptErr = err
+		close(l.errc)
+		return
 	}
 }
 
-// answerAtOnce answers, on the accepting goroutine, a connection whose
-// first bytes, already there, are a page request that closes it (ab, or
-// `wasmgap load --no-keepalive`): one read, one write and a close, without
-// a goroutine, a wake-up or a deadline. Otherwise it returns the bytes it
-// read into buf for serve, done false; it never waits.
-func (l *Listener) answerAtOnce(c net.Conn, buf []byte) (n int, done bool) {
-	n, wouldBlock, err := nbio.ReadNow(c, buf)
+// socket is a connection as accepted: an nbio.Socket, outside Go's
+// netpoller, or a net.Conn where there is none (connSocket). What is not
+// answered at once is served as a net.Conn (Conn).
+type socket interface {
+	Peer() netip.AddrPort
+	ReadNow(buf []byte) (n int, wouldBlock bool, err error)
+	WriteNow(p []byte) (n int, wouldBlock bool, err error)
+	CloseWrite() error
+	Close() error
+	Conn() (net.Conn, error)
+}
+
+// accepted answers s at once (answerAtOnce), or serves it on a goroutine
+// of its own, or refuses it (over its address's limit).
+func (l *Listener) accepted(s socket) {
+	addr := s.Peer().Addr()
+	l.mu.Lock()
+	if l.closing {
+		l.mu.Unlock()
+		s.Close()
+		return
+	}
+	if l.maxPerAddr > 0 {
+		if l.perAddr[addr] >= l.maxPerAddr {
+			l.mu.Unlock()
+			refuseConn(s, addr, l.maxPerAddr)
+			return
+		}
+		l.perAddr[addr]++
+	}
+	l.serving.Add(1)
+	l.mu.Unlock()
+	bp := pageBuffers.Get().(*[]byte)
+	n, done := l.answerAtOnce(s, *bp)
+	if done {
+		pageBuffers.Put(bp)
+		l.serving.Done()
+		return
+	}
+	c, err := s.Conn()
+	if err != nil {
+		l.uncount(addr)
+		pageBuffers.Put(bp)
+		l.serving.Done()
+		return
+	}
+	if l.maxPerAddr > 0 {
+		c = &countedConn{Conn: c, l: l, addr: addr}
+	}
+	l.mu.Lock()
+	l.conns[c] = struct{}{}
+	l.mu.Unlock()
+	go l.serve(c, bp, n)
+}
+
+// answerAtOnce answers a connection whose first bytes, already there, are
+// a page request or a send that closes it (ab, or `wasmgap load
+// --no-keepalive`), without a goroutine of its own: the page with one
+// read, one write and a close on the accepting goroutine; a send the same
+// way, its write and close made by whoever stores the post (App.Send's
+// answer). Otherwise it returns the bytes it read into buf for serve, done
+// false; it never waits.
+func (l *Listener) answerAtOnce(s socket, buf []byte) (n int, done bool) {
+	n, wouldBlock, err := s.ReadNow(buf)
 	switch {
 	case wouldBlock || errors.Is(err, errors.ErrUnsupported):
 		return 0, false
 	case err != nil || n == 0:
-		l.release(c)
-		c.Close()
+		l.finish(s)
 		return 0, true
 	}
 	req, verdict := ParseRequest(buf[:n], l.hosts)
@@ -139,12 +181,10 @@ func (l *Listener) answerAtOnce(c net.Conn, buf []byte) (n int, done bool) {
 		return n, false
 	}
 	if verdict == Send {
-		// Answered when the post is stored, by whoever stores it, with
-		// one write and a close: no goroutine waits meanwhile.
-		req.Remote = c.RemoteAddr().String()
+		req.Remote = s.Peer().String()
 		form := req.Form
 		l.serving.Add(1)
-		if !l.app.Send(&req, func(r Reply) { l.answerAndClose(c, appendReply(nil, form, r, time.Now()), l.serving.Done) }) {
+		if !l.app.Send(&req, func(r Reply) { l.answerAndClose(s, appendReply(nil, form, r, time.Now()), l.serving.Done) }) {
 			l.serving.Done()
 			return n, false // refused: net/http's answer, through serve
 		}
@@ -154,31 +194,69 @@ func (l *Listener) answerAtOnce(c net.Conn, buf []byte) (n int, done bool) {
 	if req.Head {
 		out = out[:head]
 	}
-	l.answerAndClose(c, out, func() {})
+	l.answerAndClose(s, out, func() {})
 	return 0, true
 }
 
-// answerAndClose writes out to c, which it then closes, and calls done:
+// answerAndClose writes out to s, which it then closes, and calls done:
 // at once when the socket takes out whole, as it nearly always does.
 // Otherwise (a client that does not read) the rest is written under a
 // deadline, on a goroutine of its own, which the listener waits for.
-func (l *Listener) answerAndClose(c net.Conn, out []byte, done func()) {
-	written, _, err := nbio.WriteNow(c, out)
+func (l *Listener) answerAndClose(s socket, out []byte, done func()) {
+	written, _, err := s.WriteNow(out)
 	if err != nil || written == len(out) {
-		l.release(c)
-		c.Close()
+		l.finish(s)
 		done()
 		return
 	}
 	l.serving.Add(1)
 	go func() {
 		defer l.serving.Done()
+		defer done()
+		addr := s.Peer().Addr()
+		c, err := s.Conn()
+		if err != nil {
+			l.uncount(addr)
+			return
+		}
 		c.SetWriteDeadline(deadlineIn(l.headerTimeout))
 		c.Write(out[written:])
-		l.release(c)
 		c.Close()
-		done()
+		l.uncount(addr)
 	}()
+}
+
+// finish closes a connection answered at once.
+func (l *Listener) finish(s socket) {
+	s.Close()
+	l.uncount(s.Peer().Addr())
+}
+
+// uncount forgets one open connection of addr (MaxConnsPerAddr).
+func (l *Listener) uncount(addr netip.Addr) {
+	if l.maxPerAddr <= 0 {
+		return
+	}
+	l.mu.Lock()
+	if l.perAddr[addr]--; l.perAddr[addr] <= 0 {
+		delete(l.perAddr, addr)
+	}
+	l.mu.Unlock()
+}
+
+// connSocket is a net.Conn as a socket.
+type connSocket struct{ c net.Conn }
+
+func (s connSocket) Peer() netip.AddrPort                  { return peerOf(s.c) }
+func (s connSocket) ReadNow(buf []byte) (int, bool, error) { return nbio.ReadNow(s.c, buf) }
+func (s connSocket) WriteNow(p []byte) (int, bool, error)  { return nbio.WriteNow(s.c, p) }
+func (s connSocket) Close() error                          { return s.c.Close() }
+func (s connSocket) Conn() (net.Conn, error)               { return s.c, nil }
+func (s connSocket) CloseWrite() error {
+	if cw, ok := s.c.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
 }
 
 func isTemporary(err error) bool {
@@ -210,6 +288,9 @@ func (l *Listener) Close() error {
 		}
 		l.mu.Unlock()
 		close(l.done)
+		if l.acceptor != nil {
+			l.acceptor.Close()
+		}
 		err = l.Listener.Close()
 	})
 	return err
@@ -393,31 +474,30 @@ func (l *Listener) serve(c net.Conn, bp *[]byte, n int) {
 	}
 }
 
-// clientAddr is c's client address, for MaxConnsPerAddr (the zero Addr
-// when c is not a TCP connection).
-func clientAddr(c net.Conn) netip.Addr {
+// peerOf is c's client address and port (the zero AddrPort when c is
+// not a TCP connection).
+func peerOf(c net.Conn) netip.AddrPort {
 	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
-		return a.AddrPort().Addr().Unmap()
+		ap := a.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 	}
-	return netip.Addr{}
+	return netip.AddrPort{}
 }
 
 // refuseConn answers a connection over its address's limit with 429 and
 // closes it, without waiting: what it sent already is read first, so that
 // closing does not reset the connection before the answer.
-func refuseConn(c net.Conn, addr netip.Addr, limit int) {
+func refuseConn(c socket, addr netip.Addr, limit int) {
 	text := fmt.Sprintf("too many connections from %s: %d are open, the most one client address may have; close some, then retry\n", addr, limit)
 	answer := fmt.Sprintf("HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", len(text), text)
 	var scratch [512]byte
 	for {
-		if n, _, err := nbio.ReadNow(c, scratch[:]); err != nil || n < len(scratch) {
+		if n, _, err := c.ReadNow(scratch[:]); err != nil || n < len(scratch) {
 			break
 		}
 	}
-	nbio.WriteNow(c, []byte(answer))
-	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		cw.CloseWrite()
-	}
+	c.WriteNow([]byte(answer))
+	c.CloseWrite()
 	c.Close()
 }
 
@@ -431,13 +511,7 @@ type countedConn struct {
 }
 
 func (c *countedConn) Close() error {
-	c.once.Do(func() {
-		c.l.mu.Lock()
-		if c.l.perAddr[c.addr]--; c.l.perAddr[c.addr] <= 0 {
-			delete(c.l.perAddr, c.addr)
-		}
-		c.l.mu.Unlock()
-	})
+	c.once.Do(func() { c.l.uncount(c.addr) })
 	return c.Conn.Close()
 }
 
