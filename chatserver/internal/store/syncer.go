@@ -1,5 +1,7 @@
 package store
 
+import "sync/atomic"
+
 // Syncer syncs the log behind the writer: the writer hands it each batch
 // once written (After), with what waits for that batch to be on disk, and
 // goes on with the next batch while the sync runs, so the time of one sync
@@ -8,9 +10,10 @@ package store
 // Once a sync failed, every later batch fails with the same error: what
 // was written after an unsynced record cannot be vouched for either.
 type Syncer struct {
-	s     *Store
-	queue chan syncJob
-	done  chan struct{}
+	s      *Store
+	queue  chan syncJob
+	done   chan struct{}
+	handed atomic.Int64 // jobs handed to the goroutine and not yet run
 }
 
 // syncJob is a batch waiting for its sync (end > 0), a batch that wrote
@@ -32,6 +35,14 @@ func NewSyncer(s *Store) *Syncer {
 // error. then runs on the syncer's goroutine, after the functions handed
 // before it; it must not wait on the writer.
 func (y *Syncer) After(end int64, then func(err error)) {
+	if y.s.wal.noSync && y.handed.Load() == 0 {
+		// Nothing to wait for, nothing before it: run it here rather than
+		// wake the goroutine (only the writer hands jobs, so none can
+		// come in between).
+		then(nil)
+		return
+	}
+	y.handed.Add(1)
 	y.queue <- syncJob{end: end, then: then}
 }
 
@@ -39,6 +50,7 @@ func (y *Syncer) After(end int64, then func(err error)) {
 // has run (before a checkpoint).
 func (y *Syncer) Drain() {
 	ran := make(chan struct{})
+	y.handed.Add(1)
 	y.queue <- syncJob{then: func(error) { close(ran) }}
 	<-ran
 }
@@ -62,5 +74,6 @@ func (y *Syncer) run() {
 		} else {
 			job.then(nil)
 		}
+		y.handed.Add(-1)
 	}
 }
