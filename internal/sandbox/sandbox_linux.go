@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -85,10 +86,31 @@ func everyThreadFiltered() error {
 			return err
 		}
 		if !strings.Contains(string(st), "\nSeccomp:\t2\n") || !strings.Contains(string(st), "\nNoNewPrivs:\t1\n") {
+			// TSYNC skips a thread that is exiting (the kernel may already have
+			// released its filter); such a thread runs nothing more.
+			if stat, err := os.ReadFile("/proc/self/task/" + t.Name() + "/stat"); err != nil || exiting(string(stat)) {
+				continue
+			}
 			return fmt.Errorf("thread %s is not filtered after SECCOMP_FILTER_FLAG_TSYNC", t.Name())
 		}
 	}
 	return nil
+}
+
+// exiting reports whether a task's /proc stat line has PF_EXITING in its
+// flags (the ninth field, the sixth after the command's closing parenthesis).
+func exiting(stat string) bool {
+	const pfExiting = 0x4
+	_, rest, ok := strings.Cut(stat[strings.LastIndexByte(stat, ')')+1:], " ")
+	if !ok {
+		return false
+	}
+	fields := strings.Fields(rest)
+	if len(fields) < 7 {
+		return false
+	}
+	flags, err := strconv.ParseUint(fields[6], 10, 64)
+	return err == nil && flags&pfExiting != 0
 }
 
 // restrictLandlock grants read access to p.Read and read and execute access to p.Exec,

@@ -171,3 +171,22 @@ func TestReportString(t *testing.T) {
 		t.Error("Complete() = true without namespaces")
 	}
 }
+
+// TestExitingThread: the flags of a /proc stat line tell an exiting thread
+// (PF_EXITING), whatever its command's name holds.
+func TestExitingThread(t *testing.T) {
+	for _, c := range []struct {
+		stat string
+		want bool
+	}{
+		{"18660 (cat) R 18658 18658 31560 0 -1 4194304 100 0 1 0", false},
+		{"18660 (cat) R 18658 18658 31560 0 -1 4194308 100 0 1 0", true},
+		{"7 (a) b (c) ) S 1 7 7 0 -1 4 0 0", true},
+		{"7 (a) b (c) ) S 1 7 7 0 -1 64 0 0", false},
+		{"7 (short) S 1", false},
+	} {
+		if got := exiting(c.stat); got != c.want {
+			t.Errorf("exiting(%q) = %v, want %v", c.stat, got, c.want)
+		}
+	}
+}
