@@ -121,7 +121,10 @@
 // AllowedHosts, against DNS rebinding. Serve answers the plain GET / and
 // GET /msg/... before net/http (package chatserver/internal/fastpath, for
 // the App the Server gives it: fast.go), each in one write, and hands
-// every other connection to net/http, with the bytes read; a request's
+// every other connection to net/http, with the bytes read. One that closes
+// its connection (ab's) holds no goroutine: the page is answered on the
+// accepting goroutine, a send by the store's syncer once it is on disk; a
+// request's
 // head must arrive within ReadHeaderTimeout of its first byte, however it
 // trickles in. A send's body must arrive within
 // BodyTimeout. A damaged store file is refused at open with

@@ -7,6 +7,14 @@
 // net/http serves the connection (its routes, Host check, errors,
 // keep-alive and pipelining).
 //
+// On Linux the Listener accepts bare sockets (nbio.Acceptor). A request
+// that is there at the accept and closes its connection (ab's lines, a
+// connection per request) is answered without a goroutine of its own and
+// without the socket ever entering Go's netpoller: the page on the
+// accepting goroutine; a send by whoever stores it, through App.Send's
+// answer. Any other connection becomes a net.Conn and is served on a
+// goroutine, here or by net/http.
+//
 // What the answers say is the App's (chatserver.Server's): the fast path
 // knows HTTP/1.1's framing, not the chat. ParseRequest decides what is
 // answered here, only what it reads completely and the way net/http would;

@@ -6,7 +6,9 @@
 // rather than be parked by Go's netpoller. A Watcher tells, from one
 // goroutine and one epoll set, when the clients of many idle connections
 // go away: an event stream's connection needs no goroutine parked in its
-// read.
+// read. An Acceptor accepts connections as bare Sockets, outside Go's
+// netpoller, for requests answered with one read, one write and a close;
+// Socket.Conn makes one a net.Conn when it must wait.
 //
 // Go keeps every socket non-blocking; these calls go through the
 // connection's syscall.RawConn. On systems other than Linux they return

@@ -2,7 +2,9 @@
 // its write-ahead log chat.wal beside it, the store of record between two
 // checkpoints (wal.go), with a memtable in memory over chat.db for what the
 // log holds (memtable.go). One goroutine writes, a batch at a time (Write:
-// one log record, SyncTo: one fdatasync); replays read beside it (ReadLog).
+// one log record), and a Syncer syncs behind it (one fdatasync for every
+// batch written meanwhile) and runs what waited for each batch, in order;
+// replays read beside them (ReadLog).
 // Open recovers the log and refuses a damaged store with ErrDamaged, naming
 // the file and what to do (storecheck.go).
 //
