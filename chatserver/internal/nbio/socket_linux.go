@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -22,8 +23,9 @@ type Socket struct {
 
 // Acceptor accepts a TCP listener's connections as Sockets.
 type Acceptor struct {
-	ln net.Listener
-	f  *os.File // a duplicate of ln's descriptor, in Go's netpoller
+	ln     net.Listener
+	f      *os.File // a duplicate of ln's descriptor, in Go's netpoller
+	closed atomic.Bool
 }
 
 // NewAcceptor accepts from ln, which must be a TCP listener
@@ -68,7 +70,7 @@ func (a *Acceptor) AcceptEach(accepted func(*Socket)) error {
 			}
 		}
 	})
-	if errors.Is(rerr, os.ErrClosed) {
+	if a.closed.Load() {
 		return net.ErrClosed
 	}
 	if rerr != nil {
@@ -78,7 +80,10 @@ func (a *Acceptor) AcceptEach(accepted func(*Socket)) error {
 }
 
 // Close ends AcceptEach. The listener stays open until it is closed too.
-func (a *Acceptor) Close() error { return a.f.Close() }
+func (a *Acceptor) Close() error {
+	a.closed.Store(true)
+	return a.f.Close()
+}
 
 func addrPort(sa syscall.Sockaddr) netip.AddrPort {
 	switch sa := sa.(type) {
