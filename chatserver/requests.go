@@ -23,10 +23,9 @@ type result struct {
 	err     error
 }
 
-// reply is the part every request shares: where its result goes, a
-// channel that submit makes or, for a caller that does not wait, then
-// (which runs on the hub's syncer and must not block). Neither: nobody
-// waits.
+// reply is the part every request shares: where its result goes, a channel
+// that submit makes or, for a caller that does not wait, then (run by the
+// store's syncer or the hub: it must not block or wait for the hub).
 type reply struct {
 	ch   chan result
 	then func(result)

@@ -234,9 +234,9 @@ func (s *Server) send(ctx context.Context, p Post) (Receipt, int, error) {
 }
 
 // sendThen is send for a caller that does not wait: then gets what send
-// returns, once p is stored and delivered, on whatever goroutine (the
-// hub's syncer with the in-process broker; a goroutine of its own with
-// another), or at once when p is refused. then must not block.
+// returns once p is stored and delivered (with the in-process broker, on
+// the store's syncer or the hub, so then must not block or wait for the
+// hub; with another, on a goroutine of its own), or at once when refused.
 func (s *Server) sendThen(ctx context.Context, p Post, then func(Receipt, int, error)) {
 	if !s.enter() {
 		then(Receipt{}, http.StatusServiceUnavailable, ErrShuttingDown)
