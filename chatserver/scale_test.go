@@ -253,6 +253,10 @@ func TestManyStreams(t *testing.T) {
 		kb   float64
 	}{{"SSE stream", perSSE}, {"WebSocket", perWS}} {
 		if k.kb > maxIdleStreamKB {
+			if raceDetector {
+				t.Logf("%.1f KB of memory per idle %s under -race: the bound (%d KB) is a normal build's", k.kb, k.kind, maxIdleStreamKB)
+				continue
+			}
 			t.Errorf("%.1f KB of memory per idle %s, want at most %d KB", k.kb, k.kind, maxIdleStreamKB)
 		}
 	}
