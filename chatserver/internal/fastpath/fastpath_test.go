@@ -457,3 +457,44 @@ func TestConnsPerAddr(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestLocalhostPairAcceptsSockets: the two listeners of "localhost" are
+// each accepted from as bare sockets (on Linux) and answer a plain
+// request at once, on 127.0.0.1 and on ::1 alike; their pair's own
+// accepting goroutines never start.
+func TestLocalhostPairAcceptsSockets(t *testing.T) {
+	ln, err := Listen("localhost:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok := ln.(*multiListener)
+	if !ok {
+		ln.Close()
+		t.Skip("no IPv6 loopback here: localhost is 127.0.0.1 alone")
+	}
+	app := &testApp{}
+	l := NewListener(ln, app, Options{Hosts: httpguard.NewHosts(ln.Addr().String(), nil), HeaderTimeout: waitFor})
+	defer func() { l.Close(); l.Wait() }()
+	if _, err := nbio.NewAcceptor(m.lns[0]); errors.Is(err, errors.ErrUnsupported) {
+		t.Skip("no nbio.Acceptor on this system")
+	}
+	if len(l.acceptors) != 2 {
+		t.Fatalf("%d acceptors for localhost's two listeners", len(l.acceptors))
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	for _, host := range []string{"127.0.0.1", "::1"} {
+		rc := dial(t, net.JoinHostPort(host, port))
+		rc.send("GET /msg/mary/john%20hi HTTP/1.0\r\nHost: localhost\r\n\r\n")
+		if resp, body := rc.answer("GET"); resp.StatusCode != 200 || body != "ok\n" {
+			t.Fatalf("%s: %s %q", host, resp.Status, body)
+		}
+		if !rc.closed() {
+			t.Fatalf("%s: connection left open", host)
+		}
+	}
+	select {
+	case c := <-m.conns:
+		t.Fatalf("the pair's own goroutines accepted %v", c.RemoteAddr())
+	default:
+	}
+}

@@ -42,18 +42,24 @@ func Listen(addr string) (net.Listener, error) {
 	return newMultiListener(ln4, ln6), nil
 }
 
-// multiListener accepts from several listeners as one.
+// multiListener accepts from several listeners as one. Its accepting
+// goroutines start with the first Accept: a Listener that accepts from
+// each listener itself (nbio.Acceptor) never calls it.
 type multiListener struct {
 	lns   []net.Listener
 	conns chan net.Conn
 	errs  chan error
 	done  chan struct{}
+	start sync.Once
 	once  sync.Once
 }
 
 func newMultiListener(lns ...net.Listener) *multiListener {
-	m := &multiListener{lns: lns, conns: make(chan net.Conn), errs: make(chan error, len(lns)), done: make(chan struct{})}
-	for _, ln := range lns {
+	return &multiListener{lns: lns, conns: make(chan net.Conn), errs: make(chan error, len(lns)), done: make(chan struct{})}
+}
+
+func (m *multiListener) accept() {
+	for _, ln := range m.lns {
 		go func() {
 			for {
 				c, err := ln.Accept()
@@ -70,10 +76,10 @@ func newMultiListener(lns ...net.Listener) *multiListener {
 			}
 		}()
 	}
-	return m
 }
 
 func (m *multiListener) Accept() (net.Conn, error) {
+	m.start.Do(m.accept)
 	select {
 	case c := <-m.conns:
 		return c, nil

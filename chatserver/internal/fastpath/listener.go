@@ -19,23 +19,24 @@ import (
 // comment) and returns the rest from Accept.
 type Listener struct {
 	net.Listener
-	acceptor         *nbio.Acceptor // accepts sockets outside Go's netpoller (nil: Accept)
-	app              App
-	hosts            *httpguard.Hosts
-	headerTimeout    time.Duration // to read a request's head
-	idleTimeout      time.Duration // to wait for the next request of a keep-alive connection
-	handoff          chan net.Conn // connections for net/http
-	errc             chan struct{} // closed when accepting failed
-	acceptErr        error         // set before errc is closed
-	done             chan struct{}
-	closeOnce        sync.Once
-	mu               sync.Mutex
-	conns            map[net.Conn]struct{} // served here, not handed over
-	closing          bool                  // under mu
-	maxPerAddr       int                   // open connections of one client address (0: unlimited)
-	perAddr          map[netip.Addr]int    // under mu: open connections by client address
-	serving          sync.WaitGroup
-	acceptLoopExited chan struct{}
+	acceptors     []*nbio.Acceptor // accept sockets outside Go's netpoller, one loop each (none: Accept)
+	app           App
+	hosts         *httpguard.Hosts
+	headerTimeout time.Duration // to read a request's head
+	idleTimeout   time.Duration // to wait for the next request of a keep-alive connection
+	handoff       chan net.Conn // connections for net/http
+	errc          chan struct{} // closed when accepting failed
+	acceptErr     error         // set before errc is closed
+	failOnce      sync.Once
+	done          chan struct{}
+	closeOnce     sync.Once
+	mu            sync.Mutex
+	conns         map[net.Conn]struct{} // served here, not handed over
+	closing       bool                  // under mu
+	maxPerAddr    int                   // open connections of one client address (0: unlimited)
+	perAddr       map[netip.Addr]int    // under mu: open connections by client address
+	serving       sync.WaitGroup
+	accepting     sync.WaitGroup // the accept loops
 }
 
 // Options are a Listener's settings.
@@ -60,24 +61,50 @@ var pageBuffers = sync.Pool{New: func() any { b := make([]byte, MaxRequest); ret
 // NewListener accepts from ln, answering for app. Serve net/http on it;
 // Close it, then Wait for the connections it serves itself.
 func NewListener(ln net.Listener, app App, o Options) *Listener {
-	acceptor, _ := nbio.NewAcceptor(ln) // nil where unsupported: ln.Accept
 	l := &Listener{
-		Listener: ln, acceptor: acceptor, app: app, hosts: o.Hosts, headerTimeout: o.HeaderTimeout, idleTimeout: o.IdleTimeout,
+		Listener: ln, acceptors: newAcceptors(ln), app: app, hosts: o.Hosts, headerTimeout: o.HeaderTimeout, idleTimeout: o.IdleTimeout,
 		handoff: make(chan net.Conn), errc: make(chan struct{}), done: make(chan struct{}),
-		conns: map[net.Conn]struct{}{}, acceptLoopExited: make(chan struct{}),
+		conns:      map[net.Conn]struct{}{},
 		maxPerAddr: max(o.MaxConnsPerAddr, 0), perAddr: map[netip.Addr]int{},
 	}
-	go l.acceptLoop()
+	if len(l.acceptors) == 0 {
+		l.accepting.Go(func() { l.acceptLoop(nil) })
+	}
+	for _, a := range l.acceptors {
+		l.accepting.Go(func() { l.acceptLoop(a) })
+	}
 	return l
 }
 
-func (l *Listener) acceptLoop() {
-	defer close(l.acceptLoopExited)
+// newAcceptors makes an Acceptor of each TCP listener behind ln (both of
+// localhost's); none when one of them cannot have one.
+func newAcceptors(ln net.Listener) []*nbio.Acceptor {
+	lns := []net.Listener{ln}
+	if m, ok := ln.(*multiListener); ok {
+		lns = m.lns
+	}
+	var acceptors []*nbio.Acceptor
+	for _, ln := range lns {
+		a, err := nbio.NewAcceptor(ln)
+		if err != nil {
+			for _, a := range acceptors {
+				a.Close()
+			}
+			return nil
+		}
+		acceptors = append(acceptors, a)
+	}
+	return acceptors
+}
+
+// acceptLoop accepts from acceptor (nil: from the listener's Accept) until
+// the listener is closed or accepting fails.
+func (l *Listener) acceptLoop(acceptor *nbio.Acceptor) {
 	var backoff time.Duration
 	for {
 		var err error
-		if l.acceptor != nil {
-			err = l.acceptor.AcceptEach(func(s *nbio.Socket) {
+		if acceptor != nil {
+			err = acceptor.AcceptEach(func(s *nbio.Socket) {
 				backoff = 0
 				l.accepted(s)
 			})
@@ -99,8 +126,10 @@ func (l *Listener) acceptLoop() {
 				return
 			}
 		}
-		l.acceptErr = err
-		close(l.errc)
+		l.failOnce.Do(func() {
+			l.acceptErr = err
+			close(l.errc)
+		})
 		return
 	}
 }
@@ -288,8 +317,8 @@ func (l *Listener) Close() error {
 		}
 		l.mu.Unlock()
 		close(l.done)
-		if l.acceptor != nil {
-			l.acceptor.Close()
+		for _, a := range l.acceptors {
+			a.Close()
 		}
 		err = l.Listener.Close()
 	})
@@ -299,7 +328,7 @@ func (l *Listener) Close() error {
 // Wait waits until the connections served here have ended or been handed
 // over (after Close).
 func (l *Listener) Wait() {
-	<-l.acceptLoopExited
+	l.accepting.Wait()
 	l.serving.Wait()
 }
 
