@@ -165,7 +165,7 @@ func (h *hub) wait(r request) result {
 func (h *hub) run() {
 	h.syncer = store.NewSyncer(h.store)
 	defer close(h.done)
-	defer func() { h.syncer.Close() }()
+	defer h.syncer.Close()
 	pruneEvery := min(h.retention/10, time.Minute)
 	pruneEvery = max(pruneEvery, time.Second)
 	tick := time.NewTicker(pruneEvery)
@@ -315,9 +315,9 @@ type commit struct {
 	after      []func()
 }
 
-// committed runs on the syncer once cm's batch is on disk (failed nil), or
-// cannot be: it delivers the batch's events and answers its requests. What
-// is not on disk is neither delivered nor acknowledged.
+// committed runs once cm's batch is on disk (failed nil), or cannot be, on
+// the syncer (on the hub with NoSync: Syncer.After). It delivers the
+// batch's events and answers its requests; what is not on disk is neither.
 func (h *hub) committed(cm *commit, failed error) {
 	if failed != nil {
 		if h.syncFailed.CompareAndSwap(false, true) {

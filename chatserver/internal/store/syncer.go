@@ -32,8 +32,9 @@ func NewSyncer(s *Store) *Syncer {
 
 // After calls then once the log is synced up to end (the size Write
 // returned; 0 for a batch that wrote nothing), with nil, or with the sync's
-// error. then runs on the syncer's goroutine, after the functions handed
-// before it; it must not wait on the writer.
+// error. then runs after the functions handed before it: on the syncer's
+// goroutine, or at once on the caller's when the log is not synced and
+// nothing handed before it still waits. It must not wait on the writer.
 func (y *Syncer) After(end int64, then func(err error)) {
 	if y.s.wal.noSync && y.handed.Load() == 0 {
 		// Nothing to wait for, nothing before it: run it here rather than
