@@ -32,6 +32,8 @@ const (
 	// live claim is rewritten every claimRenew.
 	claimBucketAge = time.Hour
 	claimTries     = 16
+	// bucketRetry is the pause between tries to make the bucket.
+	bucketRetry = 100 * time.Millisecond
 )
 
 // storedClaim is a claim's value in the bucket.
@@ -95,22 +97,37 @@ func (c *KVClaims) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	if c.kv != nil {
 		return c.kv, nil
 	}
-	replicas := 1
-	if st, err := c.cfg.JS.Stream(ctx, c.cfg.Stream); err == nil {
-		replicas = st.CachedInfo().Config.Replicas
+	if c.cfg.Wait > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.Wait)
+		defer cancel()
 	}
-	kv, err := c.cfg.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      claimBucket,
-		Description: "wasmgap chat: nick claims (--claim-nicks), with the nodes that hold each",
-		TTL:         claimBucketAge,
-		Replicas:    replicas,
-		Storage:     jetstream.FileStorage,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%w: nick claims: key-value bucket %s: %v", c.cfg.Unavailable, claimBucket, err)
+	// A cluster that has just started may not place the bucket's replicas
+	// yet ("no suitable peers for placement"): the first claim waits for it,
+	// trying again until ctx or Wait ends, as the node's setup waits for
+	// its stream.
+	for {
+		replicas := 1
+		if st, err := c.cfg.JS.Stream(ctx, c.cfg.Stream); err == nil {
+			replicas = st.CachedInfo().Config.Replicas
+		}
+		kv, err := c.cfg.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:      claimBucket,
+			Description: "wasmgap chat: nick claims (--claim-nicks), with the nodes that hold each",
+			TTL:         claimBucketAge,
+			Replicas:    replicas,
+			Storage:     jetstream.FileStorage,
+		})
+		if err == nil {
+			c.kv = kv
+			return kv, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: nick claims: key-value bucket %s (%d replicas): %v", c.cfg.Unavailable, claimBucket, replicas, err)
+		case <-time.After(bucketRetry):
+		}
 	}
-	c.kv = kv
-	return kv, nil
 }
 
 // update applies change to nick's claim (nil when there is none) and
