@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -32,8 +33,8 @@ const (
 	// live claim is rewritten every claimRenew.
 	claimBucketAge = time.Hour
 	claimTries     = 16
-	// bucketRetry is the pause between tries to make the bucket.
-	bucketRetry = 100 * time.Millisecond
+	// settleRetry is the pause between tries while NATS settles.
+	settleRetry = 100 * time.Millisecond
 )
 
 // storedClaim is a claim's value in the bucket.
@@ -97,42 +98,77 @@ func (c *KVClaims) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	if c.kv != nil {
 		return c.kv, nil
 	}
-	if c.cfg.Wait > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.cfg.Wait)
-		defer cancel()
-	}
-	// A cluster that has just started may not place the bucket's replicas
-	// yet ("no suitable peers for placement"): the first claim waits for it,
-	// trying again until ctx or Wait ends, as the node's setup waits for
-	// its stream.
-	for {
-		replicas := 1
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
+	replicas := 1
+	kv, err := settle(ctx, func() (jetstream.KeyValue, error) {
 		if st, err := c.cfg.JS.Stream(ctx, c.cfg.Stream); err == nil {
 			replicas = st.CachedInfo().Config.Replicas
 		}
-		kv, err := c.cfg.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		return c.cfg.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket:      claimBucket,
 			Description: "wasmgap chat: nick claims (--claim-nicks), with the nodes that hold each",
 			TTL:         claimBucketAge,
 			Replicas:    replicas,
 			Storage:     jetstream.FileStorage,
 		})
-		if err == nil {
-			c.kv = kv
-			return kv, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: nick claims: key-value bucket %s (%d replicas): %v", c.cfg.Unavailable, claimBucket, replicas, err)
+	}
+	c.kv = kv
+	return kv, nil
+}
+
+// bounded bounds ctx by Wait, the longest wait for NATS.
+func (c *KVClaims) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if c.cfg.Wait > 0 {
+		return context.WithTimeout(ctx, c.cfg.Wait)
+	}
+	return context.WithCancel(ctx)
+}
+
+// settle runs op again, every settleRetry, while it fails as a cluster
+// that is starting or electing a leader answers (settling) and ctx lasts:
+// a claim waits for NATS to settle instead of failing at once.
+func settle[T any](ctx context.Context, op func() (T, error)) (T, error) {
+	for {
+		v, err := op()
+		if err == nil || !settling(err) {
+			return v, err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%w: nick claims: key-value bucket %s (%d replicas): %v", c.cfg.Unavailable, claimBucket, replicas, err)
-		case <-time.After(bucketRetry):
+			return v, err
+		case <-time.After(settleRetry):
 		}
 	}
 }
 
+// settling reports whether err is one of a NATS cluster that is still
+// settling: no server answers the request yet, the bucket's replicas
+// cannot be placed yet ("no suitable peers"), JetStream is briefly
+// unavailable.
+func settling(err error) bool {
+	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrTimeout) {
+		return true
+	}
+	apiErr, ok := errors.AsType[*jetstream.APIError](err)
+	return ok && (apiErr.ErrorCode == jsClusterNoPeers || apiErr.ErrorCode == jsClusterNotAvailable || apiErr.Code == 503)
+}
+
+// JetStream's error codes of a cluster still settling (nats-server's
+// JSClusterNoPeersErr and JSClusterNotAvailErr).
+const (
+	jsClusterNoPeers      jetstream.ErrorCode = 10005
+	jsClusterNotAvailable jetstream.ErrorCode = 10008
+)
+
 // update applies change to nick's claim (nil when there is none) and
 // stores what it returns, retrying when another node changed it first.
 func (c *KVClaims) update(ctx context.Context, nick string, change func(cur *storedClaim) (*storedClaim, error)) error {
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
 	kv, err := c.bucket(ctx)
 	if err != nil {
 		return err
@@ -141,7 +177,7 @@ func (c *KVClaims) update(ctx context.Context, nick string, change func(cur *sto
 	for range claimTries {
 		var cur *storedClaim
 		var rev uint64
-		e, err := kv.Get(ctx, key)
+		e, err := settle(ctx, func() (jetstream.KeyValueEntry, error) { return kv.Get(ctx, key) })
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
 		case err != nil:
@@ -158,11 +194,12 @@ func (c *KVClaims) update(ctx context.Context, nick string, change func(cur *sto
 			return err
 		}
 		b, _ := json.Marshal(next)
-		if rev == 0 {
-			_, err = kv.Create(ctx, key, b)
-		} else {
-			_, err = kv.Update(ctx, key, b, rev)
-		}
+		_, err = settle(ctx, func() (uint64, error) {
+			if rev == 0 {
+				return kv.Create(ctx, key, b)
+			}
+			return kv.Update(ctx, key, b, rev)
+		})
 		if err == nil {
 			return nil
 		}
@@ -290,11 +327,13 @@ func (c *KVClaims) renew() {
 }
 
 func (c *KVClaims) Check(ctx context.Context, nick, shown string) error {
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
 	kv, err := c.bucket(ctx)
 	if err != nil {
 		return err
 	}
-	e, err := kv.Get(ctx, claimKey(nick))
+	e, err := settle(ctx, func() (jetstream.KeyValueEntry, error) { return kv.Get(ctx, claimKey(nick)) })
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil
 	}

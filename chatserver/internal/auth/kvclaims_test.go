@@ -3,11 +3,13 @@ package auth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -54,11 +56,32 @@ func TestKVClaimsBucketWaitsForPlacement(t *testing.T) {
 	}
 }
 
+// Errors of a cluster still settling are waited out; others are not.
+func TestSettling(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{nats.ErrNoResponders, true},
+		{fmt.Errorf("get: %w", nats.ErrNoResponders), true},
+		{&jetstream.APIError{Code: 400, ErrorCode: 10005, Description: "no suitable peers for placement"}, true},
+		{&jetstream.APIError{Code: 503, ErrorCode: 10008, Description: "JetStream system temporarily unavailable"}, true},
+		{&jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence}, false},
+		{&jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamNameInUse}, false},
+		{jetstream.ErrKeyNotFound, false},
+		{errors.New("nats: authorization violation"), false},
+	} {
+		if got := settling(c.err); got != c.want {
+			t.Errorf("settling(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
+}
+
 // A cluster that never places the bucket within Wait refuses the claim as
 // unavailable, with what NATS said.
 func TestKVClaimsBucketUnplaced(t *testing.T) {
 	js := &placingJS{refusals: 1 << 30}
-	c := NewKVClaims(KVConfig{JS: js, Stream: "chat", Wait: 3 * bucketRetry, Unavailable: errUnavailable})
+	c := NewKVClaims(KVConfig{JS: js, Stream: "chat", Wait: 3 * settleRetry, Unavailable: errUnavailable})
 	_, err := c.bucket(context.Background())
 	if !errors.Is(err, errUnavailable) || !strings.Contains(err.Error(), "no suitable peers") || !strings.Contains(err.Error(), claimBucket) {
 		t.Fatalf("bucket never placed: %v; want %v with NATS's reason", err, errUnavailable)
