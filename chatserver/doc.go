@@ -33,11 +33,13 @@
 // of them and the count ("... and 9950 others (10000 users; a welcome names
 // at most 50)").
 //
-// An idle stream holds no buffer: an SSE stream takes its HTTP/1 connection
-// over from net/http and a WebSocket writes through pooled buffers. An idle
-// SSE stream holds no goroutine either: one epoll set tells when any of
-// their clients goes (nbio.Watcher); a WebSocket has one goroutine, that
-// waits for its client's next frame. A broadcast is written by a few writer loops, one per
+// An idle stream holds no buffer beyond a WebSocket's 288-byte reader: an
+// SSE stream takes its HTTP/1 connection over from net/http and a
+// WebSocket writes through pooled buffers. An idle stream holds no
+// goroutine either: one epoll set (nbio.Watcher) tells when an SSE
+// stream's client goes, and when a WebSocket's client sends; its pings
+// and pongs are answered from there, and a goroutine reads only while
+// messages come (stream.WSReads). A broadcast is written by a few writer loops, one per
 // core, while the sockets take it at once; a stream whose socket would
 // block, or that has more than events to write, is written by a goroutine
 // of its own until nothing is left (stream.Writers).

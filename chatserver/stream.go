@@ -223,10 +223,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 
 	up := websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
-		// An idle WebSocket holds only its small read buffer: the write
-		// buffer is taken from a pool for each write, and net/http's
-		// buffers are dropped once the handshake is done.
-		ReadBufferSize:  stream.ReadBuffer,
+		// An idle WebSocket holds only its small read buffer (stream.Upgrade's):
+		// the write buffer is taken from a pool for each write, and
+		// net/http's buffers are dropped once the handshake is done.
 		WriteBufferSize: 4096,
 		WriteBufferPool: stream.WriteBuffers,
 		CheckOrigin:     func(*http.Request) bool { return true }, // checked above
@@ -234,60 +233,64 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		// offers this one beside it, for the server to select.
 		Subprotocols: []string{auth.WSProtocol},
 	}
-	ws, err := up.Upgrade(w, r, grant.Header(nick))
+	u, err := stream.Upgrade(up, w, r, grant.Header(nick))
 	if err != nil {
 		release()
 		return // the upgrader answered the client
 	}
-	// The stream runs on its own goroutines: this handler returns, so that
-	// net/http lets go of the request and of its buffers, which the
-	// WebSocket no longer uses.
-	addr, rawResume := r.RemoteAddr, q.Get("resume")
-	go func() {
-		defer release()
-		s.runWS(ws, nick, resume, hasResume, addr, rawResume)
-	}()
+	// The stream runs on goroutines of its own, and none while it is idle:
+	// this handler returns, so that net/http lets go of the request and
+	// of its buffers, which the WebSocket no longer uses.
+	go s.runWS(u, nick, resume, hasResume, r.RemoteAddr, q.Get("resume"), release)
 }
 
-// runWS logs nick in on an upgraded WebSocket and runs its stream: this
-// goroutine reads, and the writes run on writers started as events come
-// (startStream).
-func (s *Server) runWS(ws *websocket.Conn, nick string, resume uint64, hasResume bool, addr, rawResume string) {
-	defer ws.Close()
+// runWS logs nick in on an upgraded WebSocket and starts its stream: its
+// reads (stream.WSReads, in the server's watcher while idle) and its writes
+// (startStream); release ends the stream's admission once all is over.
+func (s *Server) runWS(u *stream.Upgraded, nick string, resume uint64, hasResume bool, addr, rawResume string, release func()) {
+	ws := u.WS
 	t := stream.NewWS(ws)
-
 	c, res, leave := s.join(context.Background(), nick, resume, hasResume)
-	defer leave()
 	if res.err != nil {
 		t.SetDeadline(time.Now().Add(time.Second))
 		t.Note("log in: " + res.err.Error())
 		t.Control(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, "log in failed"))
+		leave()
+		ws.Close()
+		release()
 		return
 	}
 	s.opts.Logger.Info("connect", "nick", nick, "transport", "ws", "addr", addr, "resume", rawResume)
 	// The reads' context: its Done channel is made by a send or a note.
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-
-	// Once the stream ended (cut, a write failed), the reads end too.
-	l := s.startStream(c, res.joined, t, func() { cancel(); ws.Close() })
-	s.readWS(ctx, ws, nick, httpguard.PeerAddr(addr), t, l)
-	cancel()
-	err := s.stopStream(c, l)
-	s.opts.Logger.Info("disconnect", "nick", nick, "transport", "ws", "why", err)
-}
-
-// readWS reads a WebSocket's frames, sends each as nick's message (in
-// order, without waiting for one to be stored before reading the next), and
-// reports errors to the client through l's notes.
-func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr string, t *stream.WS, l *stream.Live) {
-	wait := 2 * s.opts.KeepAlive
 	// A frame is read up to its limit, and one byte more tells it is over:
 	// the connection then closes with 1009, from here, so that nothing is
 	// written after the close frame (gorilla's own limit would write it
 	// from the reader while the writer may still be writing events).
-	limit := int64(s.opts.MaxMessageBytes)*6 + 1024
-	ws.SetReadDeadline(time.Now().Add(wait))
+	reads := stream.NewWSReads(u, s.watcher, int64(s.opts.MaxMessageBytes)*6+1024, 2*s.opts.KeepAlive)
+	// Once the stream ended (cut, a write failed), the reads end too.
+	l := s.startStream(c, res.joined, t, func() { cancel(); reads.Stop() })
+	message, pending := s.wsMessages(ctx, ws, nick, httpguard.PeerAddr(addr), t, l)
+	reads.Start(message, func(err error) {
+		if errors.Is(err, stream.ErrFrameTooLarge) {
+			t.CloseWith(websocket.CloseMessageTooBig, fmt.Sprintf("frame too large: a message's text may have at most %d bytes", s.opts.MaxMessageBytes))
+		}
+		cancel()
+		pending.Wait()
+		err = s.stopStream(c, l)
+		s.opts.Logger.Info("disconnect", "nick", nick, "transport", "ws", "why", err)
+		leave()
+		ws.Close()
+		release()
+	})
+}
+
+// wsMessages returns the handler of a WebSocket's messages: each is sent as
+// nick's message (in order, without waiting for one to be stored before
+// reading the next), and errors reach the client through l's notes.
+// pending holds the sends not yet stored; the handler's false ends the
+// reads. It sets ws's control handlers.
+func (s *Server) wsMessages(ctx context.Context, ws *websocket.Conn, nick, addr string, t *stream.WS, l *stream.Live) (message func(int, []byte) bool, pending *sync.WaitGroup) {
 	ws.SetPingHandler(func(payload string) error {
 		err := t.WriteControl(websocket.PongMessage, []byte(payload))
 		if err != nil && !errors.Is(err, websocket.ErrCloseSent) {
@@ -305,41 +308,31 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr stri
 		if from, to, ok := t.Pong(payload); ok {
 			s.ackDelivered(nick, from, to)
 		}
-		return ws.SetReadDeadline(time.Now().Add(wait))
+		return nil
 	})
 	tell := func(msg string) { l.Note(ctx.Done(), msg) }
 	// Up to 64 of this connection's posts may wait for their commit at once.
 	var inflight chan struct{}
-	var pending sync.WaitGroup
-	defer pending.Wait()
-	for {
-		kind, data, err := stream.ReadFrame(ws, limit)
-		if errors.Is(err, stream.ErrFrameTooLarge) {
-			t.CloseWith(websocket.CloseMessageTooBig, fmt.Sprintf("frame too large: a message's text may have at most %d bytes", s.opts.MaxMessageBytes))
-			return
-		}
-		if err != nil {
-			return
-		}
-		ws.SetReadDeadline(time.Now().Add(wait))
+	pending = &sync.WaitGroup{}
+	return func(kind int, data []byte) bool {
 		if kind != websocket.TextMessage {
 			tell(`send text frames holding JSON {"to":"<nick> or all","text":"<message>"}`)
-			continue
+			return true
 		}
 		if !utf8.Valid(data) {
 			// RFC 6455 8.1: a text frame that is not UTF-8 fails the connection.
 			t.CloseWith(websocket.CloseInvalidFramePayloadData, "text frame is not valid UTF-8")
-			return
+			return false
 		}
 		f, err := stream.DecodeFrame(data)
 		if err != nil {
 			tell(err.Error())
-			continue
+			return true
 		}
 		wait, err := s.sendPipelined(ctx, Post{From: nick, To: f.To, Text: f.Text, Addr: addr})
 		if err != nil {
 			tell(err.Error())
-			continue
+			return true
 		}
 		if inflight == nil {
 			inflight = make(chan struct{}, 64)
@@ -347,7 +340,7 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr stri
 		select {
 		case inflight <- struct{}{}:
 		case <-ctx.Done():
-			return
+			return false
 		}
 		pending.Go(func() {
 			defer func() { <-inflight }()
@@ -355,7 +348,8 @@ func (s *Server) readWS(ctx context.Context, ws *websocket.Conn, nick, addr stri
 				tell(err.Error())
 			}
 		})
-	}
+		return true
+	}, pending
 }
 
 // admitStream lets a new SSE or WebSocket stream in unless the server is shutting down or

@@ -5,8 +5,8 @@
 // goroutine per stream (stream.Writers): both need to know "would block"
 // rather than be parked by Go's netpoller. A Watcher tells, from one
 // goroutine and one epoll set, when the clients of many idle connections
-// go away: an event stream's connection needs no goroutine parked in its
-// read. An Acceptor accepts connections as bare Sockets, outside Go's
+// go away, or (Readable) when an idle WebSocket's client sends: a stream's
+// connection needs no goroutine parked in its read. An Acceptor accepts connections as bare Sockets, outside Go's
 // netpoller, for requests answered with one read, one write and a close;
 // Socket.Conn makes one a net.Conn when it must wait.
 //

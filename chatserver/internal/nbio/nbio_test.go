@@ -193,3 +193,49 @@ func TestWatcher(t *testing.T) {
 		t.Errorf("Watch after Close: %v, want errors.ErrUnsupported", err)
 	}
 }
+
+// TestReadable: a Readable watch tells once that bytes arrived and leaves
+// them unread; watched again, a connection with bytes still unread is told
+// at once (level-triggered); a client that goes is told too.
+func TestReadable(t *testing.T) {
+	w, err := NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s, c := pair(t)
+	var told atomic.Int32
+	ready := make(chan struct{}, 4)
+	tell := func() { told.Add(1); ready <- struct{}{} }
+	if _, err := w.Readable(s, tell); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ready, "the bytes' arrival")
+	buf := make([]byte, 16)
+	if n, _, err := ReadNow(s, buf[:2]); err != nil || string(buf[:n]) != "pi" {
+		t.Fatalf("ReadNow after the watch: %q, %v; want the client's bytes, unread by the watcher", buf[:n], err)
+	}
+	if _, err := w.Readable(s, tell); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ready, "the bytes left unread")
+	if n, _, err := ReadNow(s, buf); err != nil || string(buf[:n]) != "ng" {
+		t.Fatalf("ReadNow: %q, %v; want the rest", buf[:n], err)
+	}
+	watch, err := w.Readable(s, tell)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // room for a wrong call, which nothing else would show
+	if n := told.Load(); n != 2 {
+		t.Fatalf("told %d times with nothing to read, want 2", n)
+	}
+	c.Close()
+	waitFor(t, ready, "the client's going")
+	if watch.Stop() {
+		t.Error("Stop after the watch was told = true, want false: a Readable watch ends at its first event")
+	}
+}

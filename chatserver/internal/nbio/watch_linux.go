@@ -12,7 +12,8 @@ import (
 // more (event streams, once their request is read) go away, from one
 // goroutine and one epoll set: an idle connection then needs no goroutine
 // parked in its read. What a client sends all the same is read and
-// dropped.
+// dropped. It also tells, once, when a connection whose reads its owner
+// keeps has something to read (Readable): an idle WebSocket.
 type Watcher struct {
 	ep   int
 	wake [2]int // a pipe whose read end in ep wakes the loop to stop
@@ -58,6 +59,19 @@ func (w *Watcher) ctl(op, fd int, events uint32, token uint64) error {
 // come before c is closed. errors.ErrUnsupported: c is not a socket, or
 // the Watcher is closed; the caller then reads c itself.
 func (w *Watcher) Watch(c net.Conn, gone func()) (Watch, error) {
+	return w.add(c, watched{gone: gone})
+}
+
+// Readable calls ready, once, from a goroutine of its own, when c has
+// something to read (or its client has gone, or the Watcher closes), and
+// reads nothing itself: the caller reads c then, and watches it again
+// when it is idle once more. Stop ends the watch, as Watch's.
+func (w *Watcher) Readable(c net.Conn, ready func()) (Watch, error) {
+	return w.add(c, watched{gone: ready, notify: true})
+}
+
+// add watches c's descriptor with e's callback.
+func (w *Watcher) add(c net.Conn, e watched) (Watch, error) {
 	if w == nil {
 		return Watch{}, errors.ErrUnsupported
 	}
@@ -76,7 +90,8 @@ func (w *Watcher) Watch(c net.Conn, gone func()) (Watch, error) {
 	if err := rc.Control(func(f uintptr) { fd = int(f) }); err != nil {
 		return Watch{}, err
 	}
-	w.watched[token] = watched{fd: fd, gone: gone}
+	e.fd = fd
+	w.watched[token] = e
 	// Level-triggered: what is left unread is reported again.
 	if err := w.ctl(syscall.EPOLL_CTL_ADD, fd, syscall.EPOLLIN|syscall.EPOLLRDHUP, token); err != nil {
 		delete(w.watched, token)
@@ -119,6 +134,9 @@ func (w *Watcher) forget(token uint64, e watched) {
 type watched struct {
 	fd   int
 	gone func()
+	// notify: a Readable watch, which ends at the first event and reads
+	// nothing.
+	notify bool
 }
 
 // Close stops the loop and tells every watch left that its client has gone
@@ -178,7 +196,7 @@ func (w *Watcher) loop() {
 			// Read what the client sent, under mu so that Stop (and the
 			// close after it) waits for this read: the descriptor is still
 			// the connection's.
-			ended := ev.Events&(syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 || drain(e.fd, scratch[:])
+			ended := e.notify || ev.Events&(syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 || drain(e.fd, scratch[:])
 			if ended {
 				w.forget(token, e)
 			}

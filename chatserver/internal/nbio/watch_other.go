@@ -16,5 +16,8 @@ type Watch struct{}
 
 func NewWatcher() (*Watcher, error)                      { return nil, errors.ErrUnsupported }
 func (w *Watcher) Watch(net.Conn, func()) (Watch, error) { return Watch{}, errors.ErrUnsupported }
-func (w *Watcher) Close()                                {}
-func (s Watch) Stop() bool                               { return false }
+func (w *Watcher) Readable(net.Conn, func()) (Watch, error) {
+	return Watch{}, errors.ErrUnsupported
+}
+func (w *Watcher) Close()  {}
+func (s Watch) Stop() bool { return false }

@@ -183,7 +183,7 @@ func (t *RawSSE) End(reason string, _ bool) {
 // are built once per event (event.ws) and gathered in an outBuf, written
 // straight to the connection in one write however many events are
 // waiting; control frames go through gorilla/websocket. mu keeps the two
-// from interleaving (the reader goroutine answers the client's pings).
+// from interleaving (the reads answer the client's pings).
 type WS struct {
 	ws    *websocket.Conn
 	ack   *wsAck
@@ -304,10 +304,6 @@ func (t *WS) End(reason string, shuttingDown bool) {
 func (t *WS) CloseWith(code int, reason string) {
 	t.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason))
 }
-
-// ReadBuffer is the read buffer of a WebSocket: a client's frames are
-// short, and a longer one is read through it in pieces.
-const ReadBuffer = 128
 
 // WriteBuffers lends WebSockets their write buffer for the time of a write.
 var WriteBuffers = &sync.Pool{}
