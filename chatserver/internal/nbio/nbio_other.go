@@ -13,6 +13,13 @@ import (
 func ReadNow(c net.Conn, buf []byte) (int, bool, error) { return 0, false, errors.ErrUnsupported }
 func WriteNow(c net.Conn, p []byte) (int, bool, error)  { return 0, false, errors.ErrUnsupported }
 
+// Raw is Linux's; elsewhere every Raw is the zero one.
+type Raw struct{}
+
+func NewRaw(net.Conn) Raw                      { return Raw{} }
+func (Raw) ReadNow([]byte) (int, bool, error)  { return 0, false, errors.ErrUnsupported }
+func (Raw) WriteNow([]byte) (int, bool, error) { return 0, false, errors.ErrUnsupported }
+
 // Socket and Acceptor are Linux's (socket_linux.go); elsewhere
 // NewAcceptor fails and its caller accepts with the listener's Accept.
 type Socket struct{}

@@ -94,6 +94,7 @@ func (nopConn) Write([]byte) (int, error) { return 0, net.ErrClosed }
 // gathered in an outBuf.
 type RawSSE struct {
 	c   net.Conn
+	raw nbio.Raw // c's, for the loops' writes
 	out outBuf
 }
 
@@ -122,13 +123,13 @@ func (o *outBuf) flush(write func([]byte) (int, error)) error {
 	return err
 }
 
-// flushNow writes what c's socket takes of the buffer without waiting,
+// flushNow writes what the socket takes of the buffer without waiting,
 // keeping the rest: done when nothing is left.
-func (o *outBuf) flushNow(c net.Conn) (done bool, err error) {
+func (o *outBuf) flushNow(raw nbio.Raw) (done bool, err error) {
 	if o.b == nil {
 		return true, nil
 	}
-	n, _, err := nbio.WriteNow(c, *o.b)
+	n, _, err := raw.WriteNow(*o.b)
 	if errors.Is(err, errors.ErrUnsupported) {
 		return false, nil // Flush writes it all
 	}
@@ -161,7 +162,7 @@ func (t *RawSSE) add(p []byte) error {
 func (t *RawSSE) Event(ev *Event) error { return t.add(ev.SSE) }
 func (t *RawSSE) Append(ev *Event)      { t.out.add(ev.SSE) }
 func (t *RawSSE) FlushNow() (bool, error) {
-	return t.out.flushNow(t.c)
+	return t.out.flushNow(t.raw)
 }
 func (t *RawSSE) Note(msg string) error {
 	return t.add([]byte(": error: " + strings.ReplaceAll(msg, "\n", " ") + "\n\n"))
@@ -186,6 +187,7 @@ func (t *RawSSE) End(reason string, _ bool) {
 // from interleaving (the reads answer the client's pings).
 type WS struct {
 	ws    *websocket.Conn
+	raw   nbio.Raw // the connection's, for the loops' writes
 	ack   *wsAck
 	mu    *sync.Mutex
 	out   outBuf
@@ -273,7 +275,7 @@ func (t *WS) FlushNow() (bool, error) {
 	if t.closed {
 		return false, nil
 	}
-	return t.out.flushNow(t.ws.NetConn())
+	return t.out.flushNow(t.raw)
 }
 func (t *WS) Note(msg string) error {
 	b, _ := json.Marshal(map[string]string{"error": msg})
@@ -352,10 +354,12 @@ func NewSSE(w http.ResponseWriter) *SSE { return &SSE{w: w, rc: http.NewResponse
 
 // NewRawSSE returns the writer of an event stream on a connection taken
 // over by Hijack.
-func NewRawSSE(c net.Conn) *RawSSE { return &RawSSE{c: c} }
+func NewRawSSE(c net.Conn) *RawSSE { return &RawSSE{c: c, raw: nbio.NewRaw(c)} }
 
 // NewWS returns the writer of an upgraded WebSocket.
-func NewWS(ws *websocket.Conn) *WS { return &WS{ws: ws, ack: &wsAck{}, mu: &sync.Mutex{}} }
+func NewWS(ws *websocket.Conn) *WS {
+	return &WS{ws: ws, raw: nbio.NewRaw(ws.NetConn()), ack: &wsAck{}, mu: &sync.Mutex{}}
+}
 
 // Pong takes the payload of a pong and returns the range of events it
 // confirms: ok when it answers the ping AskAck sent.

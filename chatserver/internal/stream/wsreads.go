@@ -105,11 +105,11 @@ func (c *wsConn) SyscallConn() (syscall.RawConn, error) {
 // between messages, when neither gorilla's reader nor the stash holds a
 // byte of the client's, the connection waits in a nbio.Watcher and holds no
 // goroutine. The pings and pongs an idle client sends are read then by the
-// watch's call and answered with ws's own handlers (PingHandler,
-// PongHandler, as set before Start); anything else is handed back to gorilla with the bytes
-// already read. A client silent for longer than the silence given (no
-// message, no pong) is cut: the socket's read deadline while a goroutine
-// reads, a timer while it waits.
+// watch's call and answered with ws's own handlers (PingHandler and
+// PongHandler, as set before Start); anything else is handed back to
+// gorilla with the bytes already read. A client silent for longer than the
+// silence given (no message, no pong) is cut: the socket's read deadline
+// while a goroutine reads, a timer while it waits.
 type WSReads struct {
 	u       *Upgraded
 	w       *nbio.Watcher
@@ -150,14 +150,14 @@ func (r *WSReads) Start(message func(kind int, data []byte) bool, end func(error
 		set func(func(string) error)
 	}{{ws.PingHandler, ws.SetPingHandler}, {ws.PongHandler, ws.SetPongHandler}} {
 		handle := h.get()
-		h.set(func(payload string) error { r.Heard(); return handle(payload) })
+		h.set(func(payload string) error { r.heard(); return handle(payload) })
 	}
-	r.Heard()
+	r.heard()
 	go r.read()
 }
 
-// Heard moves the silence's end: the client just sent something.
-func (r *WSReads) Heard() {
+// heard moves the silence's end: the client just sent something.
+func (r *WSReads) heard() {
 	now := time.Now()
 	r.mu.Lock()
 	r.lastHeard = now
@@ -214,12 +214,12 @@ func (r *WSReads) read() {
 			}
 			r.mu.Unlock()
 			if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
-				err = ErrSilent // the read deadline Heard set
+				err = ErrSilent // the read deadline heard set
 			}
 			r.finish(err)
 			return
 		}
-		r.Heard()
+		r.heard()
 		if !r.message(kind, data) {
 			r.finish(nil)
 			return
