@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/engine/browser"
+	"github.com/wasmgap/wasmgap/internal/headless"
 	"github.com/wasmgap/wasmgap/measure"
 	"github.com/wasmgap/wasmgap/runner"
 )
@@ -87,7 +88,8 @@ func command(pid int) string {
 
 // kill -9 of the process that runs a browser cell (wasmgap bench, a server) mid-cell
 // leaves no process behind: the worker dies with it (the parent-death signal), the browser
-// with the worker, and the browser's own processes with the browser.
+// with the worker, and the browser's own processes with the browser. Nor, once the next
+// browser starts, the browser's profile, which no process of the cell lived to remove.
 func TestBrowserDiesWithBench(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the parent-death signal is Linux's")
@@ -95,6 +97,8 @@ func TestBrowserDiesWithBench(t *testing.T) {
 	for _, name := range []string{browser.ChromiumWasm, browser.FirefoxJS} {
 		t.Run(name, func(t *testing.T) {
 			need(t, kindOf(name))
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp) // where the cell's browser, and the next, keep their profiles
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
 			cmd.Env = append(os.Environ(), orphanEnv+"="+name)
 			out := new(strings.Builder)
@@ -132,6 +136,9 @@ func TestBrowserDiesWithBench(t *testing.T) {
 			if len(below) < 3 {
 				t.Fatalf("processes below the parent: %v, want the worker, the browser and its own", below)
 			}
+			if made, _ := filepath.Glob(filepath.Join(tmp, "wasmgap-*")); len(made) == 0 {
+				t.Fatalf("no profile in TMPDIR %s while the cell runs: the browser keeps it elsewhere", tmp)
+			}
 			if err := cmd.Process.Kill(); err != nil {
 				t.Fatal(err)
 			}
@@ -146,7 +153,7 @@ func TestBrowserDiesWithBench(t *testing.T) {
 					}
 				}
 				if len(left) == 0 {
-					return
+					break
 				}
 				if time.Now().After(deadline) {
 					for _, pid := range below {
@@ -154,6 +161,14 @@ func TestBrowserDiesWithBench(t *testing.T) {
 					}
 					t.Fatalf("30 s after kill -9 of the cell's parent these still run:\n%s", strings.Join(left, "\n"))
 				}
+			}
+			next, err := headless.Start(context.Background(), kindOf(name), headless.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			next.Close()
+			if left, _ := filepath.Glob(filepath.Join(tmp, "wasmgap-*")); len(left) > 0 {
+				t.Errorf("after kill -9 of the cell's parent and the start and close of another %s, these profiles are left: %v", kindOf(name), left)
 			}
 		})
 	}

@@ -11,14 +11,8 @@ package browsertest
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -88,8 +82,8 @@ func Open(t testing.TB, kind headless.Kind, chromium ...chromedp.ExecAllocatorOp
 }
 
 // shared is the test process's Firefox, started on first use; its process group ends with
-// the process (internal/childproc), and the profile folders of processes that have ended are
-// removed when the next one starts its Firefox.
+// the process (internal/childproc), and its profile, in the process's folder of profiles,
+// is removed by the next headless.Start once the process has ended.
 var shared struct {
 	mu      sync.Mutex
 	firefox headless.Page
@@ -109,33 +103,10 @@ func firefoxWindow() (headless.Page, error) {
 		shared.firefox.Close()
 		shared.firefox = nil
 	}
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("%s%d", profilesPrefix, os.Getpid()))
-	removeEndedProfiles()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	f, err := headless.Start(ctx, headless.Firefox, headless.Options{Dir: dir})
+	f, err := headless.Start(ctx, headless.Firefox, headless.Options{})
 	if err != nil {
 		return nil, err
 	}
 	shared.firefox = f
 	return headless.OpenWindow(ctx, f)
-}
-
-// profilesPrefix names the folder of a test process's shared browser profiles, its pid
-// after it.
-const profilesPrefix = "wasmgap-browsertest-"
-
-// removeEndedProfiles removes the profile folders of test processes that have ended.
-func removeEndedProfiles() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), profilesPrefix+"*"))
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), profilesPrefix))
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			os.RemoveAll(d)
-		}
-	}
 }

@@ -3,7 +3,6 @@ package headless
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -174,7 +173,7 @@ func (c *chromium) Context() context.Context { return c.ctx }
 
 func (c *chromium) Close() error {
 	c.cancel() // chromedp ends the browser and what is left of it
-	return os.RemoveAll(c.profile)
+	return removeProfile(c.profile)
 }
 
 // ChromedpContext returns the chromedp context of a Chromium page, or nil for another browser.

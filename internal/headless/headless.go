@@ -8,7 +8,9 @@
 // Each browser runs with a fresh profile in a directory of its own, with no network of its
 // own (no updates, telemetry, safe-browsing lists or captive-portal checks), in a process
 // group of its own that dies with this process on Linux (internal/childproc); Close kills
-// the whole group and removes the profile.
+// the whole group and removes the profile. A process killed before it closed its browsers
+// (a runner's worker ended at its time limit, or by the parent-death signal) leaves their
+// profiles in a folder named after it, which the next Start of any process removes.
 package headless
 
 import (
@@ -21,14 +23,18 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/wasmgap/wasmgap/internal/childproc"
+	"github.com/wasmgap/wasmgap/internal/procfs"
 )
 
 // Kind names a browser.
@@ -94,7 +100,8 @@ func Path(kind Kind) (string, error) {
 
 // Options say how to start a browser.
 type Options struct {
-	// Dir is where the profile directory is made; "" means os.TempDir().
+	// Dir is where the profile directory is made; "" means this process's folder of
+	// profiles in os.TempDir() (see profilesPrefix).
 	Dir string
 	// Timeout bounds the start (the browser's first answer); zero means a minute.
 	Timeout time.Duration
@@ -108,7 +115,7 @@ func Start(ctx context.Context, kind Kind, opts Options) (Page, error) {
 	if err != nil {
 		return nil, err
 	}
-	profile, err := os.MkdirTemp(opts.Dir, "wasmgap-"+string(kind)+"-")
+	profile, err := makeProfile(kind, opts.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("make a profile for %s: %w", kind, err)
 	}
@@ -126,10 +133,68 @@ func Start(ctx context.Context, kind Kind, opts Options) (Page, error) {
 		p, err = startFirefox(startCtx, path, profile)
 	}
 	if err != nil {
-		os.RemoveAll(profile)
+		removeProfile(profile)
 		return nil, err
 	}
 	return p, nil
+}
+
+// profilesPrefix names the folder in os.TempDir() that holds the profiles of the browsers
+// a process starts with Options.Dir "", the process's id after it. Close removes a
+// browser's profile, and the folder once it is empty; a killed process closes nothing, so
+// Start removes the folders of processes that have ended.
+const profilesPrefix = "wasmgap-browsers-"
+
+// profilesMu orders the making of a profile in this process's folder against the removal
+// of the folder once it is empty.
+var profilesMu sync.Mutex
+
+// makeProfile makes a fresh profile directory for the browser in dir, or, when dir is "",
+// in this process's folder of profiles, first removing those of processes that have ended.
+func makeProfile(kind Kind, dir string) (string, error) {
+	if dir == "" {
+		profilesMu.Lock()
+		defer profilesMu.Unlock()
+		removeEndedProfiles()
+		dir = filepath.Join(os.TempDir(), profilesPrefix+strconv.Itoa(os.Getpid()))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", err
+		}
+	}
+	return os.MkdirTemp(dir, "wasmgap-"+string(kind)+"-")
+}
+
+// removeProfile removes a browser's profile, and this process's folder of profiles when
+// that was the last one in it.
+func removeProfile(profile string) error {
+	err := os.RemoveAll(profile)
+	if dir := filepath.Dir(profile); filepath.Base(dir) == profilesPrefix+strconv.Itoa(os.Getpid()) {
+		profilesMu.Lock()
+		os.Remove(dir) // fails, as it should, while another browser's profile is in it
+		profilesMu.Unlock()
+	}
+	return err
+}
+
+// removeEndedProfiles removes the folders of profiles of processes that have ended.
+func removeEndedProfiles() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), profilesPrefix+"*"))
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), profilesPrefix))
+		if err == nil && pid != os.Getpid() && ended(pid) {
+			os.RemoveAll(d)
+		}
+	}
+}
+
+// ended reports whether the process has ended: it is gone, or a zombie (which no init
+// reaps in some containers).
+func ended(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	st, err := procfs.ReadStat(pid)
+	return err == nil && st.State == 'Z'
 }
 
 // process is a started browser: its command, the tail of its stderr, and the endpoint it
@@ -192,7 +257,7 @@ func (p *process) kill() {
 		case <-p.waited:
 		case <-time.After(30 * time.Second):
 		}
-		os.RemoveAll(p.profile)
+		removeProfile(p.profile)
 	})
 }
 

@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -179,5 +183,42 @@ func TestOpenWindow(t *testing.T) {
 	c := open(t, Chromium)
 	if _, err := OpenWindow(ctx, c); err == nil || !strings.Contains(err.Error(), "Firefox") {
 		t.Errorf("OpenWindow on Chromium = %v, want a refusal", err)
+	}
+}
+
+// Start with no Dir makes the profile in a folder of this process's, which Close removes
+// with the profile, and first removes the folders of processes that have ended (killed
+// before they closed their browsers), keeping those of processes that run.
+func TestProfilesOfEndedProcessesRemoved(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	folder := func(pid int) string { return filepath.Join(tmp, profilesPrefix+strconv.Itoa(pid)) }
+	for _, pid := range []int{gone.Process.Pid, os.Getppid()} {
+		if err := os.MkdirAll(filepath.Join(folder(pid), "wasmgap-firefox-1"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	profile, err := makeProfile(Chromium, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(profile) != folder(os.Getpid()) {
+		t.Errorf("profile %s, want it in %s", profile, folder(os.Getpid()))
+	}
+	if _, err := os.Stat(folder(gone.Process.Pid)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the folder of an ended process is left (%v)", err)
+	}
+	if _, err := os.Stat(folder(os.Getppid())); err != nil {
+		t.Errorf("the folder of a running process is removed: %v", err)
+	}
+	if err := removeProfile(profile); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(folder(os.Getpid())); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("this process's folder is left once its last profile is removed (%v)", err)
 	}
 }

@@ -1,5 +1,5 @@
 // Package procfs reads the two Linux /proc files the project's measurements need: a
-// process's /proc/PID/stat line (its parent, group, CPU times and page faults) and the
+// process's /proc/PID/stat line (its state, parent, group, CPU times and page faults) and the
 // machine's CPU counters on the first line of /proc/stat. Elsewhere the reads fail.
 package procfs
 
@@ -18,8 +18,9 @@ const ClockTick = time.Second / 100
 
 // Stat is what the project reads of /proc/PID/stat (proc(5)); CPU times are in ClockTick.
 type Stat struct {
-	PPID int // field 4
-	PGRP int // field 5
+	State byte // field 3: R running, S sleeping, Z zombie, ... (proc(5))
+	PPID  int  // field 4
+	PGRP  int  // field 5
 	// MinFlt and CMinFlt are the minor page faults of the process and of its children
 	// that ended and were waited for (fields 10 and 11).
 	MinFlt, CMinFlt uint64
@@ -70,6 +71,10 @@ func ParseStat(b []byte) (Stat, error) {
 		errs = append(errs, err)
 		return v
 	}
+	if len(f[0]) != 1 {
+		return Stat{}, fmt.Errorf("state %q, want one letter", f[0])
+	}
+	st.State = f[0][0]
 	st.PPID, st.PGRP = atoi(1), atoi(2)
 	st.MinFlt, st.CMinFlt = ulong(7), ulong(8)
 	st.UTime, st.STime = ulong(11), ulong(12)
