@@ -456,7 +456,7 @@ func (l *Listener) serve(c net.Conn, bp *[]byte, n int) {
 			}
 			hc := net.Conn(c)
 			if pending != nil {
-				hc = &handedConn{Conn: c, pending: pending}
+				hc = &nbio.Prefixed{Conn: c, Pending: pending}
 			}
 			select {
 			case l.handoff <- hc:
@@ -586,41 +586,4 @@ func lingeringClose(c net.Conn) {
 		}
 	}
 	c.Close()
-}
-
-// handedConn is a connection handed to net/http with the bytes already
-// read from it.
-type handedConn struct {
-	net.Conn
-	pending []byte
-}
-
-func (c *handedConn) Read(p []byte) (int, error) {
-	if len(c.pending) > 0 {
-		n := copy(p, c.pending)
-		c.pending = c.pending[n:]
-		if len(c.pending) == 0 {
-			c.pending = nil
-		}
-		return n, nil
-	}
-	return c.Conn.Read(p)
-}
-
-// SyscallConn gives the socket to those that read or write it without
-// waiting (nbio): a stream's writer loops, once net/http handed the
-// connection over (hijacked) for an event stream or a WebSocket.
-func (c *handedConn) SyscallConn() (syscall.RawConn, error) {
-	if sc, ok := c.Conn.(syscall.Conn); ok {
-		return sc.SyscallConn()
-	}
-	return nil, errors.ErrUnsupported
-}
-
-// CloseWrite lets net/http end a connection as it does a TCP one.
-func (c *handedConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
-		return cw.CloseWrite()
-	}
-	return c.Conn.Close()
 }

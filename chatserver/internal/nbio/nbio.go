@@ -14,3 +14,47 @@
 // connection's syscall.RawConn. On systems other than Linux they return
 // errors.ErrUnsupported, and their callers take the waiting path.
 package nbio
+
+import (
+	"errors"
+	"net"
+	"syscall"
+)
+
+// Prefixed is a connection whose reads return first the bytes already
+// taken from it (Pending), then what its socket receives: a connection
+// handed on, to net/http or to gorilla/websocket, after some of it was
+// read without waiting. Its SyscallConn is the socket's.
+type Prefixed struct {
+	net.Conn
+	Pending []byte // owned by the connection's reader
+}
+
+func (c *Prefixed) Read(p []byte) (int, error) {
+	if len(c.Pending) > 0 {
+		n := copy(p, c.Pending)
+		c.Pending = c.Pending[n:]
+		if len(c.Pending) == 0 {
+			c.Pending = nil
+		}
+		return n, nil
+	}
+	return c.Conn.Read(p)
+}
+
+// SyscallConn gives the socket to those that read, write or watch it
+// without waiting (a stream's writer loops, the Watcher).
+func (c *Prefixed) SyscallConn() (syscall.RawConn, error) {
+	if sc, ok := c.Conn.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, errors.ErrUnsupported
+}
+
+// CloseWrite ends the connection's writes, as a TCP connection's does.
+func (c *Prefixed) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return c.Conn.Close()
+}

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -28,7 +27,7 @@ var ErrSilent = errors.New("the client sent nothing, not even a pong to the ping
 // through a reader whose buffered bytes WSReads can see.
 type Upgraded struct {
 	WS *websocket.Conn
-	nc *wsConn
+	nc *nbio.Prefixed
 	br *bufio.Reader
 }
 
@@ -50,10 +49,11 @@ func Upgrade(up websocket.Upgrader, w http.ResponseWriter, r *http.Request, head
 }
 
 // wsHijack hands gorilla, at the upgrade, the connection wrapped in a
-// wsConn and a reader of ReadBuffer bytes over it.
+// nbio.Prefixed (whose Pending holds what the idle reads took from the
+// socket and left for gorilla) and a reader of ReadBuffer bytes over it.
 type wsHijack struct {
 	http.ResponseWriter
-	nc *wsConn
+	nc *nbio.Prefixed
 	br *bufio.Reader
 }
 
@@ -66,43 +66,14 @@ func (h *wsHijack) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil || brw.Reader.Buffered() > 0 {
 		return c, brw, err // bytes before the handshake's end: gorilla refuses them
 	}
-	h.nc = &wsConn{Conn: c}
+	h.nc = &nbio.Prefixed{Conn: c}
 	h.br = bufio.NewReaderSize(h.nc, ReadBuffer)
 	return h.nc, bufio.NewReadWriter(h.br, brw.Writer), nil
 }
 
-// wsConn is a WebSocket's connection as gorilla reads it: first the bytes
-// the idle reads took from the socket and left for gorilla (stash), then
-// the socket.
-type wsConn struct {
-	net.Conn
-	stash []byte // owned by whoever reads: the idle reads, or gorilla's
-}
-
-func (c *wsConn) Read(p []byte) (int, error) {
-	if len(c.stash) > 0 {
-		n := copy(p, c.stash)
-		c.stash = c.stash[n:]
-		if len(c.stash) == 0 {
-			c.stash = nil
-		}
-		return n, nil
-	}
-	return c.Conn.Read(p)
-}
-
-// SyscallConn is the socket's, for nbio's reads, writes and watches.
-func (c *wsConn) SyscallConn() (syscall.RawConn, error) {
-	sc, ok := c.Conn.(syscall.Conn)
-	if !ok {
-		return nil, errors.ErrUnsupported
-	}
-	return sc.SyscallConn()
-}
-
 // WSReads reads a WebSocket's data messages and hands each to its handler.
 // While the client sends, a goroutine reads through gorilla/websocket;
-// between messages, when neither gorilla's reader nor the stash holds a
+// between messages, when neither gorilla's reader nor Pending holds a
 // byte of the client's, the connection waits in a nbio.Watcher and holds no
 // goroutine. The pings and pongs an idle client sends are read then by the
 // watch's call and answered with ws's own handlers (PingHandler and
@@ -203,7 +174,7 @@ func (r *WSReads) finish(err error) {
 // it cannot.
 func (r *WSReads) read() {
 	for {
-		if r.u.br.Buffered() == 0 && len(r.u.nc.stash) == 0 && r.park() {
+		if r.u.br.Buffered() == 0 && len(r.u.nc.Pending) == 0 && r.park() {
 			return
 		}
 		kind, data, err := ReadFrame(r.u.WS, r.limit)
@@ -285,9 +256,9 @@ func (r *WSReads) wake() {
 		r.finish(io.EOF)
 		return
 	}
-	nc.stash = append(nc.stash, buf[:n]...)
-	for len(nc.stash) > 0 {
-		size, complete := controlFrame(nc.stash)
+	nc.Pending = append(nc.Pending, buf[:n]...)
+	for len(nc.Pending) > 0 {
+		size, complete := controlFrame(nc.Pending)
 		if size == 0 {
 			r.read() // a data frame, a close, or what gorilla refuses
 			return
@@ -295,14 +266,14 @@ func (r *WSReads) wake() {
 		if !complete {
 			break // the rest of a ping or pong is on its way
 		}
-		if err := r.control(nc.stash[:size]); err != nil {
+		if err := r.control(nc.Pending[:size]); err != nil {
 			r.finish(err)
 			return
 		}
-		nc.stash = nc.stash[size:]
+		nc.Pending = nc.Pending[size:]
 	}
-	if len(nc.stash) == 0 {
-		nc.stash = nil
+	if len(nc.Pending) == 0 {
+		nc.Pending = nil
 	}
 	if !r.park() {
 		r.read()
