@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/wasmgap/wasmgap/internal/epoll"
 )
 
 // The event-loop client (ClientEpoll) is wrk's design: one loop per core, each owning its
@@ -52,14 +54,14 @@ type evConn struct {
 type evLoop struct {
 	ctx    context.Context
 	r      *runner
-	ep     int
+	set    *epoll.Set
 	sa     syscall.Sockaddr
 	family int
 	conns  []*evConn // by file descriptor
 	nconns int
 	sh     *shard
 	buf    []byte
-	events []syscall.EpollEvent
+	events []epoll.Event
 	open   int // connections this loop opens
 }
 
@@ -107,7 +109,7 @@ func (r *runner) runEpoll(ctx context.Context) error {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			l := &evLoop{ctx: ctx, r: r, sa: sockaddr(), family: family, sh: &r.shards[i%len(r.shards)],
-				buf: make([]byte, 64<<10), events: make([]syscall.EpollEvent, 256), open: conns}
+				buf: make([]byte, 64<<10), events: make([]epoll.Event, 256), open: conns}
 			if err := l.run(ctx, req); err != nil {
 				errc <- err
 			}
@@ -119,12 +121,12 @@ func (r *runner) runEpoll(ctx context.Context) error {
 }
 
 func (l *evLoop) run(ctx context.Context, req []byte) error {
-	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	set, err := epoll.New()
 	if err != nil {
-		return fmt.Errorf("epoll_create1: %w", err)
+		return err
 	}
-	l.ep = ep
-	defer syscall.Close(ep)
+	l.set = set
+	defer set.Close()
 	defer func() {
 		for _, c := range l.conns {
 			if c != nil {
@@ -144,13 +146,13 @@ func (l *evLoop) run(ctx context.Context, req []byte) error {
 		}
 		// Through the scheduler (not a raw syscall): a loop that waits gives its processor
 		// to other goroutines, such as a server in the same process.
-		n, err := syscall.EpollWait(ep, l.events, int(checkEvery/time.Millisecond))
-		if err != nil && err != syscall.EINTR {
-			return fmt.Errorf("epoll_wait: %w", err)
+		n, err := set.Wait(l.events, checkEvery)
+		if err != nil {
+			return err
 		}
 		for i := 0; i < n; i++ {
 			ev := &l.events[i]
-			if c := l.conn(int(ev.Fd)); c != nil {
+			if c := l.conn(int(epoll.Token(ev))); c != nil {
 				l.handle(c, ev.Events, req)
 			}
 		}
@@ -259,13 +261,13 @@ func (l *evLoop) dial() (*evConn, error) {
 		}
 		c.connecting = true
 	}
-	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLOUT | syscall.EPOLLRDHUP, Fd: int32(fd)}
-	if !c.connecting {
-		ev.Events = syscall.EPOLLIN | syscall.EPOLLRDHUP
+	events := uint32(epoll.In | epoll.RDHup)
+	if c.connecting {
+		events |= epoll.Out
 	}
-	if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+	if err := l.set.Add(fd, events, uint64(fd)); err != nil {
 		syscall.Close(fd)
-		return nil, fmt.Errorf("epoll_ctl: %w", err)
+		return nil, err
 	}
 	if fd >= len(l.conns) {
 		l.conns = append(l.conns, make([]*evConn, fd+1-len(l.conns))...)
@@ -302,16 +304,16 @@ func (l *evLoop) write(c *evConn, req []byte) {
 }
 
 func (l *evLoop) watchWrite(c *evConn, on bool) {
-	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(c.fd)}
+	events := uint32(epoll.In | epoll.RDHup)
 	if on {
-		ev.Events |= syscall.EPOLLOUT
+		events |= epoll.Out
 	}
-	syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_MOD, c.fd, &ev)
+	l.set.Modify(c.fd, events, uint64(c.fd))
 }
 
 func (l *evLoop) handle(c *evConn, events uint32, req []byte) {
 	if c.connecting {
-		if events&(syscall.EPOLLOUT|syscall.EPOLLERR|syscall.EPOLLHUP) == 0 {
+		if events&(epoll.Out|epoll.Err|epoll.Hup) == 0 {
 			return
 		}
 		if v, err := syscall.GetsockoptInt(c.fd, syscall.SOL_SOCKET, syscall.SO_ERROR); err != nil || v != 0 {
@@ -326,14 +328,14 @@ func (l *evLoop) handle(c *evConn, events uint32, req []byte) {
 		l.write(c, req)
 		return
 	}
-	if events&syscall.EPOLLOUT != 0 && c.wrote < len(req) {
+	if events&epoll.Out != 0 && c.wrote < len(req) {
 		l.watchWrite(c, false)
 		l.write(c, req)
 		if c.wrote < len(req) {
 			return
 		}
 	}
-	if events&(syscall.EPOLLIN|syscall.EPOLLERR|syscall.EPOLLHUP|syscall.EPOLLRDHUP) == 0 {
+	if events&(epoll.In|epoll.Err|epoll.Hup|epoll.RDHup) == 0 {
 		return
 	}
 	n, err := rawRead(c.fd, l.buf)

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/wasmgap/wasmgap/internal/epoll"
 )
 
 // The fan-out receivers read their streams on event loops (streamLoops), not each on a
@@ -38,12 +40,12 @@ type streamLoops struct {
 // streamLoop is one event loop: an epoll set, its streams by file descriptor, and a read
 // buffer they share.
 type streamLoop struct {
-	ep      int
+	set     *epoll.Set
 	mu      sync.Mutex // streams; held while the loop handles a batch of events
 	streams []*loopStream
 	stopped bool
 	buf     []byte
-	events  []syscall.EpollEvent
+	events  []epoll.Event
 }
 
 // loopStream is one receiver's stream on a loop.
@@ -60,12 +62,12 @@ type loopStream struct {
 func newStreamLoops(n int) (*streamLoops, error) {
 	ls := &streamLoops{}
 	for range max(n, 1) {
-		ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+		set, err := epoll.New()
 		if err != nil {
 			ls.stop()
-			return nil, fmt.Errorf("epoll_create1: %w", err)
+			return nil, err
 		}
-		l := &streamLoop{ep: ep, buf: make([]byte, 64<<10), events: make([]syscall.EpollEvent, 256)}
+		l := &streamLoop{set: set, buf: make([]byte, 64<<10), events: make([]epoll.Event, 256)}
 		ls.loops = append(ls.loops, l)
 		ls.wg.Go(l.run)
 	}
@@ -91,7 +93,7 @@ func (ls *streamLoops) stop() {
 	}
 	ls.wg.Wait()
 	for _, l := range ls.loops {
-		syscall.Close(l.ep)
+		l.set.Close()
 	}
 }
 
@@ -113,20 +115,20 @@ func (l *streamLoop) run() {
 		// not wait, without the scheduler's bookkeeping, finds them. Only when none is does
 		// the loop wait, through the scheduler (not a raw syscall), so that a waiting loop
 		// gives its processor to other goroutines.
-		n, err := rawEpollPoll(l.ep, l.events)
+		n, err := l.set.Poll(l.events)
 		if n == 0 && err == nil {
-			n, err = syscall.EpollWait(l.ep, l.events, int(checkEvery/time.Millisecond))
+			n, err = l.set.Wait(l.events, checkEvery)
 		}
 		l.mu.Lock()
 		if l.stopped {
 			l.mu.Unlock()
 			return
 		}
-		if err != nil && err != syscall.EINTR {
+		if err != nil {
 			// Cannot happen with a valid set; end every stream rather than spin.
 			for _, st := range l.streams {
 				if st != nil {
-					l.end(st, fmt.Errorf("epoll_wait: %w", err))
+					l.end(st, err)
 				}
 			}
 			l.stopped = true
@@ -134,7 +136,7 @@ func (l *streamLoop) run() {
 			return
 		}
 		for i := range n {
-			fd := int(l.events[i].Fd)
+			fd := int(epoll.Token(&l.events[i]))
 			if fd < len(l.streams) && l.streams[fd] != nil {
 				l.handle(l.streams[fd])
 			}
@@ -215,9 +217,8 @@ func (l *streamLoop) add(st *loopStream) error {
 	if l.stopped {
 		return errStreamEnded
 	}
-	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(st.fd)}
-	if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, st.fd, &ev); err != nil {
-		return fmt.Errorf("epoll_ctl: %w", err)
+	if err := l.set.Add(st.fd, epoll.In|epoll.RDHup, uint64(st.fd)); err != nil {
+		return err
 	}
 	if st.fd >= len(l.streams) {
 		l.streams = append(l.streams, make([]*loopStream, st.fd+1-len(l.streams))...)

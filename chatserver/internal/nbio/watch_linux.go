@@ -6,6 +6,8 @@ import (
 	"net"
 	"sync"
 	"syscall"
+
+	"github.com/wasmgap/wasmgap/internal/epoll"
 )
 
 // Watcher tells when the clients of many connections that send nothing
@@ -15,8 +17,8 @@ import (
 // dropped. It also tells, once, when a connection whose reads its owner
 // keeps has something to read (Readable): an idle WebSocket.
 type Watcher struct {
-	ep   int
-	wake [2]int // a pipe whose read end in ep wakes the loop to stop
+	set  *epoll.Set
+	wake [2]int // a pipe whose read end in set wakes the loop to stop
 
 	mu      sync.Mutex
 	next    uint64
@@ -28,30 +30,22 @@ type Watcher struct {
 
 // NewWatcher starts a Watcher's loop. Close stops it.
 func NewWatcher() (*Watcher, error) {
-	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	set, err := epoll.New()
 	if err != nil {
 		return nil, fmt.Errorf("epoll for idle connections: %w", err)
 	}
-	w := &Watcher{ep: ep, watched: map[uint64]watched{}, done: make(chan struct{})}
+	w := &Watcher{set: set, watched: map[uint64]watched{}, done: make(chan struct{})}
 	if err := syscall.Pipe2(w.wake[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
-		syscall.Close(ep)
+		set.Close()
 		return nil, fmt.Errorf("epoll for idle connections: %w", err)
 	}
-	if err := w.ctl(syscall.EPOLL_CTL_ADD, w.wake[0], syscall.EPOLLIN, 0); err != nil {
+	if err := set.Add(w.wake[0], epoll.In, 0); err != nil {
 		w.closeFDs()
 		return nil, fmt.Errorf("epoll for idle connections: %w", err)
 	}
 	w.next = 1 // 0 is the wake pipe's
 	go w.loop()
 	return w, nil
-}
-
-// ctl adds, changes or removes fd in the set, with token as its event data.
-func (w *Watcher) ctl(op, fd int, events uint32, token uint64) error {
-	ev := syscall.EpollEvent{Events: events}
-	// The event's data is 8 bytes: Fd and Pad hold the token's two halves.
-	ev.Fd, ev.Pad = int32(uint32(token)), int32(uint32(token>>32))
-	return syscall.EpollCtl(w.ep, op, fd, &ev)
 }
 
 // Watch calls gone, once, from a goroutine of its own, when c's client has
@@ -93,7 +87,7 @@ func (w *Watcher) add(c net.Conn, e watched) (Watch, error) {
 	e.fd = fd
 	w.watched[token] = e
 	// Level-triggered: what is left unread is reported again.
-	if err := w.ctl(syscall.EPOLL_CTL_ADD, fd, syscall.EPOLLIN|syscall.EPOLLRDHUP, token); err != nil {
+	if err := w.set.Add(fd, epoll.In|epoll.RDHup, token); err != nil {
 		delete(w.watched, token)
 		return Watch{}, fmt.Errorf("watch a connection: %w", err)
 	}
@@ -126,7 +120,7 @@ func (s Watch) Stop() bool {
 // forget ends the watch of token (entry e), under mu.
 func (w *Watcher) forget(token uint64, e watched) {
 	delete(w.watched, token)
-	syscall.EpollCtl(w.ep, syscall.EPOLL_CTL_DEL, e.fd, nil)
+	w.set.Delete(e.fd)
 }
 
 // watched is one connection's entry: its descriptor (valid until Stop,
@@ -167,23 +161,20 @@ func (w *Watcher) Close() {
 func (w *Watcher) closeFDs() {
 	syscall.Close(w.wake[0])
 	syscall.Close(w.wake[1])
-	syscall.Close(w.ep)
+	w.set.Close()
 }
 
 func (w *Watcher) loop() {
 	defer close(w.done)
-	events := make([]syscall.EpollEvent, 128)
+	events := make([]epoll.Event, 128)
 	var scratch [512]byte
 	for {
-		n, err := syscall.EpollWait(w.ep, events, -1)
-		if err == syscall.EINTR {
-			continue
-		}
+		n, err := w.set.Wait(events, -1)
 		if err != nil {
 			return // the set is gone: nothing more can be watched
 		}
 		for _, ev := range events[:n] {
-			token := uint64(uint32(ev.Fd)) | uint64(uint32(ev.Pad))<<32
+			token := epoll.Token(&ev)
 			if token == 0 {
 				return // Close
 			}
@@ -196,7 +187,7 @@ func (w *Watcher) loop() {
 			// Read what the client sent, under mu so that Stop (and the
 			// close after it) waits for this read: the descriptor is still
 			// the connection's.
-			ended := e.notify || ev.Events&(syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 || drain(e.fd, scratch[:])
+			ended := e.notify || ev.Events&(epoll.RDHup|epoll.Hup|epoll.Err) != 0 || drain(e.fd, scratch[:])
 			if ended {
 				w.forget(token, e)
 			}

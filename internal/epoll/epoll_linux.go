@@ -1,0 +1,99 @@
+package epoll
+
+import (
+	"fmt"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// Set is an epoll set.
+type Set struct{ fd int }
+
+// The events a descriptor is registered for, and that Wait reports.
+const (
+	In    = syscall.EPOLLIN
+	Out   = syscall.EPOLLOUT
+	RDHup = syscall.EPOLLRDHUP
+	Hup   = syscall.EPOLLHUP
+	Err   = syscall.EPOLLERR
+)
+
+// Event is one ready descriptor: its Events and, through Token, the token
+// it was registered with.
+type Event = syscall.EpollEvent
+
+// Token is the token ev's descriptor was registered with.
+func Token(ev *Event) uint64 { return uint64(uint32(ev.Fd)) | uint64(uint32(ev.Pad))<<32 }
+
+// New makes a set (close-on-exec).
+func New() (*Set, error) {
+	fd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("epoll_create1: %w", err)
+	}
+	return &Set{fd: fd}, nil
+}
+
+// Add registers fd for events (level-triggered), its events carrying token.
+func (s *Set) Add(fd int, events uint32, token uint64) error {
+	return s.ctl(syscall.EPOLL_CTL_ADD, fd, events, token)
+}
+
+// Modify changes what fd is registered for, and its token.
+func (s *Set) Modify(fd int, events uint32, token uint64) error {
+	return s.ctl(syscall.EPOLL_CTL_MOD, fd, events, token)
+}
+
+// Delete takes fd out of the set. Closing fd does too, once no other
+// descriptor refers to its file.
+func (s *Set) Delete(fd int) error {
+	if err := syscall.EpollCtl(s.fd, syscall.EPOLL_CTL_DEL, fd, nil); err != nil {
+		return fmt.Errorf("epoll_ctl del %d: %w", fd, err)
+	}
+	return nil
+}
+
+func (s *Set) ctl(op, fd int, events uint32, token uint64) error {
+	ev := Event{Events: events}
+	// The event's data is 8 bytes: Fd and Pad hold the token's two halves.
+	ev.Fd, ev.Pad = int32(uint32(token)), int32(uint32(token>>32))
+	if err := syscall.EpollCtl(s.fd, op, fd, &ev); err != nil {
+		return fmt.Errorf("epoll_ctl %d: %w", fd, err)
+	}
+	return nil
+}
+
+// Wait waits up to timeout (negative: without end) for ready descriptors
+// and fills events with them, returning how many. It goes through Go's
+// scheduler, so that a waiting loop gives its processor to other
+// goroutines. A signal's interruption returns 0 and no error.
+func (s *Set) Wait(events []Event, timeout time.Duration) (int, error) {
+	ms := -1
+	if timeout >= 0 {
+		ms = int(timeout / time.Millisecond)
+	}
+	n, err := syscall.EpollWait(s.fd, events, ms)
+	switch {
+	case err == syscall.EINTR:
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("epoll_wait: %w", err)
+	}
+	return n, nil
+}
+
+// Poll fills events with the descriptors ready now, without waiting and
+// without the scheduler's bookkeeping for a system call (epoll_pwait with a
+// zero timeout, as a raw system call): a busy loop finds more work at each
+// look, and waits with Wait only when there is none.
+func (s *Set) Poll(events []Event) (int, error) {
+	n, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(s.fd), uintptr(unsafe.Pointer(unsafe.SliceData(events))), uintptr(len(events)), 0, 0, 0)
+	if e != 0 {
+		return 0, fmt.Errorf("epoll_pwait: %w", e)
+	}
+	return int(n), nil
+}
+
+// Close closes the set.
+func (s *Set) Close() error { return syscall.Close(s.fd) }

@@ -1,0 +1,58 @@
+//go:build linux
+
+package epoll
+
+import (
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A registered descriptor's events carry its whole 64-bit token; level-
+// triggered, an unread byte is reported at every look; Modify changes the
+// events and the token; Delete ends the reports.
+func TestSet(t *testing.T) {
+	s, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(p[0])
+	defer syscall.Close(p[1])
+	const token = 1<<40 | 7
+	if err := s.Add(p[0], In, token); err != nil {
+		t.Fatal(err)
+	}
+	events := make([]Event, 4)
+	if n, err := s.Poll(events); n != 0 || err != nil {
+		t.Fatalf("Poll of an empty pipe: %d, %v", n, err)
+	}
+	if n, err := s.Wait(events, 10*time.Millisecond); n != 0 || err != nil {
+		t.Fatalf("Wait on an empty pipe: %d, %v", n, err)
+	}
+	syscall.Write(p[1], []byte{1})
+	for range 2 { // level-triggered: still there the second time
+		if n, err := s.Wait(events, -1); n != 1 || err != nil || Token(&events[0]) != token || events[0].Events&In == 0 {
+			t.Fatalf("Wait: %d, %v, token %#x, events %#x; want the pipe, token %#x", n, err, Token(&events[0]), events[0].Events, uint64(token))
+		}
+	}
+	if err := s.Modify(p[0], In, 3); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Poll(events); n != 1 || err != nil || Token(&events[0]) != 3 {
+		t.Fatalf("Poll after Modify: %d, %v, token %d; want token 3", n, err, Token(&events[0]))
+	}
+	if err := s.Delete(p[0]); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Poll(events); n != 0 || err != nil {
+		t.Fatalf("Poll after Delete: %d, %v", n, err)
+	}
+	if err := s.Delete(p[0]); err == nil {
+		t.Error("Delete of a descriptor not in the set: no error")
+	}
+}
