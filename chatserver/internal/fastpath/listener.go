@@ -545,12 +545,7 @@ func (c *countedConn) Close() error {
 }
 
 // SyscallConn gives readNow and writeNow the socket.
-func (c *countedConn) SyscallConn() (syscall.RawConn, error) {
-	if sc, ok := c.Conn.(syscall.Conn); ok {
-		return sc.SyscallConn()
-	}
-	return nil, errors.ErrUnsupported
-}
+func (c *countedConn) SyscallConn() (syscall.RawConn, error) { return nbio.RawConn(c.Conn) }
 
 // CloseWrite ends the connection's sending side, as a TCP connection's.
 func (c *countedConn) CloseWrite() error {

@@ -44,11 +44,17 @@ func (c *Prefixed) Read(p []byte) (int, error) {
 
 // SyscallConn gives the socket to those that read, write or watch it
 // without waiting (a stream's writer loops, the Watcher).
-func (c *Prefixed) SyscallConn() (syscall.RawConn, error) {
-	if sc, ok := c.Conn.(syscall.Conn); ok {
-		return sc.SyscallConn()
+func (c *Prefixed) SyscallConn() (syscall.RawConn, error) { return RawConn(c.Conn) }
+
+// RawConn is c's syscall.RawConn: errors.ErrUnsupported when c is not a
+// socket (a syscall.Conn). A wrapper of a connection gives its socket on
+// with it.
+func RawConn(c net.Conn) (syscall.RawConn, error) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return nil, errors.ErrUnsupported
 	}
-	return nil, errors.ErrUnsupported
+	return sc.SyscallConn()
 }
 
 // CloseWrite ends the connection's writes, as a TCP connection's does.

@@ -31,7 +31,7 @@ type Raw struct{ rc syscall.RawConn }
 
 // NewRaw returns c's Raw; the zero Raw when c is not a socket.
 func NewRaw(c net.Conn) Raw {
-	rc, _ := rawConn(c)
+	rc, _ := RawConn(c)
 	return Raw{rc}
 }
 
@@ -52,14 +52,6 @@ func (r Raw) once(op func(fd int) (int, error)) (n int, wouldBlock bool, err err
 	}
 	cerr := r.rc.Control(func(fd uintptr) { n, err = retry(func() (int, error) { return op(int(fd)) }) })
 	return result(n, err, cerr)
-}
-
-func rawConn(c net.Conn) (syscall.RawConn, error) {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return nil, errors.ErrUnsupported
-	}
-	return sc.SyscallConn()
 }
 
 func retry(op func() (int, error)) (int, error) {

@@ -69,7 +69,7 @@ func (w *Watcher) add(c net.Conn, e watched) (Watch, error) {
 	if w == nil {
 		return Watch{}, errors.ErrUnsupported
 	}
-	rc, err := rawConn(c)
+	rc, err := RawConn(c)
 	if err != nil {
 		return Watch{}, err
 	}
