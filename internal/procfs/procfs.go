@@ -1,5 +1,5 @@
 // Package procfs reads the two Linux /proc files the project's measurements need: a
-// process's /proc/PID/stat line (its state, parent, group, CPU times and page faults) and the
+// process's /proc/PID/stat line (its state, parent, group, flags, CPU times and page faults) and the
 // machine's CPU counters on the first line of /proc/stat. Elsewhere the reads fail.
 package procfs
 
@@ -21,6 +21,9 @@ type Stat struct {
 	State byte // field 3: R running, S sleeping, Z zombie, ... (proc(5))
 	PPID  int  // field 4
 	PGRP  int  // field 5
+	// Flags are the kernel's flags of the task (field 9: PF_* in
+	// include/linux/sched.h, PF_EXITING being 0x4).
+	Flags uint64
 	// MinFlt and CMinFlt are the minor page faults of the process and of its children
 	// that ended and were waited for (fields 10 and 11).
 	MinFlt, CMinFlt uint64
@@ -76,6 +79,7 @@ func ParseStat(b []byte) (Stat, error) {
 	}
 	st.State = f[0][0]
 	st.PPID, st.PGRP = atoi(1), atoi(2)
+	st.Flags = ulong(6)
 	st.MinFlt, st.CMinFlt = ulong(7), ulong(8)
 	st.UTime, st.STime = ulong(11), ulong(12)
 	st.CUTime, st.CSTime = long(13), long(14)

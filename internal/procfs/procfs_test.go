@@ -8,7 +8,7 @@ import (
 
 func TestParseStat(t *testing.T) {
 	st, err := ParseStat([]byte("42 (a (b) c) S 7 42 42 0 -1 4194560 100 3 0 0 11 12 13 14 20 0 1 0 5 0 0"))
-	want := Stat{State: 'S', PPID: 7, PGRP: 42, MinFlt: 100, CMinFlt: 3, UTime: 11, STime: 12, CUTime: 13, CSTime: 14}
+	want := Stat{State: 'S', PPID: 7, PGRP: 42, Flags: 4194560, MinFlt: 100, CMinFlt: 3, UTime: 11, STime: 12, CUTime: 13, CSTime: 14}
 	if err != nil || st != want {
 		t.Errorf("parsed %+v, %v; want %+v", st, err, want)
 	}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +15,8 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/net/bpf"
+
+	"github.com/wasmgap/wasmgap/internal/procfs"
 )
 
 // namespaceFlags are the namespaces a clone may not create inside the fence, and those
@@ -98,19 +99,11 @@ func everyThreadFiltered() error {
 }
 
 // exiting reports whether a task's /proc stat line has PF_EXITING in its
-// flags (the ninth field, the sixth after the command's closing parenthesis).
+// flags.
 func exiting(stat string) bool {
 	const pfExiting = 0x4
-	_, rest, ok := strings.Cut(stat[strings.LastIndexByte(stat, ')')+1:], " ")
-	if !ok {
-		return false
-	}
-	fields := strings.Fields(rest)
-	if len(fields) < 7 {
-		return false
-	}
-	flags, err := strconv.ParseUint(fields[6], 10, 64)
-	return err == nil && flags&pfExiting != 0
+	st, err := procfs.ParseStat([]byte(stat))
+	return err == nil && st.Flags&pfExiting != 0
 }
 
 // restrictLandlock grants read access to p.Read and read and execute access to p.Exec,
