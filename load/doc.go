@@ -19,6 +19,6 @@
 // fan-out receivers' streams are read on epoll event loops (streamLoops), so that a broadcast
 // to 10,000 costs the generator a read each, not a goroutine wake-up and two reads.
 //
-// The playground's load page (package playground/loadpage) drives it from a browser, against
+// The playground's load page (package internal/loadpage) drives it from a browser, against
 // the server that serves the page and nothing else.
 package load

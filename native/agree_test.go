@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasmgap/wasmgap/internal/measure"
+	"github.com/wasmgap/wasmgap/internal/runner"
 	"github.com/wasmgap/wasmgap/kernels"
-	"github.com/wasmgap/wasmgap/measure"
-	"github.com/wasmgap/wasmgap/runner"
 )
 
 var (

@@ -8,7 +8,7 @@ import (
 	"context"
 	"runtime"
 
-	"github.com/wasmgap/wasmgap/engine"
+	"github.com/wasmgap/wasmgap/internal/engine"
 	"github.com/wasmgap/wasmgap/kernels"
 )
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/wasmgap/wasmgap/engine"
+	"github.com/wasmgap/wasmgap/internal/engine"
 	"github.com/wasmgap/wasmgap/kernels"
 )
 

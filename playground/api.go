@@ -14,14 +14,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wasmgap/wasmgap/custom"
-	"github.com/wasmgap/wasmgap/engine"
+	"github.com/wasmgap/wasmgap/internal/custom"
+	"github.com/wasmgap/wasmgap/internal/engine"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
+	"github.com/wasmgap/wasmgap/internal/measure"
 	"github.com/wasmgap/wasmgap/internal/ndjson"
+	"github.com/wasmgap/wasmgap/internal/report"
+	"github.com/wasmgap/wasmgap/internal/runner"
 	"github.com/wasmgap/wasmgap/kernels"
-	"github.com/wasmgap/wasmgap/measure"
-	"github.com/wasmgap/wasmgap/report"
-	"github.com/wasmgap/wasmgap/runner"
 )
 
 // apiError is the body of every 4xx/5xx answer of the API.

@@ -16,9 +16,9 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/wasmgap/wasmgap/engine"
-	"github.com/wasmgap/wasmgap/measure"
-	"github.com/wasmgap/wasmgap/runner"
+	"github.com/wasmgap/wasmgap/internal/engine"
+	"github.com/wasmgap/wasmgap/internal/measure"
+	"github.com/wasmgap/wasmgap/internal/runner"
 )
 
 // fakeServer is a server whose runs are made by run instead of worker processes.

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasmgap/wasmgap/custom"
-	"github.com/wasmgap/wasmgap/playground/loadpage"
+	"github.com/wasmgap/wasmgap/internal/custom"
+	"github.com/wasmgap/wasmgap/internal/loadpage"
 )
 
 // TestSlowBodyIs408 (issue 21, item 17): a body that does not arrive within

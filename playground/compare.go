@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/wasmgap/wasmgap/internal/httpguard"
-	"github.com/wasmgap/wasmgap/measure"
-	"github.com/wasmgap/wasmgap/report"
+	"github.com/wasmgap/wasmgap/internal/measure"
+	"github.com/wasmgap/wasmgap/internal/report"
 )
 
 // POST /api/compare compares two runs' cells as `wasmgap compare` does: the one rule

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wasmgap/wasmgap/measure"
-	"github.com/wasmgap/wasmgap/report"
+	"github.com/wasmgap/wasmgap/internal/measure"
+	"github.com/wasmgap/wasmgap/internal/report"
 )
 
 // noisySamples returns n samples of a call of center ns on a loaded machine: each up to

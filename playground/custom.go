@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wasmgap/wasmgap/custom"
+	"github.com/wasmgap/wasmgap/internal/custom"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 	"github.com/wasmgap/wasmgap/kernels"
 )

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasmgap/wasmgap/custom"
+	"github.com/wasmgap/wasmgap/internal/custom"
 	"github.com/wasmgap/wasmgap/internal/headless"
 )
 

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasmgap/wasmgap/custom"
+	"github.com/wasmgap/wasmgap/internal/custom"
 )
 
 const sieveSource = `package kernel

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasmgap/wasmgap/measure"
-	"github.com/wasmgap/wasmgap/runner"
+	"github.com/wasmgap/wasmgap/internal/measure"
+	"github.com/wasmgap/wasmgap/internal/runner"
 )
 
 // POST /api/run takes only JSON: a text/plain body, which a page of another site can send

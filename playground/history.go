@@ -3,7 +3,7 @@ package playground
 import (
 	"net/http"
 
-	"github.com/wasmgap/wasmgap/history"
+	"github.com/wasmgap/wasmgap/internal/history"
 )
 
 // handleHistory answers the articles' historical figures, every one with its article,

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/headless"
-	"github.com/wasmgap/wasmgap/report"
+	"github.com/wasmgap/wasmgap/internal/report"
 )
 
 // TestPageJITViewInChromium: with every JIT on / off pair selected, the page's JIT view

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/wasmgap/wasmgap/runner"
+	"github.com/wasmgap/wasmgap/internal/runner"
 )
 
 // TestMain lets this test binary serve as the runner's worker process (and the user

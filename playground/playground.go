@@ -31,13 +31,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wasmgap/wasmgap/custom"
-	"github.com/wasmgap/wasmgap/engine"
+	"github.com/wasmgap/wasmgap/internal/custom"
+	"github.com/wasmgap/wasmgap/internal/engine"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
+	"github.com/wasmgap/wasmgap/internal/measure"
+	"github.com/wasmgap/wasmgap/internal/report"
 	"github.com/wasmgap/wasmgap/internal/results"
-	"github.com/wasmgap/wasmgap/measure"
-	"github.com/wasmgap/wasmgap/report"
-	"github.com/wasmgap/wasmgap/runner"
+	"github.com/wasmgap/wasmgap/internal/runner"
 	"github.com/wasmgap/wasmgap/web"
 )
 

@@ -1,7 +1,7 @@
 // Package wasm is kernels.wasm, the public module: its source (wasm/module, built for
 // GOOS=wasip1 as a WASI reactor with one export per kernel, its ABI documented in
 // docs/EMBEDDING.md), the bytes built into this binary (Embedded), the one way to build it
-// (Build), and a Node runner (wasm/node). Package engine/wazero runs it on the server.
+// (Build), and a Node runner (wasm/node). Package internal/engine/wazero runs it on the server.
 package wasm
 
 import (

@@ -16,12 +16,12 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/wasmgap/wasmgap/engine"
-	"github.com/wasmgap/wasmgap/history"
+	"github.com/wasmgap/wasmgap/internal/engine"
+	"github.com/wasmgap/wasmgap/internal/history"
+	"github.com/wasmgap/wasmgap/internal/measure"
+	"github.com/wasmgap/wasmgap/internal/report"
+	"github.com/wasmgap/wasmgap/internal/runner"
 	"github.com/wasmgap/wasmgap/kernels"
-	"github.com/wasmgap/wasmgap/measure"
-	"github.com/wasmgap/wasmgap/report"
-	"github.com/wasmgap/wasmgap/runner"
 )
 
 // listFlag collects a repeatable flag; "a,b" counts as two values.

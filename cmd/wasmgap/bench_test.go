@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasmgap/wasmgap/engine"
-	"github.com/wasmgap/wasmgap/report"
-	"github.com/wasmgap/wasmgap/runner"
+	"github.com/wasmgap/wasmgap/internal/engine"
+	"github.com/wasmgap/wasmgap/internal/report"
+	"github.com/wasmgap/wasmgap/internal/runner"
 )
 
 // TestMain lets this test binary serve as the workers that bench starts.

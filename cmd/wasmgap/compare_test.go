@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wasmgap/wasmgap/report"
+	"github.com/wasmgap/wasmgap/internal/report"
 )
 
 // benchJSON runs `wasmgap bench --format json` with args and writes its report to dir/name.

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wasmgap/wasmgap/engine"
+	"github.com/wasmgap/wasmgap/internal/engine"
+	"github.com/wasmgap/wasmgap/internal/runner"
 	"github.com/wasmgap/wasmgap/kernels"
-	"github.com/wasmgap/wasmgap/runner"
 )
 
 // Every command, with the words that open its help.

@@ -23,7 +23,7 @@ import (
 	"os"
 	"sort"
 
-	"github.com/wasmgap/wasmgap/runner"
+	"github.com/wasmgap/wasmgap/internal/runner"
 )
 
 // command is one subcommand: its one-line summary and its entry point.

@@ -14,8 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/wasmgap/wasmgap/internal/report"
 	"github.com/wasmgap/wasmgap/internal/results"
-	"github.com/wasmgap/wasmgap/report"
 )
 
 // resultsDBEnv names the environment variable that sets the store when --results-db

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wasmgap/wasmgap/report"
+	"github.com/wasmgap/wasmgap/internal/report"
 )
 
 // TestBenchStoresAndComparesLast runs bench twice into a store of the test's own: the

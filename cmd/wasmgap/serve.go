@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/chatserver"
-	"github.com/wasmgap/wasmgap/custom"
+	"github.com/wasmgap/wasmgap/internal/custom"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
+	"github.com/wasmgap/wasmgap/internal/loadpage"
 	"github.com/wasmgap/wasmgap/playground"
-	"github.com/wasmgap/wasmgap/playground/loadpage"
 	"github.com/wasmgap/wasmgap/web"
 )
 

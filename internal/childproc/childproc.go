@@ -1,5 +1,5 @@
 // Package childproc starts the child processes wasmgap owns — kernel workers (package
-// runner), language drivers (engine/external) and builds of user kernels (custom) — so that
+// runner), language drivers (internal/engine/external) and builds of user kernels (custom) — so that
 // none outlives the process that started it and none leaves a grandchild behind.
 //
 // Each child gets a process group of its own, so that KillGroup reaches whatever it started

@@ -2,7 +2,7 @@
 // through the DevTools protocol (chromedp), Debian's firefox-esr through WebDriver BiDi
 // (package internal/bidi) — behind one small interface: navigate, evaluate JavaScript (with
 // await), the console's errors, the viewport's size, the browser's version, close. The browser engines
-// (engine/browser) and the page's browser tests (internal/browsertest) both start theirs
+// (internal/engine/browser) and the page's browser tests (internal/browsertest) both start theirs
 // here.
 //
 // Each browser runs with a fresh profile in a directory of its own, with no network of its

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasmgap/wasmgap/internal/measure"
 	"github.com/wasmgap/wasmgap/kernels"
-	"github.com/wasmgap/wasmgap/measure"
 )
 
 // benchRuns is the size of the store BenchmarkDistribution fills.

@@ -15,9 +15,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wasmgap/wasmgap/engine"
-	"github.com/wasmgap/wasmgap/measure"
-	"github.com/wasmgap/wasmgap/report"
+	"github.com/wasmgap/wasmgap/internal/engine"
+	"github.com/wasmgap/wasmgap/internal/measure"
+	"github.com/wasmgap/wasmgap/internal/report"
 )
 
 // Where a run was measured.

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasmgap/wasmgap/measure"
-	"github.com/wasmgap/wasmgap/report"
+	"github.com/wasmgap/wasmgap/internal/measure"
+	"github.com/wasmgap/wasmgap/internal/report"
 )
 
 // stores runs a test on a fresh SQLite file and on a fresh PostgreSQL database.

@@ -3,7 +3,7 @@
 // package.
 //
 // A package is a directory of the module holding a .go file, whatever its build tags
-// (engine/wasmtime builds only with -tags wasmtime; it is a package all the same), outside
+// (internal/engine/wasmtime builds only with -tags wasmtime; it is a package all the same), outside
 // testdata, node_modules, vendor, hidden directories and nested modules. The document names
 // a package in the first column of its table whose header starts with "package": each
 // `path` in backquotes there (a trailing slash allowed) is one name. `go tool task lint`

@@ -1,0 +1,325 @@
+// Package report turns measurements into what people read: a table shaped like the source
+// articles' (kernels as rows, engines as columns, each cell the median with its ratio to
+// native), the same in Markdown, JSON with every sample, and Go's benchmark format for
+// benchstat. Every report carries its method and its environment, and can print the
+// articles' historical figures beside the live rows.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wasmgap/wasmgap/internal/engine"
+	"github.com/wasmgap/wasmgap/internal/history"
+	"github.com/wasmgap/wasmgap/internal/measure"
+	"github.com/wasmgap/wasmgap/kernels"
+)
+
+// Report is everything one bench run produced.
+type Report struct {
+	Method      Method           `json:"method"`
+	Environment Environment      `json:"environment"`
+	Results     []measure.Result `json:"results"`
+	// Engines, when not empty, are the engines the run asked for, in the order of the
+	// table's columns: an engine with no result (host_call alone, on an engine that does not
+	// run kernels.wasm) keeps its column, its cells not applicable. Engines with results
+	// that it does not name follow.
+	Engines []string `json:"engines,omitempty"`
+	// History, when not empty, is printed beside the live rows, labelled as historical.
+	History []history.Figure `json:"history,omitempty"`
+}
+
+// Method says how the numbers were made; it is printed beside every table.
+type Method struct {
+	Runs   int `json:"runs"`
+	Warmup int `json:"warmup"`
+	// WarmupTime is how long a warm-up lasts at least (measure.Options.WarmupTime): calls
+	// go on past Warmup until it has. Zero means the Warmup calls only.
+	WarmupTime time.Duration `json:"warmup_time_ns,omitempty"`
+	Timeout    time.Duration `json:"timeout_ns"`
+	// MinSample is how long a sample lasts at least (measure.Options.MinSample): shorter
+	// calls are repeated k times per sample. Zero means one call per sample.
+	MinSample time.Duration `json:"min_sample_ns,omitempty"`
+	// Cold is true when engines with a compilation cache compiled without it.
+	Cold bool `json:"cold,omitempty"`
+	// Timing describes the clock and what it times.
+	Timing string `json:"timing"`
+}
+
+// DefaultTiming is the timing method of measure.Measure run in package runner's workers.
+const DefaultTiming = "time.Now/time.Since (monotonic clock) around each sample only, " +
+	"in a worker process per cell; a sample repeats the call k times (k grown, as testing.B grows b.N, " +
+	"until a sample lasts the minimum, grown again with the samples started over if one lasts under half of it) " +
+	"and reports its time divided by k; every call checked " +
+	"(the first value of each sample against the catalogue, the sum of all against k × the expected value); " +
+	"median of the samples with its 95% confidence interval (order statistics: the samples whose ranks " +
+	"a binomial(n, ½) places around the median with ≥ 95% probability, as benchstat; needs 6 samples), " +
+	"min and max in the JSON; compile, instantiate and the first call reported apart; " +
+	"load average and other processes' CPU time recorded per cell"
+
+// Formats a report can be written in.
+const (
+	FormatTable    = "table"
+	FormatMarkdown = "markdown"
+	FormatJSON     = "json"
+	FormatGoBench  = "gobench"
+)
+
+// Formats lists the formats Write accepts.
+func Formats() []string {
+	return []string{FormatTable, FormatMarkdown, FormatJSON, FormatGoBench, FormatJIT, FormatJITMarkdown, FormatJITJSON, FormatJITCSV}
+}
+
+// Write writes the report in the named format, or says which formats exist.
+func Write(w io.Writer, format string, r Report) error {
+	return WriteWidth(w, format, r, 0)
+}
+
+// WriteWidth is Write for a reader of the given width in columns (a terminal's; 0: no
+// limit): a text table wider than it is wrapped, its engine columns printed in parts that
+// each repeat the kernel column. Markdown, JSON and gobench are never wrapped.
+func WriteWidth(w io.Writer, format string, r Report, width int) error {
+	switch format {
+	case FormatTable:
+		return writeText(w, r, false, width)
+	case FormatMarkdown:
+		return writeText(w, r, true, 0)
+	case FormatJSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	case FormatGoBench:
+		return writeGoBench(w, r)
+	case FormatJIT, FormatJITMarkdown, FormatJITJSON, FormatJITCSV:
+		return writeJIT(w, format, r)
+	}
+	return fmt.Errorf("unknown format %q: valid formats are %s", format, strings.Join(Formats(), ", "))
+}
+
+// grid is the live results arranged as the articles arrange them.
+type grid struct {
+	rows    []string // kernel labels, in order of first appearance
+	engines []string // engines, in order of first appearance
+	cells   map[[2]string]measure.Result
+	kernel  map[string]string // a row's kernel, by label
+	// runs is the number of timed runs asked for: a cell with fewer says so.
+	runs int
+}
+
+func arrange(results []measure.Result, engines []string, runs int) grid {
+	g := grid{cells: map[[2]string]measure.Result{}, kernel: map[string]string{}, runs: runs}
+	for _, e := range engines {
+		if !slices.Contains(g.engines, e) {
+			g.engines = append(g.engines, e)
+		}
+	}
+	for _, r := range results {
+		label := r.Label()
+		if !slices.Contains(g.rows, label) {
+			g.rows = append(g.rows, label)
+			g.kernel[label] = r.Kernel
+		}
+		if !slices.Contains(g.engines, r.Engine) {
+			g.engines = append(g.engines, r.Engine)
+		}
+		g.cells[[2]string{label, r.Engine}] = r
+	}
+	return g
+}
+
+// NotApplicable is the cell of a kernel an engine does not run (engine.Applies): host_call,
+// the call from a host into kernels.wasm, on an engine without kernels.wasm.
+const NotApplicable = "n/a"
+
+// absent renders a cell the report has no result for: NotApplicable for a kernel the engine
+// does not run, else "–".
+func (g grid) absent(row, eng string) string {
+	if k, err := kernels.Lookup(g.kernel[row]); err == nil && engine.Applies(eng, k) != nil {
+		return NotApplicable
+	}
+	return "–"
+}
+
+// cell renders one live cell: the median per call with its interval's half-width, its ratio
+// to native from the same report, its k, and the flags of a cell to read with care.
+func (g grid) cell(row, eng string) string {
+	r, ok := g.cells[[2]string{row, eng}]
+	if !ok {
+		return g.absent(row, eng)
+	}
+	if r.Failed() {
+		return r.Failure
+	}
+	s := FormatNs(r.Median) + " " + Spread(r)
+	if base, ok := g.cells[[2]string{row, engine.Native}]; ok && eng != engine.Native && !base.Failed() && base.Median > 0 {
+		s += " " + FormatRatio(r.Median/base.Median)
+	}
+	if r.Calls > 1 {
+		s += " k=" + strconv.Itoa(r.Calls)
+	}
+	if g.runs > 0 && r.Runs < g.runs {
+		s += fmt.Sprintf(" (%d run", r.Runs)
+		if r.Runs != 1 {
+			s += "s"
+		}
+		s += ")"
+	}
+	if r.Noise != nil && r.Noise.Busy {
+		s += " busy"
+	}
+	return s
+}
+
+// Spread renders a cell's 95% interval as a half-width in percent of its median: "±0.8%",
+// "±7.2% wide" when it reaches past ±5% (measure.Result.Wide), "±?" when the samples are
+// too few for an interval (fewer than 6).
+func Spread(r measure.Result) string {
+	if !r.CI.Valid() || r.Median <= 0 {
+		return "±?"
+	}
+	half := max(r.Median-r.CI.Lo, r.CI.Hi-r.Median) / r.Median * 100
+	s := fmt.Sprintf("±%.1f%%", half)
+	if r.Wide() {
+		s += " wide"
+	}
+	return s
+}
+
+// FormatDuration renders a duration with three significant digits: "412ms", "1.23s".
+func FormatDuration(d time.Duration) string { return FormatNs(float64(d)) }
+
+// FormatNs renders nanoseconds with three significant digits: "14.7ns", "412ms", "1.23s".
+func FormatNs(ns float64) string {
+	units := []struct {
+		size float64
+		name string
+	}{{1e9, "s"}, {1e6, "ms"}, {1e3, "µs"}, {1, "ns"}}
+	for _, u := range units {
+		if ns >= u.size || u.size == 1 {
+			v := ns / u.size
+			switch {
+			case v >= 100 || v == 0:
+				return fmt.Sprintf("%.0f%s", v, u.name)
+			case v >= 10:
+				return fmt.Sprintf("%.1f%s", v, u.name)
+			default:
+				return fmt.Sprintf("%.2f%s", v, u.name)
+			}
+		}
+	}
+	return fmt.Sprintf("%gns", ns)
+}
+
+// FormatRatio renders an internal/engine/native ratio: "×0.93", "×3.1", "×240".
+func FormatRatio(x float64) string {
+	switch {
+	case x < 1:
+		return fmt.Sprintf("×%.2f", x)
+	case x < 10:
+		return fmt.Sprintf("×%.1f", x)
+	}
+	return fmt.Sprintf("×%.0f", x)
+}
+
+// setupRow summarises an engine's phases over its cells: the medians of its cold and
+// cached compilations, instantiations and first calls.
+type setupRow struct {
+	engine                             string
+	loads, cached                      int
+	cold, fromCache, instantiat, first time.Duration
+	hasCold, hasCache, hasSetup        bool
+	// caches: some of the engine's cells came from a compilation cache, so that "from
+	// cache" counts something. An engine with no cache (an interpreter, a runtime that
+	// compiles anew each time) shows none; nor does one whose cache was cold or turned
+	// off (--cold), whose compilations the "compile, cold" column shows.
+	caches bool
+}
+
+func setups(results []measure.Result, engines []string) []setupRow {
+	var out []setupRow
+	for _, eng := range engines {
+		var cold, cached, inst, first []time.Duration
+		row := setupRow{engine: eng}
+		for _, r := range results {
+			if r.Engine != eng {
+				continue
+			}
+			if r.First > 0 {
+				first = append(first, r.First)
+			}
+			if (r.Setup == engine.Setup{}) {
+				continue
+			}
+			row.loads++
+			inst = append(inst, r.Setup.Instantiate)
+			if r.Setup.Cached {
+				cached = append(cached, r.Setup.Compile)
+			} else {
+				cold = append(cold, r.Setup.Compile)
+			}
+		}
+		if row.loads == 0 && len(first) == 0 {
+			continue
+		}
+		row.cached = len(cached)
+		row.hasCold, row.hasCache, row.hasSetup = len(cold) > 0, len(cached) > 0, row.loads > 0
+		row.caches = row.hasCache
+		_, row.cold, _ = measure.Stats(cold)
+		_, row.fromCache, _ = measure.Stats(cached)
+		_, row.instantiat, _ = measure.Stats(inst)
+		_, row.first, _ = measure.Stats(first)
+		out = append(out, row)
+	}
+	return out
+}
+
+func (m Method) line() string {
+	s := fmt.Sprintf("median of %s after %s", plural(m.Runs, "timed sample"), plural(m.Warmup, "warm-up call"))
+	if m.Warmup > 0 && m.WarmupTime > 0 {
+		s += fmt.Sprintf(" and more until the warm-up lasted %v", m.WarmupTime)
+	}
+	if m.MinSample > 0 {
+		s += fmt.Sprintf(", each sample at least %v (k calls, k shown when above 1)", m.MinSample)
+	} else {
+		s += ", one call per sample"
+	}
+	if m.Timeout > 0 {
+		s += fmt.Sprintf(", time limit %v per cell (runs that would not fit are skipped: such a cell says how many ran)", m.Timeout)
+	}
+	if m.Cold {
+		s += ", compiled without the on-disk cache (cold)"
+	}
+	if m.Timing != "" {
+		s += "; " + m.Timing
+	}
+	s += "; ±: half-width of the median's 95% confidence interval, \"wide\" past ±5%, ±? under 6 samples; \"busy\": other processes took over half a core"
+	return s
+}
+
+func (e Environment) line() string {
+	s := fmt.Sprintf("%s, %d cores, GOMAXPROCS %d, %s %s/%s, wazero %s, yaegi %s",
+		e.CPU, e.Cores, e.GOMAXPROCS, e.Go, e.OS, e.Arch, e.Module("wazero"), e.Module("yaegi"))
+	if len(e.Runtimes) > 0 {
+		rts := make([]string, len(e.Runtimes))
+		for i, r := range e.Runtimes {
+			rts[i] = r.Engine + ": " + r.Version
+		}
+		s += "; runtimes: " + strings.Join(rts, ", ") + ";"
+	} else {
+		s += ","
+	}
+	return s + " " + e.Time.UTC().Format(time.RFC3339)
+}
+
+// plural renders "1 run", "5 runs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -1,0 +1,424 @@
+// Package runner runs measurements in worker processes (this same binary, started with a
+// hidden switch) so that no kernel can take down its caller: a runaway run is killed at
+// its time limit, a native stack overflow or any other crash ends only the worker, and
+// every outcome comes back as a measure.Result.
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/wasmgap/wasmgap/internal/capped"
+	"github.com/wasmgap/wasmgap/internal/childproc"
+	"github.com/wasmgap/wasmgap/internal/custom"
+	"github.com/wasmgap/wasmgap/internal/engine"
+	"github.com/wasmgap/wasmgap/internal/measure"
+	"github.com/wasmgap/wasmgap/internal/sandbox"
+	"github.com/wasmgap/wasmgap/kernels"
+)
+
+// workersStarted counts the workers this process started (tests check that invalid jobs
+// start none).
+var workersStarted atomic.Int64
+
+// Bounds on the runs of one job, whoever asks: the CLI, the page's API and the page state
+// and enforce these. A hundred samples put the median's interval within a few percent;
+// more would only hold a shared server longer.
+const (
+	MaxJobRuns   = 100
+	MaxJobWarmup = 100
+)
+
+// budgetShare is the percentage of a job's time limit its runs are planned to fit in
+// (measure.Options.Budget), leaving room for the worker's start and a run slower than the
+// ones before it.
+const budgetShare = 85
+
+// DefaultTimeout bounds a job whose Timeout is zero.
+const DefaultTimeout = 30 * time.Second
+
+// workerEnv is the environment variable that turns a process into a worker.
+const workerEnv = "WASMGAP_WORKER"
+
+// killGrace is how long Run waits for a killed worker's output to drain.
+const killGrace = 500 * time.Millisecond
+
+// workerMargin is how long past its job's time limit a worker lives before it ends itself:
+// the parent kills it at the limit, so a worker still running then has lost its parent.
+const workerMargin = 5 * time.Second
+
+// stderrKeep bounds how much of a worker's stderr is kept, at its start and at its end.
+const stderrKeep = 16 << 10
+
+// Job is one cell to measure: a kernel with checked arguments on one engine, with its runs
+// and time limit. Jobs are made by Plan.Jobs, the one place that checks them; the zero Job
+// is not runnable.
+type Job struct {
+	engine  string
+	kernel  *kernels.Kernel
+	custom  *custom.Kernel // the user kernel behind kernel, if it is one
+	args    []int
+	options measure.Options
+	timeout time.Duration
+}
+
+// Engine is the name of the engine that runs the job.
+func (j Job) Engine() string { return j.engine }
+
+// Kernel is the kernel the job runs.
+func (j Job) Kernel() *kernels.Kernel { return j.kernel }
+
+// Custom is the user kernel the job runs, or nil for a catalogue kernel.
+func (j Job) Custom() *custom.Kernel { return j.custom }
+
+// Args are the kernel's arguments, in the order of its parameters.
+func (j Job) Args() []int { return slices.Clone(j.args) }
+
+// Options are the job's runs and warm-up runs, as measure.Measure takes them.
+func (j Job) Options() measure.Options { return j.options }
+
+// Timeout bounds the whole job, setup included. Unless Options.Budget is set, runs that
+// would not fit in 85% of it are skipped (Result.Runs says how many ran); a job still
+// running at the limit is killed and reported as timed out.
+func (j Job) Timeout() time.Duration { return j.timeout }
+
+// Label renders the job's call as the articles write it, "fib_rec(40)".
+func (j Job) Label() string {
+	if j.kernel == nil {
+		return "(no kernel)"
+	}
+	return j.kernel.Label(j.args)
+}
+
+// wireJob is a job as the parent hands it to a worker, on the worker's stdin.
+type wireJob struct {
+	Engine  string          `json:"engine"`
+	Kernel  string          `json:"kernel"`
+	Args    []int           `json:"args"`
+	Options measure.Options `json:"options"`
+	Timeout time.Duration   `json:"timeout_ns"`
+	// Custom names a user kernel's build (its id, function and folder) instead of Kernel.
+	Custom *wireCustom `json:"custom,omitempty"`
+}
+
+// wireCustom is a built user kernel as a worker finds it: in its build folder.
+type wireCustom struct {
+	ID   string      `json:"id"`
+	Func custom.Func `json:"func"`
+	Dir  string      `json:"dir"`
+	// Native says the kernel was built natively too (the server allows native runs).
+	Native bool `json:"native,omitempty"`
+}
+
+// Progress is reported while a job runs.
+type Progress struct {
+	// Phase is "load", "warmup" or "run".
+	Phase string `json:"phase"`
+	// Done and Total count runs within the phase.
+	Done  int `json:"done"`
+	Total int `json:"total"`
+}
+
+// Options configure Run. The zero value is ready to use.
+type Options struct {
+	// OnProgress, if set, is called as the worker reports progress.
+	OnProgress func(Progress)
+	// OnFence, if set, is called with the layers of the fence (package sandbox) in force
+	// in a worker that runs a user kernel, before the kernel runs.
+	OnFence func(sandbox.Report)
+}
+
+// message is one line a worker writes on its stdout: the fence, progress, or the final
+// result.
+type message struct {
+	Fence    *sandbox.Report `json:"fence,omitempty"`
+	Progress *Progress       `json:"progress,omitempty"`
+	Result   *measure.Result `json:"result,omitempty"`
+}
+
+// Run runs the job in a worker process. Failures of the run itself (stack overflow, time
+// limit, crash, wrong result) come back in Result.Failure. When ctx ends first, the worker
+// is killed and Run returns ctx.Err(). The worker also ends when this process does, however
+// it ends (see ServeWorkerIfRequested).
+func Run(ctx context.Context, job Job, opts Options) (measure.Result, error) {
+	if job.kernel == nil {
+		return measure.Result{}, errors.New("runner: the job was not made by Plan.Jobs: it has no kernel")
+	}
+	wire := wireJob{Engine: job.engine, Kernel: job.kernel.Name, Args: job.args, Options: job.options, Timeout: job.timeout}
+	if job.custom != nil {
+		wire.Custom = &wireCustom{ID: job.custom.ID, Func: job.custom.Func, Dir: job.custom.Dir, Native: job.custom.Native}
+	}
+	if wire.Timeout == 0 {
+		wire.Timeout = DefaultTimeout
+	}
+	if wire.Options.Budget == 0 {
+		// Runs that would not end well inside the time limit are skipped, so that a slow
+		// cell reports fewer runs rather than no time at all.
+		wire.Options.Budget = wire.Timeout * budgetShare / 100
+	}
+	input, err := json.Marshal(wire)
+	if err != nil {
+		return measure.Result{}, fmt.Errorf("encode job: %w", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return measure.Result{}, fmt.Errorf("find this program to start a worker: %w", err)
+	}
+
+	runCtx, cancel := context.WithTimeout(ctx, wire.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, exe)
+	cmd.Env = append(os.Environ(), workerEnv+"=1")
+	// The job goes down a pipe that stays open while the worker runs: the worker takes its
+	// end of file as the sign that this process is gone. Wait closes it.
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return measure.Result{}, fmt.Errorf("start worker: %w", err)
+	}
+	if job.custom != nil {
+		// User code: a user and a network namespace of its own where the machine allows
+		// them; the worker fences itself further before the code runs (serveWorker).
+		sandbox.Isolate(cmd)
+	}
+	// A process group of its own that dies with this process (package childproc).
+	cmd.Cancel = func() error { return childproc.KillGroup(cmd) }
+	cmd.WaitDelay = killGrace
+
+	out := &lineWriter{}
+	var result *measure.Result
+	var protocolErr error
+	out.onLine = func(line []byte) {
+		var m message
+		if err := json.Unmarshal(line, &m); err != nil {
+			if protocolErr == nil {
+				protocolErr = fmt.Errorf("worker wrote %q: %w", truncate(string(line), 200), err)
+			}
+			return
+		}
+		switch {
+		case m.Result != nil:
+			result = m.Result
+		case m.Progress != nil && opts.OnProgress != nil:
+			opts.OnProgress(*m.Progress)
+		case m.Fence != nil && opts.OnFence != nil:
+			opts.OnFence(*m.Fence)
+		}
+	}
+	cmd.Stdout = out
+	stderr := &capped.Buffer{Head: stderrKeep, Tail: stderrKeep}
+	cmd.Stderr = stderr
+
+	if err := childproc.Start(cmd); err != nil {
+		return measure.Result{}, fmt.Errorf("start worker: %w", err)
+	}
+	workersStarted.Add(1)
+	// A worker that died before reading its job makes this write fail; Wait says why.
+	_, _ = stdin.Write(append(input, '\n'))
+	waitErr := cmd.Wait()
+	out.flush()
+
+	if err := ctx.Err(); err != nil {
+		return measure.Result{}, err
+	}
+	opt := wire.Options.WithDefaults()
+	base := measure.Result{
+		Kernel: job.kernel.Name, Args: job.Args(), Engine: job.engine,
+		Runs: opt.Runs, Warmup: opt.Warmup,
+	}
+	if job.kernel.Expected != nil {
+		base.Expected = job.kernel.Expected(job.args)
+	}
+	if result != nil && waitErr == nil {
+		return *result, nil
+	}
+	if errors.Is(runCtx.Err(), context.DeadlineExceeded) {
+		base.Failure = "timed out after " + wire.Timeout.String()
+		return base, nil
+	}
+	if protocolErr != nil && waitErr == nil {
+		return measure.Result{}, protocolErr
+	}
+	base.Failure = crashReason(stderr.String(), waitErr)
+	return base, nil
+}
+
+// crashReason says why a worker died: "stack overflow" when the runtime says so, else
+// "crashed: " and the most telling line of its stderr, or its exit status.
+func crashReason(stderr string, waitErr error) string {
+	if strings.Contains(stderr, "goroutine stack exceeds") || strings.Contains(stderr, "stack overflow") {
+		return measure.FailureStackOverflow
+	}
+	var last, telling string
+	for _, line := range strings.Split(stderr, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "[signal") || line == capped.Cut {
+			continue
+		}
+		if telling == "" && (strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ")) {
+			telling = line
+		}
+		last = line
+	}
+	reason := telling
+	if reason == "" {
+		reason = last
+	}
+	if reason == "" {
+		if waitErr != nil {
+			reason = waitErr.Error()
+		} else {
+			reason = "worker exited without a result"
+		}
+	}
+	return "crashed: " + truncate(reason, 300)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// ServeWorkerIfRequested turns this process into a worker when it was started as one, and
+// exits when the job is done; otherwise it returns at once. Call it first in main, and in
+// TestMain of every package whose tests use Run.
+//
+// A worker never outlives its parent: on Linux the kernel kills it when the parent dies
+// (the parent-death signal), everywhere it exits when its stdin, which the parent holds
+// open, reaches its end, and in any case it exits once its job's time limit and a margin
+// have passed.
+func ServeWorkerIfRequested() {
+	custom.ExecLimitedIfRequested() // a build of a user kernel: it never returns
+	if os.Getenv(workerEnv) != "1" {
+		return
+	}
+	if err := serveWorker(os.Stdin, os.Stdout, os.Exit); err != nil {
+		fmt.Fprintln(os.Stderr, "wasmgap worker:", err)
+		os.Exit(3)
+	}
+	os.Exit(0)
+}
+
+// Exit statuses of a worker that ends itself.
+const (
+	exitOrphaned = 4 // its parent is gone
+	exitOverdue  = 5 // its job ran past the time limit and the margin
+)
+
+// serveWorker reads one job from in, measures it and writes progress and the result to out
+// as JSON lines. It calls exit when in reaches its end (the parent is gone) or when the job
+// outlives its time limit by workerMargin.
+func serveWorker(in io.Reader, out io.Writer, exit func(int)) error {
+	br := bufio.NewReader(in)
+	line, err := br.ReadBytes('\n')
+	if err != nil && len(line) == 0 {
+		return fmt.Errorf("read job: %w", err)
+	}
+	var wire wireJob
+	if err := json.Unmarshal(line, &wire); err != nil {
+		return fmt.Errorf("read job: %w", err)
+	}
+	w := bufio.NewWriter(out)
+	enc := json.NewEncoder(w)
+	var writeErr error
+	send := func(m message) {
+		if writeErr == nil {
+			writeErr = enc.Encode(m)
+		}
+		if writeErr == nil {
+			writeErr = w.Flush()
+		}
+	}
+	// The parent checked the job (Plan.Jobs); the names are only resolved here.
+	var k *kernels.Kernel
+	var e engine.Engine
+	if wire.Custom != nil {
+		ck := &custom.Kernel{ID: wire.Custom.ID, Func: wire.Custom.Func, Dir: wire.Custom.Dir, Native: wire.Custom.Native}
+		if err := custom.LimitWorker(); err != nil {
+			return fmt.Errorf("limit the memory of a user kernel's run: %w", err)
+		}
+		k = ck.Kernel()
+		if e, err = custom.NewEngine(wire.Engine, ck); err != nil {
+			return err
+		}
+		// The engine has read the module or the source; nothing of the user's has run yet
+		// (yaegi evaluates the source in Load, inside measure.Measure).
+		report, err := sandbox.Apply(custom.FencePolicy(ck, wire.Engine))
+		if err != nil {
+			return fmt.Errorf("fence the run of a user kernel: %w", err)
+		}
+		send(message{Fence: &report})
+	} else {
+		if k, err = kernels.Lookup(wire.Kernel); err != nil {
+			return err
+		}
+		if e, err = engine.New(wire.Engine); err != nil {
+			return err
+		}
+	}
+	go func() {
+		// Nothing more comes on stdin: its end means the parent closed it or died.
+		_, _ = io.Copy(io.Discard, br)
+		fmt.Fprintln(os.Stderr, "wasmgap worker: the parent process is gone: stopping")
+		exit(exitOrphaned)
+	}()
+	if wire.Timeout > 0 {
+		overdue := time.AfterFunc(wire.Timeout+workerMargin, func() {
+			fmt.Fprintf(os.Stderr, "wasmgap worker: still running %v after the job's time limit of %v: stopping\n", workerMargin, wire.Timeout)
+			exit(exitOverdue)
+		})
+		defer overdue.Stop()
+	}
+	r := measure.Measure(context.Background(), e, k, wire.Args, wire.Options, func(phase string, done, total int) {
+		send(message{Progress: &Progress{Phase: phase, Done: done, Total: total}})
+	})
+	send(message{Result: &r})
+	if writeErr != nil {
+		return fmt.Errorf("write result: %w", writeErr)
+	}
+	return nil
+}
+
+// lineWriter calls onLine for every complete line written to it.
+type lineWriter struct {
+	buf    []byte
+	onLine func([]byte)
+}
+
+// maxLine bounds a line a worker may write; a longer one is cut.
+const maxLine = 1 << 20
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		w.onLine(w.buf[:i])
+		w.buf = w.buf[i+1:]
+	}
+	if len(w.buf) > maxLine {
+		w.buf = w.buf[:0]
+	}
+	return len(p), nil
+}
+
+func (w *lineWriter) flush() {
+	if len(bytes.TrimSpace(w.buf)) > 0 {
+		w.onLine(w.buf)
+	}
+	w.buf = nil
+}

@@ -1,7 +1,0 @@
-//go:build wasmtime
-
-package runner
-
-// The wasmtime engine needs cgo and wasmtime's C library: it is linked only into binaries
-// built with -tags wasmtime (see package engine/wasmtime).
-import _ "github.com/wasmgap/wasmgap/engine/wasmtime"
