@@ -19,7 +19,7 @@ func readTestdata(t *testing.T, name string) string {
 	return string(b)
 }
 
-// TestParsers: the reports of ab 2.3, wrk 4.1 and wasmgap load, saved from
+// TestParsers: the reports of ab 2.3, wrk 4.1, wasmgap load and vegeta 12.13, saved from
 // real runs (a page answered 200, a route answered 404), read alike.
 func TestParsers(t *testing.T) {
 	for _, c := range []struct {
@@ -33,6 +33,9 @@ func TestParsers(t *testing.T) {
 		{"wrk-404.txt", ParseWrk, Result{RPS: 27998.24, P99: 900 * time.Microsecond, Requests: 30793, Errors: 30793}},
 		{"load.json", parseLoadString, Result{RPS: 23461.505886139905, P99: 1162 * time.Microsecond, Requests: 100}},
 		{"load-404.json", parseLoadString, Result{RPS: 19427.80075546946, Requests: 100, Errors: 100}},
+		{"vegeta.json", parseVegetaString, Result{RPS: 145.32702745280642, P99: 126918801, Requests: 150}},
+		{"vegeta-404.json", parseVegetaString, Result{RPS: 41.84170365833806, P99: 104209753, Requests: 50, Errors: 50}},
+		{"vegeta-refused.json", parseVegetaString, Result{RPS: 21.00557881706352, P99: 3832379, Requests: 20, Errors: 20}},
 	} {
 		got, err := c.parse(readTestdata(t, c.file))
 		if err != nil {
@@ -46,6 +49,8 @@ func TestParsers(t *testing.T) {
 }
 
 func parseLoadString(s string) (Result, error) { return ParseLoad([]byte(s)) }
+
+func parseVegetaString(s string) (Result, error) { return ParseVegeta([]byte(s)) }
 
 // TestParsersRefuse: a report that is not the tool's (a crash, the wrong
 // tool, wrk without --latency) is an error that quotes it, never zeros.
@@ -62,6 +67,8 @@ func TestParsersRefuse(t *testing.T) {
 		{"wrk, given ab's", readTestdata(t, "ab.txt"), ParseWrk, "parse wrk's report"},
 		{"load, text", "Requests/s: 12\n", parseLoadString, "wasmgap load's JSON report"},
 		{"load, other JSON", `{"scenario":"sse-fanout"}`, parseLoadString, "no requests_per_sec"},
+		{"vegeta, text report", "Requests      [total, rate, throughput]  150, 145.33, 144.70\n", parseVegetaString, "vegeta's JSON report"},
+		{"vegeta, given wasmgap load's", readTestdata(t, "load.json"), parseVegetaString, "no rate or latencies.99th"},
 	} {
 		if _, err := c.parse(c.out); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error with %q", c.name, err, c.want)

@@ -3,6 +3,7 @@ package benchtool
 import (
 	"bytes"
 	"context"
+	"debug/buildinfo"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,6 +20,9 @@ type Program struct {
 	Path    string
 	Args    []string
 	Missing string
+	// GoBuildInfo says the program is a Go binary whose version is read from its build
+	// information (a `go install`ed module's version), not from what it prints.
+	GoBuildInfo bool
 }
 
 // Environment describes the machine and the programs' versions for a table's header: the
@@ -45,6 +49,14 @@ func Environment(ctx context.Context, programs []Program) []string {
 	for _, p := range programs {
 		if p.Missing != "" {
 			lines = append(lines, p.Name+": "+p.Missing)
+			continue
+		}
+		if p.GoBuildInfo {
+			v := "unknown version"
+			if bi, err := buildinfo.ReadFile(p.Path); err == nil {
+				v = bi.Main.Path + " " + bi.Main.Version + ", " + bi.GoVersion
+			}
+			lines = append(lines, p.Name+": "+v)
 			continue
 		}
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -1,6 +1,6 @@
-// Command bench-load runs wasmgap load, wrk and ab against the same servers with the same
-// connections and keep-alive setting, one after the other, and prints their requests/s and
-// p99 side by side with the ratio to wrk.
+// Command bench-load runs wasmgap load, wrk, ab and vegeta against the same servers with the
+// same connections and keep-alive setting, one after the other, and prints their requests/s
+// and p99 side by side with the ratio to wrk.
 //
 // Servers: a CPU-bound Go server limited to one core and a Go handler that sleeps 2 ms (the
 // server is the bottleneck: every tool should measure the same rate), the chat's page served
@@ -9,6 +9,12 @@
 // alternating, and the median is shown. -baseline adds a second wasmgap binary (an older
 // build) as a fourth tool, so that a change is measured before and after in the same run;
 // -only keeps the cases whose server name contains one of its comma-separated words.
+//
+// vegeta (the Go tool its users know) runs every closed case as wrk does (-rate=0 with as
+// many workers as connections), and the open case, a fixed rate on the 2 ms server, beside
+// `wasmgap load -R` (wrk and ab have no open model: they sit that case out). The pinned vegeta
+// is built from the module proxy into the tools' cache at first use (internal/gotool);
+// -vegeta names another binary.
 //
 // The table starts with the date, the machine and the tools' versions.
 //
@@ -35,6 +41,7 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/benchtool"
+	"github.com/wasmgap/wasmgap/internal/gotool"
 )
 
 func main() {
@@ -46,6 +53,7 @@ type options struct {
 	baseline string
 	only     string
 	wrk, ab  string
+	vegeta   string
 	nginx    string
 	duration time.Duration
 	reps     int
@@ -58,7 +66,14 @@ type benchCase struct {
 	url       string
 	conns     int
 	keepAlive bool
+	// rate, when set, makes the case an open model: this many requests per second, sent
+	// whether or not the answers keep up (wasmgap load -R, vegeta -rate), which wrk and ab
+	// cannot do.
+	rate int
 }
+
+// closedOnly are the tools with no open model.
+var closedOnly = map[string]bool{"wrk": true, "ab": true}
 
 // measurement is one tool's result on one case.
 type measurement struct {
@@ -83,6 +98,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.wrk, "wrk", "wrk", "path of wrk")
 	fs.StringVar(&o.ab, "ab", "ab", "path of ab (apache2-utils)")
 	fs.StringVar(&o.nginx, "nginx", "/usr/sbin/nginx", "path of nginx (skipped when absent)")
+	fs.StringVar(&o.vegeta, "vegeta", "", "path of vegeta (default: "+gotool.Vegeta.Name+" "+gotool.Vegeta.Version+", built into the tools' cache at first use)")
 	fs.DurationVar(&o.duration, "d", 5*time.Second, "duration of each tool's run")
 	fs.IntVar(&o.reps, "reps", 3, "runs per tool and case (the median is shown)")
 	fs.BoolVar(&o.markdown, "markdown", false, "print a Markdown table")
@@ -93,7 +109,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bench-load: -reps must be at least 1 and -d positive")
 		return 2
 	}
-	paths := []*string{&o.wasmgap, &o.wrk, &o.ab}
+	if o.vegeta == "" {
+		p, err := gotool.Vegeta.Ensure(context.Background(), stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "bench-load: %v (or give -vegeta PATH)\n", err)
+			return 1
+		}
+		o.vegeta = p
+	}
+	paths := []*string{&o.wasmgap, &o.wrk, &o.ab, &o.vegeta}
 	if o.baseline != "" {
 		paths = append(paths, &o.baseline)
 	}
@@ -115,6 +139,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		{Name: "wasmgap", Path: o.wasmgap, Args: []string{"version"}},
 		{Name: "wrk", Path: o.wrk, Args: []string{"-v"}},
 		{Name: "ab", Path: o.ab, Args: []string{"-V"}},
+		{Name: "vegeta", Path: o.vegeta, GoBuildInfo: true},
 		{Name: "nginx", Path: o.nginx, Args: []string{"-v"}, Missing: nginxMissing},
 	})
 
@@ -125,9 +150,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	defer stopGo()
 	cases := []benchCase{
-		{"go-cpu (1 core)", goURL, 10, true},
-		{"go-cpu (1 core)", goURL, 100, true},
-		{"go-sleep (2 ms)", goURL + "sleep", 10, true},
+		{"go-cpu (1 core)", goURL, 10, true, 0},
+		{"go-cpu (1 core)", goURL, 100, true, 0},
+		{"go-sleep (2 ms)", goURL + "sleep", 10, true, 0},
+		{"go-sleep (2 ms)", goURL + "sleep", 50, true, 2000},
 	}
 	chatURL, stopChat, err := startChat(o.wasmgap)
 	if err != nil {
@@ -135,7 +161,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer stopChat()
-	cases = append(cases, benchCase{"wasmgap chat (page)", chatURL, 50, true})
+	cases = append(cases, benchCase{"wasmgap chat (page)", chatURL, 50, true, 0})
 	if _, err := os.Stat(o.nginx); err == nil {
 		ngURL, stopNginx, err := startNginx(o.nginx)
 		if err != nil {
@@ -144,9 +170,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer stopNginx()
 		cases = append(cases,
-			benchCase{"nginx (1 worker)", ngURL, 10, true},
-			benchCase{"nginx (1 worker)", ngURL, 100, true},
-			benchCase{"nginx (1 worker)", ngURL, 10, false},
+			benchCase{"nginx (1 worker)", ngURL, 10, true, 0},
+			benchCase{"nginx (1 worker)", ngURL, 100, true, 0},
+			benchCase{"nginx (1 worker)", ngURL, 10, false, 0},
 		)
 	} else {
 		fmt.Fprintf(stderr, "bench-load: %s absent: the fast-server cases are skipped\n", o.nginx)
@@ -168,20 +194,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	tools := []string{"wasmgap load", "wrk", "ab"}
+	tools := []string{"wasmgap load", "wrk", "ab", "vegeta"}
 	if o.baseline != "" {
-		tools = []string{"wasmgap load", "wasmgap load (baseline)", "wrk", "ab"}
+		tools = []string{"wasmgap load", "wasmgap load (baseline)", "wrk", "ab", "vegeta"}
 	}
 	fmt.Fprintf(stderr, "bench-load: %d cases × %d tools × %d runs of %s\n", len(cases), len(tools), o.reps, o.duration)
 	results := make([][]measurement, len(cases))
 	for i, c := range cases {
-		ms := make([]measurement, len(tools))
-		for j, t := range tools {
-			ms[j].tool = t
+		var ms []measurement
+		for _, t := range tools {
+			if c.rate == 0 || !closedOnly[t] {
+				ms = append(ms, measurement{tool: t})
+			}
 		}
 		for rep := 0; rep < o.reps; rep++ {
 			for j := range ms {
-				fmt.Fprintf(stderr, "  %s c=%d keep-alive=%v: %s run %d\n", c.server, c.conns, c.keepAlive, ms[j].tool, rep+1)
+				fmt.Fprintf(stderr, "  %s: %s run %d\n", c.label(), ms[j].tool, rep+1)
 				rps, p99, nerr, cpu, err := runTool(&o, ms[j].tool, c)
 				if err != nil {
 					ms[j].err = err
@@ -209,17 +237,30 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// label names a case in progress lines.
+func (c benchCase) label() string {
+	l := fmt.Sprintf("%s c=%d keep-alive=%v", c.server, c.conns, c.keepAlive)
+	if c.rate > 0 {
+		l += fmt.Sprintf(" open %d/s", c.rate)
+	}
+	return l
+}
+
 // runTool runs one tool once on one case and returns its requests/s, p99, error count and
 // CPU time per request.
 func runTool(o *options, tool string, c benchCase) (float64, time.Duration, int64, time.Duration, error) {
 	secs := strconv.Itoa(int(o.duration.Seconds()))
 	conns := strconv.Itoa(c.conns)
 	var cmd *exec.Cmd
+	var vegetaOut string // the attack's results file, read by vegeta report
 	switch tool {
 	case "wasmgap load", "wasmgap load (baseline)":
 		args := []string{"load", "-c", conns, "-d", o.duration.String(), "--format", "json", "--progress", "off"}
 		if !c.keepAlive {
 			args = append(args, "--no-keepalive")
+		}
+		if c.rate > 0 {
+			args = append(args, "-R", strconv.Itoa(c.rate))
 		}
 		bin := o.wasmgap
 		if tool != "wasmgap load" {
@@ -242,6 +283,16 @@ func runTool(o *options, tool string, c benchCase) (float64, time.Duration, int6
 			args = append(args, "-k")
 		}
 		cmd = exec.Command(o.ab, append(args, c.url)...)
+	case "vegeta":
+		f, err := os.CreateTemp("", "bench-load-vegeta-*.bin")
+		if err != nil {
+			return 0, 0, 0, 0, err
+		}
+		f.Close()
+		vegetaOut = f.Name()
+		defer os.Remove(vegetaOut)
+		cmd = exec.Command(o.vegeta, vegetaAttackArgs(c, o.duration, vegetaOut)...)
+		cmd.Stdin = strings.NewReader("GET " + c.url + "\n")
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -255,12 +306,35 @@ func runTool(o *options, tool string, c benchCase) (float64, time.Duration, int6
 		res, err = benchtool.ParseLoad(out.Bytes())
 	case "wrk":
 		res, err = benchtool.ParseWrk(out.String())
+	case "vegeta":
+		// The report is read by a second process, whose CPU is not the attack's.
+		rep := exec.Command(o.vegeta, "report", "-type=json", vegetaOut)
+		var rout, rerr bytes.Buffer
+		rep.Stdout, rep.Stderr = &rout, &rerr
+		if err := benchtool.Run(context.Background(), rep, time.Minute); err != nil {
+			return 0, 0, 0, 0, fmt.Errorf("vegeta report: %v: %s", err, strings.TrimSpace(rerr.String()))
+		}
+		res, err = benchtool.ParseVegeta(rout.Bytes())
 	default:
 		res, err = benchtool.ParseAb(out.String())
 	}
 	// The run lasted about the duration; requests ≈ rate × duration.
 	cpu := benchtool.CPUPerRequest(cmd, res.RPS*o.duration.Seconds())
 	return res.RPS, res.P99, res.Errors, cpu, err
+}
+
+// vegetaAttackArgs are vegeta attack's flags for a case. A closed case is vegeta's
+// -rate=0 ("as fast as it answers") with exactly as many workers as the other tools'
+// connections, each waiting for its answer before the next request; an open case is a fixed
+// rate with vegeta's own worker pool, which grows when answers lag.
+func vegetaAttackArgs(c benchCase, d time.Duration, output string) []string {
+	args := []string{"attack", "-duration", d.String(), "-timeout", "30s", "-output", output,
+		"-keepalive=" + strconv.FormatBool(c.keepAlive)}
+	if c.rate > 0 {
+		return append(args, "-rate", strconv.Itoa(c.rate)+"/1s", "-workers", strconv.Itoa(c.conns))
+	}
+	w := strconv.Itoa(c.conns)
+	return append(args, "-rate", "0", "-workers", w, "-max-workers", w)
 }
 
 func printTable(w io.Writer, o *options, cases []benchCase, results [][]measurement) {
@@ -284,7 +358,7 @@ func printTable(w io.Writer, o *options, cases []benchCase, results [][]measurem
 	if !o.markdown {
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	}
-	row("server", "-c", "keep-alive", "tool", "req/s (median)", "vs wrk", "best", "best vs wrk", "p99 (median)", "CPU/req (median)", "errors", "runs")
+	row("server", "-c", "keep-alive / rate", "tool", "req/s (median)", "vs wrk", "best", "best vs wrk", "p99 (median)", "CPU/req (median)", "errors", "runs")
 	if o.markdown {
 		row("---", "---:", "---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---")
 	}
@@ -299,6 +373,9 @@ func printTable(w io.Writer, o *options, cases []benchCase, results [][]measurem
 			ka := "yes"
 			if !c.keepAlive {
 				ka = "no"
+			}
+			if c.rate > 0 {
+				ka += fmt.Sprintf(", open %d/s", c.rate)
 			}
 			if len(m.rps) == 0 {
 				row(c.server, strconv.Itoa(c.conns), ka, m.tool, "failed: "+m.err.Error(), "", "", "", "", "", "", "")
