@@ -61,6 +61,10 @@ type ScenarioOptions struct {
 	// goes to receiver k mod Receivers: with Receivers a multiple of len(Targets), every
 	// message is sent to the node its receiver is on.
 	Targets []string
+	// Server is the kind of server at the targets: ServerWasmgap (default) or, in the fan-out
+	// scenarios, ServerCentrifugo, reached as Centrifugo says.
+	Server     string
+	Centrifugo CentrifugoOptions
 
 	// Receivers is K (chat-send) or S (fan-out): users logged in and reading. 10 when zero.
 	Receivers int
@@ -184,6 +188,18 @@ func (o *ScenarioOptions) Validate() error {
 	}
 	if o.Rate < 0 {
 		return fmt.Errorf("rate %g: must not be negative (0 sends as fast as the server answers)", o.Rate)
+	}
+	switch o.Server {
+	case "", ServerWasmgap:
+	case ServerCentrifugo:
+		if o.Scenario == ScenarioChatSend {
+			return fmt.Errorf("server %s: only the fan-out scenarios (%s, %s) speak Centrifugo's protocol", o.Server, ScenarioSSEFanout, ScenarioWSFanout)
+		}
+		if err := o.Centrifugo.validate(); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("server %q: allowed %s or %s", o.Server, ServerWasmgap, ServerCentrifugo)
 	}
 	if o.SendVia != "" && o.SendVia != "post" && o.SendVia != "get" {
 		return fmt.Errorf("send-via %q: allowed post (POST /send) or get (GET /msg/<from>/<to>%%20<text>)", o.SendVia)
@@ -319,6 +335,10 @@ func RunScenario(ctx context.Context, o ScenarioOptions) (*Report, error) {
 			return nil, err
 		}
 	}
+	var phases *serverPhases
+	if o.Pid > 0 {
+		phases = startServerPhases(o.Pid)
+	}
 	start := time.Now()
 	stopProgress := s.progress(ctx, start)
 	defer stopProgress()
@@ -345,6 +365,7 @@ func RunScenario(ctx context.Context, o ScenarioOptions) (*Report, error) {
 		return rep, nil
 	}
 
+	phases.loggedIn()
 	s.setPhase("run")
 	sendStart := time.Now()
 	s.send(ctx)
@@ -359,6 +380,7 @@ func RunScenario(ctx context.Context, o ScenarioOptions) (*Report, error) {
 	if sampler != nil {
 		rep.Server = sampler.stop()
 	}
+	rep.ServerPhases = phases.done(subs.welcomed, s.sent.Load()-s.sendErrs.Load())
 	if ctx.Err() != nil && ctx.Err() != context.Canceled {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the run hit its hard time cap of %s", maxTime))
 	}
@@ -381,7 +403,11 @@ func newScenario(o *ScenarioOptions) *scenario {
 		if !strings.HasSuffix(base.Path, "/") {
 			base.Path += "/"
 		}
-		s.nodes = append(s.nodes, &node{base: base, stream: newStreamTarget(base, s.timeout, s.token)})
+		st := newStreamTarget(base, s.timeout, s.token)
+		if o.Server == ServerCentrifugo {
+			st.centrifugo = &o.Centrifugo
+		}
+		s.nodes = append(s.nodes, &node{base: base, stream: st})
 	}
 	for i := range o.Receivers {
 		s.nodes[i%len(s.nodes)].receivers++
@@ -714,6 +740,9 @@ func (sd *sender) send(ctx context.Context, k int64) {
 
 // post sends one message and reads the answer.
 func (s *scenario) post(ctx context.Context, client *http.Client, base *url.URL, body *bytes.Buffer, buf []byte, from, to, text string) (int, int64, error) {
+	if s.o.Server == ServerCentrifugo {
+		return centrifugoPublish(ctx, client, &s.o.Centrifugo, base, body, text)
+	}
 	var req *http.Request
 	var err error
 	if s.o.SendVia == "get" {

@@ -119,3 +119,56 @@ func readSystemCPU() (idle, total int64, err error) {
 	}
 	return idle, total, nil
 }
+
+// ServerPhases are the server's figures (--pid) at the boundaries of a chat scenario's
+// phases: what logging the receivers in cost it, what holding them idle costs, and what the
+// messages cost. CPU is the process's user and system time, RSS its resident memory.
+type ServerPhases struct {
+	RSSBefore int64         `json:"rss_before_bytes"` // before the first login
+	RSSIdle   int64         `json:"rss_idle_bytes"`   // every receiver logged in, nothing sent yet
+	CPULogin  time.Duration `json:"cpu_login_ns"`     // over the login
+	CPUSend   time.Duration `json:"cpu_send_ns"`      // over the sends and the drain
+	// RSSPerReceiver is (RSSIdle − RSSBefore) / receivers welcomed; CPUPerMessage is
+	// CPUSend / messages accepted.
+	RSSPerReceiver int64         `json:"rss_per_receiver_bytes"`
+	CPUPerMessage  time.Duration `json:"cpu_per_message_ns"`
+}
+
+// serverPhases reads a server's figures at the phase boundaries. A nil one reads nothing.
+type serverPhases struct {
+	pid        int
+	rss0, rss1 int64
+	cpu0, cpu1 time.Duration
+}
+
+func startServerPhases(pid int) *serverPhases {
+	p := &serverPhases{pid: pid}
+	p.rss0, _ = benchtool.ProcessRSS(pid)
+	p.cpu0, _ = benchtool.ProcessCPU(pid)
+	return p
+}
+
+// loggedIn reads the figures once every receiver is in.
+func (p *serverPhases) loggedIn() {
+	if p == nil {
+		return
+	}
+	p.rss1, _ = benchtool.ProcessRSS(p.pid)
+	p.cpu1, _ = benchtool.ProcessCPU(p.pid)
+}
+
+// done reads the figures at the end and reports them; nil when nothing was read.
+func (p *serverPhases) done(receivers int, messages int64) *ServerPhases {
+	if p == nil || p.rss1 == 0 {
+		return nil
+	}
+	cpu2, _ := benchtool.ProcessCPU(p.pid)
+	ph := &ServerPhases{RSSBefore: p.rss0, RSSIdle: p.rss1, CPULogin: p.cpu1 - p.cpu0, CPUSend: cpu2 - p.cpu1}
+	if receivers > 0 {
+		ph.RSSPerReceiver = (p.rss1 - p.rss0) / int64(receivers)
+	}
+	if messages > 0 {
+		ph.CPUPerMessage = ph.CPUSend / time.Duration(messages)
+	}
+	return ph
+}

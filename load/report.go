@@ -59,7 +59,9 @@ type Report struct {
 	Delivery *Delivery `json:"delivery,omitempty"`
 	// Server holds the sampled server process figures (--pid).
 	Server *ProcStats `json:"server,omitempty"`
-	Notes  []string   `json:"notes,omitempty"`
+	// ServerPhases splits a chat scenario's server figures (--pid) at the end of the login.
+	ServerPhases *ServerPhases `json:"server_phases,omitempty"`
+	Notes        []string      `json:"notes,omitempty"`
 }
 
 // Delivery counts messages in the chat scenarios.

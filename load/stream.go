@@ -59,6 +59,8 @@ type streamTarget struct {
 	tls    *tls.Config
 	dialer *websocket.Dialer
 	token  []byte // the run's message token: only events that carry it are decoded
+	// centrifugo, when set, says the target is a Centrifugo server (centrifugo.go).
+	centrifugo *CentrifugoOptions
 }
 
 func newStreamTarget(base *url.URL, timeout time.Duration, token string) *streamTarget {
@@ -189,6 +191,10 @@ func (s *subscriber) runSSE(ctx context.Context, onEvent func(event)) error {
 // through (holding the body's first bytes) once the answer's head says 200.
 func (s *subscriber) openSSE(ctx context.Context) (net.Conn, *http.Response, *bufio.Reader, error) {
 	u := s.t.base.JoinPath(url.PathEscape(s.nick))
+	uri := u.RequestURI()
+	if s.t.centrifugo != nil {
+		uri = s.centrifugoSSEPath()
+	}
 	conn, err := s.dial(ctx)
 	if err != nil {
 		return nil, nil, nil, err
@@ -201,8 +207,8 @@ func (s *subscriber) openSSE(ctx context.Context) (net.Conn, *http.Response, *bu
 	}
 
 	var req bytes.Buffer
-	fmt.Fprintf(&req, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nUser-Agent: wasmgap-load\r\n", u.RequestURI(), u.Host)
-	if s.lastID > 0 {
+	fmt.Fprintf(&req, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nUser-Agent: wasmgap-load\r\n", uri, u.Host)
+	if s.lastID > 0 && s.t.centrifugo == nil {
 		fmt.Fprintf(&req, "Last-Event-ID: %d\r\n", s.lastID)
 	}
 	req.WriteString("\r\n")
@@ -274,6 +280,9 @@ func (s *subscriber) runWS(ctx context.Context, onEvent func(event)) error {
 		q.Set("resume", strconv.FormatUint(s.lastID, 10))
 	}
 	u.RawQuery = q.Encode()
+	if s.t.centrifugo != nil {
+		u = centrifugoWSURL(s.t.base)
+	}
 	if s.loops != nil && s.t.tls == nil {
 		var conn net.Conn
 		var pending []byte
@@ -297,6 +306,12 @@ func (s *subscriber) runWS(ctx context.Context, onEvent func(event)) error {
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
+	reply := func(opcode byte, payload []byte) error { return conn.WriteMessage(int(opcode), payload) }
+	if s.t.centrifugo != nil {
+		if err := conn.WriteMessage(websocket.TextMessage, s.centrifugoConnectCommand()); err != nil {
+			return fmt.Errorf("connect to centrifugo: %w", err)
+		}
+	}
 	var msg wsMessage
 	for {
 		_, r, err := conn.NextReader()
@@ -304,7 +319,7 @@ func (s *subscriber) runWS(ctx context.Context, onEvent func(event)) error {
 			return err
 		}
 		buf := frameBuffers.Get().(*[maxFrame]byte)
-		err = s.wsFrame(r, buf[:], onEvent, &msg)
+		err = s.wsFrame(r, buf[:], onEvent, reply, &msg)
 		frameBuffers.Put(buf)
 		if err != nil {
 			return err
@@ -347,8 +362,32 @@ func (s *subscriber) openWS(ctx context.Context, u *url.URL) (net.Conn, []byte, 
 	if resp.Header.Get("Sec-WebSocket-Accept") != base64.StdEncoding.EncodeToString(sum[:]) {
 		return fail(fmt.Errorf("HTTP %d: wrong Sec-WebSocket-Accept: %w", resp.StatusCode, websocket.ErrBadHandshake))
 	}
+	if s.t.centrifugo != nil {
+		// The connect command, masked as a client's frames must be (a zero key: see
+		// loopStream.reply).
+		cmd := s.centrifugoConnectCommand()
+		frame := append(wsClientHead(wsText, len(cmd)), cmd...)
+		if _, err := conn.Write(frame); err != nil {
+			return fail(fmt.Errorf("connect to centrifugo: %w", err))
+		}
+	}
 	conn.SetDeadline(time.Time{})
 	return conn, buffered(br), nil
+}
+
+// wsClientHead is the head of a final client frame of n payload bytes with a zero masking
+// key (RFC 6455 §5.2).
+func wsClientHead(opcode byte, n int) []byte {
+	h := []byte{0x80 | opcode}
+	switch {
+	case n < 126:
+		h = append(h, 0x80|byte(n))
+	case n < 1<<16:
+		h = append(h, 0x80|126, byte(n>>8), byte(n))
+	default:
+		h = append(h, 0x80|127, 0, 0, 0, 0, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	}
+	return append(h, 0, 0, 0, 0)
 }
 
 // wsMessage is a chat frame: an event, or an error the server reports.
@@ -360,7 +399,7 @@ type wsMessage struct {
 
 // wsFrame reads one frame into frame (a lent buffer) and hands it on. Only frames that carry
 // the run's token are decoded; the others give their id, read in place.
-func (s *subscriber) wsFrame(r io.Reader, frame []byte, onEvent func(event), msg *wsMessage) error {
+func (s *subscriber) wsFrame(r io.Reader, frame []byte, onEvent func(event), reply func(opcode byte, payload []byte) error, msg *wsMessage) error {
 	n, err := io.ReadFull(r, frame)
 	switch {
 	case err == io.ErrUnexpectedEOF || err == io.EOF:
@@ -371,15 +410,18 @@ func (s *subscriber) wsFrame(r io.Reader, frame []byte, onEvent func(event), msg
 		if _, err := io.Copy(io.Discard, r); err != nil {
 			return err
 		}
-		return s.wsMessageFrame(nil, true, onEvent, msg)
+		return s.wsMessageFrame(nil, true, onEvent, reply, msg)
 	}
-	return s.wsMessageFrame(frame[:n], false, onEvent, msg)
+	return s.wsMessageFrame(frame[:n], false, onEvent, reply, msg)
 }
 
 // wsMessageFrame hands on one chat frame b, or a frame longer than maxFrame (tooLong, b
 // unread). Only frames that carry the run's token are decoded; the others give their id, read
 // in place.
-func (s *subscriber) wsMessageFrame(b []byte, tooLong bool, onEvent func(event), msg *wsMessage) error {
+func (s *subscriber) wsMessageFrame(b []byte, tooLong bool, onEvent func(event), reply func(opcode byte, payload []byte) error, msg *wsMessage) error {
+	if s.t.centrifugo != nil {
+		return s.centrifugoFrame(b, tooLong, onEvent, reply)
+	}
 	if tooLong {
 		// The online list or another notice, never a run's message.
 		onEvent(event{id: s.lastID})

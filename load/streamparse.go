@@ -182,7 +182,7 @@ func (p *wsParser) feed(s *subscriber, data []byte, onEvent func(event), reply f
 		// A data frame: in place when the message is this one piece, else gathered.
 		if whole && p.fin && p.msg == nil && !p.tooLong && p.read == uint64(len(chunk)) && len(chunk) <= maxFrame {
 			p.inFrame, p.inMsg = false, false
-			if err := s.wsMessageFrame(chunk, false, onEvent, &p.wsmsg); err != nil {
+			if err := s.wsMessageFrame(chunk, false, onEvent, reply, &p.wsmsg); err != nil {
 				return err
 			}
 			continue
@@ -209,7 +209,7 @@ func (p *wsParser) feed(s *subscriber, data []byte, onEvent func(event), reply f
 		if p.msg != nil {
 			b = p.msg[:p.msgLen]
 		}
-		err := s.wsMessageFrame(b, p.tooLong, onEvent, &p.wsmsg)
+		err := s.wsMessageFrame(b, p.tooLong, onEvent, reply, &p.wsmsg)
 		p.releaseMsg()
 		p.tooLong, p.inMsg = false, false
 		if err != nil {

@@ -37,6 +37,10 @@ func runLoadScenario(name string, args []string, stdout, stderr io.Writer) int {
 		fs.IntVar(&o.Concurrency, "c", 0, "sends in flight (0: one per sender)")
 	} else {
 		fs.IntVar(&o.Receivers, "s", 100, "subscribers logged in")
+		fs.StringVar(&o.Server, "server", load.ServerWasmgap, "the kind of server at --target: wasmgap, or centrifugo (Centrifugo's JSON protocol over WebSocket, its uni-directional SSE, publishes through its server API)")
+		fs.StringVar(&o.Centrifugo.APIKey, "centrifugo-api-key", "", "with --server centrifugo: the key of its server API (http_api.key)")
+		fs.StringVar(&o.Centrifugo.TokenSecret, "centrifugo-secret", "", "with --server centrifugo: the HMAC secret of its connection tokens (client.token.hmac_secret_key)")
+		fs.StringVar(&o.Centrifugo.Channel, "centrifugo-channel", load.DefaultCentrifugoChannel, "with --server centrifugo: the channel to subscribe and publish in")
 	}
 	fs.IntVar(&o.Messages, "n", 0, "messages to send (0: bounded by -d only)")
 	fs.DurationVar(&o.Duration, "d", 0, "sending time (0: bounded by -n only)")
