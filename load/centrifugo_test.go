@@ -134,7 +134,7 @@ func TestCentrifugoFanoutExactlyOnce(t *testing.T) {
 	dir := t.TempDir()
 	addr := freeAddr(t)
 	host, port, _ := net.SplitHostPort(addr)
-	conf := fmt.Sprintf(`{"log":{"level":"error"},"http_server":{"address":%q,"port":%q},
+	conf := fmt.Sprintf(`{"log":{"level":"error"},"http_server":{"address":%q,"port":%s},
 "client":{"token":{"hmac_secret_key":"test-secret-test-secret-test-secret"}},
 "http_api":{"key":"test-key"},"uni_sse":{"enabled":true},"health":{"enabled":true}}`, host, port)
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(conf), 0o644); err != nil {
@@ -196,5 +196,23 @@ func waitHTTP(t *testing.T, u string, log fmt.Stringer) {
 			t.Fatalf("%s not ready within 15 s: %v; log: %s", u, err, log.String())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestLatencyJSONRoundTrip: a report's latencies read back from its JSON are what it had, to
+// the microsecond the histograms hold.
+func TestLatencyJSONRoundTrip(t *testing.T) {
+	l := Latency{Count: 7, Min: 12 * time.Microsecond, Mean: 1500 * time.Microsecond, P50: time.Millisecond, P90: 2 * time.Millisecond,
+		P99: 35 * time.Millisecond, P999: 120 * time.Millisecond, Max: 2 * time.Second}
+	b, err := json.Marshal(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Latency
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back != l {
+		t.Errorf("read back %+v from %s, want %+v", back, b, l)
 	}
 }

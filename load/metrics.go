@@ -177,19 +177,34 @@ type Latency struct {
 	Max   time.Duration
 }
 
+// latencyJSON is a Latency as JSON has it: the durations in milliseconds.
+type latencyJSON struct {
+	Count int64   `json:"count"`
+	Min   float64 `json:"min_ms"`
+	Mean  float64 `json:"mean_ms"`
+	P50   float64 `json:"p50_ms"`
+	P90   float64 `json:"p90_ms"`
+	P99   float64 `json:"p99_ms"`
+	P999  float64 `json:"p99_9_ms"`
+	Max   float64 `json:"max_ms"`
+}
+
 // MarshalJSON writes the durations as milliseconds.
 func (l Latency) MarshalJSON() ([]byte, error) {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	return json.Marshal(struct {
-		Count int64   `json:"count"`
-		Min   float64 `json:"min_ms"`
-		Mean  float64 `json:"mean_ms"`
-		P50   float64 `json:"p50_ms"`
-		P90   float64 `json:"p90_ms"`
-		P99   float64 `json:"p99_ms"`
-		P999  float64 `json:"p99_9_ms"`
-		Max   float64 `json:"max_ms"`
-	}{l.Count, ms(l.Min), ms(l.Mean), ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max)})
+	return json.Marshal(latencyJSON{l.Count, ms(l.Min), ms(l.Mean), ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, so that a report read back from JSON (a
+// benchmark reading `wasmgap load --format json`) has its latencies.
+func (l *Latency) UnmarshalJSON(b []byte) error {
+	var j latencyJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	d := func(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+	*l = Latency{Count: j.Count, Min: d(j.Min), Mean: d(j.Mean), P50: d(j.P50), P90: d(j.P90), P99: d(j.P99), P999: d(j.P999), Max: d(j.Max)}
+	return nil
 }
 
 // Summarize reads a Latency from a histogram of microseconds.

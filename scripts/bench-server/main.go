@@ -31,8 +31,14 @@
 // A program that is not installed (php, node, nginx, wrk, ab) gives rows that say so and
 // how to install it. Ctrl-C stops the load and every server started.
 //
+// With -fanout N it measures the chat beside Centrifugo instead: N receivers over WebSocket
+// and SSE, broadcasts, and connection churn (fanout.go says how).
+//
 // Usage: go run ./scripts/bench-server -wasmgap bin/wasmgap [-baseline old/wasmgap] [-n 10000]
 // [-d 5s] [-reps 3] [-interleave] [-servers wasmgap,nginx,...] [-markdown]
+//
+//	go run ./scripts/bench-server -wasmgap bin/wasmgap -fanout 10000 [-servers wasmgap,centrifugo]
+//	[-broadcasts 41] [-broadcast-rate 10] [-churn 1000] [-churn-time 10s] [-reps 3] [-markdown]
 package main
 
 import (
@@ -50,6 +56,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/wasmgap/wasmgap/internal/gotool"
 )
 
 func main() {
@@ -68,6 +76,14 @@ type options struct {
 	servers                    []string // keys of serverSpecs, in their order
 	missing                    map[string]string
 	abConns, loadConns, wrkThr int
+
+	// The fan-out mode (fanout.go): receivers, broadcasts and their rate, churn.
+	centrifugo    string
+	fanout        int
+	broadcasts    int
+	broadcastRate float64
+	churn         int
+	churnTime     time.Duration
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -81,6 +97,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.fanout > 0 {
+		return runFanout(ctx, o, stdout, stderr)
+	}
 	env := environment(ctx, o)
 	rows, err := bench(ctx, o, stderr)
 	if err != nil {
@@ -114,6 +133,12 @@ func parseOptions(args []string, stderr io.Writer) (*options, int, error) {
 	fs.BoolVar(&o.interleave, "interleave", false, "start every server at once and take the runs round the servers, rep by rep, so that a busy machine's noise falls on all of them alike (default: one server after the other)")
 	fs.BoolVar(&o.markdown, "markdown", false, "print the table in Markdown (for docs/BENCHMARKS.md)")
 	fs.StringVar(&o.baseline, "baseline", "", "path of an older wasmgap binary, measured on the page beside -wasmgap in the same run (adds the server wasmgap-baseline)")
+	fs.IntVar(&o.fanout, "fanout", 0, "fan-out mode: this many receivers (e.g. 10000) on each of -servers wasmgap,centrifugo, over WebSocket and SSE, instead of the page and message runs")
+	fs.IntVar(&o.broadcasts, "broadcasts", 41, "fan-out mode: messages broadcast to every receiver per run")
+	fs.Float64Var(&o.broadcastRate, "broadcast-rate", 10, "fan-out mode: broadcasts per second")
+	fs.IntVar(&o.churn, "churn", 1000, "fan-out mode: WebSocket connects (and closes) per second of the churn run (0: none)")
+	fs.DurationVar(&o.churnTime, "churn-time", 10*time.Second, "fan-out mode: length of the churn run")
+	fs.StringVar(&o.centrifugo, "centrifugo", "", "fan-out mode: path of centrifugo (default: "+gotool.Centrifugo.Version+", built into the tools' cache at first use)")
 	defaults := slices.DeleteFunc(specKeys(), func(k string) bool { return k == "wasmgap-baseline" })
 	fs.StringVar(&servers, "servers", strings.Join(defaults, ","), "servers to measure, comma-separated, in this order (wasmgap-baseline: the -baseline binary)")
 	fs.Usage = func() {
@@ -139,6 +164,9 @@ func parseOptions(args []string, stderr io.Writer) (*options, int, error) {
 		return nil, 2, fmt.Errorf("-d %v: give whole seconds (wrk counts in seconds)", o.duration)
 	case o.reps < 1 || o.reps > 100:
 		return nil, 2, fmt.Errorf("-reps %d: allowed 1 to 100", o.reps)
+	}
+	if o.fanout > 0 {
+		return fanoutOptions(o, fs, servers)
 	}
 	known := map[string]bool{}
 	for _, k := range specKeys() {

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wasmgap/wasmgap/internal/gotool"
 )
 
 // wasmgapBin is the wasmgap binary built from this tree for the tests.
@@ -75,6 +77,10 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"extra"}, "every setting is a flag"},
 		{[]string{"-nope"}, "flag provided but not defined"},
 		{[]string{"-wasmgap", "/nonexistent/wasmgap"}, "go build -o bin/wasmgap ./cmd/wasmgap"},
+		{[]string{"-fanout", "10", "-servers", "wasmgap,nginx"}, `-fanout: server "nginx": allowed wasmgap, centrifugo`},
+		{[]string{"-fanout", "100001"}, "-fanout 100001: allowed 1 to"},
+		{[]string{"-fanout", "10", "-broadcast-rate", "0"}, "-broadcast-rate 0: allowed above 0"},
+		{[]string{"-fanout", "10", "-churn-time", "10m"}, "-churn-time 10m0s: allowed 1s to 5m"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(tc.args, &out, &errb)
@@ -298,6 +304,46 @@ func (s *stream) expect(t *testing.T, want ...string) {
 	for _, w := range want {
 		if got := s.next(t); got != w {
 			t.Fatalf("%s received %q; want %q", s.nick, got, w)
+		}
+	}
+}
+
+// TestFanoutBesideCentrifugo runs the fan-out mode at small sizes against the chat and a
+// real Centrifugo (built by `go run ./scripts/peer-tools centrifugo`; CI does): every row is
+// filled, and every broadcast reached every receiver exactly once on both servers and both
+// transports.
+func TestFanoutBesideCentrifugo(t *testing.T) {
+	cf, ok := gotool.Centrifugo.Installed()
+	if !ok {
+		if os.Getenv("PEERS_REQUIRED") != "" {
+			t.Fatalf("centrifugo %s is not in the tools' cache: go run ./scripts/peer-tools centrifugo", gotool.Centrifugo.Version)
+		}
+		t.Skipf("centrifugo %s is not in the tools' cache: go run ./scripts/peer-tools centrifugo builds it (about 4 min)", gotool.Centrifugo.Version)
+	}
+	var out, errb bytes.Buffer
+	code := run([]string{"-wasmgap", wasmgapBin, "-centrifugo", cf, "-fanout", "40", "-broadcasts", "3", "-broadcast-rate", "20",
+		"-churn", "40", "-churn-time", "1s", "-reps", "1", "-markdown"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, out.String(), errb.String())
+	}
+	t.Log(out.String())
+	rows := map[string][]string{}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if cells := strings.Split(strings.Trim(l, "| "), " | "); len(cells) >= 5 && strings.HasPrefix(l, "| ") {
+			rows[cells[0]+" "+cells[1]] = cells
+		}
+	}
+	cfName := "Centrifugo " + gotool.Centrifugo.Version
+	for _, key := range []string{"wasmgap chat ws", "wasmgap chat sse", cfName + " ws", cfName + " sse"} {
+		r := rows[key]
+		// … delivered / expected, lost, duplicated: 120 / 120, 0, 0; a delivery p99 measured.
+		if n := len(r); n != 10 || r[n-3] != "120 / 120" || r[n-2] != "0" || r[n-1] != "0" || strings.HasPrefix(r[3], "0.000") {
+			t.Errorf("row %s: %q: want 120 / 120 delivered, 0 lost, 0 duplicated, a delivery p99", key, r)
+		}
+	}
+	for _, key := range []string{"wasmgap chat 40", cfName + " 40"} {
+		if r := rows[key]; len(r) != 5 || r[2] != "0" {
+			t.Errorf("churn row %s: %q: want 40 connections, 0 errors", key, r)
 		}
 	}
 }

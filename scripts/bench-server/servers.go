@@ -17,10 +17,10 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
-
-	"github.com/wasmgap/wasmgap/internal/benchtool"
 	"text/template"
 	"time"
+
+	"github.com/wasmgap/wasmgap/internal/benchtool"
 )
 
 // peerFiles are the peer servers' sources and nginx's configuration.
@@ -66,11 +66,14 @@ func specOf(key string) serverSpec {
 
 // server is a started server: its process group, URL and log.
 type server struct {
-	cmd     *exec.Cmd
-	url     string // http://127.0.0.1:port
-	logPath string
-	done    chan struct{} // closed when the process has exited
-	stopped sync.Once
+	cmd *exec.Cmd
+	url string // http://127.0.0.1:port
+	// readyPath answers 200 once the server is ready: "/" (the page), Centrifugo's "/health".
+	readyPath string
+	logPath   string
+	removeDir string        // removed once stopped, when set
+	done      chan struct{} // closed when the process has exited
+	stopped   sync.Once
 }
 
 // startServer starts spec on a free loopback port in dir (a temporary folder of its own)
@@ -124,7 +127,13 @@ func startServer(ctx context.Context, o *options, spec serverSpec, dir string, p
 	default:
 		return nil, fmt.Errorf("no way to start %s", spec.program)
 	}
-	s := &server{cmd: cmd, url: "http://" + addr, logPath: filepath.Join(dir, "server.log"), done: make(chan struct{})}
+	return launch(ctx, cmd, spec.name, dir, "http://"+addr, "/")
+}
+
+// launch starts a server's cmd in dir, in a process group of its own, and waits until GET
+// readyPath answers 200 at url.
+func launch(ctx context.Context, cmd *exec.Cmd, name, dir, url, readyPath string) (*server, error) {
+	s := &server{cmd: cmd, url: url, readyPath: readyPath, logPath: filepath.Join(dir, "server.log"), done: make(chan struct{})}
 	logf, err := os.Create(s.logPath)
 	if err != nil {
 		return nil, err
@@ -136,17 +145,17 @@ func startServer(ctx context.Context, o *options, spec serverSpec, dir string, p
 	// and measured as a whole.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", spec.name, err)
+		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	go func() { cmd.Wait(); close(s.done) }()
 	if err := s.waitReady(ctx, 15*time.Second); err != nil {
 		s.stop()
-		return nil, fmt.Errorf("%s: %w%s", spec.name, err, s.logTail())
+		return nil, fmt.Errorf("%s: %w%s", name, err, s.logTail())
 	}
 	return s, nil
 }
 
-// waitReady waits until GET / answers 200.
+// waitReady waits until GET readyPath answers 200.
 func (s *server) waitReady(ctx context.Context, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	client := &http.Client{Timeout: time.Second}
@@ -158,14 +167,14 @@ func (s *server) waitReady(ctx context.Context, limit time.Duration) error {
 			return ctx.Err()
 		default:
 		}
-		resp, err := client.Get(s.url + "/")
+		resp, err := client.Get(s.url + s.readyPath)
 		if err == nil {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil
 			}
-			err = fmt.Errorf("GET / answered %s", resp.Status)
+			err = fmt.Errorf("GET %s answered %s", s.readyPath, resp.Status)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("not ready on %s within %v: %v", s.url, limit, err)
@@ -191,6 +200,9 @@ func (s *server) kill() {
 	}
 	// A worker that outlived its master (it should not) goes too.
 	syscall.Kill(-s.pgid(), syscall.SIGKILL)
+	if s.removeDir != "" {
+		os.RemoveAll(s.removeDir)
+	}
 }
 
 // logTail is the end of the server's log, for an error message.

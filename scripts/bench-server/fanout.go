@@ -1,0 +1,415 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/wasmgap/wasmgap/internal/benchtool"
+	"github.com/wasmgap/wasmgap/internal/gotool"
+	"github.com/wasmgap/wasmgap/load"
+)
+
+// With -fanout N, bench-server measures the chat beside Centrifugo, the real-time server
+// its users would pick instead, on what such a server is for: N subscribers, one broadcast
+// at a time. Per rep, transport and server (the servers alternated within a rep, each
+// started fresh for its run, on a free port of 127.0.0.1):
+//
+//   - `wasmgap load ws-fanout` (or sse-fanout) in a process of its own logs N receivers in,
+//     then sends -broadcasts messages at -broadcast-rate per second to everyone: the chat's
+//     send to "all", Centrifugo's server API publish into the receivers' channel. The same
+//     receivers read both servers (load.ServerCentrifugo speaks Centrifugo's JSON protocol
+//     over WebSocket and its uni-directional SSE); each delivery's latency runs from the
+//     send's start to the receipt, so p50/p99 include the publish.
+//   - The load generator reads the server's figures at the phase boundaries (--pid): CPU
+//     time over the broadcasts and their drain, per message; resident memory with every
+//     receiver in and idle, less before the first login, per receiver; the time to log
+//     every receiver in.
+//   - Churn: -churn connections per second for -churn-time, each a WebSocket that logs in,
+//     waits for the server's first answer (the chat's welcome, Centrifugo's connect reply)
+//     and closes; the errors and the connect time's p99.
+//
+// Centrifugo runs with its memory engine and a config this program writes: connection
+// tokens (HS256) minted by the load generator, whose "channels" claim subscribes the
+// connection on the server's side over both transports; the uni-directional SSE transport
+// on; history on for the channel (1,000 messages, 5 minutes), as the chat keeps a replay
+// window by default; the server API behind a key. `wasmgap chat` runs with its defaults
+// (durable store, fsync on), the per-address limits lifted (every receiver comes from
+// 127.0.0.1) and --send-rate -1.
+
+// fanoutServers are the servers the fan-out mode measures.
+var fanoutServers = []string{"wasmgap", "centrifugo"}
+
+// centrifugoKeys are the secrets of the Centrifugo a run starts: loopback only, per run.
+const (
+	centrifugoAPIKey = "bench-server-api-key"
+	centrifugoSecret = "bench-server-token-secret-of-at-least-32-bytes"
+)
+
+// fanoutRow is one server on one transport: the medians of its runs.
+type fanoutRow struct {
+	server, transport   string
+	p50, p99            []time.Duration
+	cpuPerMsg           []time.Duration
+	rssPerConn          []int64
+	connectAll          []time.Duration
+	sent, delivered     int64
+	expected, lost, dup int64
+	err                 error
+}
+
+// churnRow is one server's churn runs.
+type churnRow struct {
+	server   string
+	attempts int64
+	errors   int64
+	p99      []time.Duration
+	cpuPer   []time.Duration // the server's CPU time per connection
+	err      error
+}
+
+// runFanout runs the fan-out and churn measurements and prints their tables.
+func runFanout(ctx context.Context, o *options, stdout, stderr io.Writer) int {
+	if slices.Contains(o.servers, "centrifugo") && o.centrifugo == "" {
+		p, err := gotool.Centrifugo.Ensure(ctx, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "bench-server: %v (or give -centrifugo PATH)\n", err)
+			return 1
+		}
+		o.centrifugo = p
+	}
+	env := benchtool.Environment(ctx, []benchtool.Program{
+		{Name: "wasmgap", Path: o.wasmgap, Args: []string{"version"}},
+		{Name: "centrifugo", Path: o.centrifugo, GoBuildInfo: true, Missing: missingIf(o.centrifugo == "", "not measured")},
+	})
+	var rows []*fanoutRow
+	for _, tr := range []string{"ws", "sse"} {
+		for _, s := range o.servers {
+			rows = append(rows, &fanoutRow{server: s, transport: tr})
+		}
+	}
+	churn := map[string]*churnRow{}
+	for _, s := range o.servers {
+		churn[s] = &churnRow{server: s}
+	}
+	for rep := range o.reps {
+		order := slices.Clone(o.servers)
+		if rep%2 == 1 {
+			slices.Reverse(order) // neither server always goes first
+		}
+		for _, tr := range []string{"ws", "sse"} {
+			for _, s := range order {
+				if ctx.Err() != nil {
+					break
+				}
+				r := rows[slices.IndexFunc(rows, func(r *fanoutRow) bool { return r.server == s && r.transport == tr })]
+				fmt.Fprintf(stderr, "  fan-out %s over %s, %d receivers: run %d\n", s, tr, o.fanout, rep+1)
+				if err := fanoutRun(ctx, o, r, stderr); err != nil {
+					r.err = err
+					fmt.Fprintf(stderr, "    %v\n", err)
+				}
+			}
+		}
+		for _, s := range order {
+			if ctx.Err() != nil || o.churn == 0 {
+				break
+			}
+			fmt.Fprintf(stderr, "  churn %s, %d/s for %s: run %d\n", s, o.churn, o.churnTime, rep+1)
+			if err := churnRun(ctx, o, churn[s]); err != nil {
+				churn[s].err = err
+				fmt.Fprintf(stderr, "    %v\n", err)
+			}
+		}
+	}
+	for _, l := range env {
+		if o.markdown {
+			l = "- " + l
+		}
+		fmt.Fprintln(stdout, l)
+	}
+	fmt.Fprintln(stdout)
+	printFanout(stdout, o, rows, churn)
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "bench-server: interrupted: every server started was stopped")
+		return 130
+	}
+	return 0
+}
+
+func missingIf(cond bool, why string) string {
+	if cond {
+		return why
+	}
+	return ""
+}
+
+// fanoutRun starts the server, runs one fan-out over one transport against it and adds the
+// figures to r.
+func fanoutRun(ctx context.Context, o *options, r *fanoutRow, stderr io.Writer) error {
+	srv, err := startFanoutServer(ctx, o, r.server)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	args := []string{"load", r.transport + "-fanout", "--target", srv.url + "/", "-s", strconv.Itoa(o.fanout),
+		"-n", strconv.Itoa(o.broadcasts), "-R", strconv.FormatFloat(o.broadcastRate, 'f', -1, 64),
+		"--pid", strconv.Itoa(srv.cmd.Process.Pid), "--format", "json", "--progress", "off",
+		"--login-time", "5m", "--max-time", "10m"}
+	if r.server == "centrifugo" {
+		args = append(args, "--server", load.ServerCentrifugo, "--centrifugo-api-key", centrifugoAPIKey,
+			"--centrifugo-secret", centrifugoSecret)
+	}
+	cmd := exec.Command(o.wasmgap, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	// Exit 3 says messages were lost: the report still counts them.
+	if err := benchtool.Run(ctx, cmd, 11*time.Minute); err != nil && cmd.ProcessState.ExitCode() != 3 {
+		return fmt.Errorf("wasmgap load: %v: %s", err, strings.TrimSpace(errb.String()))
+	}
+	var rep load.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		return fmt.Errorf("wasmgap load's report: %w: %.300q", err, out.Bytes())
+	}
+	d := rep.Delivery
+	if d == nil || rep.ServerPhases == nil {
+		return fmt.Errorf("wasmgap load's report has no delivery or server figures: %.300q", out.Bytes())
+	}
+	if d.Welcomed < d.Receivers {
+		return fmt.Errorf("only %d of %d receivers logged in", d.Welcomed, d.Receivers)
+	}
+	r.sent += d.Sent
+	r.expected += d.Expected
+	r.delivered += d.Delivered
+	r.lost += d.Lost
+	r.dup += d.Duplicated
+	r.p50 = append(r.p50, rep.Latency.P50)
+	r.p99 = append(r.p99, rep.Latency.P99)
+	r.cpuPerMsg = append(r.cpuPerMsg, rep.ServerPhases.CPUPerMessage)
+	r.rssPerConn = append(r.rssPerConn, rep.ServerPhases.RSSPerReceiver)
+	r.connectAll = append(r.connectAll, d.RampUp)
+	return nil
+}
+
+// startFanoutServer starts the chat or Centrifugo, fresh, in a temporary folder of its own.
+func startFanoutServer(ctx context.Context, o *options, name string) (*server, error) {
+	dir, err := os.MkdirTemp("", "bench-fanout-"+name+"-")
+	if err != nil {
+		return nil, err
+	}
+	addr, err := benchtool.FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	var cmd *exec.Cmd
+	switch name {
+	case "wasmgap":
+		cmd = exec.Command(o.wasmgap, "chat", "--addr", addr, "--data", filepath.Join(dir, "data"), "--send-rate", "-1",
+			"--max-conns-per-addr", "-1", "--max-open-conns-per-addr", "-1")
+	case "centrifugo":
+		conf := filepath.Join(dir, "config.json")
+		if err := os.WriteFile(conf, centrifugoConfig(addr), 0o644); err != nil {
+			return nil, err
+		}
+		cmd = exec.Command(o.centrifugo, "--config", conf)
+	default:
+		return nil, fmt.Errorf("no fan-out server %q: allowed %s", name, strings.Join(fanoutServers, ", "))
+	}
+	ready := "/"
+	if name == "centrifugo" {
+		ready = "/health"
+	}
+	s, err := launch(ctx, cmd, name, dir, "http://"+addr, ready)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s.removeDir = dir
+	return s, nil
+}
+
+// centrifugoConfig is the configuration of a Centrifugo v6 on addr (see the comment at the
+// top of this file for what it turns on).
+func centrifugoConfig(addr string) []byte {
+	host, p, _ := strings.Cut(addr, ":")
+	port, _ := strconv.Atoi(p)
+	conf := map[string]any{
+		"log": map[string]any{"level": "error"},
+		"http_server": map[string]any{
+			"address": host,
+			"port":    port,
+		},
+		"client": map[string]any{
+			"token":           map[string]any{"hmac_secret_key": centrifugoSecret},
+			"allowed_origins": []string{"*"},
+		},
+		"http_api": map[string]any{"key": centrifugoAPIKey},
+		"health":   map[string]any{"enabled": true},
+		"uni_sse":  map[string]any{"enabled": true},
+		"channel": map[string]any{
+			"without_namespace": map[string]any{"history_size": 1000, "history_ttl": "300s"},
+		},
+	}
+	b, _ := json.MarshalIndent(conf, "", "  ")
+	return b
+}
+
+func printFanout(w io.Writer, o *options, rows []*fanoutRow, churn map[string]*churnRow) {
+	var tw *tabwriter.Writer
+	line := func(cells ...string) {
+		if o.markdown {
+			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+		} else {
+			fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		}
+	}
+	if !o.markdown {
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	}
+	// The ratios are to Centrifugo's figure of the same transport, in the same run.
+	ref := map[string]*fanoutRow{}
+	for _, r := range rows {
+		if r.server == "centrifugo" && len(r.p99) > 0 {
+			ref[r.transport] = r
+		}
+	}
+	ratio := func(v, base float64) string {
+		if base <= 0 {
+			return ""
+		}
+		return fmt.Sprintf(" (%.2f×)", v/base)
+	}
+	fmt.Fprintf(w, "Fan-out: %d receivers, %d broadcasts at %g/s, runs per row: %d (medians; × is to Centrifugo on the same transport)\n\n",
+		o.fanout, o.broadcasts, o.broadcastRate, o.reps)
+	line("server", "transport", "delivery p50", "delivery p99", "server CPU / broadcast", "server RSS / idle connection", "connect all", "delivered / expected", "lost", "duplicated")
+	if o.markdown {
+		line("---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:")
+	}
+	for _, r := range rows {
+		if len(r.p99) == 0 {
+			msg := "no run finished"
+			if r.err != nil {
+				msg = "failed: " + r.err.Error()
+			}
+			line(serverName(r.server), r.transport, msg, "", "", "", "", "", "", "")
+			continue
+		}
+		c := ref[r.transport]
+		var p99r, cpur, rssr, conr string
+		p99, cpu, rss, con := benchtool.Median(r.p99), benchtool.Median(r.cpuPerMsg), benchtool.Median(r.rssPerConn), benchtool.Median(r.connectAll)
+		if c != nil && c != r {
+			p99r = ratio(float64(p99), float64(benchtool.Median(c.p99)))
+			cpur = ratio(float64(cpu), float64(benchtool.Median(c.cpuPerMsg)))
+			rssr = ratio(float64(rss), float64(benchtool.Median(c.rssPerConn)))
+			conr = ratio(float64(con), float64(benchtool.Median(c.connectAll)))
+		}
+		line(serverName(r.server), r.transport, ms(benchtool.Median(r.p50)), ms(p99)+p99r, ms(cpu)+cpur,
+			fmt.Sprintf("%.1f KB%s", float64(rss)/1000, rssr), ms(con)+conr,
+			fmt.Sprintf("%d / %d", r.delivered, r.expected), strconv.FormatInt(r.lost, 10), strconv.FormatInt(r.dup, 10))
+	}
+	if tw != nil {
+		tw.Flush()
+	}
+	if o.churn == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nChurn: %d WebSocket connects per second for %s, each closed after the server's first answer\n\n", o.churn, o.churnTime)
+	if !o.markdown {
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	}
+	line("server", "connections", "errors", "connect p99", "server CPU / connection")
+	if o.markdown {
+		line("---", "---:", "---:", "---:", "---:")
+	}
+	for _, s := range o.servers {
+		c := churn[s]
+		if len(c.p99) == 0 {
+			msg := "no run finished"
+			if c.err != nil {
+				msg = "failed: " + c.err.Error()
+			}
+			line(serverName(s), msg, "", "", "")
+			continue
+		}
+		line(serverName(s), strconv.FormatInt(c.attempts, 10), strconv.FormatInt(c.errors, 10), ms(benchtool.Median(c.p99)), ms(benchtool.Median(c.cpuPer)))
+	}
+	if tw != nil {
+		tw.Flush()
+	}
+}
+
+func serverName(key string) string {
+	if key == "centrifugo" {
+		return "Centrifugo " + gotool.Centrifugo.Version
+	}
+	return "wasmgap chat"
+}
+
+// ms prints a duration in milliseconds, to a precision that fits its size.
+func ms(d time.Duration) string {
+	v := float64(d) / float64(time.Millisecond)
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f ms", v)
+	case v >= 1:
+		return fmt.Sprintf("%.1f ms", v)
+	}
+	return fmt.Sprintf("%.3f ms", v)
+}
+
+// fanoutOptions checks the fan-out mode's settings: its servers (wasmgap and centrifugo;
+// both when -servers was not given) and bounds.
+func fanoutOptions(o *options, fs *flag.FlagSet, servers string) (*options, int, error) {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "servers" })
+	o.servers = nil
+	if !given {
+		servers = strings.Join(fanoutServers, ",")
+	}
+	for _, s := range strings.Split(servers, ",") {
+		s = strings.TrimSpace(s)
+		if !slices.Contains(fanoutServers, s) {
+			return nil, 2, fmt.Errorf("-fanout: server %q: allowed %s", s, strings.Join(fanoutServers, ", "))
+		}
+		if !slices.Contains(o.servers, s) {
+			o.servers = append(o.servers, s)
+		}
+	}
+	switch {
+	case o.fanout > load.MaxReceivers:
+		return nil, 2, fmt.Errorf("-fanout %d: allowed 1 to %d", o.fanout, load.MaxReceivers)
+	case o.broadcasts < 1 || o.broadcasts > load.MaxMessages:
+		return nil, 2, fmt.Errorf("-broadcasts %d: allowed 1 to %d", o.broadcasts, load.MaxMessages)
+	case o.broadcastRate <= 0 || o.broadcastRate > 10000:
+		return nil, 2, fmt.Errorf("-broadcast-rate %g: allowed above 0, up to 10000", o.broadcastRate)
+	case o.churn < 0 || o.churn > 20000:
+		return nil, 2, fmt.Errorf("-churn %d: allowed 0 to 20000 per second", o.churn)
+	case o.churnTime < time.Second || o.churnTime > 5*time.Minute:
+		return nil, 2, fmt.Errorf("-churn-time %v: allowed 1s to 5m", o.churnTime)
+	}
+	full, err := exec.LookPath(o.wasmgap)
+	if err != nil {
+		return nil, 1, fmt.Errorf("wasmgap binary %s: %v (build it: go build -o bin/wasmgap ./cmd/wasmgap)", o.wasmgap, err)
+	}
+	if o.wasmgap, err = filepath.Abs(full); err != nil {
+		return nil, 1, err
+	}
+	if o.centrifugo != "" {
+		if o.centrifugo, err = exec.LookPath(o.centrifugo); err != nil {
+			return nil, 1, fmt.Errorf("-centrifugo: %v", err)
+		}
+	}
+	return o, 0, nil
+}
