@@ -23,18 +23,11 @@ import (
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
-// Names of the server engines, as the CLI, the API and the reports spell them.
-const (
-	Native            = "native"
-	WazeroCompiler    = "wazero-compiler"
-	WazeroInterpreter = "wazero-interpreter"
-	Yaegi             = "yaegi"
-)
-
 // Engine runs kernels. Load must be called once before Run; Run is not safe for
 // concurrent use (an engine that wants parallelism pools instances behind it).
 type Engine interface {
-	// Name is the engine's name, one of the constants above.
+	// Name is the engine's name: one of the names Order lists (order.go), or, for an engine
+	// built outside the registry (a user's kernel, a test's), a name of its own.
 	Name() string
 	// Load prepares the engine (compile, instantiate, parse) and says how long it took.
 	Load(ctx context.Context) (Setup, error)
