@@ -5,10 +5,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/wasmgap/wasmgap/internal/childproc"
 )
 
 // Program is one program whose version a benchmark's table names: Name as the table says
@@ -48,7 +49,7 @@ func Environment(ctx context.Context, programs []Program) []string {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		out, _ := exec.CommandContext(ctx, p.Path, p.Args...).CombinedOutput()
+		out, _ := childproc.CombinedOutput(childproc.Command(ctx, p.Path, p.Args...))
 		cancel()
 		v := FirstLine(string(bytes.TrimSpace(out)))
 		v = strings.TrimPrefix(v, "nginx version: ")
