@@ -3,7 +3,6 @@ package load
 import (
 	"context"
 	"fmt"
-	"math"
 	"runtime"
 	"strings"
 	"sync"
@@ -40,9 +39,9 @@ type shard struct {
 const maxShards = 64
 
 type runner struct {
-	o        *Options
-	open     bool
-	interval float64 // nanoseconds between intended sends, open model
+	o     *Options
+	open  bool
+	pacer Pacer // when each request is due, open model
 
 	start, measureFrom, until time.Time
 
@@ -75,10 +74,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.maxTime())
 	defer cancel()
 
-	r := &runner{o: &o, open: o.Rate > 0}
-	if r.open {
-		r.interval = float64(time.Second) / o.Rate
-	}
+	r := &runner{o: &o, pacer: newPacer(o.Rate, o.Ramp)}
+	r.open = r.pacer != nil
 	ns := min(o.Connections, maxShards)
 	r.shards = make([]shard, ns)
 	for i := range r.shards {
@@ -198,18 +195,12 @@ func (r *runner) loop(ctx context.Context, c client, sh *shard, timer *time.Time
 				return
 			}
 			if r.open {
-				intended = t0.Add(time.Duration(float64(k) * r.interval))
+				intended = t0.Add(r.pacer.At(k))
 				if !until.IsZero() && !intended.Before(until) {
 					return
 				}
-				if d := time.Until(intended); d > 0 {
-					timer.Reset(d)
-					select {
-					case <-ctx.Done():
-						timer.Stop()
-						return
-					case <-timer.C:
-					}
+				if !waitFor(ctx, timer, intended) {
+					return
 				}
 			}
 		}
@@ -248,7 +239,7 @@ func (r *runner) loop(ctx context.Context, c client, sh *shard, timer *time.Time
 func (r *runner) expected() int64 {
 	var n int64
 	if r.open && r.o.Duration > 0 {
-		n = int64(math.Ceil(float64(r.o.Duration) / r.interval))
+		n = r.pacer.Due(r.o.Duration)
 	}
 	if r.o.Requests > 0 && (n == 0 || int64(r.o.Requests) < n) {
 		n = int64(r.o.Requests)
@@ -338,7 +329,7 @@ func (r *runner) report(m *Metrics, lastEnd time.Time) *Report {
 	rep.fill(m, lastEnd.Sub(r.measureFrom))
 	if r.open {
 		rep.Model = "open"
-		rep.Rate = o.Rate
+		rep.Rate, rep.Ramp = o.Rate, o.Ramp
 		u := Summarize(m.Service)
 		rep.Uncorrected = &u
 		rep.Late = m.Late
