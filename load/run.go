@@ -38,7 +38,9 @@ type shard struct {
 
 const maxShards = 64
 
-type runner struct {
+// httpRun is one plain HTTP run in progress (Run): its options, pacer, clock, counters and
+// shards. (Package internal/runner, the kernels' worker processes, is unrelated.)
+type httpRun struct {
 	o     *Options
 	open  bool
 	pacer Pacer // when each request is due, open model
@@ -74,7 +76,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.maxTime())
 	defer cancel()
 
-	r := &runner{o: &o, pacer: newPacer(o.Rate, o.Ramp)}
+	r := &httpRun{o: &o, pacer: newPacer(o.Rate, o.Ramp)}
 	r.open = r.pacer != nil
 	ns := min(o.Connections, maxShards)
 	r.shards = make([]shard, ns)
@@ -158,14 +160,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	return rep, nil
 }
 
-func (r *runner) newClient() (client, error) {
+func (r *httpRun) newClient() (client, error) {
 	if r.o.Client == ClientStd {
 		return &stdClient{client: r.std.get(r.o), req: &r.o.Request}, nil
 	}
 	return newRawClient(&r.o.Request, r.o)
 }
 
-func (r *runner) worker(ctx context.Context, id int, c client) {
+func (r *httpRun) worker(ctx context.Context, id int, c client) {
 	defer c.close()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -180,7 +182,7 @@ func (r *runner) worker(ctx context.Context, id int, c client) {
 
 // loop sends requests until the phase's bound: limit requests (0: none) or the until time
 // (zero: none). A nil shard means warm-up: nothing is recorded.
-func (r *runner) loop(ctx context.Context, c client, sh *shard, timer *time.Timer, seq *atomic.Int64,
+func (r *httpRun) loop(ctx context.Context, c client, sh *shard, timer *time.Timer, seq *atomic.Int64,
 	t0, until time.Time, limit int) {
 	lateAfter := time.Duration(0)
 	if r.open {
@@ -236,7 +238,7 @@ func (r *runner) loop(ctx context.Context, c client, sh *shard, timer *time.Time
 
 // expected is the number of measured requests the bounds ask for, 0 if unknown (closed model
 // bounded by time only).
-func (r *runner) expected() int64 {
+func (r *httpRun) expected() int64 {
 	var n int64
 	if r.open && r.o.Duration > 0 {
 		n = r.pacer.Due(r.o.Duration)
@@ -248,7 +250,7 @@ func (r *runner) expected() int64 {
 }
 
 // progress emits Progress events until the returned stop function is called.
-func (r *runner) progress(ctx context.Context) (stop func()) {
+func (r *httpRun) progress(ctx context.Context) (stop func()) {
 	if r.o.Progress == nil {
 		return func() {}
 	}
@@ -300,7 +302,7 @@ func (r *runner) progress(ctx context.Context) (stop func()) {
 	return func() { close(done); <-finished }
 }
 
-func (r *runner) report(m *Metrics, lastEnd time.Time) *Report {
+func (r *httpRun) report(m *Metrics, lastEnd time.Time) *Report {
 	o := r.o
 	rep := &Report{
 		Scenario:    "http",
