@@ -10,9 +10,10 @@
 // protocol: the articles' languages, their JIT-off twins, kernels.wasm on Node). Two homes
 // are elsewhere, each for a reason: native/ (Go compiled to machine code, in-process: the
 // baseline) is a top-level folder the users were promised, and it registers here as any
-// engine does; internal/custom holds no engine of its own, but builds a user's kernel and
-// runs it on the sandboxed engines above (wazero, yaegi), so that its name says what it
-// is, user kernels, not a place of engines.
+// engine does; internal/custom builds a user's kernel and runs it under the registered
+// engines' names (wazero, yaegi, and native for a kernel built natively): the same engine
+// families over the user's module or executable, built per kernel, so never registered. Its
+// name says what it is for, user kernels; the engines it builds are the families above.
 //
 // An engine package registers itself in its init with Describe (or Register), so that
 // this package, which every engine imports for the contract, imports no engine: the
