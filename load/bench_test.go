@@ -14,7 +14,7 @@ import (
 func benchmarkClient(b *testing.B, c Client) {
 	srv := fixedServer(b)
 	o := Options{Request: Request{URL: srv}, Connections: 1, Requests: 1, Client: c}
-	r := &runner{o: &o}
+	r := &httpRun{o: &o}
 	cl, err := r.newClient()
 	if err != nil {
 		b.Fatal(err)

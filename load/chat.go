@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -84,6 +83,9 @@ type ScenarioOptions struct {
 	// Rate, when positive, paces the sends at that many messages per second in total (open
 	// model); zero sends each message as soon as a sender is free.
 	Rate float64
+	// Ramp, when positive, ramps the send rate up linearly from 0 to Rate over that long
+	// (LinearPacer), then holds it. Zero: Rate from the start (ConstantPacer).
+	Ramp time.Duration
 	// SendVia is "post" (POST /send with JSON, default) or "get" (the source article's
 	// GET /msg/<from>/<to>%20<text>).
 	SendVia string
@@ -189,6 +191,9 @@ func (o *ScenarioOptions) Validate() error {
 	if o.Rate < 0 {
 		return fmt.Errorf("rate %g: must not be negative (0 sends as fast as the server answers)", o.Rate)
 	}
+	if err := checkRamp(o.Ramp, o.Rate); err != nil {
+		return err
+	}
 	switch o.Server {
 	case "", ServerWasmgap:
 	case ServerCentrifugo:
@@ -248,8 +253,8 @@ func (o *ScenarioOptions) capacity() int {
 	if o.Messages > 0 {
 		n = o.Messages
 	}
-	if o.Rate > 0 && o.Duration > 0 {
-		n = min(n, int(math.Ceil(o.Rate*o.Duration.Seconds()))+1)
+	if p := newPacer(o.Rate, o.Ramp); p != nil && o.Duration > 0 {
+		n = min(n, int(p.Due(o.Duration))+1)
 	}
 	return n
 }
@@ -492,16 +497,12 @@ func (s *scenario) connect(ctx context.Context) (*receivers, error) {
 	// a receiver's goroutine exists only from its login on.
 	r.wg.Go(func() {
 		start := time.Now()
+		logins := newPacer(o.LoginRate, 0)
+		timer := time.NewTimer(time.Hour)
+		timer.Stop()
 		for i, nick := range s.receivers {
-			if o.LoginRate > 0 {
-				at := start.Add(time.Duration(float64(i) / o.LoginRate * float64(time.Second)))
-				if d := time.Until(at); d > 0 {
-					select {
-					case <-subCtx.Done():
-						return
-					case <-time.After(d):
-					}
-				}
+			if logins != nil && !waitFor(subCtx, timer, start.Add(logins.At(int64(i)))) {
+				return
 			}
 			select {
 			case <-subCtx.Done():
@@ -647,10 +648,7 @@ func (s *scenario) send(ctx context.Context) {
 	if o.Duration > 0 {
 		until = t0.Add(o.Duration)
 	}
-	var interval float64
-	if o.Rate > 0 {
-		interval = float64(time.Second) / o.Rate
-	}
+	pacer := newPacer(o.Rate, o.Ramp)
 	var seq atomic.Int64
 	var wg sync.WaitGroup
 	for w := range o.Concurrency {
@@ -663,19 +661,13 @@ func (s *scenario) send(ctx context.Context) {
 				if k >= limit {
 					return
 				}
-				if interval > 0 {
-					at := t0.Add(time.Duration(float64(k) * interval))
+				if pacer != nil {
+					at := t0.Add(pacer.At(k))
 					if !until.IsZero() && !at.Before(until) {
 						return
 					}
-					if d := time.Until(at); d > 0 {
-						timer.Reset(d)
-						select {
-						case <-ctx.Done():
-							timer.Stop()
-							return
-						case <-timer.C:
-						}
+					if !waitFor(ctx, timer, at) {
+						return
 					}
 				}
 				if !until.IsZero() && !time.Now().Before(until) {
@@ -853,7 +845,7 @@ func (s *scenario) report(sendTime, rampUp time.Duration, subs *receivers, limit
 		Started:     time.Now().Add(-sendTime),
 	}
 	if o.Rate > 0 {
-		rep.Model, rep.Rate = "open", o.Rate
+		rep.Model, rep.Rate, rep.Ramp = "open", o.Rate, o.Ramp
 	}
 	rep.fill(sends, sendTime)
 	rep.Latency = Summarize(lat.Latency)

@@ -47,6 +47,7 @@ func TestScenarios(t *testing.T) {
 		{"sse-fanout", ScenarioOptions{Scenario: ScenarioSSEFanout, Receivers: 20, Messages: 50, Rate: 200}},
 		{"ws-fanout", ScenarioOptions{Scenario: ScenarioWSFanout, Receivers: 20, Messages: 50, Rate: 200}},
 		{"ws-fanout bounded by time", ScenarioOptions{Scenario: ScenarioWSFanout, Receivers: 5, Duration: 500 * time.Millisecond, Rate: 100}},
+		{"chat-send ramped", ScenarioOptions{Scenario: ScenarioChatSend, Receivers: 3, Messages: 40, Rate: 400, Ramp: 200 * time.Millisecond}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,6 +89,13 @@ func TestScenarios(t *testing.T) {
 			if d.RampUp <= 0 || d.Receivers != tc.o.Receivers {
 				t.Errorf("ramp-up %s receivers %d", d.RampUp, d.Receivers)
 			}
+			if rep.Ramp != tc.o.Ramp {
+				t.Errorf("report's ramp %v, want %v", rep.Ramp, tc.o.Ramp)
+			}
+			if p := newPacer(tc.o.Rate, tc.o.Ramp); p != nil && tc.o.Messages > 0 && rep.Elapsed < p.At(int64(tc.o.Messages-1)) {
+				// No message leaves before its turn: the last is due At(n-1) after the first.
+				t.Errorf("sent %d messages in %v: ahead of the pacer, whose last is due at %v", tc.o.Messages, rep.Elapsed, p.At(int64(tc.o.Messages-1)))
+			}
 			if len(phases) < 2 || phases[0] != "connect" {
 				t.Errorf("progress phases %v", phases)
 			}
@@ -103,6 +111,8 @@ func TestScenarioValidate(t *testing.T) {
 		{Scenario: ScenarioChatSend, Target: "http://127.0.0.1:1/", Messages: 1, Transport: "tcp"},
 		{Scenario: ScenarioChatSend, Target: "http://127.0.0.1:1/", Messages: MaxMessages + 1},
 		{Scenario: ScenarioChatSend, Target: "http://127.0.0.1:1/", Messages: 1, SendVia: "smtp"},
+		{Scenario: ScenarioChatSend, Target: "http://127.0.0.1:1/", Messages: 1, Ramp: time.Second},
+		{Scenario: ScenarioChatSend, Target: "http://127.0.0.1:1/", Messages: 1, Rate: 10, Ramp: -time.Second},
 	}
 	for _, o := range tests {
 		if _, err := RunScenario(context.Background(), o); err == nil {

@@ -53,7 +53,7 @@ type evConn struct {
 
 type evLoop struct {
 	ctx    context.Context
-	r      *runner
+	r      *httpRun
 	set    *epoll.Set
 	sa     syscall.Sockaddr
 	family int
@@ -66,7 +66,7 @@ type evLoop struct {
 }
 
 // runEpoll runs the closed model on event loops; it returns when every loop is done.
-func (r *runner) runEpoll(ctx context.Context) error {
+func (r *httpRun) runEpoll(ctx context.Context) error {
 	u, err := url.Parse(r.o.Request.URL)
 	if err != nil {
 		return err

@@ -9,6 +9,6 @@ import (
 
 const epollSupported = false
 
-func (r *runner) runEpoll(ctx context.Context) error {
+func (r *httpRun) runEpoll(ctx context.Context) error {
 	return errors.New("the epoll client needs Linux")
 }

@@ -68,6 +68,10 @@ type Options struct {
 	// all connections, latency measured from each request's intended send time (wrk2 -R).
 	// Zero selects the closed model.
 	Rate float64
+	// Ramp, when positive, ramps the open model's rate up linearly from 0 to Rate over
+	// that long (LinearPacer), then holds it; each phase (the warm-up, then the measured
+	// run) starts its ramp anew. Zero: Rate from the start (ConstantPacer).
+	Ramp time.Duration
 	// Warmup runs the same load for that long before measuring; its requests are not counted.
 	Warmup time.Duration
 
@@ -166,6 +170,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Rate > 0 && o.Rate > 10_000_000 {
 		return fmt.Errorf("rate %g: allowed up to 10,000,000 requests per second", o.Rate)
+	}
+	if err := checkRamp(o.Ramp, o.Rate); err != nil {
+		return err
 	}
 	switch o.Client {
 	case "", ClientRaw:

@@ -18,7 +18,8 @@ type Report struct {
 	Method      string        `json:"method,omitempty"`
 	Model       string        `json:"model"` // "closed" or "open"
 	Connections int           `json:"connections"`
-	Rate        float64       `json:"rate,omitempty"` // requested total rate, open model
+	Rate        float64       `json:"rate,omitempty"`    // requested total rate, open model
+	Ramp        time.Duration `json:"ramp_ns,omitempty"` // the rate's linear ramp from 0, open model
 	Requests    int           `json:"requests,omitempty"`
 	Duration    time.Duration `json:"duration_ns,omitempty"`
 	Warmup      time.Duration `json:"warmup_ns,omitempty"`
@@ -155,6 +156,9 @@ func WriteText(w io.Writer, rep *Report) error {
 	method := fmt.Sprintf("%s model, %s", rep.Model, conns)
 	if rep.Model == "open" {
 		method += fmt.Sprintf(", %g %s/s intended", rep.Rate, unit)
+		if rep.Ramp > 0 {
+			method += fmt.Sprintf(" (ramped up from 0 over %v)", rep.Ramp)
+		}
 	}
 	if rep.HTTP != "" {
 		ka := "keep-alive"

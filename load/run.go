@@ -3,7 +3,6 @@ package load
 import (
 	"context"
 	"fmt"
-	"math"
 	"runtime"
 	"strings"
 	"sync"
@@ -39,10 +38,12 @@ type shard struct {
 
 const maxShards = 64
 
-type runner struct {
-	o        *Options
-	open     bool
-	interval float64 // nanoseconds between intended sends, open model
+// httpRun is one plain HTTP run in progress (Run): its options, pacer, clock, counters and
+// shards. (Package internal/runner, the kernels' worker processes, is unrelated.)
+type httpRun struct {
+	o     *Options
+	open  bool
+	pacer Pacer // when each request is due, open model
 
 	start, measureFrom, until time.Time
 
@@ -75,10 +76,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.maxTime())
 	defer cancel()
 
-	r := &runner{o: &o, open: o.Rate > 0}
-	if r.open {
-		r.interval = float64(time.Second) / o.Rate
-	}
+	r := &httpRun{o: &o, pacer: newPacer(o.Rate, o.Ramp)}
+	r.open = r.pacer != nil
 	ns := min(o.Connections, maxShards)
 	r.shards = make([]shard, ns)
 	for i := range r.shards {
@@ -161,14 +160,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	return rep, nil
 }
 
-func (r *runner) newClient() (client, error) {
+func (r *httpRun) newClient() (client, error) {
 	if r.o.Client == ClientStd {
 		return &stdClient{client: r.std.get(r.o), req: &r.o.Request}, nil
 	}
 	return newRawClient(&r.o.Request, r.o)
 }
 
-func (r *runner) worker(ctx context.Context, id int, c client) {
+func (r *httpRun) worker(ctx context.Context, id int, c client) {
 	defer c.close()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -183,7 +182,7 @@ func (r *runner) worker(ctx context.Context, id int, c client) {
 
 // loop sends requests until the phase's bound: limit requests (0: none) or the until time
 // (zero: none). A nil shard means warm-up: nothing is recorded.
-func (r *runner) loop(ctx context.Context, c client, sh *shard, timer *time.Timer, seq *atomic.Int64,
+func (r *httpRun) loop(ctx context.Context, c client, sh *shard, timer *time.Timer, seq *atomic.Int64,
 	t0, until time.Time, limit int) {
 	lateAfter := time.Duration(0)
 	if r.open {
@@ -198,18 +197,12 @@ func (r *runner) loop(ctx context.Context, c client, sh *shard, timer *time.Time
 				return
 			}
 			if r.open {
-				intended = t0.Add(time.Duration(float64(k) * r.interval))
+				intended = t0.Add(r.pacer.At(k))
 				if !until.IsZero() && !intended.Before(until) {
 					return
 				}
-				if d := time.Until(intended); d > 0 {
-					timer.Reset(d)
-					select {
-					case <-ctx.Done():
-						timer.Stop()
-						return
-					case <-timer.C:
-					}
+				if !waitFor(ctx, timer, intended) {
+					return
 				}
 			}
 		}
@@ -245,10 +238,10 @@ func (r *runner) loop(ctx context.Context, c client, sh *shard, timer *time.Time
 
 // expected is the number of measured requests the bounds ask for, 0 if unknown (closed model
 // bounded by time only).
-func (r *runner) expected() int64 {
+func (r *httpRun) expected() int64 {
 	var n int64
 	if r.open && r.o.Duration > 0 {
-		n = int64(math.Ceil(float64(r.o.Duration) / r.interval))
+		n = r.pacer.Due(r.o.Duration)
 	}
 	if r.o.Requests > 0 && (n == 0 || int64(r.o.Requests) < n) {
 		n = int64(r.o.Requests)
@@ -257,7 +250,7 @@ func (r *runner) expected() int64 {
 }
 
 // progress emits Progress events until the returned stop function is called.
-func (r *runner) progress(ctx context.Context) (stop func()) {
+func (r *httpRun) progress(ctx context.Context) (stop func()) {
 	if r.o.Progress == nil {
 		return func() {}
 	}
@@ -309,7 +302,7 @@ func (r *runner) progress(ctx context.Context) (stop func()) {
 	return func() { close(done); <-finished }
 }
 
-func (r *runner) report(m *Metrics, lastEnd time.Time) *Report {
+func (r *httpRun) report(m *Metrics, lastEnd time.Time) *Report {
 	o := r.o
 	rep := &Report{
 		Scenario:    "http",
@@ -338,7 +331,7 @@ func (r *runner) report(m *Metrics, lastEnd time.Time) *Report {
 	rep.fill(m, lastEnd.Sub(r.measureFrom))
 	if r.open {
 		rep.Model = "open"
-		rep.Rate = o.Rate
+		rep.Rate, rep.Ramp = o.Rate, o.Ramp
 		u := Summarize(m.Service)
 		rep.Uncorrected = &u
 		rep.Late = m.Late

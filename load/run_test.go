@@ -312,6 +312,8 @@ func TestValidate(t *testing.T) {
 		{"negative loops", Options{Request: Request{URL: "http://x/"}, Requests: 1, Loops: -1}, "loops"},
 		{"too many loops", Options{Request: Request{URL: "http://x/"}, Requests: 1, Loops: maxShards + 1}, "loops"},
 		{"loops without epoll", Options{Request: Request{URL: "http://x/"}, Requests: 1, Loops: 2, Client: ClientRaw}, "event loops"},
+		{"ramp without rate", Options{Request: Request{URL: "http://x/"}, Requests: 1, Ramp: time.Second}, "needs a rate"},
+		{"negative ramp", Options{Request: Request{URL: "http://x/"}, Requests: 1, Rate: 10, Ramp: -time.Second}, "ramp"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 
 func init() {
 	engine.Describe(engine.Info{
-		Name: engine.Native, Rank: engine.RankNative, Title: "native", Group: engine.GroupGo,
+		Name: engine.Native, Title: "native",
 		What:    "Go, compiled ahead of time by the Go toolchain (gc), called in-process",
 		Color:   "#4c78a8",
 		Version: runtime.Version(),

@@ -229,7 +229,7 @@ func (s *Server) job(req runRequest) (runner.Job, *apiError) {
 		}
 		return runner.Job{}, &apiError{
 			Error: what + ": server engines are " + strings.Join(s.engines, ", ") +
-				" (browser-wasm and browser-js run in the page)",
+				" (" + strings.Join(engine.PageNames(), " and ") + " run in the page)",
 			Field: "engine",
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/wasmgap/wasmgap/internal/engine"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 	"github.com/wasmgap/wasmgap/internal/measure"
 	"github.com/wasmgap/wasmgap/internal/report"
@@ -39,9 +40,9 @@ const (
 	maxUserAgent = 512
 )
 
-// browserEngines are the engines a page measures in the browser: the only ones a
-// submission may name.
-var browserEngines = []string{"browser-wasm", "browser-js"}
+// browserEngines are the engines a page measures in the browser (engine.Page): the only
+// ones a submission may name.
+var browserEngines = engine.PageNames()
 
 // shareRequest is the body of POST /api/results/share: what a browser measured and what
 // it may tell of itself.
@@ -191,7 +192,7 @@ func checkShare(req shareRequest) (report.Report, *apiError) {
 
 func checkSharedCell(c sharedCell, runs int) (measure.Result, *apiError) {
 	if !containsString(browserEngines, c.Engine) {
-		return measure.Result{}, &apiError{Error: fmt.Sprintf("engine %q is not a browser engine: a page shares browser-wasm and browser-js cells (the server stores its own)", c.Engine), Field: "engine"}
+		return measure.Result{}, &apiError{Error: fmt.Sprintf("engine %q is not a browser engine: a page shares %s cells (the server stores its own)", c.Engine, strings.Join(browserEngines, " and ")), Field: "engine"}
 	}
 	k, aerr := lookupKernel(c.Kernel)
 	if aerr != nil {

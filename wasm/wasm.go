@@ -14,6 +14,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+
+	"github.com/wasmgap/wasmgap/internal/childproc"
 )
 
 // dist holds kernels.wasm once `go tool task wasm` has built it; on a fresh clone it holds
@@ -76,10 +78,12 @@ func Build(ctx context.Context, sourceDir, out string) error {
 	if out, err = filepath.Abs(out); err != nil {
 		return fmt.Errorf("build kernels.wasm: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, goBin, BuildArgs(out)...)
+	// Through childproc, as every child of this module: the go command and its compilers
+	// in a group of their own, killed whole with ctx, and dying with this process.
+	cmd := childproc.Command(ctx, goBin, BuildArgs(out)...)
 	cmd.Dir = sourceDir
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if msg, err := cmd.CombinedOutput(); err != nil {
+	if msg, err := childproc.CombinedOutput(cmd); err != nil {
 		return fmt.Errorf("build kernels.wasm (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared in %s): %w\n%s", sourceDir, err, msg)
 	}
 	return nil

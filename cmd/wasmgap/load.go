@@ -129,6 +129,7 @@ func runLoadHTTP(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.Requests, "n", 0, "measured requests to send (0: bounded by -d only)")
 	fs.DurationVar(&o.Duration, "d", 0, "measured duration, e.g. 10s (0: bounded by -n only)")
 	fs.Float64Var(&o.Rate, "R", 0, "open model: total requests per second across all connections (0: closed model)")
+	fs.DurationVar(&o.Ramp, "ramp", 0, "open model: ramp the rate up linearly from 0 to -R over this long, then hold it (0: -R from the start)")
 	fs.DurationVar(&o.Warmup, "warmup", 0, "warm-up duration before measuring, excluded from the figures")
 	fs.StringVar(&o.Request.Method, "m", "GET", "HTTP method")
 	fs.Var(&headers, "H", `request header "Name: value" (repeatable)`)

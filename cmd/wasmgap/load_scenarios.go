@@ -45,6 +45,7 @@ func runLoadScenario(name string, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.Messages, "n", 0, "messages to send (0: bounded by -d only)")
 	fs.DurationVar(&o.Duration, "d", 0, "sending time (0: bounded by -n only)")
 	fs.Float64Var(&o.Rate, "R", 0, "messages per second in total (0: as fast as the server answers)")
+	fs.DurationVar(&o.Ramp, "ramp", 0, "ramp the send rate up linearly from 0 to -R over this long, then hold it (0: -R from the start)")
 	fs.StringVar(&o.SendVia, "send-via", "post", "post (POST /send) or get (GET /msg/<from>/<to>%20<text>, as the article's ab run)")
 	fs.DurationVar(&o.Drain, "drain", load.DefaultDrain, "wait this long after the last send for missing deliveries")
 	fs.IntVar(&o.LoginConcurrency, "login-concurrency", load.DefaultLoginConcurrency, "receivers logging in at once (dialled, not yet welcomed)")

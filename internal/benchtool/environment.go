@@ -6,10 +6,12 @@ import (
 	"debug/buildinfo"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/wasmgap/wasmgap/internal/childproc"
+	"github.com/wasmgap/wasmgap/internal/procfs"
 )
 
 // Program is one program whose version a benchmark's table names: Name as the table says
@@ -40,10 +42,8 @@ func Environment(ctx context.Context, programs []Program) []string {
 		}
 	}
 	load := ""
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		if f := strings.Fields(string(b)); len(f) >= 3 {
-			load = ", load average " + strings.Join(f[:3], " ") + " at the start"
-		}
+	if l, err := procfs.ReadLoad(); err == nil {
+		load = fmt.Sprintf(", load average %.2f %.2f %.2f at the start", l.One, l.Five, l.Fifteen)
 	}
 	lines = append(lines, fmt.Sprintf("machine: %s, %d cores%s", cpu, runtime.NumCPU(), load))
 	for _, p := range programs {
@@ -60,7 +60,7 @@ func Environment(ctx context.Context, programs []Program) []string {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		out, _ := exec.CommandContext(ctx, p.Path, p.Args...).CombinedOutput()
+		out, _ := childproc.CombinedOutput(childproc.Command(ctx, p.Path, p.Args...))
 		cancel()
 		v := FirstLine(string(bytes.TrimSpace(out)))
 		v = strings.TrimPrefix(v, "nginx version: ")

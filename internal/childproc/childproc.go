@@ -1,6 +1,11 @@
 // Package childproc starts the child processes wasmgap owns — kernel workers (package
-// runner), language drivers (internal/engine/external) and builds of user kernels (custom) — so that
-// none outlives the process that started it and none leaves a grandchild behind.
+// runner), language drivers and their compilers (internal/engine/driver, external),
+// browsers (internal/headless), builds of user kernels (custom) and of kernels.wasm
+// (package wasm), the runtimes' version probes (driver, benchtool) — so that none outlives
+// the process that started it and none leaves a grandchild behind. A long-lived child is
+// started with Start; one that runs to its end and is read with CombinedOutput, its
+// context killing the whole group (Command). A test keeps every program file of the module
+// that imports os/exec from starting a command itself.
 //
 // Each child gets a process group of its own, so that KillGroup reaches whatever it started
 // (a shell's children, the go command's compilers) and frees the pipes they hold. On Linux

@@ -116,7 +116,7 @@ type Builder struct {
 	warmErr  error
 	warm     map[string]bool // the Go cache's files once warm (warmSet)
 
-	share share
+	limiter buildLimiter
 
 	mu       sync.Mutex
 	inflight map[string]*flight

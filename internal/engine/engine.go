@@ -1,18 +1,26 @@
 // Package engine defines the one shape every kernel engine has, server or browser (load
 // once, then run kernel K with arguments A and return the value it computed, or an error
-// that says what happened), the engines' names, and their registry.
+// that says what happened), the engines' names and their order (Order, order.go), and
+// their registry.
 //
-// Each engine lives in a package of its own, named after what runs the code: native/ (Go
-// compiled to machine code: gc in-process, internal/engine/gccgo), internal/engine/wazero (wazero's compiler
-// and interpreter), internal/engine/yaegi (the yaegi interpreter), internal/engine/wasmtime, internal/engine/browser
-// (headless Chromium and Firefox running the page's workers), and internal/engine/external (every
-// engine that is another process, through internal/engine/driver's one protocol: the articles'
-// languages, their JIT-off twins, kernels.wasm on Node). An engine package registers itself
-// in its init with Describe (or Register), so that this package, which every engine imports
-// for the contract, imports no engine: the registry holds the engines whose packages the
-// program links, with what the reports and the page say about them (Info). The one place
-// that must offer every engine, the worker of package runner, imports them all; a program
-// that builds engines by name (New, Names) gets them through it.
+// Each engine family lives in a package of its own, named after what runs the code, under
+// internal/engine: wazero (wazero's compiler and interpreter), yaegi (the yaegi
+// interpreter), wasmtime, gccgo, browser (headless Chromium and Firefox running the page's
+// workers), and external (every engine that is another process, through driver's one
+// protocol: the articles' languages, their JIT-off twins, kernels.wasm on Node). Two homes
+// are elsewhere, each for a reason: native/ (Go compiled to machine code, in-process: the
+// baseline) is a top-level folder the users were promised, and it registers here as any
+// engine does; internal/custom builds a user's kernel and runs it under the registered
+// engines' names (wazero, yaegi, and native for a kernel built natively): the same engine
+// families over the user's module or executable, built per kernel, so never registered. Its
+// name says what it is for, user kernels; the engines it builds are the families above.
+//
+// An engine package registers itself in its init with Describe (or Register), so that
+// this package, which every engine imports for the contract, imports no engine: the
+// registry holds the engines whose packages the program links, with what the reports and
+// the page say about them (Info). The one place that must offer every engine, the worker
+// of package internal/runner, imports them all; a program that builds engines by name
+// (New, Names) gets them through it.
 package engine
 
 import (
@@ -23,18 +31,11 @@ import (
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
-// Names of the server engines, as the CLI, the API and the reports spell them.
-const (
-	Native            = "native"
-	WazeroCompiler    = "wazero-compiler"
-	WazeroInterpreter = "wazero-interpreter"
-	Yaegi             = "yaegi"
-)
-
 // Engine runs kernels. Load must be called once before Run; Run is not safe for
 // concurrent use (an engine that wants parallelism pools instances behind it).
 type Engine interface {
-	// Name is the engine's name, one of the constants above.
+	// Name is the engine's name: one of the names Order lists (order.go), or, for an engine
+	// built outside the registry (a user's kernel, a test's), a name of its own.
 	Name() string
 	// Load prepares the engine (compile, instantiate, parse) and says how long it took.
 	Load(ctx context.Context) (Setup, error)

@@ -42,9 +42,11 @@ type Info struct {
 	Title string `json:"title"`
 	// What says in a sentence what runs ("the kernels in PHP 8 with opcache's tracing JIT").
 	What string `json:"what,omitempty"`
-	// Group is one of GroupGo, GroupWasm, GroupOther.
+	// Group is one of GroupGo, GroupWasm, GroupOther: the engine's group in Order, set by
+	// Describe (a registration leaves it empty).
 	Group string `json:"group"`
-	// Rank orders the engines: the baseline first, then from the fastest to the slowest.
+	// Rank orders the engines: the engine's place in Order (1 for the first), set by
+	// Describe (a registration leaves it zero).
 	Rank int `json:"rank"`
 	// Place is PlaceServer or PlacePage.
 	Place string `json:"place"`
@@ -113,9 +115,6 @@ func (i Info) withDefaults() Info {
 	if i.Title == "" {
 		i.Title = i.Name
 	}
-	if i.Group == "" {
-		i.Group = GroupOther
-	}
 	if i.Place == "" {
 		i.Place = PlaceServer
 	}
@@ -123,10 +122,20 @@ func (i Info) withDefaults() Info {
 }
 
 // Page describes the engines that run in the page, not on the server: the page runs them in
-// a Web Worker, and no program here builds them, so Names and New do not list them.
+// a Web Worker, and no program here builds them, so Names and New do not list them. Their
+// Group and Rank, as every engine's, come from Order.
 var Page = []Info{
-	{Name: "browser-wasm", Title: "browser wasm", What: "kernels.wasm compiled by this browser's engine, in a Web Worker", Group: GroupWasm, Rank: 45, Place: PlacePage, Color: "#54a24b", KernelsWasm: true},
-	{Name: "browser-js", Title: "browser JS", What: "the kernels ported to TypeScript, run by this browser's JIT in a Web Worker", Group: GroupOther, Rank: 135, Place: PlacePage, Color: "#eeca3b"},
+	placed(Info{Name: BrowserWasm, Title: "browser wasm", What: "kernels.wasm compiled by this browser's engine, in a Web Worker", Place: PlacePage, Color: "#54a24b", KernelsWasm: true}),
+	placed(Info{Name: BrowserJS, Title: "browser JS", What: "the kernels ported to TypeScript, run by this browser's JIT in a Web Worker", Place: PlacePage, Color: "#eeca3b"}),
+}
+
+// PageNames lists the names of the engines that run in the page (Page), in Order.
+func PageNames() []string {
+	names := make([]string, len(Page))
+	for i, p := range Page {
+		names[i] = p.Name
+	}
+	return names
 }
 
 // ModuleVersion returns "<name> <version>" for the Go module at path built into this binary

@@ -11,7 +11,7 @@ import (
 // registration is one engine the program links.
 type registration struct {
 	name  string
-	rank  int
+	rank  int // info.Rank: its place in Order
 	info  Info
 	build func() Engine
 }
@@ -21,30 +21,23 @@ var (
 	registry   []registration
 )
 
-// Ranks of the engines, the order in which Names lists them and reports show them: the
-// baseline first, then from the fastest to the slowest.
-const (
-	RankNative = 10 * (iota + 1)
-	RankWazeroCompiler
-	RankWazeroInterpreter
-	RankYaegi
-)
-
-// Register makes the named engine available to New and Names, listed by rank (lowest
-// first), described by its name alone (Describe says more). Engine packages call it from
-// their init; a second registration of one name panics, as it is a programming error.
-func Register(name string, rank int, build func() Engine) {
-	Describe(Info{Name: name, Rank: rank}, build)
+// Register makes the named engine available to New and Names, in its place in Order,
+// described by its name alone (Describe says more). Engine packages call it from their
+// init; a second registration of one name, or a name Order does not list, panics, as it
+// is a programming error.
+func Register(name string, build func() Engine) {
+	Describe(Info{Name: name}, build)
 }
 
 // Describe registers an engine with what the reports and the page say about it: Register
-// with the engine's Info, which Infos and Lookup serve. Empty fields get defaults: the
-// title is the name, the group GroupOther, the place PlaceServer.
+// with the engine's Info, which Infos and Lookup serve. Its Group and Rank come from its
+// name's place in Order (the Info leaves them zero); empty fields get defaults: the title
+// is the name, the place PlaceServer.
 func Describe(info Info, build func() Engine) {
 	if info.Name == "" || build == nil {
 		panic("engine: Describe needs a name and a build function")
 	}
-	info = info.withDefaults()
+	info = placed(info).withDefaults()
 	registryMu.Lock()
 	defer registryMu.Unlock()
 	for _, r := range registry {

@@ -50,19 +50,25 @@ func TestRegisterTwicePanics(t *testing.T) {
 			t.Error("a second registration of native did not panic")
 		}
 	}()
-	engine.Register(engine.Native, 0, nil)
+	engine.Register(engine.Native, func() engine.Engine { return nil })
 }
 
-// testEngine is the engine TestRegisterDescribesWithDefaults registers, ranked last.
-const testEngine = "zz-registry-test"
+// testEngine is the engine TestRegisterDescribesWithDefaults registers: the last of
+// Order, whose package this test binary does not link.
+const testEngine = engine.Python
 
 // TestRegisterDescribesWithDefaults: Register, the registry's first API, still works, and
-// describes the engine by its name in the other languages' group.
+// describes the engine by its name, in its place in Order.
 func TestRegisterDescribesWithDefaults(t *testing.T) {
-	engine.Register(testEngine, 1<<30, func() engine.Engine { return nil })
+	engine.Register(testEngine, func() engine.Engine { return nil })
 	info, ok := engine.Lookup(testEngine)
-	if !ok || info.Title != testEngine || info.Group != engine.GroupOther || info.Place != engine.PlaceServer || info.Rank != 1<<30 {
-		t.Errorf("Lookup(%s) = %+v, %v", testEngine, info, ok)
+	last := engine.Order[len(engine.Order)-1]
+	rank := 0
+	for _, g := range engine.Order {
+		rank += len(g.Engines)
+	}
+	if !ok || info.Title != testEngine || info.Group != last.Group || info.Place != engine.PlaceServer || info.Rank != rank {
+		t.Errorf("Lookup(%s) = %+v, %v; want group %s, rank %d", testEngine, info, ok, last.Group, rank)
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -103,7 +104,8 @@ type Options struct {
 	// Dir is where the profile directory is made; "" means this process's folder of
 	// profiles in os.TempDir() (see profilesPrefix).
 	Dir string
-	// Timeout bounds the start (the browser's first answer); zero means a minute.
+	// Timeout bounds the start (the browser's first answer) on an idle machine; zero means
+	// a minute. A busy machine stretches it (startTimeout).
 	Timeout time.Duration
 	// ChromiumFlags adds flags to Chromium's (a window size, say); Firefox ignores them.
 	ChromiumFlags []chromedp.ExecAllocatorOption
@@ -119,11 +121,7 @@ func Start(ctx context.Context, kind Kind, opts Options) (Page, error) {
 	if err != nil {
 		return nil, fmt.Errorf("make a profile for %s: %w", kind, err)
 	}
-	timeout := opts.Timeout
-	if timeout <= 0 {
-		timeout = time.Minute
-	}
-	startCtx, cancel := context.WithTimeout(ctx, timeout)
+	startCtx, cancel := context.WithTimeout(ctx, startTimeout(opts.Timeout, loadPerCPU()))
 	defer cancel()
 	var p Page
 	switch kind {
@@ -309,4 +307,29 @@ func decodeJSON(text string, out any) error {
 		return fmt.Errorf("decode the value the page returned (%.200s): %w", text, err)
 	}
 	return nil
+}
+
+// maxStretch bounds how far a busy machine stretches a start's time limit.
+const maxStretch = 20
+
+// startTimeout is the time limit of a browser's start: timeout (a minute when zero) times
+// the machine's load per core when it is above 1, at most maxStretch times. A browser's
+// start is seconds of CPU work, and a machine whose run queue holds N tasks per core gives
+// it about 1/N of a core: a wall-clock limit fit for an idle machine fails a healthy start
+// on a busy one (two browsers starting beside a test suite), while a hung browser is still
+// stopped, later.
+func startTimeout(timeout time.Duration, loadPerCPU float64) time.Duration {
+	if timeout <= 0 {
+		timeout = time.Minute
+	}
+	return time.Duration(float64(timeout) * min(max(loadPerCPU, 1), maxStretch))
+}
+
+// loadPerCPU is the one-minute load average per core, 0 where it is unknown.
+func loadPerCPU() float64 {
+	l, err := procfs.ReadLoad()
+	if err != nil {
+		return 0
+	}
+	return l.One / float64(runtime.NumCPU())
 }

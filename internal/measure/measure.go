@@ -11,7 +11,6 @@ package measure
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -44,6 +43,11 @@ const (
 	// MaxRestarts bounds how often the samples start over with a larger k because a
 	// sample lasted under half the sample minimum (the calls got faster after calibration).
 	MaxRestarts = 3
+	// GrowMargin is how far past the sample minimum calibration aims its next k (20%), and
+	// MaxGrowth how many times k grows at most from one batch to the next, as testing.B
+	// predicts b.N.
+	GrowMargin = 1.2
+	MaxGrowth  = 100
 )
 
 // Progress phases, in the order a measurement goes through them.
@@ -214,9 +218,10 @@ type SelfMeasurer interface {
 // nil, is called before and after each step with the phase ("load", "warmup", "calibrate",
 // "run") and the steps done of the phase's total.
 //
-// Everything that goes wrong is reported in Result.Failure, with no times: a load error,
-// a run error (engine.ErrStackOverflow becomes "stack overflow"), a wrong value, or a
-// cancelled ctx.
+// The steps are named (steps.go): load, first call, warm-up, calibrate, sample, each
+// batch of calls checked (check). Everything that goes wrong is reported in
+// Result.Failure, with no times: a load error, a run error (engine.ErrStackOverflow
+// becomes "stack overflow"), a wrong value, or a cancelled ctx.
 func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int, opts Options, onProgress func(phase string, done, total int)) Result {
 	opts = opts.WithDefaults()
 	progress := func(phase string, done, total int) {
@@ -231,207 +236,9 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 	if m, ok := e.(SelfMeasurer); ok {
 		return m.MeasureSelf(ctx, k, args, opts, progress)
 	}
-	r := Result{
-		Kernel:   k.Name,
-		Args:     append([]int(nil), args...),
-		Engine:   e.Name(),
-		Runs:     opts.Runs,
-		Warmup:   opts.Warmup,
-		Expected: expected(k, args),
-	}
-	checked := k.Expected != nil // a user's kernel (package custom) has none: the page compares tiers
-
-	begin := now()
-	var longest time.Duration
-	// fits says whether one more batch is likely to end within the budget.
-	fits := func() bool {
-		return opts.Budget <= 0 || now().Sub(begin)+longest <= opts.Budget
-	}
-
-	progress(PhaseLoad, 0, 1)
-	if c, ok := e.(engine.ColdStarter); ok && opts.Cold {
-		c.DisableCache()
-	}
-	setup, err := e.Load(ctx)
-	r.Setup = setup
-	if err != nil {
-		r.Failure = fmt.Sprintf("load failed: %v", err)
-		return r
-	}
-	defer e.Close(context.WithoutCancel(ctx))
-	if v, ok := e.(engine.Versioner); ok {
-		r.Runtime = v.Version()
-	}
-	progress(PhaseLoad, 1, 1)
-
-	var calls int // made since the noise meter started
-	batcher, _ := e.(engine.Batcher)
-	selfTimer, _ := e.(engine.SelfTimer)
-	firstCall := true
-	// batch runs reps calls, times them together and checks them.
-	batch := func(reps int) (time.Duration, bool) {
-		var first, sum int64
-		var err error
-		var selfTimed time.Duration
-		start := now()
-		switch {
-		case selfTimer != nil:
-			first, sum, selfTimed, err = selfTimer.RunTimedBatch(ctx, k, args, reps)
-		case batcher != nil:
-			first, sum, err = batcher.RunBatch(ctx, k, args, reps)
-		default:
-			first, err = e.Run(ctx, k, args)
-			sum = first
-			for i := 1; i < reps && err == nil; i++ {
-				var v int64
-				v, err = e.Run(ctx, k, args)
-				sum += v
-			}
-		}
-		d := now().Sub(start)
-		calls += reps
-		if selfTimer != nil && err == nil {
-			d = selfTimed
-		}
-		isFirst := firstCall
-		firstCall = false
-		if isFirst && reps == 1 {
-			r.First = d
-		}
-		longest = max(longest, d)
-		// The cell's value is the very first call's, whatever k turns out to be: a kernel
-		// without an expected value (a user's) is compared across engines by it.
-		if isFirst {
-			r.Value = first
-		}
-		switch {
-		case errors.Is(err, engine.ErrStackOverflow):
-			r.Failure = FailureStackOverflow
-		case err != nil:
-			r.Failure = err.Error()
-		case !checked:
-			if isFirst {
-				r.Expected = first
-			}
-		case first != r.Expected:
-			r.Value = first
-			r.Failure = fmt.Sprintf("wrong result: got %d, want %d", first, r.Expected)
-		case sum != int64(reps)*r.Expected:
-			r.Failure = fmt.Sprintf("wrong result: the %d calls of a sample sum to %d, want %d × %d", reps, sum, reps, r.Expected)
-		}
-		return d, r.Failure == ""
-	}
-
-	collect() // the loader's garbage, as testing.B collects before a benchmark's first run
-	progress(PhaseWarmup, 0, opts.Warmup)
-	r.Warmup = 0
-	target := opts.SampleTarget()
-	warmStart := now()
-	for i := range opts.Warmup {
-		if !checkCtx(ctx, &r) {
-			return r
-		}
-		if i > 0 && !fits() {
-			break
-		}
-		if _, ok := batch(1); !ok {
-			return r
-		}
-		r.Warmup++
-		progress(PhaseWarmup, i+1, opts.Warmup)
-	}
-	// The warm-up goes on until it has lasted WarmupTime: a new process (a worker, a Web
-	// Worker) runs its first hundreds of milliseconds slower than later, as the first of
-	// go test -bench -count runs does, and a median of samples taken then would be too.
-	// Its batches grow toward the sample minimum, so that a nanosecond call's warm-up is
-	// calls, not clock reads; a clock that does not move (a test's) ends it. Under a
-	// budget it leaves the time the samples likely take.
-	leavesRoomForSamples := func() bool {
-		samples := time.Duration(opts.Runs) * max(target, longest)
-		return opts.Budget <= 0 || now().Sub(begin)+longest+samples <= opts.Budget
-	}
-	warmFor := opts.WarmupTarget() // zero without a warm-up
-	for reps := 1; now().Sub(warmStart) < warmFor; {
-		if !checkCtx(ctx, &r) {
-			return r
-		}
-		if !leavesRoomForSamples() {
-			break
-		}
-		d, ok := batch(reps)
-		if !ok {
-			return r
-		}
-		if d <= 0 {
-			break
-		}
-		reps = grow(reps, d, target)
-	}
-	if r.Warmup > 0 {
-		r.WarmedUp = now().Sub(warmStart)
-	}
-
-	meter := startNoise()
-	calls = 0
-	// Calibrate: grow k until a batch lasts the target, as testing.B grows b.N. The last
-	// batch, at the k kept, is the first sample.
-	reps := 1
-	var samples []float64
-	progress(PhaseCalibrate, 0, 1)
-	for {
-		if !checkCtx(ctx, &r) {
-			return r
-		}
-		d, ok := batch(reps)
-		if !ok {
-			return r
-		}
-		next := grow(reps, d, target)
-		if next == reps || !fitsFor(opts.Budget, now().Sub(begin), d, reps, next) {
-			samples = append(samples, perCall(d, reps))
-			break
-		}
-		reps = next
-	}
-	r.Calls = reps
-	progress(PhaseCalibrate, 1, 1)
-	// The warm-up's and calibration's garbage, as testing.B collects before each run: the
-	// timed samples start from a collected heap, at the collector's steady pace.
-	collect()
-
-	progress(PhaseRun, len(samples), opts.Runs)
-	restarts := 0
-	for len(samples) < opts.Runs {
-		if !checkCtx(ctx, &r) {
-			return r
-		}
-		if !fits() {
-			break
-		}
-		d, ok := batch(reps)
-		if !ok {
-			return r
-		}
-		if next := grow(reps, d, target); d < target/2 && restarts < MaxRestarts && next > reps && fitsFor(opts.Budget, now().Sub(begin), d, reps, next) {
-			// The calls got faster than calibration saw them (their first calls paid for
-			// fresh memory, or a JIT's later tier took over): a sample this short times the
-			// clock and the moment more than the kernel. k grows from this sample's pace and
-			// the samples start over, as testing.B runs again until a run lasts -benchtime.
-			reps = next
-			r.Calls = reps
-			samples = samples[:0]
-			restarts++
-			progress(PhaseRun, 0, opts.Runs)
-			continue
-		}
-		samples = append(samples, perCall(d, reps))
-		progress(PhaseRun, len(samples), opts.Runs)
-	}
-	r.Noise = meter.stop(calls)
-	r.Samples = samples
-	r.Runs = len(samples)
-	r.Min, r.Median, r.Max, r.CI = Summarize(samples)
-	return r
+	m := newMeasurement(ctx, e, k, args, opts, progress)
+	m.run()
+	return m.r
 }
 
 // collect runs a garbage collection outside every timed window, as testing.B does before
@@ -444,14 +251,14 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 var collect = runtime.GC
 
 // grow returns the calls of the next calibration batch after reps calls took d: reps
-// itself when d reached the target (or k is at MaxCalls), else a prediction 20% past the
-// target, at most 100 times reps, as testing.B predicts b.N.
+// itself when d reached the target (or k is at MaxCalls), else a prediction GrowMargin
+// past the target, at most MaxGrowth times reps, as testing.B predicts b.N.
 func grow(reps int, d, target time.Duration) int {
 	if d >= target || reps >= MaxCalls {
 		return reps
 	}
 	per := max(float64(d)/float64(reps), 1)
-	next := int(min(1.2*float64(target)/per, 100*float64(reps), MaxCalls))
+	next := int(min(GrowMargin*float64(target)/per, MaxGrowth*float64(reps), MaxCalls))
 	return max(next, reps+1)
 }
 

@@ -59,26 +59,24 @@ func (f *fakeEngine) Run(context.Context, *kernels.Kernel, []int) (int64, error)
 
 func (f *fakeEngine) Close(context.Context) error { f.closed++; return nil }
 
-func TestMeasure(t *testing.T) {
-	k, err := kernels.Lookup("fib_it")
-	if err != nil {
-		t.Fatal(err)
-	}
-	args := []int{40}
-	want := k.Expected(args) // 102334155
+// measureCase is one case of TestMeasure: an engine's scripted calls, the options, and
+// what Measure makes of them.
+type measureCase struct {
+	name        string
+	eng         *fakeEngine
+	opts        Options
+	wantFailure string
+	wantCalls   int
+	wantSamples int
+	wantClosed  int
+}
+
+// measureCases are TestMeasure's cases, for a kernel whose expected value is want.
+func measureCases(want int64) []measureCase {
 	ok := fakeRun{value: want}
 	// One call per sample and a warm-up of Warmup calls only, so that the calls are counted.
 	oneCall := Options{MinSample: -1, WarmupTime: -1}
-
-	for _, c := range []struct {
-		name        string
-		eng         *fakeEngine
-		opts        Options
-		wantFailure string
-		wantCalls   int
-		wantSamples int
-		wantClosed  int
-	}{
+	return []measureCase{
 		{name: "defaults", eng: &fakeEngine{results: []fakeRun{ok}}, opts: oneCall, wantCalls: 11, wantSamples: 10, wantClosed: 1},
 		{name: "explicit runs and warm-up", eng: &fakeEngine{results: []fakeRun{ok}}, opts: Options{Runs: 3, Warmup: 2, MinSample: -1, WarmupTime: -1}, wantCalls: 5, wantSamples: 3, wantClosed: 1},
 		{name: "no warm-up", eng: &fakeEngine{results: []fakeRun{ok}}, opts: Options{Runs: 2, Warmup: 0, MinSample: -1}, wantCalls: 2, wantSamples: 2, wantClosed: 1},
@@ -114,48 +112,64 @@ func TestMeasure(t *testing.T) {
 			wantFailure: "load failed: no module",
 			wantCalls:   0, wantClosed: 0,
 		},
-	} {
+	}
+}
+
+func TestMeasure(t *testing.T) {
+	k, err := kernels.Lookup("fib_it")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []int{40}
+	want := k.Expected(args) // 102334155
+	for _, c := range measureCases(want) {
 		t.Run(c.name, func(t *testing.T) {
 			var phases []string
 			r := Measure(context.Background(), c.eng, k, args, c.opts, func(phase string, done, total int) {
 				phases = append(phases, fmt.Sprintf("%s %d/%d", phase, done, total))
 			})
-			if r.Failure != c.wantFailure {
-				t.Errorf("Failure = %q, want %q", r.Failure, c.wantFailure)
-			}
-			if c.eng.calls != c.wantCalls {
-				t.Errorf("Run called %d times, want %d", c.eng.calls, c.wantCalls)
-			}
-			if c.eng.closed != c.wantClosed {
-				t.Errorf("Close called %d times, want %d", c.eng.closed, c.wantClosed)
-			}
-			if c.eng.loaded != 1 {
-				t.Errorf("Load called %d times, want 1", c.eng.loaded)
-			}
-			if len(r.Samples) != c.wantSamples {
-				t.Errorf("%d samples, want %d", len(r.Samples), c.wantSamples)
-			}
-			if r.Failed() != (c.wantFailure != "") {
-				t.Errorf("Failed() = %v", r.Failed())
-			}
-			if r.Failed() && (r.Median != 0 || r.Min != 0 || r.Max != 0 || r.Samples != nil) {
-				t.Errorf("a failure carries times: %+v", r)
-			}
-			if !r.Failed() {
-				if r.Value != want || r.Expected != want {
-					t.Errorf("Value, Expected = %d, %d; want %d", r.Value, r.Expected, want)
-				}
-				if !(r.Min <= r.Median && r.Median <= r.Max) {
-					t.Errorf("min %v median %v max %v out of order", r.Min, r.Median, r.Max)
-				}
-				if last := phases[len(phases)-1]; last != fmt.Sprintf("run %d/%d", c.wantSamples, c.wantSamples) {
-					t.Errorf("last progress %q; all: %v", last, phases)
-				}
-			}
+			checkMeasured(t, c, r, phases, want)
 			if r.Kernel != "fib_it" || r.Engine != "fake" || !reflect.DeepEqual(r.Args, args) {
 				t.Errorf("cell = %s on %s %v", r.Kernel, r.Engine, r.Args)
 			}
 		})
+	}
+}
+
+// checkMeasured checks what Measure returned for c, and the progress it reported.
+func checkMeasured(t *testing.T, c measureCase, r Result, phases []string, want int64) {
+	t.Helper()
+	if r.Failure != c.wantFailure {
+		t.Errorf("Failure = %q, want %q", r.Failure, c.wantFailure)
+	}
+	if c.eng.calls != c.wantCalls {
+		t.Errorf("Run called %d times, want %d", c.eng.calls, c.wantCalls)
+	}
+	if c.eng.closed != c.wantClosed {
+		t.Errorf("Close called %d times, want %d", c.eng.closed, c.wantClosed)
+	}
+	if c.eng.loaded != 1 {
+		t.Errorf("Load called %d times, want 1", c.eng.loaded)
+	}
+	if len(r.Samples) != c.wantSamples {
+		t.Errorf("%d samples, want %d", len(r.Samples), c.wantSamples)
+	}
+	if r.Failed() != (c.wantFailure != "") {
+		t.Errorf("Failed() = %v", r.Failed())
+	}
+	if r.Failed() && (r.Median != 0 || r.Min != 0 || r.Max != 0 || r.Samples != nil) {
+		t.Errorf("a failure carries times: %+v", r)
+	}
+	if !r.Failed() {
+		if r.Value != want || r.Expected != want {
+			t.Errorf("Value, Expected = %d, %d; want %d", r.Value, r.Expected, want)
+		}
+		if !(r.Min <= r.Median && r.Median <= r.Max) {
+			t.Errorf("min %v median %v max %v out of order", r.Min, r.Median, r.Max)
+		}
+		if last := phases[len(phases)-1]; last != fmt.Sprintf("run %d/%d", c.wantSamples, c.wantSamples) {
+			t.Errorf("last progress %q; all: %v", last, phases)
+		}
 	}
 }
 

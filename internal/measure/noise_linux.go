@@ -3,7 +3,6 @@ package measure
 import (
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/procfs"
@@ -109,14 +108,6 @@ func procStatOf(st procfs.Stat) procStat {
 
 // readLoad returns the one-minute load average.
 func readLoad() (float64, bool) {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0, false
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 0, false
-	}
-	v, err := strconv.ParseFloat(f[0], 64)
-	return v, err == nil
+	l, err := procfs.ReadLoad()
+	return l.One, err == nil
 }

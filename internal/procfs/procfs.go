@@ -1,6 +1,7 @@
-// Package procfs reads the two Linux /proc files the project's measurements need: a
-// process's /proc/PID/stat line (its state, parent, group, flags, CPU times and page faults) and the
-// machine's CPU counters on the first line of /proc/stat. Elsewhere the reads fail.
+// Package procfs reads the Linux /proc files the project's measurements need: a process's
+// /proc/PID/stat line (its state, parent, group, flags, CPU times and page faults), the
+// machine's CPU counters on the first line of /proc/stat, and its load average
+// (/proc/loadavg). Elsewhere the reads fail.
 package procfs
 
 import (

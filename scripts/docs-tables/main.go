@@ -31,6 +31,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -39,6 +40,24 @@ import (
 
 // defaultFiles are the documents whose every table is made by a command or recorded from one.
 var defaultFiles = []string{"docs/BENCHMARKS.md", "docs/VALIDATION.md"}
+
+// maxLines bounds a document's length, by its file name: BENCHMARKS.md holds the tables
+// users come for, each with its method in a few lines; how the method was checked belongs
+// in VALIDATION.md.
+var maxLines = map[string]int{"BENCHMARKS.md": 500}
+
+// checkLength says whether a document of these lines is under its file's bound.
+func checkLength(name string, lines []string) error {
+	limit, ok := maxLines[filepath.Base(name)]
+	n := len(lines)
+	if n > 0 && lines[n-1] == "" {
+		n-- // the newline that ends the last line
+	}
+	if ok && n >= limit {
+		return fmt.Errorf("%s has %d lines: keep it under %d (a table's method in a few lines; how it was checked goes to VALIDATION.md)", name, n, limit)
+	}
+	return nil
+}
 
 const (
 	endGenerated = "<!-- end generated -->"
@@ -295,6 +314,10 @@ func run(args []string, stdout, stderr io.Writer, runCmd runner) int {
 				d.lines = lines
 				changed = true
 			}
+		}
+		if err := checkLength(name, d.lines); err != nil {
+			fmt.Fprintf(stderr, "docs-tables: %v\n", err)
+			failed = true
 		}
 		if changed {
 			if err := os.WriteFile(name, []byte(strings.Join(d.lines, "\n")), 0o644); err != nil {

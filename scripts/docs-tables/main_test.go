@@ -144,3 +144,31 @@ func TestOnlyMatchesAWholeWord(t *testing.T) {
 		t.Error("hasWord must match whole words")
 	}
 }
+
+// TestCheckFailsOnALongBenchmarks: -check (and a write) fails on a BENCHMARKS.md of 500
+// lines or more, and passes at 499; another document has no such bound.
+func TestCheckFailsOnALongBenchmarks(t *testing.T) {
+	fake := func(context.Context, string, io.Writer) (string, error) { return "| new | table |\n|---|---|\n", nil }
+	for _, tc := range []struct {
+		file  string
+		lines int
+		code  int
+	}{
+		{"BENCHMARKS.md", 499, 0},
+		{"BENCHMARKS.md", 500, 1},
+		{"BENCHMARKS.md", 769, 1},
+		{"VALIDATION.md", 769, 0},
+	} {
+		dir := t.TempDir()
+		name := filepath.Join(dir, tc.file)
+		text := "# T\n" + strings.Repeat("text\n", tc.lines-1)
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		code := run([]string{"-check", name}, io.Discard, &stderr, fake)
+		if code != tc.code || (tc.code != 0 && !strings.Contains(stderr.String(), "keep it under 500")) {
+			t.Errorf("%s of %d lines: exit %d, want %d; stderr %s", tc.file, tc.lines, code, tc.code, &stderr)
+		}
+	}
+}

@@ -5,6 +5,7 @@
 // median / max and the median's 95% interval; plus the very first call timed apart,
 // before V8 has tiered the code up.
 
+import { DEFAULT_MIN_SAMPLE_MS, DEFAULT_WARMUP_MS, GROW_MARGIN, MAX_CALLS, MAX_GROWTH, MAX_RESTARTS } from "./calibration";
 import type { WorkerMessage, WorkerRequest, WorkerScope } from "./protocol";
 import { median, medianCI } from "./stats";
 import type { BrowserEnvironment, CellResult, Setup } from "./types";
@@ -58,25 +59,16 @@ export function failureOf(err: unknown): string {
   return `crashed: ${String(err)}`;
 }
 
-/** How long a sample lasts at least when the request does not say (as the server's). */
-export const DEFAULT_MIN_SAMPLE_MS = 10;
-/** How long a warm-up lasts at least, as the server's measure.DefaultWarmupTime: a fresh
- * worker (its JIT's tiers, its memory) runs its first hundreds of milliseconds slower than
- * later, and the samples should not be taken then. */
-export const DEFAULT_WARMUP_MS = 500;
-/** The most calls one sample makes, as the server's measure.MaxCalls. */
-const MAX_CALLS = 1_000_000_000;
-/** How often the samples start over with a larger k because one lasted under half the
- * minimum (the calls got faster after calibration), as the server's measure.MaxRestarts. */
-const MAX_RESTARTS = 3;
+// The calibration rules are the server's (package measure), generated into calibration.ts.
+export { DEFAULT_MIN_SAMPLE_MS, DEFAULT_WARMUP_MS } from "./calibration";
 
 /** grow returns the calls of the next calibration batch after reps calls took ms: reps
- * itself when the batch reached the target, else a prediction 20% past it, at most 100
- * times reps (as testing.B predicts b.N, and the server's harness). */
+ * itself when the batch reached the target, else a prediction GROW_MARGIN past it, at most
+ * MAX_GROWTH times reps (as testing.B predicts b.N, and the server's harness). */
 export function grow(reps: number, ms: number, targetMs: number): number {
   if (ms >= targetMs || reps >= MAX_CALLS) return reps;
   const per = Math.max(ms / reps, 1e-6);
-  const next = Math.floor(Math.min((1.2 * targetMs) / per, 100 * reps, MAX_CALLS));
+  const next = Math.floor(Math.min((GROW_MARGIN * targetMs) / per, MAX_GROWTH * reps, MAX_CALLS));
   return Math.max(next, reps + 1);
 }
 

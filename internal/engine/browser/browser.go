@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/wasmgap/wasmgap/internal/engine"
 	"github.com/wasmgap/wasmgap/internal/headless"
@@ -28,21 +29,13 @@ import (
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
-// Names of the browser engines.
+// Names of the browser engines (package engine spells each once, and its Order places
+// them: the wasm tier with the other WebAssembly engines, the JavaScript one after node-js).
 const (
-	ChromiumWasm = "chromium-wasm"
-	ChromiumJS   = "chromium-js"
-	FirefoxWasm  = "firefox-wasm"
-	FirefoxJS    = "firefox-js"
-)
-
-// Ranks among the engines (package engine's registry lists engines by rank): the browsers'
-// wasm after node-wasm (50), their JavaScript after node-js (130).
-const (
-	RankChromiumWasm = 60
-	RankFirefoxWasm  = 61
-	RankChromiumJS   = 131
-	RankFirefoxJS    = 132
+	ChromiumWasm = engine.ChromiumWasm
+	ChromiumJS   = engine.ChromiumJS
+	FirefoxWasm  = engine.FirefoxWasm
+	FirefoxJS    = engine.FirefoxJS
 )
 
 // Tiers of the page's workers.
@@ -51,29 +44,35 @@ const (
 	tierJS   = "js"
 )
 
+// engines are the package's engines, in engine.Order's order.
 var engines = []struct {
 	name string
-	rank int
 	kind headless.Kind
 	tier string
 }{
-	{ChromiumWasm, RankChromiumWasm, headless.Chromium, tierWasm},
-	{FirefoxWasm, RankFirefoxWasm, headless.Firefox, tierWasm},
-	{ChromiumJS, RankChromiumJS, headless.Chromium, tierJS},
-	{FirefoxJS, RankFirefoxJS, headless.Firefox, tierJS},
+	{ChromiumWasm, headless.Chromium, tierWasm},
+	{FirefoxWasm, headless.Firefox, tierWasm},
+	{ChromiumJS, headless.Chromium, tierJS},
+	{FirefoxJS, headless.Firefox, tierJS},
 }
 
 func init() {
 	for _, e := range engines {
 		// The wasm tier calls kernels.wasm's exports from the page's worker, one call per
 		// kernel call: it runs the host-call kernel too.
-		engine.Describe(engine.Info{Name: e.name, Rank: e.rank, KernelsWasm: e.tier == tierWasm},
+		engine.Describe(engine.Info{Name: e.name, KernelsWasm: e.tier == tierWasm},
 			func() engine.Engine { return &Engine{name: e.name, kind: e.kind, tier: e.tier} })
 	}
 }
 
-// Names lists the browser engines in rank order.
-func Names() []string { return []string{ChromiumWasm, FirefoxWasm, ChromiumJS, FirefoxJS} }
+// Names lists the browser engines in engine.Order's order.
+func Names() []string {
+	names := make([]string, len(engines))
+	for i, e := range engines {
+		names[i] = e.name
+	}
+	return names
+}
 
 // New returns the named browser engine, or an error that lists the valid names.
 func New(name string) (*Engine, error) {
@@ -82,7 +81,7 @@ func New(name string) (*Engine, error) {
 			return &Engine{name: e.name, kind: e.kind, tier: e.tier}, nil
 		}
 	}
-	return nil, fmt.Errorf("unknown browser engine %q: valid browser engines are chromium-wasm, chromium-js, firefox-wasm, firefox-js", name)
+	return nil, fmt.Errorf("unknown browser engine %q: valid browser engines are %s", name, strings.Join(Names(), ", "))
 }
 
 // Engine is one browser and one of the page's tiers (kernels.wasm, or the JavaScript port).

@@ -7,8 +7,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/wasmgap/wasmgap/internal/engine/browser"
 	"github.com/wasmgap/wasmgap/internal/headless"
 	"github.com/wasmgap/wasmgap/internal/measure"
+	"github.com/wasmgap/wasmgap/internal/procfs"
 	"github.com/wasmgap/wasmgap/internal/runner"
 )
 
@@ -36,49 +39,63 @@ func serveOrphanIfRequested() {
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
-	r, err := runner.Run(context.Background(), jobs[0], runner.Options{})
+	// The line the test waits for: the browser is up and the page loaded, the page's
+	// worker about to run (the browser engine's run phase starts).
+	var once sync.Once
+	onProgress := func(p runner.Progress) {
+		if p.Phase == measure.PhaseRun {
+			once.Do(func() { fmt.Println(runningLine) })
+		}
+	}
+	r, err := runner.Run(context.Background(), jobs[0], runner.Options{OnProgress: onProgress})
 	fmt.Println("error: the cell ended:", r.Failure, err)
 	os.Exit(1)
 }
 
-// procs maps every process id to its parent's (Linux's /proc).
-func procs() map[int]int {
-	parents := map[int]int{}
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, path := range stats {
-		b, err := os.ReadFile(path)
-		if err != nil {
+// runningLine is what the orphan prints once its cell runs.
+const runningLine = "running"
+
+// marked returns the live processes (zombies are not) whose environment holds marker (a
+// TMPDIR of the test's own): every process of a cell inherits it, wherever it is in the
+// process tree — a child started after another, or one that left the tree (Chromium's
+// crashpad handler and Firefox's crash helper are children of init), which a walk down
+// from the parent at one moment would miss.
+func marked(marker string) []int {
+	var pids []int
+	environs, _ := filepath.Glob("/proc/[0-9]*/environ")
+	for _, path := range environs {
+		dir := filepath.Dir(path)
+		pid, err := strconv.Atoi(filepath.Base(dir))
+		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		pid, err1 := strconv.Atoi(filepath.Base(filepath.Dir(path)))
-		ppid, err2 := strconv.Atoi(f[1])
-		if err1 == nil && err2 == nil && f[0] != "Z" {
-			parents[pid] = ppid
+		env, err := os.ReadFile(path)
+		if err != nil || !slices.Contains(strings.Split(string(env), "\x00"), marker) {
+			continue
+		}
+		if st, err := procfs.ReadStat(pid); err == nil && st.State != 'Z' {
+			pids = append(pids, pid)
 		}
 	}
-	return parents
+	return pids
 }
 
-// descendants returns the processes below root.
-func descendants(root int) []int {
-	parents := procs()
-	below := map[int]bool{root: true}
-	for changed := true; changed; {
-		changed = false
-		for pid, ppid := range parents {
-			if below[ppid] && !below[pid] {
-				below[pid], changed = true, true
-			}
-		}
-	}
-	delete(below, root)
-	var out []int
-	for pid := range below {
-		out = append(out, pid)
-	}
-	return out
+// lockedBuffer is an output two goroutines share: the command's copy, and the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func command(pid int) string {
@@ -90,6 +107,12 @@ func command(pid int) string {
 // leaves no process behind: the worker dies with it (the parent-death signal), the browser
 // with the worker, and the browser's own processes with the browser. Nor, once the next
 // browser starts, the browser's profile, which no process of the cell lived to remove.
+//
+// The cell's processes are found by what they all inherit, the subtest's TMPDIR, not by a
+// walk down the tree at one moment: on a busy machine a browser starts its processes over
+// seconds, some leave the tree, and one that a snapshot missed could still write the
+// profile while the next browser's start removes it. The test waits for the cell to run
+// (the orphan's line), not for a fixed time.
 func TestBrowserDiesWithBench(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the parent-death signal is Linux's")
@@ -99,69 +122,25 @@ func TestBrowserDiesWithBench(t *testing.T) {
 			need(t, kindOf(name))
 			tmp := t.TempDir()
 			t.Setenv("TMPDIR", tmp) // where the cell's browser, and the next, keep their profiles
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), orphanEnv+"="+name)
-			out := new(strings.Builder)
-			cmd.Stdout, cmd.Stderr = out, out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			parent := cmd.Process.Pid
-			defer cmd.Process.Kill()
-			exited := make(chan struct{})
-			go func() { cmd.Wait(); close(exited) }()
-			// Wait for the browser: a descendant of the parent whose command names it.
-			browserName := map[string]string{browser.ChromiumWasm: "chrom", browser.FirefoxJS: "firefox"}[name]
-			var below []int
-			for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-				below = descendants(parent)
-				found := false
-				for _, pid := range below {
-					found = found || strings.Contains(command(pid), browserName)
-				}
-				if found {
-					break
-				}
-				select {
-				case <-exited:
-					t.Fatalf("the parent ended before its %s cell started a browser: %q", name, out)
-				default:
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("no %s process below the parent after 2 minutes (it said %q)", name, out)
-				}
-			}
-			time.Sleep(3 * time.Second) // the page loads, the worker starts: the cell runs
-			below = descendants(parent)
-			if len(below) < 3 {
-				t.Fatalf("processes below the parent: %v, want the worker, the browser and its own", below)
+			marker := "TMPDIR=" + tmp
+			begin := time.Now()
+			parent, exited, out := startOrphan(t, name)
+			waitRunning(t, name, exited, out)
+			t.Logf("the cell ran %v after its parent's start", time.Since(begin).Round(time.Millisecond))
+			cell := marked(marker)
+			if len(cell) < 4 {
+				t.Fatalf("processes of the cell: %v, want the parent, the worker, the browser and its own", cell)
 			}
 			if made, _ := filepath.Glob(filepath.Join(tmp, "wasmgap-*")); len(made) == 0 {
 				t.Fatalf("no profile in TMPDIR %s while the cell runs: the browser keeps it elsewhere", tmp)
 			}
-			if err := cmd.Process.Kill(); err != nil {
+			if err := syscall.Kill(parent, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
 			<-exited
-			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-				var left []string
-				for _, pid := range below {
-					if syscall.Kill(pid, 0) == nil {
-						if _, alive := procs()[pid]; alive {
-							left = append(left, fmt.Sprintf("%d %.100s", pid, command(pid)))
-						}
-					}
-				}
-				if len(left) == 0 {
-					break
-				}
-				if time.Now().After(deadline) {
-					for _, pid := range below {
-						syscall.Kill(pid, syscall.SIGKILL)
-					}
-					t.Fatalf("30 s after kill -9 of the cell's parent these still run:\n%s", strings.Join(left, "\n"))
-				}
-			}
+			killed := time.Now()
+			waitGone(t, marker)
+			t.Logf("the cell's %d processes were gone %v after the kill", len(cell), time.Since(killed).Round(time.Millisecond))
 			next, err := headless.Start(context.Background(), kindOf(name), headless.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -171,5 +150,58 @@ func TestBrowserDiesWithBench(t *testing.T) {
 				t.Errorf("after kill -9 of the cell's parent and the start and close of another %s, these profiles are left: %v", kindOf(name), left)
 			}
 		})
+	}
+}
+
+// startOrphan starts this test binary as the parent of a cell of the named engine, and
+// returns its pid, a channel closed when it has exited, and its output.
+func startOrphan(t *testing.T, name string) (int, <-chan struct{}, *lockedBuffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), orphanEnv+"="+name)
+	out := new(lockedBuffer)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	return cmd.Process.Pid, exited, out
+}
+
+// waitRunning waits until the orphan says its cell runs: the browser up, the page loaded.
+// The bound is for a cell that never starts, not a pace.
+func waitRunning(t *testing.T, name string, exited <-chan struct{}, out *lockedBuffer) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Minute); !strings.Contains(out.String(), runningLine+"\n"); time.Sleep(100 * time.Millisecond) {
+		select {
+		case <-exited:
+			t.Fatalf("the parent ended before its %s cell ran: %q", name, out)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the %s cell did not run in 5 minutes (the parent said %q)", name, out)
+		}
+	}
+}
+
+// waitGone waits until no process of the cell is left, and fails, killing them, when some
+// outlive the bound.
+func waitGone(t *testing.T, marker string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		left := marked(marker)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			var lines []string
+			for _, pid := range left {
+				lines = append(lines, fmt.Sprintf("%d %.100s", pid, command(pid)))
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Fatalf("a minute after kill -9 of the cell's parent these still run:\n%s", strings.Join(lines, "\n"))
+		}
 	}
 }

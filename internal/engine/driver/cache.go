@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/wasmgap/wasmgap/internal/childproc"
 )
 
 // NotInstalled returns an error that wraps ErrNotInstalled with msg as its message, which
@@ -41,9 +43,9 @@ func Lookup(commands map[string]string, program, hint string) (string, error) {
 // Compile runs a compiler in dir, turning a missing part of the toolchain into
 // ErrNotInstalled with hint.
 func Compile(ctx context.Context, dir, compiler, hint string, args ...string) error {
-	cmd := exec.CommandContext(ctx, compiler, args...)
+	cmd := childproc.Command(ctx, compiler, args...)
 	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
+	out, err := childproc.CombinedOutput(cmd)
 	if err == nil {
 		return nil
 	}
@@ -196,7 +198,7 @@ func Prepare(ctx context.Context, root, name string, files []File, inputs []stri
 func ProbeVersion(program string, args ...string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, program, args...).CombinedOutput()
+	out, err := childproc.CombinedOutput(childproc.Command(ctx, program, args...))
 	if err != nil {
 		return ""
 	}

@@ -19,30 +19,32 @@ package external
 import (
 	"io"
 
+	"github.com/wasmgap/wasmgap/internal/engine"
 	"github.com/wasmgap/wasmgap/internal/engine/driver"
 )
 
-// The engines' names: the language, and how it runs where that differs.
+// The engines' names: the language, and how it runs where that differs (package engine
+// spells each once, and its Order places them).
 const (
-	C             = "c"
-	CWasm         = "c-wasm"
-	Java          = "java"
-	JavaInt       = "java-int"
-	NodeJS        = "node-js"
-	NodeJSJitless = "node-js-jitless"
-	PHP           = "php"
-	PHPJIT        = "php-jit"
-	Python        = "python"
-	PyPy          = "pypy"
-	Lua           = "lua"
-	LuaJIT        = "luajit"
-	LuaJITInterp  = "luajit-interp"
+	C             = engine.C
+	CWasm         = engine.CWasm
+	Java          = engine.Java
+	JavaInt       = engine.JavaInt
+	NodeJS        = engine.NodeJS
+	NodeJSJitless = engine.NodeJSJitless
+	PHP           = engine.PHP
+	PHPJIT        = engine.PHPJIT
+	Python        = engine.Python
+	PyPy          = engine.PyPy
+	Lua           = engine.Lua
+	LuaJIT        = engine.LuaJIT
+	LuaJITInterp  = engine.LuaJITInterp
 	// NodeWasm and its tiers run kernels.wasm, the Go kernels compiled to WebAssembly
 	// (package wasm), on Node's V8 through node:wasi: not a language but the Go module on
 	// one more engine, started and called as the peers are.
-	NodeWasm         = "node-wasm"
-	NodeWasmLiftoff  = "node-wasm-liftoff"
-	NodeWasmTurbofan = "node-wasm-turbofan"
+	NodeWasm         = engine.NodeWasm
+	NodeWasmLiftoff  = engine.NodeWasmLiftoff
+	NodeWasmTurbofan = engine.NodeWasmTurbofan
 )
 
 // cacheNS is the cache directory's path under os.UserCacheDir.

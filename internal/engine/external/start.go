@@ -55,23 +55,15 @@ type spec struct {
 	start func(ctx context.Context, name string, opts Options) (*Process, error)
 }
 
-// Ranks of the engines (package engine's registry lists engines by rank): node-wasm's tiers
-// after the Go tiers, with the other WebAssembly engines; then the languages, compiled ones
-// first, each JIT before its interpreter.
-const (
-	rankNodeWasm = 50
-	rankLanguage = 100
-)
-
-// specs lists the engines in rank order.
+// specs lists the engines of the package (engine.Order places them among the others).
 var specs = []spec{
-	{engine.Info{Name: NodeWasm, Title: "Node wasm", Group: engine.GroupWasm, Color: "#88d27a", Install: hintNode, KernelsWasm: true,
+	{engine.Info{Name: NodeWasm, Title: "Node wasm", Color: "#88d27a", Install: hintNode, KernelsWasm: true,
 		What: "kernels.wasm compiled by Node's V8 (Liftoff, then TurboFan), run through node:wasi", Probe: probeNode},
 		startNodeWasm},
-	{engine.Info{Name: NodeWasmTurbofan, Title: "Node wasm TurboFan", Group: engine.GroupWasm, Color: "#5fae52", Install: hintNode, KernelsWasm: true,
+	{engine.Info{Name: NodeWasmTurbofan, Title: "Node wasm TurboFan", Color: "#5fae52", Install: hintNode, KernelsWasm: true,
 		What: "kernels.wasm on V8's optimising tier alone (node --no-liftoff)", Probe: probeNode, Runtime: "V8 wasm", Tier: engine.TierJIT},
 		startNodeWasm},
-	{engine.Info{Name: NodeWasmLiftoff, Title: "Node wasm Liftoff", Group: engine.GroupWasm, Color: "#b5e3a9", Install: hintNode, KernelsWasm: true,
+	{engine.Info{Name: NodeWasmLiftoff, Title: "Node wasm Liftoff", Color: "#b5e3a9", Install: hintNode, KernelsWasm: true,
 		What: "kernels.wasm on V8's baseline compiler alone (node --liftoff --no-wasm-tier-up)", Probe: probeNode, Runtime: "V8 wasm", Tier: engine.TierInterpreter},
 		startNodeWasm},
 	{engine.Info{Name: C, Title: "C", Color: "#1f3d7a", Install: hintGCC, What: "the kernels in C, compiled by gcc -O2",
@@ -103,13 +95,8 @@ var specs = []spec{
 }
 
 func init() {
-	for i, s := range specs {
+	for _, s := range specs {
 		info := s.info
-		if info.Group == engine.GroupWasm {
-			info.Rank = rankNodeWasm + i
-		} else {
-			info.Rank = rankLanguage + 5*i
-		}
 		engine.Describe(info, func() engine.Engine { return NewEngine(info.Name, Options{}) })
 	}
 }

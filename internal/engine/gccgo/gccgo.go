@@ -20,18 +20,15 @@ import (
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
-// Name is the engine's name.
-const Name = "gccgo"
-
-// Rank places the engine after the Go tiers of package engine, last of the Go tiers.
-const Rank = engine.RankYaegi + 2
+// Name is the engine's name (engine.Order places it, last of the Go tiers).
+const Name = engine.GCCGo
 
 // Hint says how to install gccgo (Debian 12).
 const Hint = "apt-get install gccgo"
 
 func init() {
 	engine.Describe(engine.Info{
-		Name: Name, Rank: Rank, Title: "gccgo", Group: engine.GroupGo,
+		Name: Name, Title: "gccgo",
 		What:    "the same Go kernel files compiled by GCC's Go front end (gccgo -O2), in a driver process",
 		Color:   "#72b7b2",
 		Install: Hint,

@@ -38,12 +38,8 @@ import (
 	"github.com/wasmgap/wasmgap/wasm"
 )
 
-// Name is the engine's name.
-const Name = "wasmtime"
-
-// Rank places the engine among the engines: after node-wasm, with the other WebAssembly
-// engines.
-const Rank = 55
+// Name is the engine's name (engine.Order places it with the other WebAssembly engines).
+const Name = engine.Wasmtime
 
 // MemoryLimit caps the instance's linear memory, as internal/engine/wazero's MemoryLimitPages does.
 const MemoryLimit = 1 << 30
@@ -55,7 +51,7 @@ const MaxWasmStack = 4 << 20
 
 func init() {
 	engine.Describe(engine.Info{
-		Name: Name, Rank: Rank, Title: "wasmtime", Group: engine.GroupWasm,
+		Name: Name, Title: "wasmtime",
 		What:    "kernels.wasm compiled by wasmtime's Cranelift, through wasmtime-go (cgo)",
 		Color:   "#2f8f83",
 		Version: engine.ModuleVersion("wasmtime-go", "github.com/bytecodealliance/wasmtime-go/v39"),

@@ -47,12 +47,12 @@ var ErrOutOfMemory = errors.New("out of memory")
 func init() {
 	v := engine.ModuleVersion("wazero", "github.com/tetratelabs/wazero")
 	engine.Describe(engine.Info{
-		Name: engine.WazeroCompiler, Rank: engine.RankWazeroCompiler, Title: "wazero compiler", Group: engine.GroupGo,
+		Name: engine.WazeroCompiler, Title: "wazero compiler",
 		What:  "kernels.wasm compiled to machine code by wazero's optimizing compiler",
 		Color: "#f58518", Version: v, Runtime: "wazero", Tier: engine.TierJIT, KernelsWasm: true,
 	}, func() engine.Engine { return New(Options{}) })
 	engine.Describe(engine.Info{
-		Name: engine.WazeroInterpreter, Rank: engine.RankWazeroInterpreter, Title: "wazero interpreter", Group: engine.GroupGo,
+		Name: engine.WazeroInterpreter, Title: "wazero interpreter",
 		What:  "kernels.wasm interpreted by wazero",
 		Color: "#e45756", Version: v, Runtime: "wazero", Tier: engine.TierInterpreter, KernelsWasm: true,
 	}, func() engine.Engine { return New(Options{Interpreter: true}) })

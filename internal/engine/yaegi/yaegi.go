@@ -38,7 +38,7 @@ const stderrLimit = 2 << 10
 
 func init() {
 	engine.Describe(engine.Info{
-		Name: engine.Yaegi, Rank: engine.RankYaegi, Title: "yaegi", Group: engine.GroupGo,
+		Name: engine.Yaegi, Title: "yaegi",
 		What:  "the Go source interpreted by yaegi",
 		Color: "#b279a2", Version: engine.ModuleVersion("yaegi", "github.com/traefik/yaegi"),
 		Runtime: "Go", Tier: engine.TierInterpreter,

@@ -46,9 +46,10 @@ type RateError struct {
 
 func (e *RateError) Error() string { return e.Msg }
 
-// share is the builder's scheduling: slots for the machine, a fair share per client, a
-// rate per client.
-type share struct {
+// buildLimiter is the builder's rate limiting of builds: slots for the machine, a fair
+// share of them per client, a rate per client. (It has nothing to do with sharing results:
+// that is the playground's POST /api/results/share.)
+type buildLimiter struct {
 	mu       sync.Mutex
 	held     map[string]int // builds per client, waiting or running
 	limiters map[string]*rate.Limiter
@@ -61,7 +62,7 @@ const maxClients = 10_000
 
 // allow takes one build from client's rate, or says when the next is allowed.
 func (b *Builder) allow(client string) error {
-	s := &b.share
+	s := &b.limiter
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.limiters == nil || len(s.limiters) > maxClients {
@@ -84,7 +85,7 @@ func (b *Builder) allow(client string) error {
 // turn waits, at most Options.MaxWait, until client is under its share (Options.PerClient
 // builds at a time) and a slot is free, and returns the function that gives both back.
 func (b *Builder) turn(ctx context.Context, client string) (func(), error) {
-	s := &b.share
+	s := &b.limiter
 	busy := func(why string) error {
 		return &BusyError{Msg: fmt.Sprintf("the server is busy building %s: no turn came within %v; try again in a few seconds", why, b.opts.MaxWait), RetryAfter: b.opts.MaxWait / 2}
 	}
@@ -222,10 +223,10 @@ func (b *Builder) trimGoCache() {
 		}
 		return nil
 	})
-	if size <= b.opts.MaxCache || !b.share.trimming.TryLock() {
+	if size <= b.opts.MaxCache || !b.limiter.trimming.TryLock() {
 		return
 	}
-	defer b.share.trimming.Unlock()
+	defer b.limiter.trimming.Unlock()
 	for _, p := range extra {
 		// Only entries: the cache's own files (README, trim.txt) stay.
 		if strings.HasSuffix(p, "-a") || strings.HasSuffix(p, "-d") {

@@ -56,7 +56,7 @@ func TestBuildFairShare(t *testing.T) {
 		_, err := b.BuildFor(ctx, "a", fakeSource("Bomb", "// BLOCK "+release))
 		bomb <- err
 	}()
-	waitFor(t, func() bool { b.share.mu.Lock(); defer b.share.mu.Unlock(); return b.share.held["a"] == 1 })
+	waitFor(t, func() bool { b.limiter.mu.Lock(); defer b.limiter.mu.Unlock(); return b.limiter.held["a"] == 1 })
 	_, err := b.BuildFor(ctx, "a", fakeSource("Second", "// BLOCK "+release))
 	var busy *BusyError
 	if !errors.As(err, &busy) || !strings.Contains(err.Error(), "this client's other kernels") || busy.RetryAfter <= 0 {

@@ -1,0 +1,64 @@
+//go:build linux
+
+package childproc
+
+import (
+	"context"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// CombinedOutput starts its command as Start does (its own group, the parent-death
+// signal) and returns both streams.
+func TestCombinedOutput(t *testing.T) {
+	cmd := Command(context.Background(), "sh", "-c", "echo out; echo err >&2")
+	out, err := CombinedOutput(cmd)
+	if err != nil || string(out) != "out\nerr\n" {
+		t.Errorf("CombinedOutput = %q, %v", out, err)
+	}
+	if a := cmd.SysProcAttr; a == nil || !a.Setpgid || a.Pdeathsig != syscall.SIGKILL {
+		t.Errorf("attributes %+v: want Setpgid and Pdeathsig set", a)
+	}
+	if _, err := CombinedOutput(exec.Command("false")); err == nil {
+		t.Error("CombinedOutput(false) = nil error")
+	}
+	busy := exec.Command("true")
+	busy.Stdout = new(strings.Builder)
+	if _, err := CombinedOutput(busy); err == nil {
+		t.Error("CombinedOutput of a command with Stdout set: no error")
+	}
+}
+
+// The end of Command's context kills the whole group: a grandchild too.
+func TestCommandCancelKillsGroup(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := Command(ctx, "sh", "-c", "sleep 60 & echo $!; wait")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 32)
+	n, _ := out.Read(buf)
+	grandchild, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
+	if err != nil {
+		t.Fatalf("the child said %q, want the grandchild's pid", buf[:n])
+	}
+	cancel()
+	if err := cmd.Wait(); err == nil {
+		t.Error("Wait after cancel = nil, want the kill")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for alive(grandchild) {
+		if time.Now().After(deadline) {
+			t.Fatalf("grandchild %d still runs 30 s after the context ended", grandchild)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
