@@ -24,10 +24,10 @@
 //
 // Arguments outside a kernel's range (the catalogue's, e.g. fib_rec's n in 0..92) are
 // refused before the call with a *kernels.ArgError of the catalogue package. A call that
-// traps returns an error wrapping ErrStackOverflow (deep recursion: ack(3, m) on wazero's
-// interpreter for m ≥ 8) or ErrOutOfMemory (the module's memory is capped at 1 GiB), with
-// what the module's Go runtime printed; the Instance then replaces its trapped module
-// instance, whose state is unknown, so the next call runs on a fresh one.
+// traps returns an error wrapping ErrStackOverflow (deep recursion: ack(3, 10) on wazero's
+// interpreter, which stops at about 2,000 frames) or ErrOutOfMemory (the module's memory is
+// capped at 1 GiB), with what the module's Go runtime printed; the Instance then replaces
+// its trapped module instance, whose state is unknown, so the next call runs on a fresh one.
 //
 // A call is not interrupted: wazero's cancellation checks cost 7–12x on Go-built wasm. A
 // program that needs a time limit runs the kernels in a process it can kill.
