@@ -2,6 +2,10 @@ module github.com/wasmgap/wasmgap
 
 go 1.26.4
 
+// The toolchain that builds the committed wasm/kernels.wasm (wasm.Build pins it), so that
+// its bytes are reproducible; a module that depends on this one ignores the line.
+toolchain go1.26.8
+
 tool (
 	github.com/go-task/task/v3/cmd/task
 	golang.org/x/perf/cmd/benchstat

@@ -38,9 +38,13 @@ type Options struct {
 	Root string
 	// SkipWasm leaves kernels.wasm out (the page then offers no browser-wasm engine).
 	SkipWasm bool
-	// WasmOnly builds kernels.wasm and nothing else (no node_modules needed): what
-	// `go tool task wasm` runs.
+	// WasmOnly builds kernels.wasm (wasm/kernels.wasm, committed) and nothing else (no
+	// node_modules needed): what `go tool task wasm` runs.
 	WasmOnly bool
+	// CheckWasm builds kernels.wasm into a temporary file, writes nothing and fails when
+	// the bytes differ from the committed wasm/kernels.wasm (wasm.CheckBuilt): what CI runs
+	// before the tests.
+	CheckWasm bool
 	// SkipTypecheck leaves out the TypeScript type check (tsc --noEmit).
 	SkipTypecheck bool
 	// PackageDir, when not "", builds kernels.wasm and writes the npm package
@@ -61,7 +65,8 @@ func main() {
 	fs := flag.NewFlagSet("build", flag.ContinueOnError)
 	fs.StringVar(&opts.Root, "root", "", "module root (default: found above the working directory)")
 	fs.BoolVar(&opts.SkipWasm, "skip-wasm", false, "do not build kernels.wasm")
-	fs.BoolVar(&opts.WasmOnly, "wasm-only", false, "build kernels.wasm into wasm/dist and nothing else")
+	fs.BoolVar(&opts.WasmOnly, "wasm-only", false, "build kernels.wasm into "+wasm.ModulePath+" and nothing else")
+	fs.BoolVar(&opts.CheckWasm, "check-wasm", false, "build kernels.wasm into a temporary file and fail when it differs from the committed "+wasm.ModulePath)
 	fs.StringVar(&opts.PackageDir, "package", "", "build kernels.wasm and write the npm package @wasmgap/kernels into this folder (e.g. "+DefaultPackageDir+") and nothing else")
 	fs.StringVar(&opts.PackageVersion, "package-version", versionPlaceholder, "the version of the package written by -package")
 	fs.BoolVar(&opts.SkipTypecheck, "skip-typecheck", false, "do not type-check web/src with tsc")
@@ -104,6 +109,9 @@ func Build(opts Options) error {
 		}
 		fmt.Fprintf(log, "build: package @wasmgap/kernels in %s in %v\n", rel(root, dir), time.Since(start).Round(time.Millisecond))
 		return nil
+	}
+	if opts.CheckWasm {
+		return checkWasm(root, log)
 	}
 	if opts.WasmOnly {
 		start := time.Now()
@@ -226,8 +234,32 @@ func typecheck(webDir string, log io.Writer) error {
 	return nil
 }
 
-// buildWasm compiles wasm/module into wasm/dist/kernels.wasm with wasm.Build, or returns
-// "" when the module's folder does not exist.
+// checkWasm builds wasm/module into a temporary file with wasm.Build and compares it with
+// the committed wasm/kernels.wasm.
+func checkWasm(root string, log io.Writer) error {
+	start := time.Now()
+	dir, err := os.MkdirTemp("", "wasmgap-check-wasm-")
+	if err != nil {
+		return fmt.Errorf("check kernels.wasm: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "kernels.wasm")
+	if err := wasm.Build(context.Background(), filepath.Join(root, filepath.FromSlash(wasm.SourceDir)), out); err != nil {
+		return err
+	}
+	built, err := os.ReadFile(out)
+	if err != nil {
+		return fmt.Errorf("check kernels.wasm: %w", err)
+	}
+	if err := wasm.CheckBuilt(built); err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "build: %s is what %s builds to (%d bytes) in %v\n", wasm.ModulePath, wasm.SourceDir, len(built), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// buildWasm compiles wasm/module into wasm/kernels.wasm with wasm.Build, or returns "" when
+// the module's folder does not exist.
 func buildWasm(root string) (string, error) {
 	src := filepath.Join(root, filepath.FromSlash(wasm.SourceDir))
 	if _, err := os.Stat(src); err != nil {

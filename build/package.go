@@ -38,8 +38,11 @@ type pkgParam struct {
 }
 
 type pkgKernel struct {
-	Name    string     `json:"name"`
-	Export  string     `json:"export"`
+	Name   string `json:"name"`
+	Export string `json:"export"`
+	// Aliases are the former names of the kernel's method and export (wasm.LegacyExport),
+	// kept for one release.
+	Aliases []string   `json:"aliases,omitempty"`
 	Group   string     `json:"group"`
 	Summary string     `json:"summary"`
 	Params  []pkgParam `json:"params"`
@@ -49,6 +52,9 @@ func packageCatalogue() []pkgKernel {
 	var out []pkgKernel
 	for _, k := range kernels.All() {
 		pk := pkgKernel{Name: k.Name, Export: k.Export, Group: k.Group, Summary: k.Summary, Params: []pkgParam{}}
+		if legacy := wasm.LegacyExport(k); legacy != "" {
+			pk.Aliases = []string{legacy}
+		}
 		for _, p := range k.Params {
 			pk.Params = append(pk.Params, pkgParam(p))
 		}
@@ -58,7 +64,8 @@ func packageCatalogue() []pkgKernel {
 }
 
 // WritePackage builds kernels.wasm with wasm.Build from root's wasm/module and writes the
-// npm package @wasmgap/kernels into dir: kernels.wasm, the files of wasm/package, and the
+// npm package @wasmgap/kernels into dir: kernels.wasm, the files of wasm/package, the
+// repository's LICENSE, and the
 // kernel catalogue (catalogue.json, catalogue.mjs, the methods of index.d.ts and the table of
 // README.md) generated from kernels.All(), so that the package never drifts from the module.
 func WritePackage(root, dir, version string) error {
@@ -80,7 +87,12 @@ func WritePackage(root, dir, version string) error {
 	if err != nil {
 		return err
 	}
+	license, err := os.ReadFile(filepath.Join(root, "LICENSE"))
+	if err != nil {
+		return fmt.Errorf("the package's licence: %w", err)
+	}
 	files := map[string][]byte{
+		"LICENSE":        license,
 		"catalogue.json": append(catJSON, '\n'),
 		"catalogue.mjs": []byte("// Generated from wasmgap's kernel catalogue (kernels.All()) by go run ./build -package.\n" +
 			"export const kernels = Object.freeze(" + string(catJSON) + ");\n"),
@@ -115,31 +127,12 @@ func WritePackage(root, dir, version string) error {
 	if err != nil {
 		return fmt.Errorf("read wasm/package: %w", err)
 	}
-	if inside(root, dir) {
-		// wasm/dist is embedded in package wasm (//go:embed dist) for kernels.wasm: a go.mod
-		// makes this folder another module, which the go command leaves out of the embed,
-		// so that the binary does not carry the package too. package.json's "files" leaves
-		// it out of the npm package.
-		files["go.mod"] = []byte(packageGoMod)
-	}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			return fmt.Errorf("write %s: %w", name, err)
 		}
 	}
 	return nil
-}
-
-// packageGoMod is the go.mod WritePackage puts in a package folder inside the Go module.
-const packageGoMod = `// Written by go run ./build -package: it keeps the go command (and wasm's //go:embed dist)
-// out of this folder. Not part of the npm package.
-module wasmgap.invalid/package
-`
-
-// inside reports whether dir lies inside root.
-func inside(root, dir string) bool {
-	r, err := filepath.Rel(root, dir)
-	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
 }
 
 // replaceMarker replaces the line holding marker with text, keeping the line's indentation.
@@ -172,26 +165,35 @@ func dtsMethods(cat []pkgKernel) string {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "/**\n * %s: %s\n", k.Name, strings.ReplaceAll(k.Summary, "*/", "*\\/"))
-		var params []string
+		var params, doc []string
 		for _, p := range k.Params {
-			fmt.Fprintf(&b, " * @param %s %s (%s)\n", p.Name, strings.ReplaceAll(p.Doc, "*/", "*\\/"), rangeText(p))
+			doc = append(doc, fmt.Sprintf(" * @param %s %s (%s)\n", p.Name, strings.ReplaceAll(p.Doc, "*/", "*\\/"), rangeText(p)))
 			params = append(params, p.Name+": number")
 		}
-		fmt.Fprintf(&b, " */\n%s(%s): bigint;\n", k.Export, strings.Join(params, ", "))
+		fmt.Fprintf(&b, "/**\n * %s: %s\n%s */\n%s(%s): bigint;\n", k.Name, strings.ReplaceAll(k.Summary, "*/", "*\\/"), strings.Join(doc, ""), k.Name, strings.Join(params, ", "))
+		for _, alias := range k.Aliases {
+			fmt.Fprintf(&b, "/** @deprecated %s's former name, kept for one release: call %s. */\n%s(%s): bigint;\n", k.Name, k.Name, alias, strings.Join(params, ", "))
+		}
 	}
 	return b.String()
 }
 
 func readmeTable(cat []pkgKernel) string {
 	var b strings.Builder
-	b.WriteString("| method | kernel | parameters (range, default) | what it computes |\n| --- | --- | --- | --- |\n")
+	b.WriteString("| method | parameters (range, default) | what it computes |\n| --- | --- | --- |\n")
+	var aliases []string
 	for _, k := range cat {
 		var params []string
 		for _, p := range k.Params {
 			params = append(params, fmt.Sprintf("`%s` (%s)", p.Name, rangeText(p)))
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", k.Export, k.Name, strings.Join(params, ", "), strings.ReplaceAll(k.Summary, "|", "\\|"))
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", k.Name, strings.Join(params, ", "), strings.ReplaceAll(k.Summary, "|", "\\|"))
+		for _, a := range k.Aliases {
+			aliases = append(aliases, fmt.Sprintf("`%s` (%s)", a, k.Name))
+		}
+	}
+	if len(aliases) > 0 {
+		fmt.Fprintf(&b, "\nThe former names of the loop tests' methods and exports, %s, still work in this release and will be removed in the next: call the names above.\n", strings.Join(aliases, ", "))
 	}
 	return b.String()
 }

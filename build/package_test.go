@@ -15,6 +15,7 @@ import (
 	"github.com/evanw/esbuild/pkg/api"
 
 	"github.com/wasmgap/wasmgap/kernels"
+	"github.com/wasmgap/wasmgap/wasm"
 )
 
 // TestWritePackage writes the npm package into a temporary folder, checks its files against
@@ -36,7 +37,7 @@ func TestWritePackage(t *testing.T) {
 	if err := WritePackage(root, dir, "1.2.3"); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"kernels.wasm", "index.mjs", "index.d.ts", "package.json", "README.md", "catalogue.json", "catalogue.mjs"} {
+	for _, f := range []string{"kernels.wasm", "index.mjs", "index.d.ts", "package.json", "README.md", "LICENSE", "catalogue.json", "catalogue.mjs", "catalogue.d.ts"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("the package lacks %s: %v", f, err)
 		}
@@ -58,6 +59,21 @@ func TestWritePackage(t *testing.T) {
 			t.Errorf("package.json has %s", k)
 		}
 	}
+	// What npm publish warns about when missing, and what the package promises.
+	for _, k := range []string{"description", "license", "repository", "keywords", "engines", "homepage", "bugs"} {
+		if pkg[k] == nil {
+			t.Errorf("package.json has no %s", k)
+		}
+	}
+	if license, _ := os.ReadFile(filepath.Join(root, "LICENSE")); pkg["license"] != "MIT" || !strings.HasPrefix(string(license), "MIT License") {
+		t.Errorf("package.json's license %v does not name the repository's LICENSE (%.20q)", pkg["license"], license)
+	}
+	pkgExports, _ := pkg["exports"].(map[string]any)
+	for _, e := range []string{".", "./catalogue.mjs", "./catalogue.json", "./kernels.wasm", "./package.json"} {
+		if pkgExports[e] == nil {
+			t.Errorf("package.json does not export %s", e)
+		}
+	}
 
 	dts, err := os.ReadFile(filepath.Join(dir, "index.d.ts"))
 	if err != nil {
@@ -75,12 +91,18 @@ func TestWritePackage(t *testing.T) {
 		for _, p := range k.Params {
 			params = append(params, regexp.QuoteMeta(p.Name)+`: number`)
 		}
-		re := regexp.MustCompile(`(?m)^\s+` + regexp.QuoteMeta(k.Export) + `\(` + strings.Join(params, ", ") + `\): bigint;$`)
-		if !re.Match(dts) {
-			t.Errorf("index.d.ts does not declare %s(%s): bigint", k.Export, strings.Join(params, ", "))
+		methods := []string{k.Name}
+		if legacy := wasm.LegacyExport(k); legacy != "" {
+			methods = append(methods, legacy)
 		}
-		if !strings.Contains(string(readme), "| `"+k.Export+"` |") {
-			t.Errorf("README.md's table lacks %s", k.Export)
+		for _, m := range methods {
+			re := regexp.MustCompile(`(?m)^\s+` + regexp.QuoteMeta(m) + `\(` + strings.Join(params, ", ") + `\): bigint;$`)
+			if !re.Match(dts) {
+				t.Errorf("index.d.ts does not declare %s(%s): bigint", m, strings.Join(params, ", "))
+			}
+		}
+		if !strings.Contains(string(readme), "| `"+k.Name+"` |") {
+			t.Errorf("README.md's table lacks %s", k.Name)
 		}
 	}
 
@@ -103,7 +125,7 @@ func TestWritePackage(t *testing.T) {
 		}
 		want = append(want, fmt.Sprint(k.Expected(c.args)))
 		args := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(c.args)), ", "), "[]")
-		jsCalls = append(jsCalls, fmt.Sprintf("String(k.%s(%s))", k.Export, args))
+		jsCalls = append(jsCalls, fmt.Sprintf("String(k.%s(%s))", k.Name, args))
 	}
 	script := `
 const { load, kernels } = await import(process.env.PKG_INDEX);
@@ -120,7 +142,24 @@ const shim = await load(new Response(bytes, { headers: { "content-type": "applic
 out.builtin = run(shim);
 out.names = shim.kernels.map((k) => k.export);
 out.sameKernels = shim.kernels === kernels;
-try { shim.ack(4, 1); out.range = "no error"; } catch (e) { out.range = e.name; }
+const { kernels: catalogue } = await import(new URL("./catalogue.mjs", process.env.PKG_INDEX));
+out.sameKernels &&= catalogue === kernels;
+const errName = (f) => { try { f(); return "no error"; } catch (e) { return e.name; } };
+out.errors = [
+  errName(() => shim.ack(4, 1)),         // RangeError: out of range
+  errName(() => shim.fib_rec("x")),      // TypeError: not a number
+  errName(() => shim.fib_rec(1.5)),      // TypeError: not an integer
+  errName(() => shim.fib_rec(10n)),      // TypeError: a bigint
+  errName(() => shim.fib_rec()),         // TypeError: too few arguments
+  errName(() => shim.call("nope")),      // RangeError: no such kernel
+];
+// The former names still work for one release.
+out.aliases = [String(shim.loop_test1(2000, 100)), String(shim.call("loop_test8b", 1000))];
+// A trap (V8's stack overflow) leaves the instance refusing calls until reloaded.
+const node = await load();
+out.trap = [errName(() => node.ack(3, 20)), String(node.trapped !== null), errName(() => node.fib_it(10))];
+try { node.fib_it(10); } catch (e) { out.refusal = e.message; }
+out.trap.push(String((await node.reload()).fib_it(10)), errName(() => node.call("fib_it", 10)));
 out.lines = lines;
 // fd_write and proc_exit of the shim, called as the Go runtime calls them when it aborts.
 const { builtinWasi, WasiExit } = await import(process.env.PKG_INDEX);
@@ -152,7 +191,8 @@ console.log(JSON.stringify(out));
 		Errno                                         []int
 		Exit                                          int
 		SameKernels                                   bool
-		Range                                         string
+		Errors, Aliases, Trap                         []string
+		Refusal                                       string
 	}
 	if err := json.Unmarshal(stdout, &got); err != nil {
 		t.Fatalf("node printed %q: %v", stdout, err)
@@ -175,8 +215,14 @@ console.log(JSON.stringify(out));
 	if strings.Join(got.Names, " ") != strings.Join(exports, " ") || !got.SameKernels {
 		t.Errorf("the loader's kernels are %v (same as the export: %v), want %v", got.Names, got.SameKernels, exports)
 	}
-	if got.Range != "RangeError" {
-		t.Errorf("ack(4, 1) out of range: got %s, want a RangeError", got.Range)
+	if want := "RangeError TypeError TypeError TypeError TypeError RangeError"; strings.Join(got.Errors, " ") != want {
+		t.Errorf("bad arguments (out of range, a string, 1.5, a bigint, none, an unknown kernel) threw %v, want %s", got.Errors, want)
+	}
+	if strings.Join(got.Aliases, " ") != fmt.Sprint(kernelValue(t, "test1", 2000, 100), " ", kernelValue(t, "test8b", 1000)) {
+		t.Errorf("the former names loop_test1, loop_test8b returned %v", got.Aliases)
+	}
+	if strings.Join(got.Trap, " ") != "RangeError true Error 55 Error" || !strings.Contains(got.Refusal, "reload") {
+		t.Errorf("a trap, then calls: %v (%q); want the trap, calls refused until reload, then 55 from the new instance", got.Trap, got.Refusal)
 	}
 	if len(got.Lines) != 0 {
 		t.Errorf("the module wrote %q", got.Lines)
@@ -217,9 +263,11 @@ console.log(JSON.stringify(out));
 		t.Fatal(err)
 	}
 	ts := `import { load, kernels, type Kernels } from "@wasmgap/kernels";
+import { kernels as catalogue } from "@wasmgap/kernels/catalogue.mjs";
 const k: Kernels = await load();
-const r: bigint = k.fib_it(10) + k.ack(2, 3) + k.loop_test1(50000, 1000) + k.call("test8b", 10);
-console.log(r, kernels.length, kernels[0].params[0].max);
+const r: bigint = k.fib_it(10) + k.ack(2, 3) + k.test1(50000, 1000) + k.loop_test1(50000, 1000) + k.call("test8b", 10);
+const fresh: Kernels = await k.reload();
+console.log(r, fresh.trapped, kernels.length, kernels[0].params[0].max, catalogue.length);
 `
 	if err := os.WriteFile(filepath.Join(user, "use.ts"), []byte(ts), 0o644); err != nil {
 		t.Fatal(err)
@@ -237,41 +285,14 @@ console.log(r, kernels.length, kernels[0].params[0].max);
 	}
 }
 
-// TestPackageLeftOutOfEmbed checks that a package written inside the Go module (as
-// wasm/dist/package is, under package wasm's //go:embed dist) is left out of the embed.
-func TestPackageLeftOutOfEmbed(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the go command")
-	}
-	root := t.TempDir()
-	files := map[string]string{
-		"go.mod":                      "module example.com/fake\n\ngo 1.22\n",
-		"wasm/wasm.go":                "package wasm\n\nimport \"embed\"\n\n//go:embed dist\nvar dist embed.FS\n",
-		"wasm/dist/kernels.wasm":      "\x00asm",
-		"wasm/dist/package/go.mod":    packageGoMod,
-		"wasm/dist/package/index.mjs": "export {};\n",
-	}
-	for name, text := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := exec.Command("go", "list", "-f", "{{.EmbedFiles}}", "./wasm")
-	cmd.Dir = root
-	out, err := cmd.CombinedOutput()
+// kernelValue is the catalogue's value of a kernel call, as a string.
+func kernelValue(t *testing.T, name string, args ...int) string {
+	t.Helper()
+	k, err := kernels.Lookup(name)
 	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
+		t.Fatal(err)
 	}
-	if got := strings.TrimSpace(string(out)); got != "[dist/kernels.wasm]" {
-		t.Errorf("package wasm embeds %s, want [dist/kernels.wasm]", got)
-	}
-	if !inside(root, filepath.Join(root, "wasm", "dist", "package")) || inside(root, t.TempDir()) || inside(root, filepath.Dir(root)) {
-		t.Error("inside is wrong")
-	}
+	return fmt.Sprint(k.Expected(args))
 }
 
 func at(s []string, i int) string {

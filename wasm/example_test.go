@@ -12,12 +12,18 @@ import (
 	"github.com/wasmgap/wasmgap/wasm"
 )
 
-// kernelsWasm returns the bytes of kernels.wasm: here, the module the tests built from
-// this checkout. A host outside this repository reads wasm/dist/kernels.wasm.
-func kernelsWasm() []byte { return wasm.BuiltModule() }
+// kernelsWasm returns the bytes of kernels.wasm: here, those committed with this module
+// and embedded by package wasm. A host outside Go reads the file wasm/kernels.wasm.
+func kernelsWasm() []byte {
+	b, err := wasm.Embedded()
+	if err != nil {
+		log.Fatal(err)
+	}
+	return b
+}
 
-// Any wazero host can run kernels.wasm without this package: instantiate WASI, run
-// _initialize once, then call the exports (i32 arguments, an i64 result).
+// Any wazero host can run kernels.wasm without package wasm/kernels' typed API: instantiate
+// WASI, run _initialize once, then call the exports (i32 arguments, an i64 result).
 func Example_wazero() {
 	ctx := context.Background()
 	r := wazero.NewRuntime(ctx)

@@ -10,8 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"testing/fstest"
 
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/wasmgap/wasmgap/internal/engine/enginetest"
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
@@ -45,11 +49,58 @@ func testMain(m *testing.M) int {
 	return m.Run()
 }
 
-// A binary built before the module embeds only the placeholder: the error says how to
-// build it.
-func TestEmbeddedMissing(t *testing.T) {
-	if _, err := embedded(fstest.MapFS{"dist/placeholder": {}}); err == nil || !strings.Contains(err.Error(), "go tool task wasm") {
-		t.Errorf("missing module: %v, want an error naming `go tool task wasm`", err)
+// The committed wasm/kernels.wasm is what wasm/module builds to under the pinned
+// toolchain: CI fails here (and in .ci/run's check) when someone changed the kernels or
+// the module without running `go tool task wasm`.
+func TestCommittedModule(t *testing.T) {
+	if err := CheckBuilt(testModule); err != nil {
+		t.Fatal(err)
+	}
+	toolchain, err := Toolchain(".")
+	if err != nil || !strings.HasPrefix(toolchain, "go1.") {
+		t.Fatalf("go.mod's toolchain line: %q, %v; want the toolchain that builds kernels.wasm, e.g. go1.26.8", toolchain, err)
+	}
+}
+
+// A difference names both hashes and says how to refresh the committed bytes.
+func TestCompareBuilt(t *testing.T) {
+	if err := compareBuilt([]byte("\x00asm1"), []byte("\x00asm1")); err != nil {
+		t.Errorf("equal bytes: %v", err)
+	}
+	err := compareBuilt([]byte("\x00asm1"), []byte("\x00asm22"))
+	if err == nil || !strings.Contains(err.Error(), "run `go tool task wasm` and commit wasm/kernels.wasm") {
+		t.Errorf("different bytes: %v, want how to refresh them", err)
+	}
+}
+
+// A checkout whose wasm/kernels.wasm is not a module (a Git LFS pointer) gets an error that
+// says how to restore it.
+func TestEmbeddedNotAModule(t *testing.T) {
+	if _, err := checkMagic([]byte("version https://git-lfs.github.com/spec/v1\n")); err == nil || !strings.Contains(err.Error(), "git checkout wasm/kernels.wasm") {
+		t.Errorf("an LFS pointer: %v, want an error naming git checkout", err)
+	}
+	if b, err := Embedded(); err != nil || len(b) == 0 {
+		t.Errorf("Embedded: %d bytes, %v", len(b), err)
+	}
+}
+
+func TestGoModToolchain(t *testing.T) {
+	for _, c := range []struct{ gomod, want string }{
+		{"module m\n\ngo 1.26.4\n\ntoolchain go1.26.8\n", "go1.26.8"},
+		{"module m\n\ngo 1.26.4\n", ""},
+		{"module m\n// toolchain go1.2 in a comment\n", ""},
+	} {
+		got, err := goModToolchain(strings.NewReader(c.gomod), "go.mod")
+		if err != nil || got != c.want {
+			t.Errorf("goModToolchain(%q) = %q, %v; want %q", c.gomod, got, err, c.want)
+		}
+	}
+	env := strings.Join(BuildEnv("go1.26.8"), " ")
+	if !strings.Contains(env, "GOTOOLCHAIN=go1.26.8") || !strings.Contains(env, "GOOS=wasip1") {
+		t.Errorf("BuildEnv(go1.26.8) = %s", env)
+	}
+	if env := strings.Join(BuildEnv(""), " "); strings.Contains(env, "GOTOOLCHAIN") {
+		t.Errorf("BuildEnv(\"\") = %s: no toolchain pinned, the installed one builds", env)
 	}
 }
 
@@ -166,4 +217,71 @@ func describe(err error) string {
 		return fmt.Sprintf("%v: %s", err, exit.Stderr)
 	}
 	return err.Error()
+}
+
+// Every kernel's export bears the catalogue's export name with i32 parameters and an i64
+// result and returns the catalogue's value; each former loop_ name (LegacyExport) is an
+// alias of the same type that returns the same, and so is its batch export.
+func TestExports(t *testing.T) {
+	ctx := context.Background()
+	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
+	defer r.Close(ctx)
+	wasi_snapshot_preview1.MustInstantiate(ctx, r)
+	mod, err := r.InstantiateWithConfig(ctx, testModule, wazero.NewModuleConfig().WithStartFunctions("_initialize"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(name string, args ...int) (int64, error) {
+		fn := mod.ExportedFunction(name)
+		if fn == nil {
+			return 0, fmt.Errorf("no export %s", name)
+		}
+		def := fn.Definition()
+		if len(def.ParamTypes()) != len(args) || len(def.ResultTypes()) != 1 || def.ResultTypes()[0] != api.ValueTypeI64 {
+			return 0, fmt.Errorf("export %s has %d parameters and results %v, want %d i32s and an i64", name, len(def.ParamTypes()), def.ResultTypes(), len(args))
+		}
+		in := make([]uint64, len(args))
+		for i, a := range args {
+			if def.ParamTypes()[i] != api.ValueTypeI32 {
+				return 0, fmt.Errorf("export %s: parameter %d is not an i32", name, i+1)
+			}
+			in[i] = api.EncodeI32(int32(a))
+		}
+		res, err := fn.Call(ctx, in...)
+		if err != nil {
+			return 0, err
+		}
+		return int64(res[0]), nil
+	}
+	aliases := 0
+	for _, k := range kernels.Every() {
+		// Small enough for wazero's interpreter (the pair loops share one value here).
+		args := map[int][]int{1: {100}, 2: {20_002, 2}}[len(k.Params)]
+		if k.Group != kernels.GroupLoops {
+			small := enginetest.SmallArgs[k.Name]
+			args = small[len(small)-1]
+		}
+		want := k.Expected(args)
+		if got, err := call(k.Export, args...); err != nil || got != want {
+			t.Errorf("%s%v = %d, %v; want %d", k.Export, args, got, err, want)
+		}
+		if k.Export != k.Name && !k.HostCall {
+			t.Errorf("kernel %s is exported as %s: one name per kernel", k.Name, k.Export)
+		}
+		legacy := LegacyExport(k)
+		if legacy == "" {
+			continue
+		}
+		aliases++
+		if got, err := call(legacy, args...); err != nil || got != want {
+			t.Errorf("alias %s%v = %d, %v; want %d", legacy, args, got, err, want)
+		}
+		batchArgs := append(append([]int(nil), args...), 3)
+		if got, err := call(legacy+BatchSuffix, batchArgs...); err != nil || got != 3*want {
+			t.Errorf("alias %s%v = %d, %v; want %d", legacy+BatchSuffix, batchArgs, got, err, 3*want)
+		}
+	}
+	if aliases != 10 {
+		t.Errorf("%d loop_ aliases, want one per loop test (10)", aliases)
+	}
 }

@@ -46,3 +46,30 @@ func TestCheckFile(t *testing.T) {
 		t.Errorf("a tracked file missing from the work tree: got %q, %v; want no problem", got, err)
 	}
 }
+
+// A named exception may be binary and over 1 MB, up to its own limit; the same file
+// anywhere else may not.
+func TestExceptions(t *testing.T) {
+	t.Chdir(t.TempDir())
+	module := append([]byte("\x00asm\x01\x00\x00\x00"), make([]byte, 2<<20)...)
+	for _, name := range []string{"wasm/kernels.wasm", "web/kernels.wasm"} {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, module, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := checkFile("wasm/kernels.wasm"); err != nil || got != "" {
+		t.Errorf("wasm/kernels.wasm (2 MB): %q, %v; want no problem", got, err)
+	}
+	if got, _ := checkFile("web/kernels.wasm"); !strings.Contains(got, "over the limit") {
+		t.Errorf("web/kernels.wasm (2 MB): %q, want over the limit", got)
+	}
+	if err := os.WriteFile("wasm/kernels.wasm", make([]byte, exceptions["wasm/kernels.wasm"].maxBytes+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := checkFile("wasm/kernels.wasm"); !strings.Contains(got, "over its own limit") {
+		t.Errorf("wasm/kernels.wasm over its limit: %q, want a problem", got)
+	}
+}

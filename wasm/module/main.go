@@ -1,11 +1,15 @@
 // Command module is kernels.wasm: the kernels compiled to WebAssembly as a WASI preview1
 // reactor, with one export per kernel. Build it with `go tool task wasm`, which runs wasm.Build:
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o wasm/dist/kernels.wasm ./wasm/module
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -buildvcs=false -o wasm/kernels.wasm ./wasm/module
+//
+// under the toolchain of go.mod's toolchain line; the result is committed (see package wasm).
 //
 // A host calls the `_initialize` export once, then any kernel export, one call at a time
 // per instance. The exports and their types are the module's public ABI, documented in
-// docs/EMBEDDING.md: every argument is an i32, every result an i64 checksum.
+// docs/EMBEDDING.md: every argument is an i32, every result an i64 checksum. Each kernel's
+// export bears its catalogue name (fib_rec, test1); the loop tests' former names
+// (loop_test1, …, and their _batch exports) stay as aliases for one release (legacy.go).
 package main
 
 import "github.com/wasmgap/wasmgap/kernels"
@@ -26,34 +30,34 @@ func ack(n, m int32) int64 { return kernels.Ack(int(n), int(m)) }
 //go:wasmexport ack_while
 func ackWhile(n, m int32) int64 { return kernels.AckWhile(int(n), int(m)) }
 
-//go:wasmexport loop_test1
+//go:wasmexport test1
 func loopTest1(big, small int32) int64 { return kernels.Test1(int(big), int(small)) }
 
-//go:wasmexport loop_test1b
+//go:wasmexport test1b
 func loopTest1b(big, small int32) int64 { return kernels.Test1b(int(big), int(small)) }
 
-//go:wasmexport loop_test2
+//go:wasmexport test2
 func loopTest2(big, small int32) int64 { return kernels.Test2(int(big), int(small)) }
 
-//go:wasmexport loop_test3
+//go:wasmexport test3
 func loopTest3(big, small int32) int64 { return kernels.Test3(int(big), int(small)) }
 
-//go:wasmexport loop_test4
+//go:wasmexport test4
 func loopTest4(big, small int32) int64 { return kernels.Test4(int(big), int(small)) }
 
-//go:wasmexport loop_test5
+//go:wasmexport test5
 func loopTest5(big, small int32) int64 { return kernels.Test5(int(big), int(small)) }
 
-//go:wasmexport loop_test6
+//go:wasmexport test6
 func loopTest6(big, small int32) int64 { return kernels.Test6(int(big), int(small)) }
 
-//go:wasmexport loop_test7
+//go:wasmexport test7
 func loopTest7(large int32) int64 { return kernels.Test7(int(large)) }
 
-//go:wasmexport loop_test8
+//go:wasmexport test8
 func loopTest8(large int32) int64 { return kernels.Test8(int(large)) }
 
-//go:wasmexport loop_test8b
+//go:wasmexport test8b
 func loopTest8b(large int32) int64 { return kernels.Test8b(int(large)) }
 
 // The batch exports run a kernel reps times inside the module and return the sum of the
@@ -96,52 +100,52 @@ func ackWhileBatch(n, m int32, reps int32) int64 {
 	return batch(reps, func() int64 { return kernels.AckWhile(int(n), int(m)) })
 }
 
-//go:wasmexport loop_test1_batch
+//go:wasmexport test1_batch
 func loopTest1Batch(big, small int32, reps int32) int64 {
 	return batch(reps, func() int64 { return kernels.Test1(int(big), int(small)) })
 }
 
-//go:wasmexport loop_test1b_batch
+//go:wasmexport test1b_batch
 func loopTest1bBatch(big, small int32, reps int32) int64 {
 	return batch(reps, func() int64 { return kernels.Test1b(int(big), int(small)) })
 }
 
-//go:wasmexport loop_test2_batch
+//go:wasmexport test2_batch
 func loopTest2Batch(big, small int32, reps int32) int64 {
 	return batch(reps, func() int64 { return kernels.Test2(int(big), int(small)) })
 }
 
-//go:wasmexport loop_test3_batch
+//go:wasmexport test3_batch
 func loopTest3Batch(big, small int32, reps int32) int64 {
 	return batch(reps, func() int64 { return kernels.Test3(int(big), int(small)) })
 }
 
-//go:wasmexport loop_test4_batch
+//go:wasmexport test4_batch
 func loopTest4Batch(big, small int32, reps int32) int64 {
 	return batch(reps, func() int64 { return kernels.Test4(int(big), int(small)) })
 }
 
-//go:wasmexport loop_test5_batch
+//go:wasmexport test5_batch
 func loopTest5Batch(big, small int32, reps int32) int64 {
 	return batch(reps, func() int64 { return kernels.Test5(int(big), int(small)) })
 }
 
-//go:wasmexport loop_test6_batch
+//go:wasmexport test6_batch
 func loopTest6Batch(big, small int32, reps int32) int64 {
 	return batch(reps, func() int64 { return kernels.Test6(int(big), int(small)) })
 }
 
-//go:wasmexport loop_test7_batch
+//go:wasmexport test7_batch
 func loopTest7Batch(large int32, reps int32) int64 {
 	return batch(reps, func() int64 { return kernels.Test7(int(large)) })
 }
 
-//go:wasmexport loop_test8_batch
+//go:wasmexport test8_batch
 func loopTest8Batch(large int32, reps int32) int64 {
 	return batch(reps, func() int64 { return kernels.Test8(int(large)) })
 }
 
-//go:wasmexport loop_test8b_batch
+//go:wasmexport test8b_batch
 func loopTest8bBatch(large int32, reps int32) int64 {
 	return batch(reps, func() int64 { return kernels.Test8b(int(large)) })
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Runs one kernel of kernels.wasm under Node's node:wasi and prints its result.
 //
-//   node wasm/node/run.mjs wasm/dist/kernels.wasm fib_rec 30
-//   node wasm/node/run.mjs wasm/dist/kernels.wasm ack 3 10
+//   node wasm/node/run.mjs wasm/kernels.wasm fib_rec 30
+//   node wasm/node/run.mjs wasm/kernels.wasm ack 3 10
 //
 // With --time it also prints how long the call took, on stderr.
 // The module is a WASI preview1 reactor: instantiate it with the WASI imports, call

@@ -12,10 +12,12 @@ export interface Param {
 
 /** One kernel of the catalogue. */
 export interface Kernel {
-  /** The name the articles and wasmgap's CLI use: "fib_rec", "test1". */
+  /** The name the articles, wasmgap's CLI and tables use, and the method of Kernels that runs it: "fib_rec", "test1". */
   name: string;
-  /** The export of kernels.wasm (and the method of Kernels) that runs it: "loop_test1". */
+  /** The export of kernels.wasm that runs it: the same name. */
   export: string;
+  /** The former names of the method and export ("loop_test1"), kept for one release. */
+  aliases?: string[];
   group: string;
   summary: string;
   params: Param[];
@@ -48,18 +50,28 @@ export type Source =
   | ArrayBufferView
   | WebAssembly.Module;
 
-/** One method per kernel (arguments are i32 numbers, the result an i64 as a bigint), plus the instance. */
+/**
+ * One method per kernel (arguments are i32 numbers, the result an i64 as a bigint), plus the
+ * instance. A method throws a TypeError for an argument that is not an integer number or a
+ * wrong number of arguments, a RangeError for an integer outside the kernel's range. A call
+ * that throws from inside the module (a trap: stack overflow, out of memory) leaves the
+ * instance refusing further calls with an Error: load a new one with reload().
+ */
 export interface Kernels {
   instance: WebAssembly.Instance;
   kernels: readonly Kernel[];
-  /** Calls a kernel by its name or export name. */
+  /** The error of the call that trapped, after which this instance refuses calls; null before. */
+  readonly trapped: unknown;
+  /** Loads a new instance from the same compiled module and options. */
+  reload(): Promise<Kernels>;
+  /** Calls a kernel by its name (or a former name); an unknown name is a RangeError. */
   call(name: string, ...args: number[]): bigint;
   /* @kernels */
 }
 
 /**
  * Instantiates kernels.wasm, runs _initialize once and returns its kernels. One call at a
- * time per instance; after a trap, load a new one.
+ * time per instance; after a trap the instance refuses calls: load a new one (reload()).
  */
 export declare function load(source?: Source, options?: LoadOptions): Promise<Kernels>;
 

@@ -7,7 +7,8 @@
 //   k.fib_it(10); // 55n
 //
 // One call at a time per instance: the Go runtime inside is single-threaded and not
-// re-entrant. Load one instance per worker to run calls in parallel.
+// re-entrant. Load one instance per worker to run calls in parallel. An instance whose call
+// threw (a trap) refuses further calls: load a new one (k.reload()).
 import { kernels } from "./catalogue.mjs";
 
 export { kernels };
@@ -192,31 +193,60 @@ export async function load(source, options = {}) {
   } else {
     throw new TypeError(`load: options.wasi must be "node" or "builtin", not ${JSON.stringify(mode)}`);
   }
-  return wrap(instance);
+  return wrap(instance, module, options);
 }
 
-function wrap(instance) {
-  const out = { instance, kernels };
+function wrap(instance, module, options) {
+  // A call that threw (a trap: V8's stack overflow, out of memory, the Go runtime's abort)
+  // left the Go runtime inside half-way through: the instance refuses further calls until
+  // the caller loads a new one (reload).
+  let trapped = null;
+  const out = {
+    instance,
+    kernels,
+    get trapped() {
+      return trapped;
+    },
+    reload: () => load(module, options),
+  };
   for (const k of kernels) {
     const fn = instance.exports[k.export];
     if (typeof fn !== "function") throw new Error(`kernels.wasm has no export ${k.export}`);
-    out[k.export] = (...args) => {
+    out[k.name] = (...args) => {
       if (args.length !== k.params.length) {
-        throw new TypeError(`${k.export} takes ${k.params.length} arguments (${k.params.map((p) => p.name).join(", ")}), got ${args.length}`);
+        throw new TypeError(`${k.name} takes ${k.params.length} arguments (${k.params.map((p) => p.name).join(", ")}), got ${args.length}`);
       }
       k.params.forEach((p, i) => {
         const a = args[i];
-        if (!Number.isInteger(a) || a < p.min || a > p.max) {
-          throw new RangeError(`${k.export}: ${p.name} must be an integer in ${p.min}..${p.max}, got ${a}`);
+        if (typeof a !== "number" || !Number.isInteger(a)) {
+          const got = typeof a === "string" ? JSON.stringify(a) : typeof a === "number" ? String(a) : `a ${typeof a}`;
+          throw new TypeError(`${k.name}: ${p.name} must be an integer (a number), got ${got}`);
+        }
+        if (a < p.min || a > p.max) {
+          throw new RangeError(`${k.name}: ${p.name} must be in ${p.min}..${p.max}, got ${a}`);
         }
       });
-      return fn(...args);
+      if (trapped) {
+        throw new Error(`${k.name}: this instance of kernels.wasm trapped in an earlier call (${trapped}) and refuses calls: load a new one (await k.reload())`, { cause: trapped });
+      }
+      try {
+        return fn(...args);
+      } catch (err) {
+        trapped = err;
+        throw err;
+      }
     };
+    // The former name of a loop test's method (loop_test1 for test1), kept for one release.
+    for (const alias of k.aliases ?? []) out[alias] = out[k.name];
   }
   out.call = (name, ...args) => {
-    const k = kernels.find((k) => k.export === name || k.name === name);
-    if (!k) throw new Error(`no kernel ${JSON.stringify(name)}`);
-    return out[k.export](...args);
+    const k = kernels.find((k) => k.name === name || k.export === name || (k.aliases ?? []).includes(name));
+    if (!k) {
+      throw new (typeof name === "string" ? RangeError : TypeError)(
+        `no kernel ${JSON.stringify(name)}: the kernels are ${kernels.map((k) => k.name).join(", ")}`,
+      );
+    }
+    return out[k.name](...args);
   };
   return out;
 }

@@ -5,7 +5,7 @@ import type { CellResult, Progress } from "./types";
 /** What the page asks a worker to measure. */
 export interface WorkerRequest {
   kernel: string;
-  /** The wasm export that runs it ("loop_test1"). */
+  /** The wasm export that runs it: the kernel's name ("test1"), "nop" for host_call. */
   export: string;
   args: number[];
   runs: number;

@@ -14,7 +14,7 @@ import (
 // Embed kernels.wasm in wasmtime directly, as docs/EMBEDDING.md shows: a WASI reactor,
 // _initialize once, then any kernel export.
 func Example_embedding() {
-	wasmBytes, err := wasm.Embedded() // or os.ReadFile("wasm/dist/kernels.wasm")
+	wasmBytes, err := wasm.Embedded() // or os.ReadFile("wasm/kernels.wasm")
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // kernelsWasm returns the bytes of kernels.wasm: here, the module the tests built from
-// this checkout. A host outside this repository reads wasm/dist/kernels.wasm.
+// this checkout. A host outside this repository reads wasm/kernels.wasm.
 func kernelsWasm() []byte { return wazero.BuiltModule() }
 
 // An engine runs catalogue kernels; Options{} runs the embedded kernels.wasm with wazero's

@@ -1,4 +1,0 @@
-package wasm
-
-// BuiltModule returns kernels.wasm as TestMain built it, for the examples.
-func BuiltModule() []byte { return testModule }
