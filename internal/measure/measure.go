@@ -31,16 +31,12 @@ const (
 	// DefaultMinSample is how long a sample lasts at least: calls shorter than it are
 	// repeated k times within one sample, k grown until the sample lasts this long.
 	DefaultMinSample = 10 * time.Millisecond
-	// MaxMinSample bounds Options.MinSample.
-	MaxMinSample = 10 * time.Second
 	// MaxCalls bounds the calls of one sample, as testing.B bounds b.N.
 	MaxCalls = 1_000_000_000
 	// DefaultWarmupTime is how long a warm-up lasts at least (Options.WarmupTime): a new
 	// process runs its first hundreds of milliseconds slower than later (docs/VALIDATION.md
 	// § Kernels: the harness against go test -bench), and the samples should not.
 	DefaultWarmupTime = 500 * time.Millisecond
-	// MaxWarmupTime bounds Options.WarmupTime.
-	MaxWarmupTime = 10 * time.Second
 	// MaxRestarts bounds how often the samples start over with a larger k because a
 	// sample lasted under half the sample minimum (the calls got faster after calibration).
 	MaxRestarts = 3

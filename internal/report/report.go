@@ -49,6 +49,9 @@ type Method struct {
 	Cold bool `json:"cold,omitempty"`
 	// Timing describes the clock and what it times.
 	Timing string `json:"timing"`
+	// Partial, when set, says that the run stopped before its last cell and how ("stopped
+	// by SIGTERM after 5 of 28 cells"): the report holds the cells done.
+	Partial string `json:"partial,omitempty"`
 }
 
 // DefaultTiming is the timing method of measure.Measure run in package runner's workers.
@@ -68,11 +71,13 @@ const (
 	FormatMarkdown = "markdown"
 	FormatJSON     = "json"
 	FormatGoBench  = "gobench"
+	// FormatCSV is one row per cell (WriteCSV), for a spreadsheet or a script.
+	FormatCSV = "csv"
 )
 
 // Formats lists the formats Write accepts.
 func Formats() []string {
-	return []string{FormatTable, FormatMarkdown, FormatJSON, FormatGoBench, FormatJIT, FormatJITMarkdown, FormatJITJSON, FormatJITCSV}
+	return []string{FormatTable, FormatMarkdown, FormatJSON, FormatCSV, FormatGoBench, FormatJIT, FormatJITMarkdown, FormatJITJSON, FormatJITCSV}
 }
 
 // Write writes the report in the named format, or says which formats exist.
@@ -95,6 +100,8 @@ func WriteWidth(w io.Writer, format string, r Report, width int) error {
 		return enc.Encode(r)
 	case FormatGoBench:
 		return writeGoBench(w, r)
+	case FormatCSV:
+		return writeCSV(w, r)
 	case FormatJIT, FormatJITMarkdown, FormatJITJSON, FormatJITCSV:
 		return writeJIT(w, format, r)
 	}
