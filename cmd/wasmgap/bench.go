@@ -188,7 +188,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		rep.Results = append(rep.Results, res)
-		progress.done(cell, res)
+		progress.done(cell, res, opts.Runs)
 	}
 	progress.clear()
 	sig, _ := caught.Load().(os.Signal)
@@ -373,7 +373,7 @@ func (p *progressLine) draw() {
 
 // done says that a cell finished: off a terminal, one line with its result and how long
 // it took.
-func (p *progressLine) done(cell string, r measure.Result) {
+func (p *progressLine) done(cell string, r measure.Result, asked int) {
 	if p.on {
 		return
 	}
@@ -386,6 +386,9 @@ func (p *progressLine) done(cell string, r measure.Result) {
 		if r.CI.Valid() && r.Median > 0 {
 			what += fmt.Sprintf(" ±%.1f%%", 100*max(r.Median-r.CI.Lo, r.CI.Hi-r.Median)/r.Median)
 		}
+	}
+	if !r.Failed() && r.Runs < asked {
+		what += fmt.Sprintf(" (%d of %d runs fitted the time limit)", r.Runs, asked)
 	}
 	fmt.Fprintf(p.w, "%s: %s (%v)\n", cell, what, took.Round(100*time.Millisecond))
 }

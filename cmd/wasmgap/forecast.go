@@ -136,10 +136,11 @@ func forecastJobs(jobs []runner.Job, past map[string][]measure.Result, timeLimit
 		engines = appendNew(engines, j.Engine())
 		kernels = appendNew(kernels, j.Kernel().Name)
 	}
-	what := fmt.Sprintf("%d cells (%s on %s)", len(jobs), plural(len(kernels), "kernel"), strings.Join(engines, ", "))
+	on := strings.Join(engines, ", ")
 	if len(engines) > 6 {
-		what = fmt.Sprintf("%d cells (%s on %s)", len(jobs), plural(len(kernels), "kernel"), plural(len(engines), "engine"))
+		on = plural(len(engines), "engine")
 	}
+	what := fmt.Sprintf("%s (%s on %s)", plural(len(jobs), "cell"), plural(len(kernels), "kernel"), on)
 	switch {
 	case known == len(jobs):
 		return fmt.Sprintf("%s, about %v (from this machine's stored runs)", what, roundForecast(total))
@@ -163,10 +164,12 @@ func plural(n int, word string) string {
 	return strconv.Itoa(n) + " " + word + "s"
 }
 
-// roundForecast rounds a forecast to what it can promise: seconds under a minute, ten
-// seconds under ten minutes, minutes above.
+// roundForecast rounds a forecast to what it can promise: tenths of a second under ten
+// seconds, seconds under a minute, ten seconds under ten minutes, minutes above.
 func roundForecast(d time.Duration) time.Duration {
 	switch {
+	case d < 10*time.Second:
+		return d.Round(100 * time.Millisecond)
 	case d < time.Minute:
 		return d.Round(time.Second)
 	case d < 10*time.Minute:

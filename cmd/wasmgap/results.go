@@ -111,11 +111,11 @@ func saveRun(store *results.Store, dsn string, run results.Run, stderr io.Writer
 		fmt.Fprintln(stderr, "wasmgap bench:", err)
 		return 1
 	}
-	what := "stored"
+	what := "run"
 	if run.Report.Method.Partial != "" {
-		what = "stored as partial"
+		what = "partial run"
 	}
-	fmt.Fprintf(stderr, "wasmgap bench: %s run %d in %s (wasmgap results show %d)\n", what, id, dsn, id)
+	fmt.Fprintf(stderr, "wasmgap bench: stored as %s %d in %s (wasmgap results show %d)\n", what, id, dsn, id)
 	return 0
 }
 
