@@ -234,24 +234,10 @@ func wrap(text string, width int, indent string) string {
 	return b.String()
 }
 
-// short is the method in a few lines, for the text table: what the numbers are and how
-// they were made; Markdown and JSON carry the whole method (Method.line, Timing).
+// short is the method in a few lines, for the text table: what each cell ran and how it
+// was timed; Markdown and JSON carry the whole method (Method.line, Timing).
 func (m Method) short() string {
-	s := fmt.Sprintf("median of %s per cell after %s", plural(m.Runs, "timed sample"), plural(m.Warmup, "warm-up call"))
-	if m.Warmup > 0 && m.WarmupTime > 0 {
-		s += fmt.Sprintf(" (and more until the warm-up lasted %v)", m.WarmupTime)
-	}
-	if m.MinSample > 0 {
-		s += fmt.Sprintf("; a sample repeats the call k times until it lasts %v, and reports its time over k", m.MinSample)
-	} else {
-		s += "; one call per sample"
-	}
-	s += "; each cell in a worker process of its own, timed with a monotonic clock around the samples only, every call checked against the catalogue"
-	if m.Timeout > 0 {
-		s += fmt.Sprintf("; time limit %v per cell", m.Timeout)
-	}
-	if m.Cold {
-		s += "; compiled without the on-disk cache (cold)"
-	}
-	return s + "; setup and the first call are reported apart (Phases, First call). The whole method: --format markdown or json."
+	return m.counts() + "; each cell in a worker process of its own, timed with a monotonic clock around the samples only, " +
+		"every call checked against the catalogue; setup and the first call reported apart (Phases, First call). " +
+		"The whole method: --format markdown or json."
 }

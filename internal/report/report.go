@@ -285,13 +285,24 @@ func setups(results []measure.Result, engines []string) []setupRow {
 	return out
 }
 
+// line is the whole method, beside a Markdown table: counts, the timing and the legend.
 func (m Method) line() string {
+	s := m.counts()
+	if m.Timing != "" {
+		s += "; " + m.Timing
+	}
+	s += "; ±: half-width of the median's 95% confidence interval, \"wide\" past ±5%, ±? under 6 samples; \"busy\": other processes took over half a core"
+	return s
+}
+
+// counts says what each cell ran: its samples, warm-up, sample minimum, time limit.
+func (m Method) counts() string {
 	s := fmt.Sprintf("median of %s after %s", plural(m.Runs, "timed sample"), plural(m.Warmup, "warm-up call"))
 	if m.Warmup > 0 && m.WarmupTime > 0 {
 		s += fmt.Sprintf(" and more until the warm-up lasted %v", m.WarmupTime)
 	}
 	if m.MinSample > 0 {
-		s += fmt.Sprintf(", each sample at least %v (k calls, k shown when above 1)", m.MinSample)
+		s += fmt.Sprintf(", each sample at least %v (k calls per sample)", m.MinSample)
 	} else {
 		s += ", one call per sample"
 	}
@@ -301,10 +312,6 @@ func (m Method) line() string {
 	if m.Cold {
 		s += ", compiled without the on-disk cache (cold)"
 	}
-	if m.Timing != "" {
-		s += "; " + m.Timing
-	}
-	s += "; ±: half-width of the median's 95% confidence interval, \"wide\" past ±5%, ±? under 6 samples; \"busy\": other processes took over half a core"
 	return s
 }
 

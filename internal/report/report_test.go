@@ -141,7 +141,7 @@ func TestFormatsContent(t *testing.T) {
 		}
 	}
 	text := strings.ReplaceAll(out[FormatTable], "\n  ", " ")
-	for _, want := range []string{"14.9 ns", "±1.3%", "wide", "\nbusy: ", "median of 3 timed samples per cell after 1 warm-up call (and more until the warm-up lasted 500ms); a sample repeats the call k times until it lasts 10ms"} {
+	for _, want := range []string{"14.9 ns", "±1.3%", "wide", "\nbusy: ", "method: median of 3 timed samples after 1 warm-up call and more until the warm-up lasted 500ms, each sample at least 10ms", "every call checked against the catalogue"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("table output lacks %q", want)
 		}
