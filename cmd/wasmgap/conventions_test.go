@@ -183,6 +183,7 @@ func TestBadFlagIsOneLine(t *testing.T) {
 		"bench --timeout soon",
 		"bench --nope",
 		"serve --timeout soon",
+		"serve --timeout 2h",
 		"serve --max-concurrent x",
 		"serve --allow-host bad/host",
 		"chat --queue x",
