@@ -320,7 +320,7 @@ func (l *evLoop) handle(c *evConn, events uint32, req []byte) {
 			if err == nil {
 				err = syscall.Errno(v)
 			}
-			l.finish(c, 0, &connectError{fmt.Errorf("connect: %w", err)}, req)
+			l.finish(c, 0, &connectError{err}, req)
 			return
 		}
 		c.connecting = false

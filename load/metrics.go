@@ -61,6 +61,17 @@ func ErrorKind(err error) string {
 	}
 }
 
+// errorExample words an error of the kind for a report, its cause said once: a refused
+// connection reads "connection refused" whichever client met it (net/http says
+// `Get "…": dial tcp …: connect: connection refused`), the rest as they are.
+func errorExample(kind string, err error) string {
+	var errno syscall.Errno
+	if kind == ErrConnect && errors.As(err, &errno) {
+		return errno.Error()
+	}
+	return err.Error()
+}
+
 // statusError is an answer with a 4xx or 5xx status.
 type statusError struct{ code int }
 
@@ -132,7 +143,7 @@ func (m *Metrics) Add(r *Result, lateAfter time.Duration) {
 		k := ErrorKind(r.Err)
 		m.Errors[k]++
 		if _, ok := m.FirstErr[k]; !ok {
-			m.FirstErr[k] = r.Err.Error()
+			m.FirstErr[k] = errorExample(k, r.Err)
 		}
 		return
 	}

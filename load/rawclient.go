@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -137,9 +138,17 @@ func isStale(err error) bool {
 }
 
 // connectError wraps a failure to open the connection, so that reports count it apart.
+// Its message is the cause alone, said once ("connection refused"): the kind (ErrConnect)
+// already says that connecting failed.
 type connectError struct{ err error }
 
-func (e *connectError) Error() string { return "connect: " + e.err.Error() }
+func (e *connectError) Error() string {
+	var errno syscall.Errno
+	if errors.As(e.err, &errno) {
+		return errno.Error()
+	}
+	return e.err.Error()
+}
 func (e *connectError) Unwrap() error { return e.err }
 
 func (c *rawClient) dial(ctx context.Context) error {

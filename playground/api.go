@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -54,6 +53,16 @@ type limit struct {
 	Max     int `json:"max"`
 }
 
+// countLimit is a count's bounds (runner.Bounds) as the catalogue serves them.
+func countLimit(s runner.Setting) limit { return limit{int(s.Default), int(s.Min), int(s.Max)} }
+
+// msLimit is a duration's bounds (runner.Bounds) in milliseconds, as the catalogue
+// serves them.
+func msLimit(s runner.Setting) limit {
+	ms := func(ns int64) int { return int(time.Duration(ns) / time.Millisecond) }
+	return limit{ms(s.Default), ms(s.Min), ms(s.Max)}
+}
+
 // catalogue is the answer of GET /api/kernels.
 type catalogue struct {
 	Kernels []*kernels.Kernel `json:"kernels"`
@@ -93,10 +102,10 @@ func (s *Server) handleKernels(w http.ResponseWriter, r *http.Request) {
 		Kernels:       kernels.Every(),
 		Engines:       s.engines,
 		EngineInfo:    engineInfo(s.engines),
-		Runs:          limit{DefaultRuns, 1, runner.MaxJobRuns},
-		Warmup:        limit{DefaultWarmup, 0, runner.MaxJobWarmup},
-		MinSampleMS:   limit{int(measure.DefaultMinSample / time.Millisecond), 0, MaxMinSampleMS},
-		WarmupMS:      limit{int(measure.DefaultWarmupTime / time.Millisecond), 0, MaxWarmupMS},
+		Runs:          countLimit(runner.Bounds.Runs),
+		Warmup:        countLimit(runner.Bounds.Warmup),
+		MinSampleMS:   msLimit(runner.Bounds.MinSample),
+		WarmupMS:      msLimit(runner.Bounds.WarmupTime),
 		TimeoutNS:     timeout,
 		Slots:         s.queue.slots,
 		Environment:   s.env,
@@ -123,16 +132,9 @@ func engineInfo(offered []string) []engine.Info {
 // parseArgs reads the named arguments of a request as integers (their ranges are the
 // catalogue's to check, in kernels.Kernel.Check); the error names the field ("args.n").
 func parseArgs(named map[string]string) (map[string]int, *apiError) {
-	ints := make(map[string]int, len(named))
-	for _, name := range slices.Sorted(maps.Keys(named)) {
-		v, err := strconv.Atoi(named[name])
-		if err != nil {
-			return nil, &apiError{
-				Error: fmt.Sprintf("args.%s must be an integer: %s = %s is not one", name, name, named[name]),
-				Field: "args." + name,
-			}
-		}
-		ints[name] = v
+	ints, err := runner.ParseArgs(named)
+	if err != nil {
+		return nil, fieldAPIError(err)
 	}
 	return ints, nil
 }
@@ -207,11 +209,11 @@ type runRequest struct {
 	WarmupMS *int `json:"warmup_ms"`
 }
 
-// MaxMinSampleMS bounds a run request's min_sample_ms.
-const MaxMinSampleMS = 1000
+// MaxMinSampleMS bounds a run request's min_sample_ms (runner.Bounds).
+const MaxMinSampleMS = int(runner.MaxMinSample / time.Millisecond)
 
-// MaxWarmupMS bounds a run request's warmup_ms (measure.MaxWarmupTime).
-const MaxWarmupMS = int(measure.MaxWarmupTime / time.Millisecond)
+// MaxWarmupMS bounds a run request's warmup_ms (runner.Bounds).
+const MaxWarmupMS = int(runner.MaxWarmupTime / time.Millisecond)
 
 // job turns a run request into a job through a one-cell runner.Plan, the path the CLI's
 // cells take too, or says what is wrong. Only what is the page's own is checked here:
@@ -237,76 +239,64 @@ func (s *Server) job(req runRequest) (runner.Job, *apiError) {
 	if aerr != nil {
 		return runner.Job{}, aerr
 	}
-	kernelName := req.Kernel
-	if isCustom {
-		kernelName = ck.Kernel().Name
+	in := runner.Input{
+		Engines:   []string{req.Engine},
+		Args:      make(map[string]string, len(req.Args)),
+		OneKernel: true,
+		Runs:      req.Runs,
+		Warmup:    req.Warmup,
+		// 0 ms is none, as the Input's zero durations.
+		MinSample:  millis(req.MinSampleMS),
+		WarmupTime: millis(req.WarmupMS),
+		Timeout:    &s.opts.Timeout,
 	}
-	named := make(map[string]string, len(req.Args))
+	if s.opts.Timeout == 0 {
+		in.Timeout = nil
+	}
 	for name, raw := range req.Args {
-		named[name] = string(bytes.TrimSpace(raw))
-	}
-	ints, aerr := parseArgs(named)
-	if aerr != nil {
-		return runner.Job{}, aerr
-	}
-	// Qualified names ("fib_rec.n") set the one kernel's parameters and make an unknown
-	// name the kernel's own error ("fib_rec has no parameter k: its parameters are n").
-	qualified := make(map[string]int, len(ints))
-	for name, v := range ints {
-		qualified[kernelName+"."+name] = v
-	}
-	opts := measure.Options{Runs: DefaultRuns, Warmup: DefaultWarmup}
-	if req.Runs != nil {
-		opts.Runs = *req.Runs
-		if opts.Runs < 1 || opts.Runs > runner.MaxJobRuns {
-			return runner.Job{}, &apiError{Error: fmt.Sprintf("runs = %d is out of range: allowed 1 to %d", opts.Runs, runner.MaxJobRuns), Field: "runs"}
-		}
-	}
-	if req.Warmup != nil {
-		opts.Warmup = *req.Warmup
-	}
-	if opts.MinSample, aerr = millis(req.MinSampleMS, "min_sample_ms", "one call per sample", MaxMinSampleMS); aerr != nil {
-		return runner.Job{}, aerr
-	}
-	if opts.WarmupTime, aerr = millis(req.WarmupMS, "warmup_ms", "the warmup calls alone", MaxWarmupMS); aerr != nil {
-		return runner.Job{}, aerr
-	}
-	plan := runner.Plan{
-		Engines: []string{req.Engine},
-		Args:    qualified,
-		Options: opts,
-		Timeout: s.opts.Timeout,
+		in.Args[name] = string(bytes.TrimSpace(raw))
 	}
 	if isCustom {
-		plan.Custom = ck
+		in.Custom = ck
 	} else {
-		plan.Kernels = []string{req.Kernel}
+		in.Kernels = []string{req.Kernel}
+	}
+	plan, err := in.Plan()
+	if err != nil {
+		return runner.Job{}, fieldAPIError(err)
 	}
 	jobs, err := plan.Jobs()
 	if err != nil {
-		aerr := &apiError{Error: err.Error()}
-		var fe *runner.FieldError
-		if errors.As(err, &fe) {
-			aerr.Field = fe.Field
-		}
-		return runner.Job{}, aerr
+		return runner.Job{}, fieldAPIError(err)
 	}
 	return jobs[0], nil
 }
 
-// millis reads a run request's setting given in milliseconds (min_sample_ms,
-// warmup_ms) as measure.Options holds it: absent, 0 (measure's default); 0 ms, -1
-// (none); else the duration, up to maxMS. zero says what 0 ms means, in the error.
-func millis(v *int, field, zero string, maxMS int) (time.Duration, *apiError) {
-	switch {
-	case v == nil:
-		return 0, nil
-	case *v < 0 || *v > maxMS:
-		return 0, &apiError{Error: fmt.Sprintf("%s = %d is out of range: allowed 0 (%s) to %d", field, *v, zero, maxMS), Field: field}
-	case *v == 0:
-		return -1, nil
+// fieldAPIError is the API's error for an error of runner.Input or runner.Plan: its
+// message, and its field as the request names it (min_sample_ms, warmup_ms).
+func fieldAPIError(err error) *apiError {
+	aerr := &apiError{Error: err.Error()}
+	var fe *runner.FieldError
+	if errors.As(err, &fe) {
+		aerr.Field = fe.Field
+		switch fe.Field {
+		case runner.Bounds.MinSample.Field:
+			aerr.Field = "min_sample_ms"
+		case runner.Bounds.WarmupTime.Field:
+			aerr.Field = "warmup_ms"
+		}
 	}
-	return time.Duration(*v) * time.Millisecond, nil
+	return aerr
+}
+
+// millis is a request's setting given in milliseconds (min_sample_ms, warmup_ms) as a
+// duration; nil when absent.
+func millis(v *int) *time.Duration {
+	if v == nil {
+		return nil
+	}
+	d := time.Duration(*v) * time.Millisecond
+	return &d
 }
 
 // decodeRunRequest reads a run request, naming the field of any JSON type error.

@@ -68,16 +68,16 @@ func TestRunValidation(t *testing.T) {
 		{"arg above max", `{"kernel":"fib_rec","engine":"native","args":{"n":93}}`, "args.n", "allowed 0 to 92"},
 		{"arg below min", `{"kernel":"ack","engine":"native","args":{"m":-1}}`, "args.m", "allowed 0 to 20"},
 		{"arg not integer", `{"kernel":"fib_it","engine":"native","args":{"n":1.5}}`, "args.n", "must be an integer"},
-		{"arg string", `{"kernel":"fib_it","engine":"native","args":{"n":"x"}}`, "args.n", "args.n must be"},
+		{"arg string", `{"kernel":"fib_it","engine":"native","args":{"n":"x"}}`, "args.n", "the value must be an integer"},
 		{"unknown arg", `{"kernel":"fib_it","engine":"native","args":{"k":1}}`, "args.k", "its parameters are n"},
 		{"runs zero", `{"kernel":"fib_it","engine":"native","runs":0}`, "runs", "allowed 1 to 100"},
 		{"runs too many", `{"kernel":"fib_it","engine":"native","runs":101}`, "runs", "allowed 1 to 100"},
 		{"runs string", `{"kernel":"fib_it","engine":"native","runs":"5"}`, "runs", "runs must be an integer"},
-		{"warmup negative", `{"kernel":"fib_it","engine":"native","warmup":-1}`, "warmup", "allowed 0 to 100"},
-		{"min_sample_ms too large", `{"kernel":"fib_it","engine":"native","min_sample_ms":5000}`, "min_sample_ms", "allowed 0 (one call per sample) to 1000"},
-		{"min_sample_ms negative", `{"kernel":"fib_it","engine":"native","min_sample_ms":-1}`, "min_sample_ms", "allowed 0 (one call per sample) to 1000"},
-		{"warmup_ms too large", `{"kernel":"fib_it","engine":"native","warmup_ms":10001}`, "warmup_ms", "allowed 0 (the warmup calls alone) to 10000"},
-		{"warmup_ms negative", `{"kernel":"fib_it","engine":"native","warmup_ms":-1}`, "warmup_ms", "allowed 0 (the warmup calls alone) to 10000"},
+		{"warmup negative", `{"kernel":"fib_it","engine":"native","warmup":-1}`, "warmup", "allowed 0 (no warm-up) to 100"},
+		{"min_sample_ms too large", `{"kernel":"fib_it","engine":"native","min_sample_ms":5000}`, "min_sample_ms", "allowed 0 (one call per sample) to 1s"},
+		{"min_sample_ms negative", `{"kernel":"fib_it","engine":"native","min_sample_ms":-1}`, "min_sample_ms", "allowed 0 (one call per sample) to 1s"},
+		{"warmup_ms too large", `{"kernel":"fib_it","engine":"native","warmup_ms":10001}`, "warmup_ms", "allowed 0 (the warm-up runs only) to 10s"},
+		{"warmup_ms negative", `{"kernel":"fib_it","engine":"native","warmup_ms":-1}`, "warmup_ms", "allowed 0 (the warm-up runs only) to 10s"},
 		{"warmup_ms string", `{"kernel":"fib_it","engine":"native","warmup_ms":"50"}`, "warmup_ms", "warmup_ms must be an integer"},
 		{"unknown field", `{"kernel":"fib_it","engine":"native","repeat":3}`, "repeat", "unknown field"},
 		{"not json", `fib_it`, "", "one JSON object"},
@@ -388,8 +388,8 @@ func TestKernelsAndExpected(t *testing.T) {
 		t.Errorf("min_sample_ms bounds %+v, want default 10, 0 to %d", c.MinSampleMS, MaxMinSampleMS)
 	}
 	// The warm-up's minimum is the CLI's --warmup-time: its default and its bound.
-	if c.WarmupMS != (limit{int(measure.DefaultWarmupTime / time.Millisecond), 0, int(measure.MaxWarmupTime / time.Millisecond)}) {
-		t.Errorf("warmup_ms bounds %+v, want default %v, 0 to %v", c.WarmupMS, measure.DefaultWarmupTime, measure.MaxWarmupTime)
+	if c.WarmupMS != (limit{int(measure.DefaultWarmupTime / time.Millisecond), 0, int(runner.MaxWarmupTime / time.Millisecond)}) {
+		t.Errorf("warmup_ms bounds %+v, want default %v, 0 to %v", c.WarmupMS, measure.DefaultWarmupTime, runner.MaxWarmupTime)
 	}
 	if len(c.Kernels) < 4 || c.Kernels[0].Name != "fib_it" || c.Kernels[0].Params[0].Max != 92 {
 		t.Errorf("kernels %+v", c.Kernels)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -9,9 +10,10 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/term"
@@ -38,48 +40,61 @@ func (l *listFlag) Set(v string) error {
 	return nil
 }
 
-// argFlag collects --arg name=value pairs.
-type argFlag map[string]int
+// argFlag collects --arg name=value pairs; runner.Input reads the values.
+type argFlag map[string]string
 
-func (a argFlag) String() string { return fmt.Sprint(map[string]int(a)) }
+func (a argFlag) String() string { return fmt.Sprint(map[string]string(a)) }
 
 func (a argFlag) Set(v string) error {
 	name, value, ok := strings.Cut(v, "=")
 	if !ok || name == "" {
 		return fmt.Errorf("%q is not name=value (for example n=30, or fib_rec.n=30 for one kernel)", v)
 	}
-	n, err := strconv.Atoi(value)
-	if err != nil {
-		return fmt.Errorf("%s=%s: the value must be an integer", name, value)
-	}
-	a[name] = n
+	a[name] = value
 	return nil
 }
+
+// defaultEngines are the engines a bench without --engine or --all runs: Go compiled to
+// machine code and Go compiled to wasm under wazero's compiler, the first article's gap,
+// at the articles' sizes in about a minute on two cores. The interpreted tiers
+// (wazero-interpreter, yaegi) take minutes or time out at those sizes; --all adds them and
+// every other engine.
+var defaultEngines = []string{engine.Native, engine.WazeroCompiler}
 
 func runBench(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wasmgap bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var engineNames, kernelNames listFlag
 	named := argFlag{}
-	fs.Var(&engineNames, "engine", "an engine to run (repeatable; default: every server engine)")
+	b := runner.Bounds
+	fs.Var(&engineNames, "engine", "an engine to run (repeatable; default: "+strings.Join(defaultEngines, " and ")+", see --all)")
+	all := fs.Bool("all", false, "run every server engine (the Go tiers, the other WebAssembly engines, the browsers, the other languages): a long run, its forecast printed first")
 	fs.Var(&kernelNames, "kernel", "a kernel to run (repeatable; default: every kernel)")
 	fs.Var(named, "arg", "a kernel parameter as name=value, for every selected kernel that has it, or kernel.name=value for one (repeatable; default: the articles' sizes)")
-	runs := fs.Int("runs", measure.DefaultRuns, fmt.Sprintf("timed runs per cell (1 to %d)", runner.MaxJobRuns))
-	warmup := fs.Int("warmup", measure.DefaultWarmup, fmt.Sprintf("untimed warm-up runs per cell before the timed ones (0, none, to %d)", runner.MaxJobWarmup))
-	warmupTime := fs.Duration("warmup-time", measure.DefaultWarmupTime, fmt.Sprintf("how long the warm-up lasts at least: calls go on past --warmup until it has (0, the --warmup calls only, to %v)", measure.MaxWarmupTime))
-	minSample := fs.Duration("min-sample", measure.DefaultMinSample, fmt.Sprintf("how long a sample lasts at least: shorter calls are repeated k times per sample and timed together (0, one call per sample, to %v)", measure.MaxMinSample))
+	runs := fs.Int("runs", int(b.Runs.Default), "timed runs per cell ("+b.Runs.Range()+"; 6 or more give the median an interval)")
+	warmup := fs.Int("warmup", int(b.Warmup.Default), "untimed warm-up runs per cell before the timed ones ("+b.Warmup.Range()+")")
+	warmupTime := fs.Duration("warmup-time", time.Duration(b.WarmupTime.Default), "how long the warm-up lasts at least: calls go on past --warmup until it has ("+b.WarmupTime.Range()+")")
+	minSample := fs.Duration("min-sample", time.Duration(b.MinSample.Default), "how long a sample lasts at least: shorter calls are repeated k times per sample and timed together ("+b.MinSample.Range()+")")
 	cold := fs.Bool("cold", false, "compile without the on-disk cache (wazero's compiler), so that the setup table shows a cold start")
-	timeout := fs.Duration("timeout", runner.DefaultTimeout, "time limit per cell, loading included")
+	timeout := fs.Duration("timeout", time.Duration(b.Timeout.Default), "time limit per cell, loading included ("+b.Timeout.Range()+")")
 	format := fs.String("format", report.FormatTable, "output format: "+strings.Join(report.Formats(), ", "))
 	withHistory := fs.Bool("history", false, "print the source articles' historical figures beside the live rows")
 	allowFailures := fs.Bool("allow-failures", false, "exit 0 even when a cell failed (timed out, overflowed its stack, gave a wrong value); without it such a run exits 1 after printing the table")
 	stored := addBenchResultFlags(fs) // --no-save, --results-db, --compare-last (results.go)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: wasmgap bench [--engine E]... [--kernel K]... [--arg name=value]... [--runs N] [--warmup N] [--warmup-time D] [--min-sample D] [--cold] [--timeout D] [--format F] [--history] [--allow-failures] [--no-save] [--results-db DB] [--compare-last]")
-		fmt.Fprintln(fs.Output(), "\nMeasures kernels on server engines, one cell at a time, each in a worker process.")
-		fmt.Fprintln(fs.Output(), "Exit status: 0 when every cell ran, 1 when a cell failed (see --allow-failures), 2 for bad flags.")
+		w := fs.Output()
+		fmt.Fprintln(w, "usage: wasmgap bench [--all | --engine E...] [--kernel K]... [--arg name=value]... [--runs N] [--warmup N] [--warmup-time D] [--min-sample D] [--cold] [--timeout D] [--format F] [--history] [--allow-failures] [--no-save] [--results-db DB] [--compare-last]")
+		fmt.Fprintln(w, "\nMeasures kernels on server engines, one cell at a time, each in a worker process.")
+		fmt.Fprintf(w, "Without --engine or --all: every kernel at the articles' sizes on %s (Go compiled to\n", strings.Join(defaultEngines, " and "))
+		fmt.Fprintln(w, "machine code and to wasm), about a minute on two cores. --all runs every server engine: an hour.")
+		fmt.Fprintln(w, "Before it starts, bench says how many cells and about how long (from this machine's stored runs);")
+		fmt.Fprintln(w, "off a terminal it prints one line per finished cell on stderr. Ctrl-C or SIGTERM stops the cell")
+		fmt.Fprintln(w, "in flight, prints the table of the cells done and stores them as a partial run.")
+		fmt.Fprintln(w, "Exit status: 0 when every cell ran, 1 when a cell failed (see --allow-failures), 2 for bad flags,")
+		fmt.Fprintln(w, "130 after Ctrl-C (SIGINT), 143 after SIGTERM.")
+		fmt.Fprintln(w)
 		fs.PrintDefaults()
-		writeBenchNames(fs.Output())
+		writeBenchNames(w)
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -92,69 +107,101 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "wasmgap bench: unknown format %q: valid formats are %s\n", *format, strings.Join(report.Formats(), ", "))
 		return 2
 	}
-	if *timeout <= 0 {
-		fmt.Fprintf(stderr, "wasmgap bench: --timeout %v: give a positive duration such as 30s or 2m\n", *timeout)
+	switch {
+	case *all && len(engineNames) > 0:
+		fmt.Fprintln(stderr, "wasmgap bench: give --all or --engine, not both: --all runs every server engine")
 		return 2
+	case *all:
+		engineNames = engine.Names()
+	case len(engineNames) == 0:
+		engineNames = slices.Clone(defaultEngines)
 	}
-
-	if *minSample < 0 || *minSample > measure.MaxMinSample {
-		fmt.Fprintf(stderr, "wasmgap bench: --min-sample %v is out of range: allowed 0 (one call per sample) to %v\n", *minSample, measure.MaxMinSample)
-		return 2
-	}
-	if *warmupTime < 0 || *warmupTime > measure.MaxWarmupTime {
-		fmt.Fprintf(stderr, "wasmgap bench: --warmup-time %v is out of range: allowed 0 (the --warmup calls only) to %v\n", *warmupTime, measure.MaxWarmupTime)
-		return 2
-	}
-	opts := measure.Options{Runs: *runs, Warmup: *warmup, WarmupTime: *warmupTime, MinSample: *minSample, Cold: *cold}
-	if *minSample == 0 {
-		opts.MinSample = -1 // one call per sample
-	}
-	if *warmupTime == 0 {
-		opts.WarmupTime = -1 // the warm-up calls only
-	}
-	plan := runner.Plan{Engines: engineNames, Kernels: kernelNames, Args: named, Options: opts, Timeout: *timeout}
-	jobs, err := plan.Jobs()
-	if err != nil {
-		var fe *runner.FieldError
-		if errors.As(err, &fe) && (fe.Field == "runs" || fe.Field == "warmup") {
-			fmt.Fprintf(stderr, "wasmgap bench: --%s: %v\n", fe.Field, err)
-			return 2
+	in := runner.Input{Engines: engineNames, Kernels: kernelNames, Args: named, Cold: *cold}
+	// Only the flags given are the Input's: the rest keep the one table's defaults.
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "runs":
+			in.Runs = runs
+		case "warmup":
+			in.Warmup = warmup
+		case "warmup-time":
+			in.WarmupTime = warmupTime
+		case "min-sample":
+			in.MinSample = minSample
+		case "timeout":
+			in.Timeout = timeout
 		}
-		fmt.Fprintln(stderr, "wasmgap bench:", err)
+	})
+	plan, err := in.Plan()
+	var jobs []runner.Job
+	if err == nil {
+		jobs, err = plan.Jobs()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "wasmgap bench: %s\n", flagError(err))
 		return 2
 	}
+	opts := plan.Options
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	// SIGINT or SIGTERM ends the cell in flight; the cells done are reported and stored.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(signals)
+	var caught atomic.Value // os.Signal
+	go func() {
+		select {
+		case sig := <-signals:
+			caught.Store(sig)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+
+	timeLimit := cmp.Or(plan.Timeout, runner.DefaultTimeout)
+	fmt.Fprintln(stderr, "wasmgap bench:", forecastJobs(jobs, storedCells(stored.dsn(), stderr), timeLimit))
 	progress := newProgressLine(stderr)
 	rep := report.Report{
 		Method: report.Method{
-			Runs: *runs, Warmup: *warmup, WarmupTime: *warmupTime, Timeout: *timeout, MinSample: *minSample, Cold: *cold, Timing: report.DefaultTiming,
+			Runs: opts.Runs, Warmup: opts.Warmup, WarmupTime: opts.WarmupTarget(), Timeout: timeLimit,
+			MinSample: opts.SampleTarget(), Cold: opts.Cold, Timing: report.DefaultTiming,
 		},
 		Environment: report.CurrentEnvironment(),
-		// The engines asked for by name keep their columns, those that run none of the
-		// kernels asked for included (host_call alone on native: n/a).
+		// The engines asked for keep their columns, those that run none of the kernels
+		// asked for included (host_call alone on native: n/a).
 		Engines: []string(engineNames),
 	}
+	began := time.Now()
 	for i, job := range jobs {
-		progress.start(fmt.Sprintf("[%d/%d] %s on %s", i+1, len(jobs), job.Label(), job.Engine()))
+		cell := fmt.Sprintf("[%d/%d] %s on %s", i+1, len(jobs), job.Label(), job.Engine())
+		progress.start(cell)
 		res, err := runner.Run(ctx, job, runner.Options{OnProgress: func(p runner.Progress) {
 			progress.phase(fmt.Sprintf("%s %d/%d", p.Phase, p.Done, p.Total))
 		}})
 		if err != nil {
+			if ctx.Err() != nil {
+				break // interrupted: the cells done are the report
+			}
 			progress.clear()
 			fmt.Fprintln(stderr, "wasmgap bench:", err)
 			return 1
 		}
 		rep.Results = append(rep.Results, res)
+		progress.done(cell, res, opts.Runs)
 	}
 	progress.clear()
+	sig, _ := caught.Load().(os.Signal)
+	if sig != nil {
+		rep.Method.Partial = fmt.Sprintf("stopped by %s after %d of %d cells", signalName(sig), len(rep.Results), len(jobs))
+		fmt.Fprintf(stderr, "wasmgap bench: %s, %v: the table has the cells done\n", rep.Method.Partial, time.Since(began).Round(time.Second))
+	}
 	rep.Environment = rep.Environment.WithRuntimes(rep.Results)
 	if *withHistory {
 		var names []string
-		for _, j := range jobs {
-			if !slices.Contains(names, j.Kernel().Name) {
-				names = append(names, j.Kernel().Name)
+		for _, r := range rep.Results {
+			if !slices.Contains(names, r.Kernel) {
+				names = append(names, r.Kernel)
 			}
 		}
 		rep.History = history.ForKernels(names...)
@@ -162,6 +209,13 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	if err := report.WriteWidth(stdout, *format, rep, terminalWidth(stdout)); err != nil {
 		fmt.Fprintln(stderr, "wasmgap bench: write report:", err)
 		return 1
+	}
+	if sig != nil {
+		// Stored, never compared: a part of a plan has no earlier run to meet.
+		if len(rep.Results) > 0 {
+			stored.save(rep, stderr)
+		}
+		return signalExit(sig)
 	}
 	if code := stored.after(rep, *format, stdout, stderr); code != 0 {
 		return code
@@ -171,6 +225,44 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// flagError words an error of runner.Input or Plan.Jobs for the command line: a setting's
+// field as its flag ("--min-sample: …"), the rest as they are.
+func flagError(err error) string {
+	var fe *runner.FieldError
+	if errors.As(err, &fe) {
+		b := runner.Bounds
+		for _, s := range []runner.Setting{b.Runs, b.Warmup, b.WarmupTime, b.MinSample, b.Timeout} {
+			if fe.Field == s.Field {
+				return "--" + s.Flag + ": " + err.Error()
+			}
+		}
+		if strings.HasPrefix(fe.Field, "args.") {
+			return "--arg " + err.Error()
+		}
+	}
+	return err.Error()
+}
+
+// signalName names a signal as a person knows it: "SIGINT (Ctrl-C)", "SIGTERM".
+func signalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "SIGINT (Ctrl-C)"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return sig.String()
+}
+
+// signalExit is the shell's exit status for a command a signal ended: 128 + its number
+// (130 for SIGINT, 143 for SIGTERM).
+func signalExit(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 1
 }
 
 // terminalWidth is w's width in columns when w is a terminal, else 0 (no limit: a file or
@@ -212,12 +304,12 @@ func writeBenchNames(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %-10s %s\n", k.Name, strings.Join(params, ", "))
 	}
-	fmt.Fprintln(w, "\nengines (--engine; default: all of them):")
+	fmt.Fprintf(w, "\nengines (--engine; default: %s; --all: all of them):\n", strings.Join(defaultEngines, ", "))
 	fmt.Fprintf(w, "  %s\n", strings.Join(engine.Names(), ", "))
 }
 
-// progressLine rewrites one status line on a terminal, once a second and at every phase,
-// and prints nothing otherwise.
+// progressLine rewrites one status line on a terminal, once a second and at every phase;
+// off a terminal (a pipe, a log file) it prints one line per finished cell instead.
 type progressLine struct {
 	w  io.Writer
 	on bool
@@ -277,6 +369,28 @@ func (p *progressLine) draw() {
 		return
 	}
 	fmt.Fprintf(p.w, "\r\033[K%s: %s, %v", p.cell, p.status, time.Since(p.began).Round(time.Second))
+}
+
+// done says that a cell finished: off a terminal, one line with its result and how long
+// it took.
+func (p *progressLine) done(cell string, r measure.Result, asked int) {
+	if p.on {
+		return
+	}
+	p.mu.Lock()
+	took := time.Since(p.began)
+	p.mu.Unlock()
+	what := r.Failure
+	if !r.Failed() {
+		what = report.FormatNs(r.Median) + " per call"
+		if r.CI.Valid() && r.Median > 0 {
+			what += fmt.Sprintf(" ±%.1f%%", 100*max(r.Median-r.CI.Lo, r.CI.Hi-r.Median)/r.Median)
+		}
+	}
+	if !r.Failed() && r.Runs < asked {
+		what += fmt.Sprintf(" (%d of %d runs fitted the time limit)", r.Runs, asked)
+	}
+	fmt.Fprintf(p.w, "%s: %s (%v)\n", cell, what, took.Round(100*time.Millisecond))
 }
 
 // clear erases the line and stops the updates.

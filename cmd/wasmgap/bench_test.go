@@ -1,10 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,17 +36,18 @@ func TestBenchRejectsBadInput(t *testing.T) {
 		{[]string{"--kernel", "ack", "--arg", "m=21"}, "ack: m = 21 is out of range: allowed 0 to 20"},
 		{[]string{"--kernel", "ack", "--arg", "x=1"}, `no selected kernel has a parameter "x": the parameters are m (0 to 20) for ack; n (0 to 3) for ack`},
 		{[]string{"--arg", "n"}, `"n" is not name=value`},
-		{[]string{"--arg", "n=ten"}, "n=ten: the value must be an integer"},
-		{[]string{"--format", "csv"}, `unknown format "csv": valid formats are table, markdown, json, gobench`},
-		{[]string{"--runs", "0"}, "--runs: runs = 0 is out of range: allowed 1 to 100"},
-		{[]string{"--runs", "0", "--warmup", "0"}, "--runs: runs = 0 is out of range: allowed 1 to 100"},
-		{[]string{"--warmup", "-1"}, "--warmup: warm-up = -1 is out of range: allowed 0 to 100"},
-		{[]string{"--timeout", "0s"}, "--timeout 0s: give a positive duration"},
-		{[]string{"--min-sample", "1m"}, "--min-sample 1m0s is out of range: allowed 0 (one call per sample) to 10s"},
-		{[]string{"--min-sample", "-1ms"}, "--min-sample -1ms is out of range"},
-		{[]string{"--warmup-time", "11s"}, "--warmup-time 11s is out of range: allowed 0 (the --warmup calls only) to 10s"},
-		{[]string{"--warmup-time", "-1ms"}, "--warmup-time -1ms is out of range"},
+		{[]string{"--arg", "n=ten"}, "--arg n=ten: the value must be an integer"},
+		{[]string{"--format", "xml"}, `unknown format "xml": valid formats are table, markdown, json, csv, gobench`},
+		{[]string{"--runs", "0"}, "--runs: timed runs = 0 is out of range: allowed 1 to 100"},
+		{[]string{"--runs", "0", "--warmup", "0"}, "--runs: timed runs = 0 is out of range: allowed 1 to 100"},
+		{[]string{"--warmup", "-1"}, "--warmup: warm-up runs = -1 is out of range: allowed 0 (no warm-up) to 100"},
+		{[]string{"--timeout", "0s"}, "--timeout: time limit per cell = 0s is out of range: allowed 1ms to 1h0m0s"},
+		{[]string{"--min-sample", "1m"}, "--min-sample: minimum sample time = 1m0s is out of range: allowed 0 (one call per sample) to 1s"},
+		{[]string{"--min-sample", "-1ms"}, "--min-sample: minimum sample time = -1ms is out of range"},
+		{[]string{"--warmup-time", "11s"}, "--warmup-time: minimum warm-up time = 11s is out of range: allowed 0 (the warm-up runs only) to 10s"},
+		{[]string{"--warmup-time", "-1ms"}, "--warmup-time: minimum warm-up time = -1ms is out of range"},
 		{[]string{"fib_rec"}, "unexpected arguments"},
+		{[]string{"--all", "--engine", "native"}, "give --all or --engine, not both"},
 		{[]string{"--bogus"}, "flag provided but not defined: -bogus"},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -81,8 +89,11 @@ func TestBenchJSON(t *testing.T) {
 	if got := rep.Results[1].Label(); got != "ack(3, 3)" {
 		t.Errorf("second cell %s, want ack(3, 3)", got)
 	}
-	if stderr.Len() != 0 {
-		t.Errorf("progress written to a non-terminal stderr: %q", stderr.String())
+	// Off a terminal: the forecast, then one line per finished cell.
+	said := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+	if len(said) != 3 || !strings.HasPrefix(said[0], "wasmgap bench: 2 cells (2 kernels on native), ") ||
+		!strings.HasPrefix(said[1], "[1/2] fib_it(40) on native: ") || !strings.HasPrefix(said[2], "[2/2] ack(3, 3) on native: ") {
+		t.Errorf("stderr off a terminal: %q; want the forecast and a line per cell", said)
 	}
 }
 
@@ -106,5 +117,69 @@ func TestBenchFailureIsAResult(t *testing.T) {
 		if said := stderr.String(); c.code == 1 && !strings.Contains(said, "wasmgap bench: 1 of 1 cells failed") {
 			t.Errorf("stderr %q does not say a cell failed", said)
 		}
+	}
+}
+
+// A bench stopped by SIGINT or SIGTERM ends the cell in flight, prints the table of the
+// cells done, stores them as a partial run, and exits 128 + the signal's number.
+func TestBenchInterrupted(t *testing.T) {
+	for _, c := range []struct {
+		sig  syscall.Signal
+		code int
+		name string
+	}{{syscall.SIGINT, 130, "SIGINT"}, {syscall.SIGTERM, 143, "SIGTERM"}} {
+		t.Run(c.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "results.db")
+			// fib_it(30) is done at once; fib_rec(60) outlasts any test, and is stopped.
+			cmd := exec.Command(os.Args[0], "-test.run=^TestChatHelperProcess$")
+			cmd.Env = append(os.Environ(), "WASMGAP_CHAT_HELPER=bench --engine native --kernel fib_it,fib_rec --arg fib_it.n=30 --arg fib_rec.n=60 --runs 2 --warmup 0 --min-sample 1ms --timeout 10m --results-db "+db)
+			var stdout bytes.Buffer
+			cmd.Stdout = &stdout
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill() })
+			lines := bufio.NewScanner(stderr)
+			var said []string
+			for lines.Scan() {
+				said = append(said, lines.Text())
+				if strings.HasPrefix(lines.Text(), "[1/2] fib_it(30) on native: ") {
+					break
+				}
+			}
+			if len(said) < 2 || !strings.HasPrefix(said[0], "wasmgap bench: 2 cells (2 kernels on native)") {
+				t.Fatalf("stderr before the first cell's end: %q; want the forecast, then a line per cell", said)
+			}
+			cmd.Process.Signal(c.sig)
+			for lines.Scan() {
+				said = append(said, lines.Text())
+			}
+			err = cmd.Wait()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != c.code {
+				t.Fatalf("exit %v, want status %d; stderr %q", err, c.code, said)
+			}
+			out := stdout.String()
+			if !strings.Contains(out, "fib_it(30)") || strings.Contains(out, "fib_rec(60)") || !strings.Contains(out, "stopped by "+c.name) {
+				t.Errorf("stdout lacks the partial table:\n%s", out)
+			}
+			if all := strings.Join(said, "\n"); !strings.Contains(all, "stored as partial run 1") {
+				t.Errorf("stderr does not say the partial run was stored: %q", all)
+			}
+			var list bytes.Buffer
+			if code := run([]string{"results", "list", "--results-db", db}, &list, io.Discard); code != 0 || !strings.Contains(list.String(), "partial (stopped by "+c.name) || !strings.Contains(list.String(), "fib_it(30) on native") {
+				t.Errorf("results list: exit %d:\n%s", code, list.String())
+			}
+			list.Reset()
+			run([]string{"results", "list", "--format", "csv", "--results-db", db}, &list, io.Discard)
+			recs, err := csv.NewReader(&list).ReadAll()
+			if err != nil || len(recs) != 2 || recs[0][8] != "partial" || !strings.HasPrefix(recs[1][8], "stopped by "+c.name) || !strings.HasSuffix(recs[1][8], " after 1 of 2 cells") {
+				t.Errorf("results list --format csv: %v, %q", err, recs)
+			}
+		})
 	}
 }

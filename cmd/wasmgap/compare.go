@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/wasmgap/wasmgap/internal/report"
 )
@@ -13,7 +15,7 @@ import (
 func runCompare(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wasmgap compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	format := fs.String("format", report.FormatTable, "output format: table, markdown, json")
+	format := fs.String("format", report.FormatTable, "output format: "+strings.Join(report.ComparisonFormats(), ", "))
 	alpha := fs.Float64("alpha", report.Alpha, "significance level: a change is reported when the Mann–Whitney U test's p is below it (benchstat's default)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: wasmgap compare [--format F] [--alpha A] old.json new.json")
@@ -25,10 +27,8 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	switch *format {
-	case report.FormatTable, report.FormatMarkdown, report.FormatJSON:
-	default:
-		fmt.Fprintf(stderr, "wasmgap compare: unknown format %q: valid formats are table, markdown, json\n", *format)
+	if !slices.Contains(report.ComparisonFormats(), *format) {
+		fmt.Fprintf(stderr, "wasmgap compare: unknown format %q: valid formats are %s\n", *format, strings.Join(report.ComparisonFormats(), ", "))
 		return 2
 	}
 	if !(*alpha > 0 && *alpha < 1) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -145,5 +146,26 @@ func TestCompareRejectsBadInput(t *testing.T) {
 		if code := run(append([]string{"compare"}, c.args...), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("compare %v: exit %d, stderr %q; want 2 and %q", c.args, code, stderr.String(), c.want)
 		}
+	}
+}
+
+// Flags may follow the two files (`compare a.json b.json --format markdown`), and every
+// comparison format, CSV included, is offered.
+func TestCompareFlagsAfterFiles(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"--engine", "native", "--kernel", "fib_it", "--arg", "n=20", "--runs", "6", "--warmup", "0", "--warmup-time", "0", "--min-sample", "1ms"}
+	old := benchJSON(t, dir, "old.json", args...)
+	new := benchJSON(t, dir, "new.json", args...)
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"compare", old, new, "--format", "markdown"}, &stdout, &stderr); code != 0 || !strings.HasPrefix(stdout.String(), "### Change per cell: old.json → new.json") {
+		t.Fatalf("compare old new --format markdown: exit %d, stdout %.80q, stderr %q", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	if code := run([]string{"compare", old, "--format=csv", new}, &stdout, &stderr); code != 0 {
+		t.Fatalf("compare --format csv: exit %d: %s", code, stderr.String())
+	}
+	recs, err := csv.NewReader(&stdout).ReadAll()
+	if err != nil || len(recs) != 2 || recs[0][0] != "kernel" || recs[1][0] != "fib_it(20)" || recs[1][1] != "native" {
+		t.Errorf("compare --format csv: %v, %q", err, recs)
 	}
 }

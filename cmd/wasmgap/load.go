@@ -97,6 +97,9 @@ func interruptible() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
+// loadScenarios are load's named scenarios, the first argument that is not a URL.
+var loadScenarios = []string{"chat-send", "sse-fanout", "ws-fanout", "seed"}
+
 func runLoad(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
@@ -156,6 +159,9 @@ func runLoadHTTP(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() != 1 {
 		return fail("want exactly one URL after the flags, got %d arguments (see -h)", fs.NArg())
 	}
+	if !strings.Contains(fs.Arg(0), "://") {
+		return fail("%q is neither a scenario nor a URL: the scenarios are %s; a URL starts with http:// or https://", fs.Arg(0), strings.Join(loadScenarios, ", "))
+	}
 	if err := out.check(); err != nil {
 		return fail("%v", err)
 	}
@@ -212,6 +218,22 @@ func runLoadHTTP(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := out.write(stdout, rep); err != nil {
 		fmt.Fprintf(stderr, "wasmgap load: write report: %v\n", err)
+		return 1
+	}
+	return requestsFailed("wasmgap load", rep, stderr)
+}
+
+// requestsFailed is the exit status of an HTTP load run after its report: 1, said on
+// stderr, when nothing succeeded or any request failed (a script must not read a run
+// against a dead server as a fast one), else 0.
+func requestsFailed(cmd string, rep *load.Report, stderr io.Writer) int {
+	failed := rep.ErrorCount()
+	switch {
+	case rep.OK == 0:
+		fmt.Fprintf(stderr, "%s: no request succeeded (%d sent, %d failed): the report's Errors lines say why\n", cmd, rep.Sent, failed)
+		return 1
+	case failed > 0:
+		fmt.Fprintf(stderr, "%s: %d of %d requests failed: the report's Errors lines say why\n", cmd, failed, rep.Sent)
 		return 1
 	}
 	return 0

@@ -132,6 +132,10 @@ func runLoadSeed(args []string, stdout, stderr io.Writer) int {
 		out    outputFlags
 		o      load.SeedOptions
 	)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), loadUsage, "\nflags for seed:\n")
+		fs.PrintDefaults()
+	}
 	fs.StringVar(&target, "target", "", "the chat's base URL (empty: start the chat in this process on 127.0.0.1)")
 	fs.IntVar(&o.Scale, "scale", 1, "divide the articles' request counts by this, for a quick run")
 	fs.IntVar(&o.Pid, "pid", 0, "sample this process's RSS and CPU during each run (Linux)")

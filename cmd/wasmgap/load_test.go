@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -154,5 +156,41 @@ func TestLoadSIGTERM(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "cancelled before its bound") || !strings.Contains(stdout.String(), "Requests/s:") {
 		t.Errorf("no report of the stopped run:\n%s", stdout.String())
+	}
+}
+
+// A run in which requests fail exits 1 and says so; against a closed port nothing
+// succeeds, and the error kind's example says the cause once ("connection refused"),
+// whichever client met it.
+func TestLoadFailedRequestsExit1(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String() + "/"
+	ln.Close()
+	for _, client := range []string{"epoll", "raw", "std"} {
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"load", "-n", "5", "--client", client, closed}, &stdout, &stderr)
+		if code != 1 || !strings.Contains(stderr.String(), "wasmgap load: no request succeeded (5 sent, 5 failed)") {
+			t.Errorf("%s client: exit %d, stderr %q; want 1 and that no request succeeded", client, code, stderr.String())
+		}
+		if out := stdout.String(); !strings.Contains(out, "(e.g. connection refused)") || strings.Contains(out, "connect: connect") {
+			t.Errorf("%s client: the report words the error as:\n%s", client, out)
+		}
+	}
+	// Some requests failing is a failure too.
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%2 == 0 {
+			http.Error(w, "no", http.StatusInternalServerError)
+			return
+		}
+		io.WriteString(w, "ok\n")
+	}))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"load", "-n", "10", srv.URL + "/"}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "of 10 requests failed") {
+		t.Errorf("half failing: exit %d, stderr %q; want 1 and how many failed", code, stderr.String())
 	}
 }

@@ -55,7 +55,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch args[0] {
-	case "-h", "-help", "--help", "help":
+	case "help":
+		if len(args) > 1 {
+			// `wasmgap help bench` is `wasmgap bench -h`.
+			if cmd, ok := commands[args[1]]; ok {
+				return cmd.run(append(args[2:len(args):len(args)], "-h"), stdout, stderr)
+			}
+			fmt.Fprintf(stderr, "wasmgap help: unknown command %q\n\n", args[1])
+			usage(stderr)
+			return 2
+		}
+		usage(stdout)
+		return 0
+	case "-h", "-help", "--help":
 		usage(stdout)
 		return 0
 	case "-version", "--version":
@@ -84,14 +96,16 @@ func usage(w io.Writer) {
 }
 
 // parseFlags parses a subcommand's args into fs, whose name is the command ("wasmgap
-// bench"). When parsing ends the command, ok is false and code is the exit status: help
-// (-h, --help) prints fs.Usage on stdout and gives 0; a bad flag or flag value prints one
-// line on stderr, prefixed with the command, and gives 2. fs writes to stderr afterwards.
+// bench"). Flags may come before, between or after the positional arguments (`compare
+// a.json b.json --format markdown`); after "--" every argument is positional. When
+// parsing ends the command, ok is false and code is the exit status: help (-h, --help)
+// prints fs.Usage on stdout and gives 0; a bad flag or flag value prints one line on
+// stderr, prefixed with the command, and gives 2. fs writes to stderr afterwards.
 func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, ok bool) {
 	// The flag package prints the whole usage after an error: it goes nowhere, the
 	// error alone is said.
 	fs.SetOutput(io.Discard)
-	err := fs.Parse(args)
+	err := parseInterspersed(fs, args)
 	fs.SetOutput(stderr)
 	switch {
 	case err == nil:
@@ -105,4 +119,27 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code
 		fmt.Fprintf(stderr, "%s: %v (%s -h lists the flags)\n", fs.Name(), err, fs.Name())
 		return 2, false
 	}
+}
+
+// parseInterspersed is fs.Parse for flags among the positional arguments: the flag
+// package stops at the first positional one, so parsing resumes after each, and the
+// positional ones are handed back to fs (fs.Args) once all flags are read.
+func parseInterspersed(fs *flag.FlagSet, args []string) error {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			positional = append(positional, rest...) // after "--": no more flags
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+	return fs.Parse(append([]string{"--"}, positional...))
 }

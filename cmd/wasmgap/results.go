@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,7 +51,7 @@ func addBenchResultFlags(fs *flag.FlagSet) *benchResults {
 	return &benchResults{
 		noSave:      fs.Bool("no-save", false, "do not store this run in the results store"),
 		db:          fs.String("results-db", "", resultsDBUsage),
-		compareLast: fs.Bool("compare-last", false, "compare this run with the last stored run of the same cells on this machine, as `wasmgap compare` prints it"),
+		compareLast: fs.Bool("compare-last", false, "compare this run with the last stored run of the same cells on this machine, printed as wasmgap compare prints it"),
 	}
 }
 
@@ -100,13 +101,53 @@ func (b *benchResults) after(rep report.Report, format string, stdout, stderr io
 	if *b.noSave {
 		return 0
 	}
-	id, err := store.Save(ctx, run)
+	return saveRun(store, dsn, run, stderr)
+}
+
+// saveRun stores a bench run, all its cells in one run, and says where.
+func saveRun(store *results.Store, dsn string, run results.Run, stderr io.Writer) int {
+	id, err := store.Save(context.Background(), run)
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmgap bench:", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "wasmgap bench: stored as run %d in %s (wasmgap results show %d)\n", id, dsn, id)
+	what := "run"
+	if run.Report.Method.Partial != "" {
+		what = "partial run"
+	}
+	fmt.Fprintf(stderr, "wasmgap bench: stored as %s %d in %s (wasmgap results show %d)\n", what, id, dsn, id)
 	return 0
+}
+
+// save stores a bench run (unless --no-save) without comparing it: an interrupted run's
+// cells, a part of their plan.
+func (b *benchResults) save(rep report.Report, stderr io.Writer) int {
+	dsn, ok := resultsDSN(*b.db)
+	if *b.noSave || !ok {
+		return 0
+	}
+	store, err := results.Open(context.Background(), dsn)
+	if err != nil {
+		fmt.Fprintln(stderr, "wasmgap bench:", err)
+		return 1
+	}
+	defer store.Close()
+	return saveRun(store, dsn, results.NewRun(results.SourceCLI, rep), stderr)
+}
+
+// dsn is the store bench reads its forecast from: "" when there is none to read (under go
+// test without --results-db, or no file yet).
+func (b *benchResults) dsn() string {
+	dsn, ok := resultsDSN(*b.db)
+	if !ok {
+		return ""
+	}
+	if !results.IsPostgres(dsn) {
+		if _, err := os.Stat(dsn); err != nil {
+			return ""
+		}
+	}
+	return dsn
 }
 
 // runName names a stored run in a comparison's columns: "run 12 (2026-12-02 07:30)".
@@ -149,11 +190,19 @@ func runResults(args []string, stdout, stderr io.Writer) int {
   delete ID... | [filters]  remove runs and their samples
 
 Run 'wasmgap results <command> -h' for its flags.`
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		fmt.Fprintln(stderr, usage)
-		if len(args) == 0 {
-			return 2
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		fmt.Fprintln(stdout, usage)
+		return 0
+	case "help":
+		if sub, ok := resultsCommands[args[min(1, len(args)-1)]]; ok && len(args) > 1 {
+			return sub([]string{"-h"}, stdout, stderr)
 		}
+		fmt.Fprintln(stdout, usage)
 		return 0
 	}
 	sub, ok := resultsCommands[args[0]]
@@ -262,7 +311,11 @@ func resultsList(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wasmgap results list", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	ff := addFilterFlags(fs, true)
-	format := fs.String("format", "table", "output format: table or json")
+	format := fs.String("format", "table", "output format: table, csv or json")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: wasmgap results list [--format F] [--limit N] [filters]\n\nLists the stored runs, newest first: their ids (for show, compare, export, delete), when and\nwhere they ran, and their cells. A run stopped by Ctrl-C or SIGTERM is marked partial.")
+		fs.PrintDefaults()
+	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -270,8 +323,8 @@ func resultsList(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "wasmgap results list: unexpected arguments %q: list takes flags only\n", fs.Args())
 		return 2
 	}
-	if *format != "table" && *format != "json" {
-		fmt.Fprintf(stderr, "wasmgap results list: unknown format %q: valid formats are table, json\n", *format)
+	if *format != "table" && *format != "json" && *format != "csv" {
+		fmt.Fprintf(stderr, "wasmgap results list: unknown format %q: valid formats are table, csv, json\n", *format)
 		return 2
 	}
 	flt, err := ff.filter()
@@ -297,6 +350,13 @@ func resultsList(args []string, stdout, stderr io.Writer) int {
 		}
 		return boolCode(enc.Encode(list) == nil)
 	}
+	if *format == "csv" {
+		var rows [][]string
+		for _, r := range list {
+			rows = append(rows, []string{strconv.FormatInt(r.ID, 10), r.Created.Format(time.RFC3339), r.Source, r.Wasmgap, r.CPU, strconv.Itoa(r.Cores), r.OS, r.Browser, r.Partial, strings.Join(r.Cells, "; ")})
+		}
+		return boolCode(report.WriteCSV(stdout, []string{"id", "stored", "source", "wasmgap", "cpu", "cores", "os", "browser", "partial", "cells"}, rows) == nil)
+	}
 	if len(list) == 0 {
 		fmt.Fprintln(stderr, "wasmgap results list: no stored run matches")
 		return 0
@@ -308,7 +368,11 @@ func resultsList(args []string, stdout, stderr io.Writer) int {
 		if r.Browser != "" {
 			machine = r.Browser + ", " + machine
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Created.Format("2006-01-02 15:04:05"), r.Source, r.Wasmgap, machine, summarizeCells(r.Cells))
+		cells := summarizeCells(r.Cells)
+		if r.Partial != "" {
+			cells = "partial (" + r.Partial + "): " + cells
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Created.Format("2006-01-02 15:04:05"), r.Source, r.Wasmgap, machine, cells)
 	}
 	return boolCode(tw.Flush() == nil)
 }
@@ -373,6 +437,10 @@ func resultsShow(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	db := fs.String("results-db", "", resultsDBUsage)
 	format := fs.String("format", report.FormatTable, "output format: "+strings.Join(report.Formats(), ", "))
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: wasmgap results show [--format F] [--results-db DB] ID\n\nPrints a stored run's report, as wasmgap bench printed it, with where it ran.")
+		fs.PrintDefaults()
+	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -420,8 +488,12 @@ func resultsCompare(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wasmgap results compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := fs.String("results-db", "", resultsDBUsage)
-	format := fs.String("format", report.FormatTable, "output format: table, markdown, json")
+	format := fs.String("format", report.FormatTable, "output format: "+strings.Join(report.ComparisonFormats(), ", "))
 	alpha := fs.Float64("alpha", report.Alpha, "significance level of the Mann–Whitney U test (benchstat's default)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: wasmgap results compare [--format F] [--alpha A] [--results-db DB] OLD NEW\n\nCompares two stored runs cell by cell, as wasmgap compare compares two JSON reports.")
+		fs.PrintDefaults()
+	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -429,10 +501,8 @@ func resultsCompare(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "wasmgap results compare: --alpha %v is out of range: a significance level lies between 0 and 1 (default %v)\n", *alpha, report.Alpha)
 		return 2
 	}
-	switch *format {
-	case report.FormatTable, report.FormatMarkdown, report.FormatJSON:
-	default:
-		fmt.Fprintf(stderr, "wasmgap results compare: unknown format %q: valid formats are table, markdown, json\n", *format)
+	if !slices.Contains(report.ComparisonFormats(), *format) {
+		fmt.Fprintf(stderr, "wasmgap results compare: unknown format %q: valid formats are %s\n", *format, strings.Join(report.ComparisonFormats(), ", "))
 		return 2
 	}
 	runs, ok := getRuns("wasmgap results compare", *db, fs.Args(), 2, stderr)

@@ -19,6 +19,7 @@ import (
 	"github.com/wasmgap/wasmgap/internal/custom"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 	"github.com/wasmgap/wasmgap/internal/loadpage"
+	"github.com/wasmgap/wasmgap/internal/runner"
 	"github.com/wasmgap/wasmgap/playground"
 	"github.com/wasmgap/wasmgap/web"
 )
@@ -65,6 +66,14 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if *maxConcurrent < 0 || *timeout < 0 {
 		fmt.Fprintln(stderr, "wasmgap serve: -max-concurrent and -timeout must not be negative")
 		return 2
+	}
+	if *timeout > 0 {
+		// The page's runs are checked against the one table: a limit outside it would
+		// refuse every run.
+		if err := runner.Bounds.Timeout.Check(int64(*timeout)); err != nil {
+			fmt.Fprintf(stderr, "wasmgap serve: %s\n", flagError(err))
+			return 2
+		}
 	}
 	chatOpts, err := chatOptions(*verbose)
 	if err != nil {

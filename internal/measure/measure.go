@@ -30,16 +30,12 @@ const (
 	// DefaultMinSample is how long a sample lasts at least: calls shorter than it are
 	// repeated k times within one sample, k grown until the sample lasts this long.
 	DefaultMinSample = 10 * time.Millisecond
-	// MaxMinSample bounds Options.MinSample.
-	MaxMinSample = 10 * time.Second
 	// MaxCalls bounds the calls of one sample, as testing.B bounds b.N.
 	MaxCalls = 1_000_000_000
 	// DefaultWarmupTime is how long a warm-up lasts at least (Options.WarmupTime): a new
 	// process runs its first hundreds of milliseconds slower than later (docs/VALIDATION.md
 	// § Kernels: the harness against go test -bench), and the samples should not.
 	DefaultWarmupTime = 500 * time.Millisecond
-	// MaxWarmupTime bounds Options.WarmupTime.
-	MaxWarmupTime = 10 * time.Second
 	// MaxRestarts bounds how often the samples start over with a larger k because a
 	// sample lasted under half the sample minimum (the calls got faster after calibration).
 	MaxRestarts = 3
@@ -61,9 +57,11 @@ const (
 // FailureStackOverflow is the Failure of a run that exhausted its engine's stack.
 const FailureStackOverflow = "stack overflow"
 
-// Options say how many runs make one measurement. Runs and Warmup are counts taken as
-// given (Warmup 0 means no warm-up), except that Options with both at zero mean the
-// defaults: the zero value is ready to use.
+// Options say how many runs make one measurement. A zero field means its default
+// (DefaultRuns, DefaultWarmupTime, DefaultMinSample, no budget); a negative duration
+// means none (no minimum warm-up time, one call per sample). Warmup is a count whose zero
+// is a value, none, except in the zero Options, which mean the defaults: the zero value is
+// ready to use. What a person types (0 for none) is turned into these by runner.Input.
 type Options struct {
 	// Runs is the number of timed samples.
 	Runs int `json:"runs"`
@@ -93,16 +91,15 @@ type Options struct {
 // Defaults returns the usual numbers: DefaultRuns timed runs after DefaultWarmup warm-up.
 func Defaults() Options { return Options{Runs: DefaultRuns, Warmup: DefaultWarmup} }
 
-// WithDefaults returns the counts Measure uses: Defaults() (Budget, MinSample and
-// WarmupTime kept) when Runs and Warmup are both zero; otherwise o itself, with at least
-// one timed run and no negative warm-up.
+// WithDefaults returns the counts Measure uses: DefaultRuns for a zero Runs, DefaultWarmup
+// as well when Warmup is zero too (the zero Options); no negative warm-up.
 func (o Options) WithDefaults() Options {
-	if o.Runs == 0 && o.Warmup == 0 {
-		d := Defaults()
-		d.Budget, d.MinSample, d.WarmupTime = o.Budget, o.MinSample, o.WarmupTime
-		return d
+	if o.Runs <= 0 {
+		if o.Warmup == 0 {
+			o.Warmup = DefaultWarmup
+		}
+		o.Runs = DefaultRuns
 	}
-	o.Runs = max(o.Runs, 1)
 	o.Warmup = max(o.Warmup, 0)
 	return o
 }

@@ -236,7 +236,12 @@ func (ch Change) Verdict() string {
 	return fmt.Sprintf("%+.1f%%", ch.Delta*100)
 }
 
-// WriteComparison writes a comparison as a table (FormatTable), Markdown or JSON, with
+// ComparisonFormats lists the formats WriteComparison accepts.
+func ComparisonFormats() []string {
+	return []string{FormatTable, FormatMarkdown, FormatJSON, FormatCSV}
+}
+
+// WriteComparison writes a comparison as a table (FormatTable), Markdown, JSON or CSV, with
 // the two reports' environments and a line on how significance is judged.
 func WriteComparison(w io.Writer, format string, c Comparison, oldName, newName string, old, new Report) error {
 	switch format {
@@ -244,9 +249,11 @@ func WriteComparison(w io.Writer, format string, c Comparison, oldName, newName 
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(c)
+	case FormatCSV:
+		return writeComparisonCSV(w, c)
 	case FormatTable, FormatMarkdown:
 	default:
-		return fmt.Errorf("unknown format %q: valid formats are %s", format, strings.Join([]string{FormatTable, FormatMarkdown, FormatJSON}, ", "))
+		return fmt.Errorf("unknown format %q: valid formats are %s", format, strings.Join(ComparisonFormats(), ", "))
 	}
 	d := &doc{w: w, md: format == FormatMarkdown}
 	d.heading(fmt.Sprintf("Change per cell: %s → %s (median time per call, ± its 95%% interval)", oldName, newName))

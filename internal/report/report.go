@@ -49,6 +49,9 @@ type Method struct {
 	Cold bool `json:"cold,omitempty"`
 	// Timing describes the clock and what it times.
 	Timing string `json:"timing"`
+	// Partial, when set, says that the run stopped before its last cell and how ("stopped
+	// by SIGTERM after 5 of 28 cells"): the report holds the cells done.
+	Partial string `json:"partial,omitempty"`
 }
 
 // DefaultTiming is the timing method of measure.Measure run in package runner's workers.
@@ -68,11 +71,13 @@ const (
 	FormatMarkdown = "markdown"
 	FormatJSON     = "json"
 	FormatGoBench  = "gobench"
+	// FormatCSV is one row per cell (WriteCSV), for a spreadsheet or a script.
+	FormatCSV = "csv"
 )
 
 // Formats lists the formats Write accepts.
 func Formats() []string {
-	return []string{FormatTable, FormatMarkdown, FormatJSON, FormatGoBench, FormatJIT, FormatJITMarkdown, FormatJITJSON, FormatJITCSV}
+	return []string{FormatTable, FormatMarkdown, FormatJSON, FormatCSV, FormatGoBench, FormatJIT, FormatJITMarkdown, FormatJITJSON, FormatJITCSV}
 }
 
 // Write writes the report in the named format, or says which formats exist.
@@ -95,6 +100,8 @@ func WriteWidth(w io.Writer, format string, r Report, width int) error {
 		return enc.Encode(r)
 	case FormatGoBench:
 		return writeGoBench(w, r)
+	case FormatCSV:
+		return writeCSV(w, r)
 	case FormatJIT, FormatJITMarkdown, FormatJITJSON, FormatJITCSV:
 		return writeJIT(w, format, r)
 	}
@@ -278,13 +285,24 @@ func setups(results []measure.Result, engines []string) []setupRow {
 	return out
 }
 
+// line is the whole method, beside a Markdown table: counts, the timing and the legend.
 func (m Method) line() string {
+	s := m.counts()
+	if m.Timing != "" {
+		s += "; " + m.Timing
+	}
+	s += "; ±: half-width of the median's 95% confidence interval, \"wide\" past ±5%, ±? under 6 samples; \"busy\": other processes took over half a core"
+	return s
+}
+
+// counts says what each cell ran: its samples, warm-up, sample minimum, time limit.
+func (m Method) counts() string {
 	s := fmt.Sprintf("median of %s after %s", plural(m.Runs, "timed sample"), plural(m.Warmup, "warm-up call"))
 	if m.Warmup > 0 && m.WarmupTime > 0 {
 		s += fmt.Sprintf(" and more until the warm-up lasted %v", m.WarmupTime)
 	}
 	if m.MinSample > 0 {
-		s += fmt.Sprintf(", each sample at least %v (k calls, k shown when above 1)", m.MinSample)
+		s += fmt.Sprintf(", each sample at least %v (k calls per sample)", m.MinSample)
 	} else {
 		s += ", one call per sample"
 	}
@@ -294,10 +312,6 @@ func (m Method) line() string {
 	if m.Cold {
 		s += ", compiled without the on-disk cache (cold)"
 	}
-	if m.Timing != "" {
-		s += "; " + m.Timing
-	}
-	s += "; ±: half-width of the median's 95% confidence interval, \"wide\" past ±5%, ±? under 6 samples; \"busy\": other processes took over half a core"
 	return s
 }
 

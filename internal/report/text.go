@@ -142,17 +142,27 @@ func writeText(w io.Writer, r Report, md bool, width int) error {
 	d := &doc{w: w, md: md, width: width}
 	g := arrange(r.Results, r.Engines, r.Method.Runs)
 
+	if r.Method.Partial != "" {
+		d.para("partial run", r.Method.Partial+": the cells not run show –")
+		if !md {
+			d.printf("\n")
+		}
+	}
 	d.heading("Kernels: median time per call (×ratio to native, same run, same machine)")
 	header := append([]string{"kernel"}, g.engines...)
-	var rows [][]string
-	for _, row := range g.rows {
-		cells := []string{row}
-		for _, eng := range g.engines {
-			cells = append(cells, g.cell(row, eng))
+	if md {
+		var rows [][]string
+		for _, row := range g.rows {
+			cells := []string{row}
+			for _, eng := range g.engines {
+				cells = append(cells, g.cell(row, eng))
+			}
+			rows = append(rows, cells)
 		}
-		rows = append(rows, cells)
+		d.table(header, rows)
+	} else {
+		writeLiveTable(d, g)
 	}
-	d.table(header, rows)
 
 	if s := setups(r.Results, g.engines); len(s) > 0 {
 		d.heading("Phases: once per worker, not in the times above (median over the engine's cells): compile cold and from the cache, instantiate, the first call alone, then the steady state of the table above")
@@ -195,7 +205,11 @@ func writeText(w io.Writer, r Report, md bool, width int) error {
 		d.table(header, rows)
 	}
 
-	d.para("method", r.Method.line())
+	if md {
+		d.para("method", r.Method.line())
+	} else {
+		d.wrapped("method", r.Method.short())
+	}
 	if n := noiseLine(r.Results); n != "" {
 		d.para("machine", n)
 	}

@@ -373,6 +373,8 @@ type Summary struct {
 	Cores   int       `json:"cores"`
 	OS      string    `json:"os"`
 	Browser string    `json:"browser,omitempty"`
+	// Partial says how a run stopped before its last cell (report.Method.Partial).
+	Partial string `json:"partial,omitempty"`
 	// Cells lists the run's cells: "fib_rec(30) on native".
 	Cells []string `json:"cells"`
 }
@@ -384,7 +386,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Summary, error) {
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := s.db.QueryContext(ctx, s.d.q(`SELECT r.id, r.created_ns, r.source, r.wasmgap, r.cpu, r.cores, r.os, r.browser, r.browser_version
+	rows, err := s.db.QueryContext(ctx, s.d.q(`SELECT r.id, r.created_ns, r.source, r.wasmgap, r.cpu, r.cores, r.os, r.browser, r.browser_version, r.method
 		FROM runs r`+where+" ORDER BY r.id DESC LIMIT "+strconv.Itoa(limit)), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
@@ -393,10 +395,14 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Summary, error) {
 	for rows.Next() {
 		var sm Summary
 		var created int64
-		var bv string
-		if err := rows.Scan(&sm.ID, &created, &sm.Source, &sm.Wasmgap, &sm.CPU, &sm.Cores, &sm.OS, &sm.Browser, &bv); err != nil {
+		var bv, method string
+		if err := rows.Scan(&sm.ID, &created, &sm.Source, &sm.Wasmgap, &sm.CPU, &sm.Cores, &sm.OS, &sm.Browser, &bv, &method); err != nil {
 			rows.Close()
 			return nil, err
+		}
+		var m report.Method
+		if json.Unmarshal([]byte(method), &m) == nil {
+			sm.Partial = m.Partial
 		}
 		sm.Created = time.Unix(0, created).UTC()
 		sm.Browser = strings.TrimSpace(sm.Browser + " " + bv)

@@ -16,9 +16,9 @@ import (
 )
 
 // Plan says which cells a bench run measures: the one path from what a person asked for
-// (the CLI's flags, the page's request) to checked jobs. Empty fields select every kernel
-// on every engine at the articles' sizes with the default time limit; the runs are always
-// given (measure.Defaults() for the usual ones).
+// (Input: the CLI's flags, the page's request) to checked jobs. Empty fields select every
+// kernel on every engine at the articles' sizes with the default time limit; the runs are
+// always given (measure.Defaults() for the usual ones).
 type Plan struct {
 	// Engines and Kernels select by name; empty means all, in the reports' order.
 	Engines []string
@@ -26,11 +26,8 @@ type Plan struct {
 	// Args sets parameters by name for every selected kernel that has that parameter
 	// ("n": 30), or for one kernel ("fib_rec.n": 30); the rest keep their defaults.
 	Args map[string]int
-	// Options are the runs and warm-up runs of each cell, taken as given: runs from 1 to
-	// MaxJobRuns, warm-up runs from 0 (none) to MaxJobWarmup, a minimum warm-up time up to
-	// measure.MaxWarmupTime (zero for measure.DefaultWarmupTime, negative for the warm-up
-	// runs only), a minimum sample time up to measure.MaxMinSample (zero for
-	// measure.DefaultMinSample, negative for one call per sample).
+	// Options are the runs and warm-up runs of each cell, taken as given and checked
+	// against Bounds: zero durations for measure's defaults, negative ones for none.
 	Options measure.Options
 	// Timeout bounds each cell, setup included; 0 means DefaultTimeout.
 	Timeout time.Duration
@@ -67,21 +64,9 @@ func argField(err error) string {
 // *FieldError that names what is allowed: the valid engines or kernels, a kernel's
 // parameters and their ranges, the bounds on runs and time.
 func (p Plan) Jobs() ([]Job, error) {
-	if p.Timeout < 0 {
-		return nil, fieldError("timeout", fmt.Errorf("timeout %v is negative: give a positive duration, or zero for %v", p.Timeout, DefaultTimeout))
-	}
 	opts := p.Options
-	if opts.Runs < 1 || opts.Runs > MaxJobRuns {
-		return nil, fieldError("runs", fmt.Errorf("runs = %d is out of range: allowed 1 to %d", opts.Runs, MaxJobRuns))
-	}
-	if opts.Warmup < 0 || opts.Warmup > MaxJobWarmup {
-		return nil, fieldError("warmup", fmt.Errorf("warm-up = %d is out of range: allowed 0 to %d", opts.Warmup, MaxJobWarmup))
-	}
-	if opts.WarmupTime > measure.MaxWarmupTime {
-		return nil, fieldError("warmup_time", fmt.Errorf("minimum warm-up time %v is out of range: allowed up to %v (or none: the warm-up runs only)", opts.WarmupTime, measure.MaxWarmupTime))
-	}
-	if opts.MinSample > measure.MaxMinSample {
-		return nil, fieldError("min_sample", fmt.Errorf("minimum sample time %v is out of range: allowed up to %v (or none: one call per sample)", opts.MinSample, measure.MaxMinSample))
+	if err := checkOptions(opts, p.Timeout); err != nil {
+		return nil, err
 	}
 	engineNames := p.Engines
 	if len(engineNames) == 0 {

@@ -65,8 +65,8 @@ func TestPlanJobs(t *testing.T) {
 		{name: "qualified, unknown parameter", plan: Plan{Options: measure.Defaults(), Args: map[string]int{"ack.x": 3}}, wantErr: "ack has no parameter x: its parameters are n, m"},
 		{name: "runs out of range", plan: Plan{Options: measure.Options{Runs: 500}}, wantErr: "runs = 500 is out of range: allowed 1 to 100"},
 		{name: "warm-up but no runs", plan: Plan{Options: measure.Options{Warmup: 3}}, wantErr: "runs = 0 is out of range: allowed 1 to 100"},
-		{name: "warm-up out of range", plan: Plan{Options: measure.Options{Runs: 1, Warmup: 101}}, wantErr: "warm-up = 101 is out of range: allowed 0 to 100"},
-		{name: "warm-up time out of range", plan: Plan{Options: measure.Options{Runs: 1, Warmup: 1, WarmupTime: time.Minute}}, wantErr: "minimum warm-up time 1m0s is out of range: allowed up to 10s (or none: the warm-up runs only)"},
+		{name: "warm-up out of range", plan: Plan{Options: measure.Options{Runs: 1, Warmup: 101}}, wantErr: "warm-up runs = 101 is out of range: allowed 0 (no warm-up) to 100"},
+		{name: "warm-up time out of range", plan: Plan{Options: measure.Options{Runs: 1, Warmup: 1, WarmupTime: time.Minute}}, wantErr: "minimum warm-up time = 1m0s is out of range: allowed 0 (the warm-up runs only) to 10s"},
 		{name: "negative timeout", plan: Plan{Options: measure.Defaults(), Timeout: -time.Second}, wantErr: "timeout -1s is negative"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

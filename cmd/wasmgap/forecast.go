@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wasmgap/wasmgap/internal/measure"
+	"github.com/wasmgap/wasmgap/internal/report"
+	"github.com/wasmgap/wasmgap/internal/results"
+	"github.com/wasmgap/wasmgap/internal/runner"
+)
+
+// forecastRuns is how many of this machine's newest stored runs a forecast reads.
+const forecastRuns = 20
+
+// workerStart is what a cell costs besides its calls: a worker process started and its
+// engine loaded, a few tenths of a second on two busy cores.
+const workerStart = 300 * time.Millisecond
+
+// storedCells reads this machine's newest stored cells from the store at dsn, by engine
+// and kernel, the newest first; nil without a store. A store that cannot be read only
+// loses the forecast, and says so.
+func storedCells(dsn string, stderr io.Writer) map[string][]measure.Result {
+	if dsn == "" {
+		return nil
+	}
+	ctx := context.Background()
+	store, err := results.Open(ctx, dsn)
+	if err != nil {
+		fmt.Fprintf(stderr, "wasmgap bench: no forecast from %s: %v\n", dsn, err)
+		return nil
+	}
+	defer store.Close()
+	machine := results.MachineKey(report.CurrentEnvironment())
+	list, err := store.List(ctx, results.Filter{Machine: machine, Limit: forecastRuns})
+	if err != nil {
+		fmt.Fprintf(stderr, "wasmgap bench: no forecast from %s: %v\n", dsn, err)
+		return nil
+	}
+	cells := map[string][]measure.Result{}
+	for _, sm := range list {
+		run, err := store.Get(ctx, sm.ID)
+		if err != nil {
+			continue
+		}
+		for _, r := range run.Report.Results {
+			key := r.Engine + " " + r.Kernel
+			cells[key] = append(cells[key], r)
+		}
+	}
+	return cells
+}
+
+// cellTime is how long a stored cell took, from what it recorded: its setup, its first
+// call, its warm-up, and its samples (one more for calibration) of Calls calls each.
+func cellTime(r measure.Result, timeLimit time.Duration) time.Duration {
+	if strings.HasPrefix(r.Failure, "timed out") {
+		return timeLimit
+	}
+	calls := float64(max(r.Calls, 1)) * float64(r.Runs+1)
+	d := r.Setup.Compile + r.Setup.Instantiate + r.First + r.WarmedUp + time.Duration(calls*r.Median)
+	return min(workerStart+d, timeLimit)
+}
+
+// growth is how a kernel's work grows with its arguments, up to a constant: the
+// recursions' exponentials, the loops' product of their sizes. Only ratios at two sizes
+// of one kernel are used.
+func growth(kernel string, args []int) float64 {
+	switch kernel {
+	case "fib_rec":
+		return math.Pow(math.Phi, float64(args[0]))
+	case "ack", "ack_while":
+		if args[0] >= 3 {
+			return math.Pow(4, float64(args[1]))
+		}
+		return float64(args[1]+1) * float64(args[0]+1)
+	}
+	g := 1.0
+	for _, a := range args {
+		g *= float64(max(a, 1))
+	}
+	return g
+}
+
+// estimate is one cell's expected time and whether this machine's stored runs gave it.
+func estimate(job runner.Job, past map[string][]measure.Result, timeLimit time.Duration) (time.Duration, bool) {
+	opts := job.Options()
+	args := job.Args()
+	stored := past[job.Engine()+" "+job.Kernel().Name]
+	// The same arguments first, else the nearest size scaled by the kernel's growth.
+	var best *measure.Result
+	for i := range stored {
+		r := &stored[i]
+		if slices.Equal(r.Args, args) {
+			best = r
+			break
+		}
+		if best == nil && !r.Failed() && r.Median > 0 {
+			best = r
+		}
+	}
+	if best == nil {
+		// Nothing known of this cell here: its floor, a worker and the method's warm-up
+		// and samples.
+		floor := workerStart + opts.WarmupTarget() + time.Duration(opts.Runs+1)*opts.SampleTarget()
+		return min(floor, timeLimit), false
+	}
+	r := *best
+	r.Runs = opts.Runs
+	if !slices.Equal(r.Args, args) && len(r.Args) == len(args) {
+		scale := growth(r.Kernel, args) / growth(r.Kernel, r.Args)
+		r.Median *= scale
+		r.First = time.Duration(float64(r.First) * scale)
+	}
+	return cellTime(r, timeLimit), true
+}
+
+// forecastJobs says how many cells a bench runs and about how long it takes: "28 cells
+// (14 kernels × native, wazero-compiler), about 1m20s from this machine's stored runs".
+func forecastJobs(jobs []runner.Job, past map[string][]measure.Result, timeLimit time.Duration) string {
+	var total time.Duration
+	known := 0
+	var engines, kernels []string
+	for _, j := range jobs {
+		d, ok := estimate(j, past, timeLimit)
+		total += d
+		if ok {
+			known++
+		}
+		engines = appendNew(engines, j.Engine())
+		kernels = appendNew(kernels, j.Kernel().Name)
+	}
+	on := strings.Join(engines, ", ")
+	if len(engines) > 6 {
+		on = plural(len(engines), "engine")
+	}
+	what := fmt.Sprintf("%s (%s on %s)", plural(len(jobs), "cell"), plural(len(kernels), "kernel"), on)
+	switch {
+	case known == len(jobs):
+		return fmt.Sprintf("%s, about %v (from this machine's stored runs)", what, roundForecast(total))
+	case known == 0:
+		return fmt.Sprintf("%s, at least %v (no stored run of them on this machine: each cell's warm-up and samples at the least)", what, roundForecast(total))
+	}
+	return fmt.Sprintf("%s, about %v or more (%d of them from this machine's stored runs, the rest at their least)", what, roundForecast(total), known)
+}
+
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// roundForecast rounds a forecast to what it can promise: tenths of a second under ten
+// seconds, seconds under a minute, ten seconds under ten minutes, minutes above.
+func roundForecast(d time.Duration) time.Duration {
+	switch {
+	case d < 10*time.Second:
+		return d.Round(100 * time.Millisecond)
+	case d < time.Minute:
+		return d.Round(time.Second)
+	case d < 10*time.Minute:
+		return d.Round(10 * time.Second)
+	}
+	return d.Round(time.Minute)
+}
