@@ -205,6 +205,9 @@ type runRequest struct {
 	// milliseconds: 0 for its warmup calls alone, up to MaxWarmupMS; absent for
 	// measure.DefaultWarmupTime.
 	WarmupMS *int `json:"warmup_ms"`
+	// Batch names the page's Run this cell belongs to (pagerun.go): the cells of one
+	// batch are stored as one run.
+	Batch string `json:"batch"`
 }
 
 // MaxMinSampleMS bounds a run request's min_sample_ms.
@@ -322,7 +325,7 @@ func decodeRunRequest(w http.ResponseWriter, r *http.Request) (runRequest, *apiE
 	if err == nil {
 		return req, nil
 	}
-	const fields = "kernel (string), engine (string), args (object of integers), runs (integer), warmup (integer), min_sample_ms (integer), warmup_ms (integer)"
+	const fields = "kernel (string), engine (string), args (object of integers), runs (integer), warmup (integer), min_sample_ms (integer), warmup_ms (integer), batch (string)"
 	var typeErr *json.UnmarshalTypeError
 	var maxErr *http.MaxBytesError
 	var slow *httpguard.BodyTimeoutError
@@ -391,6 +394,9 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	job, aerr := s.job(req)
+	if aerr == nil {
+		aerr = checkBatch(req.Batch)
+	}
 	if aerr != nil {
 		writeError(w, http.StatusBadRequest, *aerr)
 		return
@@ -449,6 +455,6 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		Value:       strconv.FormatInt(res.Value, 10),
 		Expected:    strconv.FormatInt(res.Expected, 10),
 		Environment: &env,
-		Run:         s.saveServerCell(job, res, env),
+		Run:         s.savePageCell(req.Batch, job, res, env),
 	})
 }

@@ -108,6 +108,8 @@ type Server struct {
 	mu       sync.Mutex // guards closed, and active.Add against Shutdown's Wait
 	closed   bool
 	active   sync.WaitGroup // runs in progress or queued
+
+	pageRuns pageRuns // the page's Runs, each stored as one run (pagerun.go)
 }
 
 // New returns a server for the options.
