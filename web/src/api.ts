@@ -59,6 +59,8 @@ export interface RunRequest {
   min_sample_ms: number;
   /** How long a warm-up lasts at least, in ms (0: its warmup calls alone). */
   warmup_ms: number;
+  /** The page's Run this cell belongs to: the server stores one Run's cells as one run. */
+  batch?: string;
 }
 
 /** runOnServer posts a run and calls onEvent for each NDJSON line until the stream ends. */

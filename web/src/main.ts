@@ -15,6 +15,7 @@ import { toMarkdown } from "./markdown";
 import { Grid, type Row } from "./results";
 import { type Selection, checkInt, fromQuery, kernelArgs, toQuery, unknownNames } from "./selection";
 import { renderTable, updateRow } from "./table";
+import { RunDoc, newBatch } from "./rundoc";
 import { CompareView } from "./compare";
 import { JITView } from "./jit";
 import { type ResultsTab, mountResults } from "./results-tab";
@@ -36,6 +37,8 @@ interface App {
   bundle: Bundle;
   sel: Selection;
   grid: Grid;
+  /** Every cell measured, kept across changes of the selection and reloads. */
+  doc: RunDoc;
   running: boolean;
   current?: CellRun;
   history?: HistoryRow[];
@@ -68,7 +71,7 @@ async function start(): Promise<void> {
   // A link that names what this server does not know: said, not silently dropped.
   const unknown = unknownNames(location.search, cat, browserEngines(bundle));
   $("url-note").textContent = unknown.length ? `This link names what the page does not know, left out: ${unknown.join("; ")}.` : "";
-  const app: App = { cat, bundle, sel, grid: new Grid([], []), running: false };
+  const app: App = { cat, bundle, sel, grid: new Grid([], []), doc: RunDoc.load(Date.now()), running: false };
   app.compare = new CompareView($("compare"), () => app.grid);
   app.jit = new JITView($("jit"), () => app.grid);
   buildForm(app);
@@ -86,7 +89,38 @@ async function start(): Promise<void> {
   });
   if (sel.history) await loadHistory(app);
   document.body.dataset.ready = "1";
-  if (new URLSearchParams(location.search).get("run") === "1") void runAll(app);
+  if (new URLSearchParams(location.search).get("run") === "1") {
+    // A reload of a run=1 link shows the run this selection made within the hour.
+    if (app.doc.query === toQuery(app.sel) && app.doc.covers(runnableCells(app))) showKept(app);
+    else void runAll(app);
+  } else if (app.doc.at > 0 && app.grid.measured()) {
+    showKept(app);
+  }
+}
+
+/** showKept says that the cells shown are a run's of earlier, with a button to run again. */
+function showKept(app: App): void {
+  const status = $("status");
+  const when = new Date(app.doc.at);
+  const mins = Math.max(0, Math.round((Date.now() - app.doc.at) / 60000));
+  status.replaceChildren(`Shown: the cells measured at ${when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })} (${mins === 0 ? "just now" : `${mins} min ago`})`);
+  if (app.doc.stored) status.append(", stored as ", storedLink(app.doc.stored));
+  status.append(". ");
+  const again = document.createElement("button");
+  again.type = "button";
+  again.id = "run-again";
+  again.textContent = "Run again";
+  again.onclick = () => void runAll(app);
+  status.append(again);
+}
+
+/** storedLink links a stored run's own page. */
+function storedLink(id: number): HTMLAnchorElement {
+  const a = document.createElement("a");
+  a.href = `/runs/${id}`;
+  a.textContent = `run ${id}`;
+  a.dataset.run = String(id);
+  return a;
 }
 
 // ---- the form ---------------------------------------------------------------------------
@@ -242,7 +276,7 @@ function validate(app: App): boolean {
   $("form-note").textContent = nothing
     ? "Pick at least one kernel and one engine."
     : ok
-      ? `${cellCount(app)} cells, run one at a time.`
+      ? `${plural(cellCount(app), "cell")}, run one at a time.`
       : "Some values are out of range: the page runs them anyway, so you can see the server refuse them.";
   $<HTMLButtonElement>("run").disabled = nothing || app.running;
   showForecasts(app);
@@ -302,6 +336,11 @@ function checkSetting(name: "runs" | "warmup" | "min_sample_ms" | "warmup_ms", t
   return r;
 }
 
+/** plural writes a count with its noun: "1 cell", "2 cells". */
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
 function changed(app: App): void {
   validate(app);
   history.replaceState(null, "", `?${toQuery(app.sel)}${app.custom?.fragment() ?? ""}`);
@@ -340,9 +379,26 @@ function enginesOf(app: App): string[] {
   return app.custom?.active() ? app.custom.engines(engines) : engines;
 }
 
-/** preview shows the empty grid of the current selection. */
+/** runnableCells lists the selection's cells a Run measures (not those that read n/a). */
+function runnableCells(app: App): { row: Row; engine: string }[] {
+  const out: { row: Row; engine: string }[] = [];
+  for (const row of rowsOf(app)) for (const engine of enginesOf(app)) if (runs(row.kernel, engine)) out.push({ row, engine });
+  return out;
+}
+
+/** preview shows the grid of the current selection: the cells measured (the run
+ * document's), the others idle. */
 function preview(app: App): void {
-  app.grid = new Grid(rowsOf(app), enginesOf(app), "idle");
+  const grid = new Grid(rowsOf(app), enginesOf(app), "idle");
+  grid.requestedRuns = app.doc.requestedRuns;
+  if (app.doc.warmupMs) grid.warmupMs = app.doc.warmupMs;
+  grid.rows.forEach((row, r) => {
+    for (const e of grid.engines) {
+      const s = app.doc.get(row, e);
+      if (s && grid.get(r, e).kind !== "na") grid.set(r, e, s);
+    }
+  });
+  app.grid = grid;
   redraw(app);
 }
 
@@ -372,6 +428,12 @@ async function runAll(app: App): Promise<void> {
   grid.warmupMs = warmupMs;
   app.grid = grid;
   app.running = true;
+  const doc = app.doc;
+  doc.query = toQuery(app.sel);
+  doc.requestedRuns = runs;
+  doc.warmupMs = warmupMs;
+  doc.stored = undefined;
+  const batch = newBatch();
   document.body.dataset.running = "1";
   $<HTMLButtonElement>("run").disabled = true;
   $<HTMLButtonElement>("cancel").disabled = false;
@@ -380,6 +442,7 @@ async function runAll(app: App): Promise<void> {
   const host = $("table");
   const started = performance.now();
   const total = [...grid.cells.values()].filter((s) => s.kind !== "na").length;
+  const bar = runBar(app);
   let n = 0;
   outer: for (let r = 0; r < grid.rows.length; r++) {
     const row = grid.rows[r]!;
@@ -388,6 +451,7 @@ async function runAll(app: App): Promise<void> {
       if (grid.get(r, engine).kind === "na") continue; // a kernel this engine does not run
       n++;
       $("status").textContent = `Running ${n} of ${total}: ${row.label} on ${info(engine).title}…`;
+      bar.show(n - 1, total, performance.now() - started);
       if (badCount && isBrowserEngine(engine)) {
         grid.set(r, engine, { kind: "error", message: badCount });
         updateRow(host, grid, r, hooks);
@@ -398,7 +462,7 @@ async function runAll(app: App): Promise<void> {
         grid.set(r, engine, s);
         updateRow(host, grid, r, hooks);
       };
-      const job = { kernel: row.kernel, args: row.args, engine, runs, warmup, minSampleMs, warmupMs };
+      const job = { kernel: row.kernel, args: row.args, engine, runs, warmup, minSampleMs, warmupMs, batch };
       const timeoutMs = app.cat.timeout_ns / 1e6;
       const run = app.custom?.active() ? app.custom.runCell(job, timeoutMs, update) : runCell(job, app.bundle, timeoutMs, update);
       app.current = run;
@@ -407,15 +471,24 @@ async function runAll(app: App): Promise<void> {
       if (app.grid !== grid) return;
       if (!app.custom?.active()) record(row.kernel.name, engine, row.args, outcome);
       grid.set(r, engine, outcome);
+      doc.set(row, engine, outcome);
+      if (outcome.kind === "done" && outcome.result.run) doc.stored = outcome.result.run;
+      doc.at = Date.now();
+      doc.save();
       updateRow(host, grid, r, hooks);
       renderChart($("chart"), grid, app.sel.history ? app.history : undefined);
     }
   }
   const cancelled = !app.running;
+  bar.hide();
   app.stored?.ran(grid, { runs, warmup, minSampleMs });
-  for (const [key, s] of grid.cells) {
-    if (s.kind === "pending" || s.kind === "queued" || s.kind === "running") grid.cells.set(key, { kind: "cancelled" });
-  }
+  // A cell the Run did not reach keeps what an earlier Run measured.
+  grid.rows.forEach((row, r) => {
+    for (const e of grid.engines) {
+      const k = grid.get(r, e).kind;
+      if (k === "pending" || k === "queued" || k === "running") grid.set(r, e, doc.get(row, e) ?? { kind: "cancelled" });
+    }
+  });
   app.running = false;
   document.body.dataset.running = "0";
   redraw(app);
@@ -423,7 +496,46 @@ async function runAll(app: App): Promise<void> {
   validate(app);
   $("status").textContent = cancelled
     ? "Cancelled."
-    : `Done: ${total} cell${total === 1 ? "" : "s"} in ${duration((performance.now() - started) * 1e6)}.`;
+    : `Done: ${plural(total, "cell")} in ${duration((performance.now() - started) * 1e6)}`;
+  if (!cancelled && doc.stored) $("status").append(", stored as ", storedLink(doc.stored));
+  if (!cancelled) $("status").append(".");
+}
+
+/**
+ * runBar shows a Run's progress beside Run ("3 of 30 cells, about 40 s left") and, while
+ * Run is out of sight, in a bar fixed to the viewport with its own Cancel.
+ */
+function runBar(app: App): { show(done: number, total: number, elapsedMs: number): void; hide(): void } {
+  const near = $("progress");
+  const floating = $("runbar");
+  const text = $("runbar-text");
+  $<HTMLButtonElement>("runbar-cancel").onclick = () => cancel(app);
+  let inView = true;
+  const io = new IntersectionObserver((entries) => {
+    inView = entries.some((e) => e.isIntersecting);
+    floating.hidden = inView || !app.running;
+  });
+  io.observe($("run"));
+  return {
+    show(done, total, elapsedMs) {
+      const left = done > 0 ? (elapsedMs / done) * (total - done) : undefined;
+      const t = `${done} of ${plural(total, "cell")}${left !== undefined ? `, about ${approx(left)} left` : ""}`;
+      near.textContent = t;
+      text.textContent = t;
+      floating.hidden = inView;
+    },
+    hide() {
+      io.disconnect();
+      near.textContent = "";
+      floating.hidden = true;
+    },
+  };
+}
+
+/** approx writes a time left as a person says it: "40 s", "3 min". */
+function approx(ms: number): string {
+  const s = ms / 1000;
+  return s < 90 ? `${Math.max(1, Math.round(s))} s` : `${Math.round(s / 60)} min`;
 }
 
 function cancel(app: App): void {
@@ -445,8 +557,15 @@ function wireToolbar(app: App): void {
     redraw(app);
   };
   $("copy").onclick = async () => {
-    const md = toMarkdown(app.grid, firstServerEnv(app.grid), app.sel.history ? app.history : undefined);
+    // What is measured: the rows and engines with an outcome, never idle cells.
+    const measured = app.grid.measured();
     const note = $("copy-note");
+    if (!measured) {
+      note.textContent = "Nothing measured yet: Run first.";
+      setTimeout(() => (note.textContent = ""), 2500);
+      return;
+    }
+    const md = toMarkdown(measured, firstServerEnv(measured), app.sel.history ? app.history : undefined);
     try {
       await navigator.clipboard.writeText(md);
       note.textContent = "Copied.";
@@ -510,7 +629,11 @@ function initTheme(): void {
   let theme = (localStorage.getItem("wasmgap-theme") as Theme | null) ?? "auto";
   apply(theme);
   button.onclick = () => {
-    theme = theme === "auto" ? "light" : theme === "light" ? "dark" : "auto";
+    // The first click always changes what is seen: from auto to the scheme it is not showing.
+    const dark = matchMedia("(prefers-color-scheme: dark)").matches;
+    const first: Theme = dark ? "light" : "dark";
+    const second: Theme = dark ? "dark" : "light";
+    theme = theme === "auto" ? first : theme === first ? second : "auto";
     localStorage.setItem("wasmgap-theme", theme);
     apply(theme);
   };

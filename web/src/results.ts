@@ -83,6 +83,29 @@ export class Grid {
     return c.median_ns / b.median_ns;
   }
 
+  /** hasOutcome reports whether a cell holds a measurement or a failure. */
+  hasOutcome(row: number, engine: string): boolean {
+    const k = this.get(row, engine).kind;
+    return k === "done" || k === "error";
+  }
+
+  /**
+   * measured is the part of the grid that holds outcomes: the rows and engines with at
+   * least one measured or failed cell (what Copy as Markdown copies), or undefined.
+   */
+  measured(): Grid | undefined {
+    const rows = this.rows.map((_, r) => r).filter((r) => this.engines.some((e) => this.hasOutcome(r, e)));
+    const engines = this.engines.filter((e) => rows.some((r) => this.hasOutcome(r, e)));
+    if (rows.length === 0) return undefined;
+    const g = new Grid(rows.map((r) => this.rows[r]!), engines, "idle");
+    g.requestedRuns = this.requestedRuns;
+    g.warmupMs = this.warmupMs;
+    rows.forEach((r, i) => {
+      for (const e of engines) g.set(i, e, this.get(r, e));
+    });
+    return g;
+  }
+
   /** finished reports whether every cell has an outcome. */
   finished(): boolean {
     for (const s of this.cells.values()) if (s.kind === "pending" || s.kind === "queued" || s.kind === "running") return false;

@@ -1,0 +1,210 @@
+package playground
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasmgap/wasmgap/chatserver"
+	"github.com/wasmgap/wasmgap/internal/headless"
+	"github.com/wasmgap/wasmgap/internal/loadpage"
+	"github.com/wasmgap/wasmgap/internal/results"
+)
+
+// fullPage is a browser tab on a playground server as `wasmgap serve` makes it: the real
+// chat and load panels beside it and a results store.
+type fullPage struct {
+	*browserPage
+	store *results.Store
+}
+
+// newFullPage starts a playground server with the chat, the load panel and a results
+// store, and a browser of the kind at width × 1000 CSS pixels.
+func newFullPage(t *testing.T, kind headless.Kind, width int) *fullPage {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	dist := distDir(t)
+	store, err := results.Open(context.Background(), filepath.Join(t.TempDir(), "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	chat, err := chatserver.New(chatserver.Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		chat.Shutdown(ctx)
+	})
+	var h http.Handler
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+	t.Cleanup(ts.Close)
+	srv := New(Options{Dist: os.DirFS(dist), Timeout: time.Minute, Results: store, Chat: chat.Handler(),
+		Load: loadpage.Handler(loadpage.Options{BaseURL: ts.URL, ChatPath: "/chat/"})})
+	h = srv
+	p := openBrowser(t, kind, ts.URL, width)
+	p.srv = srv
+	return &fullPage{browserPage: p, store: store}
+}
+
+// storedRuns lists the store's runs, newest first.
+func (p *fullPage) storedRuns() []results.Summary {
+	p.t.Helper()
+	list, err := p.store.List(context.Background(), results.Filter{})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return list
+}
+
+// TestRunIsADocumentInChromium: after a two-engine run, ticking a third engine, the
+// articles' figures or unticking and ticking again leaves both measured cells; Copy as
+// Markdown copies what was measured; the Run is one stored run; a reload of its run=1
+// link shows it instead of running again, with a button to run again.
+func TestRunIsADocumentInChromium(t *testing.T) { testRunIsADocument(t, headless.Chromium) }
+
+// TestRunIsADocumentInFirefox takes the same steps in headless Firefox.
+func TestRunIsADocumentInFirefox(t *testing.T) { testRunIsADocument(t, headless.Firefox) }
+
+func testRunIsADocument(t *testing.T, kind headless.Kind) {
+	t.Parallel()
+	p := newFullPage(t, kind, 1366)
+	const query = "k=fib_it&fib_it.n=30&e=native,wazero-interpreter&runs=2&warmup=0&min_sample_ms=1&warmup_ms=0"
+	p.open(query)
+	p.runAll(2 * time.Minute)
+	want := expected(t, "fib_it", 30)
+	measured := func(when string) {
+		t.Helper()
+		for _, e := range []string{"native", "wazero-interpreter"} {
+			if c := p.cell("fib_it", e); c.State != "done" || c.Value != want {
+				t.Errorf("%s: fib_it(30) on %s: %+v, want its measurement kept", when, e, c)
+			}
+		}
+	}
+	measured("after the run")
+	p.click(`input[name="engine"][value="browser-js"]`)
+	measured("after ticking browser-js")
+	if c := p.cell("fib_it", "browser-js"); c.State != "idle" {
+		t.Errorf("the newly ticked browser-js cell: %+v, want idle", c)
+	}
+	p.click(`input[name="engine"][value="native"]`)
+	if c := p.cell("fib_it", "native"); c.State != "missing" {
+		t.Errorf("native unticked: its cell %+v, want hidden", c)
+	}
+	p.click(`input[name="engine"][value="native"]`)
+	measured("after unticking and ticking native again")
+	p.click("#history")
+	measured("after the articles' figures")
+	p.click("#history")
+
+	if err := p.eval(`navigator.clipboard.writeText = async (t) => { window.copied = t; }`, nil); err != nil {
+		t.Fatal(err)
+	}
+	p.click("#copy")
+	p.waitFor(`typeof window.copied === "string"`, 5*time.Second, "the Markdown")
+	md, err := evalAs[string](p.browserPage, `window.copied`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(md, "idle") || !strings.Contains(md, "| `fib_it(30)` |") || strings.Contains(md, "browser JS") {
+		t.Errorf("Markdown copies what is not measured:\n%s", md)
+	}
+
+	// One Run of two server engines: one stored run of two cells, linked from the status.
+	runs := p.storedRuns()
+	if len(runs) != 1 || len(runs[0].Cells) != 2 {
+		t.Fatalf("stored runs %+v, want one run of two cells", runs)
+	}
+	link, err := evalAs[string](p.browserPage, `document.querySelector("#status a[data-run]")?.getAttribute("href") ?? ""`)
+	if err != nil || link != fmt.Sprintf("/runs/%d", runs[0].ID) {
+		t.Errorf("the status links %q (%v), want /runs/%d", link, err, runs[0].ID)
+	}
+
+	// A reload of the run=1 link shows the run of a moment ago and runs nothing.
+	p.open(query + "&run=1")
+	p.waitFor(`document.getElementById("run-again") !== null`, 10*time.Second, "the kept run and its Run again button")
+	measured("after a reload of the run=1 link")
+	time.Sleep(time.Second)
+	if running, err := evalAs[string](p.browserPage, `document.body.dataset.running ?? ""`); err != nil || running == "1" {
+		t.Errorf("the reload runs again (running = %q, %v)", running, err)
+	}
+	if n := len(p.storedRuns()); n != 1 {
+		t.Errorf("%d stored runs after the reload, want still 1", n)
+	}
+	p.click("#run-again")
+	p.waitFor(`document.body.dataset.running === "0"`, 2*time.Minute, "the second run")
+	if runs := p.storedRuns(); len(runs) != 2 || len(runs[0].Cells) != 2 {
+		t.Errorf("stored runs after Run again %+v, want two runs of two cells", runs)
+	}
+	if errs := p.consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+	}
+}
+
+// TestPageStaysPutInChromium: five seconds after a run=1 link loads at 1366 px, with the
+// real chat and load panels, the page has not scrolled and nothing in it has the focus
+// (Chromium's chat iframe took it with its nickname field).
+func TestPageStaysPutInChromium(t *testing.T) { testPageStaysPut(t, headless.Chromium) }
+
+// TestPageStaysPutInFirefox takes the same steps in headless Firefox.
+func TestPageStaysPutInFirefox(t *testing.T) { testPageStaysPut(t, headless.Firefox) }
+
+func testPageStaysPut(t *testing.T, kind headless.Kind) {
+	t.Parallel()
+	p := newFullPage(t, kind, 1366)
+	for _, link := range []string{
+		"k=fib_it&fib_it.n=30&e=native&runs=2&warmup=0&min_sample_ms=1&warmup_ms=0&run=1",
+		"k=fib_it&fib_it.n=30&e=native&runs=2&warmup=0#custom=",
+	} {
+		p.open(link)
+		time.Sleep(5 * time.Second)
+		got, err := evalAs[[]string](p.browserPage, `[String(window.scrollY), document.activeElement?.tagName ?? ""]`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0] != "0" || got[1] == "IFRAME" {
+			t.Errorf("?%s: 5 s after loading, scrollY = %s and the focus is in %s; want 0 and not in a panel", link, got[0], got[1])
+		}
+	}
+}
+
+// TestProgressBesideRunInChromium: while a Run goes on, its progress ("1 of 2 cells,
+// about … left") is beside Run and, once the page is scrolled away from Run, in a bar
+// fixed to the viewport with a Cancel that stops the run.
+func TestProgressBesideRunInChromium(t *testing.T) { testProgressBesideRun(t, headless.Chromium) }
+
+// TestProgressBesideRunInFirefox takes the same steps in headless Firefox.
+func TestProgressBesideRunInFirefox(t *testing.T) { testProgressBesideRun(t, headless.Firefox) }
+
+func testProgressBesideRun(t *testing.T, kind headless.Kind) {
+	t.Parallel()
+	p := newFullPage(t, kind, 1366)
+	// fib_rec(32) is milliseconds natively and seconds a call on wazero's interpreter:
+	// time to look at the page while the second cell runs.
+	p.open("k=fib_rec&fib_rec.n=32&e=native,wazero-interpreter&runs=2&warmup=1&min_sample_ms=1&warmup_ms=0")
+	p.click("#run")
+	p.waitFor(`document.getElementById("progress").textContent.includes(" of 2 cells")`, 20*time.Second, "the progress beside Run")
+	p.waitFor(`document.getElementById("progress").textContent.startsWith("1 of 2 cells, about ")`, time.Minute, "the time left beside Run")
+	// Scrolled to the end, Run is out of sight: the bar shows the progress and Cancel.
+	if err := p.eval(`window.scrollTo(0, document.documentElement.scrollHeight)`, nil); err != nil {
+		t.Fatal(err)
+	}
+	visible := `(() => { const b = document.getElementById("runbar"); if (b.hidden) return false;
+		const r = b.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight && b.innerText.includes("1 of 2 cells"); })()`
+	p.waitFor(visible, 10*time.Second, "the floating progress bar")
+	if running, _ := evalAs[string](p.browserPage, `document.body.dataset.running`); running != "1" {
+		t.Skip("the second cell ended before the bar could be used: nothing to cancel")
+	}
+	p.click("#runbar-cancel")
+	p.waitFor(`document.body.dataset.running === "0" && document.getElementById("runbar").hidden`, 20*time.Second, "the run to stop and the bar to go")
+}
