@@ -208,3 +208,82 @@ func testProgressBesideRun(t *testing.T, kind headless.Kind) {
 	p.click("#runbar-cancel")
 	p.waitFor(`document.body.dataset.running === "0" && document.getElementById("runbar").hidden`, 20*time.Second, "the run to stop and the bar to go")
 }
+
+// TestLoadPanelShowsItsResultInChromium: after a load run in the load panel, its frame has
+// no scroll of its own and, the panel scrolled to, its requests/s is in the viewport.
+func TestLoadPanelShowsItsResultInChromium(t *testing.T) {
+	testLoadPanelShowsItsResult(t, headless.Chromium)
+}
+
+// TestLoadPanelShowsItsResultInFirefox takes the same steps in headless Firefox.
+func TestLoadPanelShowsItsResultInFirefox(t *testing.T) {
+	testLoadPanelShowsItsResult(t, headless.Firefox)
+}
+
+func testLoadPanelShowsItsResult(t *testing.T, kind headless.Kind) {
+	t.Parallel()
+	p := newFullPage(t, kind, 1366)
+	p.open("k=fib_it&e=native")
+	const frame = `document.querySelector("#load-panel iframe")`
+	if err := p.eval(`document.getElementById("load-panel").scrollIntoView(), true`, new(bool)); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor(frame+`?.contentDocument?.getElementById("start") != null`, 20*time.Second, "the load panel")
+	err := p.eval(`(() => { const d = `+frame+`.contentDocument;
+		d.querySelector('input[name="n"]').value = "200"; d.querySelector('input[name="c"]').value = "2";
+		d.getElementById("start").click(); return true })()`, new(bool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor(frame+`.contentDocument.getElementById("summary").innerText.includes("Requests/s")`, time.Minute, "the load run's summary")
+	time.Sleep(500 * time.Millisecond) // the frame's resize
+	got, err := evalAs[[]float64](p.browserPage, `(() => {
+		const f = `+frame+`; document.getElementById("load-panel").scrollIntoView({block: "start"});
+		const d = f.contentDocument;
+		const row = [...d.querySelectorAll("#summary tr, #summary th, #summary td")].find((e) => e.textContent.startsWith("Requests/s"));
+		return [d.documentElement.scrollHeight, d.documentElement.clientHeight, f.getBoundingClientRect().top + row.getBoundingClientRect().bottom, innerHeight];
+	})()`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] > got[1]+1 {
+		t.Errorf("the load panel scrolls inside its frame: %v px of page in %v", got[0], got[1])
+	}
+	if got[2] > got[3] {
+		t.Errorf("requests/s is at %v px, below the viewport's %v with the panel scrolled to", got[2], got[3])
+	}
+}
+
+// TestFailureInOneLineInChromium: a cell that overflows its stack shows it in one line,
+// the trace in its details only.
+func TestFailureInOneLineInChromium(t *testing.T) { testFailureInOneLine(t, headless.Chromium) }
+
+// TestFailureInOneLineInFirefox takes the same steps in headless Firefox.
+func TestFailureInOneLineInFirefox(t *testing.T) { testFailureInOneLine(t, headless.Firefox) }
+
+func testFailureInOneLine(t *testing.T, kind headless.Kind) {
+	t.Parallel()
+	p := newFullPage(t, kind, 1366)
+	// ack(3, 10) overflows wazero's interpreter's stack; fib_rec(80) is refused by the
+	// JavaScript port in a long sentence.
+	p.open("k=ack,fib_rec&ack.n=3&ack.m=10&fib_rec.n=80&e=wazero-interpreter,browser-js&runs=1&warmup=0&min_sample_ms=0")
+	p.runAll(2 * time.Minute)
+	c := p.cell("ack", "wazero-interpreter")
+	if c.State != "done" || strings.TrimSpace(c.Text) != "stack overflow" {
+		t.Errorf("the failed cell reads %q (%s), want the one line \"stack overflow\"", c.Text, c.State)
+	}
+	if c := p.cell("fib_rec", "browser-js"); c.State != "done" || !strings.Contains(c.Text, "exceeds 2^53") {
+		t.Errorf("fib_rec(80) on browser-js: %+v, want the port's refusal", c)
+	}
+	lines, err := evalAs[[]float64](p.browserPage, `[...document.querySelectorAll('#results-table td.failed')].map((td) => {
+		const f = td.querySelector(".failure");
+		return td.children.length === 1 ? f.getBoundingClientRect().height / parseFloat(getComputedStyle(f).lineHeight) : 99; })`)
+	if err != nil || len(lines) < 2 {
+		t.Fatalf("failed cells' heights %v (%v), want two failed cells at least", lines, err)
+	}
+	for _, l := range lines {
+		if l > 1.5 {
+			t.Errorf("a failed cell takes %.1f lines (%v), want one: %v", l, err, lines)
+		}
+	}
+}

@@ -14,6 +14,7 @@
 //	POST /api/custom    {source}: a user's kernel checked and built; {id, func, params, engines}
 //	GET  /api/custom/ID a built user kernel, with its source (…/kernel.wasm: its module)
 //	GET  /api/results…  stored runs, with Options.Results (results.go); POST /api/results/share: a browser's cells (share.go)
+//	GET  /runs/{id}     a stored run's own page, with Options.Results (runpage.go); /runs/{id}.csv its cells as CSV
 //	/chat/, /load/      the chat and load handlers, when Options sets them
 //	GET  /…             the page (web/dist)
 //
@@ -149,6 +150,7 @@ func New(opts Options) *Server {
 	mux.HandleFunc("GET /api/custom/{id}", s.handleCustomGet)
 	mux.HandleFunc("GET /api/custom/{id}/kernel.wasm", s.handleCustomWasm)
 	s.mountResults(mux)
+	s.mountRunPages(mux)
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, apiError{Error: "no such API route: " + r.Method + " " + r.URL.Path +
 			"; routes are GET /api/kernels, GET /api/expected, POST /api/run, GET /api/history, POST /api/compare, POST /api/custom, GET /api/custom/{id}, GET /api/custom/{id}/kernel.wasm"})

@@ -4,6 +4,7 @@
 // without and with opcache's JIT, V8's Liftoff and TurboFan for wasm, yaegi and native), each
 // row's time on both tiers and the ratio, interpreter over JIT, from the table's own cells.
 
+import { failureKind } from "./failure";
 import { engines, info } from "./engines";
 import { duration, ratio } from "./format";
 import type { Grid } from "./results";
@@ -82,7 +83,7 @@ export class JITView {
 
   private cell(g: Grid, r: number, engine: string): string {
     const s = g.get(r, engine);
-    if (s.kind === "done") return s.result.failure ? s.result.failure : duration(s.result.median_ns);
+    if (s.kind === "done") return s.result.failure ? failureKind(s.result.failure) : duration(s.result.median_ns);
     if (s.kind === "error") return "error";
     return s.kind === "running" ? "…" : "";
   }

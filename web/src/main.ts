@@ -82,6 +82,9 @@ async function start(): Promise<void> {
   $("isolation").textContent = crossOriginIsolated ? "cross-origin isolated: fine timers" : "not cross-origin isolated: coarse timers";
   $("isolation").classList.toggle("warn", !crossOriginIsolated);
   preview(app);
+  // The engines' colours are fitted to the theme's background: redraw with them.
+  document.addEventListener("themechange", () => redraw(app));
+  matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => redraw(app));
   let resize: number | undefined;
   window.addEventListener("resize", () => {
     clearTimeout(resize);
@@ -610,11 +613,34 @@ function buildPanels(cat: Catalogue): void {
     if (on) {
       any = true;
       const frame = panel.querySelector("iframe");
-      if (frame) frame.src = `/${name}/`;
+      if (frame) {
+        frame.src = `/${name}/`;
+        if (name === "load") fitFrame(frame);
+      }
     }
   }
   $("panels").hidden = !any;
   document.body.classList.toggle("with-panels", any);
+}
+
+/**
+ * fitFrame makes a same-origin frame as tall as its page, so that what it shows (the load
+ * panel's whole result) needs no scroll of its own.
+ */
+function fitFrame(frame: HTMLIFrameElement): void {
+  let observer: ResizeObserver | undefined;
+  frame.addEventListener("load", () => {
+    observer?.disconnect();
+    const doc = frame.contentDocument;
+    if (!doc?.documentElement) return;
+    const fit = (): void => {
+      frame.style.height = `${Math.max(420, doc.documentElement.scrollHeight + 2)}px`;
+    };
+    observer = new ResizeObserver(fit);
+    observer.observe(doc.documentElement);
+    if (doc.body) observer.observe(doc.body);
+    fit();
+  });
 }
 
 type Theme = "auto" | "light" | "dark";
@@ -625,6 +651,7 @@ function initTheme(): void {
     document.documentElement.dataset.theme = t;
     button.textContent = t === "auto" ? "◐ auto" : t === "light" ? "☀ light" : "☾ dark";
     button.setAttribute("aria-label", `colour theme: ${t}`);
+    document.dispatchEvent(new Event("themechange"));
   };
   let theme = (localStorage.getItem("wasmgap-theme") as Theme | null) ?? "auto";
   apply(theme);

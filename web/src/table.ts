@@ -6,6 +6,7 @@ import { spread, wide } from "./stats";
 import { info } from "./engines";
 import { type Grid, medianText } from "./results";
 import { type HistoryRow, shown } from "./history";
+import { failureKind } from "./failure";
 
 export interface TableHooks {
   /** Called when a finished cell is clicked: open its details. */
@@ -124,10 +125,10 @@ function fillCell(td: HTMLTableCellElement, grid: Grid, r: number, engine: strin
     case "done": {
       const res = s.result;
       if (res.failure) {
+        // One line, the same words on every tier; the whole text and the engine's note
+        // (a browser worker's stack, its timer) are in the details dialog.
         td.classList.add("failed");
-        parts.push(el("span", "failure", res.failure));
-        // Why, where the engine says (a browser worker's stack, its timer).
-        if (res.note) parts.push(el("span", "note", res.note));
+        parts.push(el("span", "failure", failureKind(res.failure)));
       } else {
         const med = el("span", "median", medianText(res, duration));
         med.dataset.ns = String(res.median_ns);
@@ -156,7 +157,7 @@ function fillCell(td: HTMLTableCellElement, grid: Grid, r: number, engine: strin
       td.dataset.value = res.value;
       td.tabIndex = 0;
       td.setAttribute("role", "button");
-      td.title = "method and environment";
+      td.title = res.failure ? `${res.failure.split("\n")[0]} (click for the method, the environment and the whole text)` : "method and environment";
       td.onclick = () => hooks.details(r, engine);
       td.onkeydown = (ev) => {
         if (ev.key === "Enter" || ev.key === " ") {
