@@ -633,8 +633,11 @@ function fitFrame(frame: HTMLIFrameElement): void {
     observer?.disconnect();
     const doc = frame.contentDocument;
     if (!doc?.documentElement) return;
+    // The bottom of its content, not its scroll height: a page as tall as its window
+    // would grow with the frame, and the frame with it.
     const fit = (): void => {
-      frame.style.height = `${Math.max(420, doc.documentElement.scrollHeight + 2)}px`;
+      const bottom = Math.max(0, ...[...(doc.body?.children ?? [])].map((e) => e.getBoundingClientRect().bottom + (frame.contentWindow?.scrollY ?? 0)));
+      frame.style.height = `${Math.max(420, Math.ceil(bottom) + 16)}px`;
     };
     observer = new ResizeObserver(fit);
     observer.observe(doc.documentElement);

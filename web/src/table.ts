@@ -20,6 +20,11 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: 
   return e;
 }
 
+/** whole keeps a number with its unit on one line (no-break spaces). */
+function whole(s: string): string {
+  return s.replaceAll(" ", "\u00a0");
+}
+
 /** renderTable draws the whole table into host. */
 export function renderTable(host: HTMLElement, grid: Grid, hooks: TableHooks, history: HistoryRow[] | undefined): void {
   const table = el("table", "results");
@@ -143,8 +148,9 @@ function fillCell(td: HTMLTableCellElement, grid: Grid, r: number, engine: strin
         else if (grid.baseline(r) === engine) parts.push(el("span", "ratio base", "×1"));
         const calls = res.calls ?? 1;
         parts.push(el("span", "calls", calls > 1 ? `per call, k = ${grouped(String(calls))} calls a sample` : "per call, k = 1"));
-        parts.push(el("span", "range", `${duration(res.min_ns)} – ${duration(res.max_ns)}`));
-        if (res.first_ns !== undefined) parts.push(el("span", "first", `first call ${duration(res.first_ns)}`));
+        // A number never breaks from its unit: a line may break at the dash only.
+        parts.push(el("span", "range", `${whole(duration(res.min_ns))} – ${whole(duration(res.max_ns))}`));
+        if (res.first_ns !== undefined) parts.push(el("span", "first", `first call ${whole(duration(res.first_ns))}`));
         if (res.noise?.busy) {
           const b = el("span", "busy", "busy machine");
           b.title = `load average ${res.noise.load1.toFixed(2)}, other processes ${res.noise.other_cpu.toFixed(2)} cores during the samples`;
