@@ -287,3 +287,72 @@ func testFailureInOneLine(t *testing.T, kind headless.Kind) {
 		}
 	}
 }
+
+// TestTableReadsInChromium: the × column is taken against the engine chosen (kept in the
+// URL), a header sorts the rows by its times, and at 390 px the kernel column stays while
+// the table scrolls sideways, each median on one line.
+func TestTableReadsInChromium(t *testing.T) { testTableReads(t, headless.Chromium) }
+
+// TestTableReadsInFirefox takes the same steps in headless Firefox.
+func TestTableReadsInFirefox(t *testing.T) { testTableReads(t, headless.Firefox) }
+
+func testTableReads(t *testing.T, kind headless.Kind) {
+	t.Parallel()
+	p := newFullPage(t, kind, 1366)
+	p.open("k=fib_it,fib_rec&fib_it.n=30&fib_rec.n=18&e=native,wazero-interpreter&runs=2&warmup=0&min_sample_ms=1&warmup_ms=0")
+	p.runAll(2 * time.Minute)
+	ratio := func(engine string) string {
+		t.Helper()
+		r, err := evalAs[string](p.browserPage, `document.querySelector('#results-table tr[data-kernel="fib_rec"] td[data-engine="`+engine+`"] .ratio')?.textContent ?? ""`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if got := ratio("native"); got != "×1" {
+		t.Errorf("native's ratio %q, want ×1 (the default base)", got)
+	}
+	if err := p.eval(`(() => { const s = document.getElementById("baseline"); s.value = "wazero-interpreter"; s.dispatchEvent(new Event("change")); return true })()`, new(bool)); err != nil {
+		t.Fatal(err)
+	}
+	if got := ratio("wazero-interpreter"); got != "×1" {
+		t.Errorf("wazero-interpreter's ratio %q with it as the base, want ×1", got)
+	}
+	if got := ratio("native"); !strings.HasPrefix(got, "×0.") {
+		t.Errorf("native's ratio %q against wazero's interpreter, want below 1", got)
+	}
+	if q, _ := evalAs[string](p.browserPage, `location.search`); !strings.Contains(q, "base=wazero-interpreter") {
+		t.Errorf("the URL %q does not keep the base", q)
+	}
+	order := func() string {
+		t.Helper()
+		o, err := evalAs[string](p.browserPage, `[...document.querySelectorAll("#results-table tbody tr:not(.history)")].map((tr) => tr.dataset.kernel).join(",")`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	p.click(`#results-table th[data-engine="native"]`)
+	if o := order(); o != "fib_it,fib_rec" {
+		t.Errorf("sorted by native, fastest first: %s", o)
+	}
+	p.click(`#results-table th[data-engine="native"]`)
+	if o := order(); o != "fib_rec,fib_it" {
+		t.Errorf("sorted by native, slowest first: %s", o)
+	}
+	if err := p.page.SetViewport(p.bound(), 390, 900); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	got, err := evalAs[[]string](p.browserPage, `(() => {
+		const th = document.querySelector("#results-table tbody th.rowhead");
+		const tall = [...document.querySelectorAll("#results-table .median")].filter((m) => m.getBoundingClientRect().height > 1.5 * parseFloat(getComputedStyle(m).lineHeight));
+		return [getComputedStyle(th).position, String(tall.length)];
+	})()`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != "sticky" || got[1] != "0" {
+		t.Errorf("at 390 px: the kernel column is %s, %s medians break across lines; want sticky and none", got[0], got[1])
+	}
+}

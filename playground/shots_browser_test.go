@@ -34,6 +34,12 @@ func TestScreenshotsInChromium(t *testing.T) {
 				t.Fatal(err)
 			}
 			time.Sleep(500 * time.Millisecond)
+			// What reaches past the viewport's right edge, the widest first: a person
+			// would scroll the page sideways for it.
+			wide, err := evalAs[[]string](p.browserPage, `[...document.querySelectorAll("body *")].filter((e) => e.offsetParent && e.getBoundingClientRect().right > innerWidth + 1 && !e.closest(".table-wrap")).map((e) => e.tagName + "#" + e.id + "." + e.className + " " + Math.round(e.getBoundingClientRect().right)).slice(0, 12)`)
+			if err == nil && len(wide) > 0 {
+				t.Logf("%s %d px: past the right edge: %v", theme, width, wide)
+			}
 			png, err := chromedpFull(p)
 			if err != nil {
 				t.Fatal(err)

@@ -14,7 +14,7 @@ import { type HistoryRow, normalize } from "./history";
 import { toMarkdown } from "./markdown";
 import { Grid, type Row } from "./results";
 import { type Selection, checkInt, fromQuery, kernelArgs, toQuery, unknownNames } from "./selection";
-import { renderTable, updateRow } from "./table";
+import { type TableHooks, renderTable, updateRow } from "./table";
 import { RunDoc, newBatch } from "./rundoc";
 import { CompareView } from "./compare";
 import { JITView } from "./jit";
@@ -51,6 +51,8 @@ interface App {
   custom?: CustomPanel;
   /** The share button and the Results tab, when the server keeps a results store. */
   stored?: ResultsTab;
+  /** The table's rows sorted by an engine's times, when a header was clicked. */
+  sort?: { engine: string; dir: 1 | -1 };
 }
 
 function browserEngines(bundle: Bundle): string[] {
@@ -372,8 +374,16 @@ function rowsOf(app: App): Row[] {
     });
 }
 
-function tableHooks(app: App) {
-  return { details: (r: number, e: string) => showDetails($<HTMLDialogElement>("details"), app.grid, r, e) };
+function tableHooks(app: App): TableHooks {
+  return {
+    details: (r: number, e: string) => showDetails($<HTMLDialogElement>("details"), app.grid, r, e),
+    sort: app.sort,
+    sortBy: (engine: string) => {
+      // Fastest first, then slowest first, then as chosen.
+      app.sort = app.sort?.engine !== engine ? { engine, dir: 1 } : app.sort.dir === 1 ? { engine, dir: -1 } : undefined;
+      redraw(app);
+    },
+  };
 }
 
 /** enginesOf is the selected engines, in order (those that run user kernels, on that tab). */
@@ -406,6 +416,8 @@ function preview(app: App): void {
 }
 
 function redraw(app: App): void {
+  app.grid.base = app.sel.base;
+  fillBaseChoice(app);
   app.compare?.render();
   app.jit?.render();
   renderTable($("table"), app.grid, tableHooks(app), app.sel.history ? app.history : undefined);
@@ -546,6 +558,20 @@ function cancel(app: App): void {
   app.running = false;
   app.current?.cancel();
   $("status").textContent = "Cancelling…";
+}
+
+/** fillBaseChoice offers the shown engines as the × column's base, the chosen one selected. */
+function fillBaseChoice(app: App): void {
+  const select = $<HTMLSelectElement>("baseline");
+  const engines = app.grid.engines;
+  const names = [...select.options].map((o) => o.value);
+  if (names.join() !== engines.join()) select.replaceChildren(...engines.map((e) => new Option(info(e).title, e)));
+  select.value = engines.includes(app.sel.base) ? app.sel.base : (app.grid.baseline(0) ?? engines[0] ?? "");
+  select.onchange = () => {
+    app.sel.base = select.value;
+    history.replaceState(null, "", `?${toQuery(app.sel)}${app.custom?.fragment() ?? ""}`);
+    redraw(app);
+  };
 }
 
 // ---- toolbar, history, panels, theme ----------------------------------------------------

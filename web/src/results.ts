@@ -34,6 +34,8 @@ export class Grid {
   requestedRuns = 0;
   /** The warm-up's minimum the run asked for, in ms (warmup_ms): what the method line states. */
   warmupMs = DEFAULT_WARMUP_MS;
+  /** The engine the × column is taken against, where it has a time (the page's choice). */
+  base = "native";
   constructor(
     readonly rows: Row[],
     readonly engines: string[],
@@ -66,10 +68,10 @@ export class Grid {
     return s.kind === "done" && !s.result.failure ? s.result : undefined;
   }
 
-  /** baseline names the engine ratios are taken against in a row: native when it has a
-   * time, else browser-wasm, else none. */
+  /** baseline names the engine ratios are taken against in a row: the chosen base when it
+   * has a time, else native, else browser-wasm, else none. */
   baseline(row: number): string | undefined {
-    for (const e of ["native", "browser-wasm"]) if (this.engines.includes(e) && this.result(row, e)) return e;
+    for (const e of [this.base, "native", "browser-wasm"]) if (this.engines.includes(e) && this.result(row, e)) return e;
     return undefined;
   }
 
@@ -100,6 +102,7 @@ export class Grid {
     const g = new Grid(rows.map((r) => this.rows[r]!), engines, "idle");
     g.requestedRuns = this.requestedRuns;
     g.warmupMs = this.warmupMs;
+    g.base = this.base;
     rows.forEach((r, i) => {
       for (const e of engines) g.set(i, e, this.get(r, e));
     });

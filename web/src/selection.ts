@@ -16,6 +16,8 @@ export interface Selection {
   /** How long a warm-up lasts at least, in ms (0: its warmup calls alone). */
   warmup_ms: string;
   history: boolean;
+  /** The engine the × column is taken against (native by default). */
+  base: string;
 }
 
 const DEFAULT_KERNELS = ["fib_it", "fib_rec"];
@@ -36,6 +38,7 @@ export function defaults(cat: Catalogue, browserEngines: readonly string[]): Sel
     min_sample_ms: String(cat.min_sample_ms.default),
     warmup_ms: String(cat.warmup_ms.default),
     history: false,
+    base: "native",
   };
 }
 
@@ -53,6 +56,8 @@ export function fromQuery(query: string, cat: Catalogue, browserEngines: readonl
   sel.min_sample_ms = q.get("min_sample_ms") ?? sel.min_sample_ms;
   sel.warmup_ms = q.get("warmup_ms") ?? sel.warmup_ms;
   sel.history = q.get("history") === "1";
+  const base = q.get("base");
+  if (base !== null && all.includes(base)) sel.base = base;
   for (const [key, value] of q) {
     const dot = key.indexOf(".");
     if (dot < 0) continue;
@@ -103,6 +108,7 @@ export function toQuery(sel: Selection): string {
   q.set("min_sample_ms", sel.min_sample_ms);
   q.set("warmup_ms", sel.warmup_ms);
   if (sel.history) q.set("history", "1");
+  if (sel.base !== "native") q.set("base", sel.base);
   return q.toString().replaceAll("%2C", ",");
 }
 

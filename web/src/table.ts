@@ -11,6 +11,26 @@ import { failureKind } from "./failure";
 export interface TableHooks {
   /** Called when a finished cell is clicked: open its details. */
   details(row: number, engine: string): void;
+  /** The rows' order: by an engine's medians (1 fastest first, -1 slowest first), else as chosen. */
+  sort?: { engine: string; dir: 1 | -1 };
+  /** Called when an engine's header is clicked: sort by it, reverse, or stop sorting. */
+  sortBy?(engine: string): void;
+}
+
+/** order lists the grid's rows in the table's order: by the sorted engine's medians, the
+ * rows without one last, else as the kernels were chosen. */
+function rowOrder(grid: Grid, sort: TableHooks["sort"]): number[] {
+  const rows = grid.rows.map((_, r) => r);
+  if (!sort) return rows;
+  const key = (r: number): number => grid.result(r, sort.engine)?.median_ns ?? Number.POSITIVE_INFINITY;
+  return rows.sort((a, b) => {
+    const x = key(a);
+    const y = key(b);
+    if (x === y) return a - b;
+    if (!Number.isFinite(x)) return 1;
+    if (!Number.isFinite(y)) return -1;
+    return (x - y) * sort.dir;
+  });
 }
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
@@ -41,13 +61,28 @@ export function renderTable(host: HTMLElement, grid: Grid, hooks: TableHooks, hi
     const sw = el("span", "swatch");
     sw.style.background = info(e).color;
     th.append(sw, document.createTextNode(info(e).title));
-    th.title = info(e).what;
+    th.title = `${info(e).what}: click to sort the rows by its times`;
+    if (hooks.sortBy) {
+      const sortBy = hooks.sortBy;
+      th.tabIndex = 0;
+      th.classList.add("sortable");
+      th.setAttribute("aria-sort", hooks.sort?.engine === e ? (hooks.sort.dir === 1 ? "ascending" : "descending") : "none");
+      th.onclick = () => sortBy(e);
+      th.onkeydown = (ev) => {
+        if (ev.key === "Enter" || ev.key === " ") {
+          ev.preventDefault();
+          sortBy(e);
+        }
+      };
+    }
     hr.append(th);
   }
   const tbody = table.createTBody();
-  grid.rows.forEach((row, r) => {
+  for (const r of rowOrder(grid, hooks.sort)) {
+    const row = grid.rows[r]!;
     const tr = tbody.insertRow();
     tr.dataset.kernel = row.kernel.name;
+    tr.dataset.row = String(r);
     const th = el("th", "rowhead");
     th.scope = "row";
     th.append(el("code", undefined, row.label), el("small", undefined, row.kernel.summary));
@@ -74,13 +109,13 @@ export function renderTable(host: HTMLElement, grid: Grid, hooks: TableHooks, hi
         td.append(chip);
       }
     }
-  });
+  }
   host.replaceChildren(table);
 }
 
 /** updateRow redraws one row's cells (a cell's change can move its row's ratios). */
 export function updateRow(host: HTMLElement, grid: Grid, r: number, hooks: TableHooks): void {
-  const tr = host.querySelectorAll<HTMLTableRowElement>("tbody tr:not(.history)")[r];
+  const tr = host.querySelector<HTMLTableRowElement>(`tbody tr[data-row="${r}"]`);
   if (!tr) return;
   for (const e of grid.engines) {
     const td = tr.querySelector<HTMLTableCellElement>(`td[data-engine="${CSS.escape(e)}"]`);
