@@ -80,10 +80,7 @@ type catalogue struct {
 }
 
 func (s *Server) handleKernels(w http.ResponseWriter, r *http.Request) {
-	timeout := s.opts.Timeout
-	if timeout == 0 {
-		timeout = runner.DefaultTimeout
-	}
+	timeout := s.limit()
 	var customEngines []string
 	if s.opts.Custom != nil {
 		customEngines = custom.Engines
@@ -208,6 +205,9 @@ type runRequest struct {
 	// Batch names the page's Run this cell belongs to (pagerun.go): the cells of one
 	// batch are stored as one run.
 	Batch string `json:"batch"`
+	// TimeoutMS bounds this cell, in milliseconds, below the server's own limit
+	// (timeout.go); absent for the server's.
+	TimeoutMS *int `json:"timeout_ms"`
 }
 
 // MaxMinSampleMS bounds a run request's min_sample_ms.
@@ -280,6 +280,9 @@ func (s *Server) job(req runRequest) (runner.Job, *apiError) {
 		Options: opts,
 		Timeout: s.opts.Timeout,
 	}
+	if plan.Timeout, aerr = s.cellTimeout(req.TimeoutMS); aerr != nil {
+		return runner.Job{}, aerr
+	}
 	if isCustom {
 		plan.Custom = ck
 	} else {
@@ -325,7 +328,7 @@ func decodeRunRequest(w http.ResponseWriter, r *http.Request) (runRequest, *apiE
 	if err == nil {
 		return req, nil
 	}
-	const fields = "kernel (string), engine (string), args (object of integers), runs (integer), warmup (integer), min_sample_ms (integer), warmup_ms (integer), batch (string)"
+	const fields = "kernel (string), engine (string), args (object of integers), runs (integer), warmup (integer), min_sample_ms (integer), warmup_ms (integer), batch (string), timeout_ms (integer)"
 	var typeErr *json.UnmarshalTypeError
 	var maxErr *http.MaxBytesError
 	var slow *httpguard.BodyTimeoutError

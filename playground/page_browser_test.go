@@ -356,3 +356,46 @@ func testTableReads(t *testing.T, kind headless.Kind) {
 		t.Errorf("at 390 px: the kernel column is %s, %s medians break across lines; want sticky and none", got[0], got[1])
 	}
 }
+
+// TestForecastAsksInChromium: the per-cell time limit comes from the link and bounds the
+// server's cell; a cell that failed here is forecast with the selection's time, and Run
+// asks about it first: skipped, nothing runs.
+func TestForecastAsksInChromium(t *testing.T) { testForecastAsks(t, headless.Chromium) }
+
+// TestForecastAsksInFirefox takes the same steps in headless Firefox.
+func TestForecastAsksInFirefox(t *testing.T) { testForecastAsks(t, headless.Firefox) }
+
+func testForecastAsks(t *testing.T, kind headless.Kind) {
+	t.Parallel()
+	p := newFullPage(t, kind, 1366)
+	const query = "k=ack&ack.n=3&ack.m=10&e=wazero-interpreter&runs=1&warmup=0&min_sample_ms=0&limit=20"
+	p.open(query)
+	if v, err := evalAs[string](p.browserPage, `document.getElementById("limit_s").value`); err != nil || v != "20" {
+		t.Errorf("the time limit input holds %q (%v), want the link's 20", v, err)
+	}
+	p.runAll(2 * time.Minute)
+	runs := p.storedRuns()
+	if len(runs) != 1 {
+		t.Fatalf("stored runs %+v, want one", runs)
+	}
+	run, err := p.store.Get(context.Background(), runs[0].ID)
+	if err != nil || run.Report.Method.Timeout != 20*time.Second {
+		t.Errorf("the stored run's time limit %v (%v), want the page's 20s", run.Report.Method.Timeout, err)
+	}
+	p.open(query)
+	note, err := p.text("#form-note")
+	if err != nil || !strings.Contains(note, "about ") {
+		t.Errorf("the form's note %q (%v), want the selection's forecast time", note, err)
+	}
+	p.click("#run")
+	p.waitFor(`document.getElementById("ask-skip") !== null`, 10*time.Second, "Run to ask about the cell expected to fail")
+	ask, _ := p.text("#ask")
+	if !strings.Contains(ask, "ack(3, 10) on wazero interpreter") {
+		t.Errorf("the question %q does not name the cell", ask)
+	}
+	p.click("#ask-skip")
+	p.waitFor(`document.body.dataset.running === "0"`, time.Minute, "the run to end")
+	if n := len(p.storedRuns()); n != 1 {
+		t.Errorf("%d stored runs after skipping the only cell, want still 1", n)
+	}
+}

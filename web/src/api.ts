@@ -61,6 +61,8 @@ export interface RunRequest {
   warmup_ms: number;
   /** The page's Run this cell belongs to: the server stores one Run's cells as one run. */
   batch?: string;
+  /** This cell's time limit, in ms, below the server's. */
+  timeout_ms?: number;
 }
 
 /** runOnServer posts a run and calls onEvent for each NDJSON line until the stream ends. */

@@ -18,6 +18,8 @@ export interface CellJob {
   warmupMs: number;
   /** The page's Run, for the server to store its cells as one run (rundoc's newBatch). */
   batch?: string;
+  /** This cell's time limit, in ms, when below the server's. */
+  timeoutMs?: number;
 }
 
 /** Where a cell stands. */
@@ -81,6 +83,7 @@ function runOnServerCell(job: CellJob, update: (s: CellState) => void): CellRun 
           min_sample_ms: job.minSampleMs,
           warmup_ms: job.warmupMs,
           batch: job.batch,
+          timeout_ms: job.timeoutMs,
         },
         abort.signal,
         (e) => {

@@ -8,7 +8,7 @@ import { type CustomPanel, mountCustom } from "./custom";
 import { renderChart } from "./chart";
 import { showDetails } from "./details";
 import { appendGrouped, info, order, runs } from "./engines";
-import { forecast, record } from "./forecast";
+import { cellTime, forecast, record } from "./forecast";
 import { duration } from "./format";
 import { type HistoryRow, normalize } from "./history";
 import { toMarkdown } from "./markdown";
@@ -97,7 +97,7 @@ async function start(): Promise<void> {
   if (new URLSearchParams(location.search).get("run") === "1") {
     // A reload of a run=1 link shows the run this selection made within the hour.
     if (app.doc.query === toQuery(app.sel) && app.doc.covers(runnableCells(app))) showKept(app);
-    else void runAll(app);
+    else startRun(app);
   } else if (app.doc.at > 0 && app.grid.measured()) {
     showKept(app);
   }
@@ -175,6 +175,7 @@ function buildForm(app: App): void {
     ["warmup", cat.warmup, "warmup"],
     ["min_sample_ms", cat.min_sample_ms, "min_sample_ms"],
     ["warmup_ms", cat.warmup_ms, "warmup_ms"],
+    ["limit_s", limitOf(cat), "limit_s"],
   ] as const) {
     const input = $<HTMLInputElement>(id);
     input.min = String(lim.min);
@@ -188,7 +189,7 @@ function buildForm(app: App): void {
   }
   $<HTMLFormElement>("form").onsubmit = (ev) => {
     ev.preventDefault();
-    void (app.custom?.active() ? app.custom.buildAndRun() : runAll(app));
+    void (app.custom?.active() ? app.custom.buildAndRun() : startRun(app));
   };
   $<HTMLButtonElement>("cancel").onclick = () => cancel(app);
   validate(app);
@@ -271,6 +272,7 @@ function validate(app: App): boolean {
     ["warmup", cat.warmup],
     ["min_sample_ms", cat.min_sample_ms],
     ["warmup_ms", cat.warmup_ms],
+    ["limit_s", limitOf(cat)],
   ] as const) {
     const r = checkSetting(id, sel[id], lim);
     $(id).setAttribute("aria-invalid", r.error ? "true" : "false");
@@ -281,7 +283,7 @@ function validate(app: App): boolean {
   $("form-note").textContent = nothing
     ? "Pick at least one kernel and one engine."
     : ok
-      ? `${plural(cellCount(app), "cell")}, run one at a time.`
+      ? `${plural(cellCount(app), "cell")}, run one at a time${estimate(app)}.`
       : "Some values are out of range: the page runs them anyway, so you can see the server refuse them.";
   $<HTMLButtonElement>("run").disabled = nothing || app.running;
   showForecasts(app);
@@ -300,7 +302,7 @@ function showForecasts(app: App): void {
     runs: Number(app.sel.runs) || 1,
     warmup: Number(app.sel.warmup) || 0,
     minSampleMs: Number(app.sel.min_sample_ms) || 0,
-    timeoutMs: app.cat.timeout_ns / 1e6,
+    timeoutMs: limitMs(app),
   };
   for (const row of rowsOf(app)) {
     if (row.invalid) continue;
@@ -333,8 +335,83 @@ function showForecasts(app: App): void {
   }
 }
 
-/** checkSetting validates runs, warmup, min_sample_ms or warmup_ms against the catalogue's bounds. */
-function checkSetting(name: "runs" | "warmup" | "min_sample_ms" | "warmup_ms", text: string, lim: Limit): { value: number; error?: string } {
+/** limitOf bounds the per-cell time limit, in seconds: a second up to the server's own. */
+function limitOf(cat: Catalogue): Limit {
+  const most = Math.max(1, Math.round(cat.timeout_ns / 1e9));
+  return { default: most, min: 1, max: most };
+}
+
+/** limitMs is the per-cell time limit chosen, in ms (the server's when it is not a number in range). */
+function limitMs(app: App): number {
+  const r = checkSetting("limit_s", app.sel.limit_s, limitOf(app.cat));
+  return r.error ? app.cat.timeout_ns / 1e6 : r.value * 1000;
+}
+
+/** estimate says how long the selection will take, from this browser's last runs: ", about
+ * 40 s (12 of 15 cells known)", or "" when no cell is known. */
+function estimate(app: App): string {
+  if (app.custom?.active()) return "";
+  const cells = runnableCells(app);
+  let ms = 0;
+  let known = 0;
+  for (const c of cells) {
+    const t = cellTime(c.row.kernel.name, c.engine, c.row.args, limitMs(app));
+    if (t === undefined) continue;
+    ms += t;
+    known++;
+  }
+  if (known === 0) return "";
+  return `; about ${approx(ms)}${known < cells.length ? ` for the ${known} of ${cells.length} cells this browser ran before` : ", from this browser's last runs"}`;
+}
+
+/** expectedToFail lists the selection's cells this browser's last runs expect to fail or to
+ * run past the time limit, with why. */
+function expectedToFail(app: App): { row: Row; engine: string; why: string }[] {
+  if (app.custom?.active()) return [];
+  const calls = { runs: Number(app.sel.runs) || 1, warmup: Number(app.sel.warmup) || 0, minSampleMs: Number(app.sel.min_sample_ms) || 0, timeoutMs: limitMs(app) };
+  const out: { row: Row; engine: string; why: string }[] = [];
+  for (const { row, engine } of runnableCells(app)) {
+    if (row.invalid) continue;
+    const f = forecast(row.kernel.name, engine, row.args, calls);
+    if (f) out.push({ row, engine, why: f.why });
+  }
+  return out;
+}
+
+/**
+ * startRun runs the selection, first asking, beside Run, about the cells expected to fail or
+ * to run past the time limit: run them too, or skip them.
+ */
+function startRun(app: App): void {
+  const doomed = expectedToFail(app);
+  const ask = $("ask");
+  if (doomed.length === 0) {
+    ask.replaceChildren();
+    void runAll(app);
+    return;
+  }
+  const all = document.createElement("button");
+  all.type = "button";
+  all.id = "ask-all";
+  all.textContent = "Run them too";
+  const skip = document.createElement("button");
+  skip.type = "button";
+  skip.id = "ask-skip";
+  skip.textContent = `Skip ${doomed.length === 1 ? "it" : "them"}`;
+  const names = doomed.map((d) => `${d.row.label} on ${info(d.engine).title}`).join(", ");
+  ask.replaceChildren(`${plural(doomed.length, "cell")} expected to fail or to run past the ${approx(limitMs(app))} limit: ${names}. `, all, " ", skip);
+  all.onclick = () => {
+    ask.replaceChildren();
+    void runAll(app);
+  };
+  skip.onclick = () => {
+    ask.replaceChildren();
+    void runAll(app, new Set(doomed.map((d) => RunDoc.key(d.row, d.engine))));
+  };
+}
+
+/** checkSetting validates runs, warmup, min_sample_ms, warmup_ms or limit_s against the catalogue's bounds. */
+function checkSetting(name: "runs" | "warmup" | "min_sample_ms" | "warmup_ms" | "limit_s", text: string, lim: Limit): { value: number; error?: string } {
   const r = checkInt(text, name, lim.min, lim.max);
   if (r.error && name === "min_sample_ms") r.error += " ms (0: one call per sample)";
   if (r.error && name === "warmup_ms") r.error += " ms (0: the warm-up calls alone)";
@@ -424,7 +501,11 @@ function redraw(app: App): void {
   renderChart($("chart"), app.grid, app.sel.history ? app.history : undefined);
 }
 
-async function runAll(app: App): Promise<void> {
+/**
+ * runAll runs the selection's cells one at a time, but those in skip (RunDoc keys), which
+ * keep what they showed.
+ */
+async function runAll(app: App, skip?: Set<string>): Promise<void> {
   if (app.running) return;
   validate(app);
   const runs = Number(app.sel.runs);
@@ -437,7 +518,8 @@ async function runAll(app: App): Promise<void> {
     checkSetting("runs", app.sel.runs, app.cat.runs).error ??
     checkSetting("warmup", app.sel.warmup, app.cat.warmup).error ??
     checkSetting("min_sample_ms", app.sel.min_sample_ms, app.cat.min_sample_ms).error ??
-    checkSetting("warmup_ms", app.sel.warmup_ms, app.cat.warmup_ms).error;
+    checkSetting("warmup_ms", app.sel.warmup_ms, app.cat.warmup_ms).error ??
+    checkSetting("limit_s", app.sel.limit_s, limitOf(app.cat)).error;
   const grid = new Grid(rowsOf(app), enginesOf(app));
   grid.requestedRuns = runs;
   grid.warmupMs = warmupMs;
@@ -449,6 +531,9 @@ async function runAll(app: App): Promise<void> {
   doc.warmupMs = warmupMs;
   doc.stored = undefined;
   const batch = newBatch();
+  // The time limit of this Run's cells, as chosen when it started.
+  const timeoutMs = limitMs(app);
+  const serverMs = app.cat.timeout_ns / 1e6;
   document.body.dataset.running = "1";
   $<HTMLButtonElement>("run").disabled = true;
   $<HTMLButtonElement>("cancel").disabled = false;
@@ -477,14 +562,19 @@ async function runAll(app: App): Promise<void> {
         grid.set(r, engine, s);
         updateRow(host, grid, r, hooks);
       };
-      const job = { kernel: row.kernel, args: row.args, engine, runs, warmup, minSampleMs, warmupMs, batch };
-      const timeoutMs = app.cat.timeout_ns / 1e6;
+      if (skip?.has(RunDoc.key(row, engine))) {
+        grid.set(r, engine, doc.get(row, engine) ?? { kind: "cancelled" });
+        updateRow(host, grid, r, hooks);
+        continue;
+      }
+      const job = { kernel: row.kernel, args: row.args, engine, runs, warmup, minSampleMs, warmupMs, batch, timeoutMs: timeoutMs < serverMs ? timeoutMs : undefined };
+      const cellStarted = performance.now();
       const run = app.custom?.active() ? app.custom.runCell(job, timeoutMs, update) : runCell(job, app.bundle, timeoutMs, update);
       app.current = run;
       const outcome = await run.done;
       app.current = undefined;
       if (app.grid !== grid) return;
-      if (!app.custom?.active()) record(row.kernel.name, engine, row.args, outcome);
+      if (!app.custom?.active()) record(row.kernel.name, engine, row.args, outcome, performance.now() - cellStarted);
       grid.set(r, engine, outcome);
       doc.set(row, engine, outcome);
       if (outcome.kind === "done" && outcome.result.run) doc.stored = outcome.result.run;

@@ -18,6 +18,8 @@ export interface Selection {
   history: boolean;
   /** The engine the × column is taken against (native by default). */
   base: string;
+  /** Each cell's time limit, in seconds (the server's by default, at most it). */
+  limit_s: string;
 }
 
 const DEFAULT_KERNELS = ["fib_it", "fib_rec"];
@@ -39,6 +41,7 @@ export function defaults(cat: Catalogue, browserEngines: readonly string[]): Sel
     warmup_ms: String(cat.warmup_ms.default),
     history: false,
     base: "native",
+    limit_s: String(Math.round(cat.timeout_ns / 1e9)),
   };
 }
 
@@ -56,6 +59,7 @@ export function fromQuery(query: string, cat: Catalogue, browserEngines: readonl
   sel.min_sample_ms = q.get("min_sample_ms") ?? sel.min_sample_ms;
   sel.warmup_ms = q.get("warmup_ms") ?? sel.warmup_ms;
   sel.history = q.get("history") === "1";
+  sel.limit_s = q.get("limit") ?? sel.limit_s;
   const base = q.get("base");
   if (base !== null && all.includes(base)) sel.base = base;
   for (const [key, value] of q) {
@@ -109,6 +113,7 @@ export function toQuery(sel: Selection): string {
   q.set("warmup_ms", sel.warmup_ms);
   if (sel.history) q.set("history", "1");
   if (sel.base !== "native") q.set("base", sel.base);
+  q.set("limit", sel.limit_s);
   return q.toString().replaceAll("%2C", ",");
 }
 
