@@ -13,6 +13,7 @@
 //	POST /api/compare   {old, new, alpha}: two runs' cells compared as `wasmgap compare` does
 //	POST /api/custom    {source}: a user's kernel checked and built; {id, func, params, engines}
 //	GET  /api/custom/ID a built user kernel, with its source (…/kernel.wasm: its module)
+//	POST /api/custom/format {source}: the source as gofmt prints it (format.go)
 //	GET  /api/results…  stored runs, with Options.Results (results.go); POST /api/results/share: a browser's cells (share.go)
 //	GET  /runs/{id}     a stored run's own page, with Options.Results (runpage.go); /runs/{id}.csv its cells as CSV
 //	/chat/, /load/      the chat and load handlers, when Options sets them
@@ -147,6 +148,7 @@ func New(opts Options) *Server {
 	mux.HandleFunc("GET /api/history", s.handleHistory)
 	mux.Handle("POST /api/compare", httpguard.CrossOrigin(http.HandlerFunc(s.handleCompare)))
 	mux.Handle("POST /api/custom", httpguard.CrossOrigin(http.HandlerFunc(s.handleCustom)))
+	mux.Handle("POST /api/custom/format", httpguard.CrossOrigin(http.HandlerFunc(s.handleFormat)))
 	mux.HandleFunc("GET /api/custom/{id}", s.handleCustomGet)
 	mux.HandleFunc("GET /api/custom/{id}/kernel.wasm", s.handleCustomWasm)
 	s.mountResults(mux)

@@ -158,13 +158,15 @@ function buildForm(app: App): void {
     cb.value = e;
     cb.checked = sel.engines.includes(e);
     cb.disabled = !cat.engines.includes(e) && !available.includes(e);
+    if (cb.disabled) cb.dataset.absent = "1";
     const sw = document.createElement("span");
     sw.className = "swatch";
     sw.style.background = info(e).color;
     lab.title = cb.disabled ? `${info(e).what} — not in this build` : info(e).what;
     lab.append(cb, sw, document.createTextNode(info(e).title));
     cb.onchange = () => {
-      sel.engines = order([...enginesHost.querySelectorAll<HTMLInputElement>("input:checked")].map((i) => i.value));
+      // The one engine toggled: those shown off on the "Your kernel" tab stay chosen.
+      sel.engines = order(cb.checked ? [...new Set([...sel.engines, e])] : sel.engines.filter((x) => x !== e));
       changed(app);
     };
     appendGrouped(enginesHost, e, lab);
@@ -250,9 +252,39 @@ function fitDigits(input: HTMLInputElement, min: number, max: number): void {
   input.style.setProperty("--digits", String(Math.max(String(min).length, String(max).length)));
 }
 
+/**
+ * markEngines shows, on the "Your kernel" tab, only the engines that run a user's kernel
+ * ticked, the others off with why; on the articles' tab, the selection as it is.
+ */
+function markEngines(app: App): void {
+  const custom = app.custom?.active() ?? false;
+  const can = new Set(custom ? app.custom!.engines(order([...app.cat.engines, ...BROWSER_ENGINES])) : []);
+  for (const cb of document.querySelectorAll<HTMLInputElement>('input[name="engine"]')) {
+    const off = custom && !can.has(cb.value);
+    cb.disabled = cb.dataset.absent === "1" || off;
+    cb.checked = app.sel.engines.includes(cb.value) && !off;
+    const chip = cb.closest<HTMLElement>(".engine-chip");
+    if (chip) {
+      chip.classList.toggle("off-tab", off);
+      chip.title = off ? `${info(cb.value).what} — runs the articles' kernels only` : cb.dataset.absent ? `${info(cb.value).what} — not in this build` : info(cb.value).what;
+    }
+  }
+  let note = document.getElementById("engines-note");
+  if (!note) {
+    note = document.createElement("p");
+    note.id = "engines-note";
+    note.className = "muted small";
+    $("engines-list").after(note);
+  }
+  note.textContent = custom
+    ? `Your kernel runs on ${[...can].map((e) => info(e).title).join(", ")}: a user's Go source is built to WebAssembly and runs sandboxed (yaegi with a restricted symbol table); native code and the other languages run the articles' kernels only.`
+    : "";
+}
+
 /** validate marks the form's problems; it returns whether everything is in range. */
 function validate(app: App): boolean {
   const { cat, sel } = app;
+  markEngines(app);
   let ok = true;
   for (const k of cat.kernels) {
     const row = document.querySelector<HTMLElement>(`.kernel[data-kernel="${k.name}"]`);

@@ -178,6 +178,8 @@ function fillCell(td: HTMLTableCellElement, grid: Grid, r: number, engine: strin
           ? `95% confidence interval of the median: ${duration(res.ci.lo_ns)} – ${duration(res.ci.hi_ns)}${isWide ? " (wider than ±5%)" : ""}`
           : "too few samples for a 95% interval (6 needed)";
         parts.push(med, sp);
+        // A user's kernel: the value it returned (the tiers must agree).
+        if (grid.rows[r]?.kernel.group === "custom") parts.push(el("span", "value", `returned ${res.value}`));
         const x = grid.ratio(r, engine);
         if (x !== undefined) parts.push(el("span", "ratio", ratio(x)));
         else if (grid.baseline(r) === engine) parts.push(el("span", "ratio base", "×1"));
