@@ -129,7 +129,7 @@ func browserChatIn(t *testing.T, kind headless.Kind, servers ...*Server) {
 	const xss = `<img src=x onerror=alert(1)>`
 	send(alice, "alice", "all", xss) // over POST ./send
 	waitText(bob, "bob", "alice to all: "+xss)
-	waitText(alice, "alice", "alice to all: "+xss)
+	waitText(alice, "alice", "You to all: "+xss)
 	send(bob, "bob", "alice", "hi alice") // over the WebSocket
 	waitText(alice, "alice", "bob: hi alice")
 	waitText(bob, "bob", "You to alice: hi alice")

@@ -96,7 +96,7 @@ func TestBrowserClaims(t *testing.T) {
 	alice := pageTab(t, browser, url+"?nick=alice")
 	pageShows(t, alice, "Welcome alice!")
 	typeAndSend(t, alice, "all", "sent with the claim's cookie")
-	pageShows(t, alice, "alice to all: sent with the claim's cookie")
+	pageShows(t, alice, "You to all: sent with the claim's cookie")
 	bob := pageTab(t, browser, url+"?nick=bob&transport=ws")
 	pageShows(t, bob, "Welcome bob!")
 	// A reload logs bob in again: the cookie of the WebSocket's handshake

@@ -89,10 +89,7 @@ type catalogue struct {
 }
 
 func (s *Server) handleKernels(w http.ResponseWriter, r *http.Request) {
-	timeout := s.opts.Timeout
-	if timeout == 0 {
-		timeout = runner.DefaultTimeout
-	}
+	timeout := s.limit()
 	var customEngines []string
 	if s.opts.Custom != nil {
 		customEngines = custom.Engines
@@ -207,6 +204,12 @@ type runRequest struct {
 	// milliseconds: 0 for its warmup calls alone, up to MaxWarmupMS; absent for
 	// measure.DefaultWarmupTime.
 	WarmupMS *int `json:"warmup_ms"`
+	// Batch names the page's Run this cell belongs to (pagerun.go): the cells of one
+	// batch are stored as one run.
+	Batch string `json:"batch"`
+	// TimeoutMS bounds this cell, in milliseconds, below the server's own limit
+	// (timeout.go); absent for the server's.
+	TimeoutMS *int `json:"timeout_ms"`
 }
 
 // MaxMinSampleMS bounds a run request's min_sample_ms (runner.Bounds).
@@ -255,6 +258,9 @@ func (s *Server) job(req runRequest) (runner.Job, *apiError) {
 	}
 	for name, raw := range req.Args {
 		in.Args[name] = string(bytes.TrimSpace(raw))
+	}
+	if plan.Timeout, aerr = s.cellTimeout(req.TimeoutMS); aerr != nil {
+		return runner.Job{}, aerr
 	}
 	if isCustom {
 		in.Custom = ck
@@ -312,7 +318,7 @@ func decodeRunRequest(w http.ResponseWriter, r *http.Request) (runRequest, *apiE
 	if err == nil {
 		return req, nil
 	}
-	const fields = "kernel (string), engine (string), args (object of integers), runs (integer), warmup (integer), min_sample_ms (integer), warmup_ms (integer)"
+	const fields = "kernel (string), engine (string), args (object of integers), runs (integer), warmup (integer), min_sample_ms (integer), warmup_ms (integer), batch (string), timeout_ms (integer)"
 	var typeErr *json.UnmarshalTypeError
 	var maxErr *http.MaxBytesError
 	var slow *httpguard.BodyTimeoutError
@@ -381,6 +387,9 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	job, aerr := s.job(req)
+	if aerr == nil {
+		aerr = checkBatch(req.Batch)
+	}
 	if aerr != nil {
 		writeError(w, http.StatusBadRequest, *aerr)
 		return
@@ -439,6 +448,6 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		Value:       strconv.FormatInt(res.Value, 10),
 		Expected:    strconv.FormatInt(res.Expected, 10),
 		Environment: &env,
-		Run:         s.saveServerCell(job, res, env),
+		Run:         s.savePageCell(req.Batch, job, res, env),
 	})
 }

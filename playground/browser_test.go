@@ -253,10 +253,14 @@ func (p *browserPage) fill(values map[string]string) {
 	}
 }
 
-// runAll clicks Run and waits until every cell has an outcome.
+// runAll clicks Run (and, asked about cells expected to fail, runs them too) and waits
+// until every cell has an outcome.
 func (p *browserPage) runAll(timeout time.Duration) {
 	p.t.Helper()
 	p.click("#run")
+	if err := p.eval(`document.getElementById("ask-all")?.click(), true`, new(bool)); err != nil {
+		p.t.Fatal(err)
+	}
 	p.waitFor(`document.body.dataset.running === "0"`, timeout, "the run to finish")
 }
 

@@ -74,6 +74,24 @@ func testCustomKernel(t *testing.T, kind headless.Kind) {
 			t.Errorf("%s has a cell for a user kernel: %+v", e, got)
 		}
 	}
+	// Only the tiers that run a user's kernel are ticked, the others off with why; each
+	// cell shows the value the kernel returned.
+	ticks, err := evalAs[[]string](p, `[...document.querySelectorAll('input[name="engine"]:checked')].map((i) => i.value)`)
+	if err != nil || strings.Join(ticks, ",") != strings.Join(tiers, ",") {
+		t.Errorf("ticked on the Your kernel tab: %v (%v), want %v", ticks, err, tiers)
+	}
+	if why, _ := p.text("#engines-note"); !strings.Contains(why, "articles' kernels only") {
+		t.Errorf("the engines' note %q does not say why the others are off", why)
+	}
+	if got := p.cell(id, "wazero-compiler"); !strings.Contains(got.Text, "returned 9592") {
+		t.Errorf("the cell %q does not show the value returned", got.Text)
+	}
+	// Format: the source as gofmt prints it, from the server.
+	typeSource("package kernel\nfunc Twice(n int) int64 {return int64(2*n)}")
+	p.click("#custom-format")
+	p.waitFor(`document.querySelector("#editor .cm-content").innerText.includes("func Twice(n int) int64 { return int64(2 * n) }")`, 10*time.Second, "the formatted source")
+	typeSource(sieve)
+
 	label, err := p.text("#results-table tbody th code")
 	if err != nil || label != "Primes(100000)" {
 		t.Errorf("row label %q (%v), want Primes(100000)", label, err)

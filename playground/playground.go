@@ -13,7 +13,9 @@
 //	POST /api/compare   {old, new, alpha}: two runs' cells compared as `wasmgap compare` does
 //	POST /api/custom    {source}: a user's kernel checked and built; {id, func, params, engines}
 //	GET  /api/custom/ID a built user kernel, with its source (…/kernel.wasm: its module)
+//	POST /api/custom/format {source}: the source as gofmt prints it (format.go)
 //	GET  /api/results…  stored runs, with Options.Results (results.go); POST /api/results/share: a browser's cells (share.go)
+//	GET  /runs/{id}     a stored run's own page, with Options.Results (runpage.go); /runs/{id}.csv its cells as CSV
 //	/chat/, /load/      the chat and load handlers, when Options sets them
 //	GET  /…             the page (web/dist)
 //
@@ -108,6 +110,8 @@ type Server struct {
 	mu       sync.Mutex // guards closed, and active.Add against Shutdown's Wait
 	closed   bool
 	active   sync.WaitGroup // runs in progress or queued
+
+	pageRuns pageRuns // the page's Runs, each stored as one run (pagerun.go)
 }
 
 // New returns a server for the options.
@@ -144,9 +148,11 @@ func New(opts Options) *Server {
 	mux.HandleFunc("GET /api/history", s.handleHistory)
 	mux.Handle("POST /api/compare", httpguard.CrossOrigin(http.HandlerFunc(s.handleCompare)))
 	mux.Handle("POST /api/custom", httpguard.CrossOrigin(http.HandlerFunc(s.handleCustom)))
+	mux.Handle("POST /api/custom/format", httpguard.CrossOrigin(http.HandlerFunc(s.handleFormat)))
 	mux.HandleFunc("GET /api/custom/{id}", s.handleCustomGet)
 	mux.HandleFunc("GET /api/custom/{id}/kernel.wasm", s.handleCustomWasm)
 	s.mountResults(mux)
+	s.mountRunPages(mux)
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, apiError{Error: "no such API route: " + r.Method + " " + r.URL.Path +
 			"; routes are GET /api/kernels, GET /api/expected, POST /api/run, GET /api/history, POST /api/compare, POST /api/custom, GET /api/custom/{id}, GET /api/custom/{id}/kernel.wasm"})

@@ -78,7 +78,7 @@ func testBrowserShares(t *testing.T, kind headless.Kind) {
 		p.waitFor(`document.getElementById("stored-status").textContent.startsWith("`+label+`")`, 20*time.Second, "the "+k.kernel+" distribution")
 		p.waitFor(`document.querySelector('#stored-svg circle.stored-point[data-run="`+id+`"][data-engine="browser-wasm"]') !== null`, 10*time.Second,
 			"run "+id+"'s point in the "+k.kernel+" distribution")
-		p.waitFor(`document.querySelector('#stored-runs-table tr[data-run="`+id+`"] a[href="/api/results/`+id+`"]') !== null`, 10*time.Second, "the run's link")
+		p.waitFor(`document.querySelector('#stored-runs-table tr[data-run="`+id+`"] a[href="/runs/`+id+`"]') !== null`, 10*time.Second, "the run's link")
 	}
 	// The browser filter keeps it; another OS does not exist among the facets.
 	p.waitFor(`[...document.getElementById("stored-browser").options].some((o) => o.value === "`+name+`")`, 10*time.Second, "the browser facet")

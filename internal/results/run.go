@@ -178,43 +178,8 @@ func (s *Store) Save(ctx context.Context, run Run) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("save run: %w", err)
 	}
-	stmt, err := tx.PrepareContext(ctx, s.d.q(`INSERT INTO cells (run_id, pos, kernel, args, engine, engine_version, median_ns, failure, result,
-		created_ns, source, browser, browser_version, os, cores, wasmgap)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
-	if err != nil {
+	if err := s.insertCells(ctx, tx, id, run, 0); err != nil {
 		return 0, fmt.Errorf("save run: %w", err)
-	}
-	defer stmt.Close()
-	count, err := tx.PrepareContext(ctx, s.d.q(countCell))
-	if err != nil {
-		return 0, fmt.Errorf("save run: %w", err)
-	}
-	defer count.Close()
-	facets := [][2]string{{"browser", b.Name}, {"os", e.OS}, {"cores", strconv.Itoa(e.Cores)}, {"wasmgap", run.Wasmgap}}
-	for i, r := range run.Report.Results {
-		js, err := json.Marshal(r)
-		if err != nil {
-			return 0, err
-		}
-		ev := engineVersion(run, r)
-		if _, err := stmt.ExecContext(ctx, id, i, r.Kernel, argsKey(r.Args), r.Engine, ev, r.Median, r.Failure, string(js),
-			run.Created.UnixNano(), run.Source, b.Name, b.Version, e.OS, e.Cores, run.Wasmgap); err != nil {
-			return 0, fmt.Errorf("save run: cell %d: %w", i+1, err)
-		}
-		if r.Failure == "" {
-			if _, err := count.ExecContext(ctx, r.Kernel, argsKey(r.Args), r.Engine, run.Source, b.Name, e.OS, e.Cores, ev, run.Wasmgap, run.Created.UnixNano()); err != nil {
-				return 0, fmt.Errorf("save run: cell %d: count: %w", i+1, err)
-			}
-		}
-		facets = append(facets, [2]string{"engine_version", ev})
-	}
-	for _, f := range facets {
-		if f[1] == "" || f[1] == "0" {
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, s.d.q("INSERT INTO facets (kind, value) VALUES (?, ?) ON CONFLICT DO NOTHING"), f[0], f[1]); err != nil {
-			return 0, fmt.Errorf("save run: facets: %w", err)
-		}
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("save run: %w", err)

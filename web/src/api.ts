@@ -59,6 +59,10 @@ export interface RunRequest {
   min_sample_ms: number;
   /** How long a warm-up lasts at least, in ms (0: its warmup calls alone). */
   warmup_ms: number;
+  /** The page's Run this cell belongs to: the server stores one Run's cells as one run. */
+  batch?: string;
+  /** This cell's time limit, in ms, below the server's. */
+  timeout_ms?: number;
 }
 
 /** runOnServer posts a run and calls onEvent for each NDJSON line until the stream ends. */

@@ -16,6 +16,10 @@ export interface CellJob {
   minSampleMs: number;
   /** How long a warm-up lasts at least, in ms (0: its warmup calls alone). */
   warmupMs: number;
+  /** The page's Run, for the server to store its cells as one run (rundoc's newBatch). */
+  batch?: string;
+  /** This cell's time limit, in ms, when below the server's. */
+  timeoutMs?: number;
 }
 
 /** Where a cell stands. */
@@ -78,6 +82,8 @@ function runOnServerCell(job: CellJob, update: (s: CellState) => void): CellRun 
           warmup: job.warmup,
           min_sample_ms: job.minSampleMs,
           warmup_ms: job.warmupMs,
+          batch: job.batch,
+          timeout_ms: job.timeoutMs,
         },
         abort.signal,
         (e) => {
@@ -115,6 +121,7 @@ function runOnServerCell(job: CellJob, update: (s: CellState) => void): CellRun 
                 setup: r.setup,
                 failure: r.failure,
                 server: e.environment,
+                run: e.run,
               };
               final = { kind: "done", result };
               break;

@@ -1,6 +1,7 @@
 // The chart of the results: one horizontal bar per cell, grouped by kernel, on a log
 // scale of time (the gaps span six orders of magnitude), engines in their table colours.
 
+import { failureKind } from "./failure";
 import { info } from "./engines";
 import { duration } from "./format";
 import { type HistoryRow, shown } from "./history";
@@ -39,7 +40,7 @@ export function renderChart(host: HTMLElement, grid: Grid, history: HistoryRow[]
       const color = info(e).color;
       if (s.kind === "done" && !s.result.failure && belowResolution(s.result)) bars.push({ name: info(e).title, color, text: medianText(s.result, duration), below: true });
       else if (s.kind === "done" && !s.result.failure) bars.push({ name: info(e).title, color, ns: s.result.median_ns });
-      else if (s.kind === "done") bars.push({ name: info(e).title, color, text: s.result.failure });
+      else if (s.kind === "done") bars.push({ name: info(e).title, color, text: failureKind(s.result.failure ?? "") });
       else if (s.kind === "error") bars.push({ name: info(e).title, color, text: "error" });
     }
     for (const h of history?.filter((h) => h.kernel === row.kernel.name) ?? []) {

@@ -80,13 +80,13 @@ export function parseSavedRun(name: string, text: string): SavedRun {
   try {
     data = JSON.parse(text);
   } catch (err) {
-    throw new Error(`${name} is not JSON (${err instanceof Error ? err.message : String(err)}): save a run with \`wasmgap bench --format json > run.json\``);
+    throw new Error(`${name} is not JSON (${err instanceof Error ? err.message : String(err)}): save a run with wasmgap bench --format json > run.json`);
   }
-  if (!isObject(data)) throw new Error(`${name} is not a \`wasmgap bench --format json\` report: its JSON is not an object`);
+  if (!isObject(data)) throw new Error(`${name} is not a “wasmgap bench --format json” report: its JSON is not an object`);
   for (const key of ["method", "environment", "results"]) {
     if (!(key in data)) {
       throw new Error(
-        `${name} is not a \`wasmgap bench --format json\` report: it has no "${key}" field (its fields are ${Object.keys(data).sort().join(", ") || "none"}; a report has method, environment and results)`,
+        `${name} is not a “wasmgap bench --format json” report: it has no "${key}" field (its fields are ${Object.keys(data).sort().join(", ") || "none"}; a report has method, environment and results)`,
       );
     }
   }
@@ -248,7 +248,7 @@ export class CompareView {
       el(
         "p",
         "muted small",
-        `As \`wasmgap compare\` and benchstat decide: a change is reported when the Mann–Whitney U test's p is below α = ${c.alpha} and each side has at least ${c.samples_needed} samples; ` +
+        `As wasmgap compare and benchstat decide: a change is reported when the Mann–Whitney U test's p is below α = ${c.alpha} and each side has at least ${c.samples_needed} samples; ` +
           "otherwise “~” with its p. Each side's median ± its 95% interval comes from its samples. Runs on different machines or days differ by more than their code.",
       ),
     ];

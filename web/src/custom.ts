@@ -258,6 +258,22 @@ export function mountCustom(cat: Catalogue, bundle: Bundle, hooks: Hooks): Custo
     return true;
   };
   $("custom-build").onclick = () => void build();
+  // Format: the source as gofmt prints it, from the server (go/format).
+  $("custom-format").onclick = async () => {
+    const text = editor?.text() ?? source;
+    try {
+      const resp = await fetch("/api/custom/format", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ source: text }) });
+      const body = (await resp.json()) as { source?: string; error?: string };
+      if (!resp.ok || body.source === undefined) {
+        say(body.error ?? `${resp.status} ${resp.statusText}`, "error");
+        return;
+      }
+      if (body.source !== text) editor?.setText(body.source);
+      say("Formatted as gofmt does.", "ok");
+    } catch (err) {
+      say(`The server cannot be reached: ${err instanceof Error ? err.message : String(err)}`, "error");
+    }
+  };
 
   // Restore a shared source from the URL.
   const restore = async (): Promise<void> => {

@@ -59,9 +59,47 @@ export function info(name: string): Engine {
   const k = known.find((e) => e.name === name);
   if (k) {
     const where = k.place === "page" ? "" : " (server)";
-    return { ...k, color: k.color || colorOf(name), what: `${k.what ?? k.title}${where}` };
+    return { ...k, color: readable(k.color || colorOf(name)), what: `${k.what ?? k.title}${where}` };
   }
-  return { name, title: name, what: `${name} (server)`, color: colorOf(name), group: OTHER, rank: Number.MAX_SAFE_INTEGER, place: "server" };
+  return { name, title: name, what: `${name} (server)`, color: readable(colorOf(name)), group: OTHER, rank: Number.MAX_SAFE_INTEGER, place: "server" };
+}
+
+/** The contrast a colour keeps against the cards' background (WCAG's for graphics). */
+const MIN_CONTRAST = 3;
+
+function rgbOf(hex: string): [number, number, number] | undefined {
+  const m = /^#([0-9a-f]{6})$/i.exec(hex.trim());
+  if (!m) return undefined;
+  const n = parseInt(m[1]!, 16);
+  return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
+}
+
+function luminance([r, g, b]: [number, number, number]): number {
+  const lin = (c: number): number => {
+    const v = c / 255;
+    return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+  };
+  return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+}
+
+/** contrast is the WCAG contrast ratio of two colours' luminances. */
+export function contrast(a: number, b: number): number {
+  return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+}
+
+/** readable moves a colour towards white (on a dark card) or black (on a light one) until
+ * it has MIN_CONTRAST against the card: the navy of C and Lua stays visible in the dark theme. */
+export function readable(color: string): string {
+  const rgb = rgbOf(color);
+  const card = typeof document === "undefined" ? undefined : rgbOf(getComputedStyle(document.documentElement).getPropertyValue("--card"));
+  if (!rgb || !card) return color;
+  const bg = luminance(card);
+  const toward = bg < 0.5 ? 255 : 0;
+  let c = rgb;
+  for (let i = 0; i < 20 && contrast(luminance(c), bg) < MIN_CONTRAST; i++) {
+    c = c.map((v) => Math.round(v + (toward - v) * 0.15)) as [number, number, number];
+  }
+  return `#${c.map((v) => v.toString(16).padStart(2, "0")).join("")}`;
 }
 
 /** runs reports whether an engine runs a kernel: every engine the articles' kernels, and

@@ -11,6 +11,8 @@ const KEY = "wasmgap-outcomes";
 
 interface Outcome {
   args: number[];
+  /** How long the whole cell took, worker and warm-up included, in ms. */
+  wallMs?: number;
   /** The median time per call, for a success. */
   ns?: number;
   /** What went wrong, for a failure ("stack overflow", "timed out after 30s"). */
@@ -50,14 +52,14 @@ const atMost = (a: number[], b: number[]) => a.length === b.length && a.every((v
  * record keeps a finished cell's outcome: a result's median, or a failure's words (a
  * failure the engine or the time limit gave, not a refusal of the request).
  */
-export function record(kernel: string, engine: string, args: number[], state: CellState): void {
+export function record(kernel: string, engine: string, args: number[], state: CellState, wallMs?: number): void {
   const s = load();
   const o = (s[key(kernel, engine)] ??= {});
   if (state.kind === "done" && !state.result.failure && state.result.median_ns > 0) {
-    o.ok = { args, ns: state.result.median_ns };
+    o.ok = { args, ns: state.result.median_ns, wallMs };
     if (o.failed && atMost(o.failed.args, args)) delete o.failed; // it runs now
   } else if (state.kind === "done" && state.result.failure) {
-    o.failed = { args, failure: state.result.failure };
+    o.failed = { args, failure: state.result.failure, wallMs };
   } else return;
   save(s);
 }
@@ -92,4 +94,25 @@ export function forecast(kernel: string, engine: string, args: number[], calls: 
     }
   }
   return undefined;
+}
+
+/**
+ * cellTime is how long a cell is expected to take, in ms, from this browser's last run of
+ * it: its wall time at these arguments, or at smaller ones scaled by how its median grew
+ * (a kernel's growth from the arguments that ran); a failure at these arguments or
+ * smaller lasts as long as it did, a time-out the limit. Undefined when nothing is known.
+ */
+export function cellTime(kernel: string, engine: string, args: number[], limitMs: number): number | undefined {
+  const o = load()[key(kernel, engine)];
+  if (!o) return undefined;
+  if (o.failed && atMost(o.failed.args, args)) return /timed out/.test(o.failed.failure ?? "") ? limitMs : o.failed.wallMs;
+  if (!o.ok?.wallMs) return undefined;
+  if (atMost(args, o.ok.args) && atMost(o.ok.args, args)) return o.ok.wallMs;
+  if (!atMost(o.ok.args, args)) return undefined;
+  // Larger arguments: the recursion kernels grow about 1.6 times per step of n (fib), the
+  // loops with their sizes' product; a guess from the arguments' growth, capped at the limit.
+  const grow = args.reduce((g, a, i) => g * Math.max(1, a / Math.max(1, o.ok!.args[i]!)), 1);
+  const steps = args.reduce((n, a, i) => n + Math.max(0, a - o.ok!.args[i]!), 0);
+  const factor = /^fib_rec/.test(kernel) ? 1.62 ** Math.min(steps, 60) : /^ack/.test(kernel) ? 4 ** Math.min(steps, 30) : grow;
+  return Math.min(limitMs, o.ok.wallMs * factor);
 }

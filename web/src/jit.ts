@@ -4,6 +4,7 @@
 // without and with opcache's JIT, V8's Liftoff and TurboFan for wasm, yaegi and native), each
 // row's time on both tiers and the ratio, interpreter over JIT, from the table's own cells.
 
+import { failureKind } from "./failure";
 import { engines, info } from "./engines";
 import { duration, ratio } from "./format";
 import type { Grid } from "./results";
@@ -49,10 +50,10 @@ export class JITView {
       this.host.replaceChildren();
       return;
     }
-    const table = el("table", "jit-table");
+    const table = el("table", "results jit-table");
     table.id = "jit-table";
     const head = el("tr");
-    for (const t of ["kernel", "runtime", "interpreter", "time", "JIT", "time", "interpreter / JIT"]) head.append(el("th", undefined, t));
+    for (const t of ["kernel", "runtime", "interpreter", "time", "compiled tier", "time", "interpreter / compiled"]) head.append(el("th", undefined, t));
     table.append(el("thead"), el("tbody"));
     table.tHead!.append(head);
     g.rows.forEach((row, r) => {
@@ -70,19 +71,26 @@ export class JITView {
           el("td", undefined, p.runtime),
           el("td", undefined, info(p.interpreter).title),
           el("td", "num", ti),
-          el("td", undefined, info(p.jit).title),
+          // Go's native build is compiled ahead of time: no JIT, and said so.
+          el("td", undefined, p.runtime === "Go" ? `${info(p.jit).title} (ahead of time)` : `${info(p.jit).title} (JIT)`),
           el("td", "num", tj),
           el("td", "num ratio", x === undefined ? "—" : ratio(x)),
         );
         table.tBodies[0]!.append(tr);
       }
     });
-    this.host.replaceChildren(el("h3", undefined, "JIT on / off"), el("p", "muted", "Each runtime's interpreter against its JIT, from this run's cells: the ratio is what the JIT buys."), table);
+    const wrap = el("div", "table-wrap");
+    wrap.append(table);
+    this.host.replaceChildren(
+      el("h3", undefined, "Interpreter against compiled code"),
+      el("p", "muted small", "Each runtime's interpreter against its compiled tier (a JIT; for Go, the native build, compiled ahead of time), from this run's cells: the ratio is what compiling buys."),
+      wrap,
+    );
   }
 
   private cell(g: Grid, r: number, engine: string): string {
     const s = g.get(r, engine);
-    if (s.kind === "done") return s.result.failure ? s.result.failure : duration(s.result.median_ns);
+    if (s.kind === "done") return s.result.failure ? failureKind(s.result.failure) : duration(s.result.median_ns);
     if (s.kind === "error") return "error";
     return s.kind === "running" ? "…" : "";
   }

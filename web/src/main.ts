@@ -8,13 +8,14 @@ import { type CustomPanel, mountCustom } from "./custom";
 import { renderChart } from "./chart";
 import { showDetails } from "./details";
 import { appendGrouped, info, order, runs } from "./engines";
-import { forecast, record } from "./forecast";
+import { cellTime, forecast, record } from "./forecast";
 import { duration } from "./format";
 import { type HistoryRow, normalize } from "./history";
 import { toMarkdown } from "./markdown";
 import { Grid, type Row } from "./results";
 import { type Selection, checkInt, fromQuery, kernelArgs, toQuery, unknownNames } from "./selection";
-import { renderTable, updateRow } from "./table";
+import { type TableHooks, renderTable, updateRow } from "./table";
+import { RunDoc, newBatch } from "./rundoc";
 import { CompareView } from "./compare";
 import { JITView } from "./jit";
 import { type ResultsTab, mountResults } from "./results-tab";
@@ -36,6 +37,8 @@ interface App {
   bundle: Bundle;
   sel: Selection;
   grid: Grid;
+  /** Every cell measured, kept across changes of the selection and reloads. */
+  doc: RunDoc;
   running: boolean;
   current?: CellRun;
   history?: HistoryRow[];
@@ -48,6 +51,8 @@ interface App {
   custom?: CustomPanel;
   /** The share button and the Results tab, when the server keeps a results store. */
   stored?: ResultsTab;
+  /** The table's rows sorted by an engine's times, when a header was clicked. */
+  sort?: { engine: string; dir: 1 | -1 };
 }
 
 function browserEngines(bundle: Bundle): string[] {
@@ -68,7 +73,7 @@ async function start(): Promise<void> {
   // A link that names what this server does not know: said, not silently dropped.
   const unknown = unknownNames(location.search, cat, browserEngines(bundle));
   $("url-note").textContent = unknown.length ? `This link names what the page does not know, left out: ${unknown.join("; ")}.` : "";
-  const app: App = { cat, bundle, sel, grid: new Grid([], []), running: false };
+  const app: App = { cat, bundle, sel, grid: new Grid([], []), doc: RunDoc.load(Date.now()), running: false };
   app.compare = new CompareView($("compare"), () => app.grid);
   app.jit = new JITView($("jit"), () => app.grid);
   buildForm(app);
@@ -79,6 +84,9 @@ async function start(): Promise<void> {
   $("isolation").textContent = crossOriginIsolated ? "cross-origin isolated: fine timers" : "not cross-origin isolated: coarse timers";
   $("isolation").classList.toggle("warn", !crossOriginIsolated);
   preview(app);
+  // The engines' colours are fitted to the theme's background: redraw with them.
+  document.addEventListener("themechange", () => redraw(app));
+  matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => redraw(app));
   let resize: number | undefined;
   window.addEventListener("resize", () => {
     clearTimeout(resize);
@@ -86,7 +94,38 @@ async function start(): Promise<void> {
   });
   if (sel.history) await loadHistory(app);
   document.body.dataset.ready = "1";
-  if (new URLSearchParams(location.search).get("run") === "1") void runAll(app);
+  if (new URLSearchParams(location.search).get("run") === "1") {
+    // A reload of a run=1 link shows the run this selection made within the hour.
+    if (app.doc.query === toQuery(app.sel) && app.doc.covers(runnableCells(app))) showKept(app);
+    else startRun(app);
+  } else if (app.doc.at > 0 && app.grid.measured()) {
+    showKept(app);
+  }
+}
+
+/** showKept says that the cells shown are a run's of earlier, with a button to run again. */
+function showKept(app: App): void {
+  const status = $("status");
+  const when = new Date(app.doc.at);
+  const mins = Math.max(0, Math.round((Date.now() - app.doc.at) / 60000));
+  status.replaceChildren(`Shown: the cells measured at ${when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })} (${mins === 0 ? "just now" : `${mins} min ago`})`);
+  if (app.doc.stored) status.append(", stored as ", storedLink(app.doc.stored));
+  status.append(". ");
+  const again = document.createElement("button");
+  again.type = "button";
+  again.id = "run-again";
+  again.textContent = "Run again";
+  again.onclick = () => void runAll(app);
+  status.append(again);
+}
+
+/** storedLink links a stored run's own page. */
+function storedLink(id: number): HTMLAnchorElement {
+  const a = document.createElement("a");
+  a.href = `/runs/${id}`;
+  a.textContent = `run ${id}`;
+  a.dataset.run = String(id);
+  return a;
 }
 
 // ---- the form ---------------------------------------------------------------------------
@@ -119,13 +158,15 @@ function buildForm(app: App): void {
     cb.value = e;
     cb.checked = sel.engines.includes(e);
     cb.disabled = !cat.engines.includes(e) && !available.includes(e);
+    if (cb.disabled) cb.dataset.absent = "1";
     const sw = document.createElement("span");
     sw.className = "swatch";
     sw.style.background = info(e).color;
     lab.title = cb.disabled ? `${info(e).what} — not in this build` : info(e).what;
     lab.append(cb, sw, document.createTextNode(info(e).title));
     cb.onchange = () => {
-      sel.engines = order([...enginesHost.querySelectorAll<HTMLInputElement>("input:checked")].map((i) => i.value));
+      // The one engine toggled: those shown off on the "Your kernel" tab stay chosen.
+      sel.engines = order(cb.checked ? [...new Set([...sel.engines, e])] : sel.engines.filter((x) => x !== e));
       changed(app);
     };
     appendGrouped(enginesHost, e, lab);
@@ -136,6 +177,7 @@ function buildForm(app: App): void {
     ["warmup", cat.warmup, "warmup"],
     ["min_sample_ms", cat.min_sample_ms, "min_sample_ms"],
     ["warmup_ms", cat.warmup_ms, "warmup_ms"],
+    ["limit_s", limitOf(cat), "limit_s"],
   ] as const) {
     const input = $<HTMLInputElement>(id);
     input.min = String(lim.min);
@@ -149,7 +191,7 @@ function buildForm(app: App): void {
   }
   $<HTMLFormElement>("form").onsubmit = (ev) => {
     ev.preventDefault();
-    void (app.custom?.active() ? app.custom.buildAndRun() : runAll(app));
+    void (app.custom?.active() ? app.custom.buildAndRun() : startRun(app));
   };
   $<HTMLButtonElement>("cancel").onclick = () => cancel(app);
   validate(app);
@@ -210,9 +252,39 @@ function fitDigits(input: HTMLInputElement, min: number, max: number): void {
   input.style.setProperty("--digits", String(Math.max(String(min).length, String(max).length)));
 }
 
+/**
+ * markEngines shows, on the "Your kernel" tab, only the engines that run a user's kernel
+ * ticked, the others off with why; on the articles' tab, the selection as it is.
+ */
+function markEngines(app: App): void {
+  const custom = app.custom?.active() ?? false;
+  const can = new Set(custom ? app.custom!.engines(order([...app.cat.engines, ...BROWSER_ENGINES])) : []);
+  for (const cb of document.querySelectorAll<HTMLInputElement>('input[name="engine"]')) {
+    const off = custom && !can.has(cb.value);
+    cb.disabled = cb.dataset.absent === "1" || off;
+    cb.checked = app.sel.engines.includes(cb.value) && !off;
+    const chip = cb.closest<HTMLElement>(".engine-chip");
+    if (chip) {
+      chip.classList.toggle("off-tab", off);
+      chip.title = off ? `${info(cb.value).what} — runs the articles' kernels only` : cb.dataset.absent ? `${info(cb.value).what} — not in this build` : info(cb.value).what;
+    }
+  }
+  let note = document.getElementById("engines-note");
+  if (!note) {
+    note = document.createElement("p");
+    note.id = "engines-note";
+    note.className = "muted small";
+    $("engines-list").after(note);
+  }
+  note.textContent = custom
+    ? `Your kernel runs on ${[...can].map((e) => info(e).title).join(", ")}: a user's Go source is built to WebAssembly and runs sandboxed (yaegi with a restricted symbol table); native code and the other languages run the articles' kernels only.`
+    : "";
+}
+
 /** validate marks the form's problems; it returns whether everything is in range. */
 function validate(app: App): boolean {
   const { cat, sel } = app;
+  markEngines(app);
   let ok = true;
   for (const k of cat.kernels) {
     const row = document.querySelector<HTMLElement>(`.kernel[data-kernel="${k.name}"]`);
@@ -232,6 +304,7 @@ function validate(app: App): boolean {
     ["warmup", cat.warmup],
     ["min_sample_ms", cat.min_sample_ms],
     ["warmup_ms", cat.warmup_ms],
+    ["limit_s", limitOf(cat)],
   ] as const) {
     const r = checkSetting(id, sel[id], lim);
     $(id).setAttribute("aria-invalid", r.error ? "true" : "false");
@@ -242,7 +315,7 @@ function validate(app: App): boolean {
   $("form-note").textContent = nothing
     ? "Pick at least one kernel and one engine."
     : ok
-      ? `${cellCount(app)} cells, run one at a time.`
+      ? `${plural(cellCount(app), "cell")}, run one at a time${estimate(app)}.`
       : "Some values are out of range: the page runs them anyway, so you can see the server refuse them.";
   $<HTMLButtonElement>("run").disabled = nothing || app.running;
   showForecasts(app);
@@ -261,7 +334,7 @@ function showForecasts(app: App): void {
     runs: Number(app.sel.runs) || 1,
     warmup: Number(app.sel.warmup) || 0,
     minSampleMs: Number(app.sel.min_sample_ms) || 0,
-    timeoutMs: app.cat.timeout_ns / 1e6,
+    timeoutMs: limitMs(app),
   };
   for (const row of rowsOf(app)) {
     if (row.invalid) continue;
@@ -294,12 +367,92 @@ function showForecasts(app: App): void {
   }
 }
 
-/** checkSetting validates runs, warmup, min_sample_ms or warmup_ms against the catalogue's bounds. */
-function checkSetting(name: "runs" | "warmup" | "min_sample_ms" | "warmup_ms", text: string, lim: Limit): { value: number; error?: string } {
+/** limitOf bounds the per-cell time limit, in seconds: a second up to the server's own. */
+function limitOf(cat: Catalogue): Limit {
+  const most = Math.max(1, Math.round(cat.timeout_ns / 1e9));
+  return { default: most, min: 1, max: most };
+}
+
+/** limitMs is the per-cell time limit chosen, in ms (the server's when it is not a number in range). */
+function limitMs(app: App): number {
+  const r = checkSetting("limit_s", app.sel.limit_s, limitOf(app.cat));
+  return r.error ? app.cat.timeout_ns / 1e6 : r.value * 1000;
+}
+
+/** estimate says how long the selection will take, from this browser's last runs: ", about
+ * 40 s (12 of 15 cells known)", or "" when no cell is known. */
+function estimate(app: App): string {
+  if (app.custom?.active()) return "";
+  const cells = runnableCells(app);
+  let ms = 0;
+  let known = 0;
+  for (const c of cells) {
+    const t = cellTime(c.row.kernel.name, c.engine, c.row.args, limitMs(app));
+    if (t === undefined) continue;
+    ms += t;
+    known++;
+  }
+  if (known === 0) return "";
+  return `; about ${approx(ms)}${known < cells.length ? ` for the ${known} of ${cells.length} cells this browser ran before` : ", from this browser's last runs"}`;
+}
+
+/** expectedToFail lists the selection's cells this browser's last runs expect to fail or to
+ * run past the time limit, with why. */
+function expectedToFail(app: App): { row: Row; engine: string; why: string }[] {
+  if (app.custom?.active()) return [];
+  const calls = { runs: Number(app.sel.runs) || 1, warmup: Number(app.sel.warmup) || 0, minSampleMs: Number(app.sel.min_sample_ms) || 0, timeoutMs: limitMs(app) };
+  const out: { row: Row; engine: string; why: string }[] = [];
+  for (const { row, engine } of runnableCells(app)) {
+    if (row.invalid) continue;
+    const f = forecast(row.kernel.name, engine, row.args, calls);
+    if (f) out.push({ row, engine, why: f.why });
+  }
+  return out;
+}
+
+/**
+ * startRun runs the selection, first asking, beside Run, about the cells expected to fail or
+ * to run past the time limit: run them too, or skip them.
+ */
+function startRun(app: App): void {
+  const doomed = expectedToFail(app);
+  const ask = $("ask");
+  if (doomed.length === 0) {
+    ask.replaceChildren();
+    void runAll(app);
+    return;
+  }
+  const all = document.createElement("button");
+  all.type = "button";
+  all.id = "ask-all";
+  all.textContent = "Run them too";
+  const skip = document.createElement("button");
+  skip.type = "button";
+  skip.id = "ask-skip";
+  skip.textContent = `Skip ${doomed.length === 1 ? "it" : "them"}`;
+  const names = doomed.map((d) => `${d.row.label} on ${info(d.engine).title}`).join(", ");
+  ask.replaceChildren(`${plural(doomed.length, "cell")} expected to fail or to run past the ${approx(limitMs(app))} limit: ${names}. `, all, " ", skip);
+  all.onclick = () => {
+    ask.replaceChildren();
+    void runAll(app);
+  };
+  skip.onclick = () => {
+    ask.replaceChildren();
+    void runAll(app, new Set(doomed.map((d) => RunDoc.key(d.row, d.engine))));
+  };
+}
+
+/** checkSetting validates runs, warmup, min_sample_ms, warmup_ms or limit_s against the catalogue's bounds. */
+function checkSetting(name: "runs" | "warmup" | "min_sample_ms" | "warmup_ms" | "limit_s", text: string, lim: Limit): { value: number; error?: string } {
   const r = checkInt(text, name, lim.min, lim.max);
   if (r.error && name === "min_sample_ms") r.error += " ms (0: one call per sample)";
   if (r.error && name === "warmup_ms") r.error += " ms (0: the warm-up calls alone)";
   return r;
+}
+
+/** plural writes a count with its noun: "1 cell", "2 cells". */
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }
 
 function changed(app: App): void {
@@ -330,8 +483,16 @@ function rowsOf(app: App): Row[] {
     });
 }
 
-function tableHooks(app: App) {
-  return { details: (r: number, e: string) => showDetails($<HTMLDialogElement>("details"), app.grid, r, e) };
+function tableHooks(app: App): TableHooks {
+  return {
+    details: (r: number, e: string) => showDetails($<HTMLDialogElement>("details"), app.grid, r, e),
+    sort: app.sort,
+    sortBy: (engine: string) => {
+      // Fastest first, then slowest first, then as chosen.
+      app.sort = app.sort?.engine !== engine ? { engine, dir: 1 } : app.sort.dir === 1 ? { engine, dir: -1 } : undefined;
+      redraw(app);
+    },
+  };
 }
 
 /** enginesOf is the selected engines, in order (those that run user kernels, on that tab). */
@@ -340,20 +501,43 @@ function enginesOf(app: App): string[] {
   return app.custom?.active() ? app.custom.engines(engines) : engines;
 }
 
-/** preview shows the empty grid of the current selection. */
+/** runnableCells lists the selection's cells a Run measures (not those that read n/a). */
+function runnableCells(app: App): { row: Row; engine: string }[] {
+  const out: { row: Row; engine: string }[] = [];
+  for (const row of rowsOf(app)) for (const engine of enginesOf(app)) if (runs(row.kernel, engine)) out.push({ row, engine });
+  return out;
+}
+
+/** preview shows the grid of the current selection: the cells measured (the run
+ * document's), the others idle. */
 function preview(app: App): void {
-  app.grid = new Grid(rowsOf(app), enginesOf(app), "idle");
+  const grid = new Grid(rowsOf(app), enginesOf(app), "idle");
+  grid.requestedRuns = app.doc.requestedRuns;
+  if (app.doc.warmupMs) grid.warmupMs = app.doc.warmupMs;
+  grid.rows.forEach((row, r) => {
+    for (const e of grid.engines) {
+      const s = app.doc.get(row, e);
+      if (s && grid.get(r, e).kind !== "na") grid.set(r, e, s);
+    }
+  });
+  app.grid = grid;
   redraw(app);
 }
 
 function redraw(app: App): void {
+  app.grid.base = app.sel.base;
+  fillBaseChoice(app);
   app.compare?.render();
   app.jit?.render();
   renderTable($("table"), app.grid, tableHooks(app), app.sel.history ? app.history : undefined);
   renderChart($("chart"), app.grid, app.sel.history ? app.history : undefined);
 }
 
-async function runAll(app: App): Promise<void> {
+/**
+ * runAll runs the selection's cells one at a time, but those in skip (RunDoc keys), which
+ * keep what they showed.
+ */
+async function runAll(app: App, skip?: Set<string>): Promise<void> {
   if (app.running) return;
   validate(app);
   const runs = Number(app.sel.runs);
@@ -366,12 +550,22 @@ async function runAll(app: App): Promise<void> {
     checkSetting("runs", app.sel.runs, app.cat.runs).error ??
     checkSetting("warmup", app.sel.warmup, app.cat.warmup).error ??
     checkSetting("min_sample_ms", app.sel.min_sample_ms, app.cat.min_sample_ms).error ??
-    checkSetting("warmup_ms", app.sel.warmup_ms, app.cat.warmup_ms).error;
+    checkSetting("warmup_ms", app.sel.warmup_ms, app.cat.warmup_ms).error ??
+    checkSetting("limit_s", app.sel.limit_s, limitOf(app.cat)).error;
   const grid = new Grid(rowsOf(app), enginesOf(app));
   grid.requestedRuns = runs;
   grid.warmupMs = warmupMs;
   app.grid = grid;
   app.running = true;
+  const doc = app.doc;
+  doc.query = toQuery(app.sel);
+  doc.requestedRuns = runs;
+  doc.warmupMs = warmupMs;
+  doc.stored = undefined;
+  const batch = newBatch();
+  // The time limit of this Run's cells, as chosen when it started.
+  const timeoutMs = limitMs(app);
+  const serverMs = app.cat.timeout_ns / 1e6;
   document.body.dataset.running = "1";
   $<HTMLButtonElement>("run").disabled = true;
   $<HTMLButtonElement>("cancel").disabled = false;
@@ -380,6 +574,7 @@ async function runAll(app: App): Promise<void> {
   const host = $("table");
   const started = performance.now();
   const total = [...grid.cells.values()].filter((s) => s.kind !== "na").length;
+  const bar = runBar(app);
   let n = 0;
   outer: for (let r = 0; r < grid.rows.length; r++) {
     const row = grid.rows[r]!;
@@ -388,6 +583,7 @@ async function runAll(app: App): Promise<void> {
       if (grid.get(r, engine).kind === "na") continue; // a kernel this engine does not run
       n++;
       $("status").textContent = `Running ${n} of ${total}: ${row.label} on ${info(engine).title}…`;
+      bar.show(n - 1, total, performance.now() - started);
       if (badCount && isBrowserEngine(engine)) {
         grid.set(r, engine, { kind: "error", message: badCount });
         updateRow(host, grid, r, hooks);
@@ -398,24 +594,38 @@ async function runAll(app: App): Promise<void> {
         grid.set(r, engine, s);
         updateRow(host, grid, r, hooks);
       };
-      const job = { kernel: row.kernel, args: row.args, engine, runs, warmup, minSampleMs, warmupMs };
-      const timeoutMs = app.cat.timeout_ns / 1e6;
+      if (skip?.has(RunDoc.key(row, engine))) {
+        grid.set(r, engine, doc.get(row, engine) ?? { kind: "cancelled" });
+        updateRow(host, grid, r, hooks);
+        continue;
+      }
+      const job = { kernel: row.kernel, args: row.args, engine, runs, warmup, minSampleMs, warmupMs, batch, timeoutMs: timeoutMs < serverMs ? timeoutMs : undefined };
+      const cellStarted = performance.now();
       const run = app.custom?.active() ? app.custom.runCell(job, timeoutMs, update) : runCell(job, app.bundle, timeoutMs, update);
       app.current = run;
       const outcome = await run.done;
       app.current = undefined;
       if (app.grid !== grid) return;
-      if (!app.custom?.active()) record(row.kernel.name, engine, row.args, outcome);
+      if (!app.custom?.active()) record(row.kernel.name, engine, row.args, outcome, performance.now() - cellStarted);
       grid.set(r, engine, outcome);
+      doc.set(row, engine, outcome);
+      if (outcome.kind === "done" && outcome.result.run) doc.stored = outcome.result.run;
+      doc.at = Date.now();
+      doc.save();
       updateRow(host, grid, r, hooks);
       renderChart($("chart"), grid, app.sel.history ? app.history : undefined);
     }
   }
   const cancelled = !app.running;
+  bar.hide();
   app.stored?.ran(grid, { runs, warmup, minSampleMs });
-  for (const [key, s] of grid.cells) {
-    if (s.kind === "pending" || s.kind === "queued" || s.kind === "running") grid.cells.set(key, { kind: "cancelled" });
-  }
+  // A cell the Run did not reach keeps what an earlier Run measured.
+  grid.rows.forEach((row, r) => {
+    for (const e of grid.engines) {
+      const k = grid.get(r, e).kind;
+      if (k === "pending" || k === "queued" || k === "running") grid.set(r, e, doc.get(row, e) ?? { kind: "cancelled" });
+    }
+  });
   app.running = false;
   document.body.dataset.running = "0";
   redraw(app);
@@ -423,7 +633,46 @@ async function runAll(app: App): Promise<void> {
   validate(app);
   $("status").textContent = cancelled
     ? "Cancelled."
-    : `Done: ${total} cell${total === 1 ? "" : "s"} in ${duration((performance.now() - started) * 1e6)}.`;
+    : `Done: ${plural(total, "cell")} in ${duration((performance.now() - started) * 1e6)}`;
+  if (!cancelled && doc.stored) $("status").append(", stored as ", storedLink(doc.stored));
+  if (!cancelled) $("status").append(".");
+}
+
+/**
+ * runBar shows a Run's progress beside Run ("3 of 30 cells, about 40 s left") and, while
+ * Run is out of sight, in a bar fixed to the viewport with its own Cancel.
+ */
+function runBar(app: App): { show(done: number, total: number, elapsedMs: number): void; hide(): void } {
+  const near = $("progress");
+  const floating = $("runbar");
+  const text = $("runbar-text");
+  $<HTMLButtonElement>("runbar-cancel").onclick = () => cancel(app);
+  let inView = true;
+  const io = new IntersectionObserver((entries) => {
+    inView = entries.some((e) => e.isIntersecting);
+    floating.hidden = inView || !app.running;
+  });
+  io.observe($("run"));
+  return {
+    show(done, total, elapsedMs) {
+      const left = done > 0 ? (elapsedMs / done) * (total - done) : undefined;
+      const t = `${done} of ${plural(total, "cell")}${left !== undefined ? `, about ${approx(left)} left` : ""}`;
+      near.textContent = t;
+      text.textContent = t;
+      floating.hidden = inView;
+    },
+    hide() {
+      io.disconnect();
+      near.textContent = "";
+      floating.hidden = true;
+    },
+  };
+}
+
+/** approx writes a time left as a person says it: "40 s", "3 min". */
+function approx(ms: number): string {
+  const s = ms / 1000;
+  return s < 90 ? `${Math.max(1, Math.round(s))} s` : `${Math.round(s / 60)} min`;
 }
 
 function cancel(app: App): void {
@@ -431,6 +680,20 @@ function cancel(app: App): void {
   app.running = false;
   app.current?.cancel();
   $("status").textContent = "Cancelling…";
+}
+
+/** fillBaseChoice offers the shown engines as the × column's base, the chosen one selected. */
+function fillBaseChoice(app: App): void {
+  const select = $<HTMLSelectElement>("baseline");
+  const engines = app.grid.engines;
+  const names = [...select.options].map((o) => o.value);
+  if (names.join() !== engines.join()) select.replaceChildren(...engines.map((e) => new Option(info(e).title, e)));
+  select.value = engines.includes(app.sel.base) ? app.sel.base : (app.grid.baseline(0) ?? engines[0] ?? "");
+  select.onchange = () => {
+    app.sel.base = select.value;
+    history.replaceState(null, "", `?${toQuery(app.sel)}${app.custom?.fragment() ?? ""}`);
+    redraw(app);
+  };
 }
 
 // ---- toolbar, history, panels, theme ----------------------------------------------------
@@ -445,8 +708,15 @@ function wireToolbar(app: App): void {
     redraw(app);
   };
   $("copy").onclick = async () => {
-    const md = toMarkdown(app.grid, firstServerEnv(app.grid), app.sel.history ? app.history : undefined);
+    // What is measured: the rows and engines with an outcome, never idle cells.
+    const measured = app.grid.measured();
     const note = $("copy-note");
+    if (!measured) {
+      note.textContent = "Nothing measured yet: Run first.";
+      setTimeout(() => (note.textContent = ""), 2500);
+      return;
+    }
+    const md = toMarkdown(measured, firstServerEnv(measured), app.sel.history ? app.history : undefined);
     try {
       await navigator.clipboard.writeText(md);
       note.textContent = "Copied.";
@@ -491,11 +761,37 @@ function buildPanels(cat: Catalogue): void {
     if (on) {
       any = true;
       const frame = panel.querySelector("iframe");
-      if (frame) frame.src = `/${name}/`;
+      if (frame) {
+        frame.src = `/${name}/`;
+        if (name === "load") fitFrame(frame);
+      }
     }
   }
   $("panels").hidden = !any;
   document.body.classList.toggle("with-panels", any);
+}
+
+/**
+ * fitFrame makes a same-origin frame as tall as its page, so that what it shows (the load
+ * panel's whole result) needs no scroll of its own.
+ */
+function fitFrame(frame: HTMLIFrameElement): void {
+  let observer: ResizeObserver | undefined;
+  frame.addEventListener("load", () => {
+    observer?.disconnect();
+    const doc = frame.contentDocument;
+    if (!doc?.documentElement) return;
+    // The bottom of its content, not its scroll height: a page as tall as its window
+    // would grow with the frame, and the frame with it.
+    const fit = (): void => {
+      const bottom = Math.max(0, ...[...(doc.body?.children ?? [])].map((e) => e.getBoundingClientRect().bottom + (frame.contentWindow?.scrollY ?? 0)));
+      frame.style.height = `${Math.max(420, Math.ceil(bottom) + 16)}px`;
+    };
+    observer = new ResizeObserver(fit);
+    observer.observe(doc.documentElement);
+    if (doc.body) observer.observe(doc.body);
+    fit();
+  });
 }
 
 type Theme = "auto" | "light" | "dark";
@@ -506,11 +802,16 @@ function initTheme(): void {
     document.documentElement.dataset.theme = t;
     button.textContent = t === "auto" ? "◐ auto" : t === "light" ? "☀ light" : "☾ dark";
     button.setAttribute("aria-label", `colour theme: ${t}`);
+    document.dispatchEvent(new Event("themechange"));
   };
   let theme = (localStorage.getItem("wasmgap-theme") as Theme | null) ?? "auto";
   apply(theme);
   button.onclick = () => {
-    theme = theme === "auto" ? "light" : theme === "light" ? "dark" : "auto";
+    // The first click always changes what is seen: from auto to the scheme it is not showing.
+    const dark = matchMedia("(prefers-color-scheme: dark)").matches;
+    const first: Theme = dark ? "light" : "dark";
+    const second: Theme = dark ? "dark" : "light";
+    theme = theme === "auto" ? first : theme === first ? second : "auto";
     localStorage.setItem("wasmgap-theme", theme);
     apply(theme);
   };

@@ -82,7 +82,7 @@ interface Compared {
 
 /** What the page tells the Results tab after each run. */
 export interface ResultsTab {
-  /** ran offers to share the finished run's browser cells. */
+  /** ran offers to share the finished run's browser cells, and turns the tab to the run's first kernel. */
   ran(grid: Grid, method: { runs: number; warmup: number; minSampleMs: number }): void;
 }
 
@@ -121,8 +121,15 @@ export function mountResults(cat: Catalogue): ResultsTab | undefined {
     }
   };
   tab.onclick = () => show(true);
+  const leave = (): void => {
+    if (location.hash.startsWith("#results")) history.replaceState(null, "", location.pathname + location.search);
+  };
   for (const b of tabs.querySelectorAll<HTMLElement>("button[role=tab]")) {
-    if (b !== tab) b.addEventListener("click", () => show(false));
+    if (b !== tab)
+      b.addEventListener("click", () => {
+        show(false);
+        leave();
+      });
   }
   // The nav was hidden without user kernels: their tab stays hidden.
   if (!cat.panels["custom"]) $("tab-custom").hidden = true;
@@ -177,7 +184,7 @@ export function mountResults(cat: Catalogue): ResultsTab | undefined {
   trendBar.append(el("h3", undefined, "Trend over wasmgap's versions"), labelled("engine", trendSel));
   section.replaceChildren(
     el("h2", undefined, "Stored results"),
-    el("p", "muted small", "Every server cell the page ran and every set of browser cells a visitor shared, with `wasmgap bench` runs when the server shares their store: each point is one run's median; the box spans the quartiles, its line the median of medians."),
+    el("p", "muted small", "Every Run of the page's server cells and every set of browser cells a visitor shared, with wasmgap bench's runs when the server shares their store: each point is one run's median; the box spans the quartiles, its line the median of medians."),
     controls,
     status,
     plot,
@@ -200,6 +207,8 @@ export function mountResults(cat: Catalogue): ResultsTab | undefined {
     for (const [key, s] of filterSels) if (s.value) q.set(key, s.value);
     if (trendSel.value) q.set("trend", trendSel.value);
     status.textContent = "Loading…";
+    // The tab's state is in the URL: a reload or a link opens it as it is.
+    history.replaceState(null, "", `${location.pathname}${location.search}#results?${q}`);
     let d: Distribution;
     try {
       const resp = await fetch(`/api/results?${q}`);
@@ -260,7 +269,7 @@ export function mountResults(cat: Catalogue): ResultsTab | undefined {
         compareBtn.disabled = checked.size !== 2;
       };
       const link = el("a", undefined, `run ${p.run}`);
-      link.href = `/api/results/${p.run}`;
+      link.href = `/runs/${p.run}`;
       link.target = "_blank";
       const td0 = el("td");
       td0.append(cb);
@@ -319,12 +328,32 @@ export function mountResults(cat: Catalogue): ResultsTab | undefined {
     compareOut.replaceChildren(
       el("h3", undefined, `Change per cell: ${oldName} → ${newName}`),
       table,
-      el("p", "muted small", `A change is reported when the Mann–Whitney U test's p is below α = ${c.comparison.alpha}, as benchstat and \`wasmgap results compare\` decide it; runs on different machines differ by more than their code.`),
+      el("p", "muted small", `A change is reported when the Mann–Whitney U test's p is below α = ${c.comparison.alpha}, as benchstat and wasmgap results compare decide it; runs on different machines differ by more than their code.`),
     );
   };
 
+  // A link to the tab (#results?kernel=…&args=…&browser=…) opens it as it was.
+  if (location.hash.startsWith("#results")) {
+    const q = new URLSearchParams(location.hash.slice(location.hash.indexOf("?") + 1));
+    if (cat.kernels.some((k) => k.name === q.get("kernel"))) kernelSel.value = q.get("kernel")!;
+    argsIn.value = q.get("args") ?? defaults();
+    for (const [key, s] of filterSels) {
+      const v = q.get(key);
+      if (v) s.append(new Option(v, v)), (s.value = v);
+    }
+    const trend = q.get("trend");
+    if (trend) trendSel.append(new Option(trend, trend)), (trendSel.value = trend);
+    show(true);
+  }
+
   return {
     ran(grid: Grid, method): void {
+      // The tab opens on the kernel and arguments just run.
+      const first = grid.rows.find((row) => cat.kernels.some((k) => k.name === row.kernel.name));
+      if (first && section.hidden) {
+        kernelSel.value = first.kernel.name;
+        argsIn.value = first.args.join(",");
+      }
       const cells: CellResult[] = [];
       for (const s of grid.cells.values()) if (s.kind === "done" && !s.result.failure && s.result.where === "browser") cells.push(s.result);
       offerShare(cells, method, () => {
@@ -372,7 +401,7 @@ function renderPlot(host: HTMLElement, engines: EngineDistribution[]): void {
     e.points.forEach((p, j) => {
       const jitter = ((j * 7919) % 13) - 6; // spread the strip without randomness
       const a = document.createElementNS(SVG, "a");
-      a.setAttribute("href", `/api/results/${p.run}`);
+      a.setAttribute("href", `/runs/${p.run}`);
       a.setAttribute("target", "_blank");
       const dot = svg("circle", { cx: x(p.median_ns), cy: mid + jitter, r: 3, fill: color, "fill-opacity": 0.7, class: "stored-point", "data-run": p.run, "data-engine": e.engine });
       dot.append(svg("title", {}, `run ${p.run}: ${duration(p.median_ns)} (${p.browser ? `${p.source}, ${p.browser}` : p.source}, wasmgap ${p.wasmgap})`));
@@ -407,7 +436,7 @@ function offerShare(cells: CellResult[], method: { runs: number; warmup: number;
       const resp = await fetch("/api/results/share", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
       const answer = (await resp.json()) as { run?: number; error?: string };
       if (!resp.ok) throw new Error(answer.error ?? resp.statusText);
-      note.replaceChildren(`Shared as `, Object.assign(el("a", undefined, `run ${answer.run}`), { href: `/api/results/${answer.run}`, target: "_blank" }), ".");
+      note.replaceChildren(`Shared as `, Object.assign(el("a", undefined, `run ${answer.run}`), { href: `/runs/${answer.run}`, target: "_blank" }), ".");
       note.dataset.run = String(answer.run);
       btn.hidden = true;
       shared();

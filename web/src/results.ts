@@ -34,6 +34,8 @@ export class Grid {
   requestedRuns = 0;
   /** The warm-up's minimum the run asked for, in ms (warmup_ms): what the method line states. */
   warmupMs = DEFAULT_WARMUP_MS;
+  /** The engine the × column is taken against, where it has a time (the page's choice). */
+  base = "native";
   constructor(
     readonly rows: Row[],
     readonly engines: string[],
@@ -66,10 +68,10 @@ export class Grid {
     return s.kind === "done" && !s.result.failure ? s.result : undefined;
   }
 
-  /** baseline names the engine ratios are taken against in a row: native when it has a
-   * time, else browser-wasm, else none. */
+  /** baseline names the engine ratios are taken against in a row: the chosen base when it
+   * has a time, else native, else browser-wasm, else none. */
   baseline(row: number): string | undefined {
-    for (const e of ["native", "browser-wasm"]) if (this.engines.includes(e) && this.result(row, e)) return e;
+    for (const e of [this.base, "native", "browser-wasm"]) if (this.engines.includes(e) && this.result(row, e)) return e;
     return undefined;
   }
 
@@ -81,6 +83,30 @@ export class Grid {
     const c = this.result(row, engine);
     if (!b || !c || b.median_ns <= 0 || belowResolution(b) || belowResolution(c)) return undefined;
     return c.median_ns / b.median_ns;
+  }
+
+  /** hasOutcome reports whether a cell holds a measurement or a failure. */
+  hasOutcome(row: number, engine: string): boolean {
+    const k = this.get(row, engine).kind;
+    return k === "done" || k === "error";
+  }
+
+  /**
+   * measured is the part of the grid that holds outcomes: the rows and engines with at
+   * least one measured or failed cell (what Copy as Markdown copies), or undefined.
+   */
+  measured(): Grid | undefined {
+    const rows = this.rows.map((_, r) => r).filter((r) => this.engines.some((e) => this.hasOutcome(r, e)));
+    const engines = this.engines.filter((e) => rows.some((r) => this.hasOutcome(r, e)));
+    if (rows.length === 0) return undefined;
+    const g = new Grid(rows.map((r) => this.rows[r]!), engines, "idle");
+    g.requestedRuns = this.requestedRuns;
+    g.warmupMs = this.warmupMs;
+    g.base = this.base;
+    rows.forEach((r, i) => {
+      for (const e of engines) g.set(i, e, this.get(r, e));
+    });
+    return g;
   }
 
   /** finished reports whether every cell has an outcome. */

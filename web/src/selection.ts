@@ -16,6 +16,10 @@ export interface Selection {
   /** How long a warm-up lasts at least, in ms (0: its warmup calls alone). */
   warmup_ms: string;
   history: boolean;
+  /** The engine the × column is taken against (native by default). */
+  base: string;
+  /** Each cell's time limit, in seconds (the server's by default, at most it). */
+  limit_s: string;
 }
 
 const DEFAULT_KERNELS = ["fib_it", "fib_rec"];
@@ -36,6 +40,8 @@ export function defaults(cat: Catalogue, browserEngines: readonly string[]): Sel
     min_sample_ms: String(cat.min_sample_ms.default),
     warmup_ms: String(cat.warmup_ms.default),
     history: false,
+    base: "native",
+    limit_s: String(Math.round(cat.timeout_ns / 1e9)),
   };
 }
 
@@ -53,6 +59,9 @@ export function fromQuery(query: string, cat: Catalogue, browserEngines: readonl
   sel.min_sample_ms = q.get("min_sample_ms") ?? sel.min_sample_ms;
   sel.warmup_ms = q.get("warmup_ms") ?? sel.warmup_ms;
   sel.history = q.get("history") === "1";
+  sel.limit_s = q.get("limit") ?? sel.limit_s;
+  const base = q.get("base");
+  if (base !== null && all.includes(base)) sel.base = base;
   for (const [key, value] of q) {
     const dot = key.indexOf(".");
     if (dot < 0) continue;
@@ -103,6 +112,8 @@ export function toQuery(sel: Selection): string {
   q.set("min_sample_ms", sel.min_sample_ms);
   q.set("warmup_ms", sel.warmup_ms);
   if (sel.history) q.set("history", "1");
+  if (sel.base !== "native") q.set("base", sel.base);
+  q.set("limit", sel.limit_s);
   return q.toString().replaceAll("%2C", ",");
 }
 

@@ -6,10 +6,31 @@ import { spread, wide } from "./stats";
 import { info } from "./engines";
 import { type Grid, medianText } from "./results";
 import { type HistoryRow, shown } from "./history";
+import { failureKind } from "./failure";
 
 export interface TableHooks {
   /** Called when a finished cell is clicked: open its details. */
   details(row: number, engine: string): void;
+  /** The rows' order: by an engine's medians (1 fastest first, -1 slowest first), else as chosen. */
+  sort?: { engine: string; dir: 1 | -1 };
+  /** Called when an engine's header is clicked: sort by it, reverse, or stop sorting. */
+  sortBy?(engine: string): void;
+}
+
+/** order lists the grid's rows in the table's order: by the sorted engine's medians, the
+ * rows without one last, else as the kernels were chosen. */
+function rowOrder(grid: Grid, sort: TableHooks["sort"]): number[] {
+  const rows = grid.rows.map((_, r) => r);
+  if (!sort) return rows;
+  const key = (r: number): number => grid.result(r, sort.engine)?.median_ns ?? Number.POSITIVE_INFINITY;
+  return rows.sort((a, b) => {
+    const x = key(a);
+    const y = key(b);
+    if (x === y) return a - b;
+    if (!Number.isFinite(x)) return 1;
+    if (!Number.isFinite(y)) return -1;
+    return (x - y) * sort.dir;
+  });
 }
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
@@ -17,6 +38,11 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: 
   if (cls) e.className = cls;
   if (text !== undefined) e.textContent = text;
   return e;
+}
+
+/** whole keeps a number with its unit on one line (no-break spaces). */
+function whole(s: string): string {
+  return s.replaceAll(" ", "\u00a0");
 }
 
 /** renderTable draws the whole table into host. */
@@ -35,13 +61,28 @@ export function renderTable(host: HTMLElement, grid: Grid, hooks: TableHooks, hi
     const sw = el("span", "swatch");
     sw.style.background = info(e).color;
     th.append(sw, document.createTextNode(info(e).title));
-    th.title = info(e).what;
+    th.title = `${info(e).what}: click to sort the rows by its times`;
+    if (hooks.sortBy) {
+      const sortBy = hooks.sortBy;
+      th.tabIndex = 0;
+      th.classList.add("sortable");
+      th.setAttribute("aria-sort", hooks.sort?.engine === e ? (hooks.sort.dir === 1 ? "ascending" : "descending") : "none");
+      th.onclick = () => sortBy(e);
+      th.onkeydown = (ev) => {
+        if (ev.key === "Enter" || ev.key === " ") {
+          ev.preventDefault();
+          sortBy(e);
+        }
+      };
+    }
     hr.append(th);
   }
   const tbody = table.createTBody();
-  grid.rows.forEach((row, r) => {
+  for (const r of rowOrder(grid, hooks.sort)) {
+    const row = grid.rows[r]!;
     const tr = tbody.insertRow();
     tr.dataset.kernel = row.kernel.name;
+    tr.dataset.row = String(r);
     const th = el("th", "rowhead");
     th.scope = "row";
     th.append(el("code", undefined, row.label), el("small", undefined, row.kernel.summary));
@@ -68,13 +109,13 @@ export function renderTable(host: HTMLElement, grid: Grid, hooks: TableHooks, hi
         td.append(chip);
       }
     }
-  });
+  }
   host.replaceChildren(table);
 }
 
 /** updateRow redraws one row's cells (a cell's change can move its row's ratios). */
 export function updateRow(host: HTMLElement, grid: Grid, r: number, hooks: TableHooks): void {
-  const tr = host.querySelectorAll<HTMLTableRowElement>("tbody tr:not(.history)")[r];
+  const tr = host.querySelector<HTMLTableRowElement>(`tbody tr[data-row="${r}"]`);
   if (!tr) return;
   for (const e of grid.engines) {
     const td = tr.querySelector<HTMLTableCellElement>(`td[data-engine="${CSS.escape(e)}"]`);
@@ -124,10 +165,10 @@ function fillCell(td: HTMLTableCellElement, grid: Grid, r: number, engine: strin
     case "done": {
       const res = s.result;
       if (res.failure) {
+        // One line, the same words on every tier; the whole text and the engine's note
+        // (a browser worker's stack, its timer) are in the details dialog.
         td.classList.add("failed");
-        parts.push(el("span", "failure", res.failure));
-        // Why, where the engine says (a browser worker's stack, its timer).
-        if (res.note) parts.push(el("span", "note", res.note));
+        parts.push(el("span", "failure", failureKind(res.failure)));
       } else {
         const med = el("span", "median", medianText(res, duration));
         med.dataset.ns = String(res.median_ns);
@@ -137,13 +178,16 @@ function fillCell(td: HTMLTableCellElement, grid: Grid, r: number, engine: strin
           ? `95% confidence interval of the median: ${duration(res.ci.lo_ns)} – ${duration(res.ci.hi_ns)}${isWide ? " (wider than ±5%)" : ""}`
           : "too few samples for a 95% interval (6 needed)";
         parts.push(med, sp);
+        // A user's kernel: the value it returned (the tiers must agree).
+        if (grid.rows[r]?.kernel.group === "custom") parts.push(el("span", "value", `returned ${res.value}`));
         const x = grid.ratio(r, engine);
         if (x !== undefined) parts.push(el("span", "ratio", ratio(x)));
         else if (grid.baseline(r) === engine) parts.push(el("span", "ratio base", "×1"));
         const calls = res.calls ?? 1;
         parts.push(el("span", "calls", calls > 1 ? `per call, k = ${grouped(String(calls))} calls a sample` : "per call, k = 1"));
-        parts.push(el("span", "range", `${duration(res.min_ns)} – ${duration(res.max_ns)}`));
-        if (res.first_ns !== undefined) parts.push(el("span", "first", `first call ${duration(res.first_ns)}`));
+        // A number never breaks from its unit: a line may break at the dash only.
+        parts.push(el("span", "range", `${whole(duration(res.min_ns))} – ${whole(duration(res.max_ns))}`));
+        if (res.first_ns !== undefined) parts.push(el("span", "first", `first call ${whole(duration(res.first_ns))}`));
         if (res.noise?.busy) {
           const b = el("span", "busy", "busy machine");
           b.title = `load average ${res.noise.load1.toFixed(2)}, other processes ${res.noise.other_cpu.toFixed(2)} cores during the samples`;
@@ -156,7 +200,7 @@ function fillCell(td: HTMLTableCellElement, grid: Grid, r: number, engine: strin
       td.dataset.value = res.value;
       td.tabIndex = 0;
       td.setAttribute("role", "button");
-      td.title = "method and environment";
+      td.title = res.failure ? `${res.failure.split("\n")[0]} (click for the method, the environment and the whole text)` : "method and environment";
       td.onclick = () => hooks.details(r, engine);
       td.onkeydown = (ev) => {
         if (ev.key === "Enter" || ev.key === " ") {

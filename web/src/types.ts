@@ -125,6 +125,8 @@ export interface CellResult {
   browser?: BrowserEnvironment;
   /** Free-form notes on how the engine ran the call (e.g. "BigInt arithmetic"). */
   note?: string;
+  /** The stored run that holds this server cell, when the server keeps a results store. */
+  run?: number;
 }
 
 /** What the rest of the server's machine did while a cell's samples ran (measure.Noise). */
@@ -170,6 +172,8 @@ export interface RunEvent {
   value?: string;
   expected?: string;
   environment?: ServerEnvironment;
+  /** The stored run that holds the cell, for "result" when the server keeps a store. */
+  run?: number;
   error?: string;
 }
 

@@ -1,0 +1,74 @@
+package playground
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/wasmgap/wasmgap/internal/headless"
+)
+
+var shotsDir = flag.String("shots", "", "write the page's screenshots at 390, 1366 and 1920 px in both themes, after a run, into this folder")
+
+// TestScreenshotsInChromium writes, with -shots DIR, the page after a small run (and a
+// stored run's page) at three widths in the light and dark themes, for a person to look at
+// (go tool task screenshot).
+func TestScreenshotsInChromium(t *testing.T) {
+	if *shotsDir == "" {
+		t.Skip("-shots DIR not given")
+	}
+	p := newFullPage(t, headless.Chromium, 1366)
+	p.open("k=fib_it,fib_rec,ack&fib_it.n=30&fib_rec.n=20&ack.n=3&ack.m=10&e=native,wazero-compiler,wazero-interpreter,browser-wasm,browser-js&runs=3&warmup=1&min_sample_ms=2&warmup_ms=50")
+	p.runAll(5 * time.Minute)
+	runs := p.storedRuns()
+	for _, theme := range []string{"light", "dark"} {
+		if err := p.eval(`document.documentElement.dataset.theme = "`+theme+`", document.dispatchEvent(new Event("themechange")), true`, new(bool)); err != nil {
+			t.Fatal(err)
+		}
+		for _, width := range []int{390, 1366, 1920} {
+			if err := p.page.SetViewport(p.bound(), width, 1000); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(500 * time.Millisecond)
+			// What reaches past the viewport's right edge, the widest first: a person
+			// would scroll the page sideways for it.
+			wide, err := evalAs[[]string](p.browserPage, `[...document.querySelectorAll("body *")].filter((e) => e.offsetParent && e.getBoundingClientRect().right > innerWidth + 1 && !e.closest(".table-wrap")).map((e) => e.tagName + "#" + e.id + "." + e.className + " " + Math.round(e.getBoundingClientRect().right)).slice(0, 12)`)
+			if err == nil && len(wide) > 0 {
+				t.Logf("%s %d px: past the right edge: %v", theme, width, wide)
+			}
+			png, err := chromedpFull(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeShot(t, fmt.Sprintf("page-%d-%s.png", width, theme), png)
+		}
+	}
+	if len(runs) > 0 {
+		if err := p.page.Navigate(p.bound(), fmt.Sprintf("%s/runs/%d", p.url, runs[0].ID)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		png, err := chromedpFull(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeShot(t, "run-page-1920-dark.png", png)
+	}
+}
+
+func chromedpFull(p *fullPage) ([]byte, error) {
+	return chromedp.Run(p.ctx, chromedp.FullScreenshot(80))
+}
+
+func writeShot(t *testing.T, name string, png []byte) {
+	t.Helper()
+	path := *shotsDir + "/" + name
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", path)
+}
