@@ -251,16 +251,18 @@ func (s *Server) job(req runRequest) (runner.Job, *apiError) {
 		// 0 ms is none, as the Input's zero durations.
 		MinSample:  millis(req.MinSampleMS),
 		WarmupTime: millis(req.WarmupMS),
-		Timeout:    &s.opts.Timeout,
 	}
-	if s.opts.Timeout == 0 {
-		in.Timeout = nil
+	// The request's own time limit (timeout_ms) within the server's, else the server's;
+	// zero is none.
+	timeout, aerr := s.cellTimeout(req.TimeoutMS)
+	if aerr != nil {
+		return runner.Job{}, aerr
+	}
+	if timeout > 0 {
+		in.Timeout = &timeout
 	}
 	for name, raw := range req.Args {
 		in.Args[name] = string(bytes.TrimSpace(raw))
-	}
-	if plan.Timeout, aerr = s.cellTimeout(req.TimeoutMS); aerr != nil {
-		return runner.Job{}, aerr
 	}
 	if isCustom {
 		in.Custom = ck
