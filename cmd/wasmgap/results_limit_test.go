@@ -7,17 +7,19 @@ import (
 	"testing"
 )
 
+// runCLI runs the command line args and returns its stdout, stderr and exit status.
+func runCLI(args ...string) (stdout, stderr string, code int) {
+	var out, errOut bytes.Buffer
+	code = run(args, &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
 // Past --results-max-bytes, bench prints its report, refuses to store it with a clear
 // error (exit 1) and stores nothing; a negative limit is refused.
 func TestBenchStoreFull(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "results.db")
 	bench := []string{"bench", "--engine", "native", "--kernel", "fib_it", "--arg", "n=30", "--runs", "2", "--warmup", "0", "--warmup-time", "0", "--min-sample", "1ms", "--results-db", db}
-	call := func(args ...string) (string, string, int) {
-		t.Helper()
-		var stdout, stderr bytes.Buffer
-		code := run(args, &stdout, &stderr)
-		return stdout.String(), stderr.String(), code
-	}
+	call := runCLI
 	out, errOut, code := call(append(bench, "--results-max-bytes", "1000")...)
 	if code != 1 || !strings.Contains(out, "fib_it") || !strings.Contains(errOut, "the results store is full") ||
 		!strings.Contains(errOut, "was not stored") || !strings.Contains(errOut, "--results-max-bytes") || strings.Contains(errOut, "stored as run") {
@@ -37,10 +39,9 @@ func TestBenchStoreFull(t *testing.T) {
 // cell once.
 func TestBenchNamedTwice(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "results.db")
-	var stdout, stderr bytes.Buffer
-	code := run([]string{"bench", "--engine", "native,native", "--kernel", "fib_it", "--kernel", "fib_it", "--arg", "n=30", "--runs", "2",
-		"--warmup", "0", "--warmup-time", "0", "--min-sample", "1ms", "--results-db", db}, &stdout, &stderr)
-	if code != 0 || !strings.Contains(stderr.String(), "stored as run 1") {
-		t.Errorf("bench with native and fib_it twice: exit %d, stderr %q", code, stderr.String())
+	_, stderr, code := runCLI("bench", "--engine", "native,native", "--kernel", "fib_it", "--kernel", "fib_it", "--arg", "n=30", "--runs", "2",
+		"--warmup", "0", "--warmup-time", "0", "--min-sample", "1ms", "--results-db", db)
+	if code != 0 || !strings.Contains(stderr, "stored as run 1") {
+		t.Errorf("bench with native and fib_it twice: exit %d, stderr %q", code, stderr)
 	}
 }
