@@ -2,6 +2,10 @@ package playground
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -112,4 +116,53 @@ func TestShareStoreFull(t *testing.T) {
 	if list, err := store.List(context.Background(), results.Filter{}); err != nil || len(list) != 1 {
 		t.Errorf("%d runs stored (%v), want the first only", len(list), err)
 	}
+}
+
+// FuzzShareBody posts any body to the share route (past its rate limit): every answer is
+// 201 with a run of cells that are each shared once, or a 400 or 413 whose JSON error
+// says what was wrong; nothing panics, nothing else comes back.
+//
+//	go test -run '^$' -fuzz '^FuzzShareBody$' -fuzztime 10s ./playground
+func FuzzShareBody(f *testing.F) {
+	good := string(mustJSON(goodShare()))
+	dup := goodShare()
+	dup["cells"] = append(dup["cells"].([]any), dup["cells"].([]any)[0])
+	for _, seed := range []string{
+		good, good + good, good + "}", string(mustJSON(dup)),
+		strings.Replace(good, `"samples_ns":[110,100,105]`, `"samples_ns":[1e-9]`, 1),
+		strings.Replace(good, `"calls":100`, `"calls":1e999`, 1),
+		`{"cells":[]}`, `[]`, `null`, `{`, "\xff\xfe",
+	} {
+		f.Add(seed)
+	}
+	store, err := results.Open(context.Background(), filepath.Join(f.TempDir(), "results.db"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { store.Close() })
+	s := New(Options{Results: store})
+	f.Fuzz(func(t *testing.T, body string) {
+		req := httptest.NewRequest(http.MethodPost, "/api/results/share", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		s.handleShare(rec, req)
+		switch rec.Code {
+		case http.StatusCreated:
+			var ans shareAnswer
+			if err := json.Unmarshal(rec.Body.Bytes(), &ans); err != nil {
+				t.Fatalf("201 for %q: %q", body, rec.Body)
+			}
+			run, err := store.Get(context.Background(), ans.Run)
+			if err != nil || results.CheckCells(run.Report.Results) != nil {
+				t.Fatalf("201 for %q stored %+v (%v)", body, run.Report.Results, err)
+			}
+		case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+			var e apiError
+			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == "" {
+				t.Fatalf("%d for %q has no error message: %q", rec.Code, body, rec.Body)
+			}
+		default:
+			t.Fatalf("status %d for %q: %s", rec.Code, body, rec.Body)
+		}
+	})
 }
