@@ -1,8 +1,10 @@
 package playground
 
 import (
+	"context"
 	"io"
 	"net"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,18 +12,26 @@ import (
 
 	"github.com/wasmgap/wasmgap/internal/custom"
 	"github.com/wasmgap/wasmgap/internal/loadpage"
+	"github.com/wasmgap/wasmgap/internal/results"
 )
 
-// TestSlowBodyIs408 (issue 21, item 17): a body that does not arrive within
-// BodyTimeout gets 408 on every route that reads one, as docs/SECURITY.md
-// says, and the answer names no address of the connection.
+// TestSlowBodyIs408 (issue 21, item 17; the results share: issue 39, item 10):
+// a body that does not arrive within BodyTimeout gets 408 on every route that
+// reads one, as docs/SECURITY.md says, and the answer names no address of the
+// connection.
 func TestSlowBodyIs408(t *testing.T) {
+	store, err := results.Open(context.Background(), filepath.Join(t.TempDir(), "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
 	ts := fakeServer(t, Options{
 		BodyTimeout: 300 * time.Millisecond,
 		Custom:      custom.NewBuilder(custom.Options{Dir: t.TempDir()}),
 		Load:        loadpage.Handler(loadpage.Options{BaseURL: "http://127.0.0.1:1", ChatPath: "/chat/"}),
+		Results:     store,
 	}, instantRun)
-	for _, path := range []string{"/api/run", "/api/custom", "/load/run"} {
+	for _, path := range []string{"/api/run", "/api/custom", "/load/run", "/api/results/share"} {
 		conn, err := net.Dial("tcp", ts.Listener.Addr().String())
 		if err != nil {
 			t.Fatal(err)

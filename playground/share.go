@@ -2,10 +2,8 @@ package playground
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -117,16 +115,9 @@ func (s *Server) handleShare(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnsupportedMediaType, apiError{Error: "POST /api/results/share: " + err.Error()})
 		return
 	}
-	var req shareRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxShareBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		var maxErr *http.MaxBytesError
-		if errors.As(err, &maxErr) {
-			writeError(w, http.StatusRequestEntityTooLarge, apiError{Error: fmt.Sprintf("the submission is larger than %d bytes", maxShareBody)})
-			return
-		}
-		writeError(w, http.StatusBadRequest, apiError{Error: "the body must be one JSON object {browser, method, cells}: " + err.Error()})
+	req, status, aerr := decodeShare(w, r)
+	if aerr != nil {
+		writeError(w, status, *aerr)
 		return
 	}
 	rep, aerr := checkShare(req)
@@ -146,6 +137,10 @@ func (s *Server) handleShare(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
 	id, err := s.opts.Results.Save(ctx, results.NewBrowserRun(b, osOf(ua), rep))
+	if errors.Is(err, results.ErrFull) {
+		writeError(w, http.StatusInsufficientStorage, apiError{Error: fmt.Sprintf("this server's results store is full (it holds at most %d MiB): it stores no more shared runs until its operator deletes old ones or raises --results-max-bytes; nothing of this submission was stored", s.opts.Results.MaxBytes()>>20)})
+		return
+	}
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, apiError{Error: "the results store failed: " + err.Error()})
 		return
@@ -178,8 +173,9 @@ func checkShare(req shareRequest) (report.Report, *apiError) {
 		Runs: req.Method.Runs, Warmup: req.Method.Warmup, MinSample: time.Duration(req.Method.MinSampleNS),
 		Timing: "measured by the browser, in a Web Worker, with performance.now() around each sample (web/src/harness.ts); shared by its page and checked by the server against the catalogue",
 	}}
+	resolution := clockResolution(b.TimerResolutionNS)
 	for i, c := range req.Cells {
-		res, aerr := checkSharedCell(c, req.Method.Runs)
+		res, aerr := checkSharedCell(c, req.Method.Runs, resolution)
 		if aerr != nil {
 			aerr.Error = fmt.Sprintf("cell %d: %s", i+1, aerr.Error)
 			aerr.Field = fmt.Sprintf("cells[%d].%s", i, aerr.Field)
@@ -187,10 +183,17 @@ func checkShare(req shareRequest) (report.Report, *apiError) {
 		}
 		rep.Results = append(rep.Results, res)
 	}
+	if err := results.CheckCells(rep.Results); err != nil {
+		field := "cells"
+		if dup, ok := errors.AsType[*results.DuplicateCellError](err); ok {
+			field = fmt.Sprintf("cells[%d]", dup.Second)
+		}
+		return report.Report{}, &apiError{Error: err.Error(), Field: field}
+	}
 	return rep, nil
 }
 
-func checkSharedCell(c sharedCell, runs int) (measure.Result, *apiError) {
+func checkSharedCell(c sharedCell, runs int, resolution float64) (measure.Result, *apiError) {
 	if !containsString(browserEngines, c.Engine) {
 		return measure.Result{}, &apiError{Error: fmt.Sprintf("engine %q is not a browser engine: a page shares %s cells (the server stores its own)", c.Engine, strings.Join(browserEngines, " and ")), Field: "engine"}
 	}
@@ -213,13 +216,13 @@ func checkSharedCell(c sharedCell, runs int) (measure.Result, *apiError) {
 	if len(c.Samples) == 0 || len(c.Samples) > runs {
 		return measure.Result{}, &apiError{Error: fmt.Sprintf("%s: %d samples: allowed 1 to the run's %d timed runs", label, len(c.Samples), runs), Field: "samples_ns"}
 	}
-	for _, v := range c.Samples {
-		if math.IsNaN(v) || v <= 0 || v > maxSampleNS {
-			return measure.Result{}, &apiError{Error: fmt.Sprintf("%s: a sample of %v ns is out of range: allowed above 0 to %g ns", label, v, maxSampleNS), Field: "samples_ns"}
-		}
-	}
 	if c.Calls < 1 || c.Calls > measure.MaxCalls {
 		return measure.Result{}, &apiError{Error: fmt.Sprintf("%s: calls = %d is out of range: allowed 1 to %d", label, c.Calls, measure.MaxCalls), Field: "calls"}
+	}
+	for _, v := range c.Samples {
+		if aerr := checkSample(label, v, c.Calls, resolution); aerr != nil {
+			return measure.Result{}, aerr
+		}
 	}
 	if c.Warmup < 0 || c.Warmup > 100 || !(c.FirstNS >= 0 && c.FirstNS <= maxSampleNS) {
 		return measure.Result{}, &apiError{Error: fmt.Sprintf("%s: warmup (0 to 100) or first_ns (0 to %g) out of range", label, maxSampleNS), Field: "warmup"}

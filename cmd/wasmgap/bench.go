@@ -26,14 +26,15 @@ import (
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
-// listFlag collects a repeatable flag; "a,b" counts as two values.
+// listFlag collects a repeatable flag; "a,b" counts as two values, and a value given
+// twice counts once (a run holds each cell once: results.CheckCells).
 type listFlag []string
 
 func (l *listFlag) String() string { return strings.Join(*l, ",") }
 
 func (l *listFlag) Set(v string) error {
 	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
+		if s = strings.TrimSpace(s); s != "" && !slices.Contains(*l, s) {
 			*l = append(*l, s)
 		}
 	}

@@ -41,16 +41,19 @@ func resultsDSN(flagValue string) (dsn string, ok bool) {
 	return results.DefaultPath, true
 }
 
-// benchResults are bench's flags for the store: --no-save, --results-db, --compare-last.
+// benchResults are bench's flags for the store: --no-save, --results-db,
+// --results-max-bytes, --compare-last.
 type benchResults struct {
 	noSave, compareLast *bool
 	db                  *string
+	maxBytes            *int64
 }
 
 func addBenchResultFlags(fs *flag.FlagSet) *benchResults {
 	return &benchResults{
 		noSave:      fs.Bool("no-save", false, "do not store this run in the results store"),
 		db:          fs.String("results-db", "", resultsDBUsage),
+		maxBytes:    fs.Int64("results-max-bytes", 0, resultsMaxBytesUsage),
 		compareLast: fs.Bool("compare-last", false, "compare this run with the last stored run of the same cells on this machine, printed as wasmgap compare prints it"),
 	}
 }
@@ -72,7 +75,7 @@ func (b *benchResults) after(rep report.Report, format string, stdout, stderr io
 		return 0
 	}
 	ctx := context.Background()
-	store, err := results.Open(ctx, dsn)
+	store, err := openLimited(ctx, dsn, *b.maxBytes)
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmgap bench:", err)
 		return 1
@@ -109,6 +112,9 @@ func saveRun(store *results.Store, dsn string, run results.Run, stderr io.Writer
 	id, err := store.Save(context.Background(), run)
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmgap bench:", err)
+		if errors.Is(err, results.ErrFull) {
+			fmt.Fprintf(stderr, "wasmgap bench: the report above was not stored in %s: its limit is --results-max-bytes (default %d MiB); --no-save runs without storing\n", dsn, results.DefaultMaxBytes>>20)
+		}
 		return 1
 	}
 	what := "run"
@@ -549,7 +555,7 @@ func resultsDelete(args []string, stdout, stderr io.Writer) int {
 
 // serveResults opens the store `wasmgap serve` keeps the page's runs in: nil without one
 // (--results-db none, or go test without --results-db).
-func serveResults(flagValue string, stderr io.Writer) (*results.Store, bool) {
+func serveResults(flagValue string, maxBytes int64, stderr io.Writer) (*results.Store, bool) {
 	if flagValue == "none" {
 		return nil, true
 	}
@@ -557,10 +563,26 @@ func serveResults(flagValue string, stderr io.Writer) (*results.Store, bool) {
 	if !ok {
 		return nil, true
 	}
-	s, err := results.Open(context.Background(), dsn)
+	s, err := openLimited(context.Background(), dsn, maxBytes)
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmgap serve:", err)
 		return nil, false
 	}
 	return s, true
+}
+
+// resultsMaxBytesUsage is the help of every --results-max-bytes flag.
+var resultsMaxBytesUsage = fmt.Sprintf("the data the results store may hold, in bytes; past it a run is not stored (the share route answers 507) and nothing stored is lost (0: the default, %d MiB)", results.DefaultMaxBytes>>20)
+
+// openLimited opens the store at dsn with its byte limit (0: the default).
+func openLimited(ctx context.Context, dsn string, maxBytes int64) (*results.Store, error) {
+	if maxBytes < 0 {
+		return nil, fmt.Errorf("--results-max-bytes %d: allowed 0 (the default, %d MiB) or a number of bytes", maxBytes, results.DefaultMaxBytes>>20)
+	}
+	s, err := results.Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	s.SetMaxBytes(maxBytes)
+	return s, nil
 }

@@ -17,12 +17,7 @@ import (
 func TestBenchStoresAndComparesLast(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "results.db")
 	bench := []string{"bench", "--engine", "native", "--kernel", "fib_it", "--arg", "n=30", "--runs", "4", "--warmup", "0", "--warmup-time", "0", "--min-sample", "1ms", "--results-db", db}
-	call := func(args ...string) (string, string, int) {
-		t.Helper()
-		var stdout, stderr bytes.Buffer
-		code := run(args, &stdout, &stderr)
-		return stdout.String(), stderr.String(), code
-	}
+	call := runCLI
 
 	out, errOut, code := call(append(bench, "--compare-last")...)
 	if code != 0 || !strings.Contains(errOut, "no earlier run of these cells on this machine") || !strings.Contains(errOut, "stored as run 1") {

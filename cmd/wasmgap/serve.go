@@ -52,6 +52,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	nativeCustom := fs.Bool("allow-native-custom", false, "also build user kernels natively and run them on the native engine, in a worker under the same limits: native code is confined by nothing else, so for local use only")
 	customDir := fs.String("custom-dir", "", "folder of user kernels' builds and their Go build cache (default: the user cache folder's wasmgap/custom)")
 	resultsDB := fs.String("results-db", "", resultsDBUsage+"; none stores nothing")
+	resultsMaxBytes := fs.Int64("results-max-bytes", 0, resultsMaxBytesUsage)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: wasmgap serve [flags]\n\nServe the playground page, its API (/api/) and the panels beside it.\n\nflags:")
 		fs.PrintDefaults()
@@ -128,7 +129,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 			}
 		}()
 	}
-	store, ok := serveResults(*resultsDB, stderr) // results.go
+	store, ok := serveResults(*resultsDB, *resultsMaxBytes, stderr) // results.go
 	if !ok {
 		return 1
 	}

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/time/rate"
 )
 
 // Defaults of the limits on builds (Options).
@@ -37,49 +35,15 @@ type BusyError struct {
 
 func (e *BusyError) Error() string { return e.Msg }
 
-// RateError is a build refused because its client started more than
-// Options.BuildsPerMinute builds in the last minute.
-type RateError struct {
-	Msg        string
-	RetryAfter time.Duration
-}
-
-func (e *RateError) Error() string { return e.Msg }
-
 // buildLimiter is the builder's rate limiting of builds: slots for the machine, a fair
-// share of them per client, a rate per client. (It has nothing to do with sharing results:
-// that is the playground's POST /api/results/share.)
+// share of them per client, a rate per client (buildrate.go). (It has nothing to do with
+// sharing results: that is the playground's POST /api/results/share.)
 type buildLimiter struct {
-	mu       sync.Mutex
-	held     map[string]int // builds per client, waiting or running
-	limiters map[string]*rate.Limiter
+	mu   sync.Mutex
+	held map[string]int // builds per client, waiting or running
+	rate buildRate
 	// trimming excludes builds while the Go cache is trimmed.
 	trimming sync.RWMutex
-}
-
-// maxClients bounds the clients whose rate is remembered; past it the memory starts over.
-const maxClients = 10_000
-
-// allow takes one build from client's rate, or says when the next is allowed.
-func (b *Builder) allow(client string) error {
-	s := &b.limiter
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.limiters == nil || len(s.limiters) > maxClients {
-		s.limiters = map[string]*rate.Limiter{}
-	}
-	l, ok := s.limiters[client]
-	if !ok {
-		per := b.opts.BuildsPerMinute
-		l = rate.NewLimiter(rate.Every(time.Minute/time.Duration(per)), per)
-		s.limiters[client] = l
-	}
-	r := l.Reserve()
-	if d := r.Delay(); d > 0 {
-		r.Cancel()
-		return &RateError{Msg: fmt.Sprintf("too many builds from this client: at most %d a minute (sources already built do not count); try again in %v", b.opts.BuildsPerMinute, d.Round(time.Second)+time.Second), RetryAfter: d}
-	}
-	return nil
 }
 
 // turn waits, at most Options.MaxWait, until client is under its share (Options.PerClient

@@ -151,6 +151,9 @@ func (s *Store) Save(ctx context.Context, run Run) (int64, error) {
 	if len(run.Report.Results) == 0 {
 		return 0, errors.New("save run: it has no cells")
 	}
+	if err := CheckCells(run.Report.Results); err != nil {
+		return 0, fmt.Errorf("save run: %w", err)
+	}
 	if run.Created.IsZero() {
 		run.Created = time.Now().UTC()
 	}
@@ -167,6 +170,9 @@ func (s *Store) Save(ctx context.Context, run Run) (int64, error) {
 		return 0, fmt.Errorf("save run: %w", err)
 	}
 	defer tx.Rollback()
+	if err := s.checkRoom(ctx, tx, run); err != nil {
+		return 0, fmt.Errorf("save run: %w", err)
+	}
 	e, b := run.Report.Environment, run.Browser
 	var id int64
 	err = tx.QueryRowContext(ctx, s.d.q(`INSERT INTO runs (created_ns, source, plan, machine, wasmgap, go, cpu, cores, os, arch,

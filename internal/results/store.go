@@ -32,6 +32,8 @@ const DefaultPath = "data/results.db"
 type Store struct {
 	db *sql.DB
 	d  dialect
+	// maxBytes is SetMaxBytes's limit (limit.go).
+	maxBytes int64
 }
 
 // dialect is what differs between SQLite and PostgreSQL: the driver, the placeholders

@@ -41,11 +41,12 @@ func TestCustomWorkerFenced(t *testing.T) {
 		}
 		f := fences[0]
 		t.Logf("%s: %s", job.Engine(), f)
-		if f.Namespaces != offered.Namespaces || f.Seccomp != offered.Seccomp || (f.Landlock > 0) != (offered.Landlock > 0) || f.NoNewPrivs != offered.NoNewPrivs {
+		if f.Namespaces != offered.Namespaces || f.OwnProc != offered.OwnProc || f.NProc != offered.NProc ||
+			f.Seccomp != offered.Seccomp || (f.Landlock > 0) != (offered.Landlock > 0) || f.NoNewPrivs != offered.NoNewPrivs {
 			t.Errorf("%s: in force %s, offered %s", job.Engine(), f, offered)
 		}
 		if r.Noise == nil {
-			t.Errorf("%s: no noise reading: the fence must leave /proc readable", job.Engine())
+			t.Errorf("%s: no noise reading: the fence must leave /proc readable (its own, in a PID namespace of its own)", job.Engine())
 		}
 	}
 }

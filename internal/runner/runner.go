@@ -6,7 +6,6 @@ package runner
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -198,6 +197,11 @@ func Run(ctx context.Context, job Job, opts Options) (measure.Result, error) {
 	out := &lineWriter{}
 	var result *measure.Result
 	var protocolErr error
+	out.onLong = func() {
+		if protocolErr == nil {
+			protocolErr = errLongLine
+		}
+	}
 	out.onLine = func(line []byte) {
 		var m message
 		if err := json.Unmarshal(line, &m); err != nil {
@@ -389,36 +393,4 @@ func serveWorker(in io.Reader, out io.Writer, exit func(int)) error {
 		return fmt.Errorf("write result: %w", writeErr)
 	}
 	return nil
-}
-
-// lineWriter calls onLine for every complete line written to it.
-type lineWriter struct {
-	buf    []byte
-	onLine func([]byte)
-}
-
-// maxLine bounds a line a worker may write; a longer one is cut.
-const maxLine = 1 << 20
-
-func (w *lineWriter) Write(p []byte) (int, error) {
-	w.buf = append(w.buf, p...)
-	for {
-		i := bytes.IndexByte(w.buf, '\n')
-		if i < 0 {
-			break
-		}
-		w.onLine(w.buf[:i])
-		w.buf = w.buf[i+1:]
-	}
-	if len(w.buf) > maxLine {
-		w.buf = w.buf[:0]
-	}
-	return len(p), nil
-}
-
-func (w *lineWriter) flush() {
-	if len(bytes.TrimSpace(w.buf)) > 0 {
-		w.onLine(w.buf)
-	}
-	w.buf = nil
 }

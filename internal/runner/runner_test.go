@@ -19,12 +19,16 @@ import (
 const (
 	testMaxStackEnv = "WASMGAP_TEST_MAX_STACK"
 	testCrashEnv    = "WASMGAP_TEST_CRASH"
+	testLongLineEnv = "WASMGAP_TEST_LONG_LINE"
 )
 
 func TestMain(m *testing.M) {
 	if os.Getenv(workerEnv) == "1" {
 		if n, err := strconv.Atoi(os.Getenv(testMaxStackEnv)); err == nil {
 			debug.SetMaxStack(n)
+		}
+		if os.Getenv(testLongLineEnv) == "1" {
+			writeLongLine()
 		}
 		if os.Getenv(testCrashEnv) == "1" {
 			var m map[string]int

@@ -15,6 +15,7 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
 
 	"github.com/wasmgap/wasmgap/internal/procfs"
 )
@@ -41,6 +42,19 @@ func apply(p Policy) (Report, error) {
 	r := Report{Namespaces: inOwnNamespaces()}
 	if !r.Namespaces {
 		r.Missing = append(r.Missing, "namespaces: "+namespaceState().reason())
+	}
+	// Its /proc was mounted when it started (enterOwnProc).
+	if os.Getenv(ownProcEnv) == ownProcMounted && os.Getpid() == 1 {
+		r.OwnProc = true
+	} else {
+		r.Missing = append(r.Missing, "own /proc: not started in a PID namespace of its own (sandbox.Isolate, where the machine allows it): other processes' /proc entries (cmdline, stat) stay readable, their memory, environment and maps only behind Landlock")
+	}
+	n, missing, err := limitTasks(r.Namespaces)
+	if err != nil {
+		return r, fmt.Errorf("sandbox: %w", err)
+	}
+	if r.NProc = n; missing != "" {
+		r.Missing = append(r.Missing, missing)
 	}
 	// The filter first, so that what follows can check it on every thread in /proc before
 	// Landlock hides /proc (unless Policy grants it).
@@ -148,8 +162,18 @@ func loadFilters(p Policy) error {
 	for _, group := range Denied {
 		deny = append(deny, known(group)...)
 	}
+	clone := []seccomp.NameWithConditions{{
+		Name:       "clone",
+		Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: namespaceFlags}},
+	}}
 	if len(p.Exec) == 0 {
-		deny = append(deny, known([]string{"execve", "execveat"})...)
+		// Nothing to execute, so no process to start: only threads (the Go runtime's
+		// clone has CLONE_THREAD).
+		deny = append(deny, known([]string{"execve", "execveat", "fork", "vfork"})...)
+		clone = append(clone, seccomp.NameWithConditions{
+			Name:       "clone",
+			Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsNotSet, Value: syscall.CLONE_THREAD}},
+		})
 	}
 	slices.Sort(deny)
 	deny = slices.Compact(deny)
@@ -158,10 +182,7 @@ func loadFilters(p Policy) error {
 		Syscalls: []seccomp.SyscallGroup{
 			{Action: seccomp.ActionErrno | seccomp.Action(syscall.EPERM), Names: deny},
 			{Action: seccomp.ActionErrno | seccomp.Action(syscall.ENOSYS), Names: known([]string{"clone3"})},
-			{Action: seccomp.ActionErrno | seccomp.Action(syscall.EPERM), NamesWithCondtions: []seccomp.NameWithConditions{{
-				Name:       "clone",
-				Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: namespaceFlags}},
-			}}},
+			{Action: seccomp.ActionErrno | seccomp.Action(syscall.EPERM), NamesWithCondtions: clone},
 		},
 	}
 	if err := seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Flag: seccomp.FilterFlagTSync, Policy: policy}); err != nil {
@@ -224,7 +245,7 @@ var namespaceState = sync.OnceValue(func() nsState {
 	// A child that cannot exec: if the clone and the id maps work, the exec's ENOENT is
 	// the only error.
 	attr := &os.ProcAttr{Sys: &syscall.SysProcAttr{}}
-	isolateAttr(attr.Sys)
+	isolateAttr(attr.Sys, false)
 	p, err := os.StartProcess("/nonexistent/wasmgap-sandbox-probe", []string{"probe"}, attr)
 	if err == nil {
 		_, _ = p.Wait()
@@ -236,8 +257,18 @@ var namespaceState = sync.OnceValue(func() nsState {
 	return nsState{err: err}
 })
 
-func isolateAttr(a *syscall.SysProcAttr) {
+// isolateAttr starts a child in a user and a network namespace, and with ownProc in a
+// PID and a mount namespace too, with the capability to mount its /proc there (a child
+// of root keeps its capabilities in its namespace; another user's child needs the one
+// raised as ambient to keep it across its exec).
+func isolateAttr(a *syscall.SysProcAttr, ownProc bool) {
 	a.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
+	if ownProc {
+		a.Cloneflags |= syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
+		if os.Getuid() != 0 {
+			a.AmbientCaps = append(a.AmbientCaps, unix.CAP_SYS_ADMIN)
+		}
+	}
 	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
 	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
 	a.GidMappingsEnableSetgroups = false
@@ -245,8 +276,9 @@ func isolateAttr(a *syscall.SysProcAttr) {
 
 // Isolate makes cmd start in a user namespace that maps this process's user and group to
 // themselves (so the child keeps its access to this user's files but holds no capability
-// outside the namespace) and an empty network namespace, when this machine allows it;
-// it reports whether it did. Call it before the command starts; it keeps the rest of
+// outside the namespace) and an empty network namespace, when this machine allows it,
+// and in a PID and a mount namespace where it also lets the child mount its /proc
+// (tried once, by starting this binary: see init); it reports whether it did. Call it before the command starts; it keeps the rest of
 // cmd.SysProcAttr.
 func Isolate(cmd *exec.Cmd) bool {
 	if !namespaceState().ok {
@@ -255,11 +287,15 @@ func Isolate(cmd *exec.Cmd) bool {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	isolateAttr(cmd.SysProcAttr)
+	ownProc := ownProcProbe().ok
+	isolateAttr(cmd.SysProcAttr, ownProc)
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
 	cmd.Env = append(cmd.Env, isolatedEnv+"=1")
+	if ownProc {
+		cmd.Env = append(cmd.Env, ownProcEnv+"=1")
+	}
 	return true
 }
 
@@ -269,6 +305,14 @@ func Probe() Report {
 	r := Report{Namespaces: namespaceState().ok}
 	if !r.Namespaces {
 		r.Missing = append(r.Missing, "namespaces: "+namespaceState().reason())
+	}
+	if st := ownProcProbe(); st.ok {
+		r.OwnProc = true
+	} else {
+		r.Missing = append(r.Missing, "own /proc: this machine lets no child mount a /proc of its own in a PID namespace ("+st.err+"): other processes' /proc entries (cmdline, stat) stay readable, their memory, environment and maps only behind Landlock")
+	}
+	if r.Namespaces && kernelAtLeast(5, 14) {
+		r.NProc = MaxTasks
 	}
 	if abi, err := ll.LandlockGetABIVersion(); err == nil && abi > 0 {
 		r.Landlock, r.NoNewPrivs = min(abi, 11), true

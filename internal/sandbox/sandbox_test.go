@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // childEnv turns the test binary into a fenced child that tries what a hijacked worker
@@ -51,7 +52,8 @@ func fencedChild(dir string) {
 	out.Err = errText(again)
 	a := map[string]string{}
 	try := func(name string, f func() error) { a[name] = errText(f()) }
-	parent := os.Getppid()
+	// The test's own process: in a PID namespace of its own the child's parent is 0.
+	parent, _ := strconv.Atoi(os.Getenv("PARENT_PID"))
 	try("read given file", func() error { _, err := os.ReadFile(filepath.Join(dir, "in")); return err })
 	try("read /proc/loadavg", func() error { _, err := os.ReadFile("/proc/loadavg"); return err })
 	try("read other file", func() error { _, err := os.ReadFile(os.Getenv("OTHER_FILE")); return err })
@@ -73,6 +75,44 @@ func fencedChild(dir string) {
 	try("signal parent", func() error { return syscall.Kill(parent, 0) })
 	try("read parent environ", func() error { _, err := os.ReadFile("/proc/" + strconv.Itoa(parent) + "/environ"); return err })
 	try("unshare", func() error { return syscall.Unshare(syscall.CLONE_NEWNS) })
+	now := time.Now().Add(-time.Hour)
+	try("utime other file", func() error { return os.Chtimes(os.Getenv("OTHER_FILE"), now, now) })
+	try("utime given file", func() error { return os.Chtimes(filepath.Join(dir, "in"), now, now) })
+	try("read parent cmdline", func() error { _, err := os.ReadFile("/proc/" + strconv.Itoa(parent) + "/cmdline"); return err })
+	try("processes in /proc", func() error {
+		entries, err := os.ReadDir("/proc")
+		if err != nil {
+			return err
+		}
+		var pids []string
+		for _, e := range entries {
+			if _, err := strconv.Atoi(e.Name()); err == nil {
+				pids = append(pids, e.Name())
+			}
+		}
+		return errors.New(strings.Join(pids, " "))
+	})
+	try("fork", func() error { return rawFork(syscall.SYS_FORK, 0) })
+	try("clone a process", func() error { return rawFork(syscall.SYS_CLONE, uintptr(syscall.SIGCHLD)) })
+	try("capabilities", func() error {
+		st, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			return err
+		}
+		for _, line := range strings.Split(string(st), "\n") {
+			if k, v, _ := strings.Cut(line, ":\t"); (k == "CapPrm" || k == "CapEff" || k == "CapAmb") && strings.Trim(v, "0") != "" {
+				return errors.New(line)
+			}
+		}
+		return nil
+	})
+	try("nproc", func() error {
+		var lim syscall.Rlimit
+		if err := syscall.Getrlimit(rlimitNProc, &lim); err != nil {
+			return err
+		}
+		return errors.New(strconv.FormatUint(lim.Cur, 10))
+	})
 	try("setuid", func() error { return syscall.Setuid(12345) })
 	try("every thread filtered", func() error {
 		tasks, err := os.ReadDir("/proc/self/task")
@@ -95,6 +135,24 @@ func fencedChild(dir string) {
 	os.Exit(0)
 }
 
+// rlimitNProc is RLIMIT_NPROC (linux/resource.h).
+const rlimitNProc = 6
+
+// rawFork makes a process with the system call trap (fork, or clone with flags) as Go's
+// own fork does, the child ending at once; it returns the call's error.
+func rawFork(trap, flags uintptr) error {
+	pid, _, errno := syscall.RawSyscall6(trap, flags, 0, 0, 0, 0, 0)
+	if errno != 0 {
+		return errno
+	}
+	if pid == 0 {
+		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
+	}
+	var ws syscall.WaitStatus
+	_, err := syscall.Wait4(int(pid), &ws, 0, nil)
+	return err
+}
+
 // runFenced starts the test binary as a fenced child (isolated when the machine allows it).
 func runFenced(t *testing.T) (outcome, bool) {
 	t.Helper()
@@ -107,7 +165,7 @@ func runFenced(t *testing.T) (outcome, bool) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+dir, "OTHER_FILE="+other)
+	cmd.Env = append(os.Environ(), childEnv+"="+dir, "OTHER_FILE="+other, "PARENT_PID="+strconv.Itoa(os.Getpid()))
 	isolated := Isolate(cmd)
 	b, err := cmd.Output()
 	if err != nil {
@@ -128,7 +186,8 @@ func TestFence(t *testing.T) {
 	out, isolated := runFenced(t)
 	t.Logf("the child reports: %s", out.Report)
 	r := out.Report
-	if r.Namespaces != isolated || r.Seccomp != offered.Seccomp || (r.Landlock > 0) != (offered.Landlock > 0) || r.NoNewPrivs != offered.NoNewPrivs {
+	if r.Namespaces != isolated || r.OwnProc != (isolated && offered.OwnProc) || r.NProc != offered.NProc ||
+		r.Seccomp != offered.Seccomp || (r.Landlock > 0) != (offered.Landlock > 0) || r.NoNewPrivs != offered.NoNewPrivs {
 		t.Errorf("in force: %s; offered: %s (isolated %v)", r, offered, isolated)
 	}
 	if out.Err == "" {
@@ -138,7 +197,10 @@ func TestFence(t *testing.T) {
 	perm := syscall.EPERM.Error()
 	acces := syscall.EACCES.Error()
 	if r.Seccomp {
-		for _, name := range []string{"socket inet", "socket unix", "ptrace parent", "unshare", "setuid", "chmod given file"} {
+		// Landlock has no right for a file's times: the filter refuses them, and a new
+		// process where there is nothing to execute.
+		for _, name := range []string{"socket inet", "socket unix", "ptrace parent", "unshare", "setuid", "chmod given file",
+			"utime other file", "utime given file", "fork", "clone a process"} {
 			must[name] = perm
 		}
 		must["every thread filtered"] = ""
@@ -151,6 +213,17 @@ func TestFence(t *testing.T) {
 	}
 	if r.Landlock >= 6 {
 		must["signal parent"] = perm
+	}
+	if r.OwnProc {
+		// No other process is there: the parent's entries do not exist, nor the parent.
+		noent := syscall.ENOENT.Error()
+		must["read parent cmdline"], must["read parent environ"] = noent, noent
+		must["signal parent"] = syscall.ESRCH.Error()
+		must["processes in /proc"] = "1"
+		must["capabilities"] = "" // the mount's, dropped by the exec that follows it
+	}
+	if r.NProc > 0 {
+		must["nproc"] = strconv.Itoa(r.NProc)
 	}
 	for name, want := range must {
 		if got, ok := out.Attempts[name]; !ok || got != want {

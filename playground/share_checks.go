@@ -1,0 +1,72 @@
+package playground
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+
+	"github.com/wasmgap/wasmgap/internal/httpguard"
+)
+
+// decodeShare reads the one JSON object of a submission, and says what was wrong with
+// the status that answers it: 408 for a body that did not arrive in time, 413 for one
+// over maxShareBody, 400 for anything else (a second value after the object included).
+func decodeShare(w http.ResponseWriter, r *http.Request) (shareRequest, int, *apiError) {
+	var req shareRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxShareBody))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&req)
+	if err == nil {
+		// Whatever follows the object, a second object or a stray byte, is refused: the
+		// body is one submission.
+		if _, terr := dec.Token(); terr != io.EOF {
+			err = terr
+			if !isBodyReadError(terr) {
+				err = errors.New("more than one JSON value: send one object")
+			}
+		}
+	}
+	if err == nil {
+		return req, 0, nil
+	}
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return req, http.StatusRequestEntityTooLarge, &apiError{Error: fmt.Sprintf("the submission is larger than %d bytes", maxShareBody)}
+	}
+	if status := httpguard.BodyStatus(err, http.StatusBadRequest); status != http.StatusBadRequest {
+		return req, status, &apiError{Error: err.Error()}
+	}
+	return req, http.StatusBadRequest, &apiError{Error: "the body must be one JSON object {browser, method, cells}: " + err.Error()}
+}
+
+// isBodyReadError reports whether err is the body's own failure (too large, too slow)
+// rather than what the JSON says.
+func isBodyReadError(err error) bool {
+	_, tooLarge := errors.AsType[*http.MaxBytesError](err)
+	_, slow := errors.AsType[*httpguard.BodyTimeoutError](err)
+	return tooLarge || slow
+}
+
+// clockResolution is the shortest time a sample of a submission may last, in ns: no
+// clock here reads finer than 1 ns, and a browser's performance.now() moves in steps
+// (5 µs to 1 ms; the page tells the smallest it saw as timer_resolution_ns): a sample
+// shorter than half a step read the clock, not the kernel. Half, because the step the
+// page saw and a sample's difference of two readings are both rounded.
+func clockResolution(timerStepNS float64) float64 {
+	return max(1, timerStepNS/2)
+}
+
+// checkSample checks one sample of a shared cell, in ns per call: a finite number above
+// zero, at most maxSampleNS, whose calls together lasted at least the clock's resolution.
+func checkSample(label string, v float64, calls int, resolution float64) *apiError {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 || v > maxSampleNS {
+		return &apiError{Error: fmt.Sprintf("%s: a sample of %v ns is out of range: allowed above 0 to %g ns", label, v, maxSampleNS), Field: "samples_ns"}
+	}
+	if lasted := v * float64(calls); lasted < resolution {
+		return &apiError{Error: fmt.Sprintf("%s: a sample of %g ns per call over %d calls lasted %g ns, below the clock's resolution of %g ns (1 ns, and half the browser's timer step): it timed the clock, not the kernel",
+			label, v, calls, lasted, resolution), Field: "samples_ns"}
+	}
+	return nil
+}
