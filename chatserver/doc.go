@@ -97,7 +97,8 @@
 // control);
 // each nickname may send SendRate messages per second (bursts of
 // SendBurst); each client address may hold MaxConnsPerAddr streams and
-// MaxOpenConnsPerAddr connections to Serve (429 past it); an
+// MaxOpenConnsPerAddr connections to Serve (429 past it; behind a trusted
+// proxy, the client it names, the proxy itself MaxOpenConnsPerProxy); an
 // offline user's mailbox holds MaxMailbox messages, at most MaxMailboxes
 // users may have one (when they do, the client address holding the most
 // mail gives up its oldest), one client address may have a tenth of

@@ -350,5 +350,5 @@ func (s *Server) admitStream(w http.ResponseWriter, r *http.Request) (release fu
 		http.Error(w, fmt.Sprintf("too many open chat streams from %s: at most %d per address", addr, s.addrs.Max()), http.StatusTooManyRequests)
 		return nil, false
 	}
-	return func() { s.addrs.Release(addr); s.exit() }, true
+	return streamHolds(r, s.clientConns, func() { s.addrs.Release(addr); s.exit() }), true
 }

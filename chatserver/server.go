@@ -63,9 +63,17 @@ type Options struct {
 	MaxConnsPerAddr int
 	// MaxOpenConnsPerAddr limits the open connections of one client IP
 	// address to Serve, streams and requests alike; one more is answered
-	// 429 and closed. Default twice MaxConnsPerAddr (2000), unlimited when
-	// that is; negative: unlimited.
+	// 429 and closed. Behind a trusted proxy (TrustedProxies) it counts the
+	// client the proxy names: a connection from the proxy counts for the
+	// client of its latest request, a stream for its client until it ends.
+	// Default twice MaxConnsPerAddr (2000), unlimited when that is;
+	// negative: unlimited.
 	MaxOpenConnsPerAddr int
+	// MaxOpenConnsPerProxy limits the open connections to Serve of one
+	// trusted proxy, for all its clients together. Default ten times
+	// MaxOpenConnsPerAddr (20000), unlimited when that is; negative:
+	// unlimited.
+	MaxOpenConnsPerProxy int
 	// MaxMailbox limits the messages kept for one offline user. Default 10000.
 	MaxMailbox int
 	// MaxMailboxes limits how many users may have offline messages waiting;
@@ -161,6 +169,12 @@ func (o *Options) setDefaults() {
 			o.MaxOpenConnsPerAddr = 2 * o.MaxConnsPerAddr
 		}
 	}
+	if o.MaxOpenConnsPerProxy == 0 {
+		o.MaxOpenConnsPerProxy = -1
+		if o.MaxOpenConnsPerAddr > 0 {
+			o.MaxOpenConnsPerProxy = 10 * o.MaxOpenConnsPerAddr
+		}
+	}
 	defInt(&o.MaxMailbox, 10000)
 	defInt(&o.MaxMailboxes, 100000)
 	if o.MaxStoreBytes == 0 {
@@ -184,11 +198,14 @@ type Server struct {
 	node    node // where the chat lives (node.go): a localNode or a natsNode
 	senders *quota.Senders
 	addrs   *quota.Streams
-	handler http.Handler
-	auth    auth.Guard         // who speaks (auth.go)
-	proxies *httpguard.Proxies // Options.TrustedProxies
-	writers *stream.Loops      // the streams' writer loops, one per core
-	watcher *nbio.Watcher      // idle event streams' connections (nil: a goroutine reads each)
+	// clientConns counts the open connections of the clients of trusted
+	// proxies (forwarded.go).
+	clientConns *quota.Streams
+	handler     http.Handler
+	auth        auth.Guard         // who speaks (auth.go)
+	proxies     *httpguard.Proxies // Options.TrustedProxies
+	writers     *stream.Loops      // the streams' writer loops, one per core
+	watcher     *nbio.Watcher      // idle event streams' connections (nil: a goroutine reads each)
 
 	mu       sync.Mutex
 	closing  bool
@@ -209,7 +226,8 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, shutdown: make(chan struct{}),
-		senders: quota.NewSenders(opts.SendRate, opts.SendBurst), addrs: quota.NewStreams(opts.MaxConnsPerAddr)}
+		senders: quota.NewSenders(opts.SendRate, opts.SendBurst), addrs: quota.NewStreams(opts.MaxConnsPerAddr),
+		clientConns: quota.NewStreams(opts.MaxOpenConnsPerAddr)}
 	var err error
 	if opts.NATS.URLs != "" {
 		s.node, err = joinNATS(&s.opts)
@@ -287,13 +305,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hosts := httpguard.NewHosts(ln.Addr().String(), s.opts.AllowedHosts)
 	pages := fastpath.NewListener(ln, fastSide{s}, fastpath.Options{
 		Hosts: hosts, HeaderTimeout: s.opts.ReadHeaderTimeout, IdleTimeout: s.opts.IdleTimeout, MaxConnsPerAddr: s.opts.MaxOpenConnsPerAddr,
+		Proxy: s.isProxy, MaxConnsPerProxy: s.opts.MaxOpenConnsPerProxy,
 	})
+	fwd := &forwardedConns{s: s}
 	hs := &http.Server{
 		Handler:           hosts.Handler(s.Handler()),
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
 		MaxHeaderBytes:    httpguard.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelDebug),
+		ConnContext:       fwd.context,
+		ConnState:         fwd.state,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(pages) }()

@@ -45,6 +45,7 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 	addr := fs.String("addr", chatAddr, "address to listen on (host:port); the host localhost listens on 127.0.0.1 and ::1")
 	chatOptions := addChatFlags(fs, chatDataDir, stderr)
 	maxOpen := fs.Int("max-open-conns-per-addr", 0, "open TCP connections per client IP, streams and requests alike; one more gets 429 and is closed (default: twice -max-conns-per-addr, 2000, unlimited when that is; negative: unlimited)")
+	maxOpenProxy := fs.Int("max-open-conns-per-proxy", 0, "open TCP connections of one --trusted-proxy for all its clients together, each of which -max-open-conns-per-addr counts by the address the proxy names (default: ten times -max-open-conns-per-addr, 20000; negative: unlimited)")
 	verbose := fs.Bool("v", false, "log every connection")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof (CPU and heap profiles of the running chat) on this loopback address, e.g. 127.0.0.1:6060; a listener of its own, never the chat's")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -60,6 +61,7 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o.MaxOpenConnsPerAddr = *maxOpen
+	o.MaxOpenConnsPerProxy = *maxOpenProxy
 
 	// The address first: a bad or busy one is reported as such, before the store (which
 	// another chat may hold) is opened.

@@ -34,7 +34,9 @@ type Listener struct {
 	conns         map[net.Conn]struct{} // served here, not handed over
 	closing       bool                  // under mu
 	maxPerAddr    int                   // open connections of one client address (0: unlimited)
-	perAddr       map[netip.Addr]int    // under mu: open connections by client address
+	maxPerProxy   int                   // open connections of one trusted proxy (0: unlimited)
+	proxy         func(netip.Addr) bool // a trusted proxy (nil: none)
+	perAddr       map[netip.Addr]int    // under mu: open connections by peer address
 	serving       sync.WaitGroup
 	accepting     sync.WaitGroup // the accept loops
 }
@@ -54,6 +56,11 @@ type Options struct {
 	// at once, served here or by net/http (0 or negative: unlimited). One
 	// more is answered 429 and closed as it is accepted.
 	MaxConnsPerAddr int
+	// Proxy reports whether a peer is a trusted proxy (nil: none), whose
+	// connections MaxConnsPerProxy bounds instead: it speaks for many
+	// clients, which the App counts by what the proxy says.
+	Proxy            func(netip.Addr) bool
+	MaxConnsPerProxy int
 }
 
 var pageBuffers = sync.Pool{New: func() any { b := make([]byte, MaxRequest); return &b }}
@@ -65,7 +72,7 @@ func NewListener(ln net.Listener, app App, o Options) *Listener {
 		Listener: ln, acceptors: newAcceptors(ln), app: app, hosts: o.Hosts, headerTimeout: o.HeaderTimeout, idleTimeout: o.IdleTimeout,
 		handoff: make(chan net.Conn), errc: make(chan struct{}), done: make(chan struct{}),
 		conns:      map[net.Conn]struct{}{},
-		maxPerAddr: max(o.MaxConnsPerAddr, 0), perAddr: map[netip.Addr]int{},
+		maxPerAddr: max(o.MaxConnsPerAddr, 0), maxPerProxy: max(o.MaxConnsPerProxy, 0), proxy: o.Proxy, perAddr: map[netip.Addr]int{},
 	}
 	if len(l.acceptors) == 0 {
 		l.accepting.Go(func() { l.acceptLoop(nil) })
@@ -156,10 +163,11 @@ func (l *Listener) accepted(s socket) {
 		s.Close()
 		return
 	}
-	if l.maxPerAddr > 0 {
-		if l.perAddr[addr] >= l.maxPerAddr {
+	if l.counting() {
+		limit, proxy := l.limitOf(addr)
+		if limit > 0 && l.perAddr[addr] >= limit {
 			l.mu.Unlock()
-			refuseConn(s, addr, l.maxPerAddr)
+			refuseConn(s, addr, limit, proxy)
 			return
 		}
 		l.perAddr[addr]++
@@ -180,7 +188,7 @@ func (l *Listener) accepted(s socket) {
 		l.serving.Done()
 		return
 	}
-	if l.maxPerAddr > 0 {
+	if l.counting() {
 		c = &countedConn{Conn: c, l: l, addr: addr}
 	}
 	l.mu.Lock()
@@ -261,9 +269,21 @@ func (l *Listener) finish(s socket) {
 	l.uncount(s.Peer().Addr())
 }
 
+// counting reports whether open connections are counted (a limit is set).
+func (l *Listener) counting() bool { return l.maxPerAddr > 0 || l.maxPerProxy > 0 }
+
+// limitOf is the most connections addr may have open (0: unlimited), and
+// whether it is a trusted proxy's.
+func (l *Listener) limitOf(addr netip.Addr) (limit int, proxy bool) {
+	if l.proxy != nil && l.proxy(addr) {
+		return l.maxPerProxy, true
+	}
+	return l.maxPerAddr, false
+}
+
 // uncount forgets one open connection of addr (MaxConnsPerAddr).
 func (l *Listener) uncount(addr netip.Addr) {
-	if l.maxPerAddr <= 0 {
+	if !l.counting() {
 		return
 	}
 	l.mu.Lock()
@@ -516,8 +536,12 @@ func peerOf(c net.Conn) netip.AddrPort {
 // refuseConn answers a connection over its address's limit with 429 and
 // closes it, without waiting: what it sent already is read first, so that
 // closing does not reset the connection before the answer.
-func refuseConn(c socket, addr netip.Addr, limit int) {
-	text := fmt.Sprintf("too many connections from %s: %d are open, the most one client address may have; close some, then retry\n", addr, limit)
+func refuseConn(c socket, addr netip.Addr, limit int, proxy bool) {
+	who := "one client address"
+	if proxy {
+		who = "a trusted proxy, for all its clients together"
+	}
+	text := fmt.Sprintf("too many connections from %s: %d are open, the most %s may have; close some, then retry\n", addr, limit, who)
 	answer := fmt.Sprintf("HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", len(text), text)
 	var scratch [512]byte
 	for {
