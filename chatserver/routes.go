@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -39,12 +38,12 @@ func (s *Server) routes() http.Handler {
 				page.Serve(w, r)
 			}
 		case p == "/send":
-			s.bodyDeadline(w)
+			httpguard.LimitBody(w, r, s.opts.BodyTimeout)
 			s.serveSend(w, r)
 		case p == "/ws":
 			s.serveWS(w, r)
 		case strings.HasPrefix(p, "/msg/"):
-			s.bodyDeadline(w)
+			httpguard.LimitBody(w, r, s.opts.BodyTimeout)
 			s.serveMsg(w, r)
 		case strings.Count(p, "/") == 1 && wantsEventStream(r):
 			s.serveSSE(w, r, p[1:])
@@ -52,12 +51,6 @@ func (s *Server) routes() http.Handler {
 			http.Error(w, "not found: the chat page is at ./, log in with GET ./<nick> and Accept: text/event-stream, send with GET ./msg/<from>/<to>%20<text> or POST ./send", http.StatusNotFound)
 		}
 	})))
-}
-
-// bodyDeadline bounds the reading of the request's body (what remains of
-// it is discarded under the same deadline once the handler returns).
-func (s *Server) bodyDeadline(w http.ResponseWriter) {
-	http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.opts.BodyTimeout))
 }
 
 func wantsEventStream(r *http.Request) bool {
@@ -186,8 +179,10 @@ func (s *Server) serveSend(w http.ResponseWriter, r *http.Request) {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			status = http.StatusRequestEntityTooLarge
 		}
-		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
-			s.sendError(w, http.StatusRequestTimeout, fmt.Errorf("the request body did not arrive within %v: send it at once", s.opts.BodyTimeout), true)
+		if bt, ok := errors.AsType[*httpguard.BodyTimeoutError](err); ok {
+			// Whichever deadline it was (this route's, or a server's that
+			// mounts the chat): the body's lateness, not its JSON.
+			s.sendError(w, bt.StatusCode(), bt, true)
 			return
 		}
 		s.sendError(w, status, err, true)
