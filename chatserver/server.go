@@ -74,6 +74,14 @@ type Options struct {
 	// MaxOpenConnsPerAddr (20000), unlimited when that is; negative:
 	// unlimited.
 	MaxOpenConnsPerProxy int
+	// MaxConns limits the connections open to Serve at once, all addresses
+	// together, so that clients never take the process's last file
+	// descriptors (the store and the logs need some). Past it a new
+	// connection makes the address holding the most connections give up
+	// its oldest, or is answered 503 and closed when its own address holds
+	// the most, before any work is done for it. Default: the open-file
+	// limit (RLIMIT_NOFILE) less a tenth, at least 256; negative: unlimited.
+	MaxConns int
 	// MaxMailbox limits the messages kept for one offline user. Default 10000.
 	MaxMailbox int
 	// MaxMailboxes limits how many users may have offline messages waiting;
@@ -174,6 +182,9 @@ func (o *Options) setDefaults() {
 		if o.MaxOpenConnsPerAddr > 0 {
 			o.MaxOpenConnsPerProxy = 10 * o.MaxOpenConnsPerAddr
 		}
+	}
+	if o.MaxConns == 0 {
+		o.MaxConns = fastpath.DefaultMaxConns()
 	}
 	defInt(&o.MaxMailbox, 10000)
 	defInt(&o.MaxMailboxes, 100000)
@@ -305,7 +316,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hosts := httpguard.NewHosts(ln.Addr().String(), s.opts.AllowedHosts)
 	pages := fastpath.NewListener(ln, fastSide{s}, fastpath.Options{
 		Hosts: hosts, HeaderTimeout: s.opts.ReadHeaderTimeout, IdleTimeout: s.opts.IdleTimeout, MaxConnsPerAddr: s.opts.MaxOpenConnsPerAddr,
-		Proxy: s.isProxy, MaxConnsPerProxy: s.opts.MaxOpenConnsPerProxy,
+		Proxy: s.isProxy, MaxConnsPerProxy: s.opts.MaxOpenConnsPerProxy, MaxConns: s.opts.MaxConns,
 	})
 	fwd := &forwardedConns{s: s}
 	hs := &http.Server{

@@ -46,6 +46,7 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 	chatOptions := addChatFlags(fs, chatDataDir, stderr)
 	maxOpen := fs.Int("max-open-conns-per-addr", 0, "open TCP connections per client IP, streams and requests alike; one more gets 429 and is closed (default: twice -max-conns-per-addr, 2000, unlimited when that is; negative: unlimited)")
 	maxOpenProxy := fs.Int("max-open-conns-per-proxy", 0, "open TCP connections of one --trusted-proxy for all its clients together, each of which -max-open-conns-per-addr counts by the address the proxy names (default: ten times -max-open-conns-per-addr, 20000; negative: unlimited)")
+	maxConns := fs.Int("max-conns", 0, "open TCP connections of all clients together; past it the address holding the most gives up its oldest, or one more of its own gets 503 (default: the open-file limit less a tenth; negative: unlimited)")
 	verbose := fs.Bool("v", false, "log every connection")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof (CPU and heap profiles of the running chat) on this loopback address, e.g. 127.0.0.1:6060; a listener of its own, never the chat's")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -62,6 +63,7 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 	}
 	o.MaxOpenConnsPerAddr = *maxOpen
 	o.MaxOpenConnsPerProxy = *maxOpenProxy
+	o.MaxConns = *maxConns
 
 	// The address first: a bad or busy one is reported as such, before the store (which
 	// another chat may hold) is opened.
