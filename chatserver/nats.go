@@ -416,7 +416,7 @@ func (n *natsNode) shutdown() {
 // claims is the nick claims of this node's chat, kept in NATS.
 func (n *natsNode) claims() auth.Claims {
 	return auth.NewKVClaims(auth.KVConfig{JS: n.log.JetStream(), Stream: cluster.Stream, Node: n.nodeID, Quit: n.quit,
-		Logger: n.opts.Logger, Grace: n.opts.LeaveGrace, Wait: natsWait, Unavailable: ErrUnavailable})
+		Logger: n.opts.Logger, Grace: claimHold(n.opts.Retention, n.opts.LeaveGrace), Wait: natsWait, Unavailable: ErrUnavailable})
 }
 
 // post publishes m to the chat's log and hands then what applying it here

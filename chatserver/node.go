@@ -133,7 +133,16 @@ func (n *localNode) readLog(nick string, after, upTo uint64, limit int) ([]*stor
 
 func (n *localNode) pruned() uint64 { return n.hub.pruned.Load() }
 
-func (n *localNode) claims() auth.Claims { return auth.NewBook(n.hub.grace) }
+func (n *localNode) claims() auth.Claims {
+	return auth.NewBook(claimHold(n.hub.retention, n.hub.grace))
+}
+
+// claimHold is how long a nickname's claim outlasts its last stream and
+// its last offline message: as long as its history and mail are kept
+// (the retention, and the leave grace in which it is still online).
+func claimHold(retention, grace time.Duration) time.Duration {
+	return retention + max(grace, 0)
+}
 
 func (n *localNode) cutAll(reason string) {
 	n.hub.closing.Store(true)

@@ -240,7 +240,7 @@ func (s *Server) sendThen(ctx context.Context, p message, then func(offline bool
 		return
 	}
 	published := func(res result) {
-		status, err := s.published(p, res.err)
+		status, err := s.published(p, res)
 		s.exit()
 		then(res.offline && err == nil, status, err)
 	}
@@ -260,11 +260,11 @@ func (s *Server) sendPipelined(ctx context.Context, p message) (wait func() erro
 	}
 	done := make(chan result, 1)
 	if err := s.node.post(ctx, p, true, func(res result) { done <- res }); err != nil {
-		_, err = s.published(p, err)
+		_, err = s.published(p, result{err: err})
 		return nil, err
 	}
 	return func() error {
-		_, err := s.published(p, (<-done).err)
+		_, err := s.published(p, <-done)
 		return err
 	}, nil
 }
@@ -283,10 +283,20 @@ func (s *Server) admit(p *message) (int, error) {
 	return http.StatusOK, nil
 }
 
-// published maps the outcome of publishing p to an HTTP status, by the
+// published maps the outcome of posting p to an HTTP status, by the
 // error's kind; an error of no kind is the server's failure (500, logged).
-func (s *Server) published(p message, err error) (int, error) {
+// A message kept for an offline receiver holds the receiver's claim, if
+// any, for as long as it waits (auth.Claims.Keep).
+func (s *Server) published(p message, res result) (int, error) {
+	err := res.err
 	if err == nil {
+		if res.offline && s.auth.Claims != nil {
+			go func() {
+				if err := s.auth.KeepClaim(context.Background(), p.To); err != nil {
+					s.opts.Logger.Warn("keep a nickname's claim for its mail", "nick", p.To, "err", err)
+				}
+			}()
+		}
 		return http.StatusOK, nil
 	}
 	if status := statusOf(err); status != 0 {

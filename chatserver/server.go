@@ -131,8 +131,10 @@ type Options struct {
 	AuthSecret []byte
 	// ClaimNicks, in an open chat, lets the first login of a nickname claim
 	// it: it gets a secret (a cookie and an X-Chat-Claim header) that every
-	// later login and send as that nickname must show, until LeaveGrace
-	// after the nickname's last stream closed. Default false.
+	// later login and send as that nickname must show, until Retention and
+	// LeaveGrace after the nickname's last stream closed and its last
+	// offline message arrived: as long as its history and mail are kept,
+	// they go to the claim's holder alone. Default false.
 	ClaimNicks bool
 	// TrustedProxies are the reverse proxies (CIDR prefixes) whose
 	// ProxyHeader names the client's address for every per-address limit;

@@ -145,7 +145,7 @@ func addChatFlags(fs *flag.FlagSet, dataDir string, stderr io.Writer) func(verbo
 	var origins originList
 	auth := fs.Bool("auth", false, "authenticate users: every login and send shows a connection token of its nickname (wasmgap chat token NICK mints one), signed with the secret of --auth-secret-file or $"+secretEnv)
 	secretFile := addSecretFlag(fs)
-	fs.BoolVar(&o.ClaimNicks, "claim-nicks", false, "in an open chat, the first login of a nickname claims it: later logins and sends as it must show the secret it got (a cookie, or the X-Chat-Claim header) until its grace after its last stream")
+	fs.BoolVar(&o.ClaimNicks, "claim-nicks", false, "in an open chat, the first login of a nickname claims it: later logins and sends as it must show the secret it got (a cookie, or the X-Chat-Claim header) until -retention and its grace after its last stream and its last offline message, so its history and mail go to it alone")
 	fs.Func("trusted-proxy", "a reverse proxy (CIDR or address, repeatable) whose --proxy-header names the client's address for the per-address limits; other peers count as themselves", func(v string) error {
 		p, err := httpguard.ParseProxy(v)
 		if err != nil {
