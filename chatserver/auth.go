@@ -56,11 +56,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	s.proxies, _ = httpguard.NewProxies(s.opts.TrustedProxies, s.opts.ProxyHeader) // checked by New
 	s.auth.Secret = s.opts.AuthSecret
 	if s.opts.ClaimNicks && s.auth.Claims == nil {
-		if s.cluster != nil {
-			s.auth.Claims = s.cluster.claims()
-		} else {
-			s.auth.Claims = auth.NewBook(s.opts.LeaveGrace)
-		}
+		s.auth.Claims = s.node.claims()
 	}
-	return s.proxies.Handler(next)
+	return s.proxies.Handler(s.countForwarded(next))
 }

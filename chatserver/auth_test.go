@@ -320,10 +320,10 @@ func TestNickClaims(t *testing.T) {
 	}
 }
 
-// TestNickClaimEnds: a claim ends with its nickname's grace (none here):
-// the next login takes the nickname with a new secret.
+// TestNickClaimEnds: a claim ends with its hold (the retention, short
+// here, and no grace): the next login takes the nickname with a new secret.
 func TestNickClaimEnds(t *testing.T) {
-	ts := startServer(t, Options{ClaimNicks: true, LeaveGrace: -1})
+	ts := startServer(t, Options{ClaimNicks: true, LeaveGrace: -1, Retention: 200 * time.Millisecond})
 	_, _, h, c := ts.sseLogin(t, "bob", "", nil)
 	old := h.Get(auth.ClaimHeader)
 	c.expect("Welcome bob!", "now online: ")
@@ -363,4 +363,36 @@ func TestSSELoginCrossSite(t *testing.T) {
 			c.close()
 		}
 	}
+}
+
+// TestNickClaimProtectsThePast: past the leave grace, a claimed nickname's
+// history and waiting mail still go to its claim's holder alone: another
+// login as it (resuming from 0, to read the history) is refused while they
+// are kept.
+func TestNickClaimProtectsThePast(t *testing.T) {
+	ts := startServer(t, Options{ClaimNicks: true, LeaveGrace: 50 * time.Millisecond, Retention: time.Hour})
+	status, body, h, bob := ts.sseLogin(t, "bob", "", nil)
+	if status != 200 {
+		t.Fatalf("bob's first login: %d %s", status, body)
+	}
+	secret := h.Get(auth.ClaimHeader)
+	bob.expect("Welcome bob!", "now online: ")
+	if status, body := ts.send(t, "GET", "/msg/bob/x%20a secret of bob", "", http.Header{auth.ClaimHeader: {secret}}); status != 200 {
+		t.Fatalf("bob's send: %d %s", status, body)
+	}
+	bob.close()
+	ts.waitStreams(t, "bob", -1) // past the grace: bob left
+	ts.msg(t, "mary", "bob", "mail for bob")
+	if status, body, _, c := ts.sseLogin(t, "bob", "last_event_id=0", nil); status != 403 {
+		if c != nil {
+			c.close()
+		}
+		t.Fatalf("another login as bob after his grace, resuming from 0: %d %q, want 403 while his history and mail are kept", status, body)
+	}
+	status, body, _, again := ts.sseLogin(t, "bob", "last_event_id=0", http.Header{auth.ClaimHeader: {secret}})
+	if status != 200 {
+		t.Fatalf("bob again with his claim: %d %s", status, body)
+	}
+	again.expect("You to x (offline): a secret of bob")
+	again.close()
 }

@@ -50,7 +50,7 @@ type hubState struct {
 
 func stateOf(ts *testServer) hubState {
 	var s hubState
-	ts.srv.hub.do(context.Background(), &inspectReq{fn: func(h *hub) {
+	ts.srv.localHub().do(context.Background(), &inspectReq{fn: func(h *hub) {
 		s = hubState{seq: h.m.Last(), mailboxes: map[string]int{}, users: h.m.Streams(), used: h.store.Used()}
 		st, err := h.store.Stats()
 		if err != nil {
@@ -75,7 +75,7 @@ func (s hubState) String() string {
 // restart finds the mailboxes the hub counted.
 func TestFailedBatchRestoresMemory(t *testing.T) {
 	ts := startServer(t, Options{})
-	h := ts.srv.hub
+	h := ts.srv.localHub()
 	john := ts.login(t, "sse", "john")
 	john.expect("Welcome john!", "now online: ")
 	if status, body := ts.post(t, "mary", "carol", "waiting"); status != 200 {
@@ -86,10 +86,10 @@ func TestFailedBatchRestoresMemory(t *testing.T) {
 	release := holdHub(t, h)
 	eve := stream.NewConn("eve", 16)
 	batch := []request{
-		&postReq{post: Post{From: "mary", To: "john", Text: "lost 1", Time: time.Now()}},
-		&postReq{post: Post{From: "mary", To: "carol", Text: "lost 2", Time: time.Now()}},
-		&postReq{post: Post{From: "mary", To: "dave", Text: "lost 3", Time: time.Now()}},
-		&postReq{post: Post{From: "mary", To: "all", Text: "lost 4", Time: time.Now()}},
+		&postReq{msg: message{From: "mary", To: "john", Text: "lost 1", Time: time.Now()}},
+		&postReq{msg: message{From: "mary", To: "carol", Text: "lost 2", Time: time.Now()}},
+		&postReq{msg: message{From: "mary", To: "dave", Text: "lost 3", Time: time.Now()}},
+		&postReq{msg: message{From: "mary", To: "all", Text: "lost 4", Time: time.Now()}},
 		&joinReq{conn: eve},
 		&failReq{},
 	}
@@ -135,7 +135,7 @@ func TestFailedBatchRestoresMemory(t *testing.T) {
 // at most one send.
 func TestStoreLimitPerSend(t *testing.T) {
 	ts := startServer(t, Options{MaxStoreBytes: 1})
-	h := ts.srv.hub
+	h := ts.srv.localHub()
 	var used int64
 	h.do(context.Background(), &inspectReq{fn: func(h *hub) { used = h.store.Used() }})
 	// Room for about ten sends of this size above what the store holds.
@@ -145,7 +145,7 @@ func TestStoreLimitPerSend(t *testing.T) {
 	release := holdHub(t, h)
 	var batch []request
 	for i := range 100 {
-		batch = append(batch, &postReq{post: Post{From: "mary", To: "all", Text: fmt.Sprint(i, text), Time: time.Now()}})
+		batch = append(batch, &postReq{msg: message{From: "mary", To: "all", Text: fmt.Sprint(i, text), Time: time.Now()}})
 	}
 	for _, r := range batch {
 		if err := h.submit(context.Background(), r); err != nil {
@@ -182,7 +182,7 @@ func TestStoreLimitPerSend(t *testing.T) {
 // hub's side alone: no handler would send its leave again.)
 func TestFailedLeaveRetried(t *testing.T) {
 	ts := startServer(t, Options{})
-	h := ts.srv.hub
+	h := ts.srv.localHub()
 	eve := stream.NewConn("eve", 16)
 	if res := h.do(context.Background(), &joinReq{conn: eve}); res.err != nil {
 		t.Fatal(res.err)

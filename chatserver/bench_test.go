@@ -23,7 +23,7 @@ func benchReceivers(b *testing.B, ts *testServer, n int, got *atomic.Int64) (sto
 	var wg sync.WaitGroup
 	ctx, cancel := context.WithCancel(context.Background())
 	for i := range n {
-		c, res, leave := ts.srv.join(ctx, fmt.Sprint("r", i), 0, false)
+		c, res, leave := ts.srv.node.join(ctx, fmt.Sprint("r", i), 0, false)
 		if res.err != nil {
 			b.Fatal(res.err)
 		}
@@ -106,7 +106,7 @@ func BenchmarkBroadcast(b *testing.B) {
 				b.ResetTimer()
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
-						if _, _, err := ts.srv.send(context.Background(), Post{From: "sender", To: "all", Text: "hello"}); err != nil {
+						if _, _, err := ts.srv.send(context.Background(), message{From: "sender", To: "all", Text: "hello"}); err != nil {
 							b.Error(err)
 							return
 						}
@@ -137,7 +137,7 @@ func BenchmarkSend(b *testing.B) {
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					if _, _, err := ts.srv.send(context.Background(), Post{From: "mary", To: "r0", Text: "hello"}); err != nil {
+					if _, _, err := ts.srv.send(context.Background(), message{From: "mary", To: "r0", Text: "hello"}); err != nil {
 						b.Error(err)
 						return
 					}

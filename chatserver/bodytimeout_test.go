@@ -2,15 +2,19 @@ package chatserver
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
 // slowBody starts a request whose headers arrive at once and whose body
@@ -94,5 +98,27 @@ func TestShutdownWithSlowBodies(t *testing.T) {
 		if got := <-a; got == "still open" {
 			t.Error("a slow body outlived the shutdown")
 		}
+	}
+}
+
+// TestSlowBodyMounted: mounted as `wasmgap serve` mounts it, behind the
+// server's own body deadline (httpguard.LimitBody), a slow body on
+// POST /send gets 408 too, not 400.
+func TestSlowBodyMounted(t *testing.T) {
+	srv, err := New(Options{DataDir: t.TempDir(), BodyTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	hs := httptest.NewServer(http.StripPrefix("/chat", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httpguard.LimitBody(w, r, 500*time.Millisecond)
+		srv.Handler().ServeHTTP(w, r)
+	})))
+	t.Cleanup(hs.Close)
+	stop := make(chan struct{})
+	defer close(stop)
+	got := <-slowBody(t, strings.TrimPrefix(hs.URL, "http://"), "POST", "/chat/send", time.Second, stop)
+	if !strings.Contains(got, "408") || !strings.Contains(got, "did not arrive within") {
+		t.Errorf("POST /chat/send with a slow body: %q, want 408 saying the body did not arrive in time", got)
 	}
 }

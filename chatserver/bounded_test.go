@@ -54,8 +54,8 @@ func TestStoreBytesLimit(t *testing.T) {
 func TestMailboxesLimit(t *testing.T) {
 	ts := startServer(t, Options{MaxMailboxes: 3, Retention: 2 * time.Hour})
 	for i := range 3 {
-		p := Post{From: fmt.Sprint("sender", i), To: fmt.Sprint("victim", i), Text: "hi", Time: time.Now(), Addr: fmt.Sprint("192.0.2.", i)}
-		if res := ts.srv.hub.do(t.Context(), &postReq{post: p}); res.err != nil || !res.offline {
+		p := message{From: fmt.Sprint("sender", i), To: fmt.Sprint("victim", i), Text: "hi", Time: time.Now(), Addr: fmt.Sprint("192.0.2.", i)}
+		if res := ts.srv.localHub().do(t.Context(), &postReq{msg: p}); res.err != nil || !res.offline {
 			t.Fatalf("mailbox %d: %+v", i, res)
 		}
 	}
@@ -103,8 +103,8 @@ func TestMailboxFlooder(t *testing.T) {
 	// Others fill the chat's mailboxes from their own addresses: the
 	// flooder gives way until it holds one mail, like each of them.
 	post := func(i int) error {
-		p := Post{From: fmt.Sprint("friend", i), To: fmt.Sprint("away", i), Text: "see you", Time: time.Now(), Addr: fmt.Sprint("198.51.100.", i)}
-		return ts.srv.hub.do(t.Context(), &postReq{post: p}).err
+		p := message{From: fmt.Sprint("friend", i), To: fmt.Sprint("away", i), Text: "see you", Time: time.Now(), Addr: fmt.Sprint("198.51.100.", i)}
+		return ts.srv.localHub().do(t.Context(), &postReq{msg: p}).err
 	}
 	const honest = 19
 	for i := range honest {

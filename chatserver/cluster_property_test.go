@@ -87,13 +87,13 @@ func clusterMatchesOneNode(t *testing.T, seed uint64, steps int) {
 	}
 	clusterDo := func(node int, m cluster.Record) {
 		t.Helper()
-		if _, err := nodes[node].srv.cluster.publish(t.Context(), &m, "", &natsWaiter{}); err != nil {
+		if _, err := nodes[node].srv.nats().publish(t.Context(), &m, "", &natsWaiter{}); err != nil {
 			fail("publish %s: %v", m.Kind, err)
 		}
 	}
 	mailOne := func(nick string) []string {
 		var out []string
-		single.srv.hub.do(t.Context(), &inspectReq{fn: func(h *hub) {
+		single.srv.localHub().do(t.Context(), &inspectReq{fn: func(h *hub) {
 			for _, m := range h.m.Mailbox(nick) {
 				out = append(out, m.From+" "+m.Addr+" "+m.Text)
 			}
@@ -101,7 +101,7 @@ func clusterMatchesOneNode(t *testing.T, seed uint64, steps int) {
 		return out
 	}
 	mailMany := func(node int, nick string) (out []string) {
-		n := nodes[node].srv.cluster
+		n := nodes[node].srv.nats()
 		n.mu.Lock()
 		defer n.mu.Unlock()
 		for _, m := range n.st.m.Mailbox(nick) {
@@ -113,7 +113,7 @@ func clusterMatchesOneNode(t *testing.T, seed uint64, steps int) {
 		return single.streams(nick)
 	}
 	streamsMany := func(node int, nick string) int {
-		n := nodes[node].srv.cluster
+		n := nodes[node].srv.nats()
 		n.mu.Lock()
 		defer n.mu.Unlock()
 		on, open := n.st.m.Online(nick)
@@ -156,7 +156,7 @@ func clusterMatchesOneNode(t *testing.T, seed uint64, steps int) {
 			if time.Since(stableSince) < quiet {
 				behind = true
 			}
-			n0, n1 := nodes[0].srv.cluster, nodes[1].srv.cluster
+			n0, n1 := nodes[0].srv.nats(), nodes[1].srv.nats()
 			n0.mu.Lock()
 			s0 := n0.st.applied
 			n0.mu.Unlock()
@@ -246,19 +246,19 @@ func clusterMatchesOneNode(t *testing.T, seed uint64, steps int) {
 			if rng.IntN(4) > 0 {
 				to = everyone[rng.IntN(len(everyone))]
 			}
-			p := Post{From: everyone[rng.IntN(len(everyone))], To: to, Text: fmt.Sprint("m", step), Time: time.Now(), Addr: addrs[rng.IntN(len(addrs))]}
+			p := message{From: everyone[rng.IntN(len(everyone))], To: to, Text: fmt.Sprint("m", step), Time: time.Now(), Addr: addrs[rng.IntN(len(addrs))]}
 			node := rng.IntN(2)
 			log = append(log, fmt.Sprintf("%d: %s sends %q to %s from %s on node %d", step, p.From, p.Text, p.To, p.Addr, node))
-			r1, err1 := single.srv.opts.Broker.Publish(t.Context(), p)
-			r2, err2 := nodes[node].srv.opts.Broker.Publish(t.Context(), p)
-			kinds[fmt.Sprintf("post (offline %v, refused %v)", r1.Offline, err1 != nil)]++
-			if fmt.Sprint(err1) != fmt.Sprint(err2) || r1 != r2 {
-				fail("the post's outcome: one node %+v %v, cluster %+v %v", r1, err1, r2, err2)
+			r1 := postNow(t.Context(), single.srv, p)
+			r2 := postNow(t.Context(), nodes[node].srv, p)
+			kinds[fmt.Sprintf("post (offline %v, refused %v)", r1.offline, r1.err != nil)]++
+			if fmt.Sprint(r1.err) != fmt.Sprint(r2.err) || r1.offline != r2.offline {
+				fail("the post's outcome: one node %+v, cluster %+v", r1, r2)
 			}
 		case op < 87: // a grace over
 			var nick string
 			var gen1 uint64
-			single.srv.hub.do(t.Context(), &inspectReq{fn: func(h *hub) {
+			single.srv.localHub().do(t.Context(), &inspectReq{fn: func(h *hub) {
 				for _, n := range users {
 					if g, ok := h.m.GraceOf(n); ok {
 						nick, gen1 = n, g
@@ -269,7 +269,7 @@ func clusterMatchesOneNode(t *testing.T, seed uint64, steps int) {
 			if nick == "" {
 				continue
 			}
-			n := nodes[0].srv.cluster
+			n := nodes[0].srv.nats()
 			n.mu.Lock()
 			gen2, ok := n.st.m.GraceOf(nick)
 			n.mu.Unlock()
@@ -278,12 +278,12 @@ func clusterMatchesOneNode(t *testing.T, seed uint64, steps int) {
 			}
 			log = append(log, fmt.Sprintf("%d: %s's grace is over", step, nick))
 			kinds["grace over"]++
-			single.srv.hub.do(t.Context(), &graceReq{nick: nick, gen: gen1})
+			single.srv.localHub().do(t.Context(), &graceReq{nick: nick, gen: gen1})
 			clusterDo(rng.IntN(2), cluster.Record{Kind: "grace", Nick: nick, Resume: gen2})
 		case op < 92: // the presence window is over
 			log = append(log, fmt.Sprintf("%d: the presence window is over", step))
 			kinds["flush"]++
-			single.srv.hub.do(t.Context(), &presenceReq{})
+			single.srv.localHub().do(t.Context(), &presenceReq{})
 			clusterDo(rng.IntN(2), cluster.Record{Kind: "flush"})
 		case op < 97: // a stream acknowledges what it wrote
 			o := open()
@@ -305,13 +305,13 @@ func clusterMatchesOneNode(t *testing.T, seed uint64, steps int) {
 			}
 			log = append(log, fmt.Sprintf("%d: %s's stream on node %d acknowledges what it wrote", step, tw.nick, tw.node))
 			kinds["ack"]++
-			single.srv.hub.do(t.Context(), &ackReq{nick: tw.nick, from: acks[0][0], to: acks[0][1]})
+			single.srv.localHub().do(t.Context(), &ackReq{nick: tw.nick, from: acks[0][0], to: acks[0][1]})
 			clusterDo(tw.node, cluster.Record{Kind: "ack", Nick: tw.nick, Resume: acks[1][0], Upto: acks[1][1]})
 		default: // node 1 is lost with its streams
 			log = append(log, fmt.Sprintf("%d: node 1 is declared gone", step))
 			kinds["node gone"]++
 			settle(100 * time.Millisecond)
-			gone := nodes[1].srv.cluster.nodeID()
+			gone := nodes[1].srv.nats().nodeID()
 			clusterDo(0, cluster.Record{Kind: "gone", Gone: gone})
 			for _, tw := range open() {
 				if tw.node != 1 {
@@ -330,8 +330,8 @@ func clusterMatchesOneNode(t *testing.T, seed uint64, steps int) {
 			}
 			deadline := time.Now().Add(natsTestTime)
 			for {
-				if id := nodes[1].srv.cluster.nodeID(); id != gone {
-					if !nodes[1].srv.cluster.log.Gone(t.Context(), id) {
+				if id := nodes[1].srv.nats().nodeID(); id != gone {
+					if !nodes[1].srv.nats().log.Gone(t.Context(), id) {
 						break // the new incarnation is said alive
 					}
 				}

@@ -42,7 +42,7 @@
 // messages come (stream.WSReads). A broadcast is written by a few writer loops, one per
 // core, while the sockets take it at once; a stream whose socket would
 // block, or that has more than events to write, is written by a goroutine
-// of its own until nothing is left (stream.Writers).
+// of its own until nothing is left (stream.Loops).
 //
 // # Nothing lost
 //
@@ -97,7 +97,8 @@
 // control);
 // each nickname may send SendRate messages per second (bursts of
 // SendBurst); each client address may hold MaxConnsPerAddr streams and
-// MaxOpenConnsPerAddr connections to Serve (429 past it); an
+// MaxOpenConnsPerAddr connections to Serve (429 past it; behind a trusted
+// proxy, the client it names, the proxy itself MaxOpenConnsPerProxy); an
 // offline user's mailbox holds MaxMailbox messages, at most MaxMailboxes
 // users may have one (when they do, the client address holding the most
 // mail gives up its oldest), one client address may have a tenth of
@@ -143,18 +144,19 @@
 //
 // # Several nodes
 //
-// Posts reach the hub through a Broker. The default, NewLocalBroker, calls
-// this server's Hub directly. Publish waits for a post to be stored;
-// PublishAsync, which the WebSocket path uses, returns at once and keeps
-// one client's posts in order, so many of them share a store commit.
+// Every send (GET /msg/, POST /send, a WebSocket's frames, the fast
+// path), login, confirmation and replay goes through the Server's one node
+// (node.go): by default this process's store and hub. A WebSocket's frames
+// are pipelined: each is handed on without waiting for the previous one to
+// be stored, in order, so many of them share a store commit.
 //
 // With Options.NATS (wasmgap chat --nats nats://host:4222,...) several
-// nodes serve one chat: the store, the hub and the broker above are
-// replaced by one JetStream stream (chatserver/internal/cluster, whose
+// nodes serve one chat: the node is a natsNode, and the store and the hub
+// above are replaced by one JetStream log (chatserver/internal/cluster, whose
 // package comment tells the design; its guarantees are in
 // docs/SCALING.md). Every change of the chat's state is one record of the
-// stream, its sequence numbers the ids of the events it makes, and every
-// node applies the whole stream in order to the same rules' machine
+// log, its sequence numbers the ids of the events it makes, and every
+// node applies the whole log in order to the same rules' machine
 // (internal/room) that a single node feeds from its own log (nats.go,
 // natsstate.go), delivering the events to its own streams.
 package chatserver

@@ -14,8 +14,7 @@ import (
 // The kinds of refusal a send or a login can meet, for errors.Is. Each error
 // the chat returns for them says what was wrong and what is allowed; the
 // kind only sorts it (the routes pick the HTTP status by kind, see
-// statusOf). A broker that carries posts between nodes should carry the
-// kind along with the message.
+// statusOf).
 var (
 	// ErrInvalid: a nickname, text or resume id that is not allowed (400).
 	ErrInvalid = errors.New("not allowed")
@@ -73,7 +72,7 @@ func statusOf(err error) int {
 		return http.StatusConflict
 	case errors.Is(err, ErrStoreFull):
 		return http.StatusInsufficientStorage
-	case errors.Is(err, ErrShuttingDown), errors.Is(err, ErrBrokerClosed), errors.Is(err, ErrUnavailable):
+	case errors.Is(err, ErrShuttingDown), errors.Is(err, ErrUnavailable):
 		return http.StatusServiceUnavailable
 	}
 	return 0

@@ -41,9 +41,9 @@ func (f fastSide) Send(r *fastpath.Request, answer func(fastpath.Reply)) bool {
 	p.Addr = httpguard.PeerAddr(r.Remote) // the per-address limits' key, as clientAddr
 
 	// net/http's request context ends when the client leaves; the send
-	// then goes on all the same (Publish does not undo a post), so no
-	// context is needed here.
-	f.s.sendThen(context.Background(), p, func(_ Receipt, status int, err error) {
+	// then goes on all the same (a post is not undone), so no context is
+	// needed here.
+	f.s.sendThen(context.Background(), p, func(_ bool, status int, err error) {
 		if err != nil {
 			answer(fastpath.Reply{Status: status, Text: err.Error(), RetryAfter: retryAfter(status, err)})
 		} else {

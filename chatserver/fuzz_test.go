@@ -68,7 +68,7 @@ func FuzzFrame(f *testing.F) {
 			}
 			return
 		}
-		validPost(Post{From: "sender", To: fr.To, Text: fr.Text}, 4096)
+		validPost(message{From: "sender", To: fr.To, Text: fr.Text}, 4096)
 	})
 }
 

@@ -320,7 +320,7 @@ func listen(t testing.TB) net.Listener {
 // streams reports how many open streams nick has (-1: offline).
 func (ts *testServer) streams(nick string) int {
 	n := -1
-	ts.srv.hub.do(context.Background(), &inspectReq{fn: func(h *hub) {
+	ts.srv.localHub().do(context.Background(), &inspectReq{fn: func(h *hub) {
 		if on, open := h.m.Online(nick); on {
 			n = open
 		}
@@ -343,7 +343,7 @@ func (ts *testServer) waitStreams(t testing.TB, nick string, n int) {
 // mailbox reports how many offline messages wait for nick.
 func (ts *testServer) mailbox(nick string) int {
 	n := 0
-	ts.srv.hub.do(context.Background(), &inspectReq{fn: func(h *hub) { n = h.m.MailCount(nick) }})
+	ts.srv.localHub().do(context.Background(), &inspectReq{fn: func(h *hub) { n = h.m.MailCount(nick) }})
 	return n
 }
 
@@ -362,7 +362,7 @@ func (ts *testServer) waitMailbox(t testing.TB, nick string, n int) {
 // prune runs the hub's pruning now, on its goroutine.
 func (ts *testServer) prune() {
 	done := make(chan struct{})
-	ts.srv.hub.pruneNow <- done
+	ts.srv.localHub().pruneNow <- done
 	<-done
 }
 
@@ -370,7 +370,7 @@ func (ts *testServer) prune() {
 func (ts *testServer) setClock() *atomic.Int64 {
 	var now atomic.Int64
 	now.Store(time.Now().UnixNano())
-	ts.srv.hub.do(context.Background(), &inspectReq{fn: func(h *hub) {
+	ts.srv.localHub().do(context.Background(), &inspectReq{fn: func(h *hub) {
 		h.now = func() time.Time { return time.Unix(0, now.Load()) }
 	}})
 	return &now
@@ -424,4 +424,20 @@ type inspectReq struct {
 func (r *inspectReq) apply(h *hub, _ *store.Tx) (result, error) {
 	r.fn(h)
 	return result{}, nil
+}
+
+// localHub is the hub of a server of one node.
+func (s *Server) localHub() *hub { return s.node.(*localNode).hub }
+
+// nats is the node of a server of a chat over NATS.
+func (s *Server) nats() *natsNode { return s.node.(*natsNode) }
+
+// postNow posts p through s's node, as every send route does after its
+// checks, and waits for the outcome.
+func postNow(ctx context.Context, s *Server, p message) result {
+	done := make(chan result, 1)
+	if err := s.node.post(ctx, p, false, func(res result) { done <- res }); err != nil {
+		return result{err: err}
+	}
+	return <-done
 }

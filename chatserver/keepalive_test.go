@@ -86,49 +86,6 @@ func TestRetention(t *testing.T) {
 	}
 }
 
-// recordingBroker is a Broker that counts the posts it carries.
-type recordingBroker struct {
-	Broker
-	n atomic.Int32
-}
-
-func (b *recordingBroker) Publish(ctx context.Context, p Post) (Receipt, error) {
-	b.n.Add(1)
-	return b.Broker.Publish(ctx, p)
-}
-
-func (b *recordingBroker) PublishAsync(ctx context.Context, p Post) (func() (Receipt, error), error) {
-	b.n.Add(1)
-	return b.Broker.PublishAsync(ctx, p)
-}
-
-func TestBrokerCarriesPosts(t *testing.T) {
-	b := &recordingBroker{Broker: NewLocalBroker()}
-	ts := startServer(t, Options{Broker: b})
-	c := ts.login(t, "ws", "john")
-	c.expect("Welcome john!", "now online: ")
-	c.send("all", "one") // over the WebSocket: PublishAsync
-	ts.msg(t, "mary", "john", "two")
-	ts.post(t, "mary", "john", "three")
-	// The WebSocket's send and the HTTP sends race: their order is not
-	// promised, only that each arrives once.
-	want := map[string]bool{"john to all: one": true, "mary: two": true, "mary: three": true}
-	for range 3 {
-		e := c.next()
-		if !want[e.text] {
-			t.Fatalf("unexpected or repeated event %q", e.text)
-		}
-		delete(want, e.text)
-	}
-	if got := b.n.Load(); got != 3 {
-		t.Errorf("the broker carried %d posts, want 3", got)
-	}
-	// A second server cannot subscribe to the same local broker.
-	if _, err := New(Options{DataDir: t.TempDir(), Broker: b}); err == nil || !strings.Contains(err.Error(), "already subscribed") {
-		t.Errorf("second subscriber: %v", err)
-	}
-}
-
 func TestListenLocalhost(t *testing.T) {
 	ln, err := Listen("localhost:0")
 	if err != nil {

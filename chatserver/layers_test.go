@@ -24,7 +24,7 @@ var chatLayers = map[string]int{
 	"chatserver/internal/fastpath": 2, // HTTP/1.1 before net/http, for an App
 	"chatserver/internal/cluster":  2, // the log of a chat over NATS JetStream
 	"chatserver/internal/auth":     3, // who speaks: tokens, claims
-	"chatserver/internal/stream":   3, // one user's open stream: queue, transports, pump
+	"chatserver/internal/stream":   3, // one user's open stream: queue, transports, writer
 	"chatserver/internal/room":     4, // the rules, a pure state machine
 	"chatserver/internal/store":    4, // chat.db and its log
 	"chatserver/internal/nbio":     5, // one read or write of a socket, never waiting

@@ -31,7 +31,7 @@ func validText(text string, maxBytes int) error {
 }
 
 // validPost checks a post's fields and says what is wrong and allowed.
-func validPost(p Post, maxBytes int) error {
+func validPost(p message, maxBytes int) error {
 	if err := ValidNick(p.From); err != nil {
 		return fmt.Errorf("from: %w", err)
 	}

@@ -138,7 +138,7 @@ func TestMailboxAfterRestart(t *testing.T) {
 	ts := startServer(t, o)
 	send := func(ts *testServer, from, to, addr string) {
 		t.Helper()
-		if res := ts.srv.hub.do(t.Context(), &postReq{post: Post{From: from, To: to, Text: "hi " + to, Time: time.Now(), Addr: addr}}); res.err != nil || !res.offline {
+		if res := ts.srv.localHub().do(t.Context(), &postReq{msg: message{From: from, To: to, Text: "hi " + to, Time: time.Now(), Addr: addr}}); res.err != nil || !res.offline {
 			t.Fatalf("%s to %s: %+v", from, to, res)
 		}
 	}
@@ -150,7 +150,7 @@ func TestMailboxAfterRestart(t *testing.T) {
 
 	ts = startServer(t, o)
 	var boxes []string
-	ts.srv.hub.do(t.Context(), &inspectReq{fn: func(h *hub) {
+	ts.srv.localHub().do(t.Context(), &inspectReq{fn: func(h *hub) {
 		for _, nick := range h.m.MailboxNicks() {
 			for _, m := range h.m.Mailbox(nick) {
 				boxes = append(boxes, nick+" "+m.From+" "+m.Addr)

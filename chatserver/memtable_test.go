@@ -13,7 +13,7 @@ import (
 // once; after a restart the offline messages are all there.
 func TestCheckpointsUnderTraffic(t *testing.T) {
 	ts := startServer(t, Options{})
-	h := ts.srv.hub
+	h := ts.srv.localHub()
 	h.do(context.Background(), &inspectReq{fn: func(h *hub) { h.checkpointAt, h.checkpointEvery = 4096, 4096 }})
 	joe := ts.login(t, "sse", "joe")
 	joe.expect("Welcome joe!", "now online: ")

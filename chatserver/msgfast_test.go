@@ -316,7 +316,7 @@ func TestMsgFastWaitsWithoutGoroutines(t *testing.T) {
 	}
 	ts, _ := serveOnListener(t, Options{LeaveGrace: -1}, ln)
 	held, release := make(chan struct{}), make(chan struct{})
-	if err := ts.srv.hub.submit(context.Background(), &inspectReq{fn: func(*hub) { close(held); <-release }}); err != nil {
+	if err := ts.srv.localHub().submit(context.Background(), &inspectReq{fn: func(*hub) { close(held); <-release }}); err != nil {
 		t.Fatal(err)
 	}
 	<-held
@@ -334,9 +334,9 @@ func TestMsgFastWaitsWithoutGoroutines(t *testing.T) {
 		conns[i].send(fmt.Sprintf("GET /msg/mary/john%%20m%d HTTP/1.0\r\nHost: localhost\r\n\r\n", i))
 	}
 	deadline := time.Now().Add(waitFor)
-	for len(ts.srv.hub.reqs) < sends {
+	for len(ts.srv.localHub().reqs) < sends {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d sends reached the hub's queue", len(ts.srv.hub.reqs), sends)
+			t.Fatalf("%d of %d sends reached the hub's queue", len(ts.srv.localHub().reqs), sends)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -13,13 +13,15 @@ import (
 
 	"github.com/wasmgap/wasmgap/chatserver/internal/auth"
 	"github.com/wasmgap/wasmgap/chatserver/internal/cluster"
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 	"github.com/wasmgap/wasmgap/chatserver/internal/stream"
 )
 
 // Several nodes, one chat: with Options.NATS the chat's state is a
-// replicated state machine over one JetStream stream (natsstate.go holds
-// the state and how each record changes it; internal/cluster the
-// connection, the stream, the node keys and the records). This file
+// replicated state machine over one log, a JetStream stream (natsstate.go
+// holds the state and how each record changes it; internal/cluster the
+// connection, the log, the node keys and the records). In this package a
+// "stream" is always a user's open SSE or WebSocket stream. This file
 // appends each change and waits until this node applied it, and hands
 // the events to this node's streams.
 
@@ -29,7 +31,7 @@ type NATSOptions struct {
 	// URLs of the NATS servers, comma-separated ("nats://a:4222,nats://b:4222").
 	// Empty: single node, the in-process broker and the local store.
 	URLs string
-	// Replicas of the chat's stream and bucket. Default: 3, or the number of
+	// Replicas of the chat's log and bucket. Default: 3, or the number of
 	// servers the client knows if fewer (1 for a single server).
 	Replicas int
 	// NodeTTL is how long a node that stopped saying it is alive keeps its
@@ -48,7 +50,7 @@ var ErrUnavailable = errors.New("chat unavailable")
 
 // natsNode is this server's part in a chat over NATS.
 type natsNode struct {
-	s      *Server
+	opts   *Options
 	log    *cluster.Log
 	ttl    time.Duration
 	tokens atomic.Uint64
@@ -81,14 +83,10 @@ func newNodeID() string {
 	return host + "-" + strconv.FormatUint(rand.Uint64()>>16, 36)
 }
 
-// joinNATS makes s a node of a chat whose state lives in JetStream.
-func (s *Server) joinNATS() (*Server, error) {
-	opts := &s.opts
+// joinNATS makes this process a node of a chat whose state lives in JetStream.
+func joinNATS(opts *Options) (*natsNode, error) {
 	if err := cluster.CheckURLs(opts.NATS.URLs); err != nil {
 		return nil, err
-	}
-	if _, local := opts.Broker.(*localBroker); !local {
-		return nil, errors.New("chat options: Broker and NATS exclude each other: with NATS the posts travel through JetStream; leave Broker unset")
 	}
 	if opts.NATS.NodeTTL == 0 {
 		opts.NATS.NodeTTL = 10 * time.Second
@@ -96,10 +94,9 @@ func (s *Server) joinNATS() (*Server, error) {
 	if opts.NATS.NodeTTL < time.Second || opts.NATS.Replicas < 0 || opts.NATS.Replicas > 5 {
 		return nil, errors.New("chat NATS options: NodeTTL must be 0 (default 10s) or at least 1s, Replicas 0 (default) to 5")
 	}
-	s.hub = &hub{}
-	n := &natsNode{s: s, ttl: opts.NATS.NodeTTL, quit: make(chan struct{}),
+	n := &natsNode{opts: opts, ttl: opts.NATS.NodeTTL, quit: make(chan struct{}),
 		id: newNodeID(), waiters: map[uint64]*natsWaiter{}, local: map[string]map[*stream.Conn]uint64{},
-		st: newClusterState(&s.opts)}
+		st: newClusterState(opts)}
 	log, err := cluster.Open(cluster.Config{URLs: opts.NATS.URLs, Replicas: opts.NATS.Replicas,
 		Retention: opts.Retention, MaxBytes: opts.MaxStoreBytes, NodeTTL: n.ttl, Node: n.id, Logger: opts.Logger})
 	if err != nil {
@@ -111,11 +108,7 @@ func (s *Server) joinNATS() (*Server, error) {
 		return nil, err
 	}
 	n.wg.Go(n.liveness)
-	s.cluster = n
-	s.opts.Broker = natsBroker{n}
-	s.startStreams()
-	s.handler = s.routes()
-	return s, nil
+	return n, nil
 }
 
 func (n *natsNode) nodeID() string {
@@ -220,16 +213,16 @@ func (n *natsNode) notStored(err error, w *natsWaiter) error {
 		return nil
 	}
 	if cluster.Full(err) {
-		return refuse(ErrStoreFull, "chat store full: stream %s holds its most (max bytes %d); old history leaves after the retention (%v), retry later", cluster.Stream, n.s.opts.MaxStoreBytes, n.s.opts.Retention)
+		return refuse(ErrStoreFull, "chat store full: stream %s holds its most (max bytes %d); old history leaves after the retention (%v), retry later", cluster.Stream, n.opts.MaxStoreBytes, n.opts.Retention)
 	}
 	return refuse(ErrUnavailable, "chat: NATS did not store the message (%v): retry in a moment", err)
 }
 
-// handle applies one record of the stream, in order.
+// handle applies one record of the log, in order.
 func (n *natsNode) handle(seq uint64, at time.Time, data []byte) {
 	m, err := cluster.Decode(data)
 	if err != nil {
-		n.s.opts.Logger.Error("chat NATS: undecodable message, skipped", "seq", seq, "err", err)
+		n.opts.Logger.Error("chat NATS: undecodable message, skipped", "seq", seq, "err", err)
 		return
 	}
 	n.mu.Lock()
@@ -282,7 +275,7 @@ func (n *natsNode) lostPlace() {
 		ctx, cancel := context.WithTimeout(context.Background(), natsWait)
 		defer cancel()
 		if err := n.log.Alive(ctx, id); err != nil {
-			n.s.opts.Logger.Warn("chat NATS: announce this node's new incarnation", "node", id, "err", err)
+			n.opts.Logger.Warn("chat NATS: announce this node's new incarnation", "node", id, "err", err)
 		}
 	})
 }
@@ -308,7 +301,7 @@ func (n *natsNode) later(d time.Duration, m cluster.Record, msgID string, still 
 		ctx, cancel := context.WithTimeout(context.Background(), natsWait)
 		defer cancel()
 		if _, err := n.publish(ctx, &m, msgID, nil); err != nil && !errors.Is(err, ErrShuttingDown) {
-			n.s.opts.Logger.Warn("chat NATS: publish", "kind", m.Kind, "err", err)
+			n.opts.Logger.Warn("chat NATS: publish", "kind", m.Kind, "err", err)
 			n.later(time.Second, m, msgID, still) // every node retries; the first stored wins
 		}
 	})
@@ -331,7 +324,7 @@ func (n *natsNode) liveness() {
 		ctx, cancel := context.WithTimeout(context.Background(), every*2)
 		id := n.nodeID()
 		if err := n.log.Alive(ctx, id); err != nil {
-			n.s.opts.Logger.Warn("chat NATS: renew node key", "node", id, "err", err)
+			n.opts.Logger.Warn("chat NATS: renew node key", "node", id, "err", err)
 		}
 		n.mu.Lock()
 		nodes := n.st.m.NodesWithStreams()
@@ -341,7 +334,7 @@ func (n *natsNode) liveness() {
 				continue
 			}
 			if n.log.Gone(ctx, node) {
-				n.s.opts.Logger.Info("chat NATS: node gone", "node", node)
+				n.opts.Logger.Info("chat NATS: node gone", "node", node)
 				n.publish(ctx, &cluster.Record{Kind: "gone", Gone: node}, "gone-"+node, nil)
 			}
 		}
@@ -351,7 +344,7 @@ func (n *natsNode) liveness() {
 
 // join opens a stream of nick on this node.
 func (n *natsNode) join(ctx context.Context, nick string, resume uint64, hasResume bool) (*stream.Conn, result, func()) {
-	c := stream.NewConn(nick, n.s.opts.QueueSize)
+	c := stream.NewConn(nick, n.opts.QueueSize)
 	res, err := n.publish(ctx, &cluster.Record{Kind: "open", Nick: nick, Resume: resume, Has: hasResume}, "", &natsWaiter{conn: c})
 	if err != nil {
 		res.err = err
@@ -382,17 +375,20 @@ func (n *natsNode) leave(c *stream.Conn) {
 	if _, err := n.publish(ctx, &m, "close-"+node+"-"+strconv.FormatUint(token, 10), nil); err != nil && !errors.Is(err, ErrShuttingDown) {
 		// Not connected: the close is published once NATS is back, or the
 		// node is declared gone first.
-		n.s.opts.Logger.Warn("chat NATS: publish a stream's close", "nick", c.Nick, "err", err)
+		n.opts.Logger.Warn("chat NATS: publish a stream's close", "nick", c.Nick, "err", err)
 		n.later(time.Second, m, "close-"+node+"-"+strconv.FormatUint(token, 10), nil)
 	}
 }
 
-// ack publishes that nick's events with from < id <= to were delivered.
-func (n *natsNode) ack(nick string, from, to uint64) {
+// ack publishes that nick's events with from < id <= to were delivered,
+// on a goroutine of its own.
+func (n *natsNode) ack(nick string, from, to uint64) { go n.publishAck(nick, from, to) }
+
+func (n *natsNode) publishAck(nick string, from, to uint64) {
 	ctx, cancel := context.WithTimeout(context.Background(), natsWait)
 	defer cancel()
 	if _, err := n.publish(ctx, &cluster.Record{Kind: "ack", Nick: nick, Resume: from, Upto: to}, "", nil); err != nil {
-		n.s.opts.Logger.Warn("chat NATS: publish a mailbox ack", "nick", nick, "err", err)
+		n.opts.Logger.Warn("chat NATS: publish a mailbox ack", "nick", nick, "err", err)
 	}
 }
 
@@ -420,59 +416,60 @@ func (n *natsNode) shutdown() {
 // claims is the nick claims of this node's chat, kept in NATS.
 func (n *natsNode) claims() auth.Claims {
 	return auth.NewKVClaims(auth.KVConfig{JS: n.log.JetStream(), Stream: cluster.Stream, Node: n.nodeID, Quit: n.quit,
-		Logger: n.s.opts.Logger, Grace: n.s.opts.LeaveGrace, Wait: natsWait, Unavailable: ErrUnavailable})
+		Logger: n.opts.Logger, Grace: claimHold(n.opts.Retention, n.opts.LeaveGrace), Wait: natsWait, Unavailable: ErrUnavailable})
 }
 
-// natsBroker publishes posts to the chat's stream.
-type natsBroker struct{ n *natsNode }
-
-func (b natsBroker) Publish(ctx context.Context, p Post) (Receipt, error) {
-	return b.receipt(b.n.publish(ctx, postMsg(p), "", &natsWaiter{}))
-}
-
-func postMsg(p Post) *cluster.Record {
-	return &cluster.Record{Kind: "post", Nick: p.From, To: p.To, Text: p.Text, Time: p.Time.UnixNano(), Addr: p.Addr}
-}
-
-// receipt is the outcome of a post as a Broker returns it.
-func (b natsBroker) receipt(res result, err error) (Receipt, error) {
+// post publishes m to the chat's log and hands then what applying it here
+// did: waiting for the acknowledgement, or (pipelined) leaving the wait to
+// the goroutine that calls then, so that one client's messages follow one
+// another without a round trip each.
+func (n *natsNode) post(ctx context.Context, m message, pipelined bool, then func(result)) error {
+	rec := &cluster.Record{Kind: "post", Nick: m.From, To: m.To, Text: m.Text, Time: m.Time.UnixNano(), Addr: m.Addr}
+	answer := func(res result, err error) {
+		if err != nil {
+			res.err = err
+		}
+		then(res)
+	}
+	if !pipelined {
+		go func() { answer(n.publish(ctx, rec, "", &natsWaiter{})) }()
+		return nil
+	}
+	wait, err := n.send(ctx, rec, "", &natsWaiter{}, true)
 	if err != nil {
-		return Receipt{}, err
+		return err
 	}
-	if res.offline {
-		return Receipt{Offline: true, Kept: b.n.s.opts.Retention}, nil
-	}
-	return Receipt{}, nil
+	go func() { answer(wait()) }()
+	return nil
 }
 
-// PublishAsync publishes without waiting for the ack (a WebSocket's posts
-// follow one another), in order; wait collects the ack and the application.
-func (b natsBroker) PublishAsync(ctx context.Context, p Post) (func() (Receipt, error), error) {
-	wait, err := b.n.send(ctx, postMsg(p), "", &natsWaiter{}, true)
-	if err != nil {
-		return nil, err
-	}
-	return func() (Receipt, error) {
-		res, err := wait()
-		return b.receipt(res, err)
-	}, nil
+// readLog reads nothing: a NATS node's history is in memory, and a new
+// stream's welcome carries what it missed (clusterState.welcome).
+func (n *natsNode) readLog(_ string, _, upTo uint64, _ int) ([]*store.Record, uint64, error) {
+	return nil, upTo, nil
 }
 
-func (b natsBroker) Subscribe(Hub) error { return nil }
-func (b natsBroker) Close() error        { return nil }
+// pruned is the last event id that left this node's history.
+func (n *natsNode) pruned() uint64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.st.history.Pruned()
+}
 
-// shutdownNATS is Shutdown for a node of a chat over NATS: the streams are
-// told to resume (here once it is back, or on another node), the requests
-// in flight finish, and the node leaves the cluster.
-func (s *Server) shutdownNATS(ctx context.Context) error {
-	s.cluster.mu.Lock()
-	for _, cs := range s.cluster.local {
+// cutAll tells this node's streams to resume (here once it is back, or on
+// another node).
+func (n *natsNode) cutAll(reason string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, cs := range n.local {
 		for c := range cs {
-			c.Cut(stream.ShuttingDown)
+			c.Cut(reason)
 		}
 	}
-	s.cluster.mu.Unlock()
-	err := s.drain(ctx)
-	s.cluster.shutdown()
-	return err
+}
+
+// close leaves the cluster (shutdown).
+func (n *natsNode) close() error {
+	n.shutdown()
+	return nil
 }

@@ -266,9 +266,9 @@ func TestNATSTwoNodesChat(t *testing.T) {
 	deadline := time.Now().Add(natsTestTime)
 	for {
 		var boxed int
-		a.srv.cluster.mu.Lock()
-		boxed = a.srv.cluster.st.m.MailCount("bob")
-		a.srv.cluster.mu.Unlock()
+		a.srv.nats().mu.Lock()
+		boxed = a.srv.nats().st.m.MailCount("bob")
+		a.srv.nats().mu.Unlock()
 		if boxed == 0 {
 			break
 		}
@@ -293,7 +293,7 @@ func sameState(t testing.TB, nodes ...*testServer) {
 		var dumps []string
 		var seqs []uint64
 		for _, ts := range nodes {
-			n := ts.srv.cluster
+			n := ts.srv.nats()
 			n.mu.Lock()
 			seqs = append(seqs, n.st.applied)
 			dumps = append(dumps, n.st.dump())
@@ -580,7 +580,7 @@ func httpPostJSON(u, body string) (httpAnswer, error) {
 // crash stops a node as a crash would: no goodbye to the cluster (its key
 // stays until it expires), its connections dropped.
 func (ts *testServer) crash() {
-	n := ts.srv.cluster
+	n := ts.srv.nats()
 	n.mu.Lock()
 	n.closing = true
 	n.mu.Unlock()
@@ -757,7 +757,7 @@ func TestNATSReconnects(t *testing.T) {
 		s.WaitForShutdown()
 	}
 	deadline := time.Now().Add(natsTestTime)
-	for a.srv.cluster.log.Connected() {
+	for a.srv.nats().log.Connected() {
 		if time.Now().After(deadline) {
 			t.Fatal("still connected to NATS after its servers stopped")
 		}
@@ -792,7 +792,7 @@ func TestNATSReconnects(t *testing.T) {
 
 // clusterMail is what nick's mailbox holds on node ts, as "from: text".
 func clusterMail(ts *testServer, nick string) []string {
-	n := ts.srv.cluster
+	n := ts.srv.nats()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	var out []string
@@ -864,9 +864,9 @@ func TestNATSGraceMailboxCap(t *testing.T) {
 	bob.close()
 	deadline := time.Now().Add(natsTestTime)
 	for {
-		a.srv.cluster.mu.Lock()
-		_, open := a.srv.cluster.st.m.Online("bob")
-		a.srv.cluster.mu.Unlock()
+		a.srv.nats().mu.Lock()
+		_, open := a.srv.nats().st.m.Online("bob")
+		a.srv.nats().mu.Unlock()
 		if open == 0 {
 			break
 		}
@@ -877,14 +877,14 @@ func TestNATSGraceMailboxCap(t *testing.T) {
 	}
 	// Two senders from two addresses fill the chat's two mailboxes.
 	for i, to := range []string{"cat", "dan"} {
-		p := Post{From: fmt.Sprint("s", i), To: to, Text: "hi", Time: time.Now(), Addr: fmt.Sprint("192.0.2.", i)}
-		if rc, err := b.srv.opts.Broker.Publish(t.Context(), p); err != nil || !rc.Offline {
-			t.Fatalf("to offline %s: %+v %v", to, rc, err)
+		p := message{From: fmt.Sprint("s", i), To: to, Text: "hi", Time: time.Now(), Addr: fmt.Sprint("192.0.2.", i)}
+		if res := postNow(t.Context(), b.srv, p); res.err != nil || !res.offline {
+			t.Fatalf("to offline %s: %+v", to, res)
 		}
 	}
-	p := Post{From: "eve", To: "bob", Text: "during the grace", Time: time.Now(), Addr: "192.0.2.9"}
-	if rc, err := b.srv.opts.Broker.Publish(t.Context(), p); err != nil || rc.Offline {
-		t.Fatalf("to bob within his grace: %+v %v, want delivered", rc, err)
+	p := message{From: "eve", To: "bob", Text: "during the grace", Time: time.Now(), Addr: "192.0.2.9"}
+	if res := postNow(t.Context(), b.srv, p); res.err != nil || res.offline {
+		t.Fatalf("to bob within his grace: %+v, want delivered", res)
 	}
 	sameState(t, a, b)
 	if got := clusterMail(a, "bob"); len(got) != 0 {

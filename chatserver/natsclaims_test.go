@@ -18,8 +18,9 @@ func TestNATSClaims(t *testing.T) {
 		t.Skip("runs a NATS server")
 	}
 	nc := startNATSCluster(t, 3)
-	a := startNATSNode(t, nc, Options{ClaimNicks: true, LeaveGrace: -1})
-	b := startNATSNode(t, nc, Options{ClaimNicks: true, LeaveGrace: -1})
+	// A claim holds for the retention after its last stream: short here.
+	a := startNATSNode(t, nc, Options{ClaimNicks: true, LeaveGrace: -1, Retention: 2 * time.Second})
+	b := startNATSNode(t, nc, Options{ClaimNicks: true, LeaveGrace: -1, Retention: 2 * time.Second})
 	status, body, h, bob := a.sseLogin(t, "bob", "", nil)
 	if status != 200 {
 		t.Fatalf("bob's first login on node a: %d %s", status, body)
@@ -56,7 +57,8 @@ func TestNATSClaims(t *testing.T) {
 	if status, _, _, _ := a.sseLogin(t, "bob", "", nil); status != 403 {
 		t.Errorf("bob on node a while node b holds the claim: %d, want 403", status)
 	}
-	// The last stream closes: with no grace, the next login claims bob afresh.
+	// The last stream closes: with no grace, past the retention, the next
+	// login claims bob afresh.
 	bob2.close()
 	deadline := time.Now().Add(natsTestTime)
 	for {

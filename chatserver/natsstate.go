@@ -10,9 +10,9 @@ import (
 )
 
 // clusterState is the chat's state as every node derives it from the
-// stream: the rules' machine (internal/room, the same one a single node
+// log: the rules' machine (internal/room, the same one a single node
 // runs) and the history a resume replays. Every node applies the same
-// messages in the same order, each with its stream sequence and
+// messages in the same order, each with its log sequence and
 // timestamp, so every node holds the same state and derives the same
 // events with the same ids (room.Config.IDsPerRequest numbers them by
 // their message). Only the deliveries differ: each node hands an event to
@@ -20,7 +20,7 @@ import (
 type clusterState struct {
 	opts    *Options
 	m       *room.Machine
-	perReq  uint64 // event ids per stream message
+	perReq  uint64 // event ids per record of the log
 	history cluster.History
 	started bool   // a message was applied
 	applied uint64 // the last sequence applied
@@ -35,7 +35,7 @@ func newClusterState(o *Options) *clusterState {
 // events it makes to n's streams. w is the waiter when n published m.
 func (st *clusterState) apply(n *natsNode, seq uint64, at time.Time, m *cluster.Record, w *natsWaiter) result {
 	if !st.started {
-		// The stream's first messages may have expired before this node
+		// The log's first records may have expired before this node
 		// started: their events are not in its history.
 		st.started = true
 		st.history.Started(seq * st.perReq)
@@ -98,9 +98,8 @@ func (st *clusterState) welcome(nick string, rj *room.Joined) stream.Plan {
 	pre := j.Preamble
 	j.Preamble = nil
 	if j.HasResume {
-		if pruned := st.history.Pruned(); j.Resume < pruned {
-			j.Notice = fmt.Sprintf("events %d to %d are older than the retention window (%v) and were deleted: those addressed to you are missing from this resume", j.Resume+1, pruned, st.opts.Retention)
-		}
+		// A resume from before the history's start is told so by the
+		// stream's writer (natsNode.pruned), as on one node.
 		j.Preamble = st.visible(nick, j.Resume, j.ReplayTo, j.Preamble)
 		j.ReplayTo = j.Resume // the replay is in the preamble
 	}

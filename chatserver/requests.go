@@ -44,10 +44,10 @@ func (r *reply) answer(res result) {
 // postReq stores and delivers a post.
 type postReq struct {
 	reply
-	post Post
+	msg message
 }
 
-func (r *postReq) apply(h *hub, tx *store.Tx) (result, error) { return h.handlePost(tx, r.post) }
+func (r *postReq) apply(h *hub, tx *store.Tx) (result, error) { return h.handlePost(tx, r.msg) }
 
 // joinReq adds a stream of its nick; resume is the last id its client saw.
 type joinReq struct {
@@ -113,7 +113,7 @@ func (r *ackReq) apply(h *hub, tx *store.Tx) (result, error) {
 
 // handlePost stores and delivers a post (the machine's rules), unless the
 // store is full.
-func (h *hub) handlePost(tx *store.Tx, p Post) (result, error) {
+func (h *hub) handlePost(tx *store.Tx, p message) (result, error) {
 	if used := h.store.Used(); used >= h.maxBytes {
 		return result{}, refuse(ErrStoreFull, "chat store full: it holds %d bytes, the most allowed is %d; old history is pruned after the retention (%v), retry later", used, h.maxBytes, h.retention)
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -39,12 +38,12 @@ func (s *Server) routes() http.Handler {
 				page.Serve(w, r)
 			}
 		case p == "/send":
-			s.bodyDeadline(w)
+			httpguard.LimitBody(w, r, s.opts.BodyTimeout)
 			s.serveSend(w, r)
 		case p == "/ws":
 			s.serveWS(w, r)
 		case strings.HasPrefix(p, "/msg/"):
-			s.bodyDeadline(w)
+			httpguard.LimitBody(w, r, s.opts.BodyTimeout)
 			s.serveMsg(w, r)
 		case strings.Count(p, "/") == 1 && wantsEventStream(r):
 			s.serveSSE(w, r, p[1:])
@@ -52,12 +51,6 @@ func (s *Server) routes() http.Handler {
 			http.Error(w, "not found: the chat page is at ./, log in with GET ./<nick> and Accept: text/event-stream, send with GET ./msg/<from>/<to>%20<text> or POST ./send", http.StatusNotFound)
 		}
 	})))
-}
-
-// bodyDeadline bounds the reading of the request's body (what remains of
-// it is discarded under the same deadline once the handler returns).
-func (s *Server) bodyDeadline(w http.ResponseWriter) {
-	http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.opts.BodyTimeout))
 }
 
 func wantsEventStream(r *http.Request) bool {
@@ -84,45 +77,45 @@ const msgShape = "expected /msg/<from>/<to>%20<text>, e.g. /msg/mary/john%20hell
 
 // parseMsgPath reads the post of the article's send route from the escaped
 // path /msg/<from>/<to>%20<text>. The fields are checked later (validPost).
-func parseMsgPath(escaped string) (Post, error) {
+func parseMsgPath(escaped string) (message, error) {
 	rest, ok := strings.CutPrefix(escaped, "/msg/")
 	if !ok {
-		return Post{}, errors.New("bad send: " + msgShape)
+		return message{}, errors.New("bad send: " + msgShape)
 	}
 	rawFrom, rawRest, ok := strings.Cut(rest, "/")
 	if !ok {
-		return Post{}, errors.New("bad send: " + msgShape)
+		return message{}, errors.New("bad send: " + msgShape)
 	}
 	from, err1 := url.PathUnescape(rawFrom)
 	target, err2 := url.PathUnescape(rawRest)
 	if errors.Join(err1, err2) != nil {
-		return Post{}, errors.New("bad send: the path is not valid %-encoding: " + msgShape)
+		return message{}, errors.New("bad send: the path is not valid %-encoding: " + msgShape)
 	}
 	to, text, ok := strings.Cut(target, " ")
 	if !ok {
-		return Post{}, errors.New("bad send: no space between the receiver and the text: " + msgShape)
+		return message{}, errors.New("bad send: no space between the receiver and the text: " + msgShape)
 	}
-	return Post{From: from, To: to, Text: text}, nil
+	return message{From: from, To: to, Text: text}, nil
 }
 
 // msgPost reads the post of GET /msg/<from>/<to>%20<text> from the
 // request's escaped path and checks it (validPost): its error is a refusal
 // before any send, with its status. serveMsg and the fast path
 // (fast.go) both read the route's post here and send it with send.
-func (s *Server) msgPost(escaped string) (Post, int, error) {
+func (s *Server) msgPost(escaped string) (message, int, error) {
 	p, err := parseMsgPath(escaped)
 	if err != nil {
-		return Post{}, http.StatusBadRequest, err
+		return message{}, http.StatusBadRequest, err
 	}
 	if err := validPost(p, s.opts.MaxMessageBytes); err != nil {
-		return Post{}, statusOf(err), err
+		return message{}, statusOf(err), err
 	}
 	return p, http.StatusOK, nil
 }
 
 // decodeSend reads the body of POST /send: one JSON object
 // {"from","to","text"} and nothing else.
-func decodeSend(body io.Reader) (Post, error) {
+func decodeSend(body io.Reader) (message, error) {
 	var in struct {
 		From string `json:"from"`
 		To   string `json:"to"`
@@ -131,12 +124,12 @@ func decodeSend(body io.Reader) (Post, error) {
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return Post{}, fmt.Errorf(`body is not the JSON {"from":"<nick>","to":"<nick> or all","text":"<message>"}: %w`, err)
+		return message{}, fmt.Errorf(`body is not the JSON {"from":"<nick>","to":"<nick> or all","text":"<message>"}: %w`, err)
 	}
 	if dec.More() {
-		return Post{}, errors.New(`body has more after the JSON {"from":"<nick>","to":"<nick> or all","text":"<message>"}: send one object`)
+		return message{}, errors.New(`body has more after the JSON {"from":"<nick>","to":"<nick> or all","text":"<message>"}: send one object`)
 	}
-	return Post{From: in.From, To: in.To, Text: in.Text}, nil
+	return message{From: in.From, To: in.To, Text: in.Text}, nil
 }
 
 // serveMsg is the article's send route: GET /msg/<from>/<to>%20<text>.
@@ -186,8 +179,10 @@ func (s *Server) serveSend(w http.ResponseWriter, r *http.Request) {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			status = http.StatusRequestEntityTooLarge
 		}
-		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
-			s.sendError(w, http.StatusRequestTimeout, fmt.Errorf("the request body did not arrive within %v: send it at once", s.opts.BodyTimeout), true)
+		if bt, ok := errors.AsType[*httpguard.BodyTimeoutError](err); ok {
+			// Whichever deadline it was (this route's, or a server's that
+			// mounts the chat): the body's lateness, not its JSON.
+			s.sendError(w, bt.StatusCode(), bt, true)
 			return
 		}
 		s.sendError(w, status, err, true)
@@ -202,13 +197,13 @@ func (s *Server) serveSend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in.Addr = clientAddr(r) // never the body's
-	rc, status, err := s.send(r.Context(), in)
+	offline, status, err := s.send(r.Context(), in)
 	if err != nil {
 		s.sendError(w, status, err, true)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if !rc.Offline {
+	if !offline {
 		w.Write([]byte(`{"ok":true}` + "\n"))
 		return
 	}
@@ -218,77 +213,64 @@ func (s *Server) serveSend(w http.ResponseWriter, r *http.Request) {
 	enc.Encode(struct {
 		OK      bool   `json:"ok"`
 		Offline string `json:"offline"`
-	}{true, fmt.Sprintf("%s is offline: the message is kept for %v and delivered at their next login", in.To, rc.Kept)})
+	}{true, fmt.Sprintf("%s is offline: the message is kept for %v and delivered at their next login", in.To, s.opts.Retention)})
 }
 
-// send validates, rate-limits and publishes p; on failure it returns the
-// HTTP status that fits.
-func (s *Server) send(ctx context.Context, p Post) (Receipt, int, error) {
+// send validates, rate-limits and posts p through the node; on failure it
+// returns the HTTP status that fits. offline: the receiver had no open
+// stream, the message waits in its mailbox for the Retention.
+func (s *Server) send(ctx context.Context, p message) (offline bool, status int, err error) {
 	done := make(chan struct{})
-	var rc Receipt
-	var status int
-	var err error
-	s.sendThen(ctx, p, func(r Receipt, st int, e error) { rc, status, err = r, st, e; close(done) })
+	s.sendThen(ctx, p, func(o bool, st int, e error) { offline, status, err = o, st, e; close(done) })
 	<-done
-	return rc, status, err
+	return offline, status, err
 }
 
 // sendThen is send for a caller that does not wait: then gets what send
-// returns once p is stored and delivered (with the in-process broker, on
-// the store's syncer or the hub, so then must not block or wait for the
-// hub; with another, on a goroutine of its own), or at once when refused.
-func (s *Server) sendThen(ctx context.Context, p Post, then func(Receipt, int, error)) {
+// returns once p is stored and delivered (node.post's then: it must not
+// block or wait for the node), or at once when refused.
+func (s *Server) sendThen(ctx context.Context, p message, then func(offline bool, status int, err error)) {
 	if !s.enter() {
-		then(Receipt{}, http.StatusServiceUnavailable, ErrShuttingDown)
+		then(false, http.StatusServiceUnavailable, ErrShuttingDown)
 		return
 	}
 	if status, err := s.admit(&p); err != nil {
 		s.exit()
-		then(Receipt{}, status, err)
+		then(false, status, err)
 		return
 	}
-	published := func(rc Receipt, err error) {
-		status, err := s.published(p, err)
+	published := func(res result) {
+		status, err := s.published(p, res)
 		s.exit()
-		then(rc, status, err)
+		then(res.offline && err == nil, status, err)
 	}
-	if b, ok := s.opts.Broker.(*localBroker); ok {
-		if h, err := b.subscribed(); err == nil && h == Hub(hubSide{s}) {
-			// This server's hub answers on its syncer: no goroutine waits.
-			r := &postReq{post: p}
-			r.then = func(res result) { published(s.receipt(res)) }
-			if err := s.hub.submit(ctx, r); err != nil {
-				published(Receipt{}, err)
-			}
-			return
-		}
+	if err := s.node.post(ctx, p, false, published); err != nil {
+		published(result{err: err})
 	}
-	go func() { published(s.opts.Broker.Publish(ctx, p)) }()
 }
 
 // sendPipelined is send for a stream of posts from one client that need no
-// answer each (WebSocket frames): it publishes p with Broker.PublishAsync and
+// answer each (WebSocket frames): it hands p to the node pipelined and
 // returns at once, in order, leaving wait to learn the outcome, so one
 // connection can have many posts in one store commit. The caller must be
 // inside enter/exit until wait returns.
-func (s *Server) sendPipelined(ctx context.Context, p Post) (wait func() error, err error) {
+func (s *Server) sendPipelined(ctx context.Context, p message) (wait func() error, err error) {
 	if _, err := s.admit(&p); err != nil {
 		return nil, err
 	}
-	done, err := s.opts.Broker.PublishAsync(ctx, p)
-	if err != nil {
-		_, err = s.published(p, err)
+	done := make(chan result, 1)
+	if err := s.node.post(ctx, p, true, func(res result) { done <- res }); err != nil {
+		_, err = s.published(p, result{err: err})
 		return nil, err
 	}
 	return func() error {
-		_, err := done()
-		_, err = s.published(p, err)
+		_, err := s.published(p, <-done)
 		return err
 	}, nil
 }
 
 // admit checks p and its sender's rate, and stamps p with the time.
-func (s *Server) admit(p *Post) (int, error) {
+func (s *Server) admit(p *message) (int, error) {
 	if err := validPost(*p, s.opts.MaxMessageBytes); err != nil {
 		return statusOf(err), err
 	}
@@ -301,10 +283,20 @@ func (s *Server) admit(p *Post) (int, error) {
 	return http.StatusOK, nil
 }
 
-// published maps the outcome of publishing p to an HTTP status, by the
+// published maps the outcome of posting p to an HTTP status, by the
 // error's kind; an error of no kind is the server's failure (500, logged).
-func (s *Server) published(p Post, err error) (int, error) {
+// A message kept for an offline receiver holds the receiver's claim, if
+// any, for as long as it waits (auth.Claims.Keep).
+func (s *Server) published(p message, res result) (int, error) {
+	err := res.err
 	if err == nil {
+		if res.offline && s.auth.Claims != nil {
+			go func() {
+				if err := s.auth.KeepClaim(context.Background(), p.To); err != nil {
+					s.opts.Logger.Warn("keep a nickname's claim for its mail", "nick", p.To, "err", err)
+				}
+			}()
+		}
 		return http.StatusOK, nil
 	}
 	if status := statusOf(err); status != 0 {

@@ -51,7 +51,7 @@ func TestOnlineListCapped(t *testing.T) {
 	ts := startServer(t, Options{})
 	const maxOnlineShown = room.MaxOnlineShown
 	for i := range maxOnlineShown + 5 {
-		ts.srv.hub.do(t.Context(), &inspectReq{fn: func(h *hub) {
+		ts.srv.localHub().do(t.Context(), &inspectReq{fn: func(h *hub) {
 			h.reqSeq++
 			h.m.Apply(room.Request{Kind: room.Open, Seq: h.reqSeq, At: h.now(), Nick: fmt.Sprintf("u%03d", i), Node: "elsewhere", Token: uint64(i)})
 		}})
@@ -235,7 +235,7 @@ func TestManyStreams(t *testing.T) {
 		took = time.Since(start)
 		ts.waitStreams(t, fmt.Sprintf("user%05d", to-1), 1)
 		// Let the coalesced notices of the last window reach the streams.
-		ts.srv.hub.do(t.Context(), &presenceReq{})
+		ts.srv.localHub().do(t.Context(), &presenceReq{})
 		time.Sleep(200 * time.Millisecond)
 		return int64(inUse()) - int64(base), took
 	}

@@ -8,17 +8,15 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wasmgap/wasmgap/chatserver/internal/auth"
 	"github.com/wasmgap/wasmgap/chatserver/internal/fastpath"
 	"github.com/wasmgap/wasmgap/chatserver/internal/nbio"
 	"github.com/wasmgap/wasmgap/chatserver/internal/quota"
-	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 	"github.com/wasmgap/wasmgap/chatserver/internal/stream"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
@@ -65,9 +63,25 @@ type Options struct {
 	MaxConnsPerAddr int
 	// MaxOpenConnsPerAddr limits the open connections of one client IP
 	// address to Serve, streams and requests alike; one more is answered
-	// 429 and closed. Default twice MaxConnsPerAddr (2000), unlimited when
-	// that is; negative: unlimited.
+	// 429 and closed. Behind a trusted proxy (TrustedProxies) it counts the
+	// client the proxy names: a connection from the proxy counts for the
+	// client of its latest request, a stream for its client until it ends.
+	// Default twice MaxConnsPerAddr (2000), unlimited when that is;
+	// negative: unlimited.
 	MaxOpenConnsPerAddr int
+	// MaxOpenConnsPerProxy limits the open connections to Serve of one
+	// trusted proxy, for all its clients together. Default ten times
+	// MaxOpenConnsPerAddr (20000), unlimited when that is; negative:
+	// unlimited.
+	MaxOpenConnsPerProxy int
+	// MaxConns limits the connections open to Serve at once, all addresses
+	// together, so that clients never take the process's last file
+	// descriptors (the store and the logs need some). Past it a new
+	// connection makes the address holding the most connections give up
+	// its oldest, or is answered 503 and closed when its own address holds
+	// the most, before any work is done for it. Default: the open-file
+	// limit (RLIMIT_NOFILE) less a tenth, at least 256; negative: unlimited.
+	MaxConns int
 	// MaxMailbox limits the messages kept for one offline user. Default 10000.
 	MaxMailbox int
 	// MaxMailboxes limits how many users may have offline messages waiting;
@@ -117,8 +131,10 @@ type Options struct {
 	AuthSecret []byte
 	// ClaimNicks, in an open chat, lets the first login of a nickname claim
 	// it: it gets a secret (a cookie and an X-Chat-Claim header) that every
-	// later login and send as that nickname must show, until LeaveGrace
-	// after the nickname's last stream closed. Default false.
+	// later login and send as that nickname must show, until Retention and
+	// LeaveGrace after the nickname's last stream closed and its last
+	// offline message arrived: as long as its history and mail are kept,
+	// they go to the claim's holder alone. Default false.
 	ClaimNicks bool
 	// TrustedProxies are the reverse proxies (CIDR prefixes) whose
 	// ProxyHeader names the client's address for every per-address limit;
@@ -126,12 +142,9 @@ type Options struct {
 	TrustedProxies []netip.Prefix
 	// ProxyHeader is "X-Forwarded-For" (the default) or "Forwarded".
 	ProxyHeader string
-	// Broker carries posts to the hub. Default NewLocalBroker().
-	Broker Broker
 	// NATS, with URLs, serves one chat from several nodes through NATS
 	// JetStream instead of the local store (see NATSOptions, the package
-	// comment and docs/SCALING.md); DataDir is then unused and Broker must
-	// be left unset.
+	// comment and docs/SCALING.md); DataDir is then unused.
 	NATS NATSOptions
 	// Logger receives connection and error logs. Default: discard.
 	Logger *slog.Logger
@@ -166,6 +179,15 @@ func (o *Options) setDefaults() {
 			o.MaxOpenConnsPerAddr = 2 * o.MaxConnsPerAddr
 		}
 	}
+	if o.MaxOpenConnsPerProxy == 0 {
+		o.MaxOpenConnsPerProxy = -1
+		if o.MaxOpenConnsPerAddr > 0 {
+			o.MaxOpenConnsPerProxy = 10 * o.MaxOpenConnsPerAddr
+		}
+	}
+	if o.MaxConns == 0 {
+		o.MaxConns = fastpath.DefaultMaxConns()
+	}
 	defInt(&o.MaxMailbox, 10000)
 	defInt(&o.MaxMailboxes, 100000)
 	if o.MaxStoreBytes == 0 {
@@ -177,37 +199,36 @@ func (o *Options) setDefaults() {
 	if o.SendBurst <= 0 {
 		o.SendBurst = max(int(o.SendRate), 1)
 	}
-	if o.Broker == nil {
-		o.Broker = NewLocalBroker()
-	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 }
 
-// Server is a running chat: its hub, store and broker. Serve its Handler.
+// Server is a running chat: its node (this process's store, or a share of
+// a chat over NATS), its routes and their limits. Serve its Handler.
 type Server struct {
 	opts    Options
-	store   *store.Store
-	hub     *hub
-	tmpDir  string
+	node    node // where the chat lives (node.go): a localNode or a natsNode
 	senders *quota.Senders
 	addrs   *quota.Streams
-	handler http.Handler
-	cluster *natsNode          // with Options.NATS: the chat's state lives in JetStream
-	auth    auth.Guard         // who speaks (auth.go)
-	proxies *httpguard.Proxies // Options.TrustedProxies
-	writers *stream.Writers    // the streams' writer loops, one per core
-	watcher *nbio.Watcher      // idle event streams' connections (nil: a goroutine reads each)
+	// clientConns counts the open connections of the clients of trusted
+	// proxies (forwarded.go).
+	clientConns *quota.Streams
+	handler     http.Handler
+	auth        auth.Guard         // who speaks (auth.go)
+	proxies     *httpguard.Proxies // Options.TrustedProxies
+	writers     *stream.Loops      // the streams' writer loops, one per core
+	watcher     *nbio.Watcher      // idle event streams' connections (nil: a goroutine reads each)
 
 	mu       sync.Mutex
 	closing  bool
+	stopping atomic.Bool // closing, read without mu
 	active   sync.WaitGroup
 	shutdown chan struct{}
 }
 
-// New opens the store under opts.DataDir, starts the hub and subscribes it
-// to the broker.
+// New opens the chat's node: the store under opts.DataDir and its hub, or
+// this process's share of a chat over NATS (opts.NATS).
 func New(opts Options) (*Server, error) {
 	opts.setDefaults()
 	if opts.Retention < 0 || opts.QueueSize < 0 || opts.MaxMessageBytes < 0 || opts.MaxMailbox < 0 ||
@@ -218,37 +239,17 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, shutdown: make(chan struct{}),
-		senders: quota.NewSenders(opts.SendRate, opts.SendBurst), addrs: quota.NewStreams(opts.MaxConnsPerAddr)}
+		senders: quota.NewSenders(opts.SendRate, opts.SendBurst), addrs: quota.NewStreams(opts.MaxConnsPerAddr),
+		clientConns: quota.NewStreams(opts.MaxOpenConnsPerAddr)}
+	var err error
 	if opts.NATS.URLs != "" {
-		return s.joinNATS()
+		s.node, err = joinNATS(&s.opts)
+	} else {
+		s.node, err = openLocal(&s.opts)
 	}
-	dir := opts.DataDir
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "wasmgap-chat-")
-		if err != nil {
-			return nil, fmt.Errorf("chat store: %w", err)
-		}
-		dir, s.tmpDir = tmp, tmp
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("chat store folder: %w", err)
-	}
-	st, state, err := store.Open(filepath.Join(dir, "chat.db"), opts.NoSync, opts.Logger)
 	if err != nil {
-		s.removeTmp()
 		return nil, err
 	}
-	s.store = st
-	if s.hub, err = newHub(st, state, &s.opts); err != nil {
-		st.Close()
-		s.removeTmp()
-		return nil, err
-	}
-	if err := opts.Broker.Subscribe(hubSide{s}); err != nil {
-		st.Close()
-		s.removeTmp()
-		return nil, fmt.Errorf("subscribe to broker: %w", err)
-	}
-	go s.hub.run()
 	s.startStreams()
 	s.handler = s.routes()
 	return s, nil
@@ -256,50 +257,18 @@ func New(opts Options) (*Server, error) {
 
 // startStreams starts what writes the streams and watches their clients.
 func (s *Server) startStreams() {
-	s.writers = stream.NewWriters(runtime.GOMAXPROCS(0))
+	s.writers = stream.NewLoops(runtime.GOMAXPROCS(0))
 	var err error
 	if s.watcher, err = nbio.NewWatcher(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		s.opts.Logger.Warn("event streams are read on a goroutine each", "err", err)
 	}
 }
 
-func (s *Server) removeTmp() {
-	if s.tmpDir != "" {
-		os.RemoveAll(s.tmpDir)
-	}
-}
-
-// hubSide is the Hub a Server subscribes to its broker.
-type hubSide struct{ s *Server }
-
-func (h hubSide) Deliver(ctx context.Context, p Post) (Receipt, error) {
-	return h.s.receipt(h.s.hub.do(ctx, &postReq{post: p}))
-}
-
-func (h hubSide) DeliverAsync(ctx context.Context, p Post) (func() (Receipt, error), error) {
-	r := &postReq{post: p}
-	if err := h.s.hub.submit(ctx, r); err != nil {
-		return nil, err
-	}
-	return func() (Receipt, error) { return h.s.receipt(h.s.hub.wait(r)) }, nil
-}
-
-// receipt is a post's result as a Broker returns it.
-func (s *Server) receipt(res result) (Receipt, error) {
-	if res.err != nil {
-		return Receipt{}, res.err
-	}
-	if res.offline {
-		return Receipt{Offline: true, Kept: s.opts.Retention}, nil
-	}
-	return Receipt{}, nil
-}
-
 // Handler returns the chat's routes, rooted at "/". Mount it under a prefix
 // with http.StripPrefix (the page uses relative URLs only).
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// enter admits a request that uses the hub; false once Shutdown began.
+// enter admits a request that uses the node; false once Shutdown began.
 func (s *Server) enter() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -313,8 +282,9 @@ func (s *Server) enter() bool {
 func (s *Server) exit() { s.active.Done() }
 
 // Shutdown stops taking requests, closes every stream (telling each to
-// resume later), waits for the requests in flight, stores what the hub
-// still holds and closes the store. When ctx ends first it closes anyway and
+// resume later), waits for the requests in flight and closes the node
+// (stores what the hub still holds and closes the store, or leaves the
+// NATS cluster). When ctx ends first it closes anyway and
 // returns ctx's error.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
@@ -329,19 +299,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	defer s.writers.Close() // after every stream ended (or was given up on)
 	defer s.watcher.Close()
 
-	s.hub.closing.Store(true)
-	if s.cluster != nil {
-		return s.shutdownNATS(ctx)
-	}
-	// The hub is still running: this request is answered at once, whatever ctx.
-	s.hub.do(context.Background(), &cutAllReq{reason: stream.ShuttingDown})
+	s.stopping.Store(true)
+	s.node.cutAll(stream.ShuttingDown)
 	err := s.drain(ctx)
-	s.hub.stop()
-	s.opts.Broker.Close()
-	if cerr := s.store.Close(); cerr != nil && err == nil {
-		err = fmt.Errorf("close chat store: %w", cerr)
+	if cerr := s.node.close(); cerr != nil && err == nil {
+		err = cerr
 	}
-	s.removeTmp()
 	return err
 }
 
@@ -355,13 +318,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hosts := httpguard.NewHosts(ln.Addr().String(), s.opts.AllowedHosts)
 	pages := fastpath.NewListener(ln, fastSide{s}, fastpath.Options{
 		Hosts: hosts, HeaderTimeout: s.opts.ReadHeaderTimeout, IdleTimeout: s.opts.IdleTimeout, MaxConnsPerAddr: s.opts.MaxOpenConnsPerAddr,
+		Proxy: s.isProxy, MaxConnsPerProxy: s.opts.MaxOpenConnsPerProxy, MaxConns: s.opts.MaxConns,
 	})
+	fwd := &forwardedConns{s: s}
 	hs := &http.Server{
 		Handler:           hosts.Handler(s.Handler()),
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
 		MaxHeaderBytes:    httpguard.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelDebug),
+		ConnContext:       fwd.context,
+		ConnState:         fwd.state,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(pages) }()

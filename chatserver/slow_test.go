@@ -255,7 +255,7 @@ func TestStalledAmongMany(t *testing.T) {
 	// with ("" while open) and how many events wait in its queue.
 	state := func() (reasons []string, queued []int) {
 		reasons, queued = make([]string, len(stalledNicks)), make([]int, len(stalledNicks))
-		ts.srv.hub.do(t.Context(), &inspectReq{fn: func(h *hub) {
+		ts.srv.localHub().do(t.Context(), &inspectReq{fn: func(h *hub) {
 			for i, nick := range stalledNicks {
 				if c := first(h.local[nick].All()); c != nil {
 					reasons[i], queued[i] = c.CutReason(), c.Queued()

@@ -21,8 +21,8 @@ func filledStore(t *testing.T, n int) string {
 		t.Fatal(err)
 	}
 	for i := range n {
-		if _, err := (hubSide{srv}).Deliver(context.Background(), Post{From: "mary", To: "all", Text: fmt.Sprint("message number ", i, " ", strings.Repeat("x", 100)), Time: time.Now()}); err != nil {
-			t.Fatal(err)
+		if res := postNow(context.Background(), srv, message{From: "mary", To: "all", Text: fmt.Sprint("message number ", i, " ", strings.Repeat("x", 100)), Time: time.Now()}); res.err != nil {
+			t.Fatal(res.err)
 		}
 	}
 	if err := srv.Shutdown(context.Background()); err != nil {

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 )
 
 // TestMain runs a chat server instead of the tests when asked to by
@@ -157,10 +159,10 @@ func TestLogDamage(t *testing.T) {
 	bad := t.TempDir()
 	copyStore(t, snap, bad)
 	b := append([]byte(nil), good...)
-	b[12] ^= 0xff
+	b[store.FirstRecordAt+30] ^= 0xff // in the first record's changes
 	os.WriteFile(filepath.Join(bad, "chat.wal"), b, 0o600)
 	_, err := New(Options{DataDir: bad})
-	if !errors.Is(err, ErrStoreDamaged) || !strings.Contains(err.Error(), "chat.wal") || !strings.Contains(err.Error(), "checksum") {
+	if !errors.Is(err, ErrStoreDamaged) || !strings.Contains(err.Error(), "chat.wal") || !strings.Contains(err.Error(), "whole records follow") {
 		t.Fatalf("damaged log: %v", err)
 	}
 	t.Log(err)
@@ -171,13 +173,13 @@ func TestLogDamage(t *testing.T) {
 	flipped := t.TempDir()
 	copyStore(t, snap, flipped)
 	b = append([]byte(nil), good...)
-	b[3] ^= 0x40
+	b[store.FirstRecordAt+store.LengthAt+3] ^= 0x40
 	os.WriteFile(filepath.Join(flipped, "chat.wal"), b, 0o600)
 	srv, err := New(Options{DataDir: flipped})
 	if err == nil {
 		srv.Shutdown(context.Background())
 	}
-	if !errors.Is(err, ErrStoreDamaged) || !strings.Contains(err.Error(), "chat.wal") || !strings.Contains(err.Error(), "at byte 0 ") {
+	if !errors.Is(err, ErrStoreDamaged) || !strings.Contains(err.Error(), "chat.wal") || !strings.Contains(err.Error(), fmt.Sprintf("at byte %d ", store.FirstRecordAt)) {
 		t.Fatalf("a record's length damaged: %v", err)
 	}
 }

@@ -45,6 +45,8 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 	addr := fs.String("addr", chatAddr, "address to listen on (host:port); the host localhost listens on 127.0.0.1 and ::1")
 	chatOptions := addChatFlags(fs, chatDataDir, stderr)
 	maxOpen := fs.Int("max-open-conns-per-addr", 0, "open TCP connections per client IP, streams and requests alike; one more gets 429 and is closed (default: twice -max-conns-per-addr, 2000, unlimited when that is; negative: unlimited)")
+	maxOpenProxy := fs.Int("max-open-conns-per-proxy", 0, "open TCP connections of one --trusted-proxy for all its clients together, each of which -max-open-conns-per-addr counts by the address the proxy names (default: ten times -max-open-conns-per-addr, 20000; negative: unlimited)")
+	maxConns := fs.Int("max-conns", 0, "open TCP connections of all clients together; past it the address holding the most gives up its oldest, or one more of its own gets 503 (default: the open-file limit less a tenth; negative: unlimited)")
 	verbose := fs.Bool("v", false, "log every connection")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof (CPU and heap profiles of the running chat) on this loopback address, e.g. 127.0.0.1:6060; a listener of its own, never the chat's")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -60,6 +62,8 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o.MaxOpenConnsPerAddr = *maxOpen
+	o.MaxOpenConnsPerProxy = *maxOpenProxy
+	o.MaxConns = *maxConns
 
 	// The address first: a bad or busy one is reported as such, before the store (which
 	// another chat may hold) is opened.
@@ -141,7 +145,7 @@ func addChatFlags(fs *flag.FlagSet, dataDir string, stderr io.Writer) func(verbo
 	var origins originList
 	auth := fs.Bool("auth", false, "authenticate users: every login and send shows a connection token of its nickname (wasmgap chat token NICK mints one), signed with the secret of --auth-secret-file or $"+secretEnv)
 	secretFile := addSecretFlag(fs)
-	fs.BoolVar(&o.ClaimNicks, "claim-nicks", false, "in an open chat, the first login of a nickname claims it: later logins and sends as it must show the secret it got (a cookie, or the X-Chat-Claim header) until its grace after its last stream")
+	fs.BoolVar(&o.ClaimNicks, "claim-nicks", false, "in an open chat, the first login of a nickname claims it: later logins and sends as it must show the secret it got (a cookie, or the X-Chat-Claim header) until -retention and its grace after its last stream and its last offline message, so its history and mail go to it alone")
 	fs.Func("trusted-proxy", "a reverse proxy (CIDR or address, repeatable) whose --proxy-header names the client's address for the per-address limits; other peers count as themselves", func(v string) error {
 		p, err := httpguard.ParseProxy(v)
 		if err != nil {

@@ -15,9 +15,12 @@ import (
 // First-come nickname claims (Options.ClaimNicks): in an open chat, the
 // first login of a nickname gets a random secret; while the claim lasts,
 // a login or a send as that nickname must show it (403 otherwise). A claim
-// lasts while the nickname has a stream open and LeaveGrace after its last
-// one closed (the grace in which the user is still online), then the next
-// login takes the nickname afresh. Only the secret's SHA-256 is kept.
+// protects the nickname's past as well as its present: it lasts while the
+// nickname has a stream open and, after its last one closed, for the hold
+// its owner gives (the chat's: its retention and leave grace, as long as
+// the nickname's history is kept), renewed by every message that waits in
+// its mailbox (Keep), so its history and mail go to no one else; then the
+// next login takes the nickname afresh. Only the secret's SHA-256 is kept.
 
 const (
 	// ClaimHeader carries a claim's secret, in the answer to the login
@@ -56,6 +59,9 @@ type Claims interface {
 	// MayBeClaimed is false when nick is certainly not claimed (a send as
 	// it can take the fast path).
 	MayBeClaimed(nick string) bool
+	// Keep holds nick's claim, when there is one, for the hold from now: a
+	// message waits in its mailbox for as long.
+	Keep(ctx context.Context, nick string) error
 }
 
 func newClaimSecret() string {
@@ -71,9 +77,9 @@ func secretMatches(hash [32]byte, shown string) bool {
 	return shown != "" && subtle.ConstantTimeCompare(h[:], hash[:]) == 1
 }
 
-func claimedError(nick string, grace time.Duration) error {
-	return &Error{http.StatusForbidden, fmt.Sprintf("nickname %s is claimed by its first login, which got a secret: show it (the cookie %s, the header %s or ?claim=) or pick another nickname; the claim ends %v after %s's last stream closed",
-		nick, ClaimCookie(nick), ClaimHeader, max(grace, 0), nick)}
+func claimedError(nick string, hold time.Duration) error {
+	return &Error{http.StatusForbidden, fmt.Sprintf("nickname %s is claimed by its first login, which got a secret: show it (the cookie %s, the header %s or ?claim=) or pick another nickname; the claim protects %s's history and mail, and ends %v after %s's last stream closed and its last offline message arrived",
+		nick, ClaimCookie(nick), ClaimHeader, nick, max(hold, 0), nick)}
 }
 
 // Book is the claims of one node.
@@ -90,8 +96,8 @@ type claim struct {
 	until   time.Time // with no stream: when the claim ends
 }
 
-// NewBook returns an empty book whose claims last grace after their
-// nickname's last stream closed.
+// NewBook returns an empty book whose claims last grace (the hold) after
+// their nickname's last stream closed, or its last Keep.
 func NewBook(grace time.Duration) *Book {
 	return &Book{grace: grace, m: map[string]*claim{}}
 }
@@ -131,7 +137,7 @@ func (b *Book) release(nick string, c *claim) {
 	defer b.mu.Unlock()
 	c.streams--
 	if c.streams == 0 {
-		c.until = time.Now().Add(max(b.grace, 0))
+		c.until = later(c.until, time.Now().Add(max(b.grace, 0)))
 		if b.grace <= 0 && b.m[nick] == c {
 			delete(b.m, nick)
 		}
@@ -160,6 +166,23 @@ func (b *Book) Check(_ context.Context, nick, shown string) error {
 		return claimedError(nick, b.grace)
 	}
 	return nil
+}
+
+func (b *Book) Keep(_ context.Context, nick string) error {
+	now := time.Now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if c := b.m[nick]; c != nil && c.live(now) {
+		c.until = later(c.until, now.Add(max(b.grace, 0)))
+	}
+	return nil
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func (b *Book) MayBeClaimed(nick string) bool {

@@ -48,6 +48,15 @@ func CheckMode(secret []byte, claims bool) error {
 	return nil
 }
 
+// KeepClaim holds nick's claim, when claims are kept and nick has one, for
+// their hold from now: a message to nick waits in its mailbox.
+func (g *Guard) KeepClaim(ctx context.Context, nick string) error {
+	if g.Claims == nil {
+		return nil
+	}
+	return g.Claims.Keep(ctx, nick)
+}
+
 // Mode says how the chat knows who speaks, for logs and refusals: tokens,
 // claims or open.
 func (g *Guard) Mode() string {

@@ -64,7 +64,7 @@ type KVConfig struct {
 	Node   func() string // this node's incarnation
 	Quit   <-chan struct{}
 	Logger *slog.Logger
-	Grace  time.Duration // the leave grace: how long a claim outlasts its last stream
+	Grace  time.Duration // the hold: how long a claim outlasts its last stream, and its last Keep
 	Wait   time.Duration // the longest wait for NATS in a release or renewal
 	// Unavailable is the kind of error (errors.Is) a claim that NATS could
 	// not check or change is refused with.
@@ -108,7 +108,7 @@ func (c *KVClaims) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 		return c.cfg.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket:      claimBucket,
 			Description: "wasmgap chat: nick claims (--claim-nicks), with the nodes that hold each",
-			TTL:         claimBucketAge,
+			TTL:         max(claimBucketAge, c.cfg.Grace+claimLease),
 			Replicas:    replicas,
 			Storage:     jetstream.FileStorage,
 		})
@@ -348,6 +348,23 @@ func (c *KVClaims) Check(ctx context.Context, nick, shown string) error {
 		return claimedError(nick, c.cfg.Grace)
 	}
 	return nil
+}
+
+// keepHold is the hold of a claim that Keep renews: its mailbox's.
+const keepHold = "mail"
+
+func (c *KVClaims) Keep(ctx context.Context, nick string) error {
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
+	return c.update(ctx, nick, func(cur *storedClaim) (*storedClaim, error) {
+		now := time.Now()
+		if cur == nil || !cur.live(now) {
+			return nil, nil
+		}
+		next := &storedClaim{Hash: cur.Hash, Holds: maps.Clone(cur.Holds)}
+		next.Holds[keepHold] = max(next.Holds[keepHold], now.Add(max(c.cfg.Grace, 0)).UnixNano())
+		return next, nil
+	})
 }
 
 // MayBeClaimed: any nick may be claimed on another node; the fast path

@@ -115,7 +115,8 @@ func tokenNick(secret []byte, raw string, now time.Time) (string, error) {
 // cookie chat_token, in this order.
 func tokenOf(r *http.Request) string {
 	if h := r.Header.Get("Authorization"); h != "" {
-		if t, ok := strings.CutPrefix(h, "Bearer "); ok {
+		// The scheme is case-insensitive (RFC 7235 § 2.1).
+		if scheme, t, ok := strings.Cut(h, " "); ok && strings.EqualFold(scheme, "Bearer") {
 			return strings.TrimSpace(t)
 		}
 	}

@@ -172,7 +172,8 @@ func (l *Log) open(cfg Config) error {
 		MaxAge:      cfg.Retention,
 		MaxBytes:    cfg.MaxBytes,
 		Replicas:    replicas,
-		Duplicates:  dedup,
+		// JetStream refuses a window longer than the max age.
+		Duplicates: min(dedup, cfg.Retention),
 	}
 	// A cluster that is starting, or busy, may take a while to place the
 	// stream and the bucket: each step is tried again for up to setupFor.

@@ -2,6 +2,7 @@ package fastpath
 
 import (
 	"bytes"
+	"container/list"
 	"errors"
 	"fmt"
 	"net"
@@ -31,10 +32,15 @@ type Listener struct {
 	done          chan struct{}
 	closeOnce     sync.Once
 	mu            sync.Mutex
-	conns         map[net.Conn]struct{} // served here, not handed over
-	closing       bool                  // under mu
-	maxPerAddr    int                   // open connections of one client address (0: unlimited)
-	perAddr       map[netip.Addr]int    // under mu: open connections by client address
+	conns         map[net.Conn]struct{}     // served here, not handed over
+	closing       bool                      // under mu
+	maxPerAddr    int                       // open connections of one client address (0: unlimited)
+	maxPerProxy   int                       // open connections of one trusted proxy (0: unlimited)
+	proxy         func(netip.Addr) bool     // a trusted proxy (nil: none)
+	perAddr       map[netip.Addr]int        // under mu: open connections by peer address
+	maxConns      int                       // open connections of all addresses (0: unlimited)
+	total         int                       // under mu: open connections
+	evictable     map[netip.Addr]*list.List // under mu: each address's served connections, oldest first
 	serving       sync.WaitGroup
 	accepting     sync.WaitGroup // the accept loops
 }
@@ -54,6 +60,18 @@ type Options struct {
 	// at once, served here or by net/http (0 or negative: unlimited). One
 	// more is answered 429 and closed as it is accepted.
 	MaxConnsPerAddr int
+	// Proxy reports whether a peer is a trusted proxy (nil: none), whose
+	// connections MaxConnsPerProxy bounds instead: it speaks for many
+	// clients, which the App counts by what the proxy says.
+	Proxy            func(netip.Addr) bool
+	MaxConnsPerProxy int
+	// MaxConns bounds the connections open at once, all addresses together
+	// (0 or negative: unlimited): it keeps file descriptors for the rest of
+	// the process. Past it, a new connection makes the address holding the
+	// most give up its oldest (its slow or idle connections cannot starve
+	// the others), or, when its own address holds the most, is answered 503
+	// and closed, as it is accepted.
+	MaxConns int
 }
 
 var pageBuffers = sync.Pool{New: func() any { b := make([]byte, MaxRequest); return &b }}
@@ -65,7 +83,8 @@ func NewListener(ln net.Listener, app App, o Options) *Listener {
 		Listener: ln, acceptors: newAcceptors(ln), app: app, hosts: o.Hosts, headerTimeout: o.HeaderTimeout, idleTimeout: o.IdleTimeout,
 		handoff: make(chan net.Conn), errc: make(chan struct{}), done: make(chan struct{}),
 		conns:      map[net.Conn]struct{}{},
-		maxPerAddr: max(o.MaxConnsPerAddr, 0), perAddr: map[netip.Addr]int{},
+		maxPerAddr: max(o.MaxConnsPerAddr, 0), maxPerProxy: max(o.MaxConnsPerProxy, 0), proxy: o.Proxy, perAddr: map[netip.Addr]int{},
+		maxConns: max(o.MaxConns, 0), evictable: map[netip.Addr]*list.List{},
 	}
 	if len(l.acceptors) == 0 {
 		l.accepting.Go(func() { l.acceptLoop(nil) })
@@ -156,16 +175,29 @@ func (l *Listener) accepted(s socket) {
 		s.Close()
 		return
 	}
-	if l.maxPerAddr > 0 {
-		if l.perAddr[addr] >= l.maxPerAddr {
+	var victim net.Conn
+	if l.counting() {
+		limit, proxy := l.limitOf(addr)
+		if limit > 0 && l.perAddr[addr] >= limit {
 			l.mu.Unlock()
-			refuseConn(s, addr, l.maxPerAddr)
+			refuseConn(s, addr, limit, proxy)
 			return
 		}
+		if l.maxConns > 0 && l.total >= l.maxConns {
+			if victim = l.evict(addr); victim == nil {
+				l.mu.Unlock()
+				refuseFull(s, l.maxConns)
+				return
+			}
+		}
 		l.perAddr[addr]++
+		l.total++
 	}
 	l.serving.Add(1)
 	l.mu.Unlock()
+	if victim != nil {
+		victim.Close() // its count goes with it
+	}
 	bp := pageBuffers.Get().(*[]byte)
 	n, done := l.answerAtOnce(s, *bp)
 	if done {
@@ -180,10 +212,12 @@ func (l *Listener) accepted(s socket) {
 		l.serving.Done()
 		return
 	}
-	if l.maxPerAddr > 0 {
-		c = &countedConn{Conn: c, l: l, addr: addr}
-	}
 	l.mu.Lock()
+	if l.counting() {
+		cc := &countedConn{Conn: c, l: l, addr: addr}
+		cc.elem = l.evictableOf(addr).PushBack(cc)
+		c = cc
+	}
 	l.conns[c] = struct{}{}
 	l.mu.Unlock()
 	go l.serve(c, bp, n)
@@ -261,16 +295,33 @@ func (l *Listener) finish(s socket) {
 	l.uncount(s.Peer().Addr())
 }
 
+// counting reports whether open connections are counted (a limit is set).
+func (l *Listener) counting() bool { return l.maxPerAddr > 0 || l.maxPerProxy > 0 || l.maxConns > 0 }
+
+// limitOf is the most connections addr may have open (0: unlimited), and
+// whether it is a trusted proxy's.
+func (l *Listener) limitOf(addr netip.Addr) (limit int, proxy bool) {
+	if l.proxy != nil && l.proxy(addr) {
+		return l.maxPerProxy, true
+	}
+	return l.maxPerAddr, false
+}
+
 // uncount forgets one open connection of addr (MaxConnsPerAddr).
 func (l *Listener) uncount(addr netip.Addr) {
-	if l.maxPerAddr <= 0 {
+	if !l.counting() {
 		return
 	}
 	l.mu.Lock()
+	l.uncountLocked(addr)
+	l.mu.Unlock()
+}
+
+func (l *Listener) uncountLocked(addr netip.Addr) {
 	if l.perAddr[addr]--; l.perAddr[addr] <= 0 {
 		delete(l.perAddr, addr)
 	}
-	l.mu.Unlock()
+	l.total--
 }
 
 // connSocket is a net.Conn as a socket.
@@ -516,9 +567,20 @@ func peerOf(c net.Conn) netip.AddrPort {
 // refuseConn answers a connection over its address's limit with 429 and
 // closes it, without waiting: what it sent already is read first, so that
 // closing does not reset the connection before the answer.
-func refuseConn(c socket, addr netip.Addr, limit int) {
-	text := fmt.Sprintf("too many connections from %s: %d are open, the most one client address may have; close some, then retry\n", addr, limit)
-	answer := fmt.Sprintf("HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", len(text), text)
+func refuseConn(c socket, addr netip.Addr, limit int, proxy bool) {
+	who := "one client address"
+	if proxy {
+		who = "a trusted proxy, for all its clients together"
+	}
+	text := fmt.Sprintf("too many connections from %s: %d are open, the most %s may have; close some, then retry\n", addr, limit, who)
+	answerAndClose(c, "429 Too Many Requests", text)
+}
+
+// answerAndClose answers c with status and text and closes it, without
+// waiting: what it sent already is read first, so that closing does not
+// reset the connection before the answer.
+func answerAndClose(c socket, status, text string) {
+	answer := fmt.Sprintf("HTTP/1.1 %s\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", status, len(text), text)
 	var scratch [512]byte
 	for {
 		if n, _, err := c.ReadNow(scratch[:]); err != nil || n < len(scratch) {
@@ -536,11 +598,20 @@ type countedConn struct {
 	net.Conn
 	l    *Listener
 	addr netip.Addr
+	elem *list.Element // in l.evictable[addr], under l.mu; nil once gone
 	once sync.Once
 }
 
 func (c *countedConn) Close() error {
-	c.once.Do(func() { c.l.uncount(c.addr) })
+	c.once.Do(func() {
+		l := c.l
+		l.mu.Lock()
+		if c.elem != nil {
+			l.forget(c)
+		}
+		l.uncountLocked(c.addr)
+		l.mu.Unlock()
+	})
 	return c.Conn.Close()
 }
 

@@ -2,7 +2,7 @@
 // the kernel has received, or what the socket's buffer takes, now. It is
 // how the chat answers a request on the goroutine that accepted it
 // (fastpath) and writes a broadcast from a few writer loops instead of a
-// goroutine per stream (stream.Writers): both need to know "would block"
+// goroutine per stream (stream.Loops): both need to know "would block"
 // rather than be parked by Go's netpoller. A Watcher tells, from one
 // goroutine and one epoll set, when the clients of many idle connections
 // go away, or (Readable) when an idle WebSocket's client sends: a stream's

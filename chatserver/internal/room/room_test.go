@@ -388,3 +388,19 @@ func TestRestore(t *testing.T) {
 		t.Errorf("after restore: event %d, mail key %d; want 41 and 3", out.Events[0].ID, out.Mail[0].Mail.Key)
 	}
 }
+
+// TestNickProblemNamesTheCharacter: a nickname's refusal names the
+// character as it is ('é', not the 'Ã' of its first byte) and counts
+// characters, not bytes.
+func TestNickProblemNamesTheCharacter(t *testing.T) {
+	for _, tc := range []struct{ nick, says string }{
+		{"josé", `the character 'é'`},
+		{"a\xffb", `the byte "\xff", which is not UTF-8`},
+		{strings.Repeat("é", 20), "has the character 'é'"},
+		{strings.Repeat("x", 33), "is 33 characters long"},
+	} {
+		if got := NickProblem(tc.nick); !strings.Contains(got, tc.says) {
+			t.Errorf("NickProblem(%q) = %q, want it to say %q", tc.nick, got, tc.says)
+		}
+	}
+}

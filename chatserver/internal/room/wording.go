@@ -100,14 +100,19 @@ func NickProblem(nick string) string {
 	if nick == "" {
 		return "nickname is empty: " + nickRule
 	}
+	// The character named as it is: 'é', not the 'Ã' of its first byte.
+	for i, r := range nick {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(nick[i:]); size == 1 {
+				return fmt.Sprintf("nickname %q has the byte %q, which is not UTF-8: %s", nick, nick[i:i+1], nickRule)
+			}
+		}
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-') {
+			return fmt.Sprintf("nickname %q has the character %q: %s", nick, r, nickRule)
+		}
+	}
 	if len(nick) > MaxNickLen {
 		return fmt.Sprintf("nickname is %d characters long: %s", len(nick), nickRule)
-	}
-	for i := 0; i < len(nick); i++ {
-		c := nick[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
-			return fmt.Sprintf("nickname %q has the character %q: %s", nick, rune(c), nickRule)
-		}
 	}
 	if reserved[strings.ToLower(nick)] {
 		return fmt.Sprintf("nickname %q is reserved: %s", nick, nickRule)

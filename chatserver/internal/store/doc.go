@@ -31,12 +31,14 @@
 // being written, if its commit completed), and at open the log's records
 // are applied to it again (applying one twice changes nothing). A record
 // cut short at the log's end (a crash during a write that was never
-// answered) is dropped with a warning; a damaged record with more after it,
-// or one whose length is damaged (a whole record lies within it), refuses
-// the store with ErrStoreDamaged, naming the file, the offset and what to
-// do. So do a chat.db missing or empty beside its log (the log exists
-// from the store's first commit on) and a mailbox message that no longer
-// decodes (which would refuse its user's every login).
+// answered) is dropped with a warning; a damaged record with a whole
+// record of the log anywhere after it, one whose length is damaged, a log
+// that is noise or of another epoch, a log missing or empty beside a
+// chat.db that expects it, and a chat.db missing or empty beside its log
+// refuse the store with ErrStoreDamaged, naming the file, the offset and
+// what to do (wal.go says how each is told). So does a mailbox message
+// that no longer decodes or whose checksum does not match (values.go):
+// it would refuse its user's every login, or be delivered altered.
 // A batch that fails (the store, or a request that fails it) leaves
 // nothing behind: its changes leave the memtable, and the rules' machine
 // is rolled back (room.Machine.Rollback).

@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -138,7 +137,7 @@ func (m *memtable) readLog(db *bolt.DB, nick string, after, upTo uint64, limit i
 			return false, nil
 		}
 		r := &Record{ID: id}
-		if err := json.Unmarshal(v, r); err != nil {
+		if err := decodeValue(v, r); err != nil {
 			return false, fmt.Errorf("decode event %d: %w", id, err)
 		}
 		if r.visibleTo(nick) {
@@ -197,7 +196,7 @@ func (m *memtable) readMail(view *bolt.Tx, nick string) ([]MailEntry, error) {
 	var out []MailEntry
 	decode := func(k, v []byte) error {
 		e := MailEntry{Key: bytes.Clone(k)}
-		if err := json.Unmarshal(v, &e.Mail); err != nil {
+		if err := decodeValue(v, &e.Mail); err != nil {
 			return fmt.Errorf("decode mailbox of %s: %w", nick, err)
 		}
 		out = append(out, e)

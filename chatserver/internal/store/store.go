@@ -3,12 +3,10 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -19,6 +17,7 @@ import (
 //
 //	meta     "seq" → the last event id handed out (8 bytes, big endian)
 //	         "pruned" → the last event id pruned
+//	         "walepoch" → the epoch of the log that follows the last checkpoint
 //	log      event id → record: every stored event, pruned after the retention window
 //	mailbox  nick → bucket of sequence → mail: private messages waiting for a login
 //
@@ -30,6 +29,7 @@ var (
 	bucketMailbox = []byte("mailbox")
 	keySeq        = []byte("seq")
 	keyPruned     = []byte("pruned")
+	keyWALEpoch   = []byte("walepoch")
 )
 
 // Record is one stored event: the text one user (To) or everyone (To == "")
@@ -132,13 +132,22 @@ func (s *Store) Checkpoint() error {
 	m := s.mem
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.empty() {
-		if err := guarded(func() error { return s.db.Update(m.flush) }); err != nil {
-			return fmt.Errorf("checkpoint: write %s: %w", s.path, err)
-		}
-		m.reset()
+	if m.empty() && s.wal.size.Load() == walFileHeader {
+		return nil // nothing since the last checkpoint
 	}
-	if err := s.wal.reset(); err != nil {
+	next := s.wal.epoch + 1
+	if err := guarded(func() error {
+		return s.db.Update(func(tx *bolt.Tx) error {
+			if err := m.flush(tx); err != nil {
+				return err
+			}
+			return tx.Bucket(bucketMeta).Put(keyWALEpoch, IDKey(next))
+		})
+	}); err != nil {
+		return fmt.Errorf("checkpoint: write %s: %w", s.path, err)
+	}
+	m.reset()
+	if err := s.wal.reset(next); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return s.Measure()
@@ -171,8 +180,6 @@ func Open(path string, noSync bool, log *slog.Logger) (*Store, State, error) {
 	if err := checkCheckpointed(path, walPath); err != nil {
 		return nil, st, err
 	}
-	_, statErr := os.Stat(walPath)
-	created := errors.Is(statErr, os.ErrNotExist)
 	if err := checkStoreFile(path); err != nil {
 		return nil, st, err
 	}
@@ -195,26 +202,19 @@ func Open(path string, noSync bool, log *slog.Logger) (*Store, State, error) {
 		}
 		return nil, st, fmt.Errorf("open store %s: %w", path, err)
 	}
-	logData, err := os.ReadFile(walPath)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	epoch, hasEpoch, err := storedEpoch(db)
+	if err != nil {
 		guarded(db.Close)
-		return nil, st, fmt.Errorf("open store log %s: %w", walPath, err)
+		return nil, st, damaged(path, fmt.Sprintf("has damaged pages (%v)", err))
 	}
-	records, bad := readWAL(logData)
-	if bad != nil && !bad.torn {
+	records, err := recoverLog(walPath, path, epoch, hasEpoch, log)
+	if err != nil {
 		guarded(db.Close)
-		return nil, st, fmt.Errorf("%w: %s at byte %d has %s (%d whole records before it): the changes of the last commits before the server stopped are in it; move it away (mv %s %s.damaged) to start from %s without them, or restore both files from a backup",
-			ErrDamaged, walPath, bad.offset, bad.what, len(records), walPath, walPath, path)
-	}
-	if bad != nil {
-		log.Warn("chat store log ends in a record cut short (a write that was never acknowledged): dropped", "file", walPath, "offset", bad.offset, "found", bad.what, "records", len(records))
+		return nil, st, err
 	}
 	st.Mailboxes = map[string]int{}
 	err = guarded(func() error {
 		return db.Update(func(tx *bolt.Tx) error {
-			if err := verifyStore(tx); err != nil {
-				return fmt.Errorf("%w: %v", ErrDamaged, err)
-			}
 			for _, rec := range records {
 				if err := decodeChanges(rec, func(c walChange) error { return applyChange(tx, c) }); err != nil {
 					return fmt.Errorf("apply the log %s: %w", walPath, err)
@@ -224,6 +224,11 @@ func Open(path string, noSync bool, log *slog.Logger) (*Store, State, error) {
 				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 					return err
 				}
+			}
+			// The log's changes are in chat.db with this commit: the next
+			// log is of the next epoch.
+			if err := tx.Bucket(bucketMeta).Put(keyWALEpoch, IDKey(epoch+1)); err != nil {
+				return err
 			}
 			if v := tx.Bucket(bucketMeta).Get(keySeq); len(v) == 8 {
 				st.Seq = binary.BigEndian.Uint64(v)
@@ -239,7 +244,7 @@ func Open(path string, noSync bool, log *slog.Logger) (*Store, State, error) {
 				c := tx.Bucket(bucketMailbox).Bucket(k).Cursor()
 				for mk, v := c.First(); mk != nil; mk, v = c.Next() {
 					var m Mail
-					if err := json.Unmarshal(v, &m); err != nil {
+					if err := decodeValue(v, &m); err != nil {
 						return &mailDamage{nick: string(k), key: bytes.Clone(mk), n: n, err: err} // mk lives in the mapping, which closes before the error is read
 					}
 					n++
@@ -261,33 +266,99 @@ func Open(path string, noSync bool, log *slog.Logger) (*Store, State, error) {
 		}
 		return nil, st, fmt.Errorf("open store %s: %w", path, err)
 	}
-	// The log's changes are in chat.db, synced by that commit: empty the log.
-	f, err := os.OpenFile(walPath, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		guarded(db.Close)
-		return nil, st, fmt.Errorf("open store log %s: %w", walPath, err)
-	}
-	if created {
-		// chat.db and its log are new: their names must survive a crash
-		// of the machine (checkCheckpointed relies on the log's).
-		if err := syncDir(filepath.Dir(path)); err != nil {
-			f.Close()
-			guarded(db.Close)
-			return nil, st, fmt.Errorf("open store %s: %w", path, err)
-		}
-	}
-	w := &wal{f: f, noSync: noSync}
-	w.size.Store(int64(len(logData)))
+	// The log's changes are in chat.db, synced by that commit: a new,
+	// empty log of the next epoch.
+	w := &wal{path: walPath, noSync: noSync}
 	s := &Store{db: db, path: path, wal: w, mem: newMemtable()}
-	if err := w.reset(); err == nil {
+	if err := w.reset(epoch + 1); err == nil {
 		err = s.Measure()
 	}
 	if err != nil {
-		f.Close()
+		if w.f != nil {
+			w.f.Close()
+		}
 		guarded(db.Close)
 		return nil, st, fmt.Errorf("store log %s: %w", walPath, err)
 	}
 	return s, st, nil
+}
+
+// storedEpoch reads every page of chat.db that holds data (verifyStore)
+// and returns the epoch of the log it expects (has: it names one; a new
+// store, or one written before logs had epochs, does not).
+func storedEpoch(db *bolt.DB) (epoch uint64, has bool, err error) {
+	err = guarded(func() error {
+		return db.View(func(tx *bolt.Tx) error {
+			if err := verifyStore(tx); err != nil {
+				return err
+			}
+			if b := tx.Bucket(bucketMeta); b != nil {
+				if v := b.Get(keyWALEpoch); len(v) == 8 {
+					epoch, has = binary.BigEndian.Uint64(v), true
+				}
+			}
+			return nil
+		})
+	})
+	return epoch, has, err
+}
+
+// recoverLog reads the log at walPath beside the store at path, which
+// expects the log of epoch (has), and returns the payloads of its records
+// to apply again, or refuses the pair when they disagree (wal.go).
+func recoverLog(walPath, path string, epoch uint64, has bool, log *slog.Logger) ([][]byte, error) {
+	data, err := os.ReadFile(walPath)
+	missing := errors.Is(err, os.ErrNotExist)
+	if err != nil && !missing {
+		return nil, fmt.Errorf("open store log %s: %w", walPath, err)
+	}
+	refuse := func(what string) error {
+		return fmt.Errorf("%w: %s %s, while %s expects its log of epoch %d (the commits since its last checkpoint are in it): restore both files from a backup or, to start from %s without those commits, move the log away (mv %s %s.damaged)",
+			ErrDamaged, walPath, what, path, epoch, path, walPath, walPath)
+	}
+	if !has {
+		// A new store, or one written before logs had a header: its log,
+		// if any, is of the first format.
+		if len(data) >= len(walMagic) && bytes.Equal(data[:len(walMagic)], walMagic) {
+			return nil, fmt.Errorf("%w: %s is a log of a store with checkpoints, while %s has none: they are not one store; restore both files from a backup",
+				ErrDamaged, walPath, path)
+		}
+		records, bad := readWALv1(data)
+		return records, walDamageError(walPath, path, 0, len(records), bad, log)
+	}
+	if missing {
+		return nil, refuse("is missing")
+	}
+	logEp, err := logEpoch(data)
+	if err != nil {
+		return nil, refuse(err.Error())
+	}
+	switch logEp {
+	case epoch:
+	case epoch - 1:
+		// The checkpoint into chat.db committed, the new log was not yet
+		// in place: this log's changes are all in chat.db.
+		log.Info("chat store log already checkpointed: replaced", "file", walPath, "epoch", logEp)
+		return nil, nil
+	default:
+		return nil, refuse(fmt.Sprintf("is the log of epoch %d: another store's, or an older copy", logEp))
+	}
+	records, bad := readWAL(data[walFileHeader:], epoch)
+	return records, walDamageError(walPath, path, walFileHeader, len(records), bad, log)
+}
+
+// walDamageError is the refusal for bad, found base bytes into the log
+// after n whole records, or nil with a warning when bad is only a torn end.
+func walDamageError(walPath, path string, base int64, n int, bad *walDamage, log *slog.Logger) error {
+	if bad == nil {
+		return nil
+	}
+	if bad.torn {
+		log.Warn("chat store log ends in a record cut short (a write that was never acknowledged): dropped", "file", walPath, "offset", base+bad.offset, "found", bad.what, "records", n)
+		return nil
+	}
+	return fmt.Errorf("%w: %s at byte %d has %s (%d whole records before it): the changes of the last commits before the server stopped are in it; move it away (mv %s %s.damaged) to start from %s without them, or restore both files from a backup",
+		ErrDamaged, walPath, base+bad.offset, bad.what, n, walPath, walPath, path)
 }
 
 // mailDamage is a mail of chat.db that does not decode.
@@ -368,7 +439,7 @@ func PutSeq(tx *Tx, seq uint64) error {
 
 // PutRecord stores r under its id, above every id stored before.
 func PutRecord(tx *Tx, r *Record) error {
-	v, err := json.Marshal(r)
+	v, err := encodeValue(r)
 	if err != nil {
 		return err
 	}
@@ -384,7 +455,7 @@ func DeleteRecord(tx *Tx, id uint64) error {
 
 // AddMail adds m to nick's mailbox, under the mailbox's next key.
 func AddMail(tx *Tx, nick string, m *Mail) error {
-	v, err := json.Marshal(m)
+	v, err := encodeValue(m)
 	if err != nil {
 		return err
 	}
@@ -410,7 +481,7 @@ func ReadMail(tx *Tx, nick string) ([]MailEntry, error) {
 
 // PutMail stores e back into nick's mailbox.
 func PutMail(tx *Tx, nick string, e *MailEntry) error {
-	v, err := json.Marshal(&e.Mail)
+	v, err := encodeValue(&e.Mail)
 	if err != nil {
 		return err
 	}
@@ -503,7 +574,7 @@ func prune(tx *bolt.Tx, cutoff time.Time, max int) (int, uint64, error) {
 	c := b.Cursor()
 	for k, v := c.First(); k != nil && len(old) < max; k, v = c.Next() {
 		var r Record
-		if err := json.Unmarshal(v, &r); err != nil {
+		if err := decodeValue(v, &r); err != nil {
 			return 0, 0, fmt.Errorf("decode event %d: %w", binary.BigEndian.Uint64(k), err)
 		}
 		if r.Time >= cutoff.UnixNano() {
@@ -531,7 +602,7 @@ func pruneDue(tx *bolt.Tx, cutoff time.Time) (bool, error) {
 		return false, nil
 	}
 	var r Record
-	if err := json.Unmarshal(v, &r); err != nil {
+	if err := decodeValue(v, &r); err != nil {
 		return false, fmt.Errorf("decode event %d: %w", binary.BigEndian.Uint64(k), err)
 	}
 	return r.Time < cutoff.UnixNano(), nil
@@ -545,7 +616,7 @@ func pruneMailDue(tx *bolt.Tx, cutoff time.Time) (bool, error) {
 	err := mb.ForEachBucket(func(nick []byte) error {
 		return mb.Bucket(nick).ForEach(func(k, v []byte) error {
 			var m Mail
-			if err := json.Unmarshal(v, &m); err != nil {
+			if err := decodeValue(v, &m); err != nil {
 				return fmt.Errorf("decode mailbox of %s: %w", nick, err)
 			}
 			if m.Time < cutoff.UnixNano() {
@@ -580,7 +651,7 @@ func pruneMail(tx *bolt.Tx, cutoff time.Time) (map[string]int, error) {
 		err := b.ForEach(func(k, v []byte) error {
 			n++
 			var m Mail
-			if err := json.Unmarshal(v, &m); err != nil {
+			if err := decodeValue(v, &m); err != nil {
 				return fmt.Errorf("decode mailbox of %s: %w", nick, err)
 			}
 			if m.Time < cutoff.UnixNano() {

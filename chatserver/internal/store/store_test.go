@@ -83,7 +83,7 @@ func mailsOf(t *testing.T, dir string) ([]string, error) {
 func recordStarts(t *testing.T, log []byte) []int {
 	t.Helper()
 	var starts []int
-	for off := 0; off < len(log); off += walHeader + int(binary.LittleEndian.Uint32(log[off:])) {
+	for off := walFileHeader; off < len(log); off += walHeader + int(binary.LittleEndian.Uint32(log[off+lengthAt:])) {
 		starts = append(starts, off)
 	}
 	return starts
@@ -106,7 +106,7 @@ func TestLogLengthDamaged(t *testing.T) {
 	for i, off := range starts {
 		for _, bit := range []int{0, 3, 9, 17, 30, 31} {
 			b := bytes.Clone(log)
-			b[off+bit/8] ^= 1 << (bit % 8)
+			b[off+lengthAt+bit/8] ^= 1 << (bit % 8)
 			texts, err := mailsOf(t, copyWith(t, dir, b))
 			msg := fmt.Sprint(err)
 			if !errors.Is(err, ErrDamaged) || !strings.Contains(msg, "chat.wal") || !strings.Contains(msg, fmt.Sprintf("at byte %d ", off)) || !strings.Contains(msg, "mv ") {

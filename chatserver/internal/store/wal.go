@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 
 	bolt "go.etcd.io/bbolt"
@@ -27,19 +28,37 @@ import (
 // log emptied. chat.db is never written without a sync, so a crash of the
 // machine leaves it whole, as of its last checkpoint.
 //
-// A record is: length (4 bytes, little endian), CRC-32C of the payload
-// (4 bytes), payload. The payload is a list of changes: a kind byte, the
-// bucket path (a count, then each name), the key and, for a put, the value,
-// each a uvarint length and its bytes.
+// The log begins with its header: walMagic, the log's epoch (8 bytes,
+// little endian) and CRC-32C of those 16 bytes. chat.db keeps the epoch of
+// the log that follows its last checkpoint (meta "walepoch"), and each
+// checkpoint starts a new log of the next epoch, written beside the old one
+// and renamed over it: the log is never missing, empty or half-written
+// beside a store that expects it, and a log that is is refused, as is a
+// log of another epoch (another store's, or an older copy).
 //
-// A record cut short at the end of the log (a crash while it was written:
-// its batch was never answered) is dropped with a warning. A record whose
-// checksum is wrong, or that does not decode, followed by more of the log
-// is damage: the store is refused at open with ErrDamaged. So is a record
-// whose length runs past the end of the log while a whole record (its
-// checksum matching, its changes decoding) lies within what follows the
-// header: its length was damaged, and dropping it as torn would drop it
-// and every acknowledged record after it.
+// A record is: recordMagic (4 bytes), the payload's length (4 bytes,
+// little endian), the record's sequence in its log (8 bytes: 1, 2, ...),
+// CRC-32C (4 bytes) of the payload followed by the length, the sequence
+// and the log's epoch, then the payload. The payload is a list of changes:
+// a kind byte, the bucket path (a count, then each name), the key and, for
+// a put, the value, each a uvarint length and its bytes.
+//
+// Recovery reads whole records in sequence. At the first that is not one,
+// it looks on through the rest of the log for a whole record of this log
+// (its marker, length, sequence and checksum all matching): if there is
+// one, what lies before it was acknowledged, and the store is refused at
+// open with ErrDamaged, naming the file and the offset. If there is none,
+// only a write cut short at the end of the log is dropped (with a
+// warning: its batch was never answered): the next record's header whole
+// and its body running to or past the end, a header cut short, or zeros.
+// A record whose length was damaged (a whole record lies within it) and
+// bytes that are no record of this log at all (a log of noise) are
+// refused.
+//
+// A store written before the header and the sequence existed has no
+// "walepoch": its log (records of length, CRC-32C of the payload, payload)
+// is read by readWALv1 and applied once, and the store goes on with a log
+// of epoch 1.
 
 // CheckpointBytes is the log's size that makes a checkpoint.
 const CheckpointBytes = 64 << 20
@@ -74,8 +93,68 @@ type metaOld struct {
 	had        bool
 }
 
-// walHeader is the size of a record's header: length and checksum.
-const walHeader = 8
+// A record's header: recordMagic, then the payload's length, the record's
+// sequence and its checksum at these offsets.
+const (
+	walHeader = 20
+	lengthAt  = 4
+	seqAt     = 8
+	sumAt     = 16
+)
+
+// The log file's header: walMagic, the epoch, CRC-32C of both.
+const walFileHeader = 20
+
+var (
+	walMagic    = []byte("CHATWAL\x02")
+	recordMagic = []byte{0xc7, 'W', 'R', 0x02}
+)
+
+// recordSum is a record's checksum: CRC-32C of its payload, then of its
+// length, sequence and the log's epoch (sealSum).
+func recordSum(payload []byte, seq, epoch uint64) uint32 {
+	return sealSum(crc32.Checksum(payload, castagnoli), len(payload), seq, epoch)
+}
+
+// sealSum ends a record's checksum: crc is CRC-32C of a payload of n bytes.
+func sealSum(crc uint32, n int, seq, epoch uint64) uint32 {
+	var b [20]byte
+	binary.LittleEndian.PutUint32(b[:], uint32(n))
+	binary.LittleEndian.PutUint64(b[4:], seq)
+	binary.LittleEndian.PutUint64(b[12:], epoch)
+	return crc32.Update(crc, castagnoli, b[:])
+}
+
+// sealRecord fills the header of rec (walHeader bytes, then the payload):
+// record seq of the log of epoch.
+func sealRecord(rec []byte, seq, epoch uint64) {
+	payload := rec[walHeader:]
+	copy(rec, recordMagic)
+	binary.LittleEndian.PutUint32(rec[lengthAt:], uint32(len(payload)))
+	binary.LittleEndian.PutUint64(rec[seqAt:], seq)
+	binary.LittleEndian.PutUint32(rec[sumAt:], recordSum(payload, seq, epoch))
+}
+
+// logHeader is the header of an empty log of epoch.
+func logHeader(epoch uint64) []byte {
+	b := append([]byte(nil), walMagic...)
+	b = binary.LittleEndian.AppendUint64(b, epoch)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// logEpoch reads the epoch from the header of a log, or says why data is
+// not a log.
+func logEpoch(data []byte) (uint64, error) {
+	switch {
+	case len(data) == 0:
+		return 0, errors.New("is empty (0 bytes)")
+	case len(data) < walFileHeader || !bytes.Equal(data[:len(walMagic)], walMagic):
+		return 0, fmt.Errorf("does not begin with a chat log's header (%d bytes): it is not a chat log", len(data))
+	case crc32.Checksum(data[:16], castagnoli) != binary.LittleEndian.Uint32(data[16:]):
+		return 0, errors.New("has a damaged header (its checksum does not match)")
+	}
+	return binary.LittleEndian.Uint64(data[len(walMagic):]), nil
+}
 
 // OnUndo adds f to what a failed batch runs, newest first: the caller's
 // way to bring back its own memory as it was before the batch.
@@ -234,22 +313,27 @@ func (t *Tx) dropBox(nick string) {
 // syncs them (an fdatasync covers every write made before it).
 type wal struct {
 	f      *os.File
+	path   string
 	size   atomic.Int64 // bytes written
 	synced atomic.Int64 // bytes known to be on disk
 	noSync bool
+	epoch  uint64 // the log's, in its header
+	seq    uint64 // the last record's sequence (hub goroutine)
 }
 
 // write appends one record, unsynced: rec is the record's header's room
 // (walHeader bytes, filled here), then its payload.
 func (w *wal) write(rec []byte) error {
-	payload := rec[walHeader:]
-	binary.LittleEndian.PutUint32(rec, uint32(len(payload)))
-	binary.LittleEndian.PutUint32(rec[4:], crc32.Checksum(payload, castagnoli))
+	seq := w.seq + 1
+	sealRecord(rec, seq, w.epoch)
 	size := w.size.Load()
 	if _, err := w.f.WriteAt(rec, size); err != nil {
-		// A part of the record may be in the file: the next one overwrites it.
+		// A part of the record may be in the file: cut it off, so that no
+		// bytes of it lie past a shorter record written there next.
+		w.f.Truncate(size)
 		return fmt.Errorf("write log: %w", err)
 	}
+	w.seq = seq
 	w.size.Store(size + int64(len(rec)))
 	return nil
 }
@@ -267,21 +351,53 @@ func (w *wal) syncTo(end int64) error {
 	return nil
 }
 
-// reset empties the log once its changes are safely in chat.db.
-// Nothing may write or sync the log meanwhile.
-func (w *wal) reset() error {
-	if w.size.Load() == 0 {
+// reset replaces the log, once its changes are safely in chat.db, by an
+// empty one of epoch (the one chat.db now expects). Nothing may write or
+// sync the log meanwhile.
+func (w *wal) reset(epoch uint64) error {
+	if w.f != nil && w.epoch == epoch && w.size.Load() == walFileHeader {
 		return nil
 	}
-	if err := w.f.Truncate(0); err != nil {
-		return fmt.Errorf("empty log: %w", err)
+	f, err := createLog(w.path, epoch)
+	if err != nil {
+		return err
 	}
-	w.size.Store(0)
-	w.synced.Store(0)
-	// Synced even with noSync: records written from offset 0 again must
-	// never sit on the disk before older ones that a crash would replay
-	// after them.
-	return w.f.Sync()
+	if w.f != nil {
+		w.f.Close()
+	}
+	w.f, w.epoch, w.seq = f, epoch, 0
+	w.size.Store(walFileHeader)
+	w.synced.Store(walFileHeader)
+	return nil
+}
+
+// createLog makes the empty log of epoch at path: written beside it,
+// synced (even with noSync) and renamed over it, the folder synced, so that
+// the log is at every moment the old one or the new one, whole.
+func createLog(path string, epoch uint64) (*os.File, error) {
+	tmp := path + ".new"
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("new log: %w", err)
+	}
+	err = func() error {
+		if _, err := f.Write(logHeader(epoch)); err != nil {
+			return err
+		}
+		if err := f.Sync(); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			return err
+		}
+		return syncDir(filepath.Dir(path))
+	}()
+	if err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("new log %s: %w", path, err)
+	}
+	return f, nil
 }
 
 // walDamage is what recovery found wrong with the log.
@@ -291,59 +407,85 @@ type walDamage struct {
 	what   string
 }
 
-// readWAL returns the payloads of the log's whole records, and what was
-// wrong past them (nil: nothing).
-func readWAL(data []byte) ([][]byte, *walDamage) {
+// readWAL returns the payloads of the whole records of the log of epoch
+// (data: what follows its header), and what was wrong past them (nil:
+// nothing); offsets are data's.
+func readWAL(data []byte, epoch uint64) ([][]byte, *walDamage) {
 	var out [][]byte
 	off := 0
 	for off < len(data) {
-		rest := data[off:]
-		if len(rest) < 8 {
-			return out, &walDamage{torn: true, offset: int64(off), what: fmt.Sprintf("a record header cut short (%d bytes)", len(rest))}
+		seq := uint64(len(out)) + 1
+		n, got, ok := recordAt(data[off:], epoch)
+		if !ok || got != seq {
+			return out, damageAt(data, off, seq, epoch)
 		}
-		n := int(binary.LittleEndian.Uint32(rest))
-		sum := binary.LittleEndian.Uint32(rest[4:])
-		if n == 0 && sum == 0 && allZero(rest) {
-			return out, &walDamage{torn: true, offset: int64(off), what: fmt.Sprintf("%d zero bytes", len(rest))}
-		}
-		if n == 0 {
-			// Never written: a batch without changes has no record.
-			return out, &walDamage{offset: int64(off), what: "a record of length 0"}
-		}
-		if 8+n > len(rest) || n < 0 {
-			if m, ok := wholeRecordWithin(rest[8:], sum); ok {
-				return out, &walDamage{offset: int64(off), what: fmt.Sprintf("a damaged record length (%d bytes, past the end of the log %d bytes on, while the first %d bytes are a whole record, its checksum matching)", n, len(rest)-8, m)}
-			}
-			return out, &walDamage{torn: true, offset: int64(off), what: fmt.Sprintf("a record of %d bytes with %d left in the file", n, len(rest)-8)}
-		}
-		payload := rest[8 : 8+n]
-		last := 8+n == len(rest)
-		if crc32.Checksum(payload, castagnoli) != sum {
-			if m, ok := wholeRecordWithin(payload, sum); last && ok {
-				return out, &walDamage{offset: int64(off), what: fmt.Sprintf("a damaged record length (%d bytes, to the end of the log, while the first %d bytes are a whole record, its checksum matching)", n, m)}
-			} else if last {
-				return out, &walDamage{torn: true, offset: int64(off), what: "a last record whose checksum does not match"}
-			}
-			return out, &walDamage{offset: int64(off), what: "a record whose checksum does not match, with more of the log after it"}
-		}
-		if err := checkPayload(payload); err != nil {
-			return out, &walDamage{torn: false, offset: int64(off), what: "a record that does not decode: " + err.Error()}
-		}
-		out = append(out, payload)
-		off += 8 + n
+		out = append(out, data[off+walHeader:off+walHeader+n])
+		off += walHeader + n
 	}
 	return out, nil
 }
 
-// wholeRecordWithin reports whether a prefix of b (m bytes) has the
-// checksum sum and decodes: the payload of a record whose length is wrong.
-// A record cut short has no such prefix but by a 1 in 2^32 chance, which
-// decoding then refuses.
-func wholeRecordWithin(b []byte, sum uint32) (m int, ok bool) {
+// recordAt reports whether b begins with a whole record of the log of
+// epoch: its marker, its length within b, its checksum matching and its
+// changes decoding; n is its payload's length.
+func recordAt(b []byte, epoch uint64) (n int, seq uint64, ok bool) {
+	if len(b) < walHeader || !bytes.Equal(b[:len(recordMagic)], recordMagic) {
+		return 0, 0, false
+	}
+	n64 := uint64(binary.LittleEndian.Uint32(b[lengthAt:]))
+	if n64 == 0 || n64 > uint64(len(b)-walHeader) {
+		return 0, 0, false
+	}
+	n, seq = int(n64), binary.LittleEndian.Uint64(b[seqAt:])
+	payload := b[walHeader : walHeader+n]
+	if recordSum(payload, seq, epoch) != binary.LittleEndian.Uint32(b[sumAt:]) || checkPayload(payload) != nil {
+		return 0, 0, false
+	}
+	return n, seq, true
+}
+
+// damageAt says what lies at off of data, where record seq was expected
+// and is not.
+func damageAt(data []byte, off int, seq, epoch uint64) *walDamage {
+	rest := data[off:]
+	at := int64(off)
+	// A whole record further on: what lies here was acknowledged.
+	for p := off; p+walHeader <= len(data); p++ {
+		if data[p] != recordMagic[0] {
+			continue
+		}
+		if _, got, ok := recordAt(data[p:], epoch); ok && got >= seq {
+			return &walDamage{offset: at, what: fmt.Sprintf("damage where record %d was expected, while whole records follow (record %d at byte %d)", seq, got, p)}
+		}
+	}
+	headed := len(rest) >= walHeader && bytes.Equal(rest[:len(recordMagic)], recordMagic) && binary.LittleEndian.Uint64(rest[seqAt:]) == seq
+	switch {
+	case allZero(rest):
+		return &walDamage{torn: true, offset: at, what: fmt.Sprintf("%d zero bytes", len(rest))}
+	case len(rest) < walHeader && bytes.HasPrefix(recordMagic, rest[:min(len(rest), len(recordMagic))]):
+		return &walDamage{torn: true, offset: at, what: fmt.Sprintf("a record header cut short (%d bytes)", len(rest))}
+	case headed:
+		n := uint64(binary.LittleEndian.Uint32(rest[lengthAt:]))
+		if m, ok := wholeRecordWithin(rest[walHeader:], binary.LittleEndian.Uint32(rest[sumAt:]), seq, epoch); ok && uint64(m) != n {
+			return &walDamage{offset: at, what: fmt.Sprintf("a damaged record length (%d bytes, while the first %d bytes are a whole record, its checksum matching)", n, m)}
+		}
+		if walHeader+n >= uint64(len(rest)) {
+			return &walDamage{torn: true, offset: at, what: fmt.Sprintf("a last record of %d bytes with %d left in the file, or whose checksum does not match", n, len(rest)-walHeader)}
+		}
+		return &walDamage{offset: at, what: "a record whose checksum does not match, with more of the log after it"}
+	}
+	return &walDamage{offset: at, what: fmt.Sprintf("%d bytes that are not a record of this log (record %d was expected)", len(rest), seq)}
+}
+
+// wholeRecordWithin reports whether a prefix of b (m bytes) is the
+// payload of record seq of the log of epoch: a record whose length is
+// wrong. A record cut short has no such prefix but by a 1 in 2^32 chance,
+// which decoding then refuses.
+func wholeRecordWithin(b []byte, sum uint32, seq, epoch uint64) (m int, ok bool) {
 	crc := uint32(0)
 	for i := range b {
 		crc = crc32.Update(crc, castagnoli, b[i:i+1])
-		if crc == sum && checkPayload(b[:i+1]) == nil {
+		if sealSum(crc, i+1, seq, epoch) == sum && checkPayload(b[:i+1]) == nil {
 			return i + 1, true
 		}
 	}
@@ -475,3 +617,12 @@ func applyChange(tx *bolt.Tx, c walChange) error {
 	}
 	return nil
 }
+
+// FirstRecordAt is the offset of a log's first record, RecordHeaderBytes
+// the size of a record's header and LengthAt the offset of the payload's
+// length (4 bytes, little endian) in it: where tests cut or damage a log.
+const (
+	FirstRecordAt     = walFileHeader
+	RecordHeaderBytes = walHeader
+	LengthAt          = lengthAt
+)

@@ -1,12 +1,12 @@
 // Package stream is one user's open stream, an SSE response or a
 // WebSocket: its queue of events (Conn), each event encoded once for both
-// transports (Event), the writers of the two transports (SSE and RawSSE,
-// WS), the writer that runs a stream from its login to its end (Live) and
+// transports (Event), the two transports (SSE and RawSSE,
+// WS), the writer that runs a stream from its login to its end (Writer) and
 // a user's streams on a node (Set).
 //
 // The hub never waits for a stream: it pushes an event onto the stream's
 // queue and the stream's writer, a goroutine started only while there is
-// something to write (Live), writes everything waiting in one write. A
+// something to write (Writer), writes everything waiting in one write. A
 // full queue cuts the stream with its reason; the client resumes from the
 // last id it received. What a stream writes first (its Plan) and which
 // events it gets are the chat's rules', not this package's.

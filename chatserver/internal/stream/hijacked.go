@@ -11,15 +11,15 @@ import (
 // Hijack, whose client sends nothing more: start starts the stream's
 // writer with the onEnd it is given (Start's), and finish, called once on a
 // goroutine of its own when the client went or the stream ended, stops it
-// (Live.Stop) and lets go of what its owner holds; nc is closed after it.
+// (Writer.Stop) and lets go of what its owner holds; nc is closed after it.
 //
 // The client's going is told by w, one epoll set for every idle stream,
 // so an idle stream holds no goroutine at all; where w cannot watch nc (nil,
 // or not Linux) a goroutine reads nc until the client goes. ServeHijacked
 // returns at once.
-func ServeHijacked(nc net.Conn, w *nbio.Watcher, start func(onEnd func()) *Live, finish func(*Live)) {
+func ServeHijacked(nc net.Conn, w *nbio.Watcher, start func(onEnd func()) *Writer, finish func(*Writer)) {
 	var (
-		live  *Live
+		live  *Writer
 		watch nbio.Watch
 		ready = make(chan struct{})
 		once  sync.Once

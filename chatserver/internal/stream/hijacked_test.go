@@ -34,9 +34,9 @@ func TestServeHijackedIdleHoldsNoGoroutine(t *testing.T) {
 		sc, cc := tcpPair(t)
 		c := NewConn(fmt.Sprintf("user%d", i), 8)
 		var finished atomic.Int32
-		ServeHijacked(sc, w, func(onEnd func()) *Live {
+		ServeHijacked(sc, w, func(onEnd func()) *Writer {
 			return Start(c, Plan{Preamble: []*Event{NewEvent(1, "Welcome!")}}, NewRawSSE(sc), noHost{}, loopTiming, onEnd)
-		}, func(l *Live) {
+		}, func(l *Writer) {
 			l.Stop()
 			finished.Add(1)
 		})
@@ -85,9 +85,9 @@ func TestServeHijackedWithoutWatcher(t *testing.T) {
 	sc, cc := tcpPair(t)
 	c := NewConn("john", 8)
 	var finished atomic.Int32
-	ServeHijacked(sc, nil, func(onEnd func()) *Live {
+	ServeHijacked(sc, nil, func(onEnd func()) *Writer {
 		return Start(c, Plan{}, NewRawSSE(sc), noHost{}, loopTiming, onEnd)
-	}, func(l *Live) {
+	}, func(l *Writer) {
 		l.Stop()
 		finished.Add(1)
 	})

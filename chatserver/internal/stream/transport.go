@@ -42,7 +42,7 @@ func (t *SSE) Ping() error {
 }
 func (t *SSE) Flush() error { return t.rc.Flush() }
 
-// AskAck: an event stream has no way back; the pump waits MailAckDelay.
+// AskAck: an event stream has no way back; the writer waits MailAckDelay.
 func (t *SSE) AskAck(from, to uint64) (bool, error) { return true, nil }
 func (t *SSE) End(reason string, _ bool) {
 	t.w.Write([]byte(": closed: " + reason + "\n\n"))
@@ -234,7 +234,7 @@ func (t *WS) Control(kind int, data []byte) error {
 // WriteControl writes a control frame under a deadline of its own (one
 // second), then puts the events' deadline back: gorilla sets the
 // connection's write deadline for the frame and leaves it there, and the
-// pump moves its deadline only now and then.
+// writer moves its deadline only now and then.
 func (t *WS) WriteControl(kind int, data []byte) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -2,9 +2,11 @@ package stream
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"sync"
@@ -26,9 +28,10 @@ var ErrSilent = errors.New("the client sent nothing, not even a pong to the ping
 // Upgraded is a WebSocket upgraded by Upgrade: gorilla/websocket reads it
 // through a reader whose buffered bytes WSReads can see.
 type Upgraded struct {
-	WS *websocket.Conn
-	nc *nbio.Prefixed
-	br *bufio.Reader
+	WS    *websocket.Conn
+	nc    *nbio.Prefixed
+	br    *bufio.Reader
+	guard *frameGuard // between nc and br
 }
 
 // Upgrade upgrades r to a WebSocket with up (whose ReadBufferSize is
@@ -45,7 +48,10 @@ func Upgrade(up websocket.Upgrader, w http.ResponseWriter, r *http.Request, head
 		ws.Close()
 		return nil, errors.New("websocket: the upgrade did not read through the hijacked connection")
 	}
-	return &Upgraded{WS: ws, nc: h.nc, br: h.br}, nil
+	// gorilla reset the reader onto the connection (measuring its size):
+	// nothing is read yet, so it reads through the guard from here on.
+	h.br.Reset(h.guard)
+	return &Upgraded{WS: ws, nc: h.nc, br: h.br, guard: h.guard}, nil
 }
 
 // wsHijack hands gorilla, at the upgrade, the connection wrapped in a
@@ -53,8 +59,9 @@ func Upgrade(up websocket.Upgrader, w http.ResponseWriter, r *http.Request, head
 // socket and left for gorilla) and a reader of ReadBuffer bytes over it.
 type wsHijack struct {
 	http.ResponseWriter
-	nc *nbio.Prefixed
-	br *bufio.Reader
+	nc    *nbio.Prefixed
+	br    *bufio.Reader
+	guard *frameGuard
 }
 
 func (h *wsHijack) Hijack() (net.Conn, *bufio.ReadWriter, error) {
@@ -67,6 +74,7 @@ func (h *wsHijack) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return c, brw, err // bytes before the handshake's end: gorilla refuses them
 	}
 	h.nc = &nbio.Prefixed{Conn: c}
+	h.guard = &frameGuard{r: h.nc}
 	h.br = bufio.NewReaderSize(h.nc, ReadBuffer)
 	return h.nc, bufio.NewReadWriter(h.br, brw.Writer), nil
 }
@@ -104,7 +112,82 @@ type WSReads struct {
 // silence cut. A nil w (or one that cannot watch u) keeps a goroutine
 // reading throughout.
 func NewWSReads(u *Upgraded, w *nbio.Watcher, limit int64, silence time.Duration) *WSReads {
+	u.guard.limit = limit
 	return &WSReads{u: u, w: w, limit: limit, silence: silence}
+}
+
+// frameGuard reads the client's bytes for gorilla, following its frames'
+// headers as they pass: a data message whose frames declare more than
+// limit bytes fails the read with ErrFrameTooLarge as soon as the header
+// that says so arrives, where reading up to the limit would wait for a
+// payload a client may never send (a frame can declare 2^63-1 bytes).
+type frameGuard struct {
+	r     io.Reader
+	limit int64 // a message's most bytes (0: not yet set)
+	hdr   [14]byte
+	hn    int    // header bytes collected
+	left  uint64 // payload bytes of the frame still to pass
+	msg   uint64 // payload bytes declared by the data message so far
+}
+
+func (g *frameGuard) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	if ferr := g.follow(p[:n]); ferr != nil {
+		return 0, ferr
+	}
+	return n, err
+}
+
+// follow moves through b's frames.
+func (g *frameGuard) follow(b []byte) error {
+	for len(b) > 0 {
+		if g.left > 0 {
+			skip := min(g.left, uint64(len(b)))
+			g.left -= skip
+			b = b[skip:]
+			continue
+		}
+		g.hdr[g.hn] = b[0]
+		g.hn++
+		b = b[1:]
+		if g.hn < 2 {
+			continue
+		}
+		need := 2
+		switch g.hdr[1] & 0x7f {
+		case 126:
+			need += 2
+		case 127:
+			need += 8
+		}
+		if g.hdr[1]&0x80 != 0 {
+			need += 4
+		}
+		if g.hn < need {
+			continue
+		}
+		length := uint64(g.hdr[1] & 0x7f)
+		switch length {
+		case 126:
+			length = uint64(binary.BigEndian.Uint16(g.hdr[2:]))
+		case 127:
+			length = binary.BigEndian.Uint64(g.hdr[2:])
+		}
+		switch op := g.hdr[0] & 0x0f; {
+		case op == websocket.TextMessage || op == websocket.BinaryMessage:
+			g.msg = length
+		case op == 0: // a continuation
+			g.msg += length
+			if g.msg < length {
+				g.msg = math.MaxUint64 // declared past 2^64
+			}
+		}
+		if g.limit > 0 && g.msg > uint64(g.limit) {
+			return ErrFrameTooLarge
+		}
+		g.left, g.hn = length, 0
+	}
+	return nil
 }
 
 // Start starts the reads: message is called with each data message, in

@@ -233,3 +233,39 @@ func TestWSReadsEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestWSReadsHugeFrameRefused: a frame that declares more than the limit
+// (2^63-1 bytes, or 65 over 126's and 127's length forms) ends the reads
+// with ErrFrameTooLarge as its header arrives, without waiting for a
+// payload that will never come (the silence, here long, would end them).
+func TestWSReadsHugeFrameRefused(t *testing.T) {
+	w, err := nbio.NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	huge := []byte{0x81, 0x80 | 127, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1, 2, 3, 4, 'x'}
+	mid := []byte{0x81, 0x80 | 126, 0, 65, 1, 2, 3, 4}
+	// A fragmented message: a small first frame, then a continuation
+	// that declares 2^63-1.
+	cont := append(append([]byte{0x01, 0x80 | 1, 1, 2, 3, 4, 'a' ^ 1}, 0x80, 0x80|127), huge[2:]...)
+	for _, watcher := range []*nbio.Watcher{w, nil} {
+		ts := startWSServer(t, watcher, time.Minute)
+		for name, frame := range map[string][]byte{"2^63-1 bytes": huge, "65 bytes in the 16-bit form": mid, "a continuation of 2^63-1 bytes": cont} {
+			c := dialWS(t, ts.url)
+			r := <-ts.reads
+			if _, err := c.UnderlyingConn().Write(frame); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-ts.ended:
+				if !errors.Is(err, ErrFrameTooLarge) {
+					t.Errorf("watcher %v: %s: ended with %v, want ErrFrameTooLarge", watcher != nil, name, err)
+				}
+			case <-time.After(30 * time.Second):
+				r.Stop()
+				t.Fatalf("watcher %v: %s: the reads waited for the payload", watcher != nil, name)
+			}
+		}
+	}
+}

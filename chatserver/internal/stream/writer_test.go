@@ -42,7 +42,7 @@ func (noHost) Pruned() uint64                                        { return 0 
 func (noHost) Closing() bool                                         { return false }
 func (noHost) Replay(*Conn, uint64, uint64, Transport, func()) error { return nil }
 func (noHost) Delivered(string, uint64, uint64)                      {}
-func (noHost) Writers() *Writers                                     { return nil }
+func (noHost) Loops() *Loops                                         { return nil }
 
 // waitUntil polls cond; the bound only keeps a broken writer from hanging the test.
 func waitUntil(t *testing.T, what string, cond func() bool) {

@@ -62,9 +62,9 @@ type Host interface {
 	Replay(c *Conn, after, upTo uint64, t Transport, deadline func()) error
 	// Delivered says nick's events with from < id <= to reached the client.
 	Delivered(nick string, from, to uint64)
-	// Writers are the server's writer loops; nil: none, each stream's
+	// Loops are the server's writer loops; nil: none, each stream's
 	// writes run on a goroutine of its own.
-	Writers() *Writers
+	Loops() *Loops
 }
 
 // Timing is a stream writer's clock: WriteTimeout bounds each write, KeepAlive
@@ -75,16 +75,16 @@ type Timing struct {
 	WriteTimeout, KeepAlive, MailAckDelay, Retention time.Duration
 }
 
-// Live is a stream being written: the notice, the missed events, the
+// Writer writes one stream: the notice, the missed events, the
 // welcome lines and the waiting messages of its Plan, then its live
 // events, the notes for its client and its keep-alive pings, until the
 // stream is cut, a write fails or Stop. Its events are written by one of
-// the host's Writers while its socket takes them at once; everything else,
+// the host's Loops while its socket takes them at once; everything else,
 // and events that would wait, on a goroutine started when there is
 // something to write (an event queued, a note, a ping due, the cut), which
 // ends once nothing is left: an idle stream holds no goroutine and no
 // buffer, only its timers.
-type Live struct {
+type Writer struct {
 	c     *Conn
 	t     Transport
 	h     Host
@@ -99,7 +99,7 @@ type Live struct {
 	err   error // why the stream ended, once done is closed
 	onEnd func()
 
-	loops *Writers  // the loops that write its events; nil: none (or t cannot write without waiting)
+	loops *Loops    // the loops that write its events; nil: none (or t cannot write without waiting)
 	now   nowWriter // t, when it can
 
 	// Owned by the writer.
@@ -115,7 +115,7 @@ type Live struct {
 	ended     bool
 }
 
-// The states of a Live's writer.
+// The states of a Writer.
 const (
 	writerIdle    = iota // not being written: the next wake-up starts a writer
 	writerRunning        // written by a goroutine or a loop; a wake-up makes it look again (writerAgain)
@@ -127,9 +127,9 @@ const (
 // the notes (Note) and the pings every KeepAlive. onEnd (may be nil) is
 // called once when the stream ends, from its writer: the stream's owner
 // then stops reading the connection and calls Stop.
-func Start(c *Conn, j Plan, t Transport, h Host, tm Timing, onEnd func()) *Live {
-	l := &Live{c: c, t: t, h: h, tm: tm, plan: &j, done: make(chan struct{}), onEnd: onEnd}
-	if w := h.Writers(); w != nil {
+func Start(c *Conn, j Plan, t Transport, h Host, tm Timing, onEnd func()) *Writer {
+	l := &Writer{c: c, t: t, h: h, tm: tm, plan: &j, done: make(chan struct{}), onEnd: onEnd}
+	if w := h.Loops(); w != nil {
 		if now, ok := t.(nowWriter); ok {
 			l.loops, l.now = w, now
 		}
@@ -140,7 +140,7 @@ func Start(c *Conn, j Plan, t Transport, h Host, tm Timing, onEnd func()) *Live 
 }
 
 // startWriter starts l's writer goroutine.
-func startWriter(l *Live) {
+func startWriter(l *Writer) {
 	writerGoroutines.Add(1)
 	go l.run()
 }
@@ -151,13 +151,13 @@ var writerGoroutines atomic.Int64
 
 // Wake makes the writer look at what is waiting, starting its goroutine
 // when none runs.
-func (l *Live) Wake() { l.wake(false) }
+func (l *Writer) Wake() { l.wake(false) }
 
 // wakeForEvents is Wake for events queued (or the cut): a stream that
 // has a loop is handed to it.
-func (l *Live) wakeForEvents() { l.wake(l.loops != nil) }
+func (l *Writer) wakeForEvents() { l.wake(l.loops != nil) }
 
-func (l *Live) wake(onLoop bool) {
+func (l *Writer) wake(onLoop bool) {
 	for {
 		switch l.state.Load() {
 		case writerIdle:
@@ -180,7 +180,7 @@ func (l *Live) wake(onLoop bool) {
 // Note hands msg to the writer, an error for the client, written after
 // the notes before it. At most 4 wait: Note waits for room, or until
 // done is closed (false: msg was dropped).
-func (l *Live) Note(done <-chan struct{}, msg string) bool {
+func (l *Writer) Note(done <-chan struct{}, msg string) bool {
 	p := l.notes.Load()
 	if p == nil {
 		ch := make(chan string, 4)
@@ -202,7 +202,7 @@ func (l *Live) Note(done <-chan struct{}, msg string) bool {
 // Stop ends the stream (its client went) and waits until its writer is
 // done: a write in progress ends by itself, within WriteTimeout. It
 // returns why the stream ended.
-func (l *Live) Stop() error {
+func (l *Writer) Stop() error {
 	l.stop.Store(true)
 	l.Wake()
 	<-l.done
@@ -210,9 +210,9 @@ func (l *Live) Stop() error {
 }
 
 // Done is closed once the stream ended.
-func (l *Live) Done() <-chan struct{} { return l.done }
+func (l *Writer) Done() <-chan struct{} { return l.done }
 
-func (l *Live) run() {
+func (l *Writer) run() {
 	for {
 		l.state.Store(writerRunning)
 		if err := l.step(); err != nil {
@@ -228,7 +228,7 @@ func (l *Live) run() {
 // runNow writes, on a writer loop, the events waiting when they are all
 // there is to write and the socket takes them at once. Anything else, and
 // what the socket does not take, goes on to the stream's own goroutine.
-func (l *Live) runNow() {
+func (l *Writer) runNow() {
 	for {
 		l.state.Store(writerRunning)
 		if !l.onlyEvents() {
@@ -259,7 +259,7 @@ func (l *Live) runNow() {
 
 // onlyEvents reports whether events are all l may have to write: no login,
 // leftover, stop, cut, note, confirmation or ping. The writer calls it.
-func (l *Live) onlyEvents() bool {
+func (l *Writer) onlyEvents() bool {
 	if l.plan != nil || l.pending || l.stop.Load() || l.ping.Load() || l.ack.Load() {
 		return false
 	}
@@ -274,7 +274,7 @@ func (l *Live) onlyEvents() bool {
 	return true
 }
 
-func (l *Live) end(err error) {
+func (l *Writer) end(err error) {
 	l.state.Store(writerEnded)
 	l.c.OnWake(nil)
 	l.tmu.Lock()
@@ -298,7 +298,7 @@ func (l *Live) end(err error) {
 // and WriteTimeout away: moving it costs a timer update, which a broadcast
 // to 10,000 streams would pay 10,000 times (12% of the server's CPU in a
 // profile of ws-fanout), so it moves only when a quarter has passed.
-func (l *Live) deadline() {
+func (l *Writer) deadline() {
 	now := time.Now()
 	if l.until.Sub(now) < l.tm.WriteTimeout*3/4 {
 		l.until = now.Add(l.tm.WriteTimeout)
@@ -307,7 +307,7 @@ func (l *Live) deadline() {
 }
 
 // step writes what is waiting; an error ends the stream.
-func (l *Live) step() error {
+func (l *Writer) step() error {
 	if j := l.plan; j != nil {
 		l.plan = nil
 		if err := l.login(j); err != nil {
@@ -393,7 +393,7 @@ func (l *Live) step() error {
 
 // login writes the notice, the missed events, the welcome lines and the
 // waiting messages of j, then starts the stream's timers.
-func (l *Live) login(j *Plan) error {
+func (l *Writer) login(j *Plan) error {
 	t, h := l.t, l.h
 	resume, hasResume := j.Resume, j.HasResume
 	if j.Notice != "" {
@@ -447,7 +447,7 @@ func (l *Live) login(j *Plan) error {
 }
 
 // tick asks for a keep-alive ping and sets the next one, every KeepAlive.
-func (l *Live) tick() {
+func (l *Writer) tick() {
 	l.ping.Store(true)
 	l.Wake()
 	l.tmu.Lock()

@@ -13,10 +13,10 @@ import (
 // loopHost is a Host with writer loops.
 type loopHost struct {
 	noHost
-	w *Writers
+	w *Loops
 }
 
-func (h loopHost) Writers() *Writers { return h.w }
+func (h loopHost) Loops() *Loops { return h.w }
 
 // tcpPair is a connected pair of loopback TCP connections.
 func tcpPair(t *testing.T) (server, client net.Conn) {
@@ -62,12 +62,12 @@ func readEvents(t *testing.T, c net.Conn, r *bufio.Reader, n int) []string {
 // events to many streams starts no goroutine of theirs, and every client
 // reads its events in order.
 func TestWritersWriteEventsWithoutGoroutines(t *testing.T) {
-	w := NewWriters(2)
+	w := NewLoops(2)
 	defer w.Close()
 	const streams, events = 20, 50
 	type client struct {
 		conn *Conn
-		live *Live
+		live *Writer
 		nc   net.Conn
 		r    *bufio.Reader
 	}
@@ -109,7 +109,7 @@ func TestWritersWriteEventsWithoutGoroutines(t *testing.T) {
 // on the same loop still gets each event without waiting for it. Once the
 // stalled client reads, it gets every event, in order.
 func TestWritersStalledStream(t *testing.T) {
-	w := NewWriters(1) // one loop: both streams on it
+	w := NewLoops(1) // one loop: both streams on it
 	defer w.Close()
 	const max = 100_000
 	ss, sc := tcpPair(t)
@@ -118,7 +118,7 @@ func TestWritersStalledStream(t *testing.T) {
 	fast := NewConn("fast", max)
 	ls := Start(stalled, Plan{}, NewRawSSE(ss), loopHost{w: w}, loopTiming, nil)
 	lf := Start(fast, Plan{}, NewRawSSE(fs), loopHost{w: w}, loopTiming, nil)
-	for _, l := range []*Live{ls, lf} {
+	for _, l := range []*Writer{ls, lf} {
 		waitUntil(t, "idle after the login", func() bool { return l.state.Load() == writerIdle })
 	}
 	fr := bufio.NewReader(fc)
@@ -161,7 +161,7 @@ func TestWritersStalledStream(t *testing.T) {
 // goroutines of their own; Close leaves no loop behind.
 func TestWritersClose(t *testing.T) {
 	before := runtime.NumGoroutine()
-	w := NewWriters(3)
+	w := NewLoops(3)
 	sc, cc := tcpPair(t)
 	c := NewConn("john", 8)
 	l := Start(c, Plan{}, NewRawSSE(sc), loopHost{w: w}, loopTiming, nil)

@@ -18,29 +18,23 @@ import (
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
-// ackDelivered tells the hub that nick's events with from < id <= to were
+// ackDelivered tells the node that nick's events with from < id <= to were
 // delivered, so the offline messages among them leave the mailbox.
-func (s *Server) ackDelivered(nick string, from, to uint64) {
-	if s.cluster != nil {
-		go s.cluster.ack(nick, from, to)
-		return
-	}
-	s.hub.submit(context.Background(), &ackReq{nick: nick, from: from, to: to})
-}
+func (s *Server) ackDelivered(nick string, from, to uint64) { s.node.ack(nick, from, to) }
 
 // startStream starts writing a joined stream (stream.Start, onEnd as its).
-func (s *Server) startStream(c *stream.Conn, j stream.Plan, t stream.Transport, onEnd func()) *stream.Live {
-	return stream.Start(c, j, t, pumpHost{s}, stream.Timing{WriteTimeout: s.opts.WriteTimeout, KeepAlive: s.opts.KeepAlive, MailAckDelay: s.opts.MailAckDelay, Retention: s.opts.Retention}, onEnd)
+func (s *Server) startStream(c *stream.Conn, j stream.Plan, t stream.Transport, onEnd func()) *stream.Writer {
+	return stream.Start(c, j, t, writerHost{s}, stream.Timing{WriteTimeout: s.opts.WriteTimeout, KeepAlive: s.opts.KeepAlive, MailAckDelay: s.opts.MailAckDelay, Retention: s.opts.Retention}, onEnd)
 }
 
 // stopStream stops a stream's writer and returns why it ended, logging a cut.
-func (s *Server) stopStream(c *stream.Conn, l *stream.Live) error {
+func (s *Server) stopStream(c *stream.Conn, l *stream.Writer) error {
 	err := l.Stop()
 	if reason := c.CutReason(); reason != "" && reason != stream.Closed {
 		// Cut by the hub; a write may have failed first (a stalled
 		// client's buffers are full and its write deadline passed).
 		level := slog.LevelWarn
-		if s.hub.closing.Load() {
+		if s.stopping.Load() {
 			level = slog.LevelInfo
 		}
 		s.opts.Logger.Log(context.Background(), level, "stream cut", "nick", c.Nick, "reason", reason, "write", err)
@@ -49,26 +43,26 @@ func (s *Server) stopStream(c *stream.Conn, l *stream.Live) error {
 	return err
 }
 
-// pumpHost is what a stream's writer asks of its server.
-type pumpHost struct{ s *Server }
+// writerHost is what a stream's writer asks of its server.
+type writerHost struct{ s *Server }
 
-func (h pumpHost) Pruned() uint64                         { return h.s.hub.pruned.Load() }
-func (h pumpHost) Closing() bool                          { return h.s.hub.closing.Load() }
-func (h pumpHost) Delivered(nick string, from, to uint64) { h.s.ackDelivered(nick, from, to) }
-func (h pumpHost) Writers() *stream.Writers               { return h.s.writers }
-func (h pumpHost) Replay(c *stream.Conn, after, upTo uint64, t stream.Transport, deadline func()) error {
+func (h writerHost) Pruned() uint64                         { return h.s.node.pruned() }
+func (h writerHost) Closing() bool                          { return h.s.stopping.Load() }
+func (h writerHost) Delivered(nick string, from, to uint64) { h.s.ackDelivered(nick, from, to) }
+func (h writerHost) Loops() *stream.Loops                   { return h.s.writers }
+func (h writerHost) Replay(c *stream.Conn, after, upTo uint64, t stream.Transport, deadline func()) error {
 	return h.s.replay(c, after, upTo, t, deadline)
 }
 
 // replay writes the stored events c's user can see with after < id <= upTo.
 func (s *Server) replay(c *stream.Conn, after, upTo uint64, t stream.Transport, deadline func()) error {
 	for after < upTo {
-		if s.hub.closing.Load() {
+		if s.stopping.Load() {
 			// Shutting down: stop here, the client resumes later. (A stream
 			// cut as slow finishes its replay: it always makes progress.)
 			return ErrShuttingDown
 		}
-		recs, next, err := s.store.ReadLog(c.Nick, after, upTo, 256)
+		recs, next, err := s.node.readLog(c.Nick, after, upTo, 256)
 		if err != nil {
 			// Damaged history: say so, never skip it silently.
 			s.opts.Logger.Error("replay", "nick", c.Nick, "from", after+1, "to", upTo, "err", err)
@@ -87,17 +81,6 @@ func (s *Server) replay(c *stream.Conn, after, upTo uint64, t stream.Transport, 
 		after = next
 	}
 	return nil
-}
-
-// join registers a new stream of nick with the hub; the caller must call
-// the returned leave when the stream ends, whatever join returned.
-func (s *Server) join(ctx context.Context, nick string, resume uint64, hasResume bool) (*stream.Conn, result, func()) {
-	if s.cluster != nil {
-		return s.cluster.join(ctx, nick, resume, hasResume)
-	}
-	c := stream.NewConn(nick, s.opts.QueueSize)
-	res := s.hub.do(ctx, &joinReq{conn: c, resume: resume, hasResume: hasResume})
-	return c, res, func() { s.hub.do(context.Background(), &leaveReq{conn: c}) }
 }
 
 // serveSSE logs nick in over Server-Sent Events.
@@ -135,7 +118,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 	}
 	release := func() { admitted(); grant.Release() }
 
-	c, res, leave := s.join(r.Context(), nick, resume, hasResume)
+	c, res, leave := s.node.join(r.Context(), nick, resume, hasResume)
 	if res.err != nil {
 		leave()
 		release()
@@ -175,9 +158,9 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 // its client's going is told by the server's watcher (stream.ServeHijacked).
 func (s *Server) runSSE(nc net.Conn, c *stream.Conn, j stream.Plan, leave, release func(), addr, rawResume string) {
 	s.opts.Logger.Info("connect", "nick", c.Nick, "transport", "sse", "addr", addr, "resume", rawResume)
-	stream.ServeHijacked(nc, s.watcher, func(onEnd func()) *stream.Live {
+	stream.ServeHijacked(nc, s.watcher, func(onEnd func()) *stream.Writer {
 		return s.startStream(c, j, stream.NewRawSSE(nc), onEnd)
-	}, func(l *stream.Live) {
+	}, func(l *stream.Writer) {
 		err := s.stopStream(c, l)
 		s.opts.Logger.Info("disconnect", "nick", c.Nick, "transport", "sse", "why", err)
 		leave()
@@ -250,7 +233,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 func (s *Server) runWS(u *stream.Upgraded, nick string, resume uint64, hasResume bool, addr, rawResume string, release func()) {
 	ws := u.WS
 	t := stream.NewWS(ws)
-	c, res, leave := s.join(context.Background(), nick, resume, hasResume)
+	c, res, leave := s.node.join(context.Background(), nick, resume, hasResume)
 	if res.err != nil {
 		t.SetDeadline(time.Now().Add(time.Second))
 		t.Note("log in: " + res.err.Error())
@@ -270,8 +253,8 @@ func (s *Server) runWS(u *stream.Upgraded, nick string, resume uint64, hasResume
 	reads := stream.NewWSReads(u, s.watcher, int64(s.opts.MaxMessageBytes)*6+1024, 2*s.opts.KeepAlive)
 	// Once the stream ended (cut, a write failed), the reads end too.
 	l := s.startStream(c, res.joined, t, func() { cancel(); reads.Stop() })
-	message, pending := s.wsMessages(ctx, ws, nick, httpguard.PeerAddr(addr), t, l)
-	reads.Start(message, func(err error) {
+	onMessage, pending := s.wsMessages(ctx, ws, nick, httpguard.PeerAddr(addr), t, l)
+	reads.Start(onMessage, func(err error) {
 		if errors.Is(err, stream.ErrFrameTooLarge) {
 			t.CloseWith(websocket.CloseMessageTooBig, fmt.Sprintf("frame too large: a message's text may have at most %d bytes", s.opts.MaxMessageBytes))
 		}
@@ -290,7 +273,7 @@ func (s *Server) runWS(u *stream.Upgraded, nick string, resume uint64, hasResume
 // reading the next), and errors reach the client through l's notes.
 // pending holds the sends not yet stored; the handler's false ends the
 // reads. It sets ws's control handlers.
-func (s *Server) wsMessages(ctx context.Context, ws *websocket.Conn, nick, addr string, t *stream.WS, l *stream.Live) (message func(int, []byte) bool, pending *sync.WaitGroup) {
+func (s *Server) wsMessages(ctx context.Context, ws *websocket.Conn, nick, addr string, t *stream.WS, l *stream.Writer) (onMessage func(int, []byte) bool, pending *sync.WaitGroup) {
 	ws.SetPingHandler(func(payload string) error {
 		err := t.WriteControl(websocket.PongMessage, []byte(payload))
 		if err != nil && !errors.Is(err, websocket.ErrCloseSent) {
@@ -329,7 +312,7 @@ func (s *Server) wsMessages(ctx context.Context, ws *websocket.Conn, nick, addr 
 			tell(err.Error())
 			return true
 		}
-		wait, err := s.sendPipelined(ctx, Post{From: nick, To: f.To, Text: f.Text, Addr: addr})
+		wait, err := s.sendPipelined(ctx, message{From: nick, To: f.To, Text: f.Text, Addr: addr})
 		if err != nil {
 			tell(err.Error())
 			return true
@@ -367,5 +350,5 @@ func (s *Server) admitStream(w http.ResponseWriter, r *http.Request) (release fu
 		http.Error(w, fmt.Sprintf("too many open chat streams from %s: at most %d per address", addr, s.addrs.Max()), http.StatusTooManyRequests)
 		return nil, false
 	}
-	return func() { s.addrs.Release(addr); s.exit() }, true
+	return streamHolds(r, s.clientConns, func() { s.addrs.Release(addr); s.exit() }), true
 }

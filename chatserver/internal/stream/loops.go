@@ -4,7 +4,7 @@ import (
 	"sync"
 )
 
-// Writers are a few loops (one per core) that write streams' events from
+// Loops are a few loops (one per core) that write streams' events from
 // their own goroutines while the sockets take them at once. A broadcast to
 // 10,000 streams is then 10,000 writes shared among the loops, not 10,000
 // goroutines started and scheduled, one per stream (which cost about as
@@ -22,11 +22,11 @@ import (
 // sank an earlier design with a share of the streams per writer). A
 // stream is in the queue at most once (its writer state says it is being
 // written), so its events stay in order whichever loop writes them.
-type Writers struct {
+type Loops struct {
 	mu     sync.Mutex
-	ready  []*Live // under mu: streams to write, from head on
-	head   int     // under mu
-	closed bool    // under mu
+	ready  []*Writer // under mu: streams to write, from head on
+	head   int       // under mu
+	closed bool      // under mu
 	wakes  []chan struct{}
 	wg     sync.WaitGroup
 }
@@ -34,9 +34,9 @@ type Writers struct {
 // writersTake is how many streams a loop takes from the queue at a time.
 const writersTake = 32
 
-// NewWriters starts n loops (at least one). Close stops them.
-func NewWriters(n int) *Writers {
-	w := &Writers{wakes: make([]chan struct{}, max(n, 1))}
+// NewLoops starts n loops (at least one). Close stops them.
+func NewLoops(n int) *Loops {
+	w := &Loops{wakes: make([]chan struct{}, max(n, 1))}
 	for i := range w.wakes {
 		w.wakes[i] = make(chan struct{}, 1)
 		w.wg.Add(1)
@@ -47,7 +47,7 @@ func NewWriters(n int) *Writers {
 
 // Close stops the loops and waits for them. The streams still queued, and
 // every stream woken later, are written by goroutines of their own.
-func (w *Writers) Close() {
+func (w *Loops) Close() {
 	w.mu.Lock()
 	w.closed = true
 	for _, wake := range w.wakes {
@@ -66,7 +66,7 @@ func (w *Writers) Close() {
 
 // hand queues l, whose writer state it holds (writerRunning); false when
 // the loops are closed.
-func (w *Writers) hand(l *Live) bool {
+func (w *Loops) hand(l *Writer) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -86,7 +86,7 @@ func (w *Writers) hand(l *Live) bool {
 }
 
 // take moves up to writersTake queued streams into batch.
-func (w *Writers) take(batch []*Live) []*Live {
+func (w *Loops) take(batch []*Writer) []*Writer {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n := min(writersTake, len(w.ready)-w.head)
@@ -98,9 +98,9 @@ func (w *Writers) take(batch []*Live) []*Live {
 	return batch
 }
 
-func (w *Writers) run(wake chan struct{}) {
+func (w *Loops) run(wake chan struct{}) {
 	defer w.wg.Done()
-	batch := make([]*Live, 0, writersTake)
+	batch := make([]*Writer, 0, writersTake)
 	for range wake {
 		for {
 			if batch = w.take(batch); len(batch) == 0 {
