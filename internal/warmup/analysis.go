@@ -2,7 +2,7 @@
 // every call since the first: the analysis of "Virtual Machine Warmup Blows Hot and Cold"
 // (Barrett et al., OOPSLA 2017) on each execution's series — outliers marked by Tukey's
 // fences, changepoints found by PELT (Killick et al., 2012) on the cost of changes in mean
-// and variance with a penalty of 15·ln(n), segments whose means lie within a tolerance of
+// and variance with a penalty of 15·ln(n), segments whose medians lie within a tolerance of
 // the last one's taken as equal — and the classification of each execution as flat,
 // warm-up, slowdown or no steady state, and of the (engine, kernel) pair as consistent,
 // good inconsistent or bad inconsistent; beside it, the time to the steady state (calls
@@ -28,14 +28,15 @@ type Class string
 
 // The classes of an execution, as Barrett et al. name them.
 const (
-	// Flat: no changepoint, or every segment equal to the last.
+	// Flat: no changepoint, or every segment equal to the last, or the first one equal to
+	// the last and none faster than it (slower stretches between are transients).
 	Flat Class = "flat"
 	// Warmup: the steady state is faster than every earlier segment not equal to it.
 	Warmup Class = "warm-up"
 	// Slowdown: the steady state is slower than some earlier segment not equal to it.
 	Slowdown Class = "slowdown"
-	// NoSteadyState: the last changepoint comes too late (within the last SteadyShare of
-	// the samples) for the segment after it to be called steady.
+	// NoSteadyState: the last change of level (past the tolerance) comes too late, within
+	// the last SteadyShare of the samples, for what follows it to be called steady.
 	NoSteadyState Class = "no steady state"
 )
 
@@ -54,10 +55,11 @@ const (
 const (
 	// DefaultPenaltyFactor is c in PELT's penalty c·ln(n) per changepoint (Barrett et al.).
 	DefaultPenaltyFactor = 15
-	// DefaultTolerance is how far (relative to the last segment's mean) an earlier
-	// segment's mean may lie and still be taken as equal to it. Barrett et al. used an
-	// absolute 1 ms on iterations of about a second; calls here last nanoseconds to
-	// seconds, so the tolerance is relative.
+	// DefaultTolerance is how far (relative to the last segment's median) an earlier
+	// segment's median may lie and still be taken as equal to it. Barrett et al. compared
+	// means within an absolute 1 ms on iterations of about a second; calls here last
+	// nanoseconds to seconds, so the tolerance is relative, and medians, as a machine
+	// shared with other work slows bursts of calls.
 	DefaultTolerance = 0.05
 	// DefaultSteadyShare is the share of the samples at the end that the steady state must
 	// cover at least: Barrett et al. ran 2,000 iterations and called an execution with a
@@ -68,7 +70,11 @@ const (
 	// phase of the engine.
 	DefaultMinSegment = 5
 	// OutlierWindow is the sliding window of Tukey's fences, and the number of first
-	// samples never marked as outliers (they are where warm-up happens), as in Barrett et al.
+	// samples that are outliers only when isolated (both neighbours inside the fences):
+	// Barrett et al. never mark them, as warm-up happens there, but a machine shared with
+	// other work preempts a call now and then, and one call 1,000 times slower than its
+	// neighbours is the scheduler's, not a phase of the engine. The first call is never an
+	// outlier.
 	OutlierWindow = 200
 	// OutlierFence is k in Tukey's far-out fences, Q1 − k·IQR and Q3 + k·IQR.
 	OutlierFence = 3
@@ -132,11 +138,14 @@ type Segment struct {
 	Start int `json:"start"`
 	End   int `json:"end"`
 	// Mean and SD are the segment's mean and standard deviation in ns per call, outliers
-	// replaced (as PELT saw them).
-	Mean float64 `json:"mean_ns"`
-	SD   float64 `json:"sd_ns"`
-	// Steady says the segment is part of the steady state (equal to the last segment, and
-	// every segment after it too).
+	// replaced (as PELT saw them); Median is the median of its samples as they ran, the
+	// level that segments are compared by (a burst of preempted calls moves a mean, not a
+	// median).
+	Mean   float64 `json:"mean_ns"`
+	SD     float64 `json:"sd_ns"`
+	Median float64 `json:"median_ns"`
+	// Steady says the segment is part of the steady state: the last segment and the run
+	// of segments equal to it before it, or every segment of a flat series.
 	Steady bool `json:"steady,omitempty"`
 }
 
@@ -201,11 +210,11 @@ func Analyze(times []float64, group int, opts Options) (Execution, error) {
 	clean, outliers := replaceOutliers(times)
 	x.Outliers = outliers
 	cps := PELT(clean, o.PenaltyFactor*math.Log(float64(n)), o.MinSegment)
-	x.Changepoints = cps
+	x.Changepoints = append([]int{}, cps...) // [] rather than null in JSON
 	bounds := append(append([]int{0}, cps...), n)
 	for i := 0; i+1 < len(bounds); i++ {
 		m, sd := meanSD(clean[bounds[i]:bounds[i+1]])
-		x.Segments = append(x.Segments, Segment{Start: bounds[i], End: bounds[i+1], Mean: m, SD: sd})
+		x.Segments = append(x.Segments, Segment{Start: bounds[i], End: bounds[i+1], Mean: m, SD: sd, Median: median(times[bounds[i]:bounds[i+1]])})
 	}
 	x.classify(o)
 
@@ -232,29 +241,37 @@ func Analyze(times []float64, group int, opts Options) (Execution, error) {
 func (x *Execution) classify(o Options) {
 	segs := x.Segments
 	last := segs[len(segs)-1]
-	tol := o.Tolerance * last.Mean
-	equal := func(s Segment) bool { return math.Abs(s.Mean-last.Mean) <= tol }
+	tol := o.Tolerance * last.Median
+	equal := func(s Segment) bool { return math.Abs(s.Median-last.Median) <= tol }
 	// The steady state: the last segment and the run of equal segments before it.
 	first := len(segs) - 1
 	for first > 0 && equal(segs[first-1]) {
 		first--
 	}
-	// As in Barrett et al., a change in the last SteadyShare of the samples leaves no
-	// steady state, even one within the tolerance (its variance may be what changed).
-	if n := len(x.Changepoints); n > 0 && float64(x.Samples-x.Changepoints[n-1]) < o.SteadyShare*float64(x.Samples) {
+	// A steady state that starts in the last SteadyShare of the samples is none. Barrett
+	// et al. apply the rule to the last changepoint; here it applies to the trailing run
+	// of equal segments, so that a change within the tolerance (a neighbour's load on a
+	// shared machine shifts the level by a few percent) is not taken for the engine's.
+	start := segs[first].Start
+	if float64(x.Samples-start) < o.SteadyShare*float64(x.Samples) {
 		x.Class = NoSteadyState
 		return
 	}
-	start := segs[first].Start
+	x.Class = Flat
+	// An engine that ran at its steady speed from the first call, with slower stretches
+	// between (bursts of preempted calls on a shared machine), is flat: the steady state
+	// starts at its first call, and the slower stretches are transients, not a warm-up.
+	if equal(segs[0]) && !slices.ContainsFunc(segs[:first], func(s Segment) bool { return !equal(s) && s.Median < last.Median }) {
+		first, start = 0, 0
+	}
 	for i := first; i < len(segs); i++ {
 		segs[i].Steady = true
 	}
 	x.SteadyStart = start
-	x.Class = Flat
 	for _, s := range segs[:first] {
 		switch {
 		case equal(s):
-		case s.Mean < last.Mean:
+		case s.Median < last.Median:
 			x.Class = Slowdown
 			return
 		default:

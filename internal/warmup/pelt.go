@@ -77,27 +77,34 @@ func PELT(y []float64, penalty float64, minSeg int) []int {
 }
 
 // replaceOutliers marks the samples outside Tukey's far-out fences (Q1 − 3·IQR, Q3 + 3·IQR)
-// of the OutlierWindow samples around them, leaving the first OutlierWindow samples alone
-// (warm-up would look like outliers), and returns the series with each outlier replaced by
-// its window's median, and the outliers' indices.
+// of the OutlierWindow samples around them — among the first OutlierWindow samples only
+// an isolated one, both neighbours inside the fences, and never the first — and returns
+// the series with each outlier replaced by its window's median, and the outliers' indices.
 func replaceOutliers(y []float64) ([]float64, []int) {
 	n := len(y)
 	out := slices.Clone(y)
-	if n <= OutlierWindow {
-		return out, nil
-	}
+	w := min(OutlierWindow, n)
 	var idx []int
-	win := make([]float64, 0, OutlierWindow)
-	for i := OutlierWindow; i < n; i++ {
-		lo := max(0, min(i-OutlierWindow/2, n-OutlierWindow))
-		win = append(win[:0], y[lo:lo+OutlierWindow]...)
-		slices.Sort(win)
-		q1, q3 := quantile(win, 0.25), quantile(win, 0.75)
-		iqr := q3 - q1
-		if y[i] < q1-OutlierFence*iqr || y[i] > q3+OutlierFence*iqr {
-			idx = append(idx, i)
-			out[i] = quantile(win, 0.5)
+	win := make([]float64, 0, w)
+	lastLo := -1
+	var q1, q3, med float64
+	outside := func(v float64) bool { return v < q1-OutlierFence*(q3-q1) || v > q3+OutlierFence*(q3-q1) }
+	for i := 1; i < n; i++ {
+		lo := max(0, min(i-w/2, n-w))
+		if lo != lastLo {
+			win = append(win[:0], y[lo:lo+w]...)
+			slices.Sort(win)
+			q1, q3, med = quantile(win, 0.25), quantile(win, 0.75), quantile(win, 0.5)
+			lastLo = lo
 		}
+		if !outside(y[i]) {
+			continue
+		}
+		if i < OutlierWindow && (outside(y[i-1]) || i+1 < n && outside(y[i+1])) {
+			continue // a run of slow calls at the start: warm-up, not noise
+		}
+		idx = append(idx, i)
+		out[i] = med
 	}
 	return out, idx
 }
