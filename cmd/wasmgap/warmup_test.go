@@ -20,6 +20,8 @@ func TestWarmupRejectsBadInput(t *testing.T) {
 		{[]string{"--engine", "nope"}, `unknown engine "nope"`},
 		{[]string{"--arg", "n=500"}, "--arg:"},
 		{[]string{"--budget", "0s"}, "--budget 0"},
+		{[]string{"--arg", "big=5"}, `no selected kernel has a parameter "big"`},
+		{[]string{"--kernel", "fib_rec,nope"}, `--kernel: unknown kernel "nope"`},
 		{[]string{"extra"}, "unexpected arguments"},
 	} {
 		var out, errOut bytes.Buffer
@@ -59,6 +61,17 @@ func TestWarmupReports(t *testing.T) {
 	for _, want := range []string{"warm-up of fib_it(30)", "samples of 2 calls", "native", "#1", "#2", "log scale"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the table lacks %q:\n%s", want, out.String())
+		}
+	}
+	// Several kernels, each with its own arguments: one Markdown table, a row per pair.
+	out.Reset()
+	md := []string{"warmup", "--engine", "native", "--kernel", "fib_it,ack", "--arg", "fib_it.n=30", "--arg", "ack.n=1", "--arg", "ack.m=2", "--executions", "1", "--calls", "20", "--format", "markdown"}
+	if code := run(md, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{"| kernel | engine |", "| fib_it(30) | native |", "| ack(1, 2) | native |"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the Markdown lacks %q:\n%s", want, out.String())
 		}
 	}
 }

@@ -143,3 +143,64 @@ func Duration(ns float64) string {
 	}
 	return fmt.Sprintf("%.3g ns", ns)
 }
+
+// WriteMarkdown writes studies as one Markdown table, a row per kernel and engine: the
+// verdict over the executions, the median time to the steady state and steady median over
+// the executions that reached one, and JetStream's figures (medians over the executions).
+func WriteMarkdown(w io.Writer, reps []Report) error {
+	if len(reps) == 0 {
+		return nil
+	}
+	m := reps[0].Method
+	fmt.Fprintf(w, "%d executions per engine, each a fresh process, up to %s samples or %v each (the first %d never outliers); changepoints by PELT, penalty %g·ln(n); medians over the executions.\n\n",
+		m.Executions, thousands(m.Collection.Samples), m.Collection.Budget, OutlierWindow, float64(DefaultPenaltyFactor))
+	fmt.Fprintln(w, "| kernel | engine | classes | steady after | steady median | first | first 10 | worst 4 | average | timed by |")
+	fmt.Fprintln(w, "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+	for _, r := range reps {
+		for _, e := range r.Engines {
+			s := e.Summary()
+			classes, timer := "—", ""
+			if e.Pair != nil {
+				classes = classCounts(*e.Pair)
+			}
+			var fails []string
+			for _, run := range e.Runs {
+				if timer == "" && run.Timer != "" {
+					timer = run.Timer
+				}
+				if run.Error != "" {
+					fails = append(fails, run.Error)
+				}
+			}
+			if len(fails) > 0 {
+				classes += fmt.Sprintf("; %d failed: %s", len(fails), strings.ReplaceAll(fails[0], "|", "/"))
+			}
+			after := "—"
+			if s.Steady > 0 {
+				after = fmt.Sprintf("%s calls, %s", thousands(int(s.SteadyCalls)), millis(s.SteadyAfterNs))
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Label, e.Engine, classes, after,
+				Duration(s.SteadyMedian), Duration(s.First), Duration(s.Early), Duration(s.Worst), Duration(s.Average), timer)
+		}
+	}
+	return nil
+}
+
+// classCounts writes a pair's classes: "warm-up ×3", or "flat 2, warm-up 1" when they
+// disagree.
+func classCounts(p Pair) string {
+	if p.Class != "" {
+		n := 0
+		for _, c := range p.Classes {
+			n += c
+		}
+		return fmt.Sprintf("%s ×%d", p.Class, n)
+	}
+	var parts []string
+	for _, c := range []Class{Flat, Warmup, Slowdown, NoSteadyState} {
+		if n := p.Classes[c]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", c, n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
