@@ -176,7 +176,10 @@ func WriteMarkdown(w io.Writer, reps []Report) error {
 				classes += fmt.Sprintf("; %d failed: %s", len(fails), strings.ReplaceAll(fails[0], "|", "/"))
 			}
 			after := "—"
-			if s.Steady > 0 {
+			switch {
+			case s.Steady > 0 && s.SteadyCalls == 0:
+				after = "the first call"
+			case s.Steady > 0:
 				after = fmt.Sprintf("%s calls, %s", thousands(int(s.SteadyCalls)), millis(s.SteadyAfterNs))
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Label, e.Engine, classes, after,
