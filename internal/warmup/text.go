@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/wasmgap/wasmgap/internal/report"
 )
 
 // SparkWidth is the number of columns of a sparkline.
@@ -129,19 +131,13 @@ func marks(x Execution, width int) string {
 	return strings.TrimRight(string(line), " ")
 }
 
-// Duration writes ns per call with three significant digits: "812 ns", "38.1 µs", "2.41 ms".
+// Duration writes ns per call as the reports do (report.FormatNs: "812ns", "38.1µs"), and
+// "–" for none (NaN).
 func Duration(ns float64) string {
-	switch {
-	case math.IsNaN(ns):
+	if math.IsNaN(ns) {
 		return "–"
-	case ns >= 1e9:
-		return fmt.Sprintf("%.3g s", ns/1e9)
-	case ns >= 1e6:
-		return fmt.Sprintf("%.3g ms", ns/1e6)
-	case ns >= 1e3:
-		return fmt.Sprintf("%.3g µs", ns/1e3)
 	}
-	return fmt.Sprintf("%.3g ns", ns)
+	return report.FormatNs(ns)
 }
 
 // WriteMarkdown writes studies as one Markdown table, a row per kernel and engine: the
