@@ -147,6 +147,7 @@ func New(opts Options) *Server {
 	mux.Handle("POST /api/run", httpguard.CrossOrigin(http.HandlerFunc(s.handleRun)))
 	mux.HandleFunc("GET /api/history", s.handleHistory)
 	mux.Handle("POST /api/compare", httpguard.CrossOrigin(http.HandlerFunc(s.handleCompare)))
+	mux.Handle("POST /api/warmup", httpguard.CrossOrigin(http.HandlerFunc(s.handleWarmup)))
 	mux.Handle("POST /api/custom", httpguard.CrossOrigin(http.HandlerFunc(s.handleCustom)))
 	mux.Handle("POST /api/custom/format", httpguard.CrossOrigin(http.HandlerFunc(s.handleFormat)))
 	mux.HandleFunc("GET /api/custom/{id}", s.handleCustomGet)

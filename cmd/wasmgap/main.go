@@ -9,6 +9,7 @@
 //	wasmgap compare a b       compare two runs of bench --format json, cell by cell
 //	wasmgap results list|show|compare|export|delete   the stored runs
 //	wasmgap load    [flags]   generate HTTP, SSE or WebSocket load
+//	wasmgap warmup  [flags]   time every call from the first, find each engine's steady state
 //	wasmgap version           print version information (also wasmgap --version)
 //
 // Each subcommand has its own flags; `wasmgap <command> -h` lists them on stdout. A bad
@@ -41,6 +42,7 @@ var commands = map[string]command{
 	"results": {"list, show, compare, export or delete the stored runs", runResults},
 	"load":    {"generate HTTP, SSE or WebSocket load against a server", runLoad},
 	"version": {"print version information", runVersion},
+	"warmup":  {"time every call from the first and find each engine's steady state", runWarmup},
 }
 
 func main() {

@@ -305,6 +305,7 @@ func truncate(s string, n int) string {
 // have passed.
 func ServeWorkerIfRequested() {
 	custom.ExecLimitedIfRequested() // a build of a user kernel: it never returns
+	serveWarmupIfRequested()        // an execution of a warm-up series: it never returns
 	if os.Getenv(workerEnv) != "1" {
 		return
 	}
@@ -372,19 +373,7 @@ func serveWorker(in io.Reader, out io.Writer, exit func(int)) error {
 			return err
 		}
 	}
-	go func() {
-		// Nothing more comes on stdin: its end means the parent closed it or died.
-		_, _ = io.Copy(io.Discard, br)
-		fmt.Fprintln(os.Stderr, "wasmgap worker: the parent process is gone: stopping")
-		exit(exitOrphaned)
-	}()
-	if wire.Timeout > 0 {
-		overdue := time.AfterFunc(wire.Timeout+workerMargin, func() {
-			fmt.Fprintf(os.Stderr, "wasmgap worker: still running %v after the job's time limit of %v: stopping\n", workerMargin, wire.Timeout)
-			exit(exitOverdue)
-		})
-		defer overdue.Stop()
-	}
+	defer guard(br, wire.Timeout, exit)()
 	r := measure.Measure(context.Background(), e, k, wire.Args, wire.Options, func(phase string, done, total int) {
 		send(message{Progress: &Progress{Phase: phase, Done: done, Total: total}})
 	})
@@ -393,4 +382,24 @@ func serveWorker(in io.Reader, out io.Writer, exit func(int)) error {
 		return fmt.Errorf("write result: %w", writeErr)
 	}
 	return nil
+}
+
+// guard makes a worker end itself when its parent is gone (the end of in, the rest of its
+// stdin) or when its job runs past timeout by workerMargin; the returned function stops
+// the second watch.
+func guard(in io.Reader, timeout time.Duration, exit func(int)) (stop func()) {
+	go func() {
+		// Nothing more comes on stdin: its end means the parent closed it or died.
+		_, _ = io.Copy(io.Discard, in)
+		fmt.Fprintln(os.Stderr, "wasmgap worker: the parent process is gone: stopping")
+		exit(exitOrphaned)
+	}()
+	if timeout <= 0 {
+		return func() {}
+	}
+	overdue := time.AfterFunc(timeout+workerMargin, func() {
+		fmt.Fprintf(os.Stderr, "wasmgap worker: still running %v after the job's time limit of %v: stopping\n", workerMargin, timeout)
+		exit(exitOverdue)
+	})
+	return func() { overdue.Stop() }
 }

@@ -67,10 +67,15 @@ export interface RunRequest {
 
 /** runOnServer posts a run and calls onEvent for each NDJSON line until the stream ends. */
 export async function runOnServer(req: RunRequest, signal: AbortSignal, onEvent: (e: RunEvent) => void): Promise<void> {
-  const resp = await fetch("/api/run", {
+  return postNDJSON("/api/run", req, signal, onEvent);
+}
+
+/** postNDJSON posts body as JSON and calls onEvent for each line of the NDJSON answer. */
+export async function postNDJSON<T>(url: string, body: unknown, signal: AbortSignal, onEvent: (e: T) => void): Promise<void> {
+  const resp = await fetch(url, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(req),
+    body: JSON.stringify(body),
     signal,
   });
   if (!resp.ok) throw await failure(resp);
@@ -85,8 +90,8 @@ export async function runOnServer(req: RunRequest, signal: AbortSignal, onEvent:
     while ((nl = buffered.indexOf("\n")) >= 0) {
       const line = buffered.slice(0, nl).trim();
       buffered = buffered.slice(nl + 1);
-      if (line) onEvent(JSON.parse(line) as RunEvent);
+      if (line) onEvent(JSON.parse(line) as T);
     }
   }
-  if (buffered.trim()) onEvent(JSON.parse(buffered) as RunEvent);
+  if (buffered.trim()) onEvent(JSON.parse(buffered) as T);
 }

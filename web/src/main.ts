@@ -19,6 +19,7 @@ import { RunDoc, newBatch } from "./rundoc";
 import { CompareView } from "./compare";
 import { JITView } from "./jit";
 import { type ResultsTab, mountResults } from "./results-tab";
+import { mountWarmup } from "./warmup";
 import { BROWSER_ENGINES, type Catalogue, type Kernel, type Limit } from "./types";
 
 const $ = <T extends HTMLElement>(id: string): T => {
@@ -79,6 +80,7 @@ async function start(): Promise<void> {
   buildForm(app);
   app.custom = mountCustom(cat, bundle, { changed: () => changed(app), run: () => runAll(app) });
   app.stored = mountResults(cat);
+  mountWarmup(cat);
   buildPanels(cat);
   wireToolbar(app);
   $("isolation").textContent = crossOriginIsolated ? "cross-origin isolated: fine timers" : "not cross-origin isolated: coarse timers";

@@ -42,7 +42,9 @@
 // then returns ErrExited, with ErrStackOverflow too for a SIGSEGV or wazero's stack trap.
 //
 // The protocol serves a harness that checks every value and times one call per sample
-// (reps = 1), and one that calibrates samples (reps = k, time per call = elapsed / k).
+// (reps = 1), and one that calibrates samples (reps = k, time per call = elapsed / k). A
+// driver may also serve the per-call mode of the warm-up's series, "times <kernel>
+// <samples> <group> <args>" (see CallTimes); one that does not answers it with an error.
 package driver
 
 import (

@@ -17,6 +17,8 @@ type Engine struct {
 	name  string
 	start func(ctx context.Context) (*Process, error)
 	p     *Process
+	// noTimes says the driver answered that it has no per-call mode (RunTimedCalls).
+	noTimes bool
 }
 
 // NewEngine returns the driver that start starts as the engine name; Load calls start.

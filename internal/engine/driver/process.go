@@ -196,21 +196,9 @@ func (p *Process) CallKernel(ctx context.Context, k *kernels.Kernel, reps int, a
 func (p *Process) Request(ctx context.Context, line, label string) (Result, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed.Load() {
-		return Result{}, fmt.Errorf("%s: %s: the process was closed: %w", p.Name, label, ErrExited)
-	}
-	if p.broken != nil {
-		return Result{}, fmt.Errorf("%s: %s: %w", p.Name, label, p.broken)
-	}
-	if _, err := io.WriteString(p.stdin, line+"\n"); err != nil {
-		return Result{}, p.fail(p.died(label))
-	}
-	answer, err := p.readLine(ctx, label)
+	answer, err := p.roundTrip(ctx, line, label)
 	if err != nil {
-		return Result{}, p.fail(err)
-	}
-	if msg, ok := strings.CutPrefix(answer, "error "); ok {
-		return Result{}, &DriverError{Peer: p.Name, Message: msg}
+		return Result{}, err
 	}
 	f := strings.Fields(answer)
 	if len(f) == 4 && f[0] == "ok" {
@@ -223,6 +211,28 @@ func (p *Process) Request(ctx context.Context, line, label string) (Result, erro
 	}
 	p.stop()
 	return Result{}, p.fail(fmt.Errorf("%s: %s: malformed answer %q: want \"ok <first> <sum> <elapsed ns>\" or \"error <message>\"; the driver was stopped", p.Name, label, answer))
+}
+
+// roundTrip sends one request line and returns the answer, or the driver's "error"
+// answer as a *DriverError (p.mu held).
+func (p *Process) roundTrip(ctx context.Context, line, label string) (string, error) {
+	if p.closed.Load() {
+		return "", fmt.Errorf("%s: %s: the process was closed: %w", p.Name, label, ErrExited)
+	}
+	if p.broken != nil {
+		return "", fmt.Errorf("%s: %s: %w", p.Name, label, p.broken)
+	}
+	if _, err := io.WriteString(p.stdin, line+"\n"); err != nil {
+		return "", p.fail(p.died(label))
+	}
+	answer, err := p.readLine(ctx, label)
+	if err != nil {
+		return "", p.fail(err)
+	}
+	if msg, ok := strings.CutPrefix(answer, "error "); ok {
+		return "", &DriverError{Peer: p.Name, Message: msg}
+	}
+	return answer, nil
 }
 
 // fail marks the process unusable after err and returns err.

@@ -53,44 +53,21 @@ func Serve(in io.Reader, out io.Writer, language, runtime string, ks []Kernel) e
 	return sc.Err()
 }
 
-// Answer serves one request line: "ok <first> <sum> <elapsed ns>" or "error <message>".
+// maxSamples is driver.MaxSamples, the most samples of one "times" request.
+const maxSamples = 1000
+
+const timesUsage = "want times <kernel> <samples> <group> <arg1> [<arg2>]"
+
+// Answer serves one request line: "ok <first> <sum> <elapsed ns>", "times <first> <sum>
+// <t1> ... <tN>" for a "times" request (driver's per-call mode), or "error <message>".
 func Answer(line string, ks []Kernel) string {
 	f := strings.Fields(line)
-	switch {
-	case len(f) == 0:
-		return "error empty request: " + usage
-	case len(f) < 3:
-		return "error too few fields: " + usage
-	case len(f) > 4:
-		return "error too many fields: " + usage
+	if len(f) > 0 && f[0] == "times" {
+		return answerTimes(f[1:], ks)
 	}
-	var k *Kernel
-	for i := range ks {
-		if ks[i].Name == f[0] {
-			k = &ks[i]
-		}
-	}
+	k, reps, args, errAnswer := parse(f, ks)
 	if k == nil {
-		return fmt.Sprintf("error unknown kernel %q", f[0])
-	}
-	reps, err := strconv.Atoi(f[1])
-	if err != nil || reps < 1 || reps > maxReps {
-		return fmt.Sprintf("error reps %q is not allowed: want an integer from 1 to %d", f[1], maxReps)
-	}
-	if len(f)-2 != len(k.Params) {
-		return fmt.Sprintf("error %s takes %d arguments, got %d", k.Name, len(k.Params), len(f)-2)
-	}
-	args := make([]int, len(k.Params))
-	for i, p := range k.Params {
-		s := f[2+i]
-		v, err := strconv.Atoi(s)
-		if err != nil {
-			return fmt.Sprintf("error %s: %s = %q is not an integer", k.Name, p.Name, s)
-		}
-		if v < p.Min || v > p.Max {
-			return fmt.Sprintf("error %s: %s = %q is out of range: allowed %d to %d", k.Name, p.Name, s, p.Min, p.Max)
-		}
-		args[i] = v
+		return errAnswer
 	}
 	call := k.Call
 	start := time.Now()
@@ -101,4 +78,82 @@ func Answer(line string, ks []Kernel) string {
 	}
 	elapsed := time.Since(start)
 	return fmt.Sprintf("ok %d %d %d", first, sum, elapsed.Nanoseconds())
+}
+
+// answerTimes serves "times <kernel> <samples> <group> <args...>" (f without "times"):
+// samples × group calls, the clock read between every group.
+func answerTimes(f []string, ks []Kernel) string {
+	if len(f) < 4 {
+		return "error too few fields: " + timesUsage
+	}
+	samples, err := strconv.Atoi(f[1])
+	if err != nil || samples < 1 || samples > maxSamples {
+		return fmt.Sprintf("error samples %q is not allowed: want an integer from 1 to %d", f[1], maxSamples)
+	}
+	k, group, args, errAnswer := parse(append([]string{f[0]}, f[2:]...), ks)
+	if k == nil {
+		return errAnswer
+	}
+	var b strings.Builder
+	times := make([]time.Duration, samples)
+	var first, sum int64
+	for i := range times {
+		start := time.Now()
+		v := k.Call(args)
+		part := v
+		for j := 1; j < group; j++ {
+			part += k.Call(args)
+		}
+		times[i] = time.Since(start)
+		if i == 0 {
+			first = v
+		}
+		sum += part
+	}
+	fmt.Fprintf(&b, "times %d %d", first, sum)
+	for _, d := range times {
+		fmt.Fprintf(&b, " %d", d.Nanoseconds())
+	}
+	return b.String()
+}
+
+// parse checks a request's fields, <kernel> <reps> <args...>: the kernel, reps and
+// arguments, or a nil kernel and the error answer.
+func parse(f []string, ks []Kernel) (k *Kernel, reps int, args []int, errAnswer string) {
+	switch {
+	case len(f) == 0:
+		return nil, 0, nil, "error empty request: " + usage
+	case len(f) < 3:
+		return nil, 0, nil, "error too few fields: " + usage
+	case len(f) > 4:
+		return nil, 0, nil, "error too many fields: " + usage
+	}
+	for i := range ks {
+		if ks[i].Name == f[0] {
+			k = &ks[i]
+		}
+	}
+	if k == nil {
+		return nil, 0, nil, fmt.Sprintf("error unknown kernel %q", f[0])
+	}
+	reps, err := strconv.Atoi(f[1])
+	if err != nil || reps < 1 || reps > maxReps {
+		return nil, 0, nil, fmt.Sprintf("error reps %q is not allowed: want an integer from 1 to %d", f[1], maxReps)
+	}
+	if len(f)-2 != len(k.Params) {
+		return nil, 0, nil, fmt.Sprintf("error %s takes %d arguments, got %d", k.Name, len(k.Params), len(f)-2)
+	}
+	args = make([]int, len(k.Params))
+	for i, p := range k.Params {
+		s := f[2+i]
+		v, err := strconv.Atoi(s)
+		if err != nil {
+			return nil, 0, nil, fmt.Sprintf("error %s: %s = %q is not an integer", k.Name, p.Name, s)
+		}
+		if v < p.Min || v > p.Max {
+			return nil, 0, nil, fmt.Sprintf("error %s: %s = %q is out of range: allowed %d to %d", k.Name, p.Name, s, p.Min, p.Max)
+		}
+		args[i] = v
+	}
+	return k, reps, args, ""
 }

@@ -44,3 +44,23 @@ func TestSource(t *testing.T) {
 		t.Errorf("Source(main) does not declare package main:\n%.300s", s)
 	}
 }
+
+func TestAnswerTimes(t *testing.T) {
+	tests := []struct{ line, want string }{
+		{"times twice 3 2 4", "times 8 48 "},
+		{"times twice 0 2 4", `error samples "0" is not allowed`},
+		{"times twice 1001 1 4", `error samples "1001" is not allowed`},
+		{"times twice 2 0 4", `error reps "0" is not allowed`},
+		{"times twice 2 1", "error too few fields: want times"},
+		{"times nope 2 1 1", `error unknown kernel "nope"`},
+	}
+	for _, tt := range tests {
+		got := Answer(tt.line, testKernels)
+		if !strings.HasPrefix(got, tt.want) {
+			t.Errorf("Answer(%q) = %q, want it to start with %q", tt.line, got, tt.want)
+		}
+	}
+	if f := strings.Fields(Answer("times twice 3 2 4", testKernels)); len(f) != 3+3 {
+		t.Errorf("a times answer of %d fields, want 3 + 3 samples", len(f))
+	}
+}

@@ -233,51 +233,109 @@ public final class Kernels {
     static final long MAX_REPS = 1_000_000_000L;
     static final String USAGE = "want <kernel> <reps> <arg1> [<arg2>]";
 
-    static String serve(String line) {
-        String[] f = line.trim().split("[ \t]+");
-        if (f.length < 3) return "error too few fields: " + USAGE;
-        if (f.length > 4) return "error too many fields: " + USAGE;
-        String kernel = f[0];
+    static final int MAX_SAMPLES = 1000;
+    static final String TIMES_USAGE = "want times <kernel> <samples> <group> <arg1> [<arg2>]";
+
+    /** A checked request: the kernel, its reps and its arguments (argA, argB set). */
+    record Request(String kernel, Call call, long reps) {}
+
+    /** Checks a request's fields, kernel reps args..., from index at: a Request, or the error answer. */
+    static Object parse(String[] f, int at) {
+        int n = f.length - at;
+        if (n < 3) return "error too few fields: " + USAGE;
+        if (n > 4) return "error too many fields: " + USAGE;
+        String kernel = f[at];
         Param[] ps = params(kernel);
         if (ps == null) return "error unknown kernel \"" + kernel + "\"";
         long reps;
         try {
-            reps = Long.parseLong(f[1]);
+            reps = Long.parseLong(f[at + 1]);
         } catch (NumberFormatException e) {
             reps = 0;
         }
         if (reps < 1 || reps > MAX_REPS) {
-            return "error reps \"" + f[1] + "\" is not allowed: want an integer from 1 to " + MAX_REPS;
+            return "error reps \"" + f[at + 1] + "\" is not allowed: want an integer from 1 to " + MAX_REPS;
         }
-        if (f.length - 2 != ps.length) {
-            return "error " + kernel + " takes " + ps.length + " arguments, got " + (f.length - 2);
+        if (n - 2 != ps.length) {
+            return "error " + kernel + " takes " + ps.length + " arguments, got " + (n - 2);
         }
         long[] args = new long[2];
         for (int i = 0; i < ps.length; i++) {
             Param p = ps[i];
+            String s = f[at + 2 + i];
             try {
-                args[i] = Long.parseLong(f[2 + i]);
+                args[i] = Long.parseLong(s);
             } catch (NumberFormatException e) {
-                return "error " + kernel + ": " + p.name() + " = \"" + f[2 + i] + "\" is not an integer";
+                return "error " + kernel + ": " + p.name() + " = \"" + s + "\" is not an integer";
             }
             if (args[i] < p.min() || args[i] > p.max()) {
-                return "error " + kernel + ": " + p.name() + " = \"" + f[2 + i] + "\" is out of range: allowed "
+                return "error " + kernel + ": " + p.name() + " = \"" + s + "\" is out of range: allowed "
                         + p.min() + " to " + p.max();
             }
         }
         argA = args[0];
         argB = args[1];
-        Call k = resolve(kernel);
+        return new Request(kernel, resolve(kernel), reps);
+    }
+
+    /** Answers "times kernel samples group args...": samples × group calls, the clock read between every group. */
+    static String serveTimes(String[] f) {
+        if (f.length < 5) return "error too few fields: " + TIMES_USAGE;
+        int samples;
+        try {
+            samples = Integer.parseInt(f[2]);
+        } catch (NumberFormatException e) {
+            samples = 0;
+        }
+        if (samples < 1 || samples > MAX_SAMPLES) {
+            return "error samples \"" + f[2] + "\" is not allowed: want an integer from 1 to " + MAX_SAMPLES;
+        }
+        String[] g = new String[f.length - 2];
+        g[0] = f[1];
+        System.arraycopy(f, 3, g, 1, f.length - 3);
+        Object parsed = parse(g, 0);
+        if (parsed instanceof String answer) return answer;
+        Request r = (Request) parsed;
+        long[] times = new long[samples];
+        long first = 0, sum = 0;
+        try {
+            for (int i = 0; i < samples; i++) {
+                long start = System.nanoTime();
+                for (long c = 0; c < r.reps(); c++) {
+                    long v = r.call().call(argA, argB);
+                    if (i == 0 && c == 0) first = v;
+                    sum += v;
+                }
+                times[i] = System.nanoTime() - start;
+            }
+        } catch (StackOverflowError e) {
+            return "error stack overflow: " + r.kernel() + " exhausted the thread's stack (StackOverflowError)";
+        } catch (OutOfMemoryError e) {
+            return "error out of memory: " + e.getMessage();
+        }
+        StringBuilder b = new StringBuilder("times ").append(first).append(' ').append(sum);
+        for (long t : times) b.append(' ').append(t);
+        return b.toString();
+    }
+
+    static String serve(String line) {
+        String[] f = line.trim().split("[ \t]+");
+        if (f[0].equals("times")) return serveTimes(f);
+        Object parsed = parse(f, 0);
+        if (parsed instanceof String answer) return answer;
+        Request r = (Request) parsed;
+        Call k = r.call();
+        long reps = r.reps();
         long first = 0, sum = 0;
         long start = System.nanoTime();
         try {
-            for (long r = 0; r < reps; r++) {
+            for (long i = 0; i < reps; i++) {
                 long v = k.call(argA, argB);
-                if (r == 0) first = v;
+                if (i == 0) first = v;
                 sum += v;
             }
         } catch (StackOverflowError e) {
-            return "error stack overflow: " + kernel + " exhausted the thread's stack (StackOverflowError)";
+            return "error stack overflow: " + r.kernel() + " exhausted the thread's stack (StackOverflowError)";
         } catch (OutOfMemoryError e) {
             return "error out of memory: " + e.getMessage();
         }

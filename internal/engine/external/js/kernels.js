@@ -253,8 +253,12 @@ function calls(call, args, reps) {
   return [BigInt(first), BigInt.asIntN(64, big + BigInt(acc))];
 }
 
-function serve(line) {
-  const f = line.trim().split(/[ \t]+/);
+const MAX_SAMPLES = 1000;
+const TIMES_USAGE = "want times <kernel> <samples> <group> <arg1> [<arg2>]";
+
+// parse checks a request's fields, <kernel> <reps> <args...>, and returns the kernel, its
+// name, reps and arguments, or the error answer as a string.
+function parse(f) {
   if (f.length === 1 && f[0] === "") return `error empty request: ${USAGE}`;
   if (f.length < 3) return `error too few fields: ${USAGE}`;
   if (f.length > 4) return `error too many fields: ${USAGE}`;
@@ -282,16 +286,56 @@ function serve(line) {
   if (name === "fib_rec" && args[0] > FIB_MAX_EXACT) {
     return `error fib_rec(${args[0]}) exceeds 2^53, past a JavaScript number's exact integers: allowed n up to ${FIB_MAX_EXACT}`;
   }
+  return { name, k, reps, args };
+}
+
+// failure is the answer to an exception a kernel threw.
+function failure(name, e) {
+  if (e instanceof RangeError && /call stack/i.test(e.message)) {
+    return `error stack overflow: ${name} exhausted V8's stack (RangeError: ${e.message})`;
+  }
+  return `error ${name}: ${e}`.replace(/\n/g, " ");
+}
+
+// serveTimes answers "times <kernel> <samples> <group> <args...>" (f without "times"):
+// samples × group calls, the clock read between every group.
+function serveTimes(f) {
+  if (f.length < 4) return `error too few fields: ${TIMES_USAGE}`;
+  const samples = INT.test(f[1]) ? Number(f[1]) : 0;
+  if (samples < 1 || samples > MAX_SAMPLES) {
+    return `error samples "${f[1]}" is not allowed: want an integer from 1 to ${MAX_SAMPLES}`;
+  }
+  const p = parse([f[0], ...f.slice(2)]);
+  if (typeof p === "string") return p;
+  const times = new Array(samples);
+  let first;
+  let sum = 0n;
+  try {
+    for (let i = 0; i < samples; i++) {
+      const start = process.hrtime.bigint();
+      const [v, part] = calls(p.k.call, p.args, p.reps);
+      times[i] = process.hrtime.bigint() - start;
+      if (i === 0) first = v;
+      sum = BigInt.asIntN(64, sum + part);
+    }
+  } catch (e) {
+    return failure(p.name, e);
+  }
+  return `times ${first} ${sum} ${times.join(" ")}`;
+}
+
+function serve(line) {
+  const f = line.trim().split(/[ \t]+/);
+  if (f[0] === "times") return serveTimes(f.slice(1));
+  const p = parse(f);
+  if (typeof p === "string") return p;
   const start = process.hrtime.bigint();
   let first;
   let sum;
   try {
-    [first, sum] = calls(k.call, args, reps);
+    [first, sum] = calls(p.k.call, p.args, p.reps);
   } catch (e) {
-    if (e instanceof RangeError && /call stack/i.test(e.message)) {
-      return `error stack overflow: ${name} exhausted V8's stack (RangeError: ${e.message})`;
-    }
-    return `error ${name}: ${e}`.replace(/\n/g, " ");
+    return failure(p.name, e);
   }
   const elapsed = process.hrtime.bigint() - start;
   return `ok ${first} ${sum} ${elapsed}`;

@@ -262,9 +262,12 @@ else
   zero = function() return 0 end
 end
 
-local function serve(line)
-  local f = {}
-  for w in line:gmatch("%S+") do f[#f + 1] = w end
+local MAX_SAMPLES = 1000
+local TIMES_USAGE = "want times <kernel> <samples> <group> <arg1> [<arg2>]"
+
+-- parse checks a request's fields, <kernel> <reps> <args...>: it returns the kernel's
+-- function, name, reps and two arguments, or the error answer alone.
+local function parse(f)
   if #f == 0 then return "error empty request: " .. USAGE end
   if #f < 3 then return "error too few fields: " .. USAGE end
   if #f > 4 then return "error too many fields: " .. USAGE end
@@ -292,7 +295,55 @@ local function serve(line)
   if jit and name == "fib_rec" and args[1] > FIB_MAX_EXACT then
     return string.format("error fib_rec(%d) exceeds 2^53, past a LuaJIT number's exact integers: allowed n up to %d", args[1], FIB_MAX_EXACT)
   end
-  local a1, a2 = args[1], args[2]
+  return fn, name, reps, args[1], args[2]
+end
+
+-- failure is the answer to an error a kernel raised.
+local function failure(name, err)
+  local msg = tostring(err):gsub("\n", " ")
+  if msg:find("stack overflow", 1, true) then
+    return string.format("error stack overflow: %s exhausted Lua's stack (%s)", name, msg)
+  end
+  return string.format("error %s: %s", name, msg)
+end
+
+-- serveTimes answers "times <kernel> <samples> <group> <args...>" (f[1] is "times"):
+-- samples × group calls, the clock read between every group.
+local function serveTimes(f)
+  if #f < 5 then return "error too few fields: " .. TIMES_USAGE end
+  local samples = toint(f[3]) or 0
+  if samples < 1 or samples > MAX_SAMPLES then
+    return string.format('error samples "%s" is not allowed: want an integer from 1 to %d', f[3], MAX_SAMPLES)
+  end
+  local g = { f[2] }
+  for i = 4, #f do g[#g + 1] = f[i] end
+  local fn, name, group, a1, a2 = parse(g)
+  if name == nil then return fn end
+  local times = {}
+  local ok, first, sum = pcall(function()
+    local first
+    local sum = zero()
+    for i = 1, samples do
+      local start = now()
+      local v = fn(a1, a2)
+      local part = zero() + v
+      for _ = 2, group do part = part + fn(a1, a2) end
+      times[i] = show(now() - start)
+      if i == 1 then first = v end
+      sum = sum + part
+    end
+    return first, sum
+  end)
+  if not ok then return failure(name, first) end
+  return string.format("times %s %s %s", show(first), show(sum), table.concat(times, " "))
+end
+
+local function serve(line)
+  local f = {}
+  for w in line:gmatch("%S+") do f[#f + 1] = w end
+  if f[1] == "times" then return serveTimes(f) end
+  local fn, name, reps, a1, a2 = parse(f)
+  if name == nil then return fn end
   local start = now()
   local ok, first, sum = pcall(function()
     local first = fn(a1, a2)
@@ -301,13 +352,7 @@ local function serve(line)
     return first, sum
   end)
   local elapsed = now() - start
-  if not ok then
-    local msg = tostring(first):gsub("\n", " ")
-    if msg:find("stack overflow", 1, true) then
-      return string.format("error stack overflow: %s exhausted Lua's stack (%s)", name, msg)
-    end
-    return string.format("error %s: %s", name, msg)
-  end
+  if not ok then return failure(name, first) end
   return string.format("ok %s %s %s", show(first), show(sum), show(elapsed))
 end
 

@@ -204,8 +204,12 @@ function parse_int(string $s): ?int {
     return $v === false ? null : $v;
 }
 
-function serve(string $line): string {
-    $f = preg_split('/[ \t]+/', trim($line));
+const MAX_SAMPLES = 1000;
+const TIMES_USAGE = 'want times <kernel> <samples> <group> <arg1> [<arg2>]';
+
+// parse checks a request's fields, <kernel> <reps> <args...>: [name, reps, args], or the
+// error answer as a string.
+function parse(array $f): array|string {
     if (count($f) === 1 && $f[0] === '') return 'error empty request: ' . USAGE;
     if (count($f) < 3) return 'error too few fields: ' . USAGE;
     if (count($f) > 4) return 'error too many fields: ' . USAGE;
@@ -227,6 +231,45 @@ function serve(string $line): string {
         if ($v < $min || $v > $max) return "error $name: $pname = \"$s\" is out of range: allowed $min to $max";
         $args[] = $v;
     }
+    return [$name, $reps, $args];
+}
+
+// serve_times answers "times <kernel> <samples> <group> <args...>" ($f without "times"):
+// samples × group calls, the clock read between every group.
+function serve_times(array $f): string {
+    if (count($f) < 4) return 'error too few fields: ' . TIMES_USAGE;
+    $samples = parse_int($f[1]);
+    if ($samples === null || $samples < 1 || $samples > MAX_SAMPLES) {
+        return "error samples \"{$f[1]}\" is not allowed: want an integer from 1 to " . MAX_SAMPLES;
+    }
+    $p = parse(array_merge([$f[0]], array_slice($f, 2)));
+    if (is_string($p)) return $p;
+    [$name, $group, $args] = $p;
+    $times = [];
+    $first = 0;
+    $sum = 0;
+    try {
+        for ($i = 0; $i < $samples; $i++) {
+            $start = hrtime(true);
+            for ($r = 0; $r < $group; $r++) {
+                $v = $name(...$args);
+                if ($i === 0 && $r === 0) $first = $v;
+                $sum = wrap_add($sum, $v);
+            }
+            $times[] = hrtime(true) - $start;
+        }
+    } catch (Throwable $e) {
+        return "error $name: " . get_class($e) . ': ' . str_replace("\n", ' ', $e->getMessage());
+    }
+    return "times $first $sum " . implode(' ', $times);
+}
+
+function serve(string $line): string {
+    $f = preg_split('/[ \t]+/', trim($line));
+    if ($f[0] === 'times') return serve_times(array_slice($f, 1));
+    $p = parse($f);
+    if (is_string($p)) return $p;
+    [$name, $reps, $args] = $p;
     $first = 0;
     $sum = 0;
     $start = hrtime(true);

@@ -221,8 +221,13 @@ def int64(v):
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
-def serve(line):
-    f = line.split()
+MAX_SAMPLES = 1000
+TIMES_USAGE = "want times <kernel> <samples> <group> <arg1> [<arg2>]"
+
+
+def parse(f):
+    """parse checks the fields of a request, <kernel> <reps> <args...>, and returns the
+    kernel's function, its name, reps and arguments, or the error answer."""
     if not f:
         return "error empty request: " + USAGE
     if len(f) < 3:
@@ -246,16 +251,66 @@ def serve(line):
         if v < lo or v > hi:
             return 'error %s: %s = "%s" is out of range: allowed %d to %d' % (name, pname, s, lo, hi)
         args.append(v)
+    return fn, name, reps, args
+
+
+def failure(name, e):
+    """failure is the answer to an exception a kernel raised, or None to re-raise it."""
+    if isinstance(e, RecursionError):
+        return "error stack overflow: %s exhausted Python's recursion limit (RecursionError: %s)" % (name, e)
+    if isinstance(e, MemoryError):
+        return "error %s: MemoryError: %s" % (name, e)
+    return None
+
+
+def serve_times(f):
+    """serve_times answers "times <kernel> <samples> <group> <args...>" (f without
+    "times"): samples × group calls, the clock read between every group."""
+    if len(f) < 4:
+        return "error too few fields: " + TIMES_USAGE
+    samples = int(f[1]) if INT.match(f[1]) else 0
+    if samples < 1 or samples > MAX_SAMPLES:
+        return 'error samples "%s" is not allowed: want an integer from 1 to %d' % (f[1], MAX_SAMPLES)
+    p = parse([f[0]] + f[2:])
+    if isinstance(p, str):
+        return p
+    fn, name, group, args = p
+    clock = time.perf_counter_ns
+    times = [0] * samples
+    first = None
+    total = 0
+    try:
+        for i in range(samples):
+            start = clock()
+            v = fn(*args)
+            part = v
+            for _ in range(group - 1):
+                part += fn(*args)
+            times[i] = clock() - start
+            if first is None:
+                first = v
+            total += part
+    except (RecursionError, MemoryError) as e:
+        return failure(name, e)
+    return "times %d %d %s" % (int64(first), int64(total), " ".join(map(str, times)))
+
+
+def serve(line):
+    f = line.split()
+    if f and f[0] == "times":
+        return serve_times(f[1:])
+    p = parse(f)
+    if isinstance(p, str):
+        return p
+    fn, name, reps, args = p
     start = time.perf_counter_ns()
     try:
         first = fn(*args)
         total = first
         for _ in range(reps - 1):
             total += fn(*args)
-    except RecursionError as e:
-        return "error stack overflow: %s exhausted Python's recursion limit (RecursionError: %s)" % (name, e)
-    except MemoryError as e:
-        return "error %s: MemoryError: %s" % (name, e)
+    except (RecursionError, MemoryError) as e:
+        return failure(name, e)
     elapsed = time.perf_counter_ns() - start
     return "ok %d %d %d" % (int64(first), int64(total), elapsed)
 

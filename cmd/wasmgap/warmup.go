@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+
+	"github.com/wasmgap/wasmgap/internal/runner"
+	"github.com/wasmgap/wasmgap/internal/warmup"
+	"github.com/wasmgap/wasmgap/kernels"
+)
+
+// The output formats of wasmgap warmup.
+const (
+	warmupText     = "table"
+	warmupJSON     = "json"
+	warmupMarkdown = "markdown"
+)
+
+func runWarmup(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("wasmgap warmup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var engineNames, kernelNames listFlag
+	named := argFlag{}
+	fs.Var(&engineNames, "engine", "an engine to run (repeatable, or a,b; default: "+strings.Join(runner.DefaultWarmupEngines, ",")+")")
+	fs.Var(&kernelNames, "kernel", "a kernel to run (repeatable, or a,b; default: "+runner.DefaultWarmupKernel+"); with several, --format json gives an array")
+	fs.Var(named, "arg", "a kernel parameter as name=value, or kernel.name=value for one of several kernels (repeatable; default: n=20 for fib_rec, the articles' sizes otherwise)")
+	executions := fs.Int("executions", runner.DefaultWarmupExecutions, fmt.Sprintf("fresh processes per engine (1 to %d)", runner.MaxWarmupExecutions))
+	calls := fs.Int("calls", warmup.DefaultSamples, fmt.Sprintf("samples per execution, each of --group calls (%d to %d)", warmup.MinSamples, warmup.MaxSamples))
+	group := fs.Int("group", 1, fmt.Sprintf("calls per sample, timed together: for calls of a few nanoseconds, which a clock cannot time one by one (1 to %d)", warmup.MaxGroup))
+	budget := fs.Duration("budget", warmup.DefaultBudget, fmt.Sprintf("time per execution after which the samples stop, even short of --calls (up to %v)", warmup.MaxBudget))
+	timeout := fs.Duration("timeout", 0, "time limit per execution, the engine's start included (default: --budget + "+runner.DefaultTimeout.String()+")")
+	format := fs.String("format", warmupText, "output format: "+warmupText+", "+warmupJSON+" or "+warmupMarkdown+" (one table of every kernel and engine)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: wasmgap warmup [--engine E]... [--kernel K]... [--arg name=value]... [--executions N] [--calls N] [--group N] [--budget D] [--timeout D] [--format F]")
+		fmt.Fprintln(fs.Output(), "\nTimes every call of a kernel from the first, in fresh processes, and finds where each engine")
+		fmt.Fprintln(fs.Output(), "reaches its steady state (changepoints by PELT; flat, warm-up, slowdown or no steady state,")
+		fmt.Fprintln(fs.Output(), "as in Barrett et al., OOPSLA 2017). Exit status: 0, or 1 when an execution failed, 2 for bad flags.")
+		fs.PrintDefaults()
+		writeBenchNames(fs.Output())
+	}
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "wasmgap warmup: unexpected arguments %q (the kernel is chosen with --kernel)\n", fs.Args())
+		return 2
+	}
+	if *format != warmupText && *format != warmupJSON && *format != warmupMarkdown {
+		fmt.Fprintf(stderr, "wasmgap warmup: unknown format %q: valid formats are %s, %s, %s\n", *format, warmupText, warmupJSON, warmupMarkdown)
+		return 2
+	}
+	if *timeout < 0 {
+		fmt.Fprintf(stderr, "wasmgap warmup: --timeout %v: give a positive duration such as 60s, or 0 for the default\n", *timeout)
+		return 2
+	}
+	if *budget == 0 {
+		fmt.Fprintln(stderr, "wasmgap warmup: --budget 0: give a positive duration such as 20s")
+		return 2
+	}
+	if len(kernelNames) == 0 {
+		kernelNames = listFlag{runner.DefaultWarmupKernel}
+	}
+	for name := range named {
+		if strings.Contains(name, ".") {
+			continue
+		}
+		if !slices.ContainsFunc(kernelNames, func(k string) bool {
+			kern, err := kernels.Lookup(k)
+			return err == nil && slices.ContainsFunc(kern.Params, func(p kernels.Param) bool { return p.Name == name })
+		}) {
+			fmt.Fprintf(stderr, "wasmgap warmup: --arg %s: no selected kernel has a parameter %q (wasmgap warmup -h lists them)\n", name, name)
+			return 2
+		}
+	}
+	ints, err := runner.ParseArgs(named)
+	if err != nil {
+		fmt.Fprintf(stderr, "wasmgap warmup: --arg: %v\n", err)
+		return 2
+	}
+	var plans []runner.WarmupPlan
+	for _, k := range kernelNames {
+		plan := runner.WarmupPlan{
+			Engines: engineNames, Kernel: k, Args: argsFor(k, ints), Executions: *executions,
+			Collection: warmup.Collection{Samples: *calls, Group: *group, Budget: *budget}, Timeout: *timeout,
+		}
+		if _, err := plan.Jobs(); err != nil {
+			var fe *runner.FieldError
+			if errors.As(err, &fe) {
+				fmt.Fprintf(stderr, "wasmgap warmup: --%s: %v\n", warmupFlag(fe.Field), err)
+				return 2
+			}
+			fmt.Fprintln(stderr, "wasmgap warmup:", err)
+			return 2
+		}
+		plans = append(plans, plan)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	progress := newProgressLine(stderr)
+	var reps []warmup.Report
+	for _, plan := range plans {
+		rep, err := plan.Run(ctx, func(engine string, i int) {
+			progress.start(fmt.Sprintf("%s on %s: execution %d/%d", plan.Kernel, engine, i+1, plan.Executions))
+		})
+		if err != nil {
+			progress.clear()
+			fmt.Fprintln(stderr, "wasmgap warmup:", err)
+			return 1
+		}
+		reps = append(reps, rep)
+	}
+	progress.clear()
+	switch *format {
+	case warmupJSON:
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", " ")
+		if len(reps) == 1 {
+			err = enc.Encode(reps[0])
+		} else {
+			err = enc.Encode(reps)
+		}
+	case warmupMarkdown:
+		err = warmup.WriteMarkdown(stdout, reps)
+	default:
+		for i, rep := range reps {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			if err = warmup.WriteText(stdout, rep); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "wasmgap warmup: write report:", err)
+		return 1
+	}
+	failed := 0
+	for _, rep := range reps {
+		for _, e := range rep.Engines {
+			for _, r := range e.Runs {
+				if r.Failure != "" {
+					failed++
+				}
+			}
+		}
+	}
+	if failed > 0 {
+		fmt.Fprintf(stderr, "wasmgap warmup: %d executions failed (the report says why)\n", failed)
+		return 1
+	}
+	return 0
+}
+
+// argsFor picks the arguments of kernel k among the named ones: "name" for every kernel
+// that has the parameter, "k.name" for k alone; fib_rec alone gets n=20 unless told.
+func argsFor(k string, named map[string]int) map[string]int {
+	kern, err := kernels.Lookup(k)
+	if err != nil {
+		return named // Plan.Jobs says what is wrong with the kernel
+	}
+	out := map[string]int{}
+	for name, v := range named {
+		if kname, param, ok := strings.Cut(name, "."); ok {
+			if kname == k {
+				out[param] = v
+			} else if _, err := kernels.Lookup(kname); err != nil {
+				out[name] = v // Plan.Jobs names the unknown kernel
+			}
+			continue
+		}
+		if slices.ContainsFunc(kern.Params, func(p kernels.Param) bool { return p.Name == name }) {
+			out[name] = v
+		}
+	}
+	if k == runner.DefaultWarmupKernel && len(out) == 0 && len(named) == 0 {
+		out["n"] = 20
+	}
+	return out
+}
+
+// warmupFlag names the flag of a plan's field.
+func warmupFlag(field string) string {
+	switch {
+	case field == "collection":
+		return "calls, --group or --budget"
+	case strings.HasPrefix(field, "args"):
+		return "arg"
+	}
+	return field
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/wasmgap/wasmgap/internal/warmup"
+)
+
+func TestWarmupRejectsBadInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--format", "xml"}, `unknown format "xml"`},
+		{[]string{"--executions", "99"}, "--executions: executions = 99 is out of range"},
+		{[]string{"--calls", "3"}, "calls = 3 is out of range"},
+		{[]string{"--engine", "nope"}, `unknown engine "nope"`},
+		{[]string{"--arg", "n=500"}, "--arg:"},
+		{[]string{"--budget", "0s"}, "--budget 0"},
+		{[]string{"--arg", "big=5"}, `no selected kernel has a parameter "big"`},
+		{[]string{"--kernel", "fib_rec,nope"}, `--kernel: unknown kernel "nope"`},
+		{[]string{"extra"}, "unexpected arguments"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(append([]string{"warmup"}, c.args...), &out, &errOut); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (stderr %q)", c.args, code, errOut.String())
+		}
+		if !strings.Contains(errOut.String(), c.want) || strings.Count(strings.TrimSpace(errOut.String()), "\n") != 0 {
+			t.Errorf("%v: stderr %q, want one line that says %q", c.args, errOut.String(), c.want)
+		}
+	}
+}
+
+// The JSON report holds every execution's series, its changepoints, class and steady
+// median, and the table holds a sparkline per execution.
+func TestWarmupReports(t *testing.T) {
+	args := []string{"warmup", "--engine", "native", "--kernel", "fib_it", "--arg", "n=30", "--executions", "2", "--calls", "30", "--group", "2"}
+	var out, errOut bytes.Buffer
+	if code := run(append(args, "--format", "json"), &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var rep warmup.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Engines) != 1 || len(rep.Engines[0].Runs) != 2 {
+		t.Fatalf("report %+v: want one engine with two runs", rep)
+	}
+	for i, r := range rep.Engines[0].Runs {
+		if len(r.Times) != 30 || r.Group != 2 || r.Analysis == nil || r.Analysis.Class == "" || r.Analysis.Changepoints == nil || len(r.Analysis.Segments) == 0 {
+			t.Errorf("run %d: %d samples of %d calls, analysis %+v", i, len(r.Times), r.Group, r.Analysis)
+		}
+	}
+	out.Reset()
+	if code := run(args, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{"warm-up of fib_it(30)", "samples of 2 calls", "native", "#1", "#2", "log scale"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, out.String())
+		}
+	}
+	// Several kernels, each with its own arguments: one Markdown table, a row per pair.
+	out.Reset()
+	md := []string{"warmup", "--engine", "native", "--kernel", "fib_it,ack", "--arg", "fib_it.n=30", "--arg", "ack.n=1", "--arg", "ack.m=2", "--executions", "1", "--calls", "20", "--format", "markdown"}
+	if code := run(md, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{"| kernel | engine |", "| fib_it(30) | native |", "| ack(1, 2) | native |"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the Markdown lacks %q:\n%s", want, out.String())
+		}
+	}
+}

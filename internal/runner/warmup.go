@@ -1,0 +1,249 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"time"
+
+	"github.com/wasmgap/wasmgap/internal/capped"
+	"github.com/wasmgap/wasmgap/internal/childproc"
+	"github.com/wasmgap/wasmgap/internal/engine"
+	"github.com/wasmgap/wasmgap/internal/measure"
+	"github.com/wasmgap/wasmgap/internal/warmup"
+	"github.com/wasmgap/wasmgap/kernels"
+)
+
+// warmupWorker is the value of workerEnv that makes a process a warm-up worker: one
+// execution of a warm-up series (RunWarmup).
+const warmupWorker = "warmup"
+
+// wireWarmup is a warm-up execution as the parent hands it to a worker.
+type wireWarmup struct {
+	Engine     string            `json:"engine"`
+	Kernel     string            `json:"kernel"`
+	Args       []int             `json:"args"`
+	Collection warmup.Collection `json:"collection"`
+	Timeout    time.Duration     `json:"timeout_ns"`
+}
+
+// WarmupTimeout is the time limit of one warm-up execution whose job has none of its own:
+// its budget and the default time limit for the engine's start and the last samples.
+func WarmupTimeout(c warmup.Collection) time.Duration {
+	c, _ = c.WithDefaults()
+	return c.Budget + DefaultTimeout
+}
+
+// RunWarmup runs one execution of a warm-up series in a fresh worker process: the job's
+// engine is loaded there and the kernel timed from its first call (warmup.Collect). A
+// failure of the execution (a wrong value, a stack overflow, a crash, the time limit) is
+// in Series.Failure; an error means the execution could not be asked for. The job comes
+// from Plan.Jobs (its options are not used); its time limit, when zero, is the
+// collection's budget plus DefaultTimeout.
+func RunWarmup(ctx context.Context, job Job, c warmup.Collection) (warmup.Series, error) {
+	if job.kernel == nil {
+		return warmup.Series{}, errors.New("runner: the job was not made by Plan.Jobs: it has no kernel")
+	}
+	if job.custom != nil {
+		return warmup.Series{}, fmt.Errorf("a warm-up runs catalogue kernels only, not the user kernel %s", job.kernel.Name)
+	}
+	c, err := c.WithDefaults()
+	if err != nil {
+		return warmup.Series{}, err
+	}
+	wire := wireWarmup{Engine: job.engine, Kernel: job.kernel.Name, Args: job.args, Collection: c, Timeout: job.timeout}
+	if wire.Timeout == 0 {
+		wire.Timeout = WarmupTimeout(c)
+	}
+	input, err := json.Marshal(wire)
+	if err != nil {
+		return warmup.Series{}, fmt.Errorf("encode warm-up job: %w", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return warmup.Series{}, fmt.Errorf("find this program to start a worker: %w", err)
+	}
+	limit := wire.Timeout
+	runCtx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, exe)
+	cmd.Env = append(os.Environ(), workerEnv+"="+warmupWorker)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return warmup.Series{}, fmt.Errorf("start worker: %w", err)
+	}
+	cmd.Cancel = func() error { return childproc.KillGroup(cmd) }
+	cmd.WaitDelay = killGrace
+	var series *warmup.Series
+	var protocolErr error
+	out := &lineWriter{onLine: func(line []byte) {
+		var s warmup.Series
+		if err := json.Unmarshal(line, &s); err != nil {
+			if protocolErr == nil {
+				protocolErr = fmt.Errorf("worker wrote %q: %w", truncate(string(line), 200), err)
+			}
+			return
+		}
+		series = &s
+	}}
+	cmd.Stdout = out
+	stderr := &capped.Buffer{Head: stderrKeep, Tail: stderrKeep}
+	cmd.Stderr = stderr
+	if err := childproc.Start(cmd); err != nil {
+		return warmup.Series{}, fmt.Errorf("start worker: %w", err)
+	}
+	workersStarted.Add(1)
+	_, _ = stdin.Write(append(input, '\n'))
+	waitErr := cmd.Wait()
+	out.flush()
+	if err := ctx.Err(); err != nil {
+		return warmup.Series{}, err
+	}
+	switch {
+	case series != nil && waitErr == nil:
+		return *series, nil
+	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
+		return warmup.Series{Group: c.Group, Failure: "timed out after " + limit.String()}, nil
+	case protocolErr != nil && waitErr == nil:
+		return warmup.Series{}, protocolErr
+	}
+	return warmup.Series{Group: c.Group, Failure: crashReason(stderr.String(), waitErr)}, nil
+}
+
+// serveWarmupIfRequested runs one warm-up execution and exits, when this process was
+// started as a warm-up worker (RunWarmup); otherwise it returns at once.
+func serveWarmupIfRequested() {
+	if os.Getenv(workerEnv) != warmupWorker {
+		return
+	}
+	if err := serveWarmup(os.Stdin, os.Stdout, os.Exit); err != nil {
+		fmt.Fprintln(os.Stderr, "wasmgap warm-up worker:", err)
+		os.Exit(3)
+	}
+	os.Exit(0)
+}
+
+// serveWarmup reads one warm-up job from in, collects its series and writes it to out as
+// one JSON line.
+func serveWarmup(in io.Reader, out io.Writer, exit func(int)) error {
+	br := bufio.NewReader(in)
+	line, err := br.ReadBytes('\n')
+	if err != nil && len(line) == 0 {
+		return fmt.Errorf("read job: %w", err)
+	}
+	var wire wireWarmup
+	if err := json.Unmarshal(line, &wire); err != nil {
+		return fmt.Errorf("read job: %w", err)
+	}
+	k, err := kernels.Lookup(wire.Kernel)
+	if err != nil {
+		return err
+	}
+	e, err := engine.New(wire.Engine)
+	if err != nil {
+		return err
+	}
+	defer guard(br, wire.Timeout, exit)()
+	s := warmup.Collect(context.Background(), e, k, wire.Args, wire.Collection)
+	if err := json.NewEncoder(out).Encode(s); err != nil {
+		return fmt.Errorf("write series: %w", err)
+	}
+	return nil
+}
+
+// The defaults of a warm-up study: fib_rec(20) on the engines whose tiers it shows —
+// native as the control (flat), HotSpot's C2, V8's TurboFan and PyPy's tracing JIT.
+var (
+	DefaultWarmupKernel  = "fib_rec"
+	DefaultWarmupEngines = []string{engine.Native, "java", "node-js", "pypy"}
+)
+
+// Bounds and default of a study's executions (fresh processes per engine).
+const (
+	DefaultWarmupExecutions = 5
+	MaxWarmupExecutions     = 20
+)
+
+// WarmupPlan is a warm-up study as a person asks for it (the CLI's flags, the page's
+// request): one kernel with its arguments on several engines, several executions each.
+// Empty fields take the defaults above.
+type WarmupPlan struct {
+	Engines []string
+	Kernel  string
+	// Args sets the kernel's parameters by name; the rest keep their defaults.
+	Args       map[string]int
+	Executions int
+	Collection warmup.Collection
+	// Options tune the analysis.
+	Options warmup.Options
+	// Timeout bounds each execution; zero means WarmupTimeout of the collection.
+	Timeout time.Duration
+}
+
+// Jobs checks the plan (through Plan.Jobs, the one check of engines and arguments) and
+// returns one job per engine, with the plan's defaults filled in, or a *FieldError.
+func (p *WarmupPlan) Jobs() ([]Job, error) {
+	if p.Kernel == "" {
+		p.Kernel = DefaultWarmupKernel
+	}
+	if len(p.Engines) == 0 {
+		p.Engines = slices.Clone(DefaultWarmupEngines)
+	}
+	if p.Executions == 0 {
+		p.Executions = DefaultWarmupExecutions
+	}
+	if p.Executions < 1 || p.Executions > MaxWarmupExecutions {
+		return nil, fieldError("executions", fmt.Errorf("executions = %d is out of range: allowed 1 to %d", p.Executions, MaxWarmupExecutions))
+	}
+	c, err := p.Collection.WithDefaults()
+	if err != nil {
+		return nil, fieldError("collection", err)
+	}
+	p.Collection = c
+	if p.Timeout == 0 {
+		p.Timeout = WarmupTimeout(c)
+	}
+	for i, name := range p.Engines {
+		if slices.Contains(p.Engines[:i], name) {
+			return nil, fieldError("engine", fmt.Errorf("engine %s is named twice: name each engine once", name))
+		}
+	}
+	jobs, err := Plan{Engines: p.Engines, Kernels: []string{p.Kernel}, Args: p.Args, Options: measure.Defaults(), Timeout: p.Timeout}.Jobs()
+	if err != nil {
+		return nil, err
+	}
+	return jobs, nil
+}
+
+// Run runs the study: for each engine in turn, its executions one after another, each in
+// a fresh worker (RunWarmup), then their analysis. onRun, if set, is called before each
+// execution. The error is the plan's (a *FieldError) or the context's.
+func (p WarmupPlan) Run(ctx context.Context, onRun func(engine string, execution int)) (warmup.Report, error) {
+	jobs, err := p.Jobs()
+	if err != nil {
+		return warmup.Report{}, err
+	}
+	k := jobs[0].Kernel()
+	rep := warmup.Report{Kernel: k.Name, Args: jobs[0].Args(), Label: jobs[0].Label(), Method: warmup.NewMethod(p.Executions, p.Collection, p.Options)}
+	for _, job := range jobs {
+		var series []warmup.Series
+		for i := range p.Executions {
+			if onRun != nil {
+				onRun(job.Engine(), i)
+			}
+			s, err := RunWarmup(ctx, job, p.Collection)
+			if err != nil {
+				return warmup.Report{}, err
+			}
+			series = append(series, s)
+		}
+		rep.Engines = append(rep.Engines, warmup.NewEngineResult(job.Engine(), series, p.Options))
+	}
+	return rep, nil
+}

@@ -1,0 +1,221 @@
+package playground
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/wasmgap/wasmgap/internal/httpguard"
+	"github.com/wasmgap/wasmgap/internal/ndjson"
+	"github.com/wasmgap/wasmgap/internal/runner"
+	"github.com/wasmgap/wasmgap/internal/warmup"
+)
+
+// POST /api/warmup is `wasmgap warmup` for the page: one kernel on several server engines,
+// each execution a fresh worker, the calls timed from the first and analysed by package
+// internal/warmup, streamed as NDJSON (queued, started, progress per execution, result).
+// A request with series instead (the page's own, timed in its Web Workers) is only
+// analysed, by the same package: nothing runs.
+
+const (
+	// maxWarmupBody bounds a request: series of a few engines, 5 executions of up to
+	// warmup.MaxSamples times each, as JSON numbers.
+	maxWarmupBody = 8 << 20
+	// maxWarmupBudget bounds one execution's budget on the shared server.
+	maxWarmupBudget = 10 * time.Second
+	// maxWarmupTotal bounds a study's budgets summed over its engines and executions: a
+	// study holds one of the server's run slots for its whole length.
+	maxWarmupTotal = 2 * time.Minute
+	// maxWarmupSeries bounds the series of an analysis-only request.
+	maxWarmupSeries = 64
+)
+
+// warmupRequest is the body of POST /api/warmup.
+type warmupRequest struct {
+	Kernel     string         `json:"kernel"`
+	Args       map[string]int `json:"args"`
+	Engines    []string       `json:"engines"`
+	Executions int            `json:"executions"`
+	Calls      int            `json:"calls"`
+	Group      int            `json:"group"`
+	BudgetMS   int            `json:"budget_ms"`
+	// Series, when set, are timed already (the page's browser engines): they are
+	// analysed and nothing runs. Kernel and Args then only label the report.
+	Series []warmupSeries `json:"series,omitempty"`
+}
+
+// warmupSeries is one engine's executions as the page timed them.
+type warmupSeries struct {
+	Engine string      `json:"engine"`
+	Runs   []warmupRun `json:"runs"`
+}
+
+// warmupRun is one execution's series: times per call in ns, samples of group calls.
+type warmupRun struct {
+	Times []float64 `json:"times_ns"`
+	Group int       `json:"group"`
+	Timer string    `json:"timer,omitempty"`
+}
+
+const warmupFields = "kernel (string), args (object of integers), engines (array of strings), executions, calls, group, budget_ms (integers), or series (array of {engine, runs: [{times_ns, group, timer}]}) to analyse series timed already"
+
+// warmupEvent is one line of the NDJSON stream of POST /api/warmup.
+type warmupEvent struct {
+	// Type is "queued", "started", "progress", "result" or "error".
+	Type     string `json:"type"`
+	Position int    `json:"position,omitempty"`
+	// Engine and Execution (from 1) say which execution starts, for "progress".
+	Engine    string `json:"engine,omitempty"`
+	Execution int    `json:"execution,omitempty"`
+	// Result is the study, for "result".
+	Result *warmup.Report `json:"result,omitempty"`
+	Error  string         `json:"error,omitempty"`
+}
+
+func (s *Server) handleWarmup(w http.ResponseWriter, r *http.Request) {
+	if err := httpguard.RequireJSON(r); err != nil {
+		writeError(w, http.StatusUnsupportedMediaType, apiError{Error: "POST /api/warmup: " + err.Error()})
+		return
+	}
+	var req warmupRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxWarmupBody))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&req)
+	if err == nil && dec.More() {
+		err = errors.New("more than one JSON value")
+	}
+	if err != nil {
+		var maxErr *http.MaxBytesError
+		var slow *httpguard.BodyTimeoutError
+		switch {
+		case errors.As(err, &slow):
+			writeError(w, slow.StatusCode(), apiError{Error: slow.Error()})
+		case errors.As(err, &maxErr):
+			writeError(w, http.StatusRequestEntityTooLarge, apiError{Error: fmt.Sprintf("the request body is larger than %d bytes", maxWarmupBody)})
+		default:
+			writeError(w, http.StatusBadRequest, apiError{Error: "the body must be one JSON object with " + warmupFields + ": " + err.Error()})
+		}
+		return
+	}
+	if req.Series != nil {
+		rep, aerr := analyseSeries(req)
+		if aerr != nil {
+			writeError(w, http.StatusBadRequest, *aerr)
+			return
+		}
+		writeJSON(w, http.StatusOK, rep)
+		return
+	}
+	plan, aerr := s.warmupPlan(req)
+	if aerr != nil {
+		writeError(w, http.StatusBadRequest, *aerr)
+		return
+	}
+	if !s.enter() {
+		w.Header().Set("Retry-After", "10")
+		writeError(w, http.StatusServiceUnavailable, apiError{Error: errShuttingDown.Error()})
+		return
+	}
+	defer s.active.Done()
+	t, err := s.queue.enter()
+	if err != nil {
+		w.Header().Set("Retry-After", "10")
+		writeError(w, http.StatusServiceUnavailable, apiError{
+			Error: fmt.Sprintf("the run queue is full (%d runs waiting for %d slots): try again later", s.queue.max, s.queue.slots),
+		})
+		return
+	}
+	st := ndjson.Start(w)
+	send := func(e warmupEvent) { _ = st.Send(e) }
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	stop := context.AfterFunc(s.closing, func() { cancel(errShuttingDown) })
+	defer stop()
+	if err := t.wait(ctx, func(pos int) { send(warmupEvent{Type: "queued", Position: pos}) }); err != nil {
+		if errors.Is(context.Cause(ctx), errShuttingDown) {
+			send(warmupEvent{Type: "error", Error: errShuttingDown.Error()})
+		}
+		return
+	}
+	defer t.release()
+	send(warmupEvent{Type: "started"})
+	rep, err := plan.Run(ctx, func(engine string, i int) {
+		send(warmupEvent{Type: "progress", Engine: engine, Execution: i + 1})
+	})
+	if err != nil {
+		if errors.Is(context.Cause(ctx), errShuttingDown) {
+			send(warmupEvent{Type: "error", Error: errShuttingDown.Error()})
+		} else if ctx.Err() == nil {
+			send(warmupEvent{Type: "error", Error: err.Error()})
+		}
+		return
+	}
+	send(warmupEvent{Type: "result", Result: &rep})
+}
+
+// warmupPlan checks a request that asks the server to run: the engines it offers, the
+// bounds of a shared server, then runner.WarmupPlan's own checks.
+func (s *Server) warmupPlan(req warmupRequest) (runner.WarmupPlan, *apiError) {
+	for _, e := range req.Engines {
+		if !slices.Contains(s.engines, e) {
+			return runner.WarmupPlan{}, &apiError{Error: fmt.Sprintf("engine %q is not offered by this server: it offers %s", e, strings.Join(s.engines, ", ")), Field: "engines"}
+		}
+	}
+	if req.BudgetMS < 0 || time.Duration(req.BudgetMS)*time.Millisecond > maxWarmupBudget {
+		return runner.WarmupPlan{}, &apiError{Error: fmt.Sprintf("budget_ms = %d is out of range: allowed 1 to %d (0 for %d)", req.BudgetMS, maxWarmupBudget.Milliseconds(), maxWarmupBudget.Milliseconds()), Field: "budget_ms"}
+	}
+	budget := time.Duration(req.BudgetMS) * time.Millisecond
+	if budget == 0 {
+		budget = maxWarmupBudget
+	}
+	plan := runner.WarmupPlan{
+		Engines: req.Engines, Kernel: req.Kernel, Args: req.Args, Executions: req.Executions,
+		Collection: warmup.Collection{Samples: req.Calls, Group: req.Group, Budget: budget},
+	}
+	if plan.Kernel == "" && len(plan.Args) == 0 {
+		plan.Args = map[string]int{"n": 20} // fib_rec(20), as `wasmgap warmup`
+	}
+	if _, err := plan.Jobs(); err != nil {
+		field := "engines"
+		var fe *runner.FieldError
+		if errors.As(err, &fe) {
+			field = fe.Field
+			switch field {
+			case "engine":
+				field = "engines"
+			case "collection":
+				field = "calls"
+			}
+		}
+		return runner.WarmupPlan{}, &apiError{Error: err.Error(), Field: field}
+	}
+	if total := time.Duration(len(plan.Engines)*plan.Executions) * plan.Collection.Budget; total > maxWarmupTotal {
+		return runner.WarmupPlan{}, &apiError{Error: fmt.Sprintf("%d engines × %d executions × %v is %v of budget: this server allows %v a study; choose fewer engines or executions, or a smaller budget_ms", len(plan.Engines), plan.Executions, plan.Collection.Budget, total, maxWarmupTotal), Field: "budget_ms"}
+	}
+	return plan, nil
+}
+
+// analyseSeries analyses series timed elsewhere (the page's workers).
+func analyseSeries(req warmupRequest) (warmup.Report, *apiError) {
+	if len(req.Series) == 0 || len(req.Series) > maxWarmupSeries {
+		return warmup.Report{}, &apiError{Error: fmt.Sprintf("series holds %d engines: allowed 1 to %d", len(req.Series), maxWarmupSeries), Field: "series"}
+	}
+	rep := warmup.Report{Kernel: req.Kernel, Label: req.Kernel, Method: warmup.NewMethod(0, warmup.Collection{}, warmup.Options{})}
+	for i, e := range req.Series {
+		if e.Engine == "" || len(e.Runs) == 0 || len(e.Runs) > runner.MaxWarmupExecutions {
+			return warmup.Report{}, &apiError{Error: fmt.Sprintf("series[%d] needs an engine and 1 to %d runs", i, runner.MaxWarmupExecutions), Field: "series"}
+		}
+		var ss []warmup.Series
+		for _, r := range e.Runs {
+			ss = append(ss, warmup.Series{Times: r.Times, Group: r.Group, Timer: r.Timer, Stopped: "samples"})
+		}
+		rep.Method.Executions = max(rep.Method.Executions, len(e.Runs))
+		rep.Engines = append(rep.Engines, warmup.NewEngineResult(e.Engine, ss, warmup.Options{}))
+	}
+	return rep, nil
+}
