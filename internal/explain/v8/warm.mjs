@@ -1,0 +1,26 @@
+// Runs one export of kernels.wasm until a warm-up time has passed, so that V8 has compiled
+// (and tiered up) the kernel's code, which node prints with --print-wasm-code. Nothing else
+// is written to stdout: package explain parses it.
+//
+//   node [V8 flags] warm.mjs kernels.wasm <export> <warm-up ms> [args...]
+import { readFileSync } from "node:fs";
+
+process.removeAllListeners("warning");
+const { WASI } = await import("node:wasi");
+const [modulePath, exportName, ms, ...rest] = process.argv.slice(2);
+const args = rest.map(Number);
+const wasi = new WASI({ version: "preview1", args: ["kernels"], env: {}, stdout: 2, stderr: 2, returnOnExit: false });
+const { instance } = await WebAssembly.instantiate(readFileSync(modulePath), wasi.getImportObject());
+wasi.initialize(instance);
+const fn = instance.exports[exportName];
+if (typeof fn !== "function") {
+  process.stderr.write(`kernels.wasm has no export ${exportName}\n`);
+  process.exit(2);
+}
+const end = process.hrtime.bigint() + BigInt(Number(ms)) * 1000000n;
+let calls = 0;
+do {
+  fn(...args);
+  calls++;
+} while (process.hrtime.bigint() < end);
+process.stderr.write(`warm-up: ${calls} calls\n`);

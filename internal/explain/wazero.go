@@ -1,0 +1,164 @@
+package explain
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/wasmgap/wasmgap/internal/engine/wazero"
+)
+
+// wazeroCacheMagic starts every module in wazero's compilation cache (wazevo's
+// serializeCompiledModule): the magic, the wazero version, the function offsets, then the
+// executable machine code.
+var wazeroCacheMagic = []byte("WAZEVO")
+
+// wazeroCode is a module's machine code as wazero's compiler made it.
+type wazeroCode struct {
+	version    string
+	offsets    []uint64 // of each local function in executable
+	executable []byte
+}
+
+// readWazeroCache parses one file of wazero's compilation cache.
+func readWazeroCache(b []byte) (*wazeroCode, error) {
+	if !bytes.HasPrefix(b, wazeroCacheMagic) || len(b) < len(wazeroCacheMagic)+1 {
+		return nil, errors.New("not a module of wazero's compilation cache (no WAZEVO magic)")
+	}
+	off := len(wazeroCacheMagic)
+	vlen := int(b[off])
+	off++
+	if off+vlen+4 > len(b) {
+		return nil, errors.New("wazero cache entry cut short in its header")
+	}
+	c := &wazeroCode{version: string(b[off : off+vlen])}
+	off += vlen
+	n := int(binary.LittleEndian.Uint32(b[off:]))
+	off += 4
+	if n < 0 || off+8*n+8 > len(b) {
+		return nil, errors.New("wazero cache entry cut short in its function offsets")
+	}
+	c.offsets = make([]uint64, n)
+	for i := range c.offsets {
+		c.offsets[i] = binary.LittleEndian.Uint64(b[off:])
+		off += 8
+	}
+	size := binary.LittleEndian.Uint64(b[off:])
+	off += 8
+	if size > uint64(len(b)-off) {
+		return nil, errors.New("wazero cache entry cut short in its machine code")
+	}
+	c.executable = b[off : off+int(size)]
+	return c, nil
+}
+
+// function returns local function i's code, without the zero bytes that align the next.
+func (c *wazeroCode) function(i int) ([]byte, error) {
+	if i < 0 || i >= len(c.offsets) {
+		return nil, fmt.Errorf("function %d is not among the module's %d compiled functions", i, len(c.offsets))
+	}
+	end := uint64(len(c.executable))
+	if i+1 < len(c.offsets) {
+		end = c.offsets[i+1]
+	}
+	if c.offsets[i] > end || end > uint64(len(c.executable)) {
+		return nil, fmt.Errorf("function %d's offsets are out of order", i)
+	}
+	code := c.executable[c.offsets[i]:end]
+	for pad := 0; pad < 15 && len(code) > 0 && code[len(code)-1] == 0; pad++ {
+		code = code[:len(code)-1]
+	}
+	return code, nil
+}
+
+// wazeroCacheDir is where explain has wazero keep the module it compiles: one directory
+// per module, so that its one entry is the module's.
+func wazeroCacheDir(module []byte) (string, error) {
+	root := wazero.DefaultCacheDir()
+	if root == "" {
+		return "", errors.New("no user cache directory to hold wazero's compiled code ($HOME or $XDG_CACHE_HOME unset)")
+	}
+	sum := sha256.Sum256(module)
+	return filepath.Join(root, "explain", hex.EncodeToString(sum[:8])), nil
+}
+
+// loadWazero compiles module with the wazero-compiler engine's own settings into a cache
+// directory of its own (or finds it compiled there), and returns the engine, ready to run,
+// and the compiled code as wazero wrote it.
+func loadWazero(ctx context.Context, module []byte) (*wazero.Engine, *wazeroCode, error) {
+	dir, err := wazeroCacheDir(module)
+	if err != nil {
+		return nil, nil, err
+	}
+	e := wazero.New(wazero.Options{Module: module, CacheDir: dir})
+	if _, err := e.Load(ctx); err != nil {
+		return nil, nil, err
+	}
+	var entry string
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && !strings.HasSuffix(path, ".tmp") {
+			entry = path
+		}
+		return nil
+	})
+	if entry == "" {
+		_ = e.Close(ctx)
+		return nil, nil, fmt.Errorf("wazero wrote no compiled module under %s", dir)
+	}
+	b, err := os.ReadFile(entry)
+	if err != nil {
+		_ = e.Close(ctx)
+		return nil, nil, err
+	}
+	code, err := readWazeroCache(b)
+	if err != nil {
+		_ = e.Close(ctx)
+		return nil, nil, fmt.Errorf("%s: %w", entry, err)
+	}
+	return e, code, nil
+}
+
+// explainWazero lists the kernel's function as wazero's optimizing compiler compiled it,
+// read from wazero's compilation cache (the bytes it maps and runs; an ahead-of-time
+// compiler, so the warm-up changes nothing).
+func explainWazero(ctx context.Context, r request) ([]Listing, error) {
+	module, err := moduleBytes(r)
+	if err != nil {
+		return nil, err
+	}
+	names, err := readWasmNames(module)
+	if err != nil {
+		return nil, fmt.Errorf("kernels.wasm: %w", err)
+	}
+	name := goWasmName(r.k)
+	idx, ok := names.byName[name]
+	if !ok {
+		return nil, fmt.Errorf("kernels.wasm has no function named %s", name)
+	}
+	e, code, err := loadWazero(ctx, module)
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close(ctx)
+	fn, err := code.function(idx - names.imported)
+	if err != nil {
+		return nil, err
+	}
+	base := code.offsets[idx-names.imported]
+	c := Code{Bytes: fn, Addr: base, Arch: runtime.GOARCH}
+	l, err := machineListing(r.engine, "wazero "+code.version+" optimizing compiler", name,
+		"wazero's compilation cache (offsets from the module's executable)", c)
+	if err != nil {
+		return nil, err
+	}
+	return []Listing{l}, nil
+}
