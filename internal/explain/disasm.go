@@ -29,6 +29,8 @@ type Code struct {
 	// Notes holds what the tier said about an instruction, by offset (V8's "(jump
 	// table)", HotSpot's "invokestatic fibRec"): shown beside the decoded text.
 	Notes map[int]string
+
+	pie bool // the address is the file's, to be moved by the load base
 }
 
 // jumps are x86's branch instructions: a back edge is one whose target is earlier in

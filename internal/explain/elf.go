@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"github.com/wasmgap/wasmgap/internal/engine/external"
@@ -51,7 +52,7 @@ func elfFunction(path, name string, exact bool) (Code, string, error) {
 		return Code{}, "", fmt.Errorf("read %s of %s: %w", name, path, err)
 	}
 	arch := map[elf.Machine]string{elf.EM_X86_64: "amd64", elf.EM_AARCH64: "arm64"}[f.Machine]
-	return Code{Bytes: b, Addr: found.Value, Arch: arch}, found.Name, nil
+	return Code{Bytes: b, Addr: found.Value, Arch: arch, pie: f.Type == elf.ET_DYN}, found.Name, nil
 }
 
 // explainNative lists the kernel's function as gc compiled it into this very binary,
@@ -95,6 +96,23 @@ func explainC(ctx context.Context, r request) ([]Listing, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.opts.Profile {
+		prof, err := warmDriver(ctx, r, external.C, external.Options{})
+		if err != nil {
+			return nil, err
+		}
+		// gcc's binaries are position independent: the listing moves to where the
+		// profiled driver mapped its file.
+		if base, ok := loadBase(prof.maps, path); ok && prof.err == nil && c.pie {
+			l.Addr += base
+		}
+		ls := []Listing{l}
+		prof.apply(ls)
+		if sym != r.k.Name {
+			ls[0].Notes = append(ls[0].Notes, fmt.Sprintf("gcc split %s: the listing is %s, where its work is", r.k.Name, sym))
+		}
+		return ls, nil
+	}
 	if sym != r.k.Name {
 		l.Notes = append(l.Notes, fmt.Sprintf("gcc split %s: the listing is %s, where its work is", r.k.Name, sym))
 	}
@@ -103,3 +121,18 @@ func explainC(ctx context.Context, r request) ([]Listing, error) {
 
 // errNoTool is wrapped by a refusal for a missing program.
 var errNoTool = errors.New("not installed")
+
+// loadBase is where a process mapped the start of the file at path, from its
+// /proc/PID/maps: the mapping of the file at offset 0.
+func loadBase(maps, path string) (uint64, bool) {
+	for _, line := range strings.Split(maps, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || f[2] != "00000000" || f[5] != path {
+			continue
+		}
+		lo, _, _ := strings.Cut(f[0], "-")
+		base, err := strconv.ParseUint(lo, 16, 64)
+		return base, err == nil
+	}
+	return 0, false
+}

@@ -10,6 +10,12 @@
 // kernels.wasm's function as wasm instructions (wabt's wasm-objdump). An engine that
 // cannot be explained here (its runtime missing, a tool refused) is named with the
 // reason, never a crash.
+//
+// With Options.Profile, a timed run of each engine after its warm-up is sampled by
+// perf record -e cpu-clock (the VMs this runs on have no hardware counters), in the very
+// process whose code is listed (this one for native and wazero, the driver's for the
+// others), and each sample is attributed to the instruction at its address; where perf is
+// missing or refused, the listing stands alone and says why.
 package explain
 
 import (
@@ -242,6 +248,11 @@ func explainOne(ctx context.Context, name string, r request) (ex Explanation) {
 		ex.Listings = ls
 		if r.opts.Profile {
 			profileEngine(ctx, name, r, ex.Listings)
+		}
+		for i := range ex.Listings {
+			if l := &ex.Listings[i]; r.opts.Profile && l.Kind == KindMachine && l.Profile == nil {
+				l.Profile = &Profile{Refused: "no profile for " + name + ": its code runs where explain does not sample it"}
+			}
 		}
 		return ex
 	}

@@ -107,7 +107,8 @@ func explainJava(ctx context.Context, r request) ([]Listing, error) {
 	method := "Kernels::" + jsName(r.k.Func)
 	var stderr bytes.Buffer
 	flags := []string{"-XX:+UnlockDiagnosticVMOptions", "-XX:CompileCommand=print," + method}
-	if err := warmDriver(ctx, r, external.Java, external.Options{RuntimeArgs: flags, Stderr: &stderr}); err != nil {
+	prof, err := warmDriver(ctx, r, external.Java, external.Options{RuntimeArgs: flags, Stderr: &stderr})
+	if err != nil {
 		return nil, err
 	}
 	last := map[string]*hotspotCode{}
@@ -119,7 +120,12 @@ func explainJava(ctx context.Context, r request) ([]Listing, error) {
 	if len(last) == 0 {
 		return nil, fmt.Errorf("HotSpot compiled no %s in the warm-up (nothing printed)", method)
 	}
-	return hotspotListings(r.engine, last, method, jsName(r.k.Func))
+	ls, err := hotspotListings(r.engine, last, method, jsName(r.k.Func))
+	if err != nil {
+		return nil, err
+	}
+	prof.apply(ls)
+	return ls, nil
 }
 
 // hotspotListings decodes the last C2 and C1 compilations of method; fn is its name in

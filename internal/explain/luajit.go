@@ -61,7 +61,8 @@ func explainLuaJIT(ctx context.Context, r request) ([]Listing, error) {
 	defer os.RemoveAll(dir)
 	file := filepath.Join(dir, "traces")
 	env := append(os.Environ(), "WASMGAP_TRACE_FILE="+file)
-	if err := warmDriver(ctx, r, external.LuaJIT, external.Options{RuntimeArgs: []string{"-e", luaTraceHook}, Env: env}); err != nil {
+	prof, err := warmDriver(ctx, r, external.LuaJIT, external.Options{RuntimeArgs: []string{"-e", luaTraceHook}, Env: env})
+	if err != nil {
 		return nil, err
 	}
 	f, err := os.Open(file)
@@ -115,5 +116,6 @@ func explainLuaJIT(ctx context.Context, r request) ([]Listing, error) {
 	if len(ls) == 0 {
 		return nil, fmt.Errorf("LuaJIT compiled no trace that starts in %s (kernels.lua%s) in the warm-up", r.k.Name, loc)
 	}
+	prof.apply(ls)
 	return ls, nil
 }

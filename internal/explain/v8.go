@@ -6,6 +6,7 @@ import (
 	"context"
 	"embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -160,8 +162,9 @@ func (c *v8Code) position(off int) (int, bool) {
 }
 
 // runNode runs node with args and returns its stdout; a missing node is a refusal naming
-// the package.
-func runNode(ctx context.Context, args ...string) ([]byte, error) {
+// the package. With prof, it samples node with perf from its "warm" line on stderr (the
+// script warm.mjs says it after the warm-up) for prof's time.
+func runNode(ctx context.Context, prof *sampled, args ...string) ([]byte, error) {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		return nil, fmt.Errorf("node %w (apt-get install nodejs)", errNoTool)
@@ -169,12 +172,57 @@ func runNode(ctx context.Context, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	var stdout bytes.Buffer
+	stderr := &lockedBuffer{}
+	cmd.Stdout = &stdout
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("node: %w", err)
+	}
+	sampledDone := make(chan struct{})
+	go func() {
+		defer close(sampledDone)
+		sc := bufio.NewScanner(errPipe)
+		profiled := false
+		for sc.Scan() {
+			stderr.WriteLine(sc.Text())
+			if prof != nil && !profiled && sc.Text() == "warm" {
+				profiled = true
+				prof.ips, prof.err = perfRecord(ctx, cmd.Process.Pid, prof.d, nil)
+			}
+		}
+		if prof != nil && !profiled {
+			prof.err = errors.New("node ended before its warm-up did")
+		}
+	}()
+	<-sampledDone
+	if err := cmd.Wait(); err != nil {
 		return nil, fmt.Errorf("node %s: %w%s", strings.Join(args[:min(len(args), 4)], " "), err, firstLineOf(stderr.String()))
 	}
 	return stdout.Bytes(), nil
+}
+
+// lockedBuffer keeps a child's stderr lines for its error message.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) WriteLine(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.b.Len() < 64<<10 {
+		l.b.WriteString(s + "\n")
+	}
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // explainNodeWasm lists the kernel's function as V8 compiled kernels.wasm on the engine's
@@ -204,10 +252,17 @@ func explainNodeWasm(ctx context.Context, r request) ([]Listing, error) {
 	}
 	args := append(append([]string{}, flags...), "--print-wasm-code", filepath.Join(dir, "warm.mjs"),
 		filepath.Join(dir, "kernels.wasm"), r.k.Export, strconv.Itoa(int(r.opts.warmup()/time.Millisecond)))
+	var prof *sampled
+	if r.opts.Profile {
+		prof = &sampled{d: r.opts.profileTime()}
+		args = append(args, strconv.Itoa(int(prof.d/time.Millisecond)))
+	} else {
+		args = append(args, "0")
+	}
 	for _, a := range r.args {
 		args = append(args, strconv.Itoa(a))
 	}
-	out, err := runNode(ctx, args...)
+	out, err := runNode(ctx, prof, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -272,6 +327,7 @@ func explainNodeWasm(ctx context.Context, r request) ([]Listing, error) {
 		}
 		ls = append(ls, l)
 	}
+	prof.apply(ls)
 	return ls, nil
 }
 
@@ -295,7 +351,8 @@ func explainNodeJS(ctx context.Context, r request) ([]Listing, error) {
 	defer os.RemoveAll(dir)
 	trace := filepath.Join(dir, "code.asm")
 	flags := []string{"--print-opt-code", "--print-opt-code-filter=" + fn, "--redirect-code-traces", "--redirect-code-traces-to=" + trace}
-	if err := warmDriver(ctx, r, external.NodeJS, external.Options{RuntimeArgs: flags}); err != nil {
+	prof, err := warmDriver(ctx, r, external.NodeJS, external.Options{RuntimeArgs: flags})
+	if err != nil {
 		return nil, err
 	}
 	f, err := os.Open(trace)
@@ -334,5 +391,7 @@ func explainNodeJS(ctx context.Context, r request) ([]Listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []Listing{l}, nil
+	ls := []Listing{l}
+	prof.apply(ls)
+	return ls, nil
 }

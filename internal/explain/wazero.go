@@ -153,10 +153,15 @@ func explainWazero(ctx context.Context, r request) ([]Listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := code.offsets[idx-names.imported]
-	c := Code{Bytes: fn, Addr: base, Arch: runtime.GOARCH}
-	l, err := machineListing(r.engine, "wazero "+code.version+" optimizing compiler", name,
-		"wazero's compilation cache (offsets from the module's executable)", c)
+	// The code's address in this process, where the engine mapped it (the offsets alone
+	// when it cannot be found: the listing is the same, a profile cannot be attributed).
+	from := "wazero's compilation cache, mapped by this process"
+	base, err := executableBase(code.executable[:min(64, len(code.executable))])
+	if err != nil {
+		from = "wazero's compilation cache (" + err.Error() + ": addresses are offsets in the module's code)"
+	}
+	c := Code{Bytes: fn, Addr: base + code.offsets[idx-names.imported], Arch: runtime.GOARCH}
+	l, err := machineListing(r.engine, "wazero "+code.version+" optimizing compiler", name, from, c)
 	if err != nil {
 		return nil, err
 	}
