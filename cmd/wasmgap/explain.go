@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 	"time"
 
@@ -69,9 +67,9 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "wasmgap explain: %v\n", err)
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	rep, err := explain.Explain(ctx, k, kargs, names, explain.Options{WarmupTime: *warmup, Profile: *profile})
+	// No signal handling: an interrupt ends the process, and with it a kernel running in
+	// it (native, wazero), which nothing else could stop; drivers die with it.
+	rep, err := explain.Explain(context.Background(), k, kargs, names, explain.Options{WarmupTime: *warmup, Profile: *profile})
 	if err != nil {
 		fmt.Fprintf(stderr, "wasmgap explain: %v\n", err)
 		return 2
