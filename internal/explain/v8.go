@@ -266,7 +266,10 @@ func explainNodeWasm(ctx context.Context, r request) ([]Listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := goWasmName(r.k)
+	_, name, note, err := hotWasmFunc(module, r.k)
+	if err != nil {
+		return nil, err
+	}
 	last := map[string]*v8Code{}
 	var order []string
 	for _, c := range parseV8(bytes.NewReader(out)) {
@@ -321,6 +324,9 @@ func explainNodeWasm(ctx context.Context, r request) ([]Listing, error) {
 		}
 		if werr != nil {
 			l.Notes = append(l.Notes, "recursive calls not marked: "+werr.Error())
+		}
+		if note != "" {
+			l.Notes = append(l.Notes, note)
 		}
 		if len(order) > 1 && i == len(order)-1 {
 			l.Notes = append(l.Notes, fmt.Sprintf("V8 compiled this function with %s, then %s: the code it ran last is listed first", strings.Join(order[:i], ", "), order[i]))

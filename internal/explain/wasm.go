@@ -29,6 +29,31 @@ func goWasmName(k *kernels.Kernel) string {
 	return "github.com_wasmgap_wasmgap_kernels." + k.Func
 }
 
+// hotWasmFunc names the function of module that runs the kernel: its own (FibRec), or,
+// when the Go compiler inlined it into its export's function (FibIt into main.fibIt),
+// that one, with a note saying so.
+func hotWasmFunc(module []byte, k *kernels.Kernel) (names *wasmNames, name, note string, err error) {
+	names, err = readWasmNames(module)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("kernels.wasm: %w", err)
+	}
+	name = goWasmName(k)
+	if _, ok := names.byName[name]; ok {
+		return names, name, "", nil
+	}
+	parts := strings.Split(k.Export, "_")
+	for i := 1; i < len(parts); i++ {
+		if parts[i] != "" {
+			parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+		}
+	}
+	export := "main." + strings.Join(parts, "")
+	if _, ok := names.byName[export]; ok {
+		return names, export, fmt.Sprintf("the Go compiler inlined kernels.%s into %s, the function of the export %s", k.Func, export, k.Export), nil
+	}
+	return nil, "", "", fmt.Errorf("kernels.wasm has neither %s nor %s (the export %s's function)", name, export, k.Export)
+}
+
 // moduleBytes is the kernels.wasm to explain.
 func moduleBytes(r request) ([]byte, error) {
 	if r.opts.Module != nil {
@@ -183,12 +208,19 @@ func explainWasm(ctx context.Context, r request) ([]Listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := decodeWasmFunc(ctx, module, goWasmName(r.k))
+	_, name, note, err := hotWasmFunc(module, r.k)
+	if err != nil {
+		return nil, err
+	}
+	f, err := decodeWasmFunc(ctx, module, name)
 	if err != nil {
 		return nil, err
 	}
 	l := Listing{Tier: "wasm", Kind: KindWasm, Function: fmt.Sprintf("%s (func %d)", f.name, f.index),
 		From: "kernels.wasm, decoded by wasm-objdump -d", Lines: f.lines}
+	if note != "" {
+		l.Notes = append(l.Notes, note)
+	}
 	for _, ln := range f.lines {
 		if strings.HasPrefix(ln.Text, "local[") {
 			continue

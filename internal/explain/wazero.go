@@ -135,15 +135,11 @@ func explainWazero(ctx context.Context, r request) ([]Listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	names, err := readWasmNames(module)
+	names, name, note, err := hotWasmFunc(module, r.k)
 	if err != nil {
-		return nil, fmt.Errorf("kernels.wasm: %w", err)
+		return nil, err
 	}
-	name := goWasmName(r.k)
-	idx, ok := names.byName[name]
-	if !ok {
-		return nil, fmt.Errorf("kernels.wasm has no function named %s", name)
-	}
+	idx := names.byName[name]
 	e, code, err := loadWazero(ctx, module)
 	if err != nil {
 		return nil, err
@@ -164,6 +160,9 @@ func explainWazero(ctx context.Context, r request) ([]Listing, error) {
 	l, err := machineListing(r.engine, "wazero "+code.version+" optimizing compiler", name, from, c)
 	if err != nil {
 		return nil, err
+	}
+	if note != "" {
+		l.Notes = append(l.Notes, note)
 	}
 	return []Listing{l}, nil
 }
