@@ -1,7 +1,7 @@
 // The Code view: why a cell's number is what it is. For one kernel call, one to four tiers'
 // code of the kernel's hot function (GET /api/explain: machine code decoded by one
-// disassembler, the wasm, the Go source), side by side and aligned at their loop heads (or
-// their first recursive call), with each tier's instruction count, size and time per call
+// disassembler, the wasm, the Go source), side by side and aligned at their loop heads (at
+// their first recursive call in a recursive kernel), with each tier's instruction count, size and time per call
 // above it. The view is a URL of its own: #code?kernel=K&<param>=<value>…&engines=A,B[&t.A=ns…].
 
 import "./code-view.css";
@@ -188,7 +188,7 @@ async function render(host: HTMLElement, req: CodeRequest, choices: string[], si
   note.className = "muted";
   note.textContent =
     "Each tier's code of the kernel's hot function after the harness's warm-up, decoded by one disassembler (golang.org/x/arch), " +
-    "aligned at the first loop head (or recursive call). ◀ marks a recursive call, ↑ a loop's back edge, ● a loop head.";
+    "aligned at the first recursive call of a recursive kernel, else at the first loop head. ◀ marks a recursive call, ↑ a loop's back edge, ● a loop head.";
   const profile = document.createElement("label");
   const box = document.createElement("input");
   box.type = "checkbox";
@@ -231,7 +231,7 @@ async function render(host: HTMLElement, req: CodeRequest, choices: string[], si
     }
     listings.push(ex.listings[0]);
   });
-  // Aligned at each listing's first loop head, else its first recursive call.
+  // Aligned at each listing's anchor (anchorOf).
   const anchors = listings.map((l) => (l ? anchorOf(l) : 0));
   const top = Math.max(0, ...anchors);
   listings.forEach((l, i) => {
@@ -251,11 +251,14 @@ async function explainOne(req: CodeRequest, engine: string, signal: AbortSignal)
   return (await resp.json()) as ExplainReport;
 }
 
+/** anchorOf is the line a listing is aligned at: its first recursive call in a recursive
+ * kernel (where a loop head is mostly a stack check's retry or Go's resumption dispatch),
+ * else its first loop head. */
 function anchorOf(l: CodeListing): number {
-  const head = l.lines.findIndex((ln) => ln.loop_head);
-  if (head >= 0) return head;
   const rec = l.lines.findIndex((ln) => ln.recursive);
-  return rec >= 0 ? rec : 0;
+  if (rec >= 0) return rec;
+  const head = l.lines.findIndex((ln) => ln.loop_head);
+  return head >= 0 ? head : 0;
 }
 
 function fillColumn(col: HTMLElement, engine: string, all: CodeListing[], which: number, time: number | undefined, top: number): void {
