@@ -172,6 +172,7 @@ var explainers = []explainer{
 	{"source", explainSource},
 	{"wasm", explainWasm},
 	{"wazero-compiler", explainWazero},
+	{"wazero-compiler-opt", explainWazeroOpt},
 	{"node-wasm-turbofan", explainNodeWasm},
 	{"node-wasm-liftoff", explainNodeWasm},
 	{"node-wasm", explainNodeWasm},

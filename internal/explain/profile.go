@@ -120,8 +120,11 @@ func profileEngine(ctx context.Context, name string, r request, ls []Listing) {
 	switch name {
 	case "native":
 		call = func() error { r.k.Call(r.args); return nil }
-	case "wazero-compiler":
+	case "wazero-compiler", "wazero-compiler-opt":
 		module, err := moduleBytes(r)
+		if err == nil && name == "wazero-compiler-opt" {
+			module, err = optimizedModule(ctx, r)
+		}
 		if err != nil {
 			refuseProfile(ls, err.Error())
 			return

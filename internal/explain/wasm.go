@@ -216,27 +216,25 @@ func explainWasm(ctx context.Context, r request) ([]Listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := Listing{Tier: "wasm", Kind: KindWasm, Function: fmt.Sprintf("%s (func %d)", f.name, f.index),
+	return []Listing{wasmListing(f, "wasm", note)}, nil
+}
+
+// wasmListing is a decoded wasm function as a listing of tier.
+func wasmListing(f *wasmFunc, tier, note string) Listing {
+	l := Listing{Tier: tier, Kind: KindWasm, Function: fmt.Sprintf("%s (func %d)", f.name, f.index),
 		From: "kernels.wasm, decoded by wasm-objdump -d", Lines: f.lines}
 	if note != "" {
 		l.Notes = append(l.Notes, note)
 	}
+	locals := 0
 	for _, ln := range f.lines {
 		if strings.HasPrefix(ln.Text, "local[") {
+			locals++ // the locals' declarations are no instructions
 			continue
 		}
 		l.Bytes += len(ln.Hex) / 2
 	}
 	summarize(&l)
-	if f.lines != nil && strings.HasPrefix(f.lines[0].Text, "local[") {
-		// The locals' declarations are no instructions.
-		n := 0
-		for _, ln := range f.lines {
-			if strings.HasPrefix(ln.Text, "local[") {
-				n++
-			}
-		}
-		l.Instructions -= n
-	}
-	return []Listing{l}, nil
+	l.Instructions -= locals
+	return l
 }

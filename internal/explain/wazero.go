@@ -135,6 +135,44 @@ func explainWazero(ctx context.Context, r request) ([]Listing, error) {
 	if err != nil {
 		return nil, err
 	}
+	return wazeroListing(ctx, r, module, "")
+}
+
+// explainWazeroOpt lists the kernel's function as wazero's compiler compiled kernels.wasm
+// after binaryen's wasm-opt -O3 (the wazero-compiler-opt engine), and the optimised wasm
+// function beside it: what the optimiser changed.
+func explainWazeroOpt(ctx context.Context, r request) ([]Listing, error) {
+	module, err := optimizedModule(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	ls, err := wazeroListing(ctx, r, module, "wasm-opt -O3, then ")
+	if err != nil {
+		return nil, err
+	}
+	_, name, note, err := hotWasmFunc(module, r.k)
+	if err != nil {
+		return nil, err
+	}
+	f, err := decodeWasmFunc(ctx, module, name)
+	if err != nil {
+		ls[0].Notes = append(ls[0].Notes, "the optimised wasm is not listed: "+err.Error())
+		return ls, nil
+	}
+	return append(ls, wasmListing(f, "wasm after wasm-opt "+strings.Join(wazero.WasmOptFlags, " "), note)), nil
+}
+
+// optimizedModule is the module to explain after wasm-opt (cached on disk).
+func optimizedModule(ctx context.Context, r request) ([]byte, error) {
+	module, err := moduleBytes(r)
+	if err != nil {
+		return nil, err
+	}
+	return wazero.OptimizedModule(ctx, module)
+}
+
+// wazeroListing lists the kernel's function in module as wazero's compiler compiled it.
+func wazeroListing(ctx context.Context, r request, module []byte, tierPrefix string) ([]Listing, error) {
 	names, name, note, err := hotWasmFunc(module, r.k)
 	if err != nil {
 		return nil, err
@@ -157,7 +195,7 @@ func explainWazero(ctx context.Context, r request) ([]Listing, error) {
 		from = "wazero's compilation cache (" + err.Error() + ": addresses are offsets in the module's code)"
 	}
 	c := Code{Bytes: fn, Addr: base + code.offsets[idx-names.imported], Arch: runtime.GOARCH}
-	l, err := machineListing(r.engine, "wazero "+code.version+" optimizing compiler", name, from, c)
+	l, err := machineListing(r.engine, tierPrefix+"wazero "+code.version+" optimizing compiler", name, from, c)
 	if err != nil {
 		return nil, err
 	}
