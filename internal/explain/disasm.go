@@ -29,6 +29,8 @@ type Code struct {
 	// Notes holds what the tier said about an instruction, by offset (V8's "(jump
 	// table)", HotSpot's "invokestatic fibRec"): shown beside the decoded text.
 	Notes map[int]string
+	// Symbol names the function at an address (a call's target), "" when unknown.
+	Symbol func(addr uint64) string
 
 	pie bool // the address is the file's, to be moved by the load base
 }
@@ -83,6 +85,10 @@ func Disassemble(c Code) ([]Line, error) {
 		}
 		if n, ok := c.Notes[l.Offset]; ok {
 			l.Note = n
+		} else if l.Call && l.abs != 0 && c.Symbol != nil && !l.Recursive {
+			if name := c.Symbol(l.abs); name != "" {
+				l.Note = "→ " + name
+			}
 		}
 	}
 	for i := range lines {

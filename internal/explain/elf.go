@@ -52,7 +52,14 @@ func elfFunction(path, name string, exact bool) (Code, string, error) {
 		return Code{}, "", fmt.Errorf("read %s of %s: %w", name, path, err)
 	}
 	arch := map[elf.Machine]string{elf.EM_X86_64: "amd64", elf.EM_AARCH64: "arm64"}[f.Machine]
-	return Code{Bytes: b, Addr: found.Value, Arch: arch, pie: f.Type == elf.ET_DYN}, found.Name, nil
+	byAddr := map[uint64]string{}
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
+			byAddr[s.Value] = s.Name
+		}
+	}
+	symbol := func(a uint64) string { return byAddr[a] }
+	return Code{Bytes: b, Addr: found.Value, Arch: arch, pie: f.Type == elf.ET_DYN, Symbol: symbol}, found.Name, nil
 }
 
 // explainNative lists the kernel's function as gc compiled it into this very binary,

@@ -21,13 +21,16 @@ import (
 type hotspotCode struct {
 	tier       string // "c1", "c2"
 	method     string
+	osr        bool   // an on-stack replacement: a loop's code entered mid-method
 	start, end uint64 // main code
 	mem        map[uint64]byte
 	comments   map[uint64][]string
 }
 
 var (
-	hsHeader  = regexp.MustCompile(`^Compiled method \((c1|c2)\)\s+\d+\s+\d+\s+\S*\s+(\S+)`)
+	// "Compiled method (c2)  825  6       4       Kernels::fibRec (21 bytes)"; an on-stack
+	// replacement has flags before its level and "@ bci" after: "…  10 %     4       Kernels::test1 @ 48 (…)".
+	hsHeader  = regexp.MustCompile(`^Compiled method \((c1|c2)\)\s+\d+\s+\d+\s+(?:\S+\s+)*?(\S+::\S+)(\s+@\s+\d+)?`)
 	hsMain    = regexp.MustCompile(`^\s*main code\s+\[0x([0-9a-f]+),0x([0-9a-f]+)\]`)
 	hsLine    = regexp.MustCompile(`^\s*0x([0-9a-f]+): (.*)$`)
 	hsBytes   = regexp.MustCompile(`^[0-9a-f]{2,8}( [0-9a-f]{2,8})*( \|.*)?\s*$`)
@@ -44,7 +47,7 @@ func parseHotSpot(r io.Reader) []*hotspotCode {
 	for sc.Scan() {
 		line := sc.Text()
 		if m := hsHeader.FindStringSubmatch(line); m != nil {
-			cur = &hotspotCode{tier: m[1], method: m[2], mem: map[uint64]byte{}, comments: map[uint64][]string{}}
+			cur = &hotspotCode{tier: m[1], method: m[2], osr: m[3] != "", mem: map[uint64]byte{}, comments: map[uint64][]string{}}
 			out = append(out, cur)
 			continue
 		}
@@ -178,7 +181,11 @@ func hotspotListings(engineName string, last map[string]*hotspotCode, method, fn
 			recursive[l.Offset] = strings.Contains(note, callee)
 		}
 		code := Code{Bytes: b, Addr: h.start, Notes: notes, Self: func(off int, _ uint64) bool { return recursive[off] }}
-		l, err := machineListing(engineName, "HotSpot "+strings.ToUpper(tier), method,
+		name := "HotSpot " + strings.ToUpper(tier)
+		if h.osr {
+			name += " (on-stack replacement: the loop entered mid-call)"
+		}
+		l, err := machineListing(engineName, name, method,
 			"java -XX:CompileCommand=print (raw bytes, no hsdis), after a warm-up", code)
 		if err != nil {
 			return nil, err
