@@ -56,30 +56,20 @@ func warmDriver(ctx context.Context, r request, name string, opts external.Optio
 			if perCall > 0 {
 				batch = max(1, int(50*time.Millisecond/perCall))
 			}
-			stop := make(chan struct{})
-			done := make(chan error, 1)
+			var stop func() error
 			s.ips, s.err = perfRecord(ctx, p.PID, s.d, func() {
-				go func() {
-					for {
-						select {
-						case <-stop:
-							done <- nil
-							return
-						default:
-						}
-						if _, err := p.CallKernel(ctx, r.k, batch, r.args); err != nil {
-							done <- err
-							return
-						}
-					}
-				}()
+				stop = callUntilStopped(func() error {
+					_, err := p.CallKernel(ctx, r.k, batch, r.args)
+					return err
+				})
 			})
 			if b, err := os.ReadFile("/proc/" + strconv.Itoa(p.PID) + "/maps"); err == nil {
 				s.maps = string(b)
 			}
-			close(stop)
-			if err := <-done; err != nil && s.err == nil {
-				s.err = fmt.Errorf("profiled run: %w", err)
+			if stop != nil {
+				if err := stop(); err != nil && s.err == nil {
+					s.err = fmt.Errorf("profiled run: %w", err)
+				}
 			}
 		}
 	}

@@ -140,27 +140,12 @@ func profileEngine(ctx context.Context, name string, r request, ls []Listing) {
 		return // a driver's explainer samples its own process
 	}
 	d := r.opts.profileTime()
-	done := make(chan error, 1)
-	stop := make(chan struct{})
-	ips, err := perfRecord(ctx, os.Getpid(), d, func() {
-		go func() {
-			for {
-				select {
-				case <-stop:
-					done <- nil
-					return
-				default:
-				}
-				if err := call(); err != nil {
-					done <- err
-					return
-				}
-			}
-		}()
-	})
-	close(stop)
-	if runErr := <-done; err == nil && runErr != nil {
-		err = runErr
+	var stop func() error
+	ips, err := perfRecord(ctx, os.Getpid(), d, func() { stop = callUntilStopped(call) })
+	if stop != nil {
+		if runErr := stop(); err == nil && runErr != nil {
+			err = runErr
+		}
 	}
 	for i := range ls {
 		if ls[i].Kind != KindMachine {
@@ -203,4 +188,29 @@ func executableBase(prefix []byte) (uint64, error) {
 		}
 	}
 	return 0, errors.New("wazero's compiled code is not among this process's executable mappings")
+}
+
+// callUntilStopped calls call over and over in a goroutine until stop is called; stop
+// waits for the call under way and returns the error that ended the calls early, if any.
+func callUntilStopped(call func() error) (stop func() error) {
+	quit := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-quit:
+				done <- nil
+				return
+			default:
+			}
+			if err := call(); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	return func() error {
+		close(quit)
+		return <-done
+	}
 }

@@ -208,15 +208,25 @@ func explainWasm(ctx context.Context, r request) ([]Listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, name, note, err := hotWasmFunc(module, r.k)
+	l, err := hotWasmListing(ctx, module, r.k, "wasm")
 	if err != nil {
 		return nil, err
+	}
+	return []Listing{l}, nil
+}
+
+// hotWasmListing decodes the function of module that runs k (hotWasmFunc) as a listing
+// of tier.
+func hotWasmListing(ctx context.Context, module []byte, k *kernels.Kernel, tier string) (Listing, error) {
+	_, name, note, err := hotWasmFunc(module, k)
+	if err != nil {
+		return Listing{}, err
 	}
 	f, err := decodeWasmFunc(ctx, module, name)
 	if err != nil {
-		return nil, err
+		return Listing{}, err
 	}
-	return []Listing{wasmListing(f, "wasm", note)}, nil
+	return wasmListing(f, tier, note), nil
 }
 
 // wasmListing is a decoded wasm function as a listing of tier.

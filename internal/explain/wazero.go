@@ -150,16 +150,12 @@ func explainWazeroOpt(ctx context.Context, r request) ([]Listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, name, note, err := hotWasmFunc(module, r.k)
-	if err != nil {
-		return nil, err
-	}
-	f, err := decodeWasmFunc(ctx, module, name)
+	w, err := hotWasmListing(ctx, module, r.k, "wasm after wasm-opt "+strings.Join(wazero.WasmOptFlags, " "))
 	if err != nil {
 		ls[0].Notes = append(ls[0].Notes, "the optimised wasm is not listed: "+err.Error())
 		return ls, nil
 	}
-	return append(ls, wasmListing(f, "wasm after wasm-opt "+strings.Join(wazero.WasmOptFlags, " "), note)), nil
+	return append(ls, w), nil
 }
 
 // optimizedModule is the module to explain after wasm-opt (cached on disk).
