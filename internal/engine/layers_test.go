@@ -25,7 +25,7 @@ func layer(pkg string) int {
 	case strings.HasPrefix(p, "internal/engine/"), p == "native", strings.HasPrefix(p, "native/"):
 		return 3
 	case p == "internal/runner", p == "internal/custom", p == "internal/report", p == "internal/history",
-		p == "internal/results", p == "internal/loadpage", p == "internal/benchtool":
+		p == "internal/results", p == "internal/loadpage", p == "internal/benchtool", p == "internal/explain":
 		return 9 // the application's own packages above the engines
 	case strings.HasPrefix(p, "internal/"):
 		return 0
