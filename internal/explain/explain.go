@@ -40,6 +40,8 @@ const (
 	KindWasm = "wasm"
 	// KindSource is the kernel's source.
 	KindSource = "source"
+	// KindBytecode is what an interpreter executes instead of machine code.
+	KindBytecode = "bytecode"
 )
 
 // Line is one instruction (or source line) of a listing.
@@ -96,6 +98,9 @@ type Listing struct {
 	BackEdges      int `json:"back_edges"`
 	// Lines are the instructions in address order.
 	Lines []Line `json:"lines"`
+	// OpsPerCall is how many of these instructions one call of the kernel executes, where
+	// the runtime can say (an interpreter's dispatches).
+	OpsPerCall float64 `json:"ops_per_call,omitempty"`
 	// Notes say what a reader should know about this code.
 	Notes []string `json:"notes,omitempty"`
 	// Profile is where a timed run's samples fell, when one was asked for.
@@ -180,6 +185,7 @@ var explainers = []explainer{
 	{"java", explainJava},
 	{"c", explainC},
 	{"luajit", explainLuaJIT},
+	{"python", explainPython},
 }
 
 // Engines returns the names Explain accepts, in report order.

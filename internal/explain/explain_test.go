@@ -330,3 +330,20 @@ func TestExplainRefusesPerEngine(t *testing.T) {
 		t.Errorf("source: %+v, want its listing", rep.Engines[1])
 	}
 }
+
+func TestPythonBytecodeAndOpsPerCall(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	k, _ := kernels.Lookup("fib_rec")
+	ls, err := explainPython(context.Background(), request{engine: "python", k: k, args: []int{10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ls[0]
+	// fib_rec(10) makes 109 calls; each runs the same handful of bytecodes.
+	if l.Kind != KindBytecode || l.RecursiveCalls != 2 || l.OpsPerCall < 3 || l.OpsPerCall > float64(l.Instructions) {
+		t.Errorf("kind %s, %d recursive calls, %.1f instructions a call of %d; want bytecode, 2, and between 3 and all\n%s",
+			l.Kind, l.RecursiveCalls, l.OpsPerCall, l.Instructions, dump(l))
+	}
+}
