@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/wasmgap/wasmgap/internal/explain"
 	"github.com/wasmgap/wasmgap/internal/runner"
 )
 
@@ -11,6 +12,7 @@ import (
 // kernels' build helper), and removes the user kernels the tests built.
 func TestMain(m *testing.M) {
 	runner.ServeWorkerIfRequested()
+	explain.ServeChildIfRequested()
 	code := m.Run()
 	if s, dir := customServer(); s != nil {
 		os.RemoveAll(dir)

@@ -7,6 +7,7 @@
 //	wasmgap chat    [flags]   the chat alone, with the source article's routes at the root
 //	wasmgap bench   [flags]   measure kernels on server engines and print a table
 //	wasmgap compare a b       compare two runs of bench --format json, cell by cell
+//	wasmgap explain [flags]   each engine's code of a kernel's hot function
 //	wasmgap results list|show|compare|export|delete   the stored runs
 //	wasmgap load    [flags]   generate HTTP, SSE or WebSocket load
 //	wasmgap warmup  [flags]   time every call from the first, find each engine's steady state
@@ -24,6 +25,7 @@ import (
 	"os"
 	"sort"
 
+	"github.com/wasmgap/wasmgap/internal/explain"
 	"github.com/wasmgap/wasmgap/internal/runner"
 )
 
@@ -39,6 +41,7 @@ var commands = map[string]command{
 	"chat":    {"serve the chat alone, with the source article's routes", runChat},
 	"bench":   {"measure kernels on server engines and print a table", runBench},
 	"compare": {"compare two runs of bench --format json, cell by cell", runCompare},
+	"explain": {"show each engine's machine code of a kernel, and where its time goes", runExplain},
 	"results": {"list, show, compare, export or delete the stored runs", runResults},
 	"load":    {"generate HTTP, SSE or WebSocket load against a server", runLoad},
 	"version": {"print version information", runVersion},
@@ -48,6 +51,7 @@ var commands = map[string]command{
 func main() {
 	// A measurement runs in a worker: this same binary, started by package runner.
 	runner.ServeWorkerIfRequested()
+	explain.ServeChildIfRequested() // a server's explanation runs in a child (package explain)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

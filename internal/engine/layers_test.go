@@ -30,6 +30,9 @@ const (
 	// services: what stands on the engines and the method (user kernels, reports), and the
 	// load generator and the chat, which the application serves.
 	services
+	// analysis: what reads the method's results over several runs (the warm-up analysis,
+	// on the reports' formats), under the worker processes that call it.
+	analysis
 	// application: the worker processes, stored results, the load page.
 	application
 	// server: the playground's HTTP API.
@@ -46,7 +49,7 @@ var layers = map[string]int{
 	"internal/engine/driver/goserve": ground,
 
 	"wasm": tools, "wasm/module": tools, "internal/sandbox": tools, "internal/headless": tools,
-	"internal/benchtool": tools, "internal/history": tools,
+	"internal/benchtool": tools, "internal/history": tools, "internal/gotool": tools,
 
 	"internal/engine": contract, "internal/browsertest": contract,
 
@@ -55,8 +58,10 @@ var layers = map[string]int{
 	"native": engines,
 
 	"internal/custom": services, "internal/report": services, "load": services, "chatserver": services,
+	"wasm/kernels": services,
 
 	"internal/runner": application, "internal/results": application, "internal/loadpage": application,
+	"internal/explain": application, "internal/warmup": analysis,
 
 	"playground": server,
 

@@ -12,6 +12,7 @@ const (
 	// Go's own tiers.
 	Native            = "native"
 	WazeroCompiler    = "wazero-compiler"
+	WazeroCompilerOpt = "wazero-compiler-opt" // kernels.wasm after wasm-opt -O3
 	WazeroInterpreter = "wazero-interpreter"
 	Yaegi             = "yaegi"
 	GCCGo             = "gccgo"
@@ -61,7 +62,7 @@ type Grouping struct {
 // their Info's Group and Rank come from here. A new engine adds its name above and one
 // line here, where it belongs; a registration whose name has no place here panics.
 var Order = []Grouping{
-	{GroupGo, []string{Native, WazeroCompiler, WazeroInterpreter, Yaegi, GCCGo}},
+	{GroupGo, []string{Native, WazeroCompiler, WazeroCompilerOpt, WazeroInterpreter, Yaegi, GCCGo}},
 	{GroupWasm, []string{BrowserWasm, NodeWasm, NodeWasmTurbofan, NodeWasmLiftoff, Wasmtime, ChromiumWasm, FirefoxWasm}},
 	{GroupOther, []string{C, CWasm, Java, JavaInt, NodeJS, BrowserJS, ChromiumJS, FirefoxJS, NodeJSJitless,
 		LuaJIT, PyPy, PHPJIT, PHP, LuaJITInterp, Lua, Python}},

@@ -1,6 +1,7 @@
 // The details of one number: how it was made (the method) and where (the environment).
 
 import type { CellState } from "./cells";
+import { codeLinks } from "./code-view";
 import { info } from "./engines";
 import { duration, grouped, label } from "./format";
 import type { Grid } from "./results";
@@ -93,7 +94,7 @@ export function showDetails(dialog: HTMLDialogElement, grid: Grid, r: number, en
   method.push(["setup", `compile ${duration(res.setup.compile_ns)}, instantiate ${duration(res.setup.instantiate_ns)}${res.setup.cached ? " (compiled code from the cache)" : ""} — not in the times`]);
   if (res.note) method.push(["note", res.note]);
   if (row) method.push(["kernel", `${row.kernel.summary} — from “${row.kernel.article}”`]);
-  parts.push(h("h3", "Method"), dl(method));
+  parts.push(codeLinks(grid, r, engine), h("h3", "Method"), dl(method));
 
   const env: [string, string][] = [];
   if (res.server) {

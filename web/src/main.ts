@@ -6,6 +6,7 @@ import { fetchCatalogue, fetchHistory } from "./api";
 import { type Bundle, type CellRun, type CellState, isBrowserEngine, runCell } from "./cells";
 import { type CustomPanel, mountCustom } from "./custom";
 import { renderChart } from "./chart";
+import { mountCodeView } from "./code-view";
 import { showDetails } from "./details";
 import { appendGrouped, info, order, runs } from "./engines";
 import { cellTime, forecast, record } from "./forecast";
@@ -95,6 +96,7 @@ async function start(): Promise<void> {
     resize = window.setTimeout(() => renderChart($("chart"), app.grid, app.sel.history ? app.history : undefined), 150);
   });
   if (sel.history) await loadHistory(app);
+  mountCodeView(() => app.cat.engines);
   document.body.dataset.ready = "1";
   if (new URLSearchParams(location.search).get("run") === "1") {
     // A reload of a run=1 link shows the run this selection made within the hour.

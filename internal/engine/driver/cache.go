@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,7 +81,11 @@ type Built struct {
 	// Dir is the driver's directory in the cache.
 	Dir string
 	// Setup has Build and Cached filled in.
-	Setup   Setup
+	Setup Setup
+	// Args are put before the program's own arguments by Run (a runtime's diagnostic
+	// flags: V8's, HotSpot's, LuaJIT's), and Env, when not nil, is its whole environment.
+	Args    []string
+	Env     []string
 	cleanup func()
 }
 
@@ -88,7 +93,7 @@ type Built struct {
 // Process's Setup is b's, with Start filled in.
 func (b *Built) Run(ctx context.Context, stderr io.Writer, program string, args ...string) (*Process, error) {
 	t0 := time.Now()
-	p, err := command(b.Name, append([]string{program}, args...), b.Dir, nil, stderr)
+	p, err := command(b.Name, slices.Concat([]string{program}, b.Args, args), b.Dir, b.Env, stderr)
 	if err != nil {
 		b.Done()
 		return nil, err

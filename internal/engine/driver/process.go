@@ -34,6 +34,9 @@ type Process struct {
 	Language, Runtime string
 	// Setup is what starting the driver cost.
 	Setup Setup
+	// PID is the driver's process id (0 for a driver that runs inside this process), so
+	// that a profiler can sample it.
+	PID int
 
 	mu     sync.Mutex
 	stdin  io.WriteCloser
@@ -143,7 +146,9 @@ func command(name string, argv []string, dir string, env []string, w io.Writer) 
 		Wait:   cmd.Wait,
 		Kill:   func() { childproc.KillGroup(cmd) },
 	}
-	return Attach(name, c, stderr, nil), nil
+	p := Attach(name, c, stderr, nil)
+	p.PID = cmd.Process.Pid
+	return p, nil
 }
 
 // Ready waits for the driver's ready line and fills in Language and Runtime.

@@ -107,6 +107,10 @@ type Options struct {
 	// Stderr receives what the driver writes to its standard error. Nil keeps only its
 	// last few kilobytes, quoted in the error when the driver dies.
 	Stderr io.Writer
+	// RuntimeArgs are given to the runtime before the driver's own arguments, and Env,
+	// when not nil, is the driver's whole environment: how package explain asks a
+	// runtime to print the code it compiled (HotSpot's print, LuaJIT's -jdump).
+	RuntimeArgs, Env []string
 }
 
 // DefaultCacheDir returns the directory Options.CacheDir defaults to,

@@ -119,17 +119,22 @@ func Start(ctx context.Context, name string, opts Options) (*Process, error) {
 }
 
 func startC(ctx context.Context, name string, opts Options) (*Process, error) {
-	gcc, err := lookup(opts, "gcc", hintGCC)
-	if err != nil {
-		return nil, err
-	}
-	b, err := prepare(ctx, opts, name, embedded("c/kernels.c"), []string{gcc}, func(dir string) error {
-		return driver.Compile(ctx, dir, gcc, hintGCC, "-O2", "-o", "kernels", "kernels.c")
-	})
+	b, err := buildC(ctx, name, opts)
 	if err != nil {
 		return nil, err
 	}
 	return b.Run(ctx, opts.Stderr, filepath.Join(b.Dir, "kernels"))
+}
+
+// buildC builds the C driver (gcc -O2) into the cache: its binary is b.Dir/kernels.
+func buildC(ctx context.Context, name string, opts Options) (*driver.Built, error) {
+	gcc, err := lookup(opts, "gcc", hintGCC)
+	if err != nil {
+		return nil, err
+	}
+	return prepare(ctx, opts, name, embedded("c/kernels.c"), []string{gcc}, func(dir string) error {
+		return driver.Compile(ctx, dir, gcc, hintGCC, "-O2", "-o", "kernels", "kernels.c")
+	})
 }
 
 func startCWasm(ctx context.Context, name string, opts Options) (*Process, error) {
@@ -296,7 +301,11 @@ func prepare(ctx context.Context, opts Options, name string, files []driver.File
 	if root == "" {
 		root = DefaultCacheDir()
 	}
-	return driver.Prepare(ctx, root, name, files, inputs, build)
+	b, err := driver.Prepare(ctx, root, name, files, inputs, build)
+	if err == nil {
+		b.Args, b.Env = opts.RuntimeArgs, opts.Env
+	}
+	return b, err
 }
 
 // embedded is the driver source at path in sources, as one file; the sources are built

@@ -73,6 +73,8 @@ type Options struct {
 	CacheDir string
 	// NoCache turns the on-disk compilation cache off.
 	NoCache bool
+	// optimise makes Load run the module through wasm-opt first (NewOpt).
+	optimise bool
 	// Kernels are the kernels Module exports, each as its Export with i32 parameters and
 	// an i64 result; nil means the whole catalogue (kernels.wasm: kernels.Every). A user kernel's module
 	// (package custom) exports its one kernel.
@@ -90,10 +92,11 @@ func (o Options) exported() []*kernels.Kernel {
 // Engine runs kernels.wasm under wazero. It implements engine.Engine; like every engine,
 // it runs one call at a time.
 type Engine struct {
-	opts   Options
-	code   *compiled
-	inst   *instance
-	closed bool
+	opts      Options
+	code      *compiled
+	inst      *instance
+	closed    bool
+	optimised bool // opts.Module is wasm-opt's output
 }
 
 // New returns an engine; call Load before Run.
@@ -101,6 +104,9 @@ func New(opts Options) *Engine { return &Engine{opts: opts} }
 
 // Name returns engine.WazeroCompiler or engine.WazeroInterpreter.
 func (e *Engine) Name() string {
+	if e.opts.optimise {
+		return CompilerOpt
+	}
 	if e.opts.Interpreter {
 		return engine.WazeroInterpreter
 	}
@@ -124,6 +130,13 @@ func (e *Engine) Load(ctx context.Context) (engine.Setup, error) {
 		return engine.Setup{}, fmt.Errorf("%s: Load called twice", e.Name())
 	}
 	start := time.Now()
+	if e.opts.optimise && !e.optimised {
+		m, err := OptimizedModule(ctx, e.opts.Module)
+		if err != nil {
+			return engine.Setup{}, fmt.Errorf("%s: %w", e.Name(), err)
+		}
+		e.opts.Module, e.optimised = m, true
+	}
 	code, fresh, err := shared(ctx, e.opts)
 	if err != nil {
 		return engine.Setup{}, fmt.Errorf("%s: %w", e.Name(), err)

@@ -1,0 +1,403 @@
+package explain
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/wasmgap/wasmgap/internal/engine/external"
+)
+
+//go:embed v8/warm.mjs
+var v8Files embed.FS
+
+// v8Code is one function's code as V8 prints it (--print-wasm-code, --print-opt-code).
+type v8Code struct {
+	header    map[string]string // name, compiler, kind, index
+	addr      uint64
+	bytes     []byte
+	notes     map[int]string // V8's annotation of the instruction at an offset
+	relocs    map[int]string // relocation kinds by offset
+	positions [][2]int       // pc offset, source position
+}
+
+var v8Inst = regexp.MustCompile(`^0x([0-9a-f]+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s+(.*)$`)
+
+// parseV8 reads the code blocks V8 printed.
+func parseV8(r io.Reader) []*v8Code {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	var out []*v8Code
+	var cur *v8Code
+	mode := ""
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "--- WebAssembly code ---" || line == "--- Optimized code ---":
+			cur = &v8Code{header: map[string]string{}, notes: map[int]string{}, relocs: map[int]string{}}
+			mode = "header"
+			continue
+		case line == "--- End code ---":
+			if cur != nil && len(cur.bytes) > 0 {
+				out = append(out, cur)
+			}
+			cur, mode = nil, ""
+			continue
+		case cur == nil:
+			continue
+		case strings.HasPrefix(line, "Instructions (size"):
+			mode = "code"
+			continue
+		case strings.HasPrefix(line, "Source positions:"):
+			mode = "positions"
+			continue
+		case strings.HasPrefix(line, "RelocInfo"):
+			mode = "reloc"
+			continue
+		case strings.TrimSpace(line) == "":
+			if mode != "header" {
+				mode = "other"
+			}
+			continue
+		}
+		switch mode {
+		case "header":
+			for _, sep := range []string{": ", " = "} {
+				if k, v, ok := strings.Cut(line, sep); ok && !strings.Contains(k, " ") {
+					cur.header[k] = strings.TrimSpace(v)
+					break
+				}
+			}
+		case "code":
+			m := v8Inst.FindStringSubmatch(line)
+			if m == nil || strings.HasPrefix(m[4], "jump table entry") || strings.HasPrefix(m[4], "constant") {
+				mode = "other"
+				continue
+			}
+			addr, _ := strconv.ParseUint(m[1], 16, 64)
+			off, _ := strconv.ParseInt(m[2], 16, 64)
+			b, err := hex.DecodeString(m[3])
+			if err != nil || int(off) != len(cur.bytes) {
+				mode = "other"
+				continue
+			}
+			if off == 0 {
+				cur.addr = addr
+			}
+			cur.bytes = append(cur.bytes, b...)
+			if note := v8Note(m[4]); note != "" {
+				cur.notes[int(off)] = note
+			}
+		case "positions":
+			f := strings.Fields(line)
+			if len(f) != 2 {
+				continue
+			}
+			pc, err1 := strconv.ParseInt(f[0], 16, 64)
+			pos, err2 := strconv.Atoi(f[1])
+			if err1 == nil && err2 == nil {
+				cur.positions = append(cur.positions, [2]int{int(pc), pos})
+			}
+		case "reloc":
+			f := strings.Fields(line)
+			if len(f) < 2 || !strings.HasPrefix(f[0], "0x") {
+				continue
+			}
+			a, err := strconv.ParseUint(f[0][2:], 16, 64)
+			if err == nil && a >= cur.addr {
+				cur.relocs[int(a-cur.addr)] = strings.Join(f[1:], " ")
+			}
+		}
+	}
+	return out
+}
+
+// v8Note is V8's own annotation of an instruction: what follows ";;", or a trailing
+// parenthesis ("(jump table)").
+func v8Note(text string) string {
+	if _, after, ok := strings.Cut(text, ";;"); ok {
+		return strings.TrimSpace(after)
+	}
+	if i := strings.LastIndex(text, " ("); i >= 0 && strings.HasSuffix(text, ")") {
+		return strings.TrimSpace(text[i+1:])
+	}
+	return ""
+}
+
+// position is the source position V8 recorded for the instruction at off: the last entry
+// at or before it.
+func (c *v8Code) position(off int) (int, bool) {
+	best, found := -1, false
+	for _, p := range c.positions {
+		if p[0] <= off && p[0] >= best {
+			best = p[0]
+			if best >= 0 {
+				found = true
+			}
+		}
+	}
+	if !found {
+		return 0, false
+	}
+	for i := len(c.positions) - 1; i >= 0; i-- {
+		if c.positions[i][0] == best {
+			return c.positions[i][1], true
+		}
+	}
+	return 0, false
+}
+
+// runNode runs node with args and returns its stdout; a missing node is a refusal naming
+// the package. With prof, it samples node with perf from its "warm" line on stderr (the
+// script warm.mjs says it after the warm-up) for prof's time.
+func runNode(ctx context.Context, prof *sampled, args ...string) ([]byte, error) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return nil, fmt.Errorf("node %w (apt-get install nodejs)", errNoTool)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, args...)
+	var stdout bytes.Buffer
+	stderr := &lockedBuffer{}
+	cmd.Stdout = &stdout
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("node: %w", err)
+	}
+	sampledDone := make(chan struct{})
+	go func() {
+		defer close(sampledDone)
+		sc := bufio.NewScanner(errPipe)
+		profiled := false
+		for sc.Scan() {
+			stderr.WriteLine(sc.Text())
+			if prof != nil && !profiled && sc.Text() == "warm" {
+				profiled = true
+				prof.ips, prof.err = perfRecord(ctx, cmd.Process.Pid, prof.d, nil)
+			}
+		}
+		if prof != nil && !profiled {
+			prof.err = errors.New("node ended before its warm-up did")
+		}
+	}()
+	<-sampledDone
+	if err := cmd.Wait(); err != nil {
+		return nil, fmt.Errorf("node %s: %w%s", strings.Join(args[:min(len(args), 4)], " "), err, firstLineOf(stderr.String()))
+	}
+	return stdout.Bytes(), nil
+}
+
+// lockedBuffer keeps a child's stderr lines for its error message.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) WriteLine(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.b.Len() < 64<<10 {
+		l.b.WriteString(s + "\n")
+	}
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// explainNodeWasm lists the kernel's function as V8 compiled kernels.wasm on the engine's
+// tier, after a warm-up: Liftoff, TurboFan, or both for node-wasm (the last code of each).
+// The bytes V8 printed are decoded again by x86asm; the recursive call is the one whose
+// source position is a call of the function itself in kernels.wasm.
+func explainNodeWasm(ctx context.Context, r request) ([]Listing, error) {
+	flags, ok := external.NodeWasmFlags(r.engine)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a node-wasm engine", r.engine)
+	}
+	module, err := moduleBytes(r)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "wasmgap-explain-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	script, _ := v8Files.ReadFile("v8/warm.mjs")
+	if err := os.WriteFile(filepath.Join(dir, "warm.mjs"), script, 0o600); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kernels.wasm"), module, 0o600); err != nil {
+		return nil, err
+	}
+	args := append(append([]string{}, flags...), "--print-wasm-code", filepath.Join(dir, "warm.mjs"),
+		filepath.Join(dir, "kernels.wasm"), r.k.Export, strconv.Itoa(int(r.opts.warmup()/time.Millisecond)))
+	var prof *sampled
+	if r.opts.Profile {
+		prof = &sampled{d: r.opts.profileTime()}
+		args = append(args, strconv.Itoa(int(prof.d/time.Millisecond)))
+	} else {
+		args = append(args, "0")
+	}
+	for _, a := range r.args {
+		args = append(args, strconv.Itoa(a))
+	}
+	out, err := runNode(ctx, prof, args...)
+	if err != nil {
+		return nil, err
+	}
+	_, name, note, err := hotWasmFunc(module, r.k)
+	if err != nil {
+		return nil, err
+	}
+	last := map[string]*v8Code{}
+	var order []string
+	for _, c := range parseV8(bytes.NewReader(out)) {
+		if c.header["name"] != name {
+			continue
+		}
+		tier := c.header["compiler"]
+		if _, seen := last[tier]; !seen {
+			order = append(order, tier)
+		}
+		last[tier] = c
+	}
+	if len(last) == 0 {
+		return nil, fmt.Errorf("node printed no code for %s: V8 did not compile it in the warm-up", name)
+	}
+	wf, werr := decodeWasmFunc(ctx, module, name)
+	// The recursive call is the one whose source position is kernels.wasm's call of the
+	// function itself; its target, a slot of the module's jump table, is the same in every
+	// tier of the process, so a tier without usable positions (Liftoff's) is marked by it.
+	selfAt := func(c *v8Code, off int) bool {
+		pos, ok := c.position(off)
+		if !ok || wf == nil {
+			return false
+		}
+		for _, l := range wf.lines {
+			if l.Offset == pos {
+				return l.Recursive
+			}
+		}
+		return false
+	}
+	slots := map[uint64]bool{}
+	for _, c := range last {
+		lines, err := Disassemble(Code{Bytes: c.bytes, Addr: c.addr})
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range lines {
+			if l.Call && l.abs != 0 && selfAt(c, l.Offset) {
+				slots[l.abs] = true
+			}
+		}
+	}
+	var ls []Listing
+	for i := len(order) - 1; i >= 0; i-- { // the last tier V8 reached first
+		c := last[order[i]]
+		code := Code{Bytes: c.bytes, Addr: c.addr, Notes: c.notes}
+		code.Self = func(off int, target uint64) bool { return slots[target] || selfAt(c, off) }
+		l, err := machineListing(r.engine, "V8 "+order[i], name, "node "+strings.Join(flags, " ")+" --print-wasm-code, after a warm-up", code)
+		if err != nil {
+			return nil, err
+		}
+		if werr != nil {
+			l.Notes = append(l.Notes, "recursive calls not marked: "+werr.Error())
+		}
+		if note != "" {
+			l.Notes = append(l.Notes, note)
+		}
+		if len(order) > 1 && i == len(order)-1 {
+			l.Notes = append(l.Notes, fmt.Sprintf("V8 compiled this function with %s, then %s: the code it ran last is listed first", strings.Join(order[:i], ", "), order[i]))
+		}
+		ls = append(ls, l)
+	}
+	prof.apply(ls)
+	return ls, nil
+}
+
+// jsName is a kernel's function name in the JavaScript and Java ports: Func with a lower
+// first letter (fibRec, test1).
+func jsName(fn string) string {
+	r := []rune(fn)
+	r[0] = unicode.ToLower(r[0])
+	return string(r)
+}
+
+// explainNodeJS lists the kernel's function as TurboFan optimised the JavaScript port,
+// after the node-js driver's warm-up; the recursive call is the call after a load of the
+// function itself (V8's note "<JSFunction name").
+func explainNodeJS(ctx context.Context, r request) ([]Listing, error) {
+	fn := jsName(r.k.Func)
+	dir, err := os.MkdirTemp("", "wasmgap-explain-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	trace := filepath.Join(dir, "code.asm")
+	flags := []string{"--print-opt-code", "--print-opt-code-filter=" + fn, "--redirect-code-traces", "--redirect-code-traces-to=" + trace}
+	prof, err := warmDriver(ctx, r, external.NodeJS, external.Options{RuntimeArgs: flags})
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(trace)
+	if err != nil {
+		return nil, fmt.Errorf("TurboFan did not optimise %s in the warm-up (no code printed)", fn)
+	}
+	defer f.Close()
+	var c *v8Code
+	for _, code := range parseV8(f) {
+		if code.header["name"] == fn {
+			c = code
+		}
+	}
+	if c == nil {
+		return nil, fmt.Errorf("TurboFan did not optimise %s in the warm-up", fn)
+	}
+	code := Code{Bytes: c.bytes, Addr: c.addr, Notes: c.notes}
+	selfLoaded := map[int]bool{}
+	loaded := false
+	for _, off := range sortedKeys(c.notes) {
+		selfLoaded[off] = strings.Contains(c.notes[off], "<JSFunction "+fn+" ")
+	}
+	lines, _ := Disassemble(code)
+	recursive := map[int]bool{}
+	for _, l := range lines {
+		if selfLoaded[l.Offset] {
+			loaded = true
+		}
+		if l.Call {
+			recursive[l.Offset] = loaded
+			loaded = false
+		}
+	}
+	code.Self = func(off int, _ uint64) bool { return recursive[off] }
+	l, err := machineListing(r.engine, "V8 TurboFan (JavaScript)", fn, "node --print-opt-code, after a warm-up", code)
+	if err != nil {
+		return nil, err
+	}
+	ls := []Listing{l}
+	prof.apply(ls)
+	return ls, nil
+}
