@@ -58,14 +58,16 @@ func storedCells(dsn string, stderr io.Writer) map[string][]measure.Result {
 }
 
 // cellTime is how long a stored cell took, from what it recorded: its setup, its first
-// call, its warm-up, and its samples (one more for calibration) of Calls calls each.
+// call, its warm-up, and its samples (one more for calibration) of Calls calls each, at
+// most its budget under the time limit.
 func cellTime(r measure.Result, timeLimit time.Duration) time.Duration {
 	if strings.HasPrefix(r.Failure, "timed out") {
 		return timeLimit
 	}
 	calls := float64(max(r.Calls, 1)) * float64(r.Runs+1)
 	d := r.Setup.Compile + r.Setup.Instantiate + r.First + r.WarmedUp + time.Duration(calls*r.Median)
-	return min(workerStart+d, timeLimit)
+	// A cell whose runs would outlast its budget runs fewer of them.
+	return workerStart + min(d, runner.CellBudget(timeLimit))
 }
 
 // growth is how a kernel's work grows with its arguments, up to a constant: the
