@@ -382,10 +382,7 @@ func (p *progressLine) done(cell string, r measure.Result, asked int) {
 	p.mu.Unlock()
 	what := r.Failure
 	if !r.Failed() {
-		what = report.FormatNs(r.Median) + " per call"
-		if r.CI.Valid() && r.Median > 0 {
-			what += fmt.Sprintf(" ±%.1f%%", 100*max(r.Median-r.CI.Lo, r.CI.Hi-r.Median)/r.Median)
-		}
+		what = report.FormatNs(r.Median) + " per call " + report.Spread(r)
 	}
 	if !r.Failed() && r.Runs < asked {
 		what += fmt.Sprintf(" (%d of %d runs fitted the time limit)", r.Runs, asked)
