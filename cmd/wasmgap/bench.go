@@ -57,7 +57,7 @@ func (a argFlag) Set(v string) error {
 
 // defaultEngines are the engines a bench without --engine or --all runs: Go compiled to
 // machine code and Go compiled to wasm under wazero's compiler, the first article's gap,
-// at the articles' sizes in about a minute on two cores. The interpreted tiers
+// at the articles' sizes in about a minute and a half on two idle cores. The interpreted tiers
 // (wazero-interpreter, yaegi) take minutes or time out at those sizes; --all adds them and
 // every other engine.
 var defaultEngines = []string{engine.Native, engine.WazeroCompiler}
@@ -87,7 +87,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(w, "usage: wasmgap bench [--all | --engine E...] [--kernel K]... [--arg name=value]... [--runs N] [--warmup N] [--warmup-time D] [--min-sample D] [--cold] [--timeout D] [--format F] [--history] [--allow-failures] [--no-save] [--results-db DB] [--compare-last]")
 		fmt.Fprintln(w, "\nMeasures kernels on server engines, one cell at a time, each in a worker process.")
 		fmt.Fprintf(w, "Without --engine or --all: every kernel at the articles' sizes on %s (Go compiled to\n", strings.Join(defaultEngines, " and "))
-		fmt.Fprintln(w, "machine code and to wasm), about a minute on two cores. --all runs every server engine: an hour.")
+		fmt.Fprintln(w, "machine code and to wasm), a minute and a half on two idle cores. --all runs every server engine: an hour.")
 		fmt.Fprintln(w, "Before it starts, bench says how many cells and about how long (from this machine's stored runs);")
 		fmt.Fprintln(w, "off a terminal it prints one line per finished cell on stderr. Ctrl-C or SIGTERM stops the cell")
 		fmt.Fprintln(w, "in flight, prints the table of the cells done and stores them as a partial run.")
@@ -383,10 +383,7 @@ func (p *progressLine) done(cell string, r measure.Result, asked int) {
 	p.mu.Unlock()
 	what := r.Failure
 	if !r.Failed() {
-		what = report.FormatNs(r.Median) + " per call"
-		if r.CI.Valid() && r.Median > 0 {
-			what += fmt.Sprintf(" ±%.1f%%", 100*max(r.Median-r.CI.Lo, r.CI.Hi-r.Median)/r.Median)
-		}
+		what = report.FormatNs(r.Median) + " per call " + report.Spread(r)
 	}
 	if !r.Failed() && r.Runs < asked {
 		what += fmt.Sprintf(" (%d of %d runs fitted the time limit)", r.Runs, asked)

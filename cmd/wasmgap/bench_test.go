@@ -131,18 +131,7 @@ func TestBenchInterrupted(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "results.db")
 			// fib_it(30) is done at once; fib_rec(60) outlasts any test, and is stopped.
-			cmd := exec.Command(os.Args[0], "-test.run=^TestChatHelperProcess$")
-			cmd.Env = append(os.Environ(), "WASMGAP_CHAT_HELPER=bench --engine native --kernel fib_it,fib_rec --arg fib_it.n=30 --arg fib_rec.n=60 --runs 2 --warmup 0 --min-sample 1ms --timeout 10m --results-db "+db)
-			var stdout bytes.Buffer
-			cmd.Stdout = &stdout
-			stderr, err := cmd.StderrPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cmd.Process.Kill() })
+			cmd, stdout, stderr := startWasmgap(t, "bench --engine native --kernel fib_it,fib_rec --arg fib_it.n=30 --arg fib_rec.n=60 --runs 2 --warmup 0 --min-sample 1ms --timeout 10m --results-db "+db)
 			lines := bufio.NewScanner(stderr)
 			var said []string
 			for lines.Scan() {
@@ -158,7 +147,7 @@ func TestBenchInterrupted(t *testing.T) {
 			for lines.Scan() {
 				said = append(said, lines.Text())
 			}
-			err = cmd.Wait()
+			err := cmd.Wait()
 			var exit *exec.ExitError
 			if !errors.As(err, &exit) || exit.ExitCode() != c.code {
 				t.Fatalf("exit %v, want status %d; stderr %q", err, c.code, said)
@@ -182,4 +171,24 @@ func TestBenchInterrupted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startWasmgap runs `wasmgap <args>` as a child process (this test binary, through
+// TestChatHelperProcess), its stdout collected, its stderr a pipe; it is killed when the
+// test ends.
+func startWasmgap(t *testing.T, args string) (*exec.Cmd, *bytes.Buffer, io.ReadCloser) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChatHelperProcess$")
+	cmd.Env = append(os.Environ(), "WASMGAP_CHAT_HELPER="+args)
+	stdout := &bytes.Buffer{}
+	cmd.Stdout = stdout
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd, stdout, stderr
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wasmgap/wasmgap/internal/engine"
 	"github.com/wasmgap/wasmgap/internal/measure"
 	"github.com/wasmgap/wasmgap/internal/report"
 	"github.com/wasmgap/wasmgap/internal/results"
@@ -58,14 +59,16 @@ func storedCells(dsn string, stderr io.Writer) map[string][]measure.Result {
 }
 
 // cellTime is how long a stored cell took, from what it recorded: its setup, its first
-// call, its warm-up, and its samples (one more for calibration) of Calls calls each.
+// call, its warm-up, and its samples (one more for calibration) of Calls calls each, at
+// most its budget under the time limit.
 func cellTime(r measure.Result, timeLimit time.Duration) time.Duration {
 	if strings.HasPrefix(r.Failure, "timed out") {
 		return timeLimit
 	}
 	calls := float64(max(r.Calls, 1)) * float64(r.Runs+1)
 	d := r.Setup.Compile + r.Setup.Instantiate + r.First + r.WarmedUp + time.Duration(calls*r.Median)
-	return min(workerStart+d, timeLimit)
+	// A cell whose runs would outlast its budget runs fewer of them.
+	return workerStart + min(d, runner.CellBudget(timeLimit))
 }
 
 // growth is how a kernel's work grows with its arguments, up to a constant: the
@@ -88,12 +91,26 @@ func growth(kernel string, args []int) float64 {
 	return g
 }
 
-// estimate is one cell's expected time and whether this machine's stored runs gave it.
+// estimate is one cell's expected time and whether this machine's stored runs of its
+// engine gave it. A cell of an engine with nothing stored here is guessed from native's
+// stored time of the same kernel (most engines are slower), at least its floor: a worker,
+// the method's warm-up and samples.
 func estimate(job runner.Job, past map[string][]measure.Result, timeLimit time.Duration) (time.Duration, bool) {
 	opts := job.Options()
+	floor := min(workerStart+opts.WarmupTarget()+time.Duration(opts.Runs+1)*opts.SampleTarget(), timeLimit)
+	if d, ok := storedEstimate(job, past[job.Engine()+" "+job.Kernel().Name], timeLimit); ok {
+		return d, true
+	}
+	if d, ok := storedEstimate(job, past[engine.Native+" "+job.Kernel().Name], timeLimit); ok {
+		return max(d, floor), false
+	}
+	return floor, false
+}
+
+// storedEstimate is a cell's time from stored cells of its kernel: one at the same
+// arguments, else the newest at others scaled by the kernel's growth.
+func storedEstimate(job runner.Job, stored []measure.Result, timeLimit time.Duration) (time.Duration, bool) {
 	args := job.Args()
-	stored := past[job.Engine()+" "+job.Kernel().Name]
-	// The same arguments first, else the nearest size scaled by the kernel's growth.
 	var best *measure.Result
 	for i := range stored {
 		r := &stored[i]
@@ -101,19 +118,16 @@ func estimate(job runner.Job, past map[string][]measure.Result, timeLimit time.D
 			best = r
 			break
 		}
-		if best == nil && !r.Failed() && r.Median > 0 {
+		if best == nil && !r.Failed() && r.Median > 0 && len(r.Args) == len(args) {
 			best = r
 		}
 	}
 	if best == nil {
-		// Nothing known of this cell here: its floor, a worker and the method's warm-up
-		// and samples.
-		floor := workerStart + opts.WarmupTarget() + time.Duration(opts.Runs+1)*opts.SampleTarget()
-		return min(floor, timeLimit), false
+		return 0, false
 	}
 	r := *best
-	r.Runs = opts.Runs
-	if !slices.Equal(r.Args, args) && len(r.Args) == len(args) {
+	r.Runs = job.Options().Runs
+	if !slices.Equal(r.Args, args) {
 		scale := growth(r.Kernel, args) / growth(r.Kernel, r.Args)
 		r.Median *= scale
 		r.First = time.Duration(float64(r.First) * scale)
@@ -143,11 +157,11 @@ func forecastJobs(jobs []runner.Job, past map[string][]measure.Result, timeLimit
 	what := fmt.Sprintf("%s (%s on %s)", plural(len(jobs), "cell"), plural(len(kernels), "kernel"), on)
 	switch {
 	case known == len(jobs):
-		return fmt.Sprintf("%s, about %v (from this machine's stored runs)", what, roundForecast(total))
+		return fmt.Sprintf("%s, about %s (from this machine's stored runs)", what, roundForecast(total))
 	case known == 0:
-		return fmt.Sprintf("%s, at least %v (no stored run of them on this machine: each cell's warm-up and samples at the least)", what, roundForecast(total))
+		return fmt.Sprintf("%s, at least %s (no stored run of their engines on this machine: native's times where stored, else each cell's warm-up and samples)", what, roundForecast(total))
 	}
-	return fmt.Sprintf("%s, about %v or more (%d of them from this machine's stored runs, the rest at their least)", what, roundForecast(total), known)
+	return fmt.Sprintf("%s, about %s or more (%d of them from this machine's stored runs, the rest guessed from native's or at their least)", what, roundForecast(total), known)
 }
 
 func appendNew(list []string, s string) []string {
@@ -164,16 +178,17 @@ func plural(n int, word string) string {
 	return strconv.Itoa(n) + " " + word + "s"
 }
 
-// roundForecast rounds a forecast to what it can promise: tenths of a second under ten
-// seconds, seconds under a minute, ten seconds under ten minutes, minutes above.
-func roundForecast(d time.Duration) time.Duration {
+// roundForecast renders a forecast as precisely as it can promise: tenths of a second
+// under ten seconds, seconds under a minute, ten seconds under ten minutes, minutes above
+// ("29m").
+func roundForecast(d time.Duration) string {
 	switch {
 	case d < 10*time.Second:
-		return d.Round(100 * time.Millisecond)
+		return d.Round(100 * time.Millisecond).String()
 	case d < time.Minute:
-		return d.Round(time.Second)
+		return d.Round(time.Second).String()
 	case d < 10*time.Minute:
-		return d.Round(10 * time.Second)
+		return d.Round(10 * time.Second).String()
 	}
-	return d.Round(time.Minute)
+	return fmt.Sprintf("%dm", int(d.Round(time.Minute).Minutes()))
 }

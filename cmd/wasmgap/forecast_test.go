@@ -37,14 +37,36 @@ func TestForecast(t *testing.T) {
 		t.Errorf("fib_rec(25) from fib_rec(20): %v, want about %v", larger, want)
 	}
 	huge, _ := estimate(forecastPlan(t, map[string]int{"n": 60})[0], past, limit)
-	if huge != limit {
-		t.Errorf("fib_rec(60): %v, want the time limit %v", huge, limit)
+	if want := workerStart + runner.CellBudget(limit); huge != want {
+		t.Errorf("fib_rec(60): %v, want its budget under the time limit, %v", huge, want)
 	}
 
+	// An engine with nothing stored: native's time of the kernel, said as a guess.
+	wasmJobs, err := runner.Plan{Engines: []string{"wazero-compiler"}, Kernels: []string{"fib_rec"}, Args: map[string]int{"n": 20}, Options: measure.Options{Runs: 6, Warmup: 1}}.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	floor := workerStart + measure.DefaultWarmupTime + 7*measure.DefaultMinSample
+	if guess, ok := estimate(wasmJobs[0], past, limit); ok || guess != max(same, floor) {
+		t.Errorf("wazero-compiler with only native stored: %v (%v), want native's %v or the floor %v, not from its own runs", guess, ok, same, floor)
+	}
 	if got := forecastJobs(forecastPlan(t, map[string]int{"n": 20}), past, limit); !strings.HasPrefix(got, "1 cell (1 kernel on native), about ") || !strings.Contains(got, "from this machine's stored runs") {
 		t.Errorf("forecast with a stored cell: %q", got)
 	}
 	if got := forecastJobs(forecastPlan(t, nil), nil, limit); !strings.Contains(got, "at least") || !strings.Contains(got, "no stored run") {
 		t.Errorf("forecast with nothing stored: %q", got)
+	}
+}
+
+func TestRoundForecast(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		4240 * time.Millisecond:         "4.2s",
+		42400 * time.Millisecond:        "42s",
+		220 * time.Second:               "3m40s",
+		29*time.Minute + 10*time.Second: "29m",
+	} {
+		if got := roundForecast(d); got != want {
+			t.Errorf("roundForecast(%v) = %q, want %q", d, got, want)
+		}
 	}
 }

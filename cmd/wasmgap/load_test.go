@@ -8,8 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -104,18 +102,7 @@ func TestLoadCommand(t *testing.T) {
 func TestLoadSIGTERM(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") }))
 	defer srv.Close()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestChatHelperProcess$")
-	cmd.Env = append(os.Environ(), "WASMGAP_CHAT_HELPER=load -c 2 -d 5m --progress on "+srv.URL+"/")
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill() })
+	cmd, stdout, stderr := startWasmgap(t, "load -c 2 -d 5m --progress on "+srv.URL+"/")
 	// The progress bar's first "run" line says the run has begun.
 	seen := make(chan error, 1)
 	go func() {

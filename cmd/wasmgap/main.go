@@ -5,7 +5,7 @@
 //
 //	wasmgap serve   [flags]   the playground page, its API and the chat under /chat/
 //	wasmgap chat    [flags]   the chat alone, with the source article's routes at the root
-//	wasmgap bench   [flags]   measure kernels on server engines and print a table
+//	wasmgap bench   [flags]   measure kernels on server engines and print a table (--all: every engine)
 //	wasmgap compare a b       compare two runs of bench --format json, cell by cell
 //	wasmgap explain [flags]   each engine's code of a kernel's hot function
 //	wasmgap results list|show|compare|export|delete   the stored runs
@@ -13,8 +13,9 @@
 //	wasmgap warmup  [flags]   time every call from the first, find each engine's steady state
 //	wasmgap version           print version information (also wasmgap --version)
 //
-// Each subcommand has its own flags; `wasmgap <command> -h` lists them on stdout. A bad
-// flag value is one line on stderr, prefixed with the command, and exit status 2.
+// Each subcommand has its own flags; `wasmgap <command> -h` (or `wasmgap help <command>`)
+// lists them on stdout. Flags may follow positional arguments. A bad flag value is one
+// line on stderr, prefixed with the command, and exit status 2.
 package main
 
 import (
@@ -98,7 +99,7 @@ func usage(w io.Writer) {
 	for _, name := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", name, commands[name].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'wasmgap <command> -h' for the flags of one command.")
+	fmt.Fprintln(w, "\nRun 'wasmgap <command> -h' or 'wasmgap help <command>' for the flags of one command.")
 }
 
 // parseFlags parses a subcommand's args into fs, whose name is the command ("wasmgap

@@ -211,3 +211,10 @@ func checkOptions(o measure.Options, timeout time.Duration) error {
 	}
 	return Bounds.MinSample.Check(int64(max(o.MinSample, 0)))
 }
+
+// CellBudget is the time a cell's runs are planned to fit in under a time limit
+// (measure.Options.Budget): runs that would not fit are skipped, so that a slow cell
+// reports fewer runs rather than none.
+func CellBudget(timeout time.Duration) time.Duration {
+	return timeout * budgetShare / 100
+}

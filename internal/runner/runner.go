@@ -164,7 +164,7 @@ func Run(ctx context.Context, job Job, opts Options) (measure.Result, error) {
 	if wire.Options.Budget == 0 {
 		// Runs that would not end well inside the time limit are skipped, so that a slow
 		// cell reports fewer runs rather than no time at all.
-		wire.Options.Budget = wire.Timeout * budgetShare / 100
+		wire.Options.Budget = CellBudget(wire.Timeout)
 	}
 	input, err := json.Marshal(wire)
 	if err != nil {
