@@ -10,6 +10,10 @@ import (
 	"github.com/wasmgap/wasmgap/internal/report"
 )
 
+// ShortCall is the time per call under which WriteText suggests samples of several calls
+// (--group): a clock read costs tens of nanoseconds.
+const ShortCall = 1000.0
+
 // SparkWidth is the number of columns of a sparkline.
 const SparkWidth = 60
 
@@ -56,11 +60,22 @@ func WriteText(w io.Writer, r Report) error {
 					med += fmt.Sprintf(" (%s–%s)", Duration(x.SteadyCI.Lo), Duration(x.SteadyCI.Hi))
 				}
 			}
-			fmt.Fprintf(tw, "\t#%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d (%s)\t%s\n", i+1, x.Words(), med, Duration(x.First), Duration(x.Early), Duration(x.Worst), Duration(x.Average), x.Samples, run.Stopped, run.Timer)
+			samples := fmt.Sprint(x.Samples)
+			if run.Stopped != "" {
+				samples += " (" + run.Stopped + ")"
+			}
+			fmt.Fprintf(tw, "\t#%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, x.Words(), med, Duration(x.First), Duration(x.Early), Duration(x.Worst), Duration(x.Average), samples, run.Timer)
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, e := range r.Engines {
+		if s := e.Summary(); c.Group == 1 && s.SteadyMedian < ShortCall {
+			fmt.Fprintf(w, "\nnote: %s's calls take %s, near a clock read's own cost: --group %d times them together\n",
+				e.Engine, Duration(s.SteadyMedian), int(math.Ceil(ShortCall/s.SteadyMedian)))
+			break
+		}
 	}
 	for _, e := range r.Engines {
 		lo, hi := math.Inf(1), math.Inf(-1)

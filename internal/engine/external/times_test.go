@@ -15,7 +15,7 @@ import (
 
 // withTimes are the drivers that serve the per-call mode ("times"); the others answer
 // that they do not, and the engine falls back to one request per sample.
-var withTimes = []string{Java, JavaInt, NodeJS, NodeJSJitless, Python, PyPy, Lua, LuaJIT, LuaJITInterp, PHP, PHPJIT}
+var withTimes = []string{Java, JavaInt, NodeJS, NodeJSJitless, Python, PyPy, Lua, LuaJIT, LuaJITInterp, PHP, PHPJIT, NodeWasm, C, CWasm}
 
 // Every driver gives a warm-up series: samples × group calls, each sample timed inside
 // the runtime, every value checked; back to back where the driver serves "times".
@@ -63,7 +63,7 @@ func TestDriversTimeEveryCall(t *testing.T) {
 
 // A "times" request is checked as any other: its samples, its group, its arguments.
 func TestDriversCheckTimes(t *testing.T) {
-	for _, name := range []string{Java, NodeJS, Python, Lua, PHP} {
+	for _, name := range []string{Java, NodeJS, Python, Lua, PHP, C, NodeWasm} {
 		t.Run(name, func(t *testing.T) {
 			p := start(t, name)
 			ctx := context.Background()

@@ -319,41 +319,97 @@ static void run(const struct kernel *k, int64_t reps, const int64_t args[2]) {
 	printf("ok %" PRId64 " %" PRId64 " %" PRId64 "\n", first, (int64_t)sum, elapsed);
 }
 
-static void serve(char *line) {
-	char *tokens[4];
-	int n = 0;
-	for (char *tok = strtok(line, " \t\r\n"); tok; tok = strtok(NULL, " \t\r\n")) {
-		if (n == 4) { puts("error too many fields: want <kernel> <reps> <arg1> [<arg2>]"); return; }
-		tokens[n++] = tok;
-	}
-	if (n == 0) { puts("error empty request: want <kernel> <reps> <arg1> [<arg2>]"); return; }
-	if (n < 3) { puts("error too few fields: want <kernel> <reps> <arg1> [<arg2>]"); return; }
+#define USAGE "want <kernel> <reps> <arg1> [<arg2>]"
+#define TIMES_USAGE "want times <kernel> <samples> <group> <arg1> [<arg2>]"
+#define MAX_SAMPLES 1000
+
+/* parse checks a request's tokens, <kernel> <reps> <args...>: the kernel, with *reps and
+ * args set, or NULL after it printed the error answer. */
+static const struct kernel *parse(char **tokens, int n, int64_t *reps, int64_t args[2]) {
+	if (n == 0) { puts("error empty request: " USAGE); return NULL; }
+	if (n < 3) { puts("error too few fields: " USAGE); return NULL; }
+	if (n > 4) { puts("error too many fields: " USAGE); return NULL; }
 	const struct kernel *k = NULL;
 	for (size_t i = 0; i < NKERNELS; i++)
 		if (strcmp(KERNELS[i].name, tokens[0]) == 0) k = &KERNELS[i];
-	if (!k) { printf("error unknown kernel \"%s\"\n", tokens[0]); return; }
-	int64_t reps, args[2] = {0, 0};
-	if (parse_int(tokens[1], &reps) != 0 || reps < 1 || reps > MAX_REPS) {
+	if (!k) { printf("error unknown kernel \"%s\"\n", tokens[0]); return NULL; }
+	if (parse_int(tokens[1], reps) != 0 || *reps < 1 || *reps > MAX_REPS) {
 		printf("error reps \"%s\" is not allowed: want an integer from 1 to %lld\n", tokens[1], MAX_REPS);
-		return;
+		return NULL;
 	}
 	if (n - 2 != k->nparams) {
 		printf("error %s takes %d arguments, got %d\n", k->name, k->nparams, n - 2);
-		return;
+		return NULL;
 	}
 	for (int i = 0; i < k->nparams; i++) {
 		const struct param *p = k->params[i];
 		if (parse_int(tokens[2 + i], &args[i]) != 0) {
 			printf("error %s: %s = \"%s\" is not an integer\n", k->name, p->name, tokens[2 + i]);
-			return;
+			return NULL;
 		}
 		if (args[i] < p->min || args[i] > p->max) {
 			printf("error %s: %s = \"%s\" is out of range: allowed %" PRId64 " to %" PRId64 "\n",
 			       k->name, p->name, tokens[2 + i], p->min, p->max);
-			return;
+			return NULL;
 		}
 	}
-	run(k, reps, args);
+	return k;
+}
+
+/* run_times answers "times <kernel> <samples> <group> <args...>": samples × group calls,
+ * the clock read between every group. */
+static void run_times(char **tokens, int n) {
+	static int64_t times[MAX_SAMPLES];
+	if (n < 5) { puts("error too few fields: " TIMES_USAGE); return; }
+	int64_t samples;
+	if (parse_int(tokens[2], &samples) != 0 || samples < 1 || samples > MAX_SAMPLES) {
+		printf("error samples \"%s\" is not allowed: want an integer from 1 to %d\n", tokens[2], MAX_SAMPLES);
+		return;
+	}
+	char *rest[4] = {tokens[1], tokens[3], n > 4 ? tokens[4] : NULL, n > 5 ? tokens[5] : NULL};
+	int64_t group, args[2] = {0, 0};
+	const struct kernel *k = parse(rest, n - 2, &group, args);
+	if (!k) return;
+	arg_a = args[0];
+	arg_b = args[1];
+#ifndef __wasi__
+	if (sigsetjmp(overflow_jump, 1) != 0) {
+		in_call = 0;
+		printf("error stack overflow: %s exhausted the C stack\n", k->name);
+		return;
+	}
+	in_call = 1;
+#endif
+	int64_t first = 0, v = 0;
+	uint64_t sum = 0;
+	for (int64_t i = 0; i < samples; i++) {
+		int64_t start = now_ns();
+		sum += calls(k, group, &v);
+		times[i] = now_ns() - start;
+		if (i == 0) first = v;
+	}
+#ifndef __wasi__
+	in_call = 0;
+#endif
+	printf("times %" PRId64 " %" PRId64, first, (int64_t)sum);
+	for (int64_t i = 0; i < samples; i++) printf(" %" PRId64, times[i]);
+	putchar('\n');
+}
+
+static void serve(char *line) {
+	char *tokens[6];
+	int n = 0;
+	for (char *tok = strtok(line, " \t\r\n"); tok; tok = strtok(NULL, " \t\r\n")) {
+		if (n == 6) { puts("error too many fields: " USAGE); return; }
+		tokens[n++] = tok;
+	}
+	if (n > 0 && strcmp(tokens[0], "times") == 0) {
+		run_times(tokens, n);
+		return;
+	}
+	int64_t reps, args[2] = {0, 0};
+	const struct kernel *k = parse(tokens, n, &reps, args);
+	if (k) run(k, reps, args);
 }
 
 int main(void) {

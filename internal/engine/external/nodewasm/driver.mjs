@@ -69,9 +69,12 @@ function calls(fn, args, reps) {
   return [first, sum];
 }
 
-// serve answers one request; fatal is set when the instance cannot serve another.
-function serve(line) {
-  const f = line.trim().split(/[ \t]+/);
+const MAX_SAMPLES = 1000;
+const TIMES_USAGE = "want times <kernel> <samples> <group> [<arg1> [<arg2>]]";
+
+// parse checks a request's fields, <kernel> <reps> <args...>: the kernel, its name, reps
+// and arguments, or { answer } with the error answer.
+function parse(f) {
   if (f.length === 1 && f[0] === "") return { answer: `error empty request: ${USAGE}` };
   if (f.length < 2) return { answer: `error too few fields: ${USAGE}` };
   if (f.length > 4) return { answer: `error too many fields: ${USAGE}` };
@@ -98,16 +101,57 @@ function serve(line) {
     }
     args.push(v);
   }
+  return { name, k, reps, args };
+}
+
+// failure is the answer to an exception a kernel threw: the instance cannot serve another.
+function failure(name, e) {
+  if (e instanceof RangeError && /call stack/i.test(e.message)) {
+    return { answer: `error stack overflow: ${name} exhausted V8's stack (RangeError: ${e.message})`, fatal: true };
+  }
+  return { answer: `error ${name}: ${e}`.replace(/\n/g, " "), fatal: true };
+}
+
+// serveTimes answers "times <kernel> <samples> <group> <args...>" (f without "times"):
+// samples × group calls, the clock read between every group.
+function serveTimes(f) {
+  if (f.length < 3) return { answer: `error too few fields: ${TIMES_USAGE}` };
+  const samples = INT.test(f[1]) ? Number(f[1]) : 0;
+  if (samples < 1 || samples > MAX_SAMPLES) {
+    return { answer: `error samples "${f[1]}" is not allowed: want an integer from 1 to ${MAX_SAMPLES}` };
+  }
+  const p = parse([f[0], ...f.slice(2)]);
+  if (p.answer !== undefined) return p;
+  const times = new Array(samples);
+  let first;
+  let sum = 0n;
+  try {
+    for (let i = 0; i < samples; i++) {
+      const start = process.hrtime.bigint();
+      const [v, part] = calls(p.k.fn, p.args, p.reps);
+      times[i] = process.hrtime.bigint() - start;
+      if (i === 0) first = v;
+      sum = BigInt.asIntN(64, sum + part);
+    }
+  } catch (e) {
+    return failure(p.name, e);
+  }
+  return { answer: `times ${first} ${sum} ${times.join(" ")}` };
+}
+
+// serve answers one request; fatal is set when the instance cannot serve another.
+function serve(line) {
+  const f = line.trim().split(/[ \t]+/);
+  if (f[0] === "times") return serveTimes(f.slice(1));
+  const p = parse(f);
+  if (p.answer !== undefined) return p;
   const start = process.hrtime.bigint();
   let first;
   let sum;
   try {
-    [first, sum] = calls(k.fn, args, reps);
+    [first, sum] = calls(p.k.fn, p.args, p.reps);
   } catch (e) {
-    if (e instanceof RangeError && /call stack/i.test(e.message)) {
-      return { answer: `error stack overflow: ${name} exhausted V8's stack (RangeError: ${e.message})`, fatal: true };
-    }
-    return { answer: `error ${name}: ${e}`.replace(/\n/g, " "), fatal: true };
+    return failure(p.name, e);
   }
   const elapsed = process.hrtime.bigint() - start;
   return { answer: `ok ${first} ${sum} ${elapsed}` };
