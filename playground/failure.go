@@ -27,12 +27,15 @@ func failureKind(failure string) string {
 	if m := timedOut.FindStringSubmatch(failure); m != nil {
 		return "timed out after " + m[1] + " " + m[2]
 	}
+	// A runtime that is missing says what to install: kept, in its own words.
+	missing := strings.Contains(failure, "not installed")
 	for _, k := range failureKinds {
-		if k.re.MatchString(failure) {
+		if !missing && k.re.MatchString(failure) {
 			return k.kind
 		}
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(failure), "\n")
+	line = strings.TrimPrefix(line, "load failed: ")
 	if r := []rune(line); len(r) > 80 {
 		line = string(r[:79]) + "…"
 	}

@@ -15,6 +15,7 @@ func TestFailureKind(t *testing.T) {
 		{"RuntimeError: unreachable executed", "trapped"},
 		{"wrong result: got 1, want 2", "wrong value"},
 		{"load failed: no such file", "failed to load"},
+		{"load failed: lua5.4 not installed: apt-get install lua5.4", "lua5.4 not installed: apt-get install lua5.4"},
 		{"something new\nand its trace", "something new"},
 	} {
 		if got := failureKind(c.in); got != c.want {

@@ -15,7 +15,9 @@ const KINDS: [RegExp, string][] = [
 export function failureKind(failure: string): string {
   const t = /timed out after (\d+(?:\.\d+)?)\s*(ms|s|m)\b/.exec(failure);
   if (t) return `timed out after ${t[1]} ${t[2]}`;
-  for (const [re, kind] of KINDS) if (re.test(failure)) return kind;
-  const line = failure.trim().split("\n")[0] ?? "";
+  // A runtime that is missing says what to install: kept, in its own words.
+  const missing = /not installed/.test(failure);
+  if (!missing) for (const [re, kind] of KINDS) if (re.test(failure)) return kind;
+  const line = (failure.trim().split("\n")[0] ?? "").replace(/^load failed: /, "");
   return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }

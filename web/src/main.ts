@@ -88,8 +88,15 @@ async function start(): Promise<void> {
   $("isolation").classList.toggle("warn", !crossOriginIsolated);
   preview(app);
   // The engines' colours are fitted to the theme's background: redraw with them.
-  document.addEventListener("themechange", () => redraw(app));
-  matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => redraw(app));
+  const recolour = (): void => {
+    for (const cb of document.querySelectorAll<HTMLInputElement>('input[name="engine"]')) {
+      const sw = cb.parentElement?.querySelector<HTMLElement>(".swatch");
+      if (sw) sw.style.background = info(cb.value).color;
+    }
+    redraw(app);
+  };
+  document.addEventListener("themechange", recolour);
+  matchMedia("(prefers-color-scheme: dark)").addEventListener("change", recolour);
   let resize: number | undefined;
   window.addEventListener("resize", () => {
     clearTimeout(resize);
