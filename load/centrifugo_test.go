@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasmgap/wasmgap/internal/benchtool"
 	"github.com/wasmgap/wasmgap/internal/gotool"
 )
 
@@ -132,7 +133,10 @@ func TestCentrifugoFanoutExactlyOnce(t *testing.T) {
 		t.Skipf("centrifugo %s is not in the tools' cache: go run ./scripts/peer-tools centrifugo builds it (about 4 min)", gotool.Centrifugo.Version)
 	}
 	dir := t.TempDir()
-	addr := freeAddr(t)
+	addr, err := benchtool.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
 	host, port, _ := net.SplitHostPort(addr)
 	conf := fmt.Sprintf(`{"log":{"level":"error"},"http_server":{"address":%q,"port":%s},
 "client":{"token":{"hmac_secret_key":"test-secret-test-secret-test-secret"}},
@@ -167,17 +171,6 @@ func TestCentrifugoFanoutExactlyOnce(t *testing.T) {
 			}
 		})
 	}
-}
-
-// freeAddr is a free port of 127.0.0.1.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // waitHTTP waits up to 15 s for u to answer 200.
