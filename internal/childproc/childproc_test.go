@@ -16,20 +16,8 @@ import (
 // A child started by Start leads a process group of its own, and KillGroup ends the
 // grandchildren it started too.
 func TestKillGroupEndsGrandchildren(t *testing.T) {
-	cmd := exec.Command("sh", "-c", "sleep 60 & echo $!; wait")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := Start(cmd); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 32)
-	n, _ := out.Read(buf)
-	grandchild, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
-	if err != nil {
-		t.Fatalf("the child said %q, want the grandchild's pid", buf[:n])
-	}
+	cmd := exec.Command("sh", "-c", grandparent)
+	grandchild := startGrandparent(t, cmd)
 	if pgid, err := syscall.Getpgid(cmd.Process.Pid); err != nil || pgid != cmd.Process.Pid {
 		t.Errorf("the child's process group is %d (%v), want its own, %d", pgid, err, cmd.Process.Pid)
 	}
@@ -63,6 +51,29 @@ func TestKillGroupNotStarted(t *testing.T) {
 	if err := KillGroup(exec.Command("true")); err != nil {
 		t.Errorf("KillGroup of a command never started = %v, want nil", err)
 	}
+}
+
+// grandparent is a shell that starts a grandchild, says its pid and waits for it.
+const grandparent = "sleep 60 & echo $!; wait"
+
+// startGrandparent starts cmd (a shell running grandparent) with Start and returns the
+// grandchild's pid.
+func startGrandparent(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 32)
+	n, _ := out.Read(buf)
+	grandchild, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
+	if err != nil {
+		t.Fatalf("the child said %q, want the grandchild's pid", buf[:n])
+	}
+	return grandchild
 }
 
 // alive reports whether pid runs (a zombie, which no init reaps in some containers, is

@@ -122,7 +122,7 @@ type wireCustom struct {
 
 // Progress is reported while a job runs.
 type Progress struct {
-	// Phase is "load", "warmup" or "run".
+	// Phase is one of measure's phases: "load", "warmup", "calibrate" or "run".
 	Phase string `json:"phase"`
 	// Done and Total count runs within the phase.
 	Done  int `json:"done"`

@@ -1,6 +1,7 @@
-// Command check-arch fails when docs/ARCHITECTURE.md and the module's packages disagree:
-// a package that the document's package table does not name, or a name in it that is no
-// package.
+// Command check-arch fails when docs/ARCHITECTURE.md and the module disagree: a package
+// that the document's package table does not name, or a name in it that is no package; a
+// subcommand of the binary, or an API route of the playground, that its row does not name,
+// or one the row names that does not exist (surface.go).
 //
 // A package is a directory of the module holding a .go file, whatever its build tags
 // (internal/engine/wasmtime builds only with -tags wasmtime; it is a package all the same), outside
@@ -27,6 +28,11 @@ const doc = "docs/ARCHITECTURE.md"
 
 func main() {
 	problems, err := check(".", doc)
+	if err == nil {
+		var more []string
+		more, err = checkSurface(".", doc)
+		problems = append(problems, more...)
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "check-arch: %v\n", err)
 		os.Exit(2)
@@ -36,7 +42,7 @@ func main() {
 		for _, p := range problems {
 			fmt.Fprintln(os.Stderr, "  "+p)
 		}
-		fmt.Fprintf(os.Stderr, "name every package, and nothing else, in the first column of %s's package table\n", doc)
+		fmt.Fprintf(os.Stderr, "name every package, and nothing else, in the first column of %s's package table; every subcommand in the `cmd/wasmgap` row and every /api/ route in the `playground` row, in backquotes\n", doc)
 		os.Exit(1)
 	}
 }
