@@ -63,7 +63,12 @@
 // Each stream has a queue of QueueSize events. The hub never waits for a
 // stream: when the queue is full the stream is cut, with the reason as its
 // last line when the client's buffers have room for it, and the client
-// resumes from its last id. A slow consumer costs only itself.
+// resumes from its last id. A slow consumer costs only itself. Its socket's
+// kernel send buffer is small (room for the largest event), the bytes the
+// streams of one address hold unread, queued and in their kernel buffers,
+// are bounded (MaxQueuedBytesPerAddr: past it a stream is cut the same
+// way), and a stream cut as slow is closed with a reset, so that the
+// kernel lets go of what it held for it at once.
 //
 // A user whose last stream closed stays online for LeaveGrace, so a
 // reconnect (a browser's EventSource retries within seconds) neither says
