@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/stream"
 )
 
 // sendQueue is the bytes the kernel holds to send on the TCP socket from
@@ -77,7 +79,7 @@ func TestStalledStreamKernelMemory(t *testing.T) {
 		}
 	}
 	// The kernel doubles SO_SNDBUF for its bookkeeping.
-	if limit := 2 * streamSendBuffer(4096); most == 0 || most > limit {
+	if limit := 2 * stream.SendBuffer(4096); most == 0 || most > limit {
 		t.Fatalf("the stalled stream's socket held up to %d bytes in the kernel, want some and at most %d", most, limit)
 	}
 	// 300 of 3 KB broadcasts: its queue of 400 holds them; 200 more cut it.
@@ -101,7 +103,7 @@ func TestStalledStreamKernelMemory(t *testing.T) {
 // kernel send buffers) pass MaxQueuedBytesPerAddr, long before their own
 // queues fill; a new stream that does not fit is refused.
 func TestAddrBudgetCutsStalledStreams(t *testing.T) {
-	reserve := int64(2 * streamSendBuffer(4096))
+	reserve := int64(2 * stream.SendBuffer(4096))
 	var logs syncBuffer
 	ts, _ := serveOn(t, Options{LeaveGrace: -1, QueueSize: 10000, SendRate: -1,
 		MaxQueuedBytesPerAddr: 2*reserve + reserve/2, Logger: slog.New(slog.NewTextHandler(&logs, nil))})

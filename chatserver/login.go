@@ -107,17 +107,10 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 		http.Error(w, "Last-Event-ID: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	grant, err := s.auth.AuthorizeLogin(r.Context(), r, nick)
-	if err != nil {
-		s.refuseAuth(w, err, false)
-		return
-	}
-	admitted, budget, ok := s.admitStream(w, r)
+	grant, budget, release, ok := s.authorizeStream(w, r, nick)
 	if !ok {
-		grant.Release()
 		return
 	}
-	release := func() { admitted(); grant.Release() }
 
 	c, res, leave := s.node.join(r.Context(), nick, resume, hasResume)
 	leave = budgeted(c, budget, leave)
@@ -195,17 +188,10 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("WebSocket origin %q is not allowed: only pages of this server (%s) or the allowed origins may connect", origin, r.Host), http.StatusForbidden)
 		return
 	}
-	grant, err := s.auth.AuthorizeLogin(r.Context(), r, nick)
-	if err != nil {
-		s.refuseAuth(w, err, false)
-		return
-	}
-	admitted, budget, ok := s.admitStream(w, r)
+	grant, budget, release, ok := s.authorizeStream(w, r, nick)
 	if !ok {
-		grant.Release()
 		return
 	}
-	release := func() { admitted(); grant.Release() }
 
 	up := websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
@@ -344,6 +330,22 @@ func (s *Server) wsMessages(ctx context.Context, ws *websocket.Conn, nick, addr 
 	}, pending
 }
 
+// authorizeStream authorizes a login as nick (auth.Guard) and admits its
+// stream (admitStream), answering a refusal itself; release ends both.
+func (s *Server) authorizeStream(w http.ResponseWriter, r *http.Request, nick string) (grant auth.Grant, budget stream.Budget, release func(), ok bool) {
+	grant, err := s.auth.AuthorizeLogin(r.Context(), r, nick)
+	if err != nil {
+		s.refuseAuth(w, err, false)
+		return grant, nil, nil, false
+	}
+	admitted, budget, ok := s.admitStream(w, r)
+	if !ok {
+		grant.Release()
+		return grant, nil, nil, false
+	}
+	return grant, budget, func() { admitted(); grant.Release() }, true
+}
+
 // admitStream lets a new SSE or WebSocket stream in unless the server is
 // shutting down, the client's address holds its maximum of streams, or its
 // streams hold their most bytes unread (MaxQueuedBytesPerAddr, of which
@@ -362,7 +364,7 @@ func (s *Server) admitStream(w http.ResponseWriter, r *http.Request) (release fu
 		http.Error(w, fmt.Sprintf("too many open chat streams from %s: at most %d per address", addr, s.addrs.Max()), http.StatusTooManyRequests)
 		return nil, nil, false
 	}
-	reserve := int64(2 * streamSendBuffer(s.opts.MaxMessageBytes)) // the kernel doubles SO_SNDBUF
+	reserve := int64(2 * stream.SendBuffer(s.opts.MaxMessageBytes)) // the kernel doubles SO_SNDBUF
 	ab, fits := s.queued.Open(addr, reserve)
 	if !fits {
 		s.addrs.Release(addr)
@@ -370,7 +372,7 @@ func (s *Server) admitStream(w http.ResponseWriter, r *http.Request) (release fu
 		http.Error(w, fmt.Sprintf("the chat streams of %s hold too much their clients have not read: at most %d bytes per address, queued and in the kernel's buffers; read them, or close some", addr, s.opts.MaxQueuedBytesPerAddr), http.StatusTooManyRequests)
 		return nil, nil, false
 	}
-	return streamHolds(r, s.clientConns, func() { ab.Close(reserve); s.addrs.Release(addr); s.exit() }), ab, true
+	return s.streamHolds(r, func() { ab.Close(reserve); s.addrs.Release(addr); s.exit() }), ab, true
 }
 
 // budgeted makes c's queued events count against its address's budget
@@ -383,18 +385,9 @@ func budgeted(c *stream.Conn, b stream.Budget, leave func()) func() {
 	}
 }
 
-// boundSocket gives a stream's socket a small kernel send buffer, room
-// for a few of the largest events (a broadcast always fits), instead of
-// the megabytes the kernel's autotuning would let a client that reads
-// nothing pin: what waits beyond it waits in the stream's queue, which
-// is bounded, and cuts the stream when full.
+// boundSocket gives a stream's socket its small send buffer.
 func (s *Server) boundSocket(nc net.Conn) {
-	if _, err := nbio.SetSendBuffer(nc, streamSendBuffer(s.opts.MaxMessageBytes)); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+	if _, err := nbio.SetSendBuffer(nc, stream.SendBuffer(s.opts.MaxMessageBytes)); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		s.opts.Logger.Debug("stream send buffer", "err", err)
 	}
 }
-
-// streamSendBuffer is a stream socket's SO_SNDBUF: the largest event
-// (a WebSocket frame of a message whose every byte JSON escapes to six),
-// at least 32 KiB.
-func streamSendBuffer(maxMessageBytes int) int { return max(32<<10, 6*maxMessageBytes+1024) }

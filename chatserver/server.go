@@ -201,7 +201,7 @@ func (o *Options) setDefaults() {
 		o.MaxQueuedBytesPerAddr = -1
 		if o.MaxConnsPerAddr > 0 {
 			// Room for every stream's kernel buffer twice over, at least 128 MiB.
-			o.MaxQueuedBytesPerAddr = max(128<<20, int64(o.MaxConnsPerAddr)*4*int64(streamSendBuffer(o.MaxMessageBytes)))
+			o.MaxQueuedBytesPerAddr = max(128<<20, int64(o.MaxConnsPerAddr)*4*int64(stream.SendBuffer(o.MaxMessageBytes)))
 		}
 	}
 	defInt(&o.MaxMailbox, 10000)
@@ -229,7 +229,7 @@ type Server struct {
 	addrs   *quota.Streams
 	// clientConns counts the open connections of the clients of trusted
 	// proxies (forwarded.go).
-	clientConns *quota.Streams
+	clientConns *quota.Conns
 	queued      *quota.Bytes // the bytes each address's streams hold unread
 	handler     http.Handler
 	auth        auth.Guard         // who speaks (auth.go)
@@ -257,7 +257,8 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, shutdown: make(chan struct{}),
 		senders: quota.NewSenders(opts.SendRate, opts.SendBurst), addrs: quota.NewStreams(opts.MaxConnsPerAddr),
-		clientConns: quota.NewStreams(opts.MaxOpenConnsPerAddr), queued: quota.NewBytes(opts.MaxQueuedBytesPerAddr)}
+		queued: quota.NewBytes(opts.MaxQueuedBytesPerAddr)}
+	s.clientConns = quota.NewConns(quota.NewStreams(opts.MaxOpenConnsPerAddr), func(remote string) bool { return s.proxies.Trusts(remote) })
 	var err error
 	if opts.NATS.URLs != "" {
 		s.node, err = joinNATS(&s.opts)
@@ -337,15 +338,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		Hosts: hosts, HeaderTimeout: s.opts.ReadHeaderTimeout, IdleTimeout: s.opts.IdleTimeout, MaxConnsPerAddr: s.opts.MaxOpenConnsPerAddr,
 		Proxy: s.isProxy, MaxConnsPerProxy: s.opts.MaxOpenConnsPerProxy, MaxConns: s.opts.MaxConns,
 	})
-	fwd := &forwardedConns{s: s}
 	hs := &http.Server{
 		Handler:           hosts.Handler(s.Handler()),
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
 		MaxHeaderBytes:    httpguard.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelDebug),
-		ConnContext:       fwd.context,
-		ConnState:         fwd.state,
+		ConnContext:       s.clientConns.Context,
+		ConnState:         s.clientConns.State,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(pages) }()
