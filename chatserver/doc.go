@@ -33,16 +33,9 @@
 // of them and the count ("... and 9950 others (10000 users; a welcome names
 // at most 50)").
 //
-// An idle stream holds no buffer beyond a WebSocket's 288-byte reader: an
-// SSE stream takes its HTTP/1 connection over from net/http and a
-// WebSocket writes through pooled buffers. An idle stream holds no
-// goroutine either: one epoll set (nbio.Watcher) tells when an SSE
-// stream's client goes, and when a WebSocket's client sends; its pings
-// and pongs are answered from there, and a goroutine reads only while
-// messages come (stream.WSReads). A broadcast is written by a few writer loops, one per
-// core, while the sockets take it at once; a stream whose socket would
-// block, or that has more than events to write, is written by a goroutine
-// of its own until nothing is left (stream.Loops).
+// An idle stream holds no buffer and no goroutine, and a broadcast is
+// written by a few writer loops while the sockets take it at once
+// (chatserver/internal/stream says how).
 //
 // # Nothing lost
 //
@@ -63,7 +56,9 @@
 // Each stream has a queue of QueueSize events. The hub never waits for a
 // stream: when the queue is full the stream is cut, with the reason as its
 // last line when the client's buffers have room for it, and the client
-// resumes from its last id. A slow consumer costs only itself.
+// resumes from its last id. A slow consumer costs only itself: its socket's
+// send buffer is small, what an address's streams hold unread is bounded
+// (MaxQueuedBytesPerAddr), and a stream cut as slow is reset.
 //
 // A user whose last stream closed stays online for LeaveGrace, so a
 // reconnect (a browser's EventSource retries within seconds) neither says
@@ -89,49 +84,18 @@
 // memtable and the rules' machine is rolled back. Shutdown tells every
 // stream to resume, lets the requests in flight finish and closes the store.
 //
-// # Limits
+// # Limits and requests from other hosts
 //
-// Nicknames are 1–32 of [A-Za-z0-9_.-], with "all", "msg", "ws", "send",
-// "." and ".." reserved in any case; a message is one line of at most MaxMessageBytes
-// (no control character but tab, no line separator, no bidirectional
-// control);
-// each nickname may send SendRate messages per second (bursts of
-// SendBurst); each client address may hold MaxConnsPerAddr streams and
-// MaxOpenConnsPerAddr connections to Serve (429 past it; behind a trusted
-// proxy, the client it names, the proxy itself MaxOpenConnsPerProxy); an
-// offline user's mailbox holds MaxMailbox messages, at most MaxMailboxes
-// users may have one (when they do, the client address holding the most
-// mail gives up its oldest), one client address may have a tenth of
-// MaxMailboxes mails and of MaxStoreBytes waiting (past it its own oldest
-// leaves), and a message waits there for the Retention (POST /send's
-// answer says so); the store holds at most MaxStoreBytes of data
-// (checked before each send: chat.db's data at the last checkpoint and what
-// was written since). Past a store limit a send gets 507 Insufficient
-// Storage and nothing already stored is lost. WebSockets are accepted
-// from pages of the same host or AllowedOrigins. Every refusal says what was
-// wrong and what is allowed. Text is never HTML: the page shows it with
-// textContent, under a Content-Security-Policy that runs only its own script.
-//
-// # Requests from browsers and other hosts
-//
-// The handler refuses a browser's cross-origin POST (403, net/http's
-// CrossOriginProtection); POST /send takes only application/json (415), which
-// no cross-site form or no-cors fetch can send; GET /msg/ refuses a request
-// the browser marks cross-site or same-site (403), and so does the SSE login
-// GET /<nick>, while curl and ab, which
-// send no Sec-Fetch-Site, work as in the article. Serve answers only to the
-// Host names of its address (bound to loopback: loopback names) and
-// AllowedHosts, against DNS rebinding. Serve answers the plain GET / and
-// GET /msg/... before net/http (package chatserver/internal/fastpath, for
-// the App the Server gives it: fast.go), each in one write, and hands
-// every other connection to net/http, with the bytes read. One that closes
-// its connection (ab's) holds no goroutine: the page is answered on the
-// accepting goroutine, a send by the store's syncer once it is on disk; a
-// request's
-// head must arrive within ReadHeaderTimeout of its first byte, however it
-// trickles in. A send's body must arrive within
-// BodyTimeout. A damaged store file is refused at open with
-// ErrStoreDamaged; damage found while replaying is told to the client.
+// Every limit is an Options field, its default beside it, and every
+// refusal says what was wrong and what is allowed; docs/SECURITY.md lists
+// them all with their flags. Cross-site sends and logins from browsers
+// are refused (403; POST /send takes only application/json), while curl
+// and ab work as in the article; Serve answers only to the Host names of
+// its address and AllowedHosts. Text is never HTML: the page shows it
+// with textContent, under a Content-Security-Policy that runs only its
+// own script. Serve answers the plain GET / and GET /msg/... before
+// net/http (chatserver/internal/fastpath, for the App of fast.go), each in
+// one write; one that closes its connection (ab's) holds no goroutine.
 //
 // # Who speaks
 //

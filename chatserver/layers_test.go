@@ -19,7 +19,7 @@ const module = "github.com/wasmgap/wasmgap/"
 // chatserver/internal that is not listed ranks with the middle layer:
 // below chatserver, above the store.
 var chatLayers = map[string]int{
-	"chatserver":                   0, // Server, options, routes, transports, broker
+	"chatserver":                   0, // Server, options, routes, transports, its node
 	"chatserver/internal/page":     1, // the chat's page and its prebuilt answers
 	"chatserver/internal/fastpath": 2, // HTTP/1.1 before net/http, for an App
 	"chatserver/internal/cluster":  2, // the log of a chat over NATS JetStream

@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/wasmgap/wasmgap/chatserver/internal/auth"
+	"github.com/wasmgap/wasmgap/chatserver/internal/nbio"
 	"github.com/wasmgap/wasmgap/chatserver/internal/stream"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
@@ -106,19 +107,13 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 		http.Error(w, "Last-Event-ID: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	grant, err := s.auth.AuthorizeLogin(r.Context(), r, nick)
-	if err != nil {
-		s.refuseAuth(w, err, false)
-		return
-	}
-	admitted, ok := s.admitStream(w, r)
+	grant, budget, release, ok := s.authorizeStream(w, r, nick)
 	if !ok {
-		grant.Release()
 		return
 	}
-	release := func() { admitted(); grant.Release() }
 
 	c, res, leave := s.node.join(r.Context(), nick, resume, hasResume)
+	leave = budgeted(c, budget, leave)
 	if res.err != nil {
 		leave()
 		release()
@@ -158,6 +153,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 // its client's going is told by the server's watcher (stream.ServeHijacked).
 func (s *Server) runSSE(nc net.Conn, c *stream.Conn, j stream.Plan, leave, release func(), addr, rawResume string) {
 	s.opts.Logger.Info("connect", "nick", c.Nick, "transport", "sse", "addr", addr, "resume", rawResume)
+	s.boundSocket(nc)
 	stream.ServeHijacked(nc, s.watcher, func(onEnd func()) *stream.Writer {
 		return s.startStream(c, j, stream.NewRawSSE(nc), onEnd)
 	}, func(l *stream.Writer) {
@@ -192,17 +188,10 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("WebSocket origin %q is not allowed: only pages of this server (%s) or the allowed origins may connect", origin, r.Host), http.StatusForbidden)
 		return
 	}
-	grant, err := s.auth.AuthorizeLogin(r.Context(), r, nick)
-	if err != nil {
-		s.refuseAuth(w, err, false)
-		return
-	}
-	admitted, ok := s.admitStream(w, r)
+	grant, budget, release, ok := s.authorizeStream(w, r, nick)
 	if !ok {
-		grant.Release()
 		return
 	}
-	release := func() { admitted(); grant.Release() }
 
 	up := websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
@@ -224,16 +213,17 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	// The stream runs on goroutines of its own, and none while it is idle:
 	// this handler returns, so that net/http lets go of the request and
 	// of its buffers, which the WebSocket no longer uses.
-	go s.runWS(u, nick, resume, hasResume, r.RemoteAddr, q.Get("resume"), release)
+	go s.runWS(u, nick, resume, hasResume, r.RemoteAddr, q.Get("resume"), budget, release)
 }
 
 // runWS logs nick in on an upgraded WebSocket and starts its stream: its
 // reads (stream.WSReads, in the server's watcher while idle) and its writes
 // (startStream); release ends the stream's admission once all is over.
-func (s *Server) runWS(u *stream.Upgraded, nick string, resume uint64, hasResume bool, addr, rawResume string, release func()) {
+func (s *Server) runWS(u *stream.Upgraded, nick string, resume uint64, hasResume bool, addr, rawResume string, budget stream.Budget, release func()) {
 	ws := u.WS
 	t := stream.NewWS(ws)
 	c, res, leave := s.node.join(context.Background(), nick, resume, hasResume)
+	leave = budgeted(c, budget, leave)
 	if res.err != nil {
 		t.SetDeadline(time.Now().Add(time.Second))
 		t.Note("log in: " + res.err.Error())
@@ -244,6 +234,7 @@ func (s *Server) runWS(u *stream.Upgraded, nick string, resume uint64, hasResume
 		return
 	}
 	s.opts.Logger.Info("connect", "nick", nick, "transport", "ws", "addr", addr, "resume", rawResume)
+	s.boundSocket(ws.NetConn())
 	// The reads' context: its Done channel is made by a send or a note.
 	ctx, cancel := context.WithCancel(context.Background())
 	// A frame is read up to its limit, and one byte more tells it is over:
@@ -261,6 +252,10 @@ func (s *Server) runWS(u *stream.Upgraded, nick string, resume uint64, hasResume
 		cancel()
 		pending.Wait()
 		err = s.stopStream(c, l)
+		if l.Stalled() {
+			// Its kernel buffers let go of what they hold for it at once.
+			nbio.ResetOnClose(ws.NetConn())
+		}
 		s.opts.Logger.Info("disconnect", "nick", nick, "transport", "ws", "why", err)
 		leave()
 		ws.Close()
@@ -335,20 +330,64 @@ func (s *Server) wsMessages(ctx context.Context, ws *websocket.Conn, nick, addr 
 	}, pending
 }
 
-// admitStream lets a new SSE or WebSocket stream in unless the server is shutting down or
-// the client's address holds its maximum of streams, answering the refusal itself; release
-// ends the stream's admission.
-func (s *Server) admitStream(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+// authorizeStream authorizes a login as nick (auth.Guard) and admits its
+// stream (admitStream), answering a refusal itself; release ends both.
+func (s *Server) authorizeStream(w http.ResponseWriter, r *http.Request, nick string) (grant auth.Grant, budget stream.Budget, release func(), ok bool) {
+	grant, err := s.auth.AuthorizeLogin(r.Context(), r, nick)
+	if err != nil {
+		s.refuseAuth(w, err, false)
+		return grant, nil, nil, false
+	}
+	admitted, budget, ok := s.admitStream(w, r)
+	if !ok {
+		grant.Release()
+		return grant, nil, nil, false
+	}
+	return grant, budget, func() { admitted(); grant.Release() }, true
+}
+
+// admitStream lets a new SSE or WebSocket stream in unless the server is
+// shutting down, the client's address holds its maximum of streams, or its
+// streams hold their most bytes unread (MaxQueuedBytesPerAddr, of which
+// the new stream reserves its kernel send buffer), answering the refusal
+// itself; budget is the address's bytes, release ends the stream's
+// admission.
+func (s *Server) admitStream(w http.ResponseWriter, r *http.Request) (release func(), budget stream.Budget, ok bool) {
 	if !s.enter() {
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, ErrShuttingDown.Error(), http.StatusServiceUnavailable)
-		return nil, false
+		return nil, nil, false
 	}
 	addr := clientAddr(r)
 	if !s.addrs.Acquire(addr) {
 		s.exit()
 		http.Error(w, fmt.Sprintf("too many open chat streams from %s: at most %d per address", addr, s.addrs.Max()), http.StatusTooManyRequests)
-		return nil, false
+		return nil, nil, false
 	}
-	return streamHolds(r, s.clientConns, func() { s.addrs.Release(addr); s.exit() }), true
+	reserve := int64(2 * stream.SendBuffer(s.opts.MaxMessageBytes)) // the kernel doubles SO_SNDBUF
+	ab, fits := s.queued.Open(addr, reserve)
+	if !fits {
+		s.addrs.Release(addr)
+		s.exit()
+		http.Error(w, fmt.Sprintf("the chat streams of %s hold too much their clients have not read: at most %d bytes per address, queued and in the kernel's buffers; read them, or close some", addr, s.opts.MaxQueuedBytesPerAddr), http.StatusTooManyRequests)
+		return nil, nil, false
+	}
+	return s.streamHolds(r, func() { ab.Close(reserve); s.addrs.Release(addr); s.exit() }), ab, true
+}
+
+// budgeted makes c's queued events count against its address's budget
+// until its leave.
+func budgeted(c *stream.Conn, b stream.Budget, leave func()) func() {
+	c.SetBudget(b)
+	return func() {
+		c.DropBudget()
+		leave()
+	}
+}
+
+// boundSocket gives a stream's socket its small send buffer.
+func (s *Server) boundSocket(nc net.Conn) {
+	if _, err := nbio.SetSendBuffer(nc, stream.SendBuffer(s.opts.MaxMessageBytes)); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		s.opts.Logger.Debug("stream send buffer", "err", err)
+	}
 }

@@ -3,10 +3,7 @@ package chatserver
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
-	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,17 +69,6 @@ type natsWaiter struct {
 	conn *stream.Conn // an open: the stream to register
 }
 
-func newNodeID() string {
-	host, _ := os.Hostname()
-	host = strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
-			return r
-		}
-		return '-'
-	}, host)
-	return host + "-" + strconv.FormatUint(rand.Uint64()>>16, 36)
-}
-
 // joinNATS makes this process a node of a chat whose state lives in JetStream.
 func joinNATS(opts *Options) (*natsNode, error) {
 	if err := cluster.CheckURLs(opts.NATS.URLs); err != nil {
@@ -95,7 +81,7 @@ func joinNATS(opts *Options) (*natsNode, error) {
 		return nil, errors.New("chat NATS options: NodeTTL must be 0 (default 10s) or at least 1s, Replicas 0 (default) to 5")
 	}
 	n := &natsNode{opts: opts, ttl: opts.NATS.NodeTTL, quit: make(chan struct{}),
-		id: newNodeID(), waiters: map[uint64]*natsWaiter{}, local: map[string]map[*stream.Conn]uint64{},
+		id: cluster.NewNodeID(), waiters: map[uint64]*natsWaiter{}, local: map[string]map[*stream.Conn]uint64{},
 		st: newClusterState(opts)}
 	log, err := cluster.Open(cluster.Config{URLs: opts.NATS.URLs, Replicas: opts.NATS.Replicas,
 		Retention: opts.Retention, MaxBytes: opts.MaxStoreBytes, NodeTTL: n.ttl, Node: n.id, Logger: opts.Logger})
@@ -267,7 +253,7 @@ func (n *natsNode) lostPlace() {
 		}
 	}
 	clear(n.local)
-	n.id = newNodeID()
+	n.id = cluster.NewNodeID()
 	// Said alive at once: another node that saw a stream of the new
 	// incarnation before its key would declare it gone too.
 	id := n.id

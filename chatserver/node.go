@@ -16,13 +16,10 @@ import (
 // internal/room), its history and mailboxes, and the streams connected to
 // this process. A Server holds exactly one, and every send (GET /msg/,
 // POST /send, a WebSocket's frames, the fast path), login, confirmation
-// and replay goes through it. There are two:
-//
-//   - localNode: one process is the whole chat; the hub goroutine feeds the
-//     machine, the store (write-ahead log and bbolt) keeps what it decided,
-//     the store's syncer answers once it is on disk (hub.go).
-//   - natsNode: several processes share one chat through one JetStream log;
-//     every node feeds the same machine from it (nats.go, natsstate.go).
+// and replay goes through it: a localNode (one process is the whole chat:
+// the hub feeds the machine, the store keeps what it decided, the store's
+// syncer answers once it is on disk; hub.go) or a natsNode (processes
+// share one chat through a JetStream log; nats.go, natsstate.go).
 type node interface {
 	// post stores and delivers m, then calls then with the outcome: on the
 	// store's syncer or the hub (local), or a goroutine of its own (NATS),
@@ -39,32 +36,26 @@ type node interface {
 	// offline messages among them leave the mailbox. It does not wait.
 	ack(nick string, from, to uint64)
 	// readLog reads the stored events nick may see with after < id <= upTo,
-	// at most limit, and the id to read on from (history a new stream
-	// replays; a NATS node's welcome carries its history instead, so it
-	// has none to read).
+	// at most limit, and the id to read on from (a NATS node's welcome
+	// carries its history instead: it has none to read).
 	readLog(nick string, after, upTo uint64, limit int) ([]*store.Record, uint64, error)
 	// pruned is the last event id deleted with the history past the
 	// retention: a resume from before it may miss events.
 	pruned() uint64
 	// claims is where nickname claims are kept (Options.ClaimNicks).
 	claims() auth.Claims
-	// cutAll closes every stream here with reason; the node stops taking
-	// logins.
+	// cutAll closes every stream here with reason; logins are refused.
 	cutAll(reason string)
 	// close ends the node once the requests in flight finished.
 	close() error
 }
 
-// message is one message a user sends: to one user or to "all".
+// message is one message a user sends: to one user or to "all". Addr is
+// the sender's address, set by the routes (never a client's word): the
+// offline mail waiting from one address is bounded.
 type message struct {
-	From string
-	To   string
-	Text string
-	Time time.Time
-	// Addr is the sender's address, set by the routes (never a client's
-	// word): the offline mail waiting from one address is bounded (its
-	// oldest unread goes first).
-	Addr string
+	From, To, Text, Addr string
+	Time                 time.Time
 }
 
 // localNode is the chat of one process: the hub over its store.

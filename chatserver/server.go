@@ -82,6 +82,15 @@ type Options struct {
 	// the most, before any work is done for it. Default: the open-file
 	// limit (RLIMIT_NOFILE) less a tenth, at least 256; negative: unlimited.
 	MaxConns int
+	// MaxQueuedBytesPerAddr limits the bytes the streams of one client
+	// address hold that their clients have not read: the events queued in
+	// the server and, for each stream, its kernel send buffer (a small one,
+	// room for the largest event). A stream whose next event would pass it
+	// is cut as a slow consumer (its client resumes from its last id), and
+	// a new stream that does not fit is refused with 429. Default: room
+	// for MaxConnsPerAddr streams' kernel buffers twice over, at least 128
+	// MiB, unlimited when MaxConnsPerAddr is; negative: unlimited.
+	MaxQueuedBytesPerAddr int64
 	// MaxMailbox limits the messages kept for one offline user. Default 10000.
 	MaxMailbox int
 	// MaxMailboxes limits how many users may have offline messages waiting;
@@ -188,6 +197,13 @@ func (o *Options) setDefaults() {
 	if o.MaxConns == 0 {
 		o.MaxConns = fastpath.DefaultMaxConns()
 	}
+	if o.MaxQueuedBytesPerAddr == 0 {
+		o.MaxQueuedBytesPerAddr = -1
+		if o.MaxConnsPerAddr > 0 {
+			// Room for every stream's kernel buffer twice over, at least 128 MiB.
+			o.MaxQueuedBytesPerAddr = max(128<<20, int64(o.MaxConnsPerAddr)*4*int64(stream.SendBuffer(o.MaxMessageBytes)))
+		}
+	}
 	defInt(&o.MaxMailbox, 10000)
 	defInt(&o.MaxMailboxes, 100000)
 	if o.MaxStoreBytes == 0 {
@@ -213,7 +229,8 @@ type Server struct {
 	addrs   *quota.Streams
 	// clientConns counts the open connections of the clients of trusted
 	// proxies (forwarded.go).
-	clientConns *quota.Streams
+	clientConns *quota.Conns
+	queued      *quota.Bytes // the bytes each address's streams hold unread
 	handler     http.Handler
 	auth        auth.Guard         // who speaks (auth.go)
 	proxies     *httpguard.Proxies // Options.TrustedProxies
@@ -240,7 +257,8 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, shutdown: make(chan struct{}),
 		senders: quota.NewSenders(opts.SendRate, opts.SendBurst), addrs: quota.NewStreams(opts.MaxConnsPerAddr),
-		clientConns: quota.NewStreams(opts.MaxOpenConnsPerAddr)}
+		queued: quota.NewBytes(opts.MaxQueuedBytesPerAddr)}
+	s.clientConns = quota.NewConns(quota.NewStreams(opts.MaxOpenConnsPerAddr), func(remote string) bool { return s.proxies.Trusts(remote) })
 	var err error
 	if opts.NATS.URLs != "" {
 		s.node, err = joinNATS(&s.opts)
@@ -320,15 +338,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		Hosts: hosts, HeaderTimeout: s.opts.ReadHeaderTimeout, IdleTimeout: s.opts.IdleTimeout, MaxConnsPerAddr: s.opts.MaxOpenConnsPerAddr,
 		Proxy: s.isProxy, MaxConnsPerProxy: s.opts.MaxOpenConnsPerProxy, MaxConns: s.opts.MaxConns,
 	})
-	fwd := &forwardedConns{s: s}
 	hs := &http.Server{
 		Handler:           hosts.Handler(s.Handler()),
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
 		MaxHeaderBytes:    httpguard.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelDebug),
-		ConnContext:       fwd.context,
-		ConnState:         fwd.state,
+		ConnContext:       s.clientConns.Context,
+		ConnState:         s.clientConns.State,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(pages) }()

@@ -96,16 +96,21 @@ func TestSlowConsumer(t *testing.T) {
 	// writer gave up on the stalled socket (WriteTimeout).
 	ts.waitStreams(t, "stalled", 0)
 
-	// Now read what the stalled connection had buffered: it ends with the reason.
+	// Now read what the stalled connection had buffered: it ends with the
+	// reason, or with a reset (the server drops what its kernel buffers
+	// held for a stalled client), which may take the buffered bytes too.
 	stalled.SetReadDeadline(time.Now().Add(waitFor))
 	br := bufio.NewReader(stalled)
-	resp, err := http.ReadResponse(br, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	events := make(chan ev, total+10)
 	comments := make(chan string, 100)
-	readSSE(resp.Body, events, comments)
+	resp, err := http.ReadResponse(br, nil)
+	switch {
+	case errors.Is(err, syscall.ECONNRESET):
+	case err != nil:
+		t.Fatal(err)
+	default:
+		readSSE(resp.Body, events, comments)
+	}
 	close(events)
 	got := map[string]bool{}
 	var last uint64
@@ -126,8 +131,13 @@ func TestSlowConsumer(t *testing.T) {
 	if reason != "" && !strings.Contains(reason, "slow consumer") {
 		t.Errorf("the cut stream's last comment = %q, want the slow-consumer reason", reason)
 	}
-	if !strings.Contains(logs.String(), "stream cut") || !strings.Contains(logs.String(), "slow consumer") {
-		t.Errorf("the server did not log the cut and its reason:\n%s", logs.String())
+	// Cut by the hub (its queue full), or by its writer (its small socket
+	// buffer full for WriteTimeout) when a busy machine sends slower than
+	// that: either way it ends, the others unslowed, and resumes below.
+	cut := strings.Contains(logs.String(), "stream cut") && strings.Contains(logs.String(), "slow consumer")
+	timedOut := strings.Contains(logs.String(), "nick=stalled transport=sse why=") && strings.Contains(logs.String(), "i/o timeout")
+	if !cut && !timedOut {
+		t.Errorf("the server did not log the stalled stream's end and its reason:\n%s", logs.String())
 	}
 	t.Logf("stalled consumer read %d messages before the cut at id %d (%s)", len(got), last, reason)
 	if len(got) == total {

@@ -164,6 +164,7 @@ func addChatFlags(fs *flag.FlagSet, dataDir string, stderr io.Writer) func(verbo
 	fs.Float64Var(&o.SendRate, "send-rate", 0, "messages per second one nickname may send (default 10000, enough for ab -n 10000 -c 10; negative: unlimited)")
 	fs.IntVar(&o.SendBurst, "send-burst", 0, "burst of the send rate (default: the send rate)")
 	fs.IntVar(&o.MaxConnsPerAddr, "max-conns-per-addr", 0, "open SSE and WebSocket streams per client IP (default 1000; negative: unlimited)")
+	fs.Int64Var(&o.MaxQueuedBytesPerAddr, "max-queued-bytes-per-addr", 0, "bytes the streams of one client IP may hold unread, queued in the server and in their kernel send buffers; past it a stream is cut as a slow consumer (default: room for -max-conns-per-addr streams' buffers twice over, at least 128 MiB; negative: unlimited)")
 	fs.IntVar(&o.MaxMailbox, "max-mailbox", 0, "messages kept for one offline user (default 10000)")
 	fs.IntVar(&o.MaxMailboxes, "max-mailboxes", 0, "offline users who may have messages waiting; past it a message to one more gets 507 (default 100000)")
 	fs.Int64Var(&o.MaxStoreBytes, "max-store-bytes", 0, "data the store may hold; past it a send gets 507 and nothing stored is lost (default 1 GiB)")

@@ -14,6 +14,7 @@ package stream
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -21,6 +22,7 @@ import (
 // The reasons a stream is cut with, its last words to its client.
 const (
 	Slow         = "slow consumer: %d events waiting, the most a connection may queue; reconnect with the last event id received to resume"
+	SlowAddr     = "slow consumer: the streams of this client address hold %s; reconnect with the last event id received to resume"
 	ShuttingDown = "the chat server is shutting down; reconnect with the last event id received to resume"
 	Closed       = "closed" // its client went, or its login ended
 )
@@ -36,6 +38,8 @@ type Conn struct {
 	Max    int
 	mu     sync.Mutex
 	queue  []*Event
+	budget Budget // under mu: its address's bytes in queues and kernels (nil: none)
+	held   int64  // under mu: the bytes of queue taken from budget
 	wake   func() // under mu: called after an event is queued and when the stream is cut
 	Gone   chan struct{}
 	reason atomic.Pointer[string]
@@ -44,6 +48,37 @@ type Conn struct {
 
 func NewConn(nick string, queueSize int) *Conn {
 	return &Conn{Nick: nick, Max: queueSize, Gone: make(chan struct{})}
+}
+
+// Budget is the bytes that the streams of one client address may hold
+// queued in the server and the kernel together (quota.Bytes).
+type Budget interface {
+	// Take counts n more bytes; false (nothing counted) past the most.
+	Take(n int64) bool
+	// Give counts n bytes less.
+	Give(n int64)
+	// Rule says the most, for a cut stream's reason.
+	Rule() string
+}
+
+// SetBudget makes the events queued from now on count against b, until
+// DropBudget. A Push past b's most cuts the stream as a slow consumer.
+func (c *Conn) SetBudget(b Budget) {
+	c.mu.Lock()
+	c.budget = b
+	c.mu.Unlock()
+}
+
+// DropBudget gives back what the stream's queue holds of its budget, and
+// stops counting: the stream ended.
+func (c *Conn) DropBudget() {
+	c.mu.Lock()
+	b, held := c.budget, c.held
+	c.budget, c.held = nil, 0
+	c.mu.Unlock()
+	if b != nil && held > 0 {
+		b.Give(held)
+	}
 }
 
 // OnWake sets what Push calls once an event is queued, and Cut once the
@@ -69,6 +104,16 @@ func (c *Conn) Push(ev *Event) {
 		c.Cut(fmt.Sprintf(Slow, c.Max))
 		return
 	}
+	if c.budget != nil {
+		size := int64(max(len(ev.SSE), len(ev.WS)))
+		if !c.budget.Take(size) {
+			rule := c.budget.Rule()
+			c.mu.Unlock()
+			c.Cut(fmt.Sprintf(SlowAddr, rule))
+			return
+		}
+		c.held += size
+	}
 	c.queue = append(c.queue, ev)
 	wake := c.wake
 	c.mu.Unlock()
@@ -82,7 +127,12 @@ func (c *Conn) Take(spare []*Event) []*Event {
 	c.mu.Lock()
 	evs := c.queue
 	c.queue = spare[:0]
+	b, held := c.budget, c.held
+	c.held = 0
 	c.mu.Unlock()
+	if b != nil && held > 0 {
+		b.Give(held) // in the kernel's buffer now, counted as the stream's reserve
+	}
 	return evs
 }
 
@@ -108,6 +158,11 @@ func (c *Conn) Cut(reason string) {
 	if wake != nil {
 		wake()
 	}
+}
+
+// CutAsSlow reports whether the stream was cut as a slow consumer.
+func (c *Conn) CutAsSlow() bool {
+	return strings.HasPrefix(c.CutReason(), Slow[:strings.IndexByte(Slow, ':')])
 }
 
 // CutReason is why the hub closed the stream, or "" while it is open.

@@ -15,6 +15,15 @@ type Event struct {
 	WS   []byte // {"id":<n>,"text":"<text>"} as a server's WebSocket text frame, its header included
 }
 
+// SendBuffer is a stream socket's kernel send buffer (SO_SNDBUF) for
+// messages of at most maxMessageBytes: room for the largest event (a
+// WebSocket frame of a text whose every byte JSON escapes to six), at
+// least 32 KiB, so that a broadcast always fits, instead of the megabytes
+// the kernel's autotuning would let a client that reads nothing pin; what
+// waits beyond it waits in the stream's bounded queue.
+func SendBuffer(maxMessageBytes int) int { return max(32<<10, 6*maxMessageBytes+1024) }
+
+// NewEvent encodes the event id with text for both transports.
 func NewEvent(id uint64, text string) *Event {
 	e := &Event{ID: id, Text: text}
 	var b strings.Builder

@@ -31,7 +31,11 @@ func ServeHijacked(nc net.Conn, w *nbio.Watcher, start func(onEnd func()) *Write
 				watch.Stop() // before nc's descriptor is closed, and maybe reused
 				if ended {
 					// The stream ended (cut, a write failed): its client
-					// learns it at once.
+					// learns it at once, by a reset when it was reading
+					// nothing.
+					if live.Stalled() {
+						nbio.ResetOnClose(nc)
+					}
 					nc.Close()
 				}
 				finish(live)

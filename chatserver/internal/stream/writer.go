@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -207,6 +208,15 @@ func (l *Writer) Stop() error {
 	l.Wake()
 	<-l.done
 	return l.err
+}
+
+// Stalled reports, once the stream ended, whether its client was reading
+// nothing: it was cut as a slow consumer, or a write timed out. Its
+// connection is then best reset as it closes (nbio.ResetOnClose), so that
+// its kernel buffers let go of what they hold for it at once.
+func (l *Writer) Stalled() bool {
+	ne, ok := errors.AsType[net.Error](l.err)
+	return l.c.CutAsSlow() || ok && ne.Timeout()
 }
 
 // Done is closed once the stream ended.

@@ -1,0 +1,14 @@
+//go:build !unix
+
+package nbio
+
+import (
+	"errors"
+	"net"
+)
+
+// SetSendBuffer is unsupported here.
+func SetSendBuffer(net.Conn, int) (int, error) { return 0, errors.ErrUnsupported }
+
+// ResetOnClose is unsupported here.
+func ResetOnClose(net.Conn) error { return errors.ErrUnsupported }
