@@ -138,7 +138,7 @@ func (s *Server) handleShare(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	id, err := s.opts.Results.Save(ctx, results.NewBrowserRun(b, osOf(ua), rep))
 	if errors.Is(err, results.ErrFull) {
-		writeError(w, http.StatusInsufficientStorage, apiError{Error: fmt.Sprintf("this server's results store is full (it holds at most %d MiB): it stores no more shared runs until its operator deletes old ones or raises --results-max-bytes; nothing of this submission was stored", s.opts.Results.MaxBytes()>>20)})
+		writeError(w, http.StatusInsufficientStorage, apiError{Error: "this server's results store is full: it stores no more shared runs until its operator deletes old ones or raises its limit (--results-max-bytes); nothing of this submission was stored"})
 		return
 	}
 	if err != nil {

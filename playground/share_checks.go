@@ -65,8 +65,12 @@ func checkSample(label string, v float64, calls int, resolution float64) *apiErr
 		return &apiError{Error: fmt.Sprintf("%s: a sample of %v ns is out of range: allowed above 0 to %g ns", label, v, maxSampleNS), Field: "samples_ns"}
 	}
 	if lasted := v * float64(calls); lasted < resolution {
-		return &apiError{Error: fmt.Sprintf("%s: a sample of %g ns per call over %d calls lasted %g ns, below the clock's resolution of %g ns (1 ns, and half the browser's timer step): it timed the clock, not the kernel",
-			label, v, calls, lasted, resolution), Field: "samples_ns"}
+		over := fmt.Sprintf("over %d calls", calls)
+		if calls == 1 {
+			over = "of one call"
+		}
+		return &apiError{Error: fmt.Sprintf("%s: a sample of %g ns per call %s lasted %g ns, below the clock's resolution of %g ns (1 ns, and half the browser's timer step): it timed the clock, not the kernel",
+			label, v, over, lasted, resolution), Field: "samples_ns"}
 	}
 	return nil
 }

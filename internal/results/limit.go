@@ -30,8 +30,12 @@ func (e *FullError) Error() string {
 // Is makes errors.Is(err, ErrFull) true.
 func (e *FullError) Is(target error) bool { return target == ErrFull }
 
-// mib renders a size: in KiB below 1 MiB, in MiB with one decimal below 10.
+// mib renders a size: in bytes below 1 KiB, in KiB below 1 MiB, in MiB with one decimal
+// below 10.
 func mib(n int64) string {
+	if n < 1<<10 {
+		return fmt.Sprintf("%d bytes", n)
+	}
 	if n < 1<<20 {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
