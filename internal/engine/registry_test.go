@@ -12,7 +12,7 @@ import (
 )
 
 func TestNamesInReportOrder(t *testing.T) {
-	want := []string{engine.Native, engine.WazeroCompiler, engine.WazeroInterpreter, engine.Yaegi}
+	want := []string{engine.Native, engine.WazeroCompiler, "wazero-compiler-opt", engine.WazeroInterpreter, engine.Yaegi}
 	// TestRegisterDescribesWithDefaults adds an engine of its own, ranked last.
 	if got := slices.DeleteFunc(engine.Names(), func(n string) bool { return n == testEngine }); !slices.Equal(got, want) {
 		t.Errorf("Names() = %q, want %q", got, want)
@@ -35,7 +35,7 @@ func TestNewBuildsEveryNamedEngine(t *testing.T) {
 }
 
 func TestNewUnknownListsValidNames(t *testing.T) {
-	const want = `unknown engine "v8": valid engines are native, wazero-compiler, wazero-interpreter, yaegi`
+	const want = `unknown engine "v8": valid engines are native, wazero-compiler, wazero-compiler-opt, wazero-interpreter, yaegi`
 	if _, err := engine.New("v8"); err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("New(v8) error = %v", err)
 	}
