@@ -408,7 +408,7 @@ func TestKernelsAndExpected(t *testing.T) {
 	}
 	// With no engines given the server offers the registry's, in its order,
 	// the Go tiers first.
-	if !slices.Equal(c.Engines, engine.Names()) || len(c.Engines) < 4 || strings.Join(c.Engines[:4], ",") != "native,wazero-compiler,wazero-interpreter,yaegi" {
+	if !slices.Equal(c.Engines, engine.Names()) || len(c.Engines) < 5 || strings.Join(c.Engines[:5], ",") != "native,wazero-compiler,wazero-compiler-opt,wazero-interpreter,yaegi" {
 		t.Errorf("engines %v, want the registry's %v, the Go tiers first", c.Engines, engine.Names())
 	}
 	if !c.Panels["chat"] || c.Panels["load"] {

@@ -33,7 +33,7 @@ func TestPlanJobs(t *testing.T) {
 		{
 			name:    "host_call on no engine that runs it",
 			plan:    Plan{Options: measure.Defaults(), Engines: []string{"native", "yaegi"}, Kernels: []string{"host_call"}},
-			wantErr: "not applicable: host_call times one call from a host into kernels.wasm, and native does not run kernels.wasm: choose an engine that runs kernels.wasm (wazero-compiler, wazero-interpreter",
+			wantErr: "not applicable: host_call times one call from a host into kernels.wasm, and native does not run kernels.wasm: choose an engine that runs kernels.wasm (wazero-compiler, wazero-compiler-opt, wazero-interpreter",
 		},
 		{name: "no runs", plan: Plan{}, wantErr: "runs = 0 is out of range: allowed 1 to 100"},
 		{
@@ -51,7 +51,7 @@ func TestPlanJobs(t *testing.T) {
 			plan: Plan{Options: measure.Defaults(), Engines: []string{"native", "yaegi"}, Kernels: []string{"fib_rec", "fib_it"}, Args: map[string]int{"fib_rec.n": 30}},
 			want: []string{"native fib_rec(30)", "yaegi fib_rec(30)", "native fib_it(40)", "yaegi fib_it(40)"},
 		},
-		{name: "unknown engine", plan: Plan{Options: measure.Defaults(), Engines: []string{"node"}}, wantErr: `unknown engine "node": valid engines are native, wazero-compiler, wazero-interpreter, yaegi`},
+		{name: "unknown engine", plan: Plan{Options: measure.Defaults(), Engines: []string{"node"}}, wantErr: `unknown engine "node": valid engines are native, wazero-compiler, wazero-compiler-opt, wazero-interpreter, yaegi`},
 		{name: "unknown kernel", plan: Plan{Options: measure.Defaults(), Kernels: []string{"test9"}}, wantErr: `unknown kernel "test9": valid kernels are fib_it, fib_rec, ack_while, ack, test1`},
 		{name: "unknown parameter", plan: Plan{Options: measure.Defaults(), Kernels: []string{"fib_rec"}, Args: map[string]int{"m": 3}}, wantErr: `no selected kernel has a parameter "m": the parameters are n (0 to 92) for fib_rec`},
 		{name: "out of range", plan: Plan{Options: measure.Defaults(), Kernels: []string{"fib_rec"}, Args: map[string]int{"n": 93}}, wantErr: "fib_rec: n = 93 is out of range: allowed 0 to 92"},

@@ -33,7 +33,7 @@ func init() {
 	engine.Describe(engine.Info{
 		Name: CompilerOpt, Title: "wazero compiler, wasm-opt",
 		What:  "kernels.wasm after binaryen's wasm-opt -O3, compiled by wazero's optimizing compiler (the optimised module cached on disk at its first use)",
-		Color: "#c46a0e", Version: engine.ModuleVersion("wazero", "github.com/tetratelabs/wazero"), Runtime: "wazero", Tier: engine.TierJIT,
+		Color: "#c46a0e", Version: engine.ModuleVersion("wazero", "github.com/tetratelabs/wazero"),
 		KernelsWasm: true, Install: hintBinaryen,
 	}, func() engine.Engine { return NewOpt(Options{}) })
 }
