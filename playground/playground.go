@@ -135,6 +135,9 @@ func New(opts Options) *Server {
 		waiting = defaultMaxQueued
 	}
 	s.queue = newQueue(slots, waiting)
+	if opts.Custom != nil {
+		s.queue.runs = opts.Custom // its cache warm-up pauses while runs go on
+	}
 	dist := opts.Dist
 	if dist == nil {
 		dist = web.Dist()
