@@ -3,6 +3,7 @@
 
 import "./style.css";
 import { fetchCatalogue, fetchHistory } from "./api";
+import { mountBuildCacheNote } from "./buildcache";
 import { type Bundle, type CellRun, type CellState, isBrowserEngine, runCell } from "./cells";
 import { type CustomPanel, mountCustom } from "./custom";
 import { renderChart } from "./chart";
@@ -83,6 +84,7 @@ async function start(): Promise<void> {
   app.stored = mountResults(cat);
   mountWarmup(cat);
   buildPanels(cat);
+  mountBuildCacheNote($("build-cache"), cat);
   wireToolbar(app);
   $("isolation").textContent = crossOriginIsolated ? "cross-origin isolated: fine timers" : "not cross-origin isolated: coarse timers";
   $("isolation").classList.toggle("warn", !crossOriginIsolated);
