@@ -118,7 +118,7 @@ func TestEngineNotInstalled(t *testing.T) {
 }
 
 func TestNewUnknown(t *testing.T) {
-	if _, err := browser.New("safari-wasm"); err == nil || !strings.Contains(err.Error(), "chromium-wasm, chromium-js, firefox-wasm, firefox-js") {
+	if _, err := browser.New("safari-wasm"); err == nil || !strings.Contains(err.Error(), "chromium-wasm, firefox-wasm, chromium-js, firefox-js") {
 		t.Errorf("New(safari-wasm) = %v, want the valid names", err)
 	}
 }
