@@ -195,6 +195,8 @@ func testProgressBesideRun(t *testing.T, kind headless.Kind) {
 	p.click("#run")
 	p.waitFor(`document.getElementById("progress").textContent.includes(" of 2 cells")`, 20*time.Second, "the progress beside Run")
 	p.waitFor(`document.getElementById("progress").textContent.startsWith("1 of 2 cells, about ")`, time.Minute, "the time left beside Run")
+	// The running cell says how long it has been running.
+	p.waitFor(`/^\d+ s$/.test(document.querySelector("#table .elapsed")?.textContent ?? "")`, 30*time.Second, "the running cell's elapsed seconds")
 	// Scrolled to the end, Run is out of sight: the bar shows the progress and Cancel.
 	if err := p.eval(`window.scrollTo(0, document.documentElement.scrollHeight)`, nil); err != nil {
 		t.Fatal(err)

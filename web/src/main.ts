@@ -4,6 +4,7 @@
 import "./style.css";
 import { fetchCatalogue, fetchHistory } from "./api";
 import { mountBuildCacheNote } from "./buildcache";
+import { tickElapsed } from "./elapsed";
 import { type Bundle, type CellRun, type CellState, isBrowserEngine, runCell } from "./cells";
 import { type CustomPanel, mountCustom } from "./custom";
 import { renderChart } from "./chart";
@@ -85,6 +86,7 @@ async function start(): Promise<void> {
   mountWarmup(cat);
   buildPanels(cat);
   mountBuildCacheNote($("build-cache"), cat);
+  tickElapsed();
   wireToolbar(app);
   $("isolation").textContent = crossOriginIsolated ? "cross-origin isolated: fine timers" : "not cross-origin isolated: coarse timers";
   $("isolation").classList.toggle("warn", !crossOriginIsolated);
