@@ -18,20 +18,8 @@ import (
 // A child started by Start leads a process group of its own, and KillGroup ends the
 // grandchildren it started too.
 func TestKillGroupEndsGrandchildren(t *testing.T) {
-	cmd := exec.Command("sh", "-c", "sleep 60 & echo $!; wait")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := Start(cmd); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 32)
-	n, _ := out.Read(buf)
-	grandchild, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
-	if err != nil {
-		t.Fatalf("the child said %q, want the grandchild's pid", buf[:n])
-	}
+	cmd := exec.Command("sh", "-c", grandchildScript)
+	grandchild := startWithGrandchild(t, cmd)
 	if pgid, err := syscall.Getpgid(cmd.Process.Pid); err != nil || pgid != cmd.Process.Pid {
 		t.Errorf("the child's process group is %d (%v), want its own, %d", pgid, err, cmd.Process.Pid)
 	}
@@ -84,21 +72,9 @@ func alive(pid int) bool {
 // A child started with Idle runs under SCHED_IDLE at nice 19, and so does what it starts;
 // a child started without it keeps the normal policy.
 func TestStartIdle(t *testing.T) {
-	cmd := exec.Command("sh", "-c", "sleep 60 & echo $!; wait")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := Start(cmd, Idle); err != nil {
-		t.Fatal(err)
-	}
+	cmd := exec.Command("sh", "-c", grandchildScript)
+	grandchild := startWithGrandchild(t, cmd, Idle)
 	defer func() { KillGroup(cmd); cmd.Wait() }()
-	buf := make([]byte, 32)
-	n, _ := out.Read(buf)
-	grandchild, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
-	if err != nil {
-		t.Fatalf("the child said %q, want the grandchild's pid", buf[:n])
-	}
 	for _, pid := range []int{cmd.Process.Pid, grandchild} {
 		if policy, nice := schedOf(t, pid); policy != unix.SCHED_IDLE || nice != 19 {
 			t.Errorf("process %d: policy %d, nice %d; want SCHED_IDLE (%d) and 19", pid, policy, nice, unix.SCHED_IDLE)
@@ -129,3 +105,26 @@ func schedOf(t *testing.T, pid int) (policy, nice int) {
 	policy, _ = strconv.Atoi(f[41-3])
 	return policy, nice
 }
+
+// startWithGrandchild starts cmd, a shell running grandchildScript, with opts, and returns
+// the pid of the grandchild it started.
+func startWithGrandchild(t *testing.T, cmd *exec.Cmd, opts ...Option) int {
+	t.Helper()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Start(cmd, opts...); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 32)
+	n, _ := out.Read(buf)
+	grandchild, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
+	if err != nil {
+		t.Fatalf("the child said %q, want the grandchild's pid", buf[:n])
+	}
+	return grandchild
+}
+
+// grandchildScript starts a grandchild, says its pid and waits for it.
+const grandchildScript = "sleep 60 & echo $!; wait"

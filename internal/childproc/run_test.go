@@ -5,7 +5,6 @@ package childproc
 import (
 	"context"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -36,20 +35,8 @@ func TestCombinedOutput(t *testing.T) {
 // The end of Command's context kills the whole group: a grandchild too.
 func TestCommandCancelKillsGroup(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := Command(ctx, "sh", "-c", "sleep 60 & echo $!; wait")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := Start(cmd); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 32)
-	n, _ := out.Read(buf)
-	grandchild, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
-	if err != nil {
-		t.Fatalf("the child said %q, want the grandchild's pid", buf[:n])
-	}
+	cmd := Command(ctx, "sh", "-c", grandchildScript)
+	grandchild := startWithGrandchild(t, cmd)
 	cancel()
 	if err := cmd.Wait(); err == nil {
 		t.Error("Wait after cancel = nil, want the kill")
