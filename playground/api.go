@@ -73,8 +73,11 @@ type catalogue struct {
 	// CustomEngines are the server engines that run user kernels (custom.Engines), when
 	// the server builds them.
 	CustomEngines []string `json:"custom_engines,omitempty"`
-	Runs          limit    `json:"runs"`
-	Warmup        limit    `json:"warmup"`
+	// CustomWarming is true while the server fills its build cache for user kernels in
+	// the background (custom.Builder.Warm), at idle priority and paused during runs.
+	CustomWarming bool  `json:"custom_warming,omitempty"`
+	Runs          limit `json:"runs"`
+	Warmup        limit `json:"warmup"`
 	// MinSampleMS bounds min_sample_ms, how long a sample lasts at least (0: one call
 	// per sample).
 	MinSampleMS limit `json:"min_sample_ms"`
@@ -91,11 +94,13 @@ type catalogue struct {
 func (s *Server) handleKernels(w http.ResponseWriter, r *http.Request) {
 	timeout := s.limit()
 	var customEngines []string
+	warming := false
 	if s.opts.Custom != nil {
-		customEngines = custom.Engines
+		customEngines, warming = custom.Engines, s.opts.Custom.Warming()
 	}
 	writeJSON(w, http.StatusOK, catalogue{
 		CustomEngines: customEngines,
+		CustomWarming: warming,
 		Kernels:       kernels.Every(),
 		Engines:       s.engines,
 		EngineInfo:    engineInfo(s.engines),

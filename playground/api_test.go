@@ -371,6 +371,7 @@ func TestKernelsAndExpected(t *testing.T) {
 		EngineInfo []struct {
 			Name        string `json:"name"`
 			KernelsWasm bool   `json:"kernels_wasm"`
+			Group       string `json:"group"`
 		} `json:"engine_info"`
 		Panels      map[string]bool `json:"panels"`
 		MinSampleMS limit           `json:"min_sample_ms"`
@@ -400,8 +401,19 @@ func TestKernelsAndExpected(t *testing.T) {
 		t.Errorf("kernels %+v, want host_call last and marked host_call alone", c.Kernels)
 	}
 	wasmEngines := map[string]bool{}
+	browsers := 0
 	for _, e := range c.EngineInfo {
 		wasmEngines[e.Name] = e.KernelsWasm
+		// The headless browsers on the server are a group of their own, not "Other languages".
+		if strings.HasPrefix(e.Name, "chromium-") || strings.HasPrefix(e.Name, "firefox-") {
+			browsers++
+			if e.Group != engine.GroupBrowsers {
+				t.Errorf("%s in the group %q, want %q", e.Name, e.Group, engine.GroupBrowsers)
+			}
+		}
+	}
+	if browsers != 4 {
+		t.Errorf("%d headless browser engines in engine_info, want chromium's and firefox's wasm and js", browsers)
 	}
 	if !wasmEngines["browser-wasm"] || !wasmEngines["wazero-compiler"] || wasmEngines["browser-js"] || wasmEngines["native"] {
 		t.Errorf("kernels_wasm by engine %v, want browser-wasm and wazero-compiler only of those", wasmEngines)

@@ -195,6 +195,8 @@ func testProgressBesideRun(t *testing.T, kind headless.Kind) {
 	p.click("#run")
 	p.waitFor(`document.getElementById("progress").textContent.includes(" of 2 cells")`, 20*time.Second, "the progress beside Run")
 	p.waitFor(`document.getElementById("progress").textContent.startsWith("1 of 2 cells, about ")`, time.Minute, "the time left beside Run")
+	// The running cell says how long it has been running.
+	p.waitFor(`/^\d+ s$/.test(document.querySelector("#table .elapsed")?.textContent ?? "")`, 30*time.Second, "the running cell's elapsed seconds")
 	// Scrolled to the end, Run is out of sight: the bar shows the progress and Cancel.
 	if err := p.eval(`window.scrollTo(0, document.documentElement.scrollHeight)`, nil); err != nil {
 		t.Fatal(err)
@@ -398,4 +400,25 @@ func testForecastAsks(t *testing.T, kind headless.Kind) {
 	if n := len(p.storedRuns()); n != 1 {
 		t.Errorf("%d stored runs after skipping the only cell, want still 1", n)
 	}
+}
+
+// TestForecastFromServerInChromium: with nothing in this browser's storage, the note
+// beside Run forecasts a server cell from this machine's runs stored on the server.
+func TestForecastFromServerInChromium(t *testing.T) { testForecastFromServer(t, headless.Chromium) }
+
+// TestForecastFromServerInFirefox takes the same steps in headless Firefox.
+func TestForecastFromServerInFirefox(t *testing.T) { testForecastFromServer(t, headless.Firefox) }
+
+func testForecastFromServer(t *testing.T, kind headless.Kind) {
+	t.Parallel()
+	p := newFullPage(t, kind, 1366)
+	query := "k=fib_it&fib_it.n=30&e=native&runs=2&warmup=1&min_sample_ms=1&warmup_ms=0"
+	p.open(query)
+	p.click("#run")
+	p.waitFor(`document.body.dataset.running === "0" && document.getElementById("status").textContent.startsWith("Done")`, time.Minute, "the run")
+	if err := p.eval(`localStorage.clear()`, nil); err != nil {
+		t.Fatal(err)
+	}
+	p.open(query)
+	p.waitFor(`document.getElementById("form-note").textContent.includes("about ")`, 20*time.Second, "the forecast from the server's stored runs")
 }

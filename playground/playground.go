@@ -8,6 +8,7 @@
 //
 //	GET  /api/kernels   the catalogue, the server engines, limits, environment, panels
 //	GET  /api/expected  ?kernel=K&<param>=<value>…: the catalogue's expected result
+//	POST /api/forecast  a run request: the cell's expected time from this machine's stored runs (forecast.go)
 //	POST /api/run       {kernel, engine, args, runs, warmup, min_sample_ms, warmup_ms}: NDJSON events, the last a result
 //	GET  /api/history   the articles' historical figures
 //	POST /api/compare   {old, new, alpha}: two runs' cells compared as `wasmgap compare` does
@@ -135,6 +136,9 @@ func New(opts Options) *Server {
 		waiting = defaultMaxQueued
 	}
 	s.queue = newQueue(slots, waiting)
+	if opts.Custom != nil {
+		s.queue.runs = opts.Custom // its cache warm-up pauses while runs go on
+	}
 	dist := opts.Dist
 	if dist == nil {
 		dist = web.Dist()
@@ -145,6 +149,7 @@ func New(opts Options) *Server {
 	mux.HandleFunc("GET /api/kernels", s.handleKernels)
 	mux.HandleFunc("GET /api/expected", s.handleExpected)
 	mux.Handle("POST /api/run", httpguard.CrossOrigin(http.HandlerFunc(s.handleRun)))
+	mux.Handle("POST /api/forecast", httpguard.CrossOrigin(http.HandlerFunc(s.handleForecast)))
 	mux.HandleFunc("GET /api/history", s.handleHistory)
 	mux.Handle("POST /api/compare", httpguard.CrossOrigin(http.HandlerFunc(s.handleCompare)))
 	mux.Handle("POST /api/warmup", httpguard.CrossOrigin(http.HandlerFunc(s.handleWarmup)))
@@ -157,7 +162,7 @@ func New(opts Options) *Server {
 	mux.Handle("GET /api/explain", newExplainHandler())
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, apiError{Error: "no such API route: " + r.Method + " " + r.URL.Path +
-			"; routes are GET /api/kernels, GET /api/expected, POST /api/run, GET /api/history, POST /api/compare, POST /api/custom, GET /api/custom/{id}, GET /api/custom/{id}/kernel.wasm, GET /api/explain"})
+			"; routes are GET /api/kernels, GET /api/expected, POST /api/run, POST /api/forecast, GET /api/history, POST /api/compare, POST /api/custom, GET /api/custom/{id}, GET /api/custom/{id}/kernel.wasm, GET /api/explain"})
 	})
 	if opts.Chat != nil {
 		mux.Handle("/chat/", http.StripPrefix("/chat", opts.Chat))

@@ -17,6 +17,28 @@ type queue struct {
 	max     int // most runs that may wait
 	running int
 	waiting []*ticket
+	// runs, when set, is told each time a run starts and ends (custom.Builder, whose
+	// cache warm-up keeps out of runs' way); called with mu held.
+	runs runWatcher
+}
+
+// runWatcher is told when runs start and end.
+type runWatcher interface {
+	RunStarted()
+	RunEnded()
+}
+
+// started and ended tell q.runs (q.mu held).
+func (q *queue) started() {
+	if q.runs != nil {
+		q.runs.RunStarted()
+	}
+}
+
+func (q *queue) ended() {
+	if q.runs != nil {
+		q.runs.RunEnded()
+	}
 }
 
 // ticket is one run's place in the queue.
@@ -41,6 +63,7 @@ func (q *queue) enter() (*ticket, error) {
 		q.running++
 		t.done = true
 		close(t.granted)
+		q.started()
 		return t, nil
 	}
 	if len(q.waiting) >= q.max {
@@ -95,6 +118,7 @@ func (t *ticket) release() {
 	q := t.q
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.ended()
 	if len(q.waiting) == 0 {
 		q.running--
 		return
@@ -103,6 +127,7 @@ func (t *ticket) release() {
 	q.waiting = q.waiting[1:]
 	next.done = true
 	close(next.granted)
+	q.started()
 	q.notify()
 }
 

@@ -121,7 +121,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if !*noCustom {
 		// User kernels: built to wasm on demand, run on the sandboxed engines only. The
 		// first build fills the Go cache with the standard library for wasip1 (about
-		// 30 s): do it now, in the background.
+		// 30 s): do it now, in the background, at idle priority and stopped while a run
+		// is measured (the playground's queue tells the builder), so that the server
+		// never measures against its own warm-up.
 		opts.Custom = custom.NewBuilder(custom.Options{Dir: *customDir, Native: *nativeCustom})
 		go func() {
 			if err := opts.Custom.Warm(context.Background()); err != nil {

@@ -19,10 +19,24 @@ package childproc
 
 import "os/exec"
 
+// Option changes how Start starts a child.
+type Option int
+
+// Idle starts the child at idle priority, so that it takes only CPU time nothing else
+// wants: on Linux under SCHED_IDLE with a nice value of 19, which every process it starts
+// inherits; on other Unix systems at nice 19 (set just after it starts). Background work
+// that must not compete with measurements uses it.
+const Idle Option = 1
+
 // Start starts cmd in a process group of its own that, on Linux, dies with this process.
 // It keeps the rest of cmd.SysProcAttr as set.
-func Start(cmd *exec.Cmd) error {
+func Start(cmd *exec.Cmd, opts ...Option) error {
 	setAttributes(cmd)
+	for _, o := range opts {
+		if o == Idle {
+			return startIdle(cmd)
+		}
+	}
 	return start(cmd)
 }
 

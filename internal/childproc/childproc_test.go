@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A child started by Start leads a process group of its own, and KillGroup ends the
@@ -56,15 +58,15 @@ func TestKillGroupNotStarted(t *testing.T) {
 // grandparent is a shell that starts a grandchild, says its pid and waits for it.
 const grandparent = "sleep 60 & echo $!; wait"
 
-// startGrandparent starts cmd (a shell running grandparent) with Start and returns the
-// grandchild's pid.
-func startGrandparent(t *testing.T, cmd *exec.Cmd) int {
+// startGrandparent starts cmd (a shell running grandparent) with Start and opts, and
+// returns the grandchild's pid.
+func startGrandparent(t *testing.T, cmd *exec.Cmd, opts ...Option) int {
 	t.Helper()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Start(cmd); err != nil {
+	if err := Start(cmd, opts...); err != nil {
 		t.Fatal(err)
 	}
 	buf := make([]byte, 32)
@@ -88,4 +90,41 @@ func alive(pid int) bool {
 	}
 	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
 	return len(fields) > 0 && fields[0] != "Z"
+}
+
+// A child started with Idle runs under SCHED_IDLE at nice 19, and so does what it starts;
+// a child started without it keeps the normal policy.
+func TestStartIdle(t *testing.T) {
+	cmd := exec.Command("sh", "-c", grandparent)
+	grandchild := startGrandparent(t, cmd, Idle)
+	defer func() { KillGroup(cmd); cmd.Wait() }()
+	for _, pid := range []int{cmd.Process.Pid, grandchild} {
+		if policy, nice := schedOf(t, pid); policy != unix.SCHED_IDLE || nice != 19 {
+			t.Errorf("process %d: policy %d, nice %d; want SCHED_IDLE (%d) and 19", pid, policy, nice, unix.SCHED_IDLE)
+		}
+	}
+
+	plain := exec.Command("sleep", "60")
+	if err := Start(plain); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { KillGroup(plain); plain.Wait() }()
+	if policy, _ := schedOf(t, plain.Process.Pid); policy == unix.SCHED_IDLE {
+		t.Errorf("a child started without Idle runs under SCHED_IDLE")
+	}
+}
+
+// schedOf reads a process's scheduling policy and nice value from /proc/PID/stat.
+func schedOf(t *testing.T, pid int) (policy, nice int) {
+	t.Helper()
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fields after the command's closing parenthesis start at field 3 (state): nice is
+	// field 19, policy field 41.
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	nice, _ = strconv.Atoi(f[19-3])
+	policy, _ = strconv.Atoi(f[41-3])
+	return policy, nice
 }

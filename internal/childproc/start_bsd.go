@@ -17,3 +17,13 @@ func setAttributes(cmd *exec.Cmd) {
 }
 
 func start(cmd *exec.Cmd) error { return cmd.Start() }
+
+// startIdle starts cmd and lowers its priority to nice 19; what it starts before that
+// keeps the default priority.
+func startIdle(cmd *exec.Cmd) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	_ = syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, 19)
+	return nil
+}

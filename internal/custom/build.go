@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/capped"
@@ -120,6 +121,7 @@ type Builder struct {
 
 	mu       sync.Mutex
 	inflight map[string]*flight
+	gate     runGate // the measured runs in flight (quiet.go), under mu
 }
 
 type flight struct {
@@ -192,9 +194,17 @@ func (b *Builder) goCommand() (string, error) {
 
 // Warm fills the build cache with the standard library for GOOS=wasip1 (under
 // WarmTimeout rather than the per-build limit), once; Build waits for it. Servers call it
-// at start-up in the background.
+// at start-up in the background. It keeps out of measurements' way: its go command runs at
+// idle priority (childproc.Idle), starts only when no run is in flight and stops while
+// one is (RunStarted, RunEnded); the time it is stopped does not count against its limit.
 func (b *Builder) Warm(ctx context.Context) error {
 	b.warmOnce.Do(func() {
+		b.setWarming(true)
+		defer b.setWarming(false)
+		if err := b.waitNoRuns(ctx); err != nil {
+			b.warmErr = fmt.Errorf("warm the Go build cache for user kernels: %w", err)
+			return
+		}
 		dir, err := os.MkdirTemp(b.tmpRoot(), "warm-")
 		if err != nil {
 			b.warmErr = err
@@ -203,9 +213,9 @@ func (b *Builder) Warm(ctx context.Context) error {
 		defer os.RemoveAll(dir)
 		src := []byte("package kernel\n\nimport (\n" + importAll() + ")\n\nfunc Warm(n int) int64 { return int64(n) }\n")
 		fn := &Func{Name: "Warm", Params: []string{"n"}, Types: []string{"int"}}
-		errs, err := b.compile(ctx, dir, src, fn, WarmTimeout)
+		errs, err := b.compileFor(ctx, dir, src, fn, WarmTimeout, false, true)
 		if err == nil && len(errs) == 0 && b.opts.Native {
-			errs, err = b.compileFor(ctx, dir, src, fn, WarmTimeout, true)
+			errs, err = b.compileFor(ctx, dir, src, fn, WarmTimeout, true, true)
 		}
 		if err == nil && len(errs) > 0 {
 			err = errs
@@ -420,7 +430,7 @@ func (b *Builder) buildNative(ctx context.Context, k *Kernel, src []byte) error 
 		return err
 	}
 	defer os.RemoveAll(work)
-	errs, err := b.compileFor(ctx, work, src, &k.Func, b.nativeTimeout(), true)
+	errs, err := b.compileFor(ctx, work, src, &k.Func, b.nativeTimeout(), true, false)
 	if err != nil {
 		return err
 	}
@@ -497,11 +507,13 @@ const Export = "run"
 // dir/kernel.wasm under the build limits. Compiler errors come back as Errors; err is for
 // everything else.
 func (b *Builder) compile(ctx context.Context, dir string, src []byte, fn *Func, timeout time.Duration) (Errors, error) {
-	return b.compileFor(ctx, dir, src, fn, timeout, false)
+	return b.compileFor(ctx, dir, src, fn, timeout, false, false)
 }
 
-// compileFor builds for wasip1 (kernel.wasm), or natively (kernel.native) when native.
-func (b *Builder) compileFor(ctx context.Context, dir string, src []byte, fn *Func, timeout time.Duration, native bool) (Errors, error) {
+// compileFor builds for wasip1 (kernel.wasm), or natively (kernel.native) when native. A
+// warm-up build (warm) runs at idle priority and stops while measured runs are in flight
+// (pauseForRuns).
+func (b *Builder) compileFor(ctx context.Context, dir string, src []byte, fn *Func, timeout time.Duration, native, warm bool) (Errors, error) {
 	goBin, err := b.goCommand()
 	if err != nil {
 		return nil, err
@@ -546,7 +558,13 @@ func (b *Builder) compileFor(ctx context.Context, dir string, src []byte, fn *Fu
 	} else {
 		env = append(env, "GOOS=wasip1", "GOARCH=wasm")
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	var cancel context.CancelFunc
+	var expired atomic.Bool
+	if warm {
+		ctx, cancel = context.WithCancel(ctx) // pauseForRuns keeps the time limit
+	} else {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+	}
 	defer cancel()
 	cmd, err := limitedCommand(ctx, goBin, args, env)
 	if err != nil {
@@ -557,12 +575,19 @@ func (b *Builder) compileFor(ctx context.Context, dir string, src []byte, fn *Fu
 	cmd.Stdout, cmd.Stderr = out, out
 	// A process group of its own that dies with the server (package childproc); the
 	// parent-death signal survives the helper's exec of the go command.
-	runErr := childproc.Start(cmd)
-	if runErr == nil {
+	var runErr error
+	if warm {
+		if runErr = childproc.Start(cmd, childproc.Idle); runErr == nil {
+			done := make(chan struct{})
+			go b.pauseForRuns(cmd, timeout, func() { expired.Store(true); cancel() }, done)
+			runErr = cmd.Wait()
+			close(done)
+		}
+	} else if runErr = childproc.Start(cmd); runErr == nil {
 		runErr = cmd.Wait()
 	}
 	if ctx.Err() != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) || expired.Load() {
 			return nil, &LimitError{Msg: fmt.Sprintf("the build took longer than its limit of %v and was stopped", timeout)}
 		}
 		return nil, ctx.Err()

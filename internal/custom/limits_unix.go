@@ -2,7 +2,10 @@
 
 package custom
 
-import "syscall"
+import (
+	"os/exec"
+	"syscall"
+)
 
 // execLimited sets the limits on this process and replaces it with argv.
 func execLimited(l Limits, argv, env []string) error {
@@ -32,3 +35,9 @@ func limitSelf(as uint64) error {
 	}
 	return syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{})
 }
+
+// stopGroup stops cmd's process group (SIGSTOP) where it is.
+func stopGroup(cmd *exec.Cmd) error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGSTOP) }
+
+// continueGroup continues a group stopGroup stopped.
+func continueGroup(cmd *exec.Cmd) error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGCONT) }

@@ -16,6 +16,9 @@ const (
 	GroupGo = "Go tiers"
 	// GroupWasm: kernels.wasm on the other WebAssembly engines.
 	GroupWasm = "WebAssembly engines"
+	// GroupBrowsers: headless Chromium and Firefox on the server, kernels.wasm and the
+	// JavaScript kernels in each (the page's own browser is in GroupWasm and GroupOther).
+	GroupBrowsers = "Headless browsers"
 	// GroupOther: the articles' other languages.
 	GroupOther = "Other languages"
 )
@@ -42,7 +45,7 @@ type Info struct {
 	Title string `json:"title"`
 	// What says in a sentence what runs ("the kernels in PHP 8 with opcache's tracing JIT").
 	What string `json:"what,omitempty"`
-	// Group is one of GroupGo, GroupWasm, GroupOther: the engine's group in Order, set by
+	// Group is one of GroupGo, GroupWasm, GroupBrowsers, GroupOther: the engine's group in Order, set by
 	// Describe (a registration leaves it empty).
 	Group string `json:"group"`
 	// Rank orders the engines: the engine's place in Order (1 for the first), set by

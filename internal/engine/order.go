@@ -49,7 +49,7 @@ const (
 // Grouping is one group of engines and its engines, in the order the page and the reports
 // show them.
 type Grouping struct {
-	// Group is GroupGo, GroupWasm or GroupOther.
+	// Group is GroupGo, GroupWasm, GroupBrowsers or GroupOther.
 	Group string
 	// Engines are the group's engine names, in order.
 	Engines []string
@@ -63,8 +63,9 @@ type Grouping struct {
 // line here, where it belongs; a registration whose name has no place here panics.
 var Order = []Grouping{
 	{GroupGo, []string{Native, WazeroCompiler, WazeroCompilerOpt, WazeroInterpreter, Yaegi, GCCGo}},
-	{GroupWasm, []string{BrowserWasm, NodeWasm, NodeWasmTurbofan, NodeWasmLiftoff, Wasmtime, ChromiumWasm, FirefoxWasm}},
-	{GroupOther, []string{C, CWasm, Java, JavaInt, NodeJS, BrowserJS, ChromiumJS, FirefoxJS, NodeJSJitless,
+	{GroupWasm, []string{BrowserWasm, NodeWasm, NodeWasmTurbofan, NodeWasmLiftoff, Wasmtime}},
+	{GroupBrowsers, []string{ChromiumWasm, FirefoxWasm, ChromiumJS, FirefoxJS}},
+	{GroupOther, []string{C, CWasm, Java, JavaInt, NodeJS, BrowserJS, NodeJSJitless,
 		LuaJIT, PyPy, PHPJIT, PHP, LuaJITInterp, Lua, Python}},
 }
 

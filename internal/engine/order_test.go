@@ -23,7 +23,7 @@ func TestOrderListsEachEngineOnce(t *testing.T) {
 			seen[name] = g.Group
 		}
 	}
-	for _, g := range []string{engine.GroupGo, engine.GroupWasm, engine.GroupOther} {
+	for _, g := range []string{engine.GroupGo, engine.GroupWasm, engine.GroupBrowsers, engine.GroupOther} {
 		if !groups[g] {
 			t.Errorf("Order has no group %q", g)
 		}

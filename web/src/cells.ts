@@ -27,7 +27,8 @@ export type CellState =
   | { kind: "idle" }
   | { kind: "pending" }
   | { kind: "queued"; position: number }
-  | { kind: "running"; progress?: Progress }
+  /** since: when the cell started running, in ms since the epoch (runCell stamps it). */
+  | { kind: "running"; progress?: Progress; since?: number }
   | { kind: "done"; result: CellResult }
   | { kind: "error"; message: string; field?: string }
   | { kind: "cancelled" }
@@ -65,7 +66,13 @@ export function isBrowserEngine(engine: string): boolean {
 
 /** runCell starts one cell; update receives its intermediate states. */
 export function runCell(job: CellJob, bundle: Bundle, timeoutMs: number, update: (s: CellState) => void): CellRun {
-  return isBrowserEngine(job.engine) ? runInBrowser(job, bundle, timeoutMs, update) : runOnServerCell(job, update);
+  // Every running state carries when the cell started running, for its elapsed seconds.
+  let since: number | undefined;
+  const stamped = (st: CellState): void => {
+    if (st.kind === "running") update({ ...st, since: (since ??= Date.now()) });
+    else update(st);
+  };
+  return isBrowserEngine(job.engine) ? runInBrowser(job, bundle, timeoutMs, stamped) : runOnServerCell(job, stamped);
 }
 
 function runOnServerCell(job: CellJob, update: (s: CellState) => void): CellRun {

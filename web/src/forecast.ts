@@ -116,3 +116,42 @@ export function cellTime(kernel: string, engine: string, args: number[], limitMs
   const factor = /^fib_rec/.test(kernel) ? 1.62 ** Math.min(steps, 60) : /^ack/.test(kernel) ? 4 ** Math.min(steps, 30) : grow;
   return Math.min(limitMs, o.ok.wallMs * factor);
 }
+
+/** A server cell as POST /api/forecast takes it: POST /api/run's body. */
+export interface ServerCell {
+  kernel: string;
+  engine: string;
+  args: Record<string, number>;
+  runs: number;
+  warmup: number;
+  min_sample_ms: number;
+  warmup_ms: number;
+  timeout_ms?: number;
+}
+
+/** The server's forecasts by cell (its request as JSON): ms from its stored runs, or null
+ * when asked and none (a guess, a refusal, or no answer yet). */
+const serverTimes = new Map<string, number | null>();
+
+/**
+ * serverCellTime is how long a server cell is expected to take, in ms, from this machine's
+ * stored runs on the server (POST /api/forecast, wasmgap bench's forecast); undefined until
+ * known. The first call for a cell asks the server, once, and calls onAnswer when it gives
+ * a stored time.
+ */
+export function serverCellTime(cell: ServerCell, onAnswer: () => void): number | undefined {
+  const k = JSON.stringify(cell);
+  if (serverTimes.has(k)) return serverTimes.get(k) ?? undefined;
+  serverTimes.set(k, null);
+  void fetch("/api/forecast", { method: "POST", headers: { "Content-Type": "application/json" }, body: k })
+    .then((r) => (r.ok ? (r.json() as Promise<{ ms: number; stored: boolean }>) : undefined))
+    .then((a) => {
+      if (!a?.stored) return;
+      serverTimes.set(k, a.ms);
+      onAnswer();
+    })
+    .catch(() => {
+      // No answer only loses the server's forecast of this cell.
+    });
+  return undefined;
+}

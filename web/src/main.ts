@@ -3,13 +3,15 @@
 
 import "./style.css";
 import { fetchCatalogue, fetchHistory } from "./api";
-import { type Bundle, type CellRun, type CellState, isBrowserEngine, runCell } from "./cells";
+import { mountBuildCacheNote } from "./buildcache";
+import { tickElapsed } from "./elapsed";
+import { type Bundle, type CellRun, type CellState, isBrowserEngine, namedArgs, runCell } from "./cells";
 import { type CustomPanel, mountCustom } from "./custom";
 import { renderChart } from "./chart";
 import { mountCodeView } from "./code-view";
 import { showDetails } from "./details";
 import { appendGrouped, info, order, runs } from "./engines";
-import { cellTime, forecast, record } from "./forecast";
+import { cellTime, forecast, record, serverCellTime } from "./forecast";
 import { duration } from "./format";
 import { type HistoryRow, normalize } from "./history";
 import { toMarkdown } from "./markdown";
@@ -83,6 +85,8 @@ async function start(): Promise<void> {
   app.stored = mountResults(cat);
   mountWarmup(cat);
   buildPanels(cat);
+  mountBuildCacheNote($("build-cache"), cat);
+  tickElapsed();
   wireToolbar(app);
   $("isolation").textContent = crossOriginIsolated ? "cross-origin isolated: fine timers" : "not cross-origin isolated: coarse timers";
   $("isolation").classList.toggle("warn", !crossOriginIsolated);
@@ -390,21 +394,39 @@ function limitMs(app: App): number {
   return r.error ? app.cat.timeout_ns / 1e6 : r.value * 1000;
 }
 
-/** estimate says how long the selection will take, from this browser's last runs: ", about
- * 40 s (12 of 15 cells known)", or "" when no cell is known. */
+/** estimate says how long the selection will take, from this browser's last runs and, for
+ * the server's cells, this machine's stored runs on the server: ", about 40 s (12 of 15
+ * cells known)", or "" when no cell is known. */
 function estimate(app: App): string {
   if (app.custom?.active()) return "";
   const cells = runnableCells(app);
   let ms = 0;
   let known = 0;
+  const serverMs = app.cat.timeout_ns / 1e6;
   for (const c of cells) {
-    const t = cellTime(c.row.kernel.name, c.engine, c.row.args, limitMs(app));
+    let t = cellTime(c.row.kernel.name, c.engine, c.row.args, limitMs(app));
+    if (t === undefined && !isBrowserEngine(c.engine) && !c.row.invalid) {
+      const timeoutMs = limitMs(app);
+      t = serverCellTime(
+        {
+          kernel: c.row.kernel.name,
+          engine: c.engine,
+          args: namedArgs(c.row.kernel, c.row.args),
+          runs: Number(app.sel.runs),
+          warmup: Number(app.sel.warmup),
+          min_sample_ms: Number(app.sel.min_sample_ms),
+          warmup_ms: Number(app.sel.warmup_ms),
+          timeout_ms: timeoutMs < serverMs ? timeoutMs : undefined,
+        },
+        () => { if (!app.running) validate(app); },
+      );
+    }
     if (t === undefined) continue;
     ms += t;
     known++;
   }
   if (known === 0) return "";
-  return `; about ${approx(ms)}${known < cells.length ? ` for the ${known} of ${cells.length} cells this browser ran before` : ", from this browser's last runs"}`;
+  return `; about ${approx(ms)}${known < cells.length ? ` for the ${known} of ${cells.length} cells run here before` : ", from the runs made here before"}`;
 }
 
 /** expectedToFail lists the selection's cells this browser's last runs expect to fail or to

@@ -7,6 +7,7 @@ import { info } from "./engines";
 import { type Grid, medianText } from "./results";
 import { type HistoryRow, shown } from "./history";
 import { failureKind } from "./failure";
+import { elapsedSpan } from "./elapsed";
 
 export interface TableHooks {
   /** Called when a finished cell is clicked: open its details. */
@@ -149,6 +150,7 @@ function fillCell(td: HTMLTableCellElement, grid: Grid, r: number, engine: strin
         bar.value = p.done;
       }
       parts.push(bar, el("span", "muted", p ? `${p.phase}${p.total > 1 ? ` ${p.done}/${p.total}` : ""}` : "running"));
+      if (s.since !== undefined) parts.push(elapsedSpan(s.since));
       break;
     }
     case "cancelled":

@@ -70,6 +70,8 @@ export interface Catalogue {
   engine_info?: EngineInfo[];
   /** The server engines that run user kernels (package custom's Engines), when it builds them. */
   custom_engines?: string[];
+  /** True while the server fills its build cache for user kernels in the background. */
+  custom_warming?: boolean;
   runs: Limit;
   warmup: Limit;
   /** How long a sample lasts at least, in ms (0: one call per sample). */
