@@ -17,7 +17,6 @@ import (
 	"github.com/wasmgap/wasmgap/internal/engine"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 	"github.com/wasmgap/wasmgap/internal/measure"
-	"github.com/wasmgap/wasmgap/internal/ndjson"
 	"github.com/wasmgap/wasmgap/internal/report"
 	"github.com/wasmgap/wasmgap/internal/runner"
 	"github.com/wasmgap/wasmgap/kernels"
@@ -401,60 +400,23 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, *aerr)
 		return
 	}
-	if !s.enter() {
-		w.Header().Set("Retry-After", "10")
-		writeError(w, http.StatusServiceUnavailable, apiError{Error: errShuttingDown.Error()})
-		return
-	}
-	defer s.active.Done()
-	t, err := s.queue.enter()
-	if err != nil {
-		w.Header().Set("Retry-After", "10")
-		writeError(w, http.StatusServiceUnavailable, apiError{
-			Error: fmt.Sprintf("the run queue is full (%d runs waiting for %d slots): try again later", s.queue.max, s.queue.slots),
+	serveQueued(s, w, r, func(typ string, pos int, msg string) event {
+		return event{Type: typ, Position: pos, Error: msg}
+	}, func(ctx context.Context, send func(event)) error {
+		res, err := s.run(ctx, job, runner.Options{OnProgress: func(p runner.Progress) {
+			send(event{Type: "progress", Phase: p.Phase, Done: &p.Done, Total: &p.Total})
+		}})
+		if err != nil {
+			return err
+		}
+		env := s.env.WithRuntimes([]measure.Result{res})
+		send(event{
+			Type: "result", Result: &res,
+			Value:       strconv.FormatInt(res.Value, 10),
+			Expected:    strconv.FormatInt(res.Expected, 10),
+			Environment: &env,
+			Run:         s.savePageCell(req.Batch, job, res, env),
 		})
-		return
-	}
-
-	st := ndjson.Start(w)
-	send := func(e event) { _ = st.Send(e) } // a client that is gone ends the run through ctx
-
-	// The run ends with the request, or with the server (Shutdown).
-	ctx, cancel := context.WithCancelCause(r.Context())
-	defer cancel(nil)
-	stop := context.AfterFunc(s.closing, func() { cancel(errShuttingDown) })
-	defer stop()
-	shuttingDown := func() bool {
-		if errors.Is(context.Cause(ctx), errShuttingDown) {
-			send(event{Type: "error", Error: errShuttingDown.Error()})
-			return true
-		}
-		return false
-	}
-
-	if err := t.wait(ctx, func(pos int) { send(event{Type: "queued", Position: pos}) }); err != nil {
-		shuttingDown() // else the client left while waiting
-		return
-	}
-	defer t.release()
-	send(event{Type: "started"})
-
-	res, err := s.run(ctx, job, runner.Options{OnProgress: func(p runner.Progress) {
-		send(event{Type: "progress", Phase: p.Phase, Done: &p.Done, Total: &p.Total})
-	}})
-	if err != nil {
-		if shuttingDown() || ctx.Err() != nil && errors.Is(err, context.Canceled) {
-			return
-		}
-		send(event{Type: "error", Error: err.Error()})
-		return
-	}
-	env := s.env.WithRuntimes([]measure.Result{res})
-	send(event{
-		Type: "result", Result: &res,
-		Value:       strconv.FormatInt(res.Value, 10),
-		Expected:    strconv.FormatInt(res.Expected, 10),
-		Environment: &env,
-		Run:         s.savePageCell(req.Batch, job, res, env),
+		return nil
 	})
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/httpguard"
-	"github.com/wasmgap/wasmgap/internal/ndjson"
 	"github.com/wasmgap/wasmgap/internal/runner"
 	"github.com/wasmgap/wasmgap/internal/warmup"
 )
@@ -116,46 +115,18 @@ func (s *Server) handleWarmup(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, *aerr)
 		return
 	}
-	if !s.enter() {
-		w.Header().Set("Retry-After", "10")
-		writeError(w, http.StatusServiceUnavailable, apiError{Error: errShuttingDown.Error()})
-		return
-	}
-	defer s.active.Done()
-	t, err := s.queue.enter()
-	if err != nil {
-		w.Header().Set("Retry-After", "10")
-		writeError(w, http.StatusServiceUnavailable, apiError{
-			Error: fmt.Sprintf("the run queue is full (%d runs waiting for %d slots): try again later", s.queue.max, s.queue.slots),
+	serveQueued(s, w, r, func(typ string, pos int, msg string) warmupEvent {
+		return warmupEvent{Type: typ, Position: pos, Error: msg}
+	}, func(ctx context.Context, send func(warmupEvent)) error {
+		rep, err := plan.Run(ctx, func(engine string, i int) {
+			send(warmupEvent{Type: "progress", Engine: engine, Execution: i + 1})
 		})
-		return
-	}
-	st := ndjson.Start(w)
-	send := func(e warmupEvent) { _ = st.Send(e) }
-	ctx, cancel := context.WithCancelCause(r.Context())
-	defer cancel(nil)
-	stop := context.AfterFunc(s.closing, func() { cancel(errShuttingDown) })
-	defer stop()
-	if err := t.wait(ctx, func(pos int) { send(warmupEvent{Type: "queued", Position: pos}) }); err != nil {
-		if errors.Is(context.Cause(ctx), errShuttingDown) {
-			send(warmupEvent{Type: "error", Error: errShuttingDown.Error()})
+		if err != nil {
+			return err
 		}
-		return
-	}
-	defer t.release()
-	send(warmupEvent{Type: "started"})
-	rep, err := plan.Run(ctx, func(engine string, i int) {
-		send(warmupEvent{Type: "progress", Engine: engine, Execution: i + 1})
+		send(warmupEvent{Type: "result", Result: &rep})
+		return nil
 	})
-	if err != nil {
-		if errors.Is(context.Cause(ctx), errShuttingDown) {
-			send(warmupEvent{Type: "error", Error: errShuttingDown.Error()})
-		} else if ctx.Err() == nil {
-			send(warmupEvent{Type: "error", Error: err.Error()})
-		}
-		return
-	}
-	send(warmupEvent{Type: "result", Result: &rep})
 }
 
 // warmupPlan checks a request that asks the server to run: the engines it offers, the

@@ -12,14 +12,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/capped"
-	"github.com/wasmgap/wasmgap/internal/childproc"
 	"github.com/wasmgap/wasmgap/internal/custom"
 	"github.com/wasmgap/wasmgap/internal/engine"
 	"github.com/wasmgap/wasmgap/internal/measure"
@@ -170,30 +168,6 @@ func Run(ctx context.Context, job Job, opts Options) (measure.Result, error) {
 	if err != nil {
 		return measure.Result{}, fmt.Errorf("encode job: %w", err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return measure.Result{}, fmt.Errorf("find this program to start a worker: %w", err)
-	}
-
-	runCtx, cancel := context.WithTimeout(ctx, wire.Timeout)
-	defer cancel()
-	cmd := exec.CommandContext(runCtx, exe)
-	cmd.Env = append(os.Environ(), workerEnv+"=1")
-	// The job goes down a pipe that stays open while the worker runs: the worker takes its
-	// end of file as the sign that this process is gone. Wait closes it.
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return measure.Result{}, fmt.Errorf("start worker: %w", err)
-	}
-	if job.custom != nil {
-		// User code: a user and a network namespace of its own where the machine allows
-		// them; the worker fences itself further before the code runs (serveWorker).
-		sandbox.Isolate(cmd)
-	}
-	// A process group of its own that dies with this process (package childproc).
-	cmd.Cancel = func() error { return childproc.KillGroup(cmd) }
-	cmd.WaitDelay = killGrace
-
 	out := &lineWriter{}
 	var result *measure.Result
 	var protocolErr error
@@ -219,20 +193,8 @@ func Run(ctx context.Context, job Job, opts Options) (measure.Result, error) {
 			opts.OnFence(*m.Fence)
 		}
 	}
-	cmd.Stdout = out
-	stderr := &capped.Buffer{Head: stderrKeep, Tail: stderrKeep}
-	cmd.Stderr = stderr
-
-	if err := childproc.Start(cmd); err != nil {
-		return measure.Result{}, fmt.Errorf("start worker: %w", err)
-	}
-	workersStarted.Add(1)
-	// A worker that died before reading its job makes this write fail; Wait says why.
-	_, _ = stdin.Write(append(input, '\n'))
-	waitErr := cmd.Wait()
-	out.flush()
-
-	if err := ctx.Err(); err != nil {
+	end, err := startWorker(ctx, workerCall{role: "1", input: input, timeout: wire.Timeout, isolate: job.custom != nil, out: out})
+	if err != nil {
 		return measure.Result{}, err
 	}
 	opt := wire.Options.WithDefaults()
@@ -243,17 +205,17 @@ func Run(ctx context.Context, job Job, opts Options) (measure.Result, error) {
 	if job.kernel.Expected != nil {
 		base.Expected = job.kernel.Expected(job.args)
 	}
-	if result != nil && waitErr == nil {
+	if result != nil && end.waitErr == nil {
 		return *result, nil
 	}
-	if errors.Is(runCtx.Err(), context.DeadlineExceeded) {
+	if end.timedOut {
 		base.Failure = "timed out after " + wire.Timeout.String()
 		return base, nil
 	}
-	if protocolErr != nil && waitErr == nil {
+	if protocolErr != nil && end.waitErr == nil {
 		return measure.Result{}, protocolErr
 	}
-	base.Failure = crashReason(stderr.String(), waitErr)
+	base.Failure = crashReason(end.stderr, end.waitErr)
 	return base, nil
 }
 
@@ -326,14 +288,9 @@ const (
 // as JSON lines. It calls exit when in reaches its end (the parent is gone) or when the job
 // outlives its time limit by workerMargin.
 func serveWorker(in io.Reader, out io.Writer, exit func(int)) error {
-	br := bufio.NewReader(in)
-	line, err := br.ReadBytes('\n')
-	if err != nil && len(line) == 0 {
-		return fmt.Errorf("read job: %w", err)
-	}
-	var wire wireJob
-	if err := json.Unmarshal(line, &wire); err != nil {
-		return fmt.Errorf("read job: %w", err)
+	br, wire, err := readJob[wireJob](in)
+	if err != nil {
+		return err
 	}
 	w := bufio.NewWriter(out)
 	enc := json.NewEncoder(w)

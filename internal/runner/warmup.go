@@ -1,19 +1,15 @@
 package runner
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"slices"
 	"time"
 
-	"github.com/wasmgap/wasmgap/internal/capped"
-	"github.com/wasmgap/wasmgap/internal/childproc"
 	"github.com/wasmgap/wasmgap/internal/engine"
 	"github.com/wasmgap/wasmgap/internal/measure"
 	"github.com/wasmgap/wasmgap/internal/warmup"
@@ -65,21 +61,6 @@ func RunWarmup(ctx context.Context, job Job, c warmup.Collection) (warmup.Series
 	if err != nil {
 		return warmup.Series{}, fmt.Errorf("encode warm-up job: %w", err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return warmup.Series{}, fmt.Errorf("find this program to start a worker: %w", err)
-	}
-	limit := wire.Timeout
-	runCtx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	cmd := exec.CommandContext(runCtx, exe)
-	cmd.Env = append(os.Environ(), workerEnv+"="+warmupWorker)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return warmup.Series{}, fmt.Errorf("start worker: %w", err)
-	}
-	cmd.Cancel = func() error { return childproc.KillGroup(cmd) }
-	cmd.WaitDelay = killGrace
 	var series *warmup.Series
 	var protocolErr error
 	out := &lineWriter{onLine: func(line []byte) {
@@ -92,28 +73,19 @@ func RunWarmup(ctx context.Context, job Job, c warmup.Collection) (warmup.Series
 		}
 		series = &s
 	}}
-	cmd.Stdout = out
-	stderr := &capped.Buffer{Head: stderrKeep, Tail: stderrKeep}
-	cmd.Stderr = stderr
-	if err := childproc.Start(cmd); err != nil {
-		return warmup.Series{}, fmt.Errorf("start worker: %w", err)
-	}
-	workersStarted.Add(1)
-	_, _ = stdin.Write(append(input, '\n'))
-	waitErr := cmd.Wait()
-	out.flush()
-	if err := ctx.Err(); err != nil {
+	end, err := startWorker(ctx, workerCall{role: warmupWorker, input: input, timeout: wire.Timeout, out: out})
+	if err != nil {
 		return warmup.Series{}, err
 	}
 	switch {
-	case series != nil && waitErr == nil:
+	case series != nil && end.waitErr == nil:
 		return *series, nil
-	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
-		return warmup.Series{Group: c.Group, Failure: "timed out after " + limit.String()}, nil
-	case protocolErr != nil && waitErr == nil:
+	case end.timedOut:
+		return warmup.Series{Group: c.Group, Failure: "timed out after " + wire.Timeout.String()}, nil
+	case protocolErr != nil && end.waitErr == nil:
 		return warmup.Series{}, protocolErr
 	}
-	return warmup.Series{Group: c.Group, Failure: crashReason(stderr.String(), waitErr)}, nil
+	return warmup.Series{Group: c.Group, Failure: crashReason(end.stderr, end.waitErr)}, nil
 }
 
 // serveWarmupIfRequested runs one warm-up execution and exits, when this process was
@@ -132,14 +104,9 @@ func serveWarmupIfRequested() {
 // serveWarmup reads one warm-up job from in, collects its series and writes it to out as
 // one JSON line.
 func serveWarmup(in io.Reader, out io.Writer, exit func(int)) error {
-	br := bufio.NewReader(in)
-	line, err := br.ReadBytes('\n')
-	if err != nil && len(line) == 0 {
-		return fmt.Errorf("read job: %w", err)
-	}
-	var wire wireWarmup
-	if err := json.Unmarshal(line, &wire); err != nil {
-		return fmt.Errorf("read job: %w", err)
+	br, wire, err := readJob[wireWarmup](in)
+	if err != nil {
+		return err
 	}
 	k, err := kernels.Lookup(wire.Kernel)
 	if err != nil {
