@@ -90,7 +90,7 @@ func NewKVClaims(cfg KVConfig) *KVClaims {
 // (a leading one, two in a row).
 func claimKey(nick string) string { return "n" + hex.EncodeToString([]byte(nick)) }
 
-// bucket returns the claims' bucket, making it at first use with the
+// bucket returns the claims' bucket, making it, when no node has, with the
 // replicas of the chat's stream.
 func (c *KVClaims) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	c.mu.Lock()
@@ -102,6 +102,11 @@ func (c *KVClaims) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	defer cancel()
 	replicas := 1
 	kv, err := settle(ctx, func() (jetstream.KeyValue, error) {
+		// Another node made it first, most often: a lookup is one request,
+		// where an update of a replicated bucket waits for its replicas.
+		if kv, err := c.cfg.JS.KeyValue(ctx, claimBucket); !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return kv, err
+		}
 		if st, err := c.cfg.JS.Stream(ctx, c.cfg.Stream); err == nil {
 			replicas = st.CachedInfo().Config.Replicas
 		}
