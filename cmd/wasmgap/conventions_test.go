@@ -31,6 +31,8 @@ var helpOf = map[string]string{
 	"results compare": "usage: wasmgap results compare",
 	"results export":  "usage: wasmgap results export",
 	"results delete":  "usage: wasmgap results delete",
+	"warmup":          "usage: wasmgap warmup",
+	"explain":         "usage: wasmgap explain",
 	"version":         "usage: wasmgap version",
 }
 

@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wasmgap/wasmgap/internal/childproc"
 	"github.com/wasmgap/wasmgap/internal/engine/external"
 )
 
@@ -48,10 +50,12 @@ func explainPython(ctx context.Context, r request) ([]Listing, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, py, args...)
+	cmd := childproc.Command(ctx, py, args...)
+	var stdout bytes.Buffer
 	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = childproc.Run(cmd)
+	out := stdout.Bytes()
 	if err != nil {
 		return nil, fmt.Errorf("python3 dis of %s%s: %w%s", r.k.Label(r.args), timedOut(ctx), err, firstLineOf(stderr.String()))
 	}

@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/wasmgap/wasmgap/internal/childproc"
 
 	"golang.org/x/sys/unix"
 )
@@ -112,11 +113,11 @@ func probeOwnProc() ownProcState {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, exe)
+	cmd := childproc.Command(ctx, exe)
 	cmd.Env = append(os.Environ(), probeEnv+"=1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	isolateAttr(cmd.SysProcAttr, true)
-	out, err := cmd.CombinedOutput()
+	out, err := childproc.CombinedOutput(cmd)
 	if err != nil {
 		why := strings.TrimSpace(string(out))
 		if why == "" {

@@ -20,7 +20,15 @@ var errUnavailable = errors.New("chat unavailable")
 type placingJS struct {
 	jetstream.JetStream // the methods the claims' bucket does not call panic
 	refusals            int32
-	tries               atomic.Int32
+	tries               atomic.Int32 // calls of CreateOrUpdateKeyValue
+	made                bool         // another node made the bucket already
+}
+
+func (js *placingJS) KeyValue(_ context.Context, bucket string) (jetstream.KeyValue, error) {
+	if !js.made {
+		return nil, jetstream.ErrBucketNotFound
+	}
+	return placedKV{bucket: bucket}, nil
 }
 
 func (js *placingJS) Stream(context.Context, string) (jetstream.Stream, error) {
@@ -37,6 +45,21 @@ func (js *placingJS) CreateOrUpdateKeyValue(_ context.Context, cfg jetstream.Key
 type placedKV struct {
 	jetstream.KeyValue
 	bucket string
+}
+
+// A bucket another node made is looked up, never updated: an update of a
+// replicated bucket waits for every replica, which a loaded cluster may not
+// give within the claim's wait.
+func TestKVClaimsBucketMadeElsewhereIsLookedUp(t *testing.T) {
+	js := &placingJS{made: true}
+	c := NewKVClaims(KVConfig{JS: js, Stream: "chat", Wait: time.Minute, Unavailable: errUnavailable})
+	kv, err := c.bucket(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kv.(placedKV).bucket; got != claimBucket || js.tries.Load() != 0 {
+		t.Errorf("bucket %q after %d updates, want %q after none", got, js.tries.Load(), claimBucket)
+	}
 }
 
 // The claims' bucket is made once the cluster places it: the first claim

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wasmgap/wasmgap/internal/childproc"
 	"github.com/wasmgap/wasmgap/internal/engine"
 	"github.com/wasmgap/wasmgap/internal/engine/driver"
 	"github.com/wasmgap/wasmgap/wasm"
@@ -83,10 +84,10 @@ func OptimizedModule(ctx context.Context, module []byte) ([]byte, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, tool, append(append([]string{}, WasmOptFlags...), in, "-o", out)...)
+	cmd := childproc.Command(ctx, tool, append(append([]string{}, WasmOptFlags...), in, "-o", out)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
+	if err := childproc.Run(cmd); err != nil {
 		line, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
 		return nil, fmt.Errorf("wasm-opt %s: %w: %s", strings.Join(WasmOptFlags, " "), err, line)
 	}
