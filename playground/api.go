@@ -15,7 +15,6 @@ import (
 
 	"github.com/wasmgap/wasmgap/internal/custom"
 	"github.com/wasmgap/wasmgap/internal/engine"
-	"github.com/wasmgap/wasmgap/internal/httpguard"
 	"github.com/wasmgap/wasmgap/internal/measure"
 	"github.com/wasmgap/wasmgap/internal/report"
 	"github.com/wasmgap/wasmgap/internal/runner"
@@ -311,38 +310,17 @@ func millis(v *int) *time.Duration {
 	return &d
 }
 
-// decodeRunRequest reads a run request, naming the field of any JSON type error.
-func decodeRunRequest(w http.ResponseWriter, r *http.Request) (runRequest, *apiError) {
+// runFields are the fields of a run request (POST /api/run, POST /api/forecast).
+const runFields = "kernel (string), engine (string), args (object of integers), runs (integer), warmup (integer), min_sample_ms (integer), warmup_ms (integer), batch (string), timeout_ms (integer)"
+
+// decodeRunRequest reads a run request sent to route, naming the field of any JSON type
+// error.
+func decodeRunRequest(w http.ResponseWriter, r *http.Request, route string) (runRequest, *apiError) {
 	var req runRequest
-	body := http.MaxBytesReader(w, r.Body, maxRequestBody)
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	err := dec.Decode(&req)
-	if err == nil && dec.More() {
-		err = errors.New("more than one JSON value")
-	}
-	if err == nil {
-		return req, nil
-	}
-	const fields = "kernel (string), engine (string), args (object of integers), runs (integer), warmup (integer), min_sample_ms (integer), warmup_ms (integer), batch (string), timeout_ms (integer)"
-	var typeErr *json.UnmarshalTypeError
-	var maxErr *http.MaxBytesError
-	var slow *httpguard.BodyTimeoutError
-	switch {
-	case errors.As(err, &slow):
-		return req, &apiError{Error: slow.Error(), status: slow.StatusCode()}
-	case errors.As(err, &typeErr):
-		field := typeErr.Field
-		return req, &apiError{Error: fmt.Sprintf("%s must be %s, not a JSON %s: the fields are %s", field, jsonType(field), typeErr.Value, fields), Field: field}
-	case errors.As(err, &maxErr):
-		return req, &apiError{Error: fmt.Sprintf("the request body is larger than %d bytes", maxRequestBody)}
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return req, &apiError{Error: fmt.Sprintf("unknown field %q: the fields are %s", name, fields), Field: name}
-	}
-	return req, &apiError{Error: "the body must be one JSON object with " + fields + ": " + err.Error()}
+	return req, jsonBody{route: route, max: maxRequestBody, fields: runFields, typeOf: jsonType}.decode(w, r, &req)
 }
 
+// jsonType is what a run request's field must be.
 func jsonType(field string) string {
 	switch {
 	case field == "kernel" || field == "engine":
@@ -383,11 +361,7 @@ type event struct {
 var errShuttingDown = errors.New("the server is shutting down: run it again once it is back")
 
 func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
-	if err := httpguard.RequireJSON(r); err != nil {
-		writeError(w, http.StatusUnsupportedMediaType, apiError{Error: "POST /api/run: " + err.Error()})
-		return
-	}
-	req, aerr := decodeRunRequest(w, r)
+	req, aerr := decodeRunRequest(w, r, "POST /api/run")
 	if aerr != nil {
 		writeError(w, cmp.Or(aerr.status, http.StatusBadRequest), *aerr)
 		return

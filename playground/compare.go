@@ -1,14 +1,10 @@
 package playground
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
-	"strings"
 
-	"github.com/wasmgap/wasmgap/internal/httpguard"
 	"github.com/wasmgap/wasmgap/internal/measure"
 	"github.com/wasmgap/wasmgap/internal/report"
 )
@@ -63,24 +59,9 @@ type compareResponse struct {
 const compareFields = `old and new (arrays of cells: {kernel, args, engine, samples_ns, calls, failure}), alpha (a number between 0 and 1, default 0.05)`
 
 func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
-	if err := httpguard.RequireJSON(r); err != nil {
-		writeError(w, http.StatusUnsupportedMediaType, apiError{Error: "POST /api/compare: " + err.Error()})
-		return
-	}
 	var req compareRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxCompareBody))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(&req)
-	if err == nil && dec.More() {
-		err = errors.New("more than one JSON value")
-	}
-	if err != nil {
-		var maxErr *http.MaxBytesError
-		if errors.As(err, &maxErr) {
-			writeError(w, http.StatusRequestEntityTooLarge, apiError{Error: fmt.Sprintf("the request body is larger than %d bytes", maxCompareBody)})
-			return
-		}
-		writeError(w, http.StatusBadRequest, apiError{Error: "the body must be one JSON object with " + compareFields + ": " + strings.TrimPrefix(err.Error(), "json: ")})
+	if aerr := (jsonBody{route: "POST /api/compare", max: maxCompareBody, fields: compareFields}).decode(w, r, &req); aerr != nil {
+		writeError(w, aerr.status, *aerr)
 		return
 	}
 	old, aerr := compareSide("old", req.Old)

@@ -110,7 +110,7 @@ func TestCompareAPIRefusesBadRequests(t *testing.T) {
 	}{
 		{"no old cells", map[string]any{"new": good}, "old", "old has no cells"},
 		{"no new cells", map[string]any{"old": good, "new": []any{}}, "new", "new has no cells"},
-		{"unknown field", map[string]any{"old": good, "new": good, "beta": 1}, "", `unknown field "beta"`},
+		{"unknown field", map[string]any{"old": good, "new": good, "beta": 1}, "beta", `unknown field "beta"`},
 		{"alpha out of range", map[string]any{"old": good, "new": good, "alpha": 2}, "alpha", "between 0 and 1"},
 		{"no kernel", map[string]any{"old": []map[string]any{{"engine": "native"}}, "new": good}, "old[0]", "names no kernel or engine"},
 		{"negative sample", map[string]any{"old": good, "new": []map[string]any{{"kernel": "fib_it", "args": []int{40}, "engine": "native", "samples_ns": []float64{1, -2}}}}, "new[0].samples_ns", "a positive number"},

@@ -1,7 +1,6 @@
 package playground
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -72,25 +71,11 @@ func (s *Server) handleCustom(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, apiError{Error: customOff})
 		return
 	}
-	if err := httpguard.RequireJSON(r); err != nil {
-		writeError(w, http.StatusUnsupportedMediaType, apiError{Error: "POST /api/custom: " + err.Error()})
-		return
-	}
 	var req customRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxCustomBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		var maxErr *http.MaxBytesError
-		msg := "the body must be one JSON object {\"source\": \"<Go source>\"}: " + err.Error()
-		status := httpguard.BodyStatus(err, http.StatusBadRequest)
-		if status == http.StatusRequestTimeout {
-			msg = err.Error()
-		}
-		if errors.As(err, &maxErr) {
-			msg = fmt.Sprintf("the request body is larger than %d bytes: a kernel's source may have at most %d bytes (%d KiB)", maxCustomBody, custom.MaxSource, custom.MaxSource>>10)
-			status = http.StatusRequestEntityTooLarge
-		}
-		writeError(w, status, apiError{Error: msg, Field: "source"})
+	body := jsonBody{route: "POST /api/custom", max: maxCustomBody, fields: `source (the kernel's Go source, a string)`, field: "source",
+		tooLarge: fmt.Sprintf(": a kernel's source may have at most %d bytes (%d KiB)", custom.MaxSource, custom.MaxSource>>10)}
+	if aerr := body.decode(w, r, &req); aerr != nil {
+		writeError(w, aerr.status, *aerr)
 		return
 	}
 	k, err := s.opts.Custom.BuildFor(r.Context(), clientOf(r), []byte(req.Source))

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/wasmgap/wasmgap/internal/httpguard"
 	"github.com/wasmgap/wasmgap/internal/measure"
 	"github.com/wasmgap/wasmgap/internal/results"
 	"github.com/wasmgap/wasmgap/internal/runner"
@@ -24,11 +23,7 @@ type forecastAnswer struct {
 // handleForecast answers POST /api/forecast: the body is a run request (POST /api/run's),
 // checked as a run's is; nothing runs.
 func (s *Server) handleForecast(w http.ResponseWriter, r *http.Request) {
-	if err := httpguard.RequireJSON(r); err != nil {
-		writeError(w, http.StatusUnsupportedMediaType, apiError{Error: "POST /api/forecast: " + err.Error()})
-		return
-	}
-	req, aerr := decodeRunRequest(w, r)
+	req, aerr := decodeRunRequest(w, r, "POST /api/forecast")
 	if aerr != nil {
 		writeError(w, cmp.Or(aerr.status, http.StatusBadRequest), *aerr)
 		return

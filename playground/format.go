@@ -1,14 +1,9 @@
 package playground
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
 	"go/format"
 	"net/http"
 	"strings"
-
-	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
 // formatRequest and formatAnswer are POST /api/custom/format's: a user kernel's source
@@ -24,20 +19,9 @@ type formatAnswer struct {
 // handleFormat formats a user kernel's source as gofmt does (go/format), or says where it
 // does not parse (422). It runs nothing and keeps nothing.
 func (s *Server) handleFormat(w http.ResponseWriter, r *http.Request) {
-	if err := httpguard.RequireJSON(r); err != nil {
-		writeError(w, http.StatusUnsupportedMediaType, apiError{Error: "POST /api/custom/format: " + err.Error()})
-		return
-	}
 	var req formatRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxCustomBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		var maxErr *http.MaxBytesError
-		if errors.As(err, &maxErr) {
-			writeError(w, http.StatusRequestEntityTooLarge, apiError{Error: fmt.Sprintf("the source is larger than %d bytes", maxCustomBody)})
-			return
-		}
-		writeError(w, http.StatusBadRequest, apiError{Error: `the body must be one JSON object {"source": "<Go>"}: ` + err.Error()})
+	if aerr := (jsonBody{route: "POST /api/custom/format", max: maxCustomBody, fields: `source (Go source, a string)`, field: "source"}).decode(w, r, &req); aerr != nil {
+		writeError(w, aerr.status, *aerr)
 		return
 	}
 	out, err := format.Source([]byte(req.Source))

@@ -111,13 +111,9 @@ func (s *Server) shareHandler() http.Handler {
 }
 
 func (s *Server) handleShare(w http.ResponseWriter, r *http.Request) {
-	if err := httpguard.RequireJSON(r); err != nil {
-		writeError(w, http.StatusUnsupportedMediaType, apiError{Error: "POST /api/results/share: " + err.Error()})
-		return
-	}
-	req, status, aerr := decodeShare(w, r)
+	req, aerr := decodeShare(w, r)
 	if aerr != nil {
-		writeError(w, status, *aerr)
+		writeError(w, aerr.status, *aerr)
 		return
 	}
 	rep, aerr := checkShare(req)

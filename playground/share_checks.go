@@ -1,52 +1,16 @@
 package playground
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
-
-	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
 // decodeShare reads the one JSON object of a submission, and says what was wrong with
-// the status that answers it: 408 for a body that did not arrive in time, 413 for one
-// over maxShareBody, 400 for anything else (a second value after the object included).
-func decodeShare(w http.ResponseWriter, r *http.Request) (shareRequest, int, *apiError) {
+// the status that answers it (jsonBody.decode).
+func decodeShare(w http.ResponseWriter, r *http.Request) (shareRequest, *apiError) {
 	var req shareRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxShareBody))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(&req)
-	if err == nil {
-		// Whatever follows the object, a second object or a stray byte, is refused: the
-		// body is one submission.
-		if _, terr := dec.Token(); terr != io.EOF {
-			err = terr
-			if !isBodyReadError(terr) {
-				err = errors.New("more than one JSON value: send one object")
-			}
-		}
-	}
-	if err == nil {
-		return req, 0, nil
-	}
-	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-		return req, http.StatusRequestEntityTooLarge, &apiError{Error: fmt.Sprintf("the submission is larger than %d bytes", maxShareBody)}
-	}
-	if status := httpguard.BodyStatus(err, http.StatusBadRequest); status != http.StatusBadRequest {
-		return req, status, &apiError{Error: err.Error()}
-	}
-	return req, http.StatusBadRequest, &apiError{Error: "the body must be one JSON object {browser, method, cells}: " + err.Error()}
-}
-
-// isBodyReadError reports whether err is the body's own failure (too large, too slow)
-// rather than what the JSON says.
-func isBodyReadError(err error) bool {
-	_, tooLarge := errors.AsType[*http.MaxBytesError](err)
-	_, slow := errors.AsType[*httpguard.BodyTimeoutError](err)
-	return tooLarge || slow
+	return req, jsonBody{route: "POST /api/results/share", max: maxShareBody, fields: "browser, method and cells"}.decode(w, r, &req)
 }
 
 // clockResolution is the shortest time a sample of a submission may last, in ns: no

@@ -2,7 +2,6 @@ package playground
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wasmgap/wasmgap/internal/httpguard"
 	"github.com/wasmgap/wasmgap/internal/runner"
 	"github.com/wasmgap/wasmgap/internal/warmup"
 )
@@ -77,28 +75,9 @@ type warmupEvent struct {
 }
 
 func (s *Server) handleWarmup(w http.ResponseWriter, r *http.Request) {
-	if err := httpguard.RequireJSON(r); err != nil {
-		writeError(w, http.StatusUnsupportedMediaType, apiError{Error: "POST /api/warmup: " + err.Error()})
-		return
-	}
 	var req warmupRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxWarmupBody))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(&req)
-	if err == nil && dec.More() {
-		err = errors.New("more than one JSON value")
-	}
-	if err != nil {
-		var maxErr *http.MaxBytesError
-		var slow *httpguard.BodyTimeoutError
-		switch {
-		case errors.As(err, &slow):
-			writeError(w, slow.StatusCode(), apiError{Error: slow.Error()})
-		case errors.As(err, &maxErr):
-			writeError(w, http.StatusRequestEntityTooLarge, apiError{Error: fmt.Sprintf("the request body is larger than %d bytes", maxWarmupBody)})
-		default:
-			writeError(w, http.StatusBadRequest, apiError{Error: "the body must be one JSON object with " + warmupFields + ": " + err.Error()})
-		}
+	if aerr := (jsonBody{route: "POST /api/warmup", max: maxWarmupBody, fields: warmupFields}).decode(w, r, &req); aerr != nil {
+		writeError(w, aerr.status, *aerr)
 		return
 	}
 	if req.Series != nil {

@@ -1,0 +1,60 @@
+package playground
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wasmgap/wasmgap/internal/custom"
+	"github.com/wasmgap/wasmgap/internal/results"
+)
+
+// Every POST route of the API reads its body through jsonBody.decode, so each refuses a
+// bad body the same way: 415 for a body that is not JSON, 400 naming what follows the
+// object, 400 naming an unknown field, 413 past its limit.
+func TestEveryPostRouteRefusesABadBodyAlike(t *testing.T) {
+	store, err := results.Open(context.Background(), filepath.Join(t.TempDir(), "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	ts := fakeServer(t, Options{Custom: custom.NewBuilder(custom.Options{Dir: t.TempDir()}), Results: store}, instantRun)
+	routes := map[string]int64{
+		"/api/run": maxRequestBody, "/api/forecast": maxRequestBody, "/api/compare": maxCompareBody, "/api/warmup": maxWarmupBody,
+		"/api/custom": maxCustomBody, "/api/custom/format": maxCustomBody, "/api/results/share": maxShareBody,
+	}
+	post := func(path, contentType string, body []byte) (int, apiError) {
+		t.Helper()
+		resp, err := http.Post(ts.URL+path, contentType, bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var e apiError
+		json.NewDecoder(resp.Body).Decode(&e)
+		return resp.StatusCode, e
+	}
+	for path, max := range routes {
+		for _, c := range []struct {
+			name, contentType string
+			body              []byte
+			status            int
+			mentions, field   string
+		}{
+			{"not JSON", "text/plain", []byte(`{}`), http.StatusUnsupportedMediaType, "POST " + path, ""},
+			{"two objects", "application/json", []byte(`{}{}`), http.StatusBadRequest, "more than one JSON value", ""},
+			{"a stray byte", "application/json", []byte(`{} x`), http.StatusBadRequest, "more than one JSON value", ""},
+			{"unknown field", "application/json", []byte(`{"nosuchfield":1}`), http.StatusBadRequest, `unknown field "nosuchfield"`, "nosuchfield"},
+			{"past the limit", "application/json", append([]byte(`{"pad":"`), bytes.Repeat([]byte("x"), int(max))...), http.StatusRequestEntityTooLarge, "larger than", ""},
+		} {
+			status, e := post(path, c.contentType, c.body)
+			if status != c.status || !strings.Contains(e.Error, c.mentions) || (c.field != "" && e.Field != c.field) {
+				t.Errorf("POST %s, %s: %d %+v; want %d mentioning %q (field %q)", path, c.name, status, e, c.status, c.mentions, c.field)
+			}
+		}
+	}
+}
