@@ -35,15 +35,17 @@ func Primes(n int) int64 {
 }
 `
 
-// customServer serves user kernels with real worker runs (a short time limit), its
-// builds in a temporary folder and the Go cache shared by every test run.
+// customServer serves user kernels with real worker runs, its builds in a temporary
+// folder and the Go cache shared by every test run. Its time limit bounds a run that
+// should end, with room for a worker's start and compile on a machine with both cores
+// busy; a test of the limit itself uses a server of its own with a short one.
 var customServer = sync.OnceValues(func() (*Server, string) {
 	dir, err := os.MkdirTemp("", "wasmgap-playground-custom-")
 	if err != nil {
 		panic(err)
 	}
 	return New(Options{
-		Timeout: 5 * time.Second,
+		Timeout: time.Minute,
 		Custom:  custom.NewBuilder(custom.Options{Dir: dir, GoCache: filepath.Join(custom.DefaultDir(), "gocache")}),
 	}), dir
 })
