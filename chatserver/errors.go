@@ -23,7 +23,8 @@ var (
 	// ErrMailboxFull: the offline receiver's mailbox holds MaxMailbox messages (409).
 	ErrMailboxFull = errors.New("mailbox full")
 	// ErrStoreFull: the store holds MaxStoreBytes of data, or MaxMailboxes
-	// users have messages waiting (507).
+	// users have messages waiting (507; so does a send refused because the
+	// disk has no room for the store's next checkpoint, store.ErrNoRoom).
 	ErrStoreFull = errors.New("chat store full")
 	// ErrShuttingDown: the server is draining; retry in a moment (503).
 	ErrShuttingDown = errors.New("the chat server is shutting down; retry in a moment")
@@ -70,7 +71,7 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, ErrMailboxFull):
 		return http.StatusConflict
-	case errors.Is(err, ErrStoreFull):
+	case errors.Is(err, ErrStoreFull), errors.Is(err, store.ErrNoRoom):
 		return http.StatusInsufficientStorage
 	case errors.Is(err, ErrShuttingDown), errors.Is(err, ErrUnavailable):
 		return http.StatusServiceUnavailable

@@ -39,6 +39,11 @@
 // what to do (wal.go says how each is told). So does a mailbox message
 // that no longer decodes or whose checksum does not match (values.go):
 // it would refuse its user's every login, or be delivered altered.
+// A checkpoint needs room on the disk for what the log holds: the store
+// holds it in chat.db, past its last page, before it writes a batch's
+// record, and refuses a batch without room with ErrNoRoom (room.go), so
+// that a stop and a start on a nearly full disk neither fail nor grow
+// chat.db.
 // A batch that fails (the store, or a request that fails it) leaves
 // nothing behind: its changes leave the memtable, and the rules' machine
 // is rolled back (room.Machine.Rollback).

@@ -29,6 +29,7 @@ type memtable struct {
 	deleted map[uint64]struct{}
 	boxes   map[string]*memBox
 	bytes   int64 // the data put since the checkpoint, keys and values
+	dels    int64 // the keys deleted since the checkpoint (the room a checkpoint needs)
 }
 
 // memBox is one mailbox's changes since the checkpoint.
@@ -46,7 +47,12 @@ func newMemtable() *memtable {
 func (m *memtable) reset() {
 	clear(m.vals)
 	m.meta, m.ids, m.vals = map[string][]byte{}, m.ids[:0], m.vals[:0]
-	m.deleted, m.boxes, m.bytes = map[uint64]struct{}{}, map[string]*memBox{}, 0
+	m.deleted, m.boxes, m.bytes, m.dels = map[uint64]struct{}{}, map[string]*memBox{}, 0, 0
+}
+
+// need is what a checkpoint of the memtable writes (room.go).
+func (m *memtable) need() roomNeed {
+	return roomNeed{bytes: m.bytes, dels: m.dels, boxes: int64(len(m.boxes))}
 }
 
 func (m *memtable) empty() bool {

@@ -85,8 +85,10 @@ type Store struct {
 	path   string
 	wal    *wal
 	mem    *memtable
-	dbUsed int64 // bytes of data in chat.db at the last checkpoint (hub goroutine)
-	tx     Tx    // the batch being written, its buffers kept from one to the next
+	dbUsed int64  // bytes of data in chat.db at the last checkpoint (hub goroutine)
+	epoch  uint64 // the epoch of the log chat.db expects
+	room   room   // the room held for the next checkpoint (room.go)
+	tx     Tx     // the batch being written, its buffers kept from one to the next
 }
 
 var pathLog, pathMeta = [][]byte{bucketLog}, [][]byte{bucketMeta}
@@ -105,7 +107,16 @@ func (s *Store) Write(fn func(tx *Tx) error) (int64, error) {
 	tx.begin(s)
 	err := guarded(func() error { return fn(tx) })
 	if err == nil && tx.changed() {
-		err = s.wal.write(tx.buf)
+		err = s.room.reserve(s.room.need(m.need()))
+		if err == nil && s.wal.epoch != s.epoch {
+			// A checkpoint wrote chat.db but could not start the next
+			// log: nothing may go to the old one, which chat.db no
+			// longer expects.
+			err = s.wal.reset(s.epoch)
+		}
+		if err == nil {
+			err = s.wal.write(tx.buf)
+		}
 	}
 	tx.closeView()
 	if err != nil {
@@ -133,9 +144,11 @@ func (s *Store) Checkpoint() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.empty() && s.wal.size.Load() == walFileHeader {
-		return nil // nothing since the last checkpoint
+		// Nothing since the last checkpoint; the log chat.db expects is
+		// still to be made when the checkpoint could not make it.
+		return s.wal.reset(s.epoch)
 	}
-	next := s.wal.epoch + 1
+	next := s.epoch + 1
 	if err := guarded(func() error {
 		return s.db.Update(func(tx *bolt.Tx) error {
 			if err := m.flush(tx); err != nil {
@@ -146,6 +159,7 @@ func (s *Store) Checkpoint() error {
 	}); err != nil {
 		return fmt.Errorf("checkpoint: write %s: %w", s.path, err)
 	}
+	s.epoch = next
 	m.reset()
 	if err := s.wal.reset(next); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
@@ -153,15 +167,23 @@ func (s *Store) Checkpoint() error {
 	return s.Measure()
 }
 
-// Measure sets dbUsed from chat.db: its pages less the free ones.
+// Measure sets dbUsed from chat.db (its pages less the free ones), and
+// where its pages end for the room held past them.
 func (s *Store) Measure() error {
 	return guarded(func() error {
 		return s.db.View(func(tx *bolt.Tx) error {
-			st := s.db.Stats()
-			s.dbUsed = tx.Size() - int64(st.FreePageN+st.PendingPageN)*int64(s.db.Info().PageSize)
+			free, ps := dbFree(s.db)
+			s.dbUsed = tx.Size() - free*ps
+			s.room.moved(tx.Size(), free, ps)
 			return nil
 		})
 	})
+}
+
+// dbFree is the number of db's free pages and its page size.
+func dbFree(db *bolt.DB) (free, pageSize int64) {
+	st := db.Stats()
+	return int64(st.FreePageN + st.PendingPageN), int64(db.Info().PageSize)
 }
 
 // State is what the hub needs from the store at start.
@@ -212,6 +234,14 @@ func Open(path string, noSync bool, log *slog.Logger) (*Store, State, error) {
 		guarded(db.Close)
 		return nil, st, err
 	}
+	rm, err := holdRoom(db, path, records)
+	if err != nil {
+		guarded(db.Close)
+		if rm.f != nil {
+			rm.f.Close()
+		}
+		return nil, st, fmt.Errorf("open store %s: cannot take in its log %s: %w", path, walPath, err)
+	}
 	st.Mailboxes = map[string]int{}
 	err = guarded(func() error {
 		return db.Update(func(tx *bolt.Tx) error {
@@ -258,6 +288,13 @@ func Open(path string, noSync bool, log *slog.Logger) (*Store, State, error) {
 	})
 	if err != nil {
 		guarded(db.Close)
+		rm.f.Close()
+		if isNoSpace(err) {
+			// Not a byte of the log is lost (it is still there), and the
+			// pages this attempt wrote go back to the disk.
+			return nil, st, errors.Join(fmt.Errorf("open store %s: %w: taking in its log %s ran out of room (%v, %s); chat.db is as it was and the log is kept: free space on that disk and start again",
+				path, ErrNoRoom, walPath, err, freeSpace(path)), giveBack(path, rm.end+rm.held))
+		}
 		if md, ok := errors.AsType[*mailDamage](err); ok {
 			return nil, st, damaged(path, md.Error())
 		}
@@ -268,9 +305,14 @@ func Open(path string, noSync bool, log *slog.Logger) (*Store, State, error) {
 	}
 	// The log's changes are in chat.db, synced by that commit: a new,
 	// empty log of the next epoch.
+	if hasEpoch {
+		// Its records are in chat.db: their room goes to the new log first
+		// (as at a checkpoint, see wal.reset).
+		os.Truncate(walPath, walFileHeader)
+	}
 	w := &wal{path: walPath, noSync: noSync}
-	s := &Store{db: db, path: path, wal: w, mem: newMemtable()}
-	if err := w.reset(epoch + 1); err == nil {
+	s := &Store{db: db, path: path, wal: w, mem: newMemtable(), epoch: epoch + 1, room: rm}
+	if err = w.reset(epoch + 1); err == nil {
 		err = s.Measure()
 	}
 	if err != nil {
@@ -278,6 +320,7 @@ func Open(path string, noSync bool, log *slog.Logger) (*Store, State, error) {
 			w.f.Close()
 		}
 		guarded(db.Close)
+		rm.f.Close()
 		return nil, st, fmt.Errorf("store log %s: %w", walPath, err)
 	}
 	return s, st, nil
@@ -417,10 +460,42 @@ func (s *Store) Stats() (Stats, error) {
 	return st, err
 }
 
-// Close checkpoints and closes the files.
+// Close checkpoints and closes the files. When the checkpoint fails, its
+// log is kept, and the pages it wrote past chat.db's own and the room
+// held for them go back to the disk.
 func (s *Store) Close() error {
 	err := s.Checkpoint()
-	return errors.Join(err, s.wal.f.Close(), s.db.Close())
+	keep := s.room.end + s.room.held
+	err = errors.Join(err, s.wal.f.Close(), s.db.Close(), s.room.f.Close())
+	if err != nil && isNoSpace(err) {
+		err = errors.Join(err, giveBack(s.path, keep))
+	}
+	return err
+}
+
+// holdRoom opens chat.db for the room held past its pages (room.go) and
+// holds the room to take in records, the log's, at open.
+func holdRoom(db *bolt.DB, path string, records [][]byte) (room, error) {
+	var r room
+	var need roomNeed
+	boxes := map[string]struct{}{}
+	for _, rec := range records {
+		decodeChanges(rec, func(c walChange) error { need.add(c, boxes); return nil })
+	}
+	err := guarded(func() error {
+		return db.View(func(tx *bolt.Tx) error {
+			free, ps := dbFree(db)
+			r.moved(tx.Size(), free, ps)
+			return nil
+		})
+	})
+	if err != nil {
+		return r, err
+	}
+	if r.f, err = os.OpenFile(path, os.O_RDWR, 0); err != nil {
+		return r, err
+	}
+	return r, r.reserve(r.need(need))
 }
 
 // IDKey is the key of id in the log and in a mailbox: big-endian, so that keys

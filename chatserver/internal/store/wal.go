@@ -84,6 +84,7 @@ type Tx struct {
 	metaOld []metaOld // meta values the batch replaced
 	logLen  int       // len(m.ids) before the batch
 	bytes   int64     // m.bytes before the batch
+	dels    int64     // m.dels before the batch
 	rtx     *bolt.Tx  // a read transaction of chat.db, opened on first use
 }
 
@@ -163,7 +164,7 @@ func (t *Tx) OnUndo(f func()) { t.undo = append(t.undo, f) }
 func (t *Tx) begin(s *Store) {
 	t.s, t.m = s, s.mem
 	t.buf = append(t.buf[:0], make([]byte, walHeader)...)
-	t.logLen, t.bytes = len(t.m.ids), t.m.bytes
+	t.logLen, t.bytes, t.dels = len(t.m.ids), t.m.bytes, t.m.dels
 }
 
 // changed reports whether the batch wrote anything.
@@ -229,7 +230,7 @@ func (t *Tx) rollback() {
 	}
 	clear(t.m.vals[t.logLen:])
 	t.m.ids, t.m.vals = t.m.ids[:t.logLen], t.m.vals[:t.logLen]
-	t.m.bytes = t.bytes
+	t.m.bytes, t.m.dels = t.bytes, t.dels
 }
 
 func (t *Tx) putMeta(key, value []byte) {
@@ -251,6 +252,7 @@ func (t *Tx) deleteEvent(id uint64) {
 		t.m.deleted[id] = struct{}{}
 		t.undo = append(t.undo, func() { delete(t.m.deleted, id) })
 	}
+	t.m.dels++
 	t.path(walDelete, pathLog, IDKey(id))
 }
 
@@ -292,6 +294,7 @@ func (t *Tx) putMail(nick string, box *memBox, key, value []byte) {
 
 func (t *Tx) deleteMail(nick string, box *memBox, key []byte) {
 	t.setMail(box, key, nil)
+	t.m.dels++
 	t.path(walDelete, mailPath(nick), key)
 }
 
@@ -331,11 +334,24 @@ func (w *wal) write(rec []byte) error {
 		// A part of the record may be in the file: cut it off, so that no
 		// bytes of it lie past a shorter record written there next.
 		w.f.Truncate(size)
-		return fmt.Errorf("write log: %w", err)
+		return w.failed("write", err)
 	}
 	w.seq = seq
 	w.size.Store(size + int64(len(rec)))
 	return nil
+}
+
+// failed is the error of the log's write or sync (op) that failed with
+// err, naming the log (its file was opened under the name it was written
+// beside it with); a full disk is ErrNoRoom.
+func (w *wal) failed(op string, err error) error {
+	if pe, ok := errors.AsType[*os.PathError](err); ok {
+		err = pe.Err
+	}
+	if isNoSpace(err) {
+		return fmt.Errorf("%w: %s log %s: %w (%s)", ErrNoRoom, op, w.path, err, freeSpace(w.path))
+	}
+	return fmt.Errorf("%s log %s: %w", op, w.path, err)
 }
 
 // syncTo makes the log durable at least up to end.
@@ -345,7 +361,7 @@ func (w *wal) syncTo(end int64) error {
 	}
 	target := w.size.Load() // every write up to here is covered by this sync
 	if err := fdatasync(w.f); err != nil {
-		return fmt.Errorf("sync log: %w", err)
+		return w.failed("sync", err)
 	}
 	w.synced.Store(target)
 	return nil
@@ -357,6 +373,13 @@ func (w *wal) syncTo(end int64) error {
 func (w *wal) reset(epoch uint64) error {
 	if w.f != nil && w.epoch == epoch && w.size.Load() == walFileHeader {
 		return nil
+	}
+	if w.f != nil {
+		// Its records are in chat.db: the room they take goes to the new
+		// log first (a disk the log filled has none left for it). Cut short
+		// to its header, it is a log chat.db no longer expects, which
+		// Open replaces.
+		w.f.Truncate(walFileHeader)
 	}
 	f, err := createLog(w.path, epoch)
 	if err != nil {
