@@ -328,6 +328,9 @@ func explainNodeWasm(ctx context.Context, r request) ([]Listing, error) {
 		if note != "" {
 			l.Notes = append(l.Notes, note)
 		}
+		if want, ok := singleTier[r.engine]; ok && order[i] != want {
+			l.Notes = append(l.Notes, fmt.Sprintf("V8 compiled this with %s despite the flags %s, which should keep it on %s alone", order[i], strings.Join(flags, " "), want))
+		}
 		if len(order) > 1 && i == len(order)-1 {
 			l.Notes = append(l.Notes, fmt.Sprintf("V8 compiled this function with %s, then %s: the code it ran last is listed first", strings.Join(order[:i], ", "), order[i]))
 		}
@@ -336,6 +339,9 @@ func explainNodeWasm(ctx context.Context, r request) ([]Listing, error) {
 	prof.apply(ls)
 	return ls, nil
 }
+
+// singleTier is the one V8 compiler each single-tier node-wasm engine's flags allow.
+var singleTier = map[string]string{"node-wasm-liftoff": "Liftoff", "node-wasm-turbofan": "TurboFan"}
 
 // jsName is a kernel's function name in the JavaScript and Java ports: Func with a lower
 // first letter (fibRec, test1).

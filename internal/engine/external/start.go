@@ -41,10 +41,12 @@ var phpJIT = []string{"-d", "opcache.enable_cli=1", "-d", "opcache.jit=tracing",
 var javaFlags = []string{"-XX:+DisplayVMOutputToStderr", "-XX:CompileCommand=quiet", "-XX:CompileCommand=dontinline,Kernels::count"}
 
 // V8's flags for each tier of kernels.wasm: node-wasm is V8's default (Liftoff, then
-// TurboFan for hot functions).
+// TurboFan for hot functions). Liftoff alone takes --liftoff-only: V8 11's dynamic tiering
+// moves a hot function to TurboFan despite --no-wasm-tier-up (package explain's listing of
+// node-wasm-liftoff showed TurboFan's code under those flags).
 var wasmTiers = map[string][]string{
 	NodeWasm:         nil,
-	NodeWasmLiftoff:  {"--liftoff", "--no-wasm-tier-up"},
+	NodeWasmLiftoff:  {"--liftoff-only"},
 	NodeWasmTurbofan: {"--no-liftoff"},
 }
 
@@ -64,7 +66,7 @@ var specs = []spec{
 		What: "kernels.wasm on V8's optimising tier alone (node --no-liftoff)", Probe: probeNode, Runtime: "V8 wasm", Tier: engine.TierJIT},
 		startNodeWasm},
 	{engine.Info{Name: NodeWasmLiftoff, Title: "Node wasm Liftoff", Color: "#b5e3a9", Install: hintNode, KernelsWasm: true,
-		What: "kernels.wasm on V8's baseline compiler alone (node --liftoff --no-wasm-tier-up)", Probe: probeNode, Runtime: "V8 wasm", Tier: engine.TierInterpreter},
+		What: "kernels.wasm on V8's baseline compiler alone (node --liftoff-only)", Probe: probeNode, Runtime: "V8 wasm", Tier: engine.TierInterpreter},
 		startNodeWasm},
 	{engine.Info{Name: C, Title: "C", Color: "#1f3d7a", Install: hintGCC, What: "the kernels in C, compiled by gcc -O2",
 		Probe: probeCmd("gcc", "--version")}, startC},
