@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wasmgap/wasmgap/internal/childproc"
 )
 
 // Profile is where a timed run's samples fell.
@@ -50,11 +52,11 @@ func perfRecord(ctx context.Context, pid int, d time.Duration, start func()) ([]
 	data := filepath.Join(dir, "perf.data")
 	ctx, cancel := context.WithTimeout(ctx, d+30*time.Second)
 	defer cancel()
-	rec := exec.CommandContext(ctx, perf, "record", "-q", "-e", perfEvent, "-p", strconv.Itoa(pid), "-o", data,
+	rec := childproc.Command(ctx, perf, "record", "-q", "-e", perfEvent, "-p", strconv.Itoa(pid), "-o", data,
 		"--", "sleep", strconv.FormatFloat(d.Seconds(), 'f', 3, 64))
 	var stderr bytes.Buffer
 	rec.Stderr = &stderr
-	if err := rec.Start(); err != nil {
+	if err := childproc.Start(rec); err != nil {
 		return nil, fmt.Errorf("perf record: %w", err)
 	}
 	if start != nil {
@@ -63,12 +65,9 @@ func perfRecord(ctx context.Context, pid int, d time.Duration, start func()) ([]
 	if err := rec.Wait(); err != nil {
 		return nil, fmt.Errorf("perf record refused: %w%s", err, firstLineOf(stderr.String()))
 	}
-	script := exec.CommandContext(ctx, perf, "script", "-i", data, "-F", "ip")
-	stderr.Reset()
-	script.Stderr = &stderr
-	out, err := script.Output()
+	out, err := output(childproc.Command(ctx, perf, "script", "-i", data, "-F", "ip"))
 	if err != nil {
-		return nil, fmt.Errorf("perf script: %w%s", err, firstLineOf(stderr.String()))
+		return nil, fmt.Errorf("perf script: %w", err)
 	}
 	var ips []uint64
 	sc := bufio.NewScanner(bytes.NewReader(out))

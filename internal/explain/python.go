@@ -9,9 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/wasmgap/wasmgap/internal/childproc"
 	"github.com/wasmgap/wasmgap/internal/engine/external"
 )
 
@@ -48,12 +48,9 @@ func explainPython(ctx context.Context, r request) ([]Listing, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, py, args...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := output(childproc.Command(ctx, py, args...))
 	if err != nil {
-		return nil, fmt.Errorf("python3 dis of %s%s: %w%s", r.k.Label(r.args), timedOut(ctx), err, firstLineOf(stderr.String()))
+		return nil, fmt.Errorf("python3 dis of %s%s: %w", r.k.Label(r.args), timedOut(ctx), err)
 	}
 	var res struct {
 		Version string `json:"version"`

@@ -19,6 +19,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/wasmgap/wasmgap/internal/childproc"
 	"github.com/wasmgap/wasmgap/internal/engine/external"
 )
 
@@ -171,7 +172,7 @@ func runNode(ctx context.Context, prof *sampled, args ...string) ([]byte, error)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, args...)
+	cmd := childproc.Command(ctx, node, args...)
 	var stdout bytes.Buffer
 	stderr := &lockedBuffer{}
 	cmd.Stdout = &stdout
@@ -179,7 +180,7 @@ func runNode(ctx context.Context, prof *sampled, args ...string) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := childproc.Start(cmd); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
 	sampledDone := make(chan struct{})

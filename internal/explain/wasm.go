@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/wasmgap/wasmgap/internal/childproc"
 	"github.com/wasmgap/wasmgap/kernels"
 	"github.com/wasmgap/wasmgap/wasm"
 )
@@ -89,18 +90,18 @@ func decodeWasmFunc(ctx context.Context, module []byte, name string) (*wasmFunc,
 	if err := os.WriteFile(path, module, 0o600); err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, objdump, "-d", path)
+	cmd := childproc.Command(ctx, objdump, "-d", path)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	if err := childproc.Start(cmd); err != nil {
 		return nil, fmt.Errorf("wasm-objdump: %w", err)
 	}
 	f := parseObjdump(bufio.NewScanner(out), name)
-	_ = cmd.Process.Kill() // the function found, the rest is not needed
+	_ = childproc.KillGroup(cmd) // the function found, the rest is not needed
 	_ = cmd.Wait()
 	if f == nil {
 		return nil, fmt.Errorf("wasm-objdump found no function %s in kernels.wasm%s", name, firstLineOf(stderr.String()))

@@ -1,7 +1,6 @@
 package wazero
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wasmgap/wasmgap/internal/childproc"
 	"github.com/wasmgap/wasmgap/internal/engine"
 	"github.com/wasmgap/wasmgap/internal/engine/driver"
 	"github.com/wasmgap/wasmgap/wasm"
@@ -83,11 +83,9 @@ func OptimizedModule(ctx context.Context, module []byte) ([]byte, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, tool, append(append([]string{}, WasmOptFlags...), in, "-o", out)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		line, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+	cmd := childproc.Command(ctx, tool, append(append([]string{}, WasmOptFlags...), in, "-o", out)...)
+	if msg, err := childproc.CombinedOutput(cmd); err != nil {
+		line, _, _ := strings.Cut(strings.TrimSpace(string(msg)), "\n")
 		return nil, fmt.Errorf("wasm-opt %s: %w: %s", strings.Join(WasmOptFlags, " "), err, line)
 	}
 	b, err := os.ReadFile(out)
