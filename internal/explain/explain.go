@@ -185,6 +185,7 @@ var explainers = []explainer{
 	{"java", explainJava},
 	{"c", explainC},
 	{"luajit", explainLuaJIT},
+	{"pypy", explainPyPy},
 	{"python", explainPython},
 }
 
