@@ -186,6 +186,7 @@ var explainers = []explainer{
 	{"c", explainC},
 	{"luajit", explainLuaJIT},
 	{"pypy", explainPyPy},
+	{"php-jit", explainPHPJIT},
 	{"python", explainPython},
 }
 

@@ -101,7 +101,7 @@ func explainLuaJIT(ctx context.Context, r request) ([]Listing, error) {
 			// The trace's last jump goes back to its own start: the recursive call.
 			for i := len(l.Lines) - 1; i >= 0; i-- {
 				ln := &l.Lines[i]
-				if ln.BackEdge || (ln.jump && ln.abs == 0 && strings.HasPrefix(ln.Text, "jmp")) {
+				if ln.BackEdge || (ln.jump && strings.HasPrefix(ln.Text, "jmp")) {
 					ln.Recursive, ln.Call = true, true
 					ln.Note = "the recursive call: LuaJIT's " + linkType + " links the trace to itself"
 					break
