@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wasmgap/wasmgap/internal/engine/driver"
 	"github.com/wasmgap/wasmgap/internal/engine/external"
 )
 
@@ -32,9 +33,15 @@ func warmDriver(ctx context.Context, r request, name string, opts external.Optio
 // warmDriverPID is warmDriver that also says the driver's process id, by which a runtime
 // names the files it wrote about its code (PHP's /tmp/jit-<pid>.dump).
 func warmDriverPID(ctx context.Context, r request, name string, opts external.Options) (_ *sampled, pid int, _ error) {
+	return warmProcess(ctx, r, name, func(ctx context.Context) (*driver.Process, error) { return external.Start(ctx, name, opts) })
+}
+
+// warmProcess is warmDriverPID for a driver that start starts (one of another package
+// than external: gccgo's).
+func warmProcess(ctx context.Context, r request, name string, start func(context.Context) (*driver.Process, error)) (_ *sampled, pid int, _ error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	p, err := external.Start(ctx, name, opts)
+	p, err := start(ctx)
 	if err != nil {
 		return nil, 0, err
 	}

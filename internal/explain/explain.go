@@ -183,6 +183,7 @@ var explainers = []explainer{
 	{"node-wasm", explainNodeWasm},
 	{"node-js", explainNodeJS},
 	{"java", explainJava},
+	{"gccgo", explainGCCGo},
 	{"c", explainC},
 	{"luajit", explainLuaJIT},
 	{"pypy", explainPyPy},
