@@ -188,7 +188,12 @@ var explainers = []explainer{
 	{"luajit", explainLuaJIT},
 	{"pypy", explainPyPy},
 	{"php-jit", explainPHPJIT},
+	{"wazero-interpreter", explainWazeroInterpreter},
+	{"yaegi", explainYaegi},
 	{"python", explainPython},
+	{"php", explainPHP},
+	{"luajit-interp", explainLuaBytecode},
+	{"lua", explainLuaBytecode},
 }
 
 // Engines returns the names Explain accepts, in report order.

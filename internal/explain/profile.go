@@ -65,7 +65,7 @@ func perfRecord(ctx context.Context, pid int, d time.Duration, start func()) ([]
 	if err := rec.Wait(); err != nil {
 		return nil, fmt.Errorf("perf record refused: %w%s", err, firstLineOf(stderr.String()))
 	}
-	out, err := output(childproc.Command(ctx, perf, "script", "-i", data, "-F", "ip"))
+	out, _, err := run(childproc.Command(ctx, perf, "script", "-i", data, "-F", "ip"))
 	if err != nil {
 		return nil, fmt.Errorf("perf script: %w", err)
 	}

@@ -1,7 +1,6 @@
 package explain
 
 import (
-	"bytes"
 	"fmt"
 	"os/exec"
 
@@ -9,17 +8,21 @@ import (
 	"github.com/wasmgap/wasmgap/internal/childproc"
 )
 
-// output runs cmd (made by childproc.Command) through childproc.Start and returns what it
-// wrote to stdout; a failure's error carries the first line of its stderr.
-func output(cmd *exec.Cmd) ([]byte, error) {
-	var stdout bytes.Buffer
-	stderr := &capped.Buffer{Head: 16 << 10, Tail: 16 << 10}
-	cmd.Stdout, cmd.Stderr = &stdout, stderr
+// maxToolOutput bounds what a tool's stdout and stderr keep (perf script's samples, the
+// opcodes of every function of a driver).
+const maxToolOutput = 64 << 20
+
+// run runs cmd (made by childproc.Command) through childproc.Start and returns what it
+// wrote to stdout and stderr; a failure's error carries the first line of its stderr.
+func run(cmd *exec.Cmd) (stdout, stderr []byte, err error) {
+	out := &capped.Buffer{Head: maxToolOutput}
+	errb := &capped.Buffer{Head: maxToolOutput}
+	cmd.Stdout, cmd.Stderr = out, errb
 	if err := childproc.Start(cmd); err != nil {
-		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
+		return nil, nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
 	if err := cmd.Wait(); err != nil {
-		return stdout.Bytes(), fmt.Errorf("%w%s", err, firstLineOf(stderr.String()))
+		return []byte(out.String()), []byte(errb.String()), fmt.Errorf("%w%s", err, firstLineOf(errb.String()))
 	}
-	return stdout.Bytes(), nil
+	return []byte(out.String()), []byte(errb.String()), nil
 }
