@@ -164,7 +164,8 @@ func (c *v8Code) position(off int) (int, bool) {
 
 // runNode runs node with args and returns its stdout; a missing node is a refusal naming
 // the package. With prof, it samples node with perf from its "warm" line on stderr (the
-// script warm.mjs says it after the warm-up) for prof's time.
+// script warm.mjs says it after the warm-up) for prof's time, then stops its calls (by the
+// file WASMGAP_PROFILE_STOP names), so that node never ends before perf does.
 func runNode(ctx context.Context, prof *sampled, args ...string) ([]byte, error) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -173,6 +174,16 @@ func runNode(ctx context.Context, prof *sampled, args ...string) ([]byte, error)
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	cmd := childproc.Command(ctx, node, args...)
+	stopFile := ""
+	if prof != nil {
+		dir, err := os.MkdirTemp("", "wasmgap-explain-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		stopFile = filepath.Join(dir, "stop")
+		cmd.Env = append(os.Environ(), "WASMGAP_PROFILE_STOP="+stopFile)
+	}
 	var stdout bytes.Buffer
 	stderr := &lockedBuffer{}
 	cmd.Stdout = &stdout
@@ -193,6 +204,9 @@ func runNode(ctx context.Context, prof *sampled, args ...string) ([]byte, error)
 			if prof != nil && !profiled && sc.Text() == "warm" {
 				profiled = true
 				prof.ips, prof.err = perfRecord(ctx, cmd.Process.Pid, prof.d, nil)
+				if err := os.WriteFile(stopFile, nil, 0o600); err != nil && prof.err == nil {
+					prof.err = fmt.Errorf("stop node's profiled run: %w", err)
+				}
 			}
 		}
 		if prof != nil && !profiled {

@@ -78,3 +78,33 @@ func TestSlotsByOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestNodeWasmProfileFallsInTheFunction samples node while it runs fib_rec on TurboFan:
+// the samples on the listing's lines add up to those that fell in it, most of them.
+func TestNodeWasmProfileFallsInTheFunction(t *testing.T) {
+	for _, tool := range []string{"node", "perf"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	if _, err := wasm.Embedded(); err != nil {
+		t.Skipf("kernels.wasm not built: %v", err)
+	}
+	k, _ := kernels.Lookup("fib_rec")
+	ls, err := explainNodeWasm(context.Background(), request{engine: "node-wasm-turbofan", k: k, args: []int{20},
+		opts: Options{WarmupTime: 300 * time.Millisecond, Profile: true, ProfileTime: 500 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ls[0].Profile
+	if p == nil || p.Refused != "" {
+		t.Skipf("no profile: %+v", p)
+	}
+	sum := 0
+	for _, ln := range ls[0].Lines {
+		sum += ln.Samples
+	}
+	if sum != p.InFunction || p.InFunction+p.Elsewhere != p.Samples || p.InFunction*2 < p.Samples {
+		t.Errorf("lines sum to %d; profile %+v: want in_function = the lines' sum, in_function + elsewhere = samples, and most samples in FibRec", sum, p)
+	}
+}
