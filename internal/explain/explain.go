@@ -1,13 +1,18 @@
 // Package explain shows why a kernel runs as fast as it does on each engine: the code of
 // the kernel's hot function as that tier runs it, after the same warm-up the harness gives
 // it (so that a JIT has tiered up). Machine code from every tier — gc's from this binary's
-// symbol table, gcc's from the C driver's, wazero's compiler's from its compilation cache,
-// V8's Liftoff and TurboFan from node's --print-wasm-code and --print-opt-code, HotSpot's
-// C1 and C2 from -XX:CompileCommand=print, LuaJIT's traces from the machine code it
-// reports — is decoded by one disassembler (golang.org/x/arch), so that instruction counts
-// compare across tiers; each listing has its size in bytes and instructions, its calls
-// (the recursive ones marked) and its loops' back edges. Beside them: the Go source, and
-// kernels.wasm's function as wasm instructions (wabt's wasm-objdump). An engine that
+// symbol table, gcc's and gccgo's from their drivers', wazero's compiler's from its
+// compilation cache, V8's Liftoff and TurboFan from node's --print-wasm-code and
+// --print-opt-code, HotSpot's C1 and C2 from -XX:CompileCommand=print, LuaJIT's traces from
+// the machine code it reports, PHP's JIT traces from the jitdump opcache.jit_debug writes —
+// is decoded by one disassembler (golang.org/x/arch), so that instruction counts compare
+// across tiers; each listing has its size in bytes and instructions, its calls (the
+// recursive ones marked) and its loops' back edges. PyPy's optimised traces are listed in
+// its own operations (KindTrace). An interpreter has no machine code of the kernel: its
+// listing is what it runs instead (KindBytecode: CPython's dis, PHP's opcodes, Lua's and
+// LuaJIT's bytecode, the wasm wazero's interpreter lowers, the source yaegi walks), and
+// says so. Beside them: the Go source, and kernels.wasm's function as wasm instructions
+// (wabt's wasm-objdump). An engine that
 // cannot be explained here (its runtime missing, a tool refused) is named with the
 // reason, never a crash.
 //
@@ -79,7 +84,7 @@ type Listing struct {
 	// ("TurboFan", "C2", "gc", "wasm", "Go source").
 	Engine string `json:"engine"`
 	Tier   string `json:"tier"`
-	// Kind is KindMachine, KindWasm or KindSource.
+	// Kind is KindMachine, KindWasm, KindSource, KindBytecode or KindTrace.
 	Kind string `json:"kind"`
 	// Function is the function's name as the tier calls it.
 	Function string `json:"function"`
