@@ -188,29 +188,21 @@ func luaFunctionLines(out []byte, fn string, fnLine int, luajit bool) []Line {
 			in = (strings.HasPrefix(line, "function <") || strings.HasPrefix(line, "-- BYTECODE --")) && strings.Contains(line, header)
 			continue
 		}
-		var pc int
-		var op, operands, comment string
+		// Both listings' patterns have the same groups: pc, target mark or line, op,
+		// operands, comment.
+		pattern := luacLine
 		if luajit {
-			m := luajitLine.FindStringSubmatch(line)
-			if m == nil {
-				if len(lines) > 0 {
-					break
-				}
-				continue
-			}
-			pc, _ = strconv.Atoi(m[1])
-			op, operands, comment = m[3], strings.TrimSpace(m[4]), strings.TrimSpace(m[5])
-		} else {
-			m := luacLine.FindStringSubmatch(line)
-			if m == nil {
-				if len(lines) > 0 {
-					break
-				}
-				continue
-			}
-			pc, _ = strconv.Atoi(m[1])
-			op, operands, comment = m[3], strings.TrimSpace(m[4]), strings.TrimSpace(m[5])
+			pattern = luajitLine
 		}
+		m := pattern.FindStringSubmatch(line)
+		if m == nil {
+			if len(lines) > 0 {
+				break
+			}
+			continue
+		}
+		pc, _ := strconv.Atoi(m[1])
+		op, operands, comment := m[3], strings.TrimSpace(m[4]), strings.TrimSpace(m[5])
 		text := op + " " + operands
 		if comment != "" {
 			text += " ; " + comment
