@@ -9,8 +9,9 @@
 // across tiers; each listing has its size in bytes and instructions, its calls (the
 // recursive ones marked) and its loops' back edges. PyPy's optimised traces are listed in
 // its own operations (KindTrace). An interpreter has no machine code of the kernel: its
-// listing is what it runs instead (KindBytecode: CPython's dis, PHP's opcodes, Lua's and
-// LuaJIT's bytecode, the wasm wazero's interpreter lowers, the source yaegi walks), and
+// listing is what it runs instead (KindBytecode: CPython's dis, PHP's opcodes, Lua's,
+// LuaJIT's and the JVM's bytecode, the wasm wazero's interpreter lowers, the source yaegi
+// walks), and
 // says so. Beside them: the Go source, and kernels.wasm's function as wasm instructions
 // (wabt's wasm-objdump). An engine that
 // cannot be explained here (its runtime missing, a tool refused) is named with the
@@ -195,6 +196,7 @@ var explainers = []explainer{
 	{"php-jit", explainPHPJIT},
 	{"wazero-interpreter", explainWazeroInterpreter},
 	{"yaegi", explainYaegi},
+	{"java-int", explainJavaInt},
 	{"python", explainPython},
 	{"php", explainPHP},
 	{"luajit-interp", explainLuaBytecode},

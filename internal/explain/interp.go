@@ -317,3 +317,76 @@ func explainYaegi(ctx context.Context, r request) ([]Listing, error) {
 		"one per node of the syntax tree, each a call through a function value; yaegi does not print the tree")
 	return ls, nil
 }
+
+// ---- HotSpot's interpreter ----
+
+// javapLine is one instruction of javap -c: "  10: invokestatic  #7   // Method fibRec:(I)J".
+var javapLine = regexp.MustCompile(`^\s+(\d+): (\S+)\s*([^/]*?)\s*(?://\s*(.*))?$`)
+
+// parseJavap reads the bytecode of method fn (its name) from javap -c -p: the block after
+// its signature line "  static long fn(int);", up to a blank line.
+func parseJavap(out []byte, fn string) []Line {
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	in := false
+	var lines []Line
+	for sc.Scan() {
+		line := sc.Text()
+		if !in {
+			t := strings.TrimSpace(line)
+			in = strings.HasSuffix(t, ");") && strings.Contains(t, " "+fn+"(")
+			continue
+		}
+		if strings.TrimSpace(line) == "Code:" {
+			continue
+		}
+		m := javapLine.FindStringSubmatch(line)
+		if m == nil {
+			if len(lines) > 0 {
+				break
+			}
+			continue
+		}
+		off, _ := strconv.Atoi(m[1])
+		op, operands, comment := m[2], m[3], m[4]
+		text := strings.TrimSpace(op + " " + operands)
+		if comment != "" {
+			text += " // " + comment
+		}
+		ln := Line{Offset: off, Text: text, Target: -1}
+		switch {
+		case strings.HasPrefix(op, "invoke"):
+			ln.Call = true
+			ln.Recursive = strings.HasPrefix(comment, "Method "+fn+":")
+		case strings.HasPrefix(op, "if") || op == "goto" || op == "goto_w":
+			if t, err := strconv.Atoi(strings.TrimSpace(operands)); err == nil {
+				ln.Target, ln.BackEdge = t, t <= off
+			}
+		}
+		lines = append(lines, ln)
+	}
+	return lines
+}
+
+// explainJavaInt lists the bytecode the java-int engine (HotSpot's interpreter alone,
+// java -Xint) runs for the kernel's method, as javap -c prints it from the driver's classes.
+func explainJavaInt(ctx context.Context, r request) ([]Listing, error) {
+	dir, done, err := external.JavaClasses(ctx, external.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	out, _, err := runTool(ctx, "javap", "apt-get install openjdk-17-jdk-headless", "-c", "-p", "-cp", dir, "Kernels")
+	if err != nil {
+		return nil, err
+	}
+	fn := jsName(r.k.Func)
+	lines := parseJavap(out, fn)
+	if len(lines) == 0 {
+		return nil, fmt.Errorf("javap printed no bytecode of Kernels.%s", fn)
+	}
+	l := bytecodeListing(r.engine, "JVM bytecode", "Kernels::"+fn, "javap -c of the java engines' classes", lines)
+	l.Bytes = lines[len(lines)-1].Offset + 1 // at least: the last instruction's operands are not counted
+	l.Notes = append(l.Notes, noMachineCode("HotSpot with -Xint", fmt.Sprintf("these %d bytecode instructions", l.Instructions)),
+		"the bytecode does not change as it runs (no JIT under -Xint): the warm-up changes nothing here")
+	return []Listing{l}, nil
+}

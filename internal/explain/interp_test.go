@@ -53,7 +53,7 @@ func TestLuaFunctionLines(t *testing.T) {
 func TestInterpretersListWhatTheyRun(t *testing.T) {
 	for _, tt := range []struct{ engine, tool string }{
 		{"php", "php"}, {"lua", "luac5.4"}, {"luajit-interp", "luajit"}, {"python", "python3"},
-		{"wazero-interpreter", "wasm-objdump"}, {"yaegi", ""},
+		{"wazero-interpreter", "wasm-objdump"}, {"yaegi", ""}, {"java-int", "javap"},
 	} {
 		t.Run(tt.engine, func(t *testing.T) {
 			if tt.tool != "" {
@@ -87,5 +87,16 @@ func TestInterpretersListWhatTheyRun(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestParseJavap(t *testing.T) {
+	out := "  static long fibIt(int);\n    Code:\n       0: lconst_0\n       1: lreturn\n\n" +
+		"  static long fibRec(int);\n    Code:\n       0: iload_0\n       1: iconst_3\n       2: if_icmpge     0\n" +
+		"      10: invokestatic  #7                  // Method fibRec:(I)J\n      13: invokestatic  #8                  // Method count:(I)J\n" +
+		"      20: lreturn\n\n  static long ack(int, int);\n"
+	l := bytecodeListing("java-int", "t", "fibRec", "test", parseJavap([]byte(out), "fibRec"))
+	if l.Instructions != 6 || l.Calls != 2 || l.RecursiveCalls != 1 || l.BackEdges != 1 {
+		t.Errorf("%d instructions, %d calls, %d recursive, %d back edges; want 6, 2, 1, 1\n%s", l.Instructions, l.Calls, l.RecursiveCalls, l.BackEdges, dump(l))
 	}
 }
