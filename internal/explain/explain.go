@@ -272,8 +272,15 @@ func explainOne(ctx context.Context, name string, r request) (ex Explanation) {
 			profileEngine(ctx, name, r, ex.Listings)
 		}
 		for i := range ex.Listings {
-			if l := &ex.Listings[i]; r.opts.Profile && l.Kind == KindMachine && l.Profile == nil {
+			l := &ex.Listings[i]
+			if !r.opts.Profile || l.Profile != nil {
+				continue
+			}
+			switch l.Kind {
+			case KindMachine:
 				l.Profile = &Profile{Refused: "no profile for " + name + ": its code runs where explain does not sample it"}
+			case KindBytecode:
+				l.Profile = &Profile{Refused: "no profile for " + name + ": an interpreter's samples fall in its own loop, not on these instructions"}
 			}
 		}
 		return ex
