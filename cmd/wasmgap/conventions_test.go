@@ -20,6 +20,8 @@ var helpOf = map[string]string{
 	"chat":            "usage: wasmgap chat",
 	"bench":           "usage: wasmgap bench",
 	"compare":         "usage: wasmgap compare",
+	"explain":         "usage: wasmgap explain",
+	"warmup":          "usage: wasmgap warmup",
 	"load":            "usage:",
 	"load chat-send":  "usage:",
 	"load ws-fanout":  "usage:",
