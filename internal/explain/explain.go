@@ -4,11 +4,12 @@
 // symbol table, gcc's and gccgo's from their drivers', wazero's compiler's from its
 // compilation cache, V8's Liftoff and TurboFan from node's --print-wasm-code and
 // --print-opt-code, HotSpot's C1 and C2 from -XX:CompileCommand=print, LuaJIT's traces from
-// the machine code it reports, PHP's JIT traces from the jitdump opcache.jit_debug writes —
+// the machine code it reports, PHP's JIT traces from the jitdump opcache.jit_debug writes,
+// PyPy's from PYPYLOG's jit-backend-dump —
 // is decoded by one disassembler (golang.org/x/arch), so that instruction counts compare
 // across tiers; each listing has its size in bytes and instructions, its calls (the
-// recursive ones marked) and its loops' back edges. PyPy's optimised traces are listed in
-// its own operations (KindTrace). An interpreter has no machine code of the kernel: its
+// recursive ones marked) and its loops' back edges. PyPy's traces are listed in its own
+// operations too (KindTrace). An interpreter has no machine code of the kernel: its
 // listing is what it runs instead (KindBytecode: CPython's dis, PHP's opcodes, Lua's,
 // LuaJIT's and the JVM's bytecode, the wasm wazero's interpreter lowers, the source yaegi
 // walks), and

@@ -3,6 +3,7 @@ package explain
 import (
 	"bufio"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -23,6 +24,7 @@ const KindTrace = "trace"
 type pypyTrace struct {
 	header string // "# Loop 5 (fib_rec;…) : entry bridge with 103 ops"
 	loop   string // the loop's number, "" for a bridge
+	guard  string // the guard a bridge leaves from ("0x7f…"), "" for a loop
 	ops    []pypyOp
 	end    int // the offset of "--end of the loop--": the trace's machine code size
 }
@@ -48,15 +50,50 @@ var (
 	pypyOpLine = regexp.MustCompile(`^\+(\d+): (.*)$`)
 	pypyMergeL = regexp.MustCompile(`^debug_merge_point\((\d+), \d+, '([^;']*);([^']*)'\)`)
 	pypyLoop   = regexp.MustCompile(`^# Loop (\d+) \(`)
+	pypyBridge = regexp.MustCompile(`^# bridge out of Guard (0x[0-9a-f]+) `)
+	// jit-backend-addr: "Loop 5 (…) has address 0x… to 0x… (bootstrap 0x…)",
+	// "bridge out of Guard 0x… has address 0x… to 0x…".
+	pypyAddr = regexp.MustCompile(`^(?:Loop (\d+) .*|bridge out of Guard (0x[0-9a-f]+)) has address 0x([0-9a-f]+) to 0x([0-9a-f]+)`)
+	// jit-backend-dump: "CODE_DUMP @7f53461df000 +0  4889…"
+	pypyDump   = regexp.MustCompile(`^CODE_DUMP @([0-9a-f]+) \+(\d+)\s+([0-9A-Fa-f]+)$`)
 	pypyEnd    = regexp.MustCompile(`^\+(\d+): --end of the loop--`)
 	pypyToken  = regexp.MustCompile(`descr=(TargetToken\(\d+\))`)
 	pypyCallee = regexp.MustCompile(`descr=<Loop(\d+)>`)
 )
 
-// parsePyPyLog reads the traces of a PYPYLOG=jit-log-opt file.
-func parsePyPyLog(r io.Reader) []*pypyTrace {
+// pypyCode is the machine code PyPy's backend wrote (jit-backend-dump) and where each
+// loop's and bridge's code ends (jit-backend-addr).
+type pypyCode struct {
+	dumps []jitCode         // in the order written: a later one patches an earlier one
+	ends  map[string]uint64 // "Loop 5" or "Guard 0x…" → the address the code ends at
+}
+
+// bytes returns the n bytes at addr, or false when the dumps do not hold them all.
+func (c *pypyCode) bytes(addr uint64, n int) ([]byte, bool) {
+	b := make([]byte, n)
+	have := make([]bool, n)
+	for _, d := range c.dumps {
+		for i, v := range d.bytes {
+			a := d.addr + uint64(i)
+			if a >= addr && a < addr+uint64(n) {
+				b[a-addr], have[a-addr] = v, true
+			}
+		}
+	}
+	for _, h := range have {
+		if !h {
+			return nil, false
+		}
+	}
+	return b, true
+}
+
+// parsePyPyLog reads the traces of a PYPYLOG=jit-log-opt file, and with
+// jit-backend-addr and jit-backend-dump in it, their machine code.
+func parsePyPyLog(r io.Reader) ([]*pypyTrace, *pypyCode) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	code := &pypyCode{ends: map[string]uint64{}}
 	var out []*pypyTrace
 	var cur *pypyTrace
 	var pending []pypyMerge
@@ -73,12 +110,29 @@ func parsePyPyLog(r io.Reader) []*pypyTrace {
 			cur = nil
 			continue
 		case cur == nil:
+			if m := pypyAddr.FindStringSubmatch(line); m != nil {
+				end, _ := strconv.ParseUint(m[4], 16, 64)
+				if m[1] != "" {
+					code.ends["Loop "+m[1]] = end
+				} else {
+					code.ends["Guard "+m[2]] = end
+				}
+			} else if m := pypyDump.FindStringSubmatch(line); m != nil {
+				addr, _ := strconv.ParseUint(m[1], 16, 64)
+				off, _ := strconv.ParseUint(m[2], 10, 64)
+				if b, err := hex.DecodeString(m[3]); err == nil {
+					code.dumps = append(code.dumps, jitCode{addr: addr + off, bytes: b})
+				}
+			}
 			continue
 		}
 		if strings.HasPrefix(line, "# ") && cur.header == "" {
 			cur.header = line
 			if m := pypyLoop.FindStringSubmatch(line); m != nil {
 				cur.loop = m[1]
+			}
+			if m := pypyBridge.FindStringSubmatch(line); m != nil {
+				cur.guard = m[1]
 			}
 			continue
 		}
@@ -102,7 +156,32 @@ func parsePyPyLog(r io.Reader) []*pypyTrace {
 			pending = nil
 		}
 	}
-	return out
+	return out, code
+}
+
+// machine returns the trace's machine code: it ends where jit-backend-addr says, and
+// starts t.end bytes before (the offsets of jit-log-opt count from there).
+func (t *pypyTrace) machine(c *pypyCode) (Code, bool) {
+	key := "Loop " + t.loop
+	if t.loop == "" {
+		key = "Guard " + t.guard
+	}
+	end, ok := c.ends[key]
+	if !ok || t.end <= 0 || uint64(t.end) > end {
+		return Code{}, false
+	}
+	b, ok := c.bytes(end-uint64(t.end), t.end)
+	if !ok {
+		return Code{}, false
+	}
+	notes := map[int]string{}
+	for _, op := range t.ops {
+		if notes[op.off] != "" {
+			notes[op.off] += "; "
+		}
+		notes[op.off] += op.text
+	}
+	return Code{Bytes: b, Addr: end - uint64(t.end), Notes: notes}, true
 }
 
 // firstFunction is the function a trace starts in: its first merge point's.
@@ -184,9 +263,11 @@ func markLoopHeads(lines []Line) {
 }
 
 // explainPyPy lists the traces PyPy's JIT compiled in the kernel's function during the
-// pypy engine's warm-up, as PYPYLOG=jit-log-opt wrote them: the optimised operations
-// PyPy turns into machine code (each line's offset is where its machine code starts).
-// Loops first, then the bridges (side exits that became hot and were traced in turn).
+// pypy engine's warm-up: their machine code (PYPYLOG's jit-backend-dump, placed by
+// jit-backend-addr), decoded by x86asm, each operation as a note on its first instruction,
+// then the traces as jit-log-opt wrote them: the optimised operations PyPy turns into that
+// code (each line's offset is where its machine code starts). Loops before bridges (side
+// exits that became hot and were traced in turn).
 func explainPyPy(ctx context.Context, r request) ([]Listing, error) {
 	dir, err := os.MkdirTemp("", "wasmgap-explain-")
 	if err != nil {
@@ -194,10 +275,9 @@ func explainPyPy(ctx context.Context, r request) ([]Listing, error) {
 	}
 	defer os.RemoveAll(dir)
 	file := filepath.Join(dir, "jit.log")
-	env := append(os.Environ(), "PYPYLOG=jit-log-opt:"+file)
-	warm := r
-	warm.opts.Profile = false // the traces' machine code has no address here to attribute samples to
-	if _, err := warmDriver(ctx, warm, external.PyPy, external.Options{Env: env}); err != nil {
+	env := append(os.Environ(), "PYPYLOG=jit-log-opt,jit-backend-addr,jit-backend-dump:"+file)
+	prof, err := warmDriver(ctx, r, external.PyPy, external.Options{Env: env})
+	if err != nil {
 		return nil, err
 	}
 	f, err := os.Open(file)
@@ -205,15 +285,20 @@ func explainPyPy(ctx context.Context, r request) ([]Listing, error) {
 		return nil, fmt.Errorf("PyPy wrote no JIT log in the warm-up: %w", err)
 	}
 	defer f.Close()
-	traces := parsePyPyLog(f)
+	traces, code := parsePyPyLog(f)
 	fn := r.k.Name
 	own := map[string]bool{}
+	type span struct{ lo, hi uint64 }
+	var ownCode []span // the kernel's loops' machine code: a call into it is the recursion
 	for _, t := range traces {
 		if t.loop != "" && t.firstFunction() == fn {
 			own[t.loop] = true
+			if c, ok := t.machine(code); ok {
+				ownCode = append(ownCode, span{c.Addr, c.Addr + uint64(len(c.Bytes))})
+			}
 		}
 	}
-	var loops, bridges []Listing
+	var machine, loops, bridges []Listing
 	for _, t := range traces {
 		if t.firstFunction() != fn {
 			continue
@@ -245,13 +330,49 @@ func explainPyPy(ctx context.Context, r request) ([]Listing, error) {
 		} else {
 			bridges = append(bridges, l)
 		}
+		// The same trace as machine code, each operation beside its first instruction.
+		if c, ok := t.machine(code); ok {
+			c.Self = func(_ int, target uint64) bool {
+				for _, s := range ownCode {
+					if target >= s.lo && target < s.hi {
+						return true
+					}
+				}
+				return false
+			}
+			ml, err := machineListing(r.engine, strings.Replace(l.Tier, "PyPy ", "PyPy machine code of ", 1), l.Function,
+				"PYPYLOG=jit-backend-dump and jit-backend-addr after the pypy engine's warm-up", c)
+			if err != nil {
+				return nil, err
+			}
+			// A call_assembler is an indirect call (mov r11, imm; call r11): its operation
+			// says whether it calls one of the kernel's own loops. Its first call is that
+			// one; a second goes to the helper that finishes a frame the callee left.
+			op, called := "", false
+			for i := range ml.Lines {
+				ln := &ml.Lines[i]
+				if n, ok := c.Notes[ln.Offset]; ok {
+					op, called = n, false
+				}
+				if !ln.Call || called {
+					continue
+				}
+				called = true
+				if m := pypyCallee.FindStringSubmatch(op); m != nil && own[m[1]] && strings.Contains(op, "call_assembler") {
+					ln.Recursive = true
+				}
+			}
+			summarize(&ml)
+			if l.RecursiveCalls > ml.RecursiveCalls {
+				ml.Notes = append(ml.Notes, fmt.Sprintf("the trace inlined %d recursive calls of %s: they have no call instruction", l.RecursiveCalls-ml.RecursiveCalls, fn))
+			}
+			machine = append(machine, ml)
+		}
 	}
-	ls := append(loops, bridges...)
+	ls := append(append(machine, loops...), bridges...)
 	if len(ls) == 0 {
 		return nil, fmt.Errorf("PyPy compiled no trace that starts in %s in the warm-up", fn)
 	}
-	if r.opts.Profile {
-		refuseProfile(ls, "no profile for pypy: jit-log-opt gives its traces' operations, not the addresses of their machine code")
-	}
+	prof.apply(ls)
 	return ls, nil
 }
