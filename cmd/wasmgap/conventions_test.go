@@ -20,6 +20,8 @@ var helpOf = map[string]string{
 	"chat":            "usage: wasmgap chat",
 	"bench":           "usage: wasmgap bench",
 	"compare":         "usage: wasmgap compare",
+	"explain":         "usage: wasmgap explain",
+	"warmup":          "usage: wasmgap warmup",
 	"load":            "usage:",
 	"load chat-send":  "usage:",
 	"load ws-fanout":  "usage:",
@@ -31,8 +33,6 @@ var helpOf = map[string]string{
 	"results compare": "usage: wasmgap results compare",
 	"results export":  "usage: wasmgap results export",
 	"results delete":  "usage: wasmgap results delete",
-	"warmup":          "usage: wasmgap warmup",
-	"explain":         "usage: wasmgap explain",
 	"version":         "usage: wasmgap version",
 }
 

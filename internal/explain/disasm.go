@@ -150,6 +150,7 @@ func decodeX86(code []byte, addr uint64) []Line {
 		case x86Jumps[inst.Op]:
 			l.jump = true
 			if isRel {
+				l.abs = pc + uint64(inst.Len) + uint64(int64(rel))
 				l.Target = relTarget(off, inst.Len, int64(rel), len(code))
 			}
 		}

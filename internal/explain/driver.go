@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wasmgap/wasmgap/internal/engine/driver"
 	"github.com/wasmgap/wasmgap/internal/engine/external"
 )
 
@@ -25,19 +26,33 @@ type sampled struct {
 // for the profile's time; then it stops the driver, so that what the runtime printed
 // about its code is complete.
 func warmDriver(ctx context.Context, r request, name string, opts external.Options) (*sampled, error) {
+	s, _, err := warmDriverPID(ctx, r, name, opts)
+	return s, err
+}
+
+// warmDriverPID is warmDriver that also says the driver's process id, by which a runtime
+// names the files it wrote about its code (PHP's /tmp/jit-<pid>.dump).
+func warmDriverPID(ctx context.Context, r request, name string, opts external.Options) (_ *sampled, pid int, _ error) {
+	return warmProcess(ctx, r, name, func(ctx context.Context) (*driver.Process, error) { return external.Start(ctx, name, opts) })
+}
+
+// warmProcess is warmDriverPID for a driver that start starts (one of another package
+// than external: gccgo's).
+func warmProcess(ctx context.Context, r request, name string, start func(context.Context) (*driver.Process, error)) (_ *sampled, pid int, _ error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	p, err := external.Start(ctx, name, opts)
+	p, err := start(ctx)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer p.Close()
+	pid = p.PID
 	reps := 1
 	var perCall time.Duration
 	for warm := time.Duration(0); warm < r.opts.warmup(); {
 		res, err := p.CallKernel(ctx, r.k, reps, r.args)
 		if err != nil {
-			return nil, fmt.Errorf("warm-up: %w", err)
+			return nil, pid, fmt.Errorf("warm-up: %w", err)
 		}
 		warm += res.Elapsed
 		perCall = res.Elapsed / time.Duration(reps)
@@ -73,7 +88,7 @@ func warmDriver(ctx context.Context, r request, name string, opts external.Optio
 			}
 		}
 	}
-	return s, p.Close()
+	return s, pid, p.Close()
 }
 
 // apply attributes the samples to the machine-code listings, or says why they have none.

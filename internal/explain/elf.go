@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wasmgap/wasmgap/internal/engine/driver"
 	"github.com/wasmgap/wasmgap/internal/engine/external"
+	"github.com/wasmgap/wasmgap/internal/engine/gccgo"
 )
 
 // elfFunction returns the machine code of the function named name in the ELF file at
@@ -124,6 +126,39 @@ func explainC(ctx context.Context, r request) ([]Listing, error) {
 		l.Notes = append(l.Notes, fmt.Sprintf("gcc split %s: the listing is %s, where its work is", r.k.Name, sym))
 	}
 	return []Listing{l}, nil
+}
+
+// explainGCCGo lists the kernel's function in the gccgo engine's driver, the same Go file
+// compiled by gccgo -O2 (an ahead-of-time compiler: the warm-up changes nothing but the
+// profile's run), where the kernels are functions of package main.
+func explainGCCGo(ctx context.Context, r request) ([]Listing, error) {
+	path, done, err := gccgo.Binary(ctx, gccgo.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	c, sym, err := elfFunction(path, "main."+r.k.Func, true)
+	if err != nil {
+		return nil, err
+	}
+	l, err := machineListing(r.engine, "gccgo -O2", sym, "the symbol table of "+path, c)
+	if err != nil {
+		return nil, err
+	}
+	ls := []Listing{l}
+	if r.opts.Profile {
+		prof, _, err := warmProcess(ctx, r, gccgo.Name, func(ctx context.Context) (*driver.Process, error) {
+			return gccgo.Start(ctx, gccgo.Options{})
+		})
+		if err != nil {
+			return nil, err
+		}
+		if base, ok := loadBase(prof.maps, path); ok && prof.err == nil && c.pie {
+			ls[0].Addr += base
+		}
+		prof.apply(ls)
+	}
+	return ls, nil
 }
 
 // errNoTool is wrapped by a refusal for a missing program.

@@ -1,13 +1,20 @@
 // Package explain shows why a kernel runs as fast as it does on each engine: the code of
 // the kernel's hot function as that tier runs it, after the same warm-up the harness gives
 // it (so that a JIT has tiered up). Machine code from every tier — gc's from this binary's
-// symbol table, gcc's from the C driver's, wazero's compiler's from its compilation cache,
-// V8's Liftoff and TurboFan from node's --print-wasm-code and --print-opt-code, HotSpot's
-// C1 and C2 from -XX:CompileCommand=print, LuaJIT's traces from the machine code it
-// reports — is decoded by one disassembler (golang.org/x/arch), so that instruction counts
-// compare across tiers; each listing has its size in bytes and instructions, its calls
-// (the recursive ones marked) and its loops' back edges. Beside them: the Go source, and
-// kernels.wasm's function as wasm instructions (wabt's wasm-objdump). An engine that
+// symbol table, gcc's and gccgo's from their drivers', wazero's compiler's from its
+// compilation cache, V8's Liftoff and TurboFan from node's --print-wasm-code and
+// --print-opt-code, HotSpot's C1 and C2 from -XX:CompileCommand=print, LuaJIT's traces from
+// the machine code it reports, PHP's JIT traces from the jitdump opcache.jit_debug writes,
+// PyPy's from PYPYLOG's jit-backend-dump —
+// is decoded by one disassembler (golang.org/x/arch), so that instruction counts compare
+// across tiers; each listing has its size in bytes and instructions, its calls (the
+// recursive ones marked) and its loops' back edges. PyPy's traces are listed in its own
+// operations too (KindTrace). An interpreter has no machine code of the kernel: its
+// listing is what it runs instead (KindBytecode: CPython's dis, PHP's opcodes, Lua's,
+// LuaJIT's and the JVM's bytecode, the wasm wazero's interpreter lowers, the source yaegi
+// walks), and
+// says so. Beside them: the Go source, and kernels.wasm's function as wasm instructions
+// (wabt's wasm-objdump). An engine that
 // cannot be explained here (its runtime missing, a tool refused) is named with the
 // reason, never a crash.
 //
@@ -79,7 +86,7 @@ type Listing struct {
 	// ("TurboFan", "C2", "gc", "wasm", "Go source").
 	Engine string `json:"engine"`
 	Tier   string `json:"tier"`
-	// Kind is KindMachine, KindWasm or KindSource.
+	// Kind is KindMachine, KindWasm, KindSource, KindBytecode or KindTrace.
 	Kind string `json:"kind"`
 	// Function is the function's name as the tier calls it.
 	Function string `json:"function"`
@@ -183,9 +190,18 @@ var explainers = []explainer{
 	{"node-wasm", explainNodeWasm},
 	{"node-js", explainNodeJS},
 	{"java", explainJava},
+	{"gccgo", explainGCCGo},
 	{"c", explainC},
 	{"luajit", explainLuaJIT},
+	{"pypy", explainPyPy},
+	{"php-jit", explainPHPJIT},
+	{"wazero-interpreter", explainWazeroInterpreter},
+	{"yaegi", explainYaegi},
+	{"java-int", explainJavaInt},
 	{"python", explainPython},
+	{"php", explainPHP},
+	{"luajit-interp", explainLuaBytecode},
+	{"lua", explainLuaBytecode},
 }
 
 // Engines returns the names Explain accepts, in report order.
@@ -257,8 +273,15 @@ func explainOne(ctx context.Context, name string, r request) (ex Explanation) {
 			profileEngine(ctx, name, r, ex.Listings)
 		}
 		for i := range ex.Listings {
-			if l := &ex.Listings[i]; r.opts.Profile && l.Kind == KindMachine && l.Profile == nil {
+			l := &ex.Listings[i]
+			if !r.opts.Profile || l.Profile != nil {
+				continue
+			}
+			switch l.Kind {
+			case KindMachine:
 				l.Profile = &Profile{Refused: "no profile for " + name + ": its code runs where explain does not sample it"}
+			case KindBytecode:
+				l.Profile = &Profile{Refused: "no profile for " + name + ": an interpreter's samples fall in its own loop, not on these instructions"}
 			}
 		}
 		return ex

@@ -41,18 +41,9 @@ end, "trace")`
 // disassembles), decoded by x86asm. A trace that links to itself by recursion (LuaJIT's
 // up- and down-recursion) has its recursive call turned into that jump, marked as such.
 func explainLuaJIT(ctx context.Context, r request) ([]Listing, error) {
-	src, err := external.Source("lua/kernels.lua")
+	fnLine, err := luaFunctionLine(r.k.Name)
 	if err != nil {
 		return nil, err
-	}
-	fnLine := 0
-	for i, l := range strings.Split(string(src), "\n") {
-		if strings.HasPrefix(l, "local function "+r.k.Name+"(") {
-			fnLine = i + 1
-		}
-	}
-	if fnLine == 0 {
-		return nil, fmt.Errorf("kernels.lua has no function %s", r.k.Name)
 	}
 	dir, err := os.MkdirTemp("", "wasmgap-explain-")
 	if err != nil {
@@ -101,7 +92,7 @@ func explainLuaJIT(ctx context.Context, r request) ([]Listing, error) {
 			// The trace's last jump goes back to its own start: the recursive call.
 			for i := len(l.Lines) - 1; i >= 0; i-- {
 				ln := &l.Lines[i]
-				if ln.BackEdge || (ln.jump && ln.abs == 0 && strings.HasPrefix(ln.Text, "jmp")) {
+				if ln.BackEdge || (ln.jump && strings.HasPrefix(ln.Text, "jmp")) {
 					ln.Recursive, ln.Call = true, true
 					ln.Note = "the recursive call: LuaJIT's " + linkType + " links the trace to itself"
 					break

@@ -65,14 +65,9 @@ func perfRecord(ctx context.Context, pid int, d time.Duration, start func()) ([]
 	if err := rec.Wait(); err != nil {
 		return nil, fmt.Errorf("perf record refused: %w%s", err, firstLineOf(stderr.String()))
 	}
-	script := childproc.Command(ctx, perf, "script", "-i", data, "-F", "ip")
-	stderr.Reset()
-	var stdout bytes.Buffer
-	script.Stdout, script.Stderr = &stdout, &stderr
-	err = childproc.Run(script)
-	out := stdout.Bytes()
+	out, _, err := run(childproc.Command(ctx, perf, "script", "-i", data, "-F", "ip"))
 	if err != nil {
-		return nil, fmt.Errorf("perf script: %w%s", err, firstLineOf(stderr.String()))
+		return nil, fmt.Errorf("perf script: %w", err)
 	}
 	var ips []uint64
 	sc := bufio.NewScanner(bytes.NewReader(out))

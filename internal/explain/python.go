@@ -1,88 +1,66 @@
 package explain
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
-
-	"github.com/wasmgap/wasmgap/internal/childproc"
-	"github.com/wasmgap/wasmgap/internal/engine/external"
 )
 
 //go:embed python/bytecode.py
 var disScript []byte
 
 // explainPython lists what CPython executes instead of machine code for the python
-// engine: the kernel's bytecode (dis), and how many bytecode instructions one call of the
+// engine: the kernel's bytecode (dis) after the warm-up, as CPython's specialising
+// interpreter (3.11 on) rewrote it, and how many bytecode instructions one call of the
 // kernel runs, counted by tracing a call with the explained arguments (capped at
 // fib_rec-like recursions of a few hundred thousand calls: a traced call is slow).
 func explainPython(ctx context.Context, r request) ([]Listing, error) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		return nil, fmt.Errorf("python3 %w (apt-get install python3)", errNoTool)
-	}
-	src, err := external.Source("python/kernels.py")
+	file, cleanup, err := driverSource("python/kernels.py")
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "wasmgap-explain-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	if err := os.WriteFile(filepath.Join(dir, "kernels.py"), src, 0o600); err != nil {
-		return nil, err
-	}
+	defer cleanup()
+	dir := filepath.Dir(file)
 	if err := os.WriteFile(filepath.Join(dir, "bytecode.py"), disScript, 0o600); err != nil {
 		return nil, err
 	}
-	args := []string{"-S", filepath.Join(dir, "bytecode.py"), dir, r.k.Name}
+	args := []string{"-S", filepath.Join(dir, "bytecode.py"), dir, r.k.Name, strconv.Itoa(int(r.opts.warmup() / time.Millisecond))}
 	for _, a := range r.args {
 		args = append(args, strconv.Itoa(a))
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	cmd := childproc.Command(ctx, py, args...)
-	var stdout bytes.Buffer
-	var stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = childproc.Run(cmd)
-	out := stdout.Bytes()
+	out, _, err := runTool(ctx, "python3", "apt-get install python3", args...)
 	if err != nil {
-		return nil, fmt.Errorf("python3 dis of %s%s: %w%s", r.k.Label(r.args), timedOut(ctx), err, firstLineOf(stderr.String()))
+		return nil, fmt.Errorf("python3 dis of %s: %w", r.k.Label(r.args), err)
 	}
 	var res struct {
-		Version string `json:"version"`
-		Lines   []Line `json:"lines"`
-		Size    int    `json:"size"`
-		Ops     int    `json:"ops"`
-		Calls   int    `json:"calls"`
-		Returns int    `json:"returns"`
-		Partial bool   `json:"partial"`
+		Version  string `json:"version"`
+		Adaptive bool   `json:"adaptive"`
+		Warm     int    `json:"warm_calls"`
+		Lines    []Line `json:"lines"`
+		Size     int    `json:"size"`
+		Ops      int    `json:"ops"`
+		Calls    int    `json:"calls"`
+		Returns  int    `json:"returns"`
+		Partial  bool   `json:"partial"`
 	}
 	if err := json.Unmarshal(out, &res); err != nil {
 		return nil, fmt.Errorf("read python3's dis: %w", err)
 	}
-	heads := map[int]bool{}
-	for _, l := range res.Lines {
-		if l.BackEdge {
-			heads[l.Target] = true
-		}
+	from := "dis.get_instructions, and one traced call of " + r.k.Label(r.args)
+	if res.Adaptive {
+		from = "dis.get_instructions(adaptive=True) after the warm-up, and one traced call of " + r.k.Label(r.args)
 	}
-	for i := range res.Lines {
-		res.Lines[i].LoopHead = heads[res.Lines[i].Offset]
+	l := bytecodeListing(r.engine, "CPython "+res.Version+" bytecode", r.k.Name+" (kernels.py)", from, res.Lines)
+	l.Bytes = res.Size
+	l.Notes = append(l.Notes, noMachineCode("CPython", fmt.Sprintf("these %d bytecode instructions", l.Instructions)))
+	if res.Adaptive {
+		l.Notes = append(l.Notes, fmt.Sprintf("after the warm-up (%d calls), as CPython's specialising interpreter rewrote them: an instruction specialised to the types it saw (BINARY_OP_ADD_INT) still is one dispatch", res.Warm))
 	}
-	l := Listing{Tier: "CPython " + res.Version + " bytecode", Kind: KindBytecode, Function: r.k.Name,
-		From: "dis.get_instructions, and one traced call of " + r.k.Label(r.args), Lines: res.Lines, Bytes: res.Size}
-	summarize(&l)
 	switch {
 	case !res.Partial && res.Calls > 0:
 		l.OpsPerCall = float64(res.Ops) / float64(res.Calls)

@@ -17,8 +17,12 @@ func WriteText(w io.Writer, rep *Report) {
 		}
 		for _, l := range e.Listings {
 			fmt.Fprintf(w, "\n== %s · %s · %s\n", e.Engine, l.Tier, l.Function)
-			fmt.Fprintf(w, "   %d bytes, %d instructions, %d calls (%d recursive), %d back edges · %s\n",
-				l.Bytes, l.Instructions, l.Calls, l.RecursiveCalls, l.BackEdges, l.From)
+			size := ""
+			if l.Bytes > 0 {
+				size = fmt.Sprintf("%d bytes, ", l.Bytes)
+			}
+			fmt.Fprintf(w, "   %s%d instructions, %d calls (%d recursive), %d back edges · %s\n",
+				size, l.Instructions, l.Calls, l.RecursiveCalls, l.BackEdges, l.From)
 			for _, n := range l.Notes {
 				fmt.Fprintf(w, "   note: %s\n", n)
 			}
@@ -69,7 +73,7 @@ func textLine(l Listing, ln Line) string {
 }
 
 func offsetText(l Listing, off int) string {
-	if l.Kind == KindSource {
+	if l.Kind != KindMachine && l.Kind != KindWasm { // a line, or an interpreter's own numbering
 		return fmt.Sprintf("%d", off)
 	}
 	return fmt.Sprintf("+%#x", off)

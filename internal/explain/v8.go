@@ -164,7 +164,8 @@ func (c *v8Code) position(off int) (int, bool) {
 
 // runNode runs node with args and returns its stdout; a missing node is a refusal naming
 // the package. With prof, it samples node with perf from its "warm" line on stderr (the
-// script warm.mjs says it after the warm-up) for prof's time.
+// script warm.mjs says it after the warm-up) for prof's time, then stops its calls (by the
+// file WASMGAP_PROFILE_STOP names), so that node never ends before perf does.
 func runNode(ctx context.Context, prof *sampled, args ...string) ([]byte, error) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -173,6 +174,16 @@ func runNode(ctx context.Context, prof *sampled, args ...string) ([]byte, error)
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	cmd := childproc.Command(ctx, node, args...)
+	stopFile := ""
+	if prof != nil {
+		dir, err := os.MkdirTemp("", "wasmgap-explain-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		stopFile = filepath.Join(dir, "stop")
+		cmd.Env = append(os.Environ(), "WASMGAP_PROFILE_STOP="+stopFile)
+	}
 	var stdout bytes.Buffer
 	stderr := &lockedBuffer{}
 	cmd.Stdout = &stdout
@@ -193,6 +204,9 @@ func runNode(ctx context.Context, prof *sampled, args ...string) ([]byte, error)
 			if prof != nil && !profiled && sc.Text() == "warm" {
 				profiled = true
 				prof.ips, prof.err = perfRecord(ctx, cmd.Process.Pid, prof.d, nil)
+				if err := os.WriteFile(stopFile, nil, 0o600); err != nil && prof.err == nil {
+					prof.err = fmt.Errorf("stop node's profiled run: %w", err)
+				}
 			}
 		}
 		if prof != nil && !profiled {
@@ -314,6 +328,19 @@ func explainNodeWasm(ctx context.Context, r request) ([]Listing, error) {
 			}
 		}
 	}
+	if len(slots) == 0 && wf != nil {
+		// No tier with source positions (Liftoff alone): Liftoff compiles in one pass, in the
+		// wasm's order, so its direct calls are the wasm's direct calls, in order.
+		for _, c := range last {
+			lines, err := Disassemble(Code{Bytes: c.bytes, Addr: c.addr})
+			if err != nil {
+				return nil, err
+			}
+			for t := range slotsByOrder(wf.lines, lines) {
+				slots[t] = true
+			}
+		}
+	}
 	var ls []Listing
 	for i := len(order) - 1; i >= 0; i-- { // the last tier V8 reached first
 		c := last[order[i]]
@@ -339,6 +366,42 @@ func explainNodeWasm(ctx context.Context, r request) ([]Listing, error) {
 	}
 	prof.apply(ls)
 	return ls, nil
+}
+
+// slotsByOrder pairs the wasm function's direct calls with the machine code's first
+// direct calls, in order, and returns the targets of the recursive ones: the function's
+// own slot in the module's jump table. A pairing that gives one target to a recursive and
+// a non-recursive call, or fewer machine calls than wasm ones, is no evidence: none.
+func slotsByOrder(wasmLines, machine []Line) map[uint64]bool {
+	var wasmCalls []bool // recursive or not, in order
+	for _, l := range wasmLines {
+		if l.Call && strings.HasPrefix(strings.TrimSpace(l.Text), "call ") {
+			wasmCalls = append(wasmCalls, l.Recursive)
+		}
+	}
+	var targets []uint64
+	for _, l := range machine {
+		if l.Call && l.abs != 0 {
+			targets = append(targets, l.abs)
+		}
+	}
+	if len(targets) < len(wasmCalls) {
+		return nil
+	}
+	kind := map[uint64]bool{}
+	for i, rec := range wasmCalls {
+		if was, seen := kind[targets[i]]; seen && was != rec {
+			return nil
+		}
+		kind[targets[i]] = rec
+	}
+	out := map[uint64]bool{}
+	for t, rec := range kind {
+		if rec {
+			out[t] = true
+		}
+	}
+	return out
 }
 
 // singleTier is the one V8 compiler each single-tier node-wasm engine's flags allow.

@@ -101,7 +101,7 @@ func decodeWasmFunc(ctx context.Context, module []byte, name string) (*wasmFunc,
 		return nil, fmt.Errorf("wasm-objdump: %w", err)
 	}
 	f := parseObjdump(bufio.NewScanner(out), name)
-	_ = cmd.Process.Kill() // the function found, the rest is not needed
+	_ = childproc.KillGroup(cmd) // the function found, the rest is not needed
 	_ = cmd.Wait()
 	if f == nil {
 		return nil, fmt.Errorf("wasm-objdump found no function %s in kernels.wasm%s", name, firstLineOf(stderr.String()))

@@ -274,9 +274,9 @@ function fillColumn(col: HTMLElement, engine: string, all: CodeListing[], which:
   tier.addEventListener("change", () => fillColumn(col, engine, all, Number(tier.value), time, top));
   const stats = document.createElement("p");
   stats.className = "code-stats";
-  const unit = l.kind === "source" ? "lines" : "instructions";
+  const unit = l.kind === "source" ? "lines" : l.kind === "trace" ? "operations" : "instructions";
   stats.textContent =
-    `${l.instructions} ${unit} · ${l.bytes} bytes · ${l.calls} calls (${l.recursive_calls} recursive) · ${l.back_edges} back edges` +
+    `${l.instructions} ${unit}${l.bytes ? ` · ${l.bytes} bytes` : ""} · ${l.calls} calls (${l.recursive_calls} recursive) · ${l.back_edges} back edges` +
     (time !== undefined ? ` · ${duration(time)} per call` : "");
   const from = document.createElement("p");
   from.className = "muted code-from";
@@ -309,7 +309,9 @@ function fillColumn(col: HTMLElement, engine: string, all: CodeListing[], which:
     }
     const off = tr.insertCell();
     off.className = "off";
-    off.textContent = l.kind === "source" ? String(ln.offset) : `+${ln.offset.toString(16)}`;
+    // Machine code and wasm count bytes (hex); a source, an interpreter's bytecode and a
+    // trace count as their runtime does (decimal).
+    off.textContent = l.kind === "machine code" || l.kind === "wasm" ? `+${ln.offset.toString(16)}` : String(ln.offset);
     const mark = tr.insertCell();
     mark.className = "mark";
     mark.textContent = marks.join("");

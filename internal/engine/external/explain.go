@@ -30,3 +30,15 @@ func NodeWasmFlags(name string) ([]string, bool) {
 func Source(path string) ([]byte, error) {
 	return sources.ReadFile(path)
 }
+
+// JavaClasses builds the java engines' classes (javac) if the cache does not hold them yet
+// and returns their directory, where javap reads the bytecode HotSpot's interpreter runs
+// (package explain), and done, to call once they have been read. A missing javac wraps
+// ErrNotInstalled.
+func JavaClasses(ctx context.Context, opts Options) (dir string, done func(), err error) {
+	b, err := buildJava(ctx, opts)
+	if err != nil {
+		return "", nil, err
+	}
+	return b.Dir, b.Done, nil
+}

@@ -155,18 +155,11 @@ func startCWasm(ctx context.Context, name string, opts Options) (*Process, error
 }
 
 func startJava(ctx context.Context, name string, opts Options) (*Process, error) {
-	javac, err := lookup(opts, "javac", hintJava)
-	if err != nil {
-		return nil, err
-	}
 	java, err := lookup(opts, "java", hintJava)
 	if err != nil {
 		return nil, err
 	}
-	// Both engines share one build: the classes do not depend on how the JVM runs them.
-	b, err := prepare(ctx, opts, Java, embedded("java/Kernels.java"), []string{javac}, func(dir string) error {
-		return driver.Compile(ctx, dir, javac, hintJava, "-d", ".", "Kernels.java")
-	})
+	b, err := buildJava(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -180,6 +173,18 @@ func startJava(ctx context.Context, name string, opts Options) (*Process, error)
 		p.Runtime += " -Xint"
 	}
 	return p, err
+}
+
+// buildJava compiles the Java driver (javac) into the cache: its classes are in b.Dir. Both
+// java engines share one build: the classes do not depend on how the JVM runs them.
+func buildJava(ctx context.Context, opts Options) (*driver.Built, error) {
+	javac, err := lookup(opts, "javac", hintJava)
+	if err != nil {
+		return nil, err
+	}
+	return prepare(ctx, opts, Java, embedded("java/Kernels.java"), []string{javac}, func(dir string) error {
+		return driver.Compile(ctx, dir, javac, hintJava, "-d", ".", "Kernels.java")
+	})
 }
 
 func startNodeJS(ctx context.Context, name string, opts Options) (*Process, error) {

@@ -52,6 +52,16 @@ func New(opts Options) *driver.Engine {
 // Start builds the driver if the cache does not hold it yet, starts it and waits for its
 // ready line ("ready go gccgo (Debian 12.2.0-14) 12.2.0 -O2").
 func Start(ctx context.Context, opts Options) (*driver.Process, error) {
+	b, err := build(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return b.Run(ctx, nil, filepath.Join(b.Dir, "driver"))
+}
+
+// build builds the driver (gccgo -O2) into the cache if it does not hold it yet: its
+// executable is b.Dir/driver.
+func build(ctx context.Context, opts Options) (*driver.Built, error) {
 	gccgo, err := driver.Lookup(map[string]string{"gccgo": opts.GCCGo}, "gccgo", Hint)
 	if err != nil {
 		return nil, err
@@ -64,17 +74,13 @@ func Start(ctx context.Context, opts Options) (*driver.Process, error) {
 	if root == "" {
 		root = driver.DefaultCacheDir("wasmgap/gccgo")
 	}
-	b, err := driver.Prepare(ctx, root, Name, files, []string{gccgo}, func(dir string) error {
+	return driver.Prepare(ctx, root, Name, files, []string{gccgo}, func(dir string) error {
 		args := []string{"-O2", "-o", "driver"}
 		for _, f := range files {
 			args = append(args, f.Name)
 		}
 		return driver.Compile(ctx, dir, gccgo, Hint, args...)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return b.Run(ctx, nil, filepath.Join(b.Dir, "driver"))
 }
 
 // Files returns the driver's sources: the kernel files as files of package main, the

@@ -1,7 +1,6 @@
 package wazero
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -85,10 +84,8 @@ func OptimizedModule(ctx context.Context, module []byte) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	cmd := childproc.Command(ctx, tool, append(append([]string{}, WasmOptFlags...), in, "-o", out)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := childproc.Run(cmd); err != nil {
-		line, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+	if msg, err := childproc.CombinedOutput(cmd); err != nil {
+		line, _, _ := strings.Cut(strings.TrimSpace(string(msg)), "\n")
 		return nil, fmt.Errorf("wasm-opt %s: %w: %s", strings.Join(WasmOptFlags, " "), err, line)
 	}
 	b, err := os.ReadFile(out)

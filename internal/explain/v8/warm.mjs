@@ -5,8 +5,8 @@
 //   node [V8 flags] warm.mjs kernels.wasm <export> <warm-up ms> <profile ms> [args...]
 //
 // With a profile time above 0 it says "warm" on stderr after the warm-up and goes on
-// calling for that long (and a second more), while perf samples it.
-import { readFileSync } from "node:fs";
+// calling while perf samples it, until the file named by WASMGAP_PROFILE_STOP exists.
+import { existsSync, readFileSync } from "node:fs";
 
 process.removeAllListeners("warning");
 const { WASI } = await import("node:wasi");
@@ -28,7 +28,19 @@ do {
 } while (process.hrtime.bigint() < end);
 process.stderr.write(`warm-up: ${calls} calls\n`);
 if (Number(profileMs) > 0) {
+  // Calls go on until the file WASMGAP_PROFILE_STOP names exists (perf is done: a machine
+  // slow to start perf must not see node end first), at most a minute past the profile.
   process.stderr.write("warm\n");
-  const stop = process.hrtime.bigint() + BigInt(Number(profileMs) + 1000) * 1000000n;
-  do fn(...args); while (process.hrtime.bigint() < stop);
+  const stopFile = process.env.WASMGAP_PROFILE_STOP;
+  const limit = process.hrtime.bigint() + BigInt(Number(profileMs) + 60000) * 1000000n;
+  let check = 0n;
+  for (;;) {
+    fn(...args);
+    const now = process.hrtime.bigint();
+    if (now >= limit) break;
+    if (now >= check) {
+      if (!stopFile || existsSync(stopFile)) break;
+      check = now + 20000000n;
+    }
+  }
 }
