@@ -205,7 +205,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		// offers this one beside it, for the server to select.
 		Subprotocols: []string{auth.WSProtocol},
 	}
-	u, err := stream.Upgrade(up, w, r, grant.Header(nick))
+	u, err := stream.UpgradeSpeakingFirst(up, w, r, grant.Header(nick)) // runWS writes first: the welcome, or why the login failed
 	if err != nil {
 		release()
 		return // the upgrader answered the client

@@ -28,6 +28,43 @@ import (
 type Prefixed struct {
 	net.Conn
 	Pending []byte // owned by the connection's reader
+
+	// Hold keeps the next Write's bytes in Held instead of sending them;
+	// Held goes out in front of the Write after it, in the same write (a
+	// WebSocket's handshake answer with the stream's first frames), or in
+	// front of what a writer that takes it (TakeHeld) sends. Both are
+	// owned by the connection's writer.
+	Hold bool
+	Held []byte
+}
+
+// Write writes p, after the bytes held (Hold) if any, in one write; it
+// returns how many bytes of p were written.
+func (c *Prefixed) Write(p []byte) (int, error) {
+	if c.Hold {
+		c.Hold = false
+		c.Held = append(c.Held[:0:0], p...) // p is the caller's to reuse
+		return len(p), nil
+	}
+	if len(c.Held) == 0 {
+		return c.Conn.Write(p)
+	}
+	held := len(c.Held)
+	b := append(c.TakeHeld(), p...)
+	n, err := c.Conn.Write(b)
+	if n < held {
+		c.Held = b[n:held] // never sent: still in front of the next write
+		return 0, err
+	}
+	return n - held, err
+}
+
+// TakeHeld returns the bytes held and forgets them: the caller sends them
+// before anything else it writes.
+func (c *Prefixed) TakeHeld() []byte {
+	b := c.Held
+	c.Held = nil
+	return b
 }
 
 func (c *Prefixed) Read(p []byte) (int, error) {

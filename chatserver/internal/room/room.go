@@ -243,6 +243,7 @@ type Machine struct {
 	last    uint64 // the last event id issued
 	mailKey uint64
 	users   map[string]*user
+	names   []string // the keys of users, sorted: a welcome's first names without a walk of every user
 	boxes   map[string][]*Mail
 	addrs   map[string]holder
 	queue   []queued // every mail by arrival (and the stale entries of mail gone since)
@@ -530,11 +531,24 @@ func (m *Machine) setUser(nick string, u *user) {
 		} else {
 			delete(m.users, nick)
 		}
+		m.index(nick, had)
 	})
 	if u == nil {
 		delete(m.users, nick)
 	} else {
 		m.users[nick] = u
+	}
+	m.index(nick, u != nil)
+}
+
+// index keeps nick in names when online is true, out of them otherwise.
+func (m *Machine) index(nick string, online bool) {
+	i, found := slices.BinarySearch(m.names, nick)
+	switch {
+	case online && !found:
+		m.names = slices.Insert(m.names, i, nick)
+	case !online && found:
+		m.names = slices.Delete(m.names, i, i+1)
 	}
 }
 
@@ -773,18 +787,14 @@ func (m *Machine) open() {
 		total-- // nick itself, back within its leave grace
 	}
 	online := make([]string, 0, min(total, MaxOnlineShown))
-	for n, ou := range m.users {
-		if n == nick && len(ou.streams) == 0 {
+	for _, n := range m.names {
+		if len(online) == MaxOnlineShown {
+			break
+		}
+		if n == nick && len(u.streams) == 0 {
 			continue
 		}
-		if len(online) == MaxOnlineShown {
-			if n >= online[MaxOnlineShown-1] {
-				continue
-			}
-			online = online[:MaxOnlineShown-1]
-		}
-		i, _ := slices.BinarySearch(online, n)
-		online = slices.Insert(online, i, n)
+		online = append(online, n)
 	}
 	m.last++
 	j.Preamble = append(j.Preamble, Event{ID: m.last, To: nick, Text: WelcomeText(nick)})

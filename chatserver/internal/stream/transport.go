@@ -144,6 +144,17 @@ func (o *outBuf) flushNow(raw nbio.Raw) (done bool, err error) {
 	return false, nil
 }
 
+// prepend puts p in front of the buffer.
+func (o *outBuf) prepend(p []byte) {
+	if o.b == nil {
+		o.b = buffers.Get().(*[]byte)
+	}
+	n := len(*o.b)
+	*o.b = append(*o.b, p...)
+	copy((*o.b)[len(p):], (*o.b)[:n])
+	copy(*o.b, p)
+}
+
 func (o *outBuf) release() {
 	*o.b = (*o.b)[:0]
 	if cap(*o.b) <= 64<<10 {
@@ -191,7 +202,8 @@ type WS struct {
 	ack   *wsAck
 	mu    *sync.Mutex
 	out   outBuf
-	until time.Time // under mu: the events' write deadline (setDeadline)
+	pre   *nbio.Prefixed // the connection, when it may hold the handshake's answer (Upgrade)
+	until time.Time      // under mu: the events' write deadline (setDeadline)
 	// closed, under mu, is set once a close frame was written: no frame
 	// may follow it (RFC 6455 5.5.1), so every later write fails.
 	closed bool
@@ -274,6 +286,9 @@ func (t *WS) FlushNow() (bool, error) {
 	defer t.mu.Unlock()
 	if t.closed {
 		return false, nil
+	}
+	if t.pre != nil && len(t.pre.Held) > 0 {
+		t.out.prepend(t.pre.TakeHeld()) // the handshake's answer, first
 	}
 	return t.out.flushNow(t.raw)
 }
@@ -358,7 +373,8 @@ func NewRawSSE(c net.Conn) *RawSSE { return &RawSSE{c: c, raw: nbio.NewRaw(c)} }
 
 // NewWS returns the writer of an upgraded WebSocket.
 func NewWS(ws *websocket.Conn) *WS {
-	return &WS{ws: ws, raw: nbio.NewRaw(ws.NetConn()), ack: &wsAck{}, mu: &sync.Mutex{}}
+	pre, _ := ws.NetConn().(*nbio.Prefixed)
+	return &WS{ws: ws, raw: nbio.NewRaw(ws.NetConn()), pre: pre, ack: &wsAck{}, mu: &sync.Mutex{}}
 }
 
 // Pong takes the payload of a pong and returns the range of events it

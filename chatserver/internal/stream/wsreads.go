@@ -38,7 +38,20 @@ type Upgraded struct {
 // ignored: gorilla reads through a ReadBuffer-byte reader of this
 // package's), answering the client itself when it fails, as up.Upgrade.
 func Upgrade(up websocket.Upgrader, w http.ResponseWriter, r *http.Request, header http.Header) (*Upgraded, error) {
-	h := &wsHijack{ResponseWriter: w}
+	return upgrade(up, w, r, header, false)
+}
+
+// UpgradeSpeakingFirst is Upgrade for a server that writes first (the
+// chat's welcome, or a close frame): the handshake's answer waits for that
+// first write and goes out with it, in one write and one wake-up of the
+// client. A client waits for the answer before it sends, so a server that
+// waits for the client's first message must use Upgrade.
+func UpgradeSpeakingFirst(up websocket.Upgrader, w http.ResponseWriter, r *http.Request, header http.Header) (*Upgraded, error) {
+	return upgrade(up, w, r, header, true)
+}
+
+func upgrade(up websocket.Upgrader, w http.ResponseWriter, r *http.Request, header http.Header, hold bool) (*Upgraded, error) {
+	h := &wsHijack{ResponseWriter: w, hold: hold}
 	up.ReadBufferSize = 0 // gorilla reuses the hijacked reader: ours
 	ws, err := up.Upgrade(h, r, header)
 	if err != nil {
@@ -62,6 +75,7 @@ type wsHijack struct {
 	nc    *nbio.Prefixed
 	br    *bufio.Reader
 	guard *frameGuard
+	hold  bool // the handshake's answer, gorilla's first write, waits (UpgradeSpeakingFirst)
 }
 
 func (h *wsHijack) Hijack() (net.Conn, *bufio.ReadWriter, error) {
@@ -73,7 +87,7 @@ func (h *wsHijack) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil || brw.Reader.Buffered() > 0 {
 		return c, brw, err // bytes before the handshake's end: gorilla refuses them
 	}
-	h.nc = &nbio.Prefixed{Conn: c}
+	h.nc = &nbio.Prefixed{Conn: c, Hold: h.hold}
 	h.guard = &frameGuard{r: h.nc}
 	h.br = bufio.NewReaderSize(h.nc, ReadBuffer)
 	return h.nc, bufio.NewReadWriter(h.br, brw.Writer), nil
