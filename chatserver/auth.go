@@ -58,5 +58,5 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	if s.opts.ClaimNicks && s.auth.Claims == nil {
 		s.auth.Claims = s.node.claims()
 	}
-	return s.proxies.Handler(s.countForwarded(next))
+	return s.proxies.Handler(s.clientConns.Handler(clientAddr, next))
 }

@@ -2,6 +2,7 @@ package quota
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"sync"
@@ -52,6 +53,22 @@ func (cs *Conns) State(c net.Conn, st http.ConnState) {
 	if v, ok := cs.conns.LoadAndDelete(c); ok && st == http.StateClosed {
 		v.(*proxied).release(cs.clients)
 	}
+}
+
+// Handler counts each request's connection from a trusted proxy for the
+// client clientOf names, refusing one over the client's most with 429 (the
+// connection then closes), so that it leaves the proxy's other clients
+// their own; the listener caps the proxy itself apart.
+func (cs *Conns) Handler(clientOf func(*http.Request) string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		client := clientOf(r)
+		if _, ok := cs.Count(r.Context(), client); !ok {
+			w.Header().Set("Connection", "close")
+			http.Error(w, fmt.Sprintf("too many connections from %s (through a trusted proxy): %d are open, the most one client address may have; close some, then retry", client, cs.clients.max), http.StatusTooManyRequests)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Count makes the connection of ctx, when it came from a trusted proxy,
