@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -291,8 +292,9 @@ func testFailureInOneLine(t *testing.T, kind headless.Kind) {
 }
 
 // TestTableReadsInChromium: the × column is taken against the engine chosen (kept in the
-// URL), a header sorts the rows by its times, and at 390 px the kernel column stays while
-// the table scrolls sideways, each median on one line.
+// URL), a header sorts the rows by its times, the kernel column stays while the table
+// scrolls sideways, and at 390 px each kernel is a card of its engines' lines, nothing
+// scrolling sideways, each median on one line.
 func TestTableReadsInChromium(t *testing.T) { testTableReads(t, headless.Chromium) }
 
 // TestTableReadsInFirefox takes the same steps in headless Firefox.
@@ -342,20 +344,48 @@ func testTableReads(t *testing.T, kind headless.Kind) {
 	if o := order(); o != "fib_rec,fib_it" {
 		t.Errorf("sorted by native, slowest first: %s", o)
 	}
+	if pos, err := evalAs[string](p.browserPage, `getComputedStyle(document.querySelector("#results-table tbody th.rowhead")).position`); err != nil || pos != "sticky" {
+		t.Errorf("at 1366 px the kernel column is %q (%v), want sticky", pos, err)
+	}
 	if err := p.page.SetViewport(p.bound(), 390, 900); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(500 * time.Millisecond)
-	got, err := evalAs[[]string](p.browserPage, `(() => {
-		const th = document.querySelector("#results-table tbody th.rowhead");
-		const tall = [...document.querySelectorAll("#results-table .median")].filter((m) => m.getBoundingClientRect().height > 1.5 * parseFloat(getComputedStyle(m).lineHeight));
-		return [getComputedStyle(th).position, String(tall.length)];
+	// A phone: a card per kernel, each engine's cell a line headed by the engine's name;
+	// nothing scrolls sideways, neither the page nor the table, and no median breaks.
+	type phone struct {
+		PageWide, TableWide, Tall int
+		Labels                    []string
+		Lines                     []float64
+	}
+	got, err := evalAs[phone](p.browserPage, `(() => {
+		const table = document.getElementById("results-table");
+		const tds = [...table.querySelectorAll('tbody tr[data-kernel="fib_rec"] td.cell')];
+		return {
+			PageWide: document.documentElement.scrollWidth - innerWidth,
+			TableWide: table.parentElement.scrollWidth - table.parentElement.clientWidth,
+			Tall: [...table.querySelectorAll(".median")].filter((m) => m.getBoundingClientRect().height > 1.5 * parseFloat(getComputedStyle(m).lineHeight)).length,
+			// Chromium computes the content to the name, Firefox keeps attr(data-label).
+			Labels: tds.map((td) => {
+				const c = getComputedStyle(td, "::before").content;
+				return c === JSON.stringify(td.dataset.label) || c === "attr(data-label)" ? td.dataset.label : "no name: " + c;
+			}),
+			Lines: tds.map((td) => td.getBoundingClientRect().height / parseFloat(getComputedStyle(td.querySelector(".median")).lineHeight)),
+		};
 	})()`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got[0] != "sticky" || got[1] != "0" {
-		t.Errorf("at 390 px: the kernel column is %s, %s medians break across lines; want sticky and none", got[0], got[1])
+	if got.PageWide > 0 || got.TableWide > 0 || got.Tall != 0 {
+		t.Errorf("at 390 px: the page is %d px too wide, the table %d px, %d medians break across lines; want 0, 0, 0", got.PageWide, got.TableWide, got.Tall)
+	}
+	if want := []string{"native", "wazero interpreter"}; !slices.Equal(got.Labels, want) {
+		t.Errorf("at 390 px fib_rec's cells are headed %q, want the engines' names %q", got.Labels, want)
+	}
+	for _, l := range got.Lines {
+		if l > 2.5 {
+			t.Errorf("at 390 px a cell of fib_rec takes %.1f lines (%v), want its name and numbers on a line or two", l, got.Lines)
+		}
 	}
 }
 

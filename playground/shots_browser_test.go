@@ -60,8 +60,9 @@ func TestScreenshotsInChromium(t *testing.T) {
 	}
 }
 
+// chromedpFull captures the whole page as a PNG (quality 100: chromedp writes JPEG below).
 func chromedpFull(p *fullPage) ([]byte, error) {
-	return chromedp.Run(p.ctx, chromedp.FullScreenshot(80))
+	return chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
 }
 
 func writeShot(t *testing.T, name string, png []byte) {
