@@ -262,10 +262,9 @@ func (p *browserPage) fill(values map[string]string) {
 func (p *browserPage) runAll(timeout time.Duration) {
 	p.t.Helper()
 	p.click("#run")
-	if err := p.eval(`document.getElementById("ask-all")?.click(), true`, new(bool)); err != nil {
-		p.t.Fatal(err)
-	}
-	p.waitFor(`document.body.dataset.running === "0"`, timeout, "the run to finish")
+	// "Run them too" to every question: before the Run (cells expected to fail) and during
+	// it (a kernel's cells after one of them timed out).
+	p.waitFor(`(document.getElementById("ask-all")?.click(), document.body.dataset.running === "0")`, timeout, "the run to finish")
 }
 
 // cellInfo is what a results cell shows.

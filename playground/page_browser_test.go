@@ -432,6 +432,45 @@ func testForecastAsks(t *testing.T, kind headless.Kind) {
 	}
 }
 
+// TestTimedOutAsksInChromium: once a cell times out, Run asks before the same kernel's
+// other cells start, each of which would take the whole limit too; skipped, they do not
+// run and the Run ends.
+func TestTimedOutAsksInChromium(t *testing.T) { testTimedOutAsks(t, headless.Chromium) }
+
+// TestTimedOutAsksInFirefox takes the same steps in headless Firefox.
+func TestTimedOutAsksInFirefox(t *testing.T) { testTimedOutAsks(t, headless.Firefox) }
+
+func testTimedOutAsks(t *testing.T, kind headless.Kind) {
+	t.Parallel()
+	p := newFullPage(t, kind, 1366)
+	// ack(3, 13) is about 2^13 times ack(3, 0)'s work: far past a 1 s limit natively.
+	p.open("k=ack&ack.n=3&ack.m=13&e=native,wazero-compiler,wazero-interpreter&runs=1&warmup=0&min_sample_ms=0&limit=1")
+	p.click("#run")
+	p.waitFor(`document.getElementById("ask-skip") !== null`, 2*time.Minute, "Run to ask about the cells after the one that timed out")
+	if c := p.cell("ack", "native"); c.State != "done" || strings.TrimSpace(c.Text) != "timed out after 1 s" {
+		t.Errorf("native's cell %+v, want it timed out after 1 s", c)
+	}
+	ask, _ := p.text("#ask")
+	if want := "ack(3, 13) timed out after 1 s on native; its 2 other cells (wazero compiler, wazero interpreter) may too"; !strings.Contains(ask, want) {
+		t.Errorf("the question %q, want %q", ask, want)
+	}
+	for _, e := range []string{"wazero-compiler", "wazero-interpreter"} {
+		if c := p.cell("ack", e); c.State != "pending" {
+			t.Errorf("%s's cell %+v while the page asks, want still waiting", e, c)
+		}
+	}
+	p.click("#ask-skip")
+	p.waitFor(`document.body.dataset.running === "0"`, time.Minute, "the run to end")
+	for _, e := range []string{"wazero-compiler", "wazero-interpreter"} {
+		if c := p.cell("ack", e); c.State != "cancelled" {
+			t.Errorf("%s's cell %+v after Skip, want not run (cancelled)", e, c)
+		}
+	}
+	if status, _ := p.text("#status"); !strings.HasPrefix(status, "Done") {
+		t.Errorf("the status %q after Skip, want the Run done", status)
+	}
+}
+
 // TestForecastFromServerInChromium: with nothing in this browser's storage, the note
 // beside Run forecasts a server cell from this machine's runs stored on the server.
 func TestForecastFromServerInChromium(t *testing.T) { testForecastFromServer(t, headless.Chromium) }
