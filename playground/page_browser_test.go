@@ -454,6 +454,9 @@ func testTimedOutAsks(t *testing.T, kind headless.Kind) {
 	if want := "ack(3, 13) timed out after 1 s on native; its 2 other cells (wazero compiler, wazero interpreter) may too"; !strings.Contains(ask, want) {
 		t.Errorf("the question %q, want %q", ask, want)
 	}
+	if progress, _ := p.text("#progress"); !strings.HasPrefix(progress, "1 of 3 cells") {
+		t.Errorf("the progress %q while the page asks, want the timed-out cell counted (1 of 3 cells)", progress)
+	}
 	for _, e := range []string{"wazero-compiler", "wazero-interpreter"} {
 		if c := p.cell("ack", e); c.State != "pending" {
 			t.Errorf("%s's cell %+v while the page asks, want still waiting", e, c)

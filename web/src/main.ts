@@ -502,7 +502,7 @@ async function timedOutAsk(app: App, grid: Grid, r: number, after: string, outco
   const rest = grid.engines.slice(grid.engines.indexOf(after) + 1).filter((e) => grid.get(r, e).kind !== "na" && !skip.has(RunDoc.key(row, e)));
   if (rest.length === 0 || !app.running) return;
   const q = askFirst(
-    `${row.label} ${kind} on ${info(after).title}; its ${plural(rest.length, "other cell")} (${rest.map((e) => info(e).title).join(", ")}) may too, up to ${approx(rest.length * limitMs(app))} in all. `,
+    `${row.label} ${kind} on ${info(after).title}; its ${rest.length === 1 ? "other cell" : plural(rest.length, "other cell")} (${rest.map((e) => info(e).title).join(", ")}) may too, up to ${approx(rest.length * limitMs(app))} in all. `,
     rest.length,
   );
   app.asking = q.close;
@@ -685,6 +685,7 @@ async function runAll(app: App, skipped?: Set<string>): Promise<void> {
       doc.save();
       updateRow(host, grid, r, hooks);
       renderChart($("chart"), grid, app.sel.history ? app.history : undefined);
+      bar.show(n, total, performance.now() - started);
       await timedOutAsk(app, grid, r, engine, outcome, skip);
     }
   }
