@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -291,8 +292,9 @@ func testFailureInOneLine(t *testing.T, kind headless.Kind) {
 }
 
 // TestTableReadsInChromium: the × column is taken against the engine chosen (kept in the
-// URL), a header sorts the rows by its times, and at 390 px the kernel column stays while
-// the table scrolls sideways, each median on one line.
+// URL), a header sorts the rows by its times, the kernel column stays while the table
+// scrolls sideways, and at 390 px each kernel is a card of its engines' lines, nothing
+// scrolling sideways, each median on one line.
 func TestTableReadsInChromium(t *testing.T) { testTableReads(t, headless.Chromium) }
 
 // TestTableReadsInFirefox takes the same steps in headless Firefox.
@@ -342,20 +344,48 @@ func testTableReads(t *testing.T, kind headless.Kind) {
 	if o := order(); o != "fib_rec,fib_it" {
 		t.Errorf("sorted by native, slowest first: %s", o)
 	}
+	if pos, err := evalAs[string](p.browserPage, `getComputedStyle(document.querySelector("#results-table tbody th.rowhead")).position`); err != nil || pos != "sticky" {
+		t.Errorf("at 1366 px the kernel column is %q (%v), want sticky", pos, err)
+	}
 	if err := p.page.SetViewport(p.bound(), 390, 900); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(500 * time.Millisecond)
-	got, err := evalAs[[]string](p.browserPage, `(() => {
-		const th = document.querySelector("#results-table tbody th.rowhead");
-		const tall = [...document.querySelectorAll("#results-table .median")].filter((m) => m.getBoundingClientRect().height > 1.5 * parseFloat(getComputedStyle(m).lineHeight));
-		return [getComputedStyle(th).position, String(tall.length)];
+	// A phone: a card per kernel, each engine's cell a line headed by the engine's name;
+	// nothing scrolls sideways, neither the page nor the table, and no median breaks.
+	type phone struct {
+		PageWide, TableWide, Tall int
+		Labels                    []string
+		Lines                     []float64
+	}
+	got, err := evalAs[phone](p.browserPage, `(() => {
+		const table = document.getElementById("results-table");
+		const tds = [...table.querySelectorAll('tbody tr[data-kernel="fib_rec"] td.cell')];
+		return {
+			PageWide: document.documentElement.scrollWidth - innerWidth,
+			TableWide: table.parentElement.scrollWidth - table.parentElement.clientWidth,
+			Tall: [...table.querySelectorAll(".median")].filter((m) => m.getBoundingClientRect().height > 1.5 * parseFloat(getComputedStyle(m).lineHeight)).length,
+			// Chromium computes the content to the name, Firefox keeps attr(data-label).
+			Labels: tds.map((td) => {
+				const c = getComputedStyle(td, "::before").content;
+				return c === JSON.stringify(td.dataset.label) || c === "attr(data-label)" ? td.dataset.label : "no name: " + c;
+			}),
+			Lines: tds.map((td) => td.getBoundingClientRect().height / parseFloat(getComputedStyle(td.querySelector(".median")).lineHeight)),
+		};
 	})()`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got[0] != "sticky" || got[1] != "0" {
-		t.Errorf("at 390 px: the kernel column is %s, %s medians break across lines; want sticky and none", got[0], got[1])
+	if got.PageWide > 0 || got.TableWide > 0 || got.Tall != 0 {
+		t.Errorf("at 390 px: the page is %d px too wide, the table %d px, %d medians break across lines; want 0, 0, 0", got.PageWide, got.TableWide, got.Tall)
+	}
+	if want := []string{"native", "wazero interpreter"}; !slices.Equal(got.Labels, want) {
+		t.Errorf("at 390 px fib_rec's cells are headed %q, want the engines' names %q", got.Labels, want)
+	}
+	for _, l := range got.Lines {
+		if l > 2.5 {
+			t.Errorf("at 390 px a cell of fib_rec takes %.1f lines (%v), want its name and numbers on a line or two", l, got.Lines)
+		}
 	}
 }
 
@@ -399,6 +429,48 @@ func testForecastAsks(t *testing.T, kind headless.Kind) {
 	p.waitFor(`document.body.dataset.running === "0"`, time.Minute, "the run to end")
 	if n := len(p.storedRuns()); n != 1 {
 		t.Errorf("%d stored runs after skipping the only cell, want still 1", n)
+	}
+}
+
+// TestTimedOutAsksInChromium: once a cell times out, Run asks before the same kernel's
+// other cells start, each of which would take the whole limit too; skipped, they do not
+// run and the Run ends.
+func TestTimedOutAsksInChromium(t *testing.T) { testTimedOutAsks(t, headless.Chromium) }
+
+// TestTimedOutAsksInFirefox takes the same steps in headless Firefox.
+func TestTimedOutAsksInFirefox(t *testing.T) { testTimedOutAsks(t, headless.Firefox) }
+
+func testTimedOutAsks(t *testing.T, kind headless.Kind) {
+	t.Parallel()
+	p := newFullPage(t, kind, 1366)
+	// ack(3, 13) is about 2^13 times ack(3, 0)'s work: far past a 1 s limit natively.
+	p.open("k=ack&ack.n=3&ack.m=13&e=native,wazero-compiler,wazero-interpreter&runs=1&warmup=0&min_sample_ms=0&limit=1")
+	p.click("#run")
+	p.waitFor(`document.getElementById("ask-skip") !== null`, 2*time.Minute, "Run to ask about the cells after the one that timed out")
+	if c := p.cell("ack", "native"); c.State != "done" || strings.TrimSpace(c.Text) != "timed out after 1 s" {
+		t.Errorf("native's cell %+v, want it timed out after 1 s", c)
+	}
+	ask, _ := p.text("#ask")
+	if want := "ack(3, 13) timed out after 1 s on native; its 2 other cells (wazero compiler, wazero interpreter) may too"; !strings.Contains(ask, want) {
+		t.Errorf("the question %q, want %q", ask, want)
+	}
+	if progress, _ := p.text("#progress"); !strings.HasPrefix(progress, "1 of 3 cells") {
+		t.Errorf("the progress %q while the page asks, want the timed-out cell counted (1 of 3 cells)", progress)
+	}
+	for _, e := range []string{"wazero-compiler", "wazero-interpreter"} {
+		if c := p.cell("ack", e); c.State != "pending" {
+			t.Errorf("%s's cell %+v while the page asks, want still waiting", e, c)
+		}
+	}
+	p.click("#ask-skip")
+	p.waitFor(`document.body.dataset.running === "0"`, time.Minute, "the run to end")
+	for _, e := range []string{"wazero-compiler", "wazero-interpreter"} {
+		if c := p.cell("ack", e); c.State != "cancelled" {
+			t.Errorf("%s's cell %+v after Skip, want not run (cancelled)", e, c)
+		}
+	}
+	if status, _ := p.text("#status"); !strings.HasPrefix(status, "Done") {
+		t.Errorf("the status %q after Skip, want the Run done", status)
 	}
 }
 

@@ -52,7 +52,8 @@ type rowView struct {
 }
 
 type cellView struct {
-	Engine                               string
+	// Engine names the cell's engine, Label titles it (a phone's card line is headed by it).
+	Engine, Label                        string
 	Median, Spread, Ratio, Failure, Note string
 	Title                                string
 	Empty                                bool
@@ -149,7 +150,7 @@ func viewRun(run results.Run) runView {
 			break
 		}
 	}
-	v.Title = fmt.Sprintf("Run %d: %s on %d engine%s", run.ID, strings.Join(labels, ", "), len(engines), plural(len(engines)))
+	v.Title = fmt.Sprintf("Run %d: %s on %s", run.ID, strings.Join(labels, ", "), plural(len(engines), "engine"))
 	v.When = run.Created.Format("2006-01-02 15:04 UTC")
 	v.Who = map[string]string{results.SourceCLI: "wasmgap bench", results.SourceServer: "the playground's server", results.SourceBrowser: "a browser, shared from the playground"}[run.Source]
 	if run.Browser.Name != "" {
@@ -169,13 +170,13 @@ func viewRun(run results.Run) runView {
 		y += 22
 		base, hasBase := cells[[2]string{l, v.Baseline}]
 		for _, e := range engines {
+			t, color := engineTitle(e)
 			r, ok := cells[[2]string{l, e}]
 			if !ok {
-				row.Cells = append(row.Cells, cellView{Engine: e, Empty: true})
+				row.Cells = append(row.Cells, cellView{Engine: e, Label: t, Empty: true})
 				continue
 			}
-			t, color := engineTitle(e)
-			c := cellView{Engine: e, Title: r.Failure}
+			c := cellView{Engine: e, Label: t, Title: r.Failure}
 			bar := barView{Y: y, Label: t, Color: color}
 			y += 20
 			if r.Failure != "" {
@@ -189,7 +190,7 @@ func viewRun(run results.Run) runView {
 				if hasBase && e != v.Baseline && base.Failure == "" && base.Median > 0 {
 					c.Ratio = report.FormatRatio(r.Median / base.Median)
 				}
-				c.Note = fmt.Sprintf("%d samples, k = %d calls a sample", r.Runs, max(r.Calls, 1))
+				c.Note = fmt.Sprintf("%s, k = %s a sample", plural(r.Runs, "sample"), plural(max(r.Calls, 1), "call"))
 				bar.Text = c.Median
 				bar.Width = 12
 				if hi > lo {
@@ -238,11 +239,12 @@ func viewRun(run results.Run) runView {
 	return v
 }
 
-func plural(n int) string {
+// plural renders "1 call", "5 calls".
+func plural(n int, noun string) string {
 	if n == 1 {
-		return ""
+		return "1 " + noun
 	}
-	return "s"
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func mapsKeys(m map[string]string) func(func(string) bool) {

@@ -53,7 +53,9 @@ func TestRunPage(t *testing.T) {
 		t.Fatalf("GET /runs/%d: %d %s", id, resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	for _, want := range []string{`<table id="run-table"`, "<code>fib_it(30)</code>", "<code>ack(3, 10)</code>", "10.0ns", "×25",
-		`<span class="failure">trapped</span>`, `<svg id="run-chart"`, "Test CPU", "timed samples per cell",
+		`<span class="failure">trapped</span>`, `<svg id="run-chart"`,
+		`<td data-engine="wazero-interpreter" data-label="wazero interpreter"`, // a phone's card line's name
+		"6 samples, k = 100 calls a sample", "Test CPU", "timed samples per cell",
 		`href="/api/results/` + itoa(id) + `"`, `href="/runs/` + itoa(id) + `.csv"`,
 		`href="/?ack.m=10&amp;ack.n=3&amp;e=native,wazero-interpreter&amp;fib_it.n=30&amp;k=fib_it,ack&amp;runs=6&amp;warmup=1"`} {
 		if !strings.Contains(page, want) {

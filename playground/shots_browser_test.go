@@ -1,12 +1,15 @@
 package playground
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/wasmgap/wasmgap/internal/headless"
@@ -48,20 +51,38 @@ func TestScreenshotsInChromium(t *testing.T) {
 		}
 	}
 	if len(runs) > 0 {
-		if err := p.page.Navigate(p.bound(), fmt.Sprintf("%s/runs/%d", p.url, runs[0].ID)); err != nil {
-			t.Fatal(err)
+		// The stored run's page follows the system's theme (it has no script): at 390 px
+		// light and 1920 px dark.
+		for _, v := range []struct {
+			width  int
+			scheme string
+		}{{390, "light"}, {1920, "dark"}} {
+			scheme := emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: v.scheme}}}
+			if _, err := chromedp.Run(p.ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+				_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, scheme)
+				return err
+			})); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.page.SetViewport(p.bound(), v.width, 1000); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.page.Navigate(p.bound(), fmt.Sprintf("%s/runs/%d", p.url, runs[0].ID)); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Second)
+			png, err := chromedpFull(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeShot(t, fmt.Sprintf("run-page-%d-%s.png", v.width, v.scheme), png)
 		}
-		time.Sleep(time.Second)
-		png, err := chromedpFull(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		writeShot(t, "run-page-1920-dark.png", png)
 	}
 }
 
+// chromedpFull captures the whole page as a PNG (quality 100: chromedp writes JPEG below).
 func chromedpFull(p *fullPage) ([]byte, error) {
-	return chromedp.Run(p.ctx, chromedp.FullScreenshot(80))
+	return chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
 }
 
 func writeShot(t *testing.T, name string, png []byte) {

@@ -62,7 +62,8 @@ export function renderChart(host: HTMLElement, grid: Grid, history: HistoryRow[]
   // Drawn at the host's own width, so that its text stays readable on a phone.
   const WIDTH = Math.max(320, Math.min(host.clientWidth || 760, 1100));
   const longest = Math.max(0, ...groups.flatMap((g) => g.bars.filter((b) => !b.caption).map((b) => b.name.length)));
-  const LABEL_W = WIDTH < 500 ? 112 : Math.min(220, Math.max(150, Math.round(longest * 6.4) + 12));
+  // A phone gives the names up to 20 characters ("wazero interpreter" whole), a wider host 33.
+  const LABEL_W = WIDTH < 500 ? Math.min(136, Math.max(90, Math.round(longest * 6.2) + 12)) : Math.min(220, Math.max(150, Math.round(longest * 6.4) + 12));
   const maxChars = Math.floor((LABEL_W - 10) / 6.2);
   const fit = (name: string): string => (name.length > maxChars ? `${name.slice(0, maxChars - 1)}…` : name);
   const RIGHT_PAD = WIDTH < 500 ? 64 : 90;

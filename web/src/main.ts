@@ -13,6 +13,7 @@ import { showDetails } from "./details";
 import { appendGrouped, info, order, runs } from "./engines";
 import { cellTime, forecast, record, serverCellTime } from "./forecast";
 import { duration } from "./format";
+import { failureKind } from "./failure";
 import { type HistoryRow, normalize } from "./history";
 import { toMarkdown } from "./markdown";
 import { Grid, type Row } from "./results";
@@ -45,6 +46,8 @@ interface App {
   doc: RunDoc;
   running: boolean;
   current?: CellRun;
+  /** Closes the question a Run waits on (timedOutAsk), when Cancel is clicked. */
+  asking?: () => void;
   history?: HistoryRow[];
   historyError?: string;
   /** The comparison with a saved run, redrawn with the table. */
@@ -449,12 +452,29 @@ function expectedToFail(app: App): { row: Row; engine: string; why: string }[] {
  */
 function startRun(app: App): void {
   const doomed = expectedToFail(app);
-  const ask = $("ask");
   if (doomed.length === 0) {
-    ask.replaceChildren();
+    $("ask").replaceChildren();
     void runAll(app);
     return;
   }
+  const names = doomed.map((d) => `${d.row.label} on ${info(d.engine).title}`).join(", ");
+  const question = askFirst(`${plural(doomed.length, "cell")} expected to fail or to run past the ${approx(limitMs(app))} limit: ${names}. `, doomed.length);
+  void question.answer.then((all) => runAll(app, all ? undefined : new Set(doomed.map((d) => RunDoc.key(d.row, d.engine)))));
+}
+
+/**
+ * askFirst asks, beside Run, whether to run count cells it names in text: "Run them too"
+ * (#ask-all) answers true, "Skip them" (#ask-skip) false, as does close (a Cancel).
+ */
+function askFirst(text: string, count: number): { answer: Promise<boolean>; close(): void } {
+  const ask = $("ask");
+  let settle: (all: boolean) => void = () => {};
+  const answer = new Promise<boolean>((resolve) => {
+    settle = (all) => {
+      ask.replaceChildren();
+      resolve(all);
+    };
+  });
   const all = document.createElement("button");
   all.type = "button";
   all.id = "ask-all";
@@ -462,17 +482,33 @@ function startRun(app: App): void {
   const skip = document.createElement("button");
   skip.type = "button";
   skip.id = "ask-skip";
-  skip.textContent = `Skip ${doomed.length === 1 ? "it" : "them"}`;
-  const names = doomed.map((d) => `${d.row.label} on ${info(d.engine).title}`).join(", ");
-  ask.replaceChildren(`${plural(doomed.length, "cell")} expected to fail or to run past the ${approx(limitMs(app))} limit: ${names}. `, all, " ", skip);
-  all.onclick = () => {
-    ask.replaceChildren();
-    void runAll(app);
-  };
-  skip.onclick = () => {
-    ask.replaceChildren();
-    void runAll(app, new Set(doomed.map((d) => RunDoc.key(d.row, d.engine))));
-  };
+  skip.textContent = `Skip ${count === 1 ? "it" : "them"}`;
+  ask.replaceChildren(text, all, " ", skip);
+  all.onclick = () => settle(true);
+  skip.onclick = () => settle(false);
+  return { answer, close: () => settle(false) };
+}
+
+/**
+ * timedOutAsk asks, once a cell of row timed out, about the cells of the same row this Run
+ * has still to start (its kernel's other tiers, most likely as slow): each would take the
+ * whole limit. Skipped, their keys join skip.
+ */
+async function timedOutAsk(app: App, grid: Grid, r: number, after: string, outcome: CellState, skip: Set<string>): Promise<void> {
+  if (outcome.kind !== "done" || !outcome.result.failure) return;
+  const kind = failureKind(outcome.result.failure);
+  if (!kind.startsWith("timed out")) return;
+  const row = grid.rows[r]!;
+  const rest = grid.engines.slice(grid.engines.indexOf(after) + 1).filter((e) => grid.get(r, e).kind !== "na" && !skip.has(RunDoc.key(row, e)));
+  if (rest.length === 0 || !app.running) return;
+  const q = askFirst(
+    `${row.label} ${kind} on ${info(after).title}; its ${rest.length === 1 ? "other cell" : plural(rest.length, "other cell")} (${rest.map((e) => info(e).title).join(", ")}) may too, up to ${approx(rest.length * limitMs(app))} in all. `,
+    rest.length,
+  );
+  app.asking = q.close;
+  const all = await q.answer;
+  app.asking = undefined;
+  if (!all) for (const e of rest) skip.add(RunDoc.key(row, e));
 }
 
 /** checkSetting validates runs, warmup, min_sample_ms, warmup_ms or limit_s against the catalogue's bounds. */
@@ -570,8 +606,10 @@ function redraw(app: App): void {
  * runAll runs the selection's cells one at a time, but those in skip (RunDoc keys), which
  * keep what they showed.
  */
-async function runAll(app: App, skip?: Set<string>): Promise<void> {
+async function runAll(app: App, skipped?: Set<string>): Promise<void> {
   if (app.running) return;
+  // Grown while the Run goes on: the cells of a row whose first cell timed out, if so answered.
+  const skip = new Set(skipped);
   validate(app);
   const runs = Number(app.sel.runs);
   const warmup = Number(app.sel.warmup);
@@ -627,7 +665,7 @@ async function runAll(app: App, skip?: Set<string>): Promise<void> {
         grid.set(r, engine, s);
         updateRow(host, grid, r, hooks);
       };
-      if (skip?.has(RunDoc.key(row, engine))) {
+      if (skip.has(RunDoc.key(row, engine))) {
         grid.set(r, engine, doc.get(row, engine) ?? { kind: "cancelled" });
         updateRow(host, grid, r, hooks);
         continue;
@@ -647,6 +685,8 @@ async function runAll(app: App, skip?: Set<string>): Promise<void> {
       doc.save();
       updateRow(host, grid, r, hooks);
       renderChart($("chart"), grid, app.sel.history ? app.history : undefined);
+      bar.show(n, total, performance.now() - started);
+      await timedOutAsk(app, grid, r, engine, outcome, skip);
     }
   }
   const cancelled = !app.running;
@@ -712,6 +752,7 @@ function cancel(app: App): void {
   if (!app.running) return;
   app.running = false;
   app.current?.cancel();
+  app.asking?.();
   $("status").textContent = "Cancelling…";
 }
 

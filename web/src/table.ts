@@ -91,6 +91,9 @@ export function renderTable(host: HTMLElement, grid: Grid, hooks: TableHooks, hi
     for (const e of grid.engines) {
       const td = tr.insertCell();
       td.dataset.engine = e;
+      // A phone shows each kernel as a card, a line per engine headed by its name.
+      td.dataset.label = info(e).title;
+      td.style.setProperty("--swatch", info(e).color);
       fillCell(td, grid, r, e, hooks);
     }
     for (const h of history?.filter((h) => h.kernel === row.kernel.name) ?? []) {
