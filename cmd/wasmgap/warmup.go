@@ -42,7 +42,9 @@ func runWarmup(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(fs.Output(), "usage: wasmgap warmup [--engine E]... [--kernel K]... [--arg name=value]... [--executions N] [--calls N] [--group N] [--budget D] [--timeout D] [--format F]")
 		fmt.Fprintln(fs.Output(), "\nTimes every call of a kernel from the first, in fresh processes, and finds where each engine")
 		fmt.Fprintln(fs.Output(), "reaches its steady state (changepoints by PELT; flat, warm-up, slowdown or no steady state,")
-		fmt.Fprintln(fs.Output(), "as in Barrett et al., OOPSLA 2017). Exit status: 0, or 1 when an execution failed, 2 for bad flags.")
+		fmt.Fprintln(fs.Output(), "as in Barrett et al., OOPSLA 2017). Every engine can run, the browsers' too: they time")
+		fmt.Fprintln(fs.Output(), "each sample with performance.now() in the page's Web Worker, a fresh browser per execution.")
+		fmt.Fprintln(fs.Output(), "Exit status: 0, or 1 when an execution failed, 2 for bad flags.")
 		fs.PrintDefaults()
 		writeBenchNames(fs.Output())
 	}

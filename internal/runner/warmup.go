@@ -181,15 +181,6 @@ func (p *WarmupPlan) Jobs() ([]Job, error) {
 			return nil, fieldError("engine", fmt.Errorf("engine %s is named twice: name each engine once", name))
 		}
 	}
-	for _, name := range p.Engines {
-		// A browser engine measures whole samples in the page's harness, which has no
-		// per-call mode: its warm-up would be no series at all.
-		if e, err := engine.New(name); err == nil {
-			if _, whole := e.(measure.SelfMeasurer); whole {
-				return nil, fieldError("engine", fmt.Errorf("engine %s times whole samples in the page's harness, not each call: a warm-up runs the other engines", name))
-			}
-		}
-	}
 	jobs, err := Plan{Engines: p.Engines, Kernels: []string{p.Kernel}, Args: p.Args, Options: measure.Defaults(), Timeout: p.Timeout}.Jobs()
 	if err != nil {
 		return nil, err

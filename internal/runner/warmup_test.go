@@ -72,7 +72,6 @@ func TestWarmupPlanRefuses(t *testing.T) {
 		{"unknown engine", WarmupPlan{Engines: []string{"nope"}}, "engine"},
 		{"an engine twice", WarmupPlan{Engines: []string{engine.Native, engine.Native}}, "engine"},
 		{"unknown kernel", WarmupPlan{Kernel: "nope"}, "kernel"},
-		{"a browser engine", WarmupPlan{Engines: []string{"chromium-js"}}, "engine"},
 		{"argument out of range", WarmupPlan{Args: map[string]int{"n": 1000}}, "args.n"},
 	}
 	for _, tt := range tests {

@@ -6,7 +6,7 @@
 // before V8 has tiered the code up.
 
 import { DEFAULT_MIN_SAMPLE_MS, DEFAULT_WARMUP_MS, GROW_MARGIN, MAX_CALLS, MAX_GROWTH, MAX_RESTARTS } from "./calibration";
-import type { WorkerMessage, WorkerRequest, WorkerScope } from "./protocol";
+import type { TimedCalls, WorkerMessage, WorkerRequest, WorkerScope } from "./protocol";
 import { median, medianCI } from "./stats";
 import type { BrowserEnvironment, CellResult, Setup } from "./types";
 
@@ -81,12 +81,48 @@ export function serveMeasurements(
   finish?: (result: CellResult) => void,
 ): void {
   const scope = self as unknown as WorkerScope;
+  let kept: { key: string; loaded: Loaded } | undefined;
   scope.onmessage = async (ev: MessageEvent<WorkerRequest>) => {
     const req = ev.data;
+    if (req.times) {
+      const key = JSON.stringify([req.kernel, req.export, req.args]);
+      let times: TimedCalls;
+      try {
+        const first = kept?.key !== key;
+        if (first) kept = { key, loaded: await load(req) };
+        times = timeCalls(kept!.loaded, req.times.samples, req.times.group);
+        if (first) times.setup = kept!.loaded.setup;
+      } catch (thrown) {
+        const explain = kept?.key === key ? kept.loaded.explain : undefined;
+        times = { times_ns: [], value: "", wrong: 0, failure: failureOf(explain ? explain(thrown) : thrown) };
+      }
+      scope.postMessage({ type: "times", times });
+      return;
+    }
     const result = await measure(engine, req, () => load(req), (m) => scope.postMessage(m));
     finish?.(result);
     scope.postMessage({ type: "result", result });
   };
+}
+
+/** timeCalls makes samples × group calls back to back, each group timed with
+ * performance.now(): a warm-up series from wherever the calls are (the first request's
+ * first call is the engine's first). Each value is compared with the first one; the
+ * caller checks that one against the catalogue's. */
+export function timeCalls(loaded: Loaded, samples: number, group: number): TimedCalls {
+  const call = loaded.call;
+  const out: TimedCalls = { times_ns: new Array<number>(samples), value: "", wrong: 0 };
+  let first: number | bigint | undefined;
+  for (let i = 0; i < samples; i++) {
+    const t0 = performance.now();
+    const v = call();
+    for (let j = 1; j < group; j++) if (call() !== v) out.wrong++;
+    out.times_ns[i] = ns(performance.now() - t0);
+    if (first === undefined) first = v;
+    else if (v !== first) out.wrong++;
+  }
+  out.value = String(first);
+  return out;
 }
 
 /** measure loads the engine, times the first call alone, runs the warm-ups (and on until

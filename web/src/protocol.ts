@@ -23,6 +23,22 @@ export interface WorkerRequest {
   warmup_ms?: number;
   /** browser-wasm only: where kernels.wasm is served. */
   wasmUrl?: string;
+  /** When set, the worker times calls for a warm-up series instead of measuring a cell:
+   * samples × group calls back to back, each group timed with performance.now(). The
+   * kernel stays loaded for the next such request of the same kernel and arguments, so
+   * that the series goes on from the first call. */
+  times?: { samples: number; group: number };
+}
+
+/** A run of timed calls (WorkerRequest.times): each sample's time in ns (group calls
+ * each), the first call's value, how many calls gave another value than the expected
+ * one, the load's setup (first request only), or why it failed. */
+export interface TimedCalls {
+  times_ns: number[];
+  value: string;
+  wrong: number;
+  setup?: { compile_ns: number; instantiate_ns: number };
+  failure?: string;
 }
 
 /** What a worker answers: progress, then one result (which may hold a failure). */
@@ -30,8 +46,14 @@ export type WorkerMessage =
   | ({ type: "progress" } & Progress)
   | { type: "result"; result: CellResult };
 
+/** What a worker answers a request of timed calls (WorkerRequest.times): one message. */
+export interface TimesMessage {
+  type: "times";
+  times: TimedCalls;
+}
+
 /** The parts of a dedicated worker's global scope the workers use. */
 export interface WorkerScope {
-  postMessage(message: WorkerMessage): void;
+  postMessage(message: WorkerMessage | TimesMessage): void;
   onmessage: ((ev: MessageEvent<WorkerRequest>) => void) | null;
 }

@@ -14,7 +14,9 @@
 // process group, when the cell ends, and dies with the worker on Linux.
 //
 // The engines measure themselves (measure.SelfMeasurer): Run, a single call, is not how a
-// browser is driven. A browser that is not installed is a cell that says what to install.
+// browser is driven. A warm-up series (package internal/warmup) is timed in the page too
+// (engine.CallTimer): every call from the first, each sample of calls by performance.now()
+// in one worker that keeps the kernel loaded for the whole series. A browser that is not installed is a cell that says what to install.
 package browser
 
 import (

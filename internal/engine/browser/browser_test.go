@@ -12,6 +12,7 @@ import (
 	"github.com/wasmgap/wasmgap/internal/headless"
 	"github.com/wasmgap/wasmgap/internal/measure"
 	"github.com/wasmgap/wasmgap/internal/runner"
+	"github.com/wasmgap/wasmgap/internal/warmup"
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
@@ -138,5 +139,42 @@ func TestStackOverflowIsACell(t *testing.T) {
 	skipUnbuilt(t, r)
 	if r.Failure != measure.FailureStackOverflow || len(r.Samples) != 0 {
 		t.Errorf("ack(3, 13) on chromium-js: %+v; want %q and no samples", r, measure.FailureStackOverflow)
+	}
+}
+
+// Each browser engine's warm-up execution, in a worker process with a browser of its own,
+// times every call from the first inside the page: a series of the asked length, each
+// time positive as the page's clock measured it (above the floor that Collect puts under
+// a sample the clock saw as zero: fib_rec(18) is thousands of calls, a clock step or more),
+// taken by performance.now() in the page's worker.
+func TestWarmupSeries(t *testing.T) {
+	for _, name := range browser.Names() {
+		t.Run(name, func(t *testing.T) {
+			need(t, kindOf(name))
+			plan := runner.WarmupPlan{Engines: []string{name}, Kernel: "fib_rec", Args: map[string]int{"n": 18}, Executions: 1,
+				Collection: warmup.Collection{Samples: 50, Group: 2}, Timeout: 2 * time.Minute}
+			jobs, err := plan.Jobs()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := runner.RunWarmup(context.Background(), jobs[0], plan.Collection)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(s.Failure, "go tool task build") && os.Getenv("CI") == "" {
+				t.Skip(s.Failure)
+			}
+			if s.Failure != "" || len(s.Times) != 50 || s.Group != 2 || s.Timer != browser.TimedInPage {
+				t.Fatalf("%s: %+v; want 50 samples of 2 calls timed in the page", name, s)
+			}
+			for i, d := range s.Times {
+				if d <= 1 {
+					t.Fatalf("%s: sample %d took %v ns, want a positive time", name, i+1, d)
+				}
+			}
+			if !strings.HasPrefix(s.Version, map[headless.Kind]string{headless.Chromium: "Chromium ", headless.Firefox: "Firefox "}[kindOf(name)]) {
+				t.Errorf("%s: version %q, want the browser's", name, s.Version)
+			}
+		})
 	}
 }

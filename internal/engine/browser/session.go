@@ -99,6 +99,14 @@ type request struct {
 	BudgetMS    float64 `json:"budget_ms,omitempty"`
 	WarmupMS    float64 `json:"warmup_ms"`
 	WasmURL     string  `json:"wasmUrl,omitempty"`
+	// Times, when set, asks for a warm-up series' timed calls (RunTimedCalls).
+	Times *timesRequest `json:"times,omitempty"`
+}
+
+// timesRequest is WorkerRequest.times: samples × group calls, each group timed.
+type timesRequest struct {
+	Samples int `json:"samples"`
+	Group   int `json:"group"`
 }
 
 // cellResult is the page's CellResult (web/src/types.ts), the fields a cell keeps.
@@ -147,30 +155,40 @@ const relay = `new Promise((resolve) => {
   w.postMessage(req);
 })`
 
-// measure runs the kernel in the tier's worker and returns the worker's result.
-func (s *session) measure(ctx context.Context, tier string, k *kernels.Kernel, args []int, expected int64, opts measure.Options) (*cellResult, error) {
+// request is the worker's request for the kernel on the tier, with the script of the
+// tier's worker in the bundle.
+func (s *session) request(tier string, k *kernels.Kernel, args []int, expected int64) (request, string, error) {
 	script := s.manifest.Files[workerScripts[tier]]
 	if script == "" {
-		return nil, fmt.Errorf("load failed: the page bundle has no %s: rebuild it with `go tool task build`", workerScripts[tier])
+		return request{}, "", fmt.Errorf("load failed: the page bundle has no %s: rebuild it with `go tool task build`", workerScripts[tier])
 	}
 	req := request{
-		Kernel:      k.Name,
-		Export:      k.Export,
-		Args:        args,
-		Runs:        opts.Runs,
-		Warmup:      opts.Warmup,
-		Expected:    strconv.FormatInt(expected, 10),
-		MinSampleMS: float64(opts.SampleTarget()) / 1e6,
-		WarmupMS:    float64(opts.WarmupTarget()) / 1e6,
-		BudgetMS:    float64(opts.Budget) / 1e6,
+		Kernel:   k.Name,
+		Export:   k.Export,
+		Args:     args,
+		Expected: strconv.FormatInt(expected, 10),
 	}
 	if tier == tierWasm {
 		wasm := s.manifest.Files["kernels.wasm"]
 		if wasm == "" {
-			return nil, errors.New("load failed: the page bundle has no kernels.wasm: build it with `go tool task build` (wasm/module present)")
+			return request{}, "", errors.New("load failed: the page bundle has no kernels.wasm: build it with `go tool task build` (wasm/module present)")
 		}
 		req.WasmURL = "/" + wasm
 	}
+	return req, script, nil
+}
+
+// measure runs the kernel in the tier's worker and returns the worker's result.
+func (s *session) measure(ctx context.Context, tier string, k *kernels.Kernel, args []int, expected int64, opts measure.Options) (*cellResult, error) {
+	req, script, err := s.request(tier, k, args, expected)
+	if err != nil {
+		return nil, err
+	}
+	req.Runs = opts.Runs
+	req.Warmup = opts.Warmup
+	req.MinSampleMS = float64(opts.SampleTarget()) / 1e6
+	req.WarmupMS = float64(opts.WarmupTarget()) / 1e6
+	req.BudgetMS = float64(opts.Budget) / 1e6
 	reqJSON, _ := json.Marshal(req)
 	scriptJSON, _ := json.Marshal("/" + script)
 	nameJSON, _ := json.Marshal(tier)
