@@ -12,6 +12,8 @@
 //	POST /api/run       {kernel, engine, args, runs, warmup, min_sample_ms, warmup_ms}: NDJSON events, the last a result
 //	GET  /api/history   the articles' historical figures
 //	POST /api/compare   {old, new, alpha}: two runs' cells compared as `wasmgap compare` does
+//	POST /api/warmup    a warm-up study: NDJSON events, the last a result with its stored id (warmup.go)
+//	GET  /api/warmup/ID a stored warm-up study (warmup_stored.go)
 //	POST /api/custom    {source}: a user's kernel checked and built; {id, func, params, engines}
 //	GET  /api/custom/ID a built user kernel, with its source (…/kernel.wasm: its module)
 //	POST /api/custom/format {source}: the source as gofmt prints it (format.go)
@@ -153,6 +155,7 @@ func New(opts Options) *Server {
 	mux.HandleFunc("GET /api/history", s.handleHistory)
 	mux.Handle("POST /api/compare", httpguard.CrossOrigin(http.HandlerFunc(s.handleCompare)))
 	mux.Handle("POST /api/warmup", httpguard.CrossOrigin(http.HandlerFunc(s.handleWarmup)))
+	mux.HandleFunc("GET /api/warmup/{id}", s.handleWarmupGet)
 	mux.Handle("POST /api/custom", httpguard.CrossOrigin(http.HandlerFunc(s.handleCustom)))
 	mux.Handle("POST /api/custom/format", httpguard.CrossOrigin(http.HandlerFunc(s.handleFormat)))
 	mux.HandleFunc("GET /api/custom/{id}", s.handleCustomGet)
@@ -162,7 +165,7 @@ func New(opts Options) *Server {
 	mux.Handle("GET /api/explain", newExplainHandler())
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, apiError{Error: "no such API route: " + r.Method + " " + r.URL.Path +
-			"; routes are GET /api/kernels, GET /api/expected, POST /api/run, POST /api/forecast, GET /api/history, POST /api/compare, POST /api/custom, GET /api/custom/{id}, GET /api/custom/{id}/kernel.wasm, GET /api/explain"})
+			"; routes are GET /api/kernels, GET /api/expected, POST /api/run, POST /api/forecast, GET /api/history, POST /api/compare, POST /api/warmup, GET /api/warmup/{id}, POST /api/custom, GET /api/custom/{id}, GET /api/custom/{id}/kernel.wasm, GET /api/explain"})
 	})
 	if opts.Chat != nil {
 		mux.Handle("/chat/", http.StripPrefix("/chat", opts.Chat))

@@ -69,8 +69,10 @@ type warmupEvent struct {
 	// Engine and Execution (from 1) say which execution starts, for "progress".
 	Engine    string `json:"engine,omitempty"`
 	Execution int    `json:"execution,omitempty"`
-	// Result is the study, for "result".
+	// Result is the study, for "result"; ID its id in the results store (GET
+	// /api/warmup/{id}), when the server keeps one.
 	Result *warmup.Report `json:"result,omitempty"`
+	ID     int64          `json:"id,omitempty"`
 	Error  string         `json:"error,omitempty"`
 }
 
@@ -103,7 +105,7 @@ func (s *Server) handleWarmup(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		send(warmupEvent{Type: "result", Result: &rep})
+		send(warmupEvent{Type: "result", Result: &rep, ID: s.saveStudy(rep)})
 		return nil
 	})
 }

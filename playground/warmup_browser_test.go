@@ -1,7 +1,9 @@
 package playground
 
 import (
+	"context"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +12,8 @@ import (
 )
 
 // TestPageWarmupViewInChromium: the page opened on its Warm-up view's URL runs the study
-// on the server and shows one plot per engine, a line and the words per execution.
+// on the server and shows one plot per engine, a line and the words per execution; the
+// study is stored, its link shown, and that URL opens it again for its engines.
 func TestPageWarmupViewInChromium(t *testing.T) { testPageWarmupView(t, headless.Chromium) }
 
 // TestPageWarmupViewInFirefox shows the same view in headless Firefox.
@@ -21,7 +24,7 @@ func testPageWarmupView(t *testing.T, kind headless.Kind) {
 	if testing.Short() {
 		t.Skip("starts a browser")
 	}
-	p := newBrowserPageIn(t, kind)
+	p := newFullPage(t, kind, 1600)
 	p.open("view=warmup&kernel=fib_it&n=30&e=native,wazero-compiler&executions=2&calls=60&budget_ms=2000&run=warmup")
 	p.waitFor(`document.querySelector("#warmup-view") !== null`, 10*time.Second, "the Warm-up view")
 	p.waitFor(`["done", "failed"].includes(document.querySelector("#warmup-view")?.dataset.state)`, 2*time.Minute, "the study to end")
@@ -32,7 +35,7 @@ func testPageWarmupView(t *testing.T, kind headless.Kind) {
 		Caption string   `json:"caption"`
 		Words   []string `json:"words"`
 	}
-	figs, err := evalAs[[]figure](p, `[...document.querySelectorAll("#warmup-plots figure")].map((f) => ({
+	figs, err := evalAs[[]figure](p.browserPage, `[...document.querySelectorAll("#warmup-plots figure")].map((f) => ({
 		engine: f.dataset.engine,
 		lines: f.querySelectorAll("polyline.warmup-series").length,
 		caption: f.querySelector("figcaption").textContent,
@@ -58,10 +61,37 @@ func testPageWarmupView(t *testing.T, kind headless.Kind) {
 			t.Errorf("%s: caption %q, want the verdict on the pair", f.Engine, f.Caption)
 		}
 	}
-	// The view is a URL of its own: the form's choices are in it.
-	url, err := evalAs[string](p, "location.search")
-	if err != nil || !strings.Contains(url, "view=warmup") || !strings.Contains(url, "e=native%2Cwazero-compiler") {
-		t.Errorf("the URL %q (%v) does not hold the view and its engines", url, err)
+	// The finished study is stored: its link, also in the address bar, opens it again.
+	href, err := evalAs[string](p.browserPage, `document.querySelector("#warmup-link")?.getAttribute("href") ?? ""`)
+	m := regexp.MustCompile(`\?view=warmup&study=([0-9]+)$`).FindStringSubmatch(href)
+	if err != nil || m == nil {
+		t.Fatalf("the study's link %q (%v), want ?view=warmup&study=ID", href, err)
+	}
+	id, _ := strconv.ParseInt(m[1], 10, 64)
+	st, err := p.store.Study(context.Background(), id)
+	if err != nil || len(st.Report.Engines) != 2 || st.Report.Kernel != "fib_it" {
+		t.Fatalf("stored study %d: %+v, %v", id, st.Report.Engines, err)
+	}
+	if url, err := evalAs[string](p.browserPage, "location.search"); err != nil || url != "?view=warmup&study="+m[1] {
+		t.Errorf("the URL %q (%v), want the study's own", url, err)
+	}
+	// Opened by its URL, the stored study shows the Warm-up view for its engines.
+	p.open("view=warmup&study=" + m[1])
+	p.waitFor(`["done", "failed"].includes(document.querySelector("#warmup-view")?.dataset.state)`, 30*time.Second, "the stored study")
+	status, _ = p.text("#warmup-status")
+	shown, err := evalAs[[]string](p.browserPage, `[...document.querySelectorAll("#warmup-plots figure")].map((f) => f.dataset.engine + ":" + f.querySelectorAll("polyline.warmup-series").length)`)
+	if err != nil || strings.Join(shown, " ") != "native:2 wazero-compiler:2" || !strings.Contains(status, "Study "+m[1]) {
+		t.Errorf("study %s opened by its URL: figures %v (%v), status %q; want native and wazero-compiler, 2 executions each", m[1], shown, err, status)
+	}
+	checked, err := evalAs[string](p.browserPage, `[...document.querySelectorAll("input[name=warmup-engine]:checked")].map((c) => c.value).join(",") + " " + document.querySelector("#warmup-kernel").value`)
+	if err != nil || checked != "native,wazero-compiler fib_it" {
+		t.Errorf("the form after opening the study: %q (%v), want its kernel and engines", checked, err)
+	}
+	// An unknown study says so.
+	p.open("view=warmup&study=" + strconv.FormatInt(id+1000, 10))
+	p.waitFor(`document.querySelector("#warmup-view")?.dataset.state === "failed"`, 30*time.Second, "the unknown study's error")
+	if status, _ = p.text("#warmup-status"); !strings.Contains(status, "no stored warm-up study") {
+		t.Errorf("an unknown study: status %q", status)
 	}
 	if errs := p.consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wasmgap/wasmgap/internal/results"
 	"github.com/wasmgap/wasmgap/internal/runner"
 	"github.com/wasmgap/wasmgap/internal/warmup"
 	"github.com/wasmgap/wasmgap/kernels"
@@ -37,9 +38,12 @@ func runWarmup(args []string, stdout, stderr io.Writer) int {
 	group := fs.Int("group", 1, fmt.Sprintf("calls per sample, timed together: for calls of a few nanoseconds, which a clock cannot time one by one (1 to %d)", warmup.MaxGroup))
 	budget := fs.Duration("budget", warmup.DefaultBudget, fmt.Sprintf("time per execution after which the samples stop, even short of --calls (up to %v)", warmup.MaxBudget))
 	timeout := fs.Duration("timeout", 0, "time limit per execution, the engine's start included (default: --budget + "+runner.DefaultTimeout.String()+")")
+	noSave := fs.Bool("no-save", false, "do not store the study in the results store")
+	resultsDB := fs.String("results-db", "", resultsDBUsage)
+	maxBytes := fs.Int64("results-max-bytes", 0, resultsMaxBytesUsage)
 	format := fs.String("format", warmupText, "output format: "+warmupText+", "+warmupJSON+" or "+warmupMarkdown+" (one table of every kernel and engine)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: wasmgap warmup [--engine E]... [--kernel K]... [--arg name=value]... [--executions N] [--calls N] [--group N] [--budget D] [--timeout D] [--format F]")
+		fmt.Fprintln(fs.Output(), "usage: wasmgap warmup [--engine E]... [--kernel K]... [--arg name=value]... [--executions N] [--calls N] [--group N] [--budget D] [--timeout D] [--format F] [--no-save] [--results-db DB]")
 		fmt.Fprintln(fs.Output(), "\nTimes every call of a kernel from the first, in fresh processes, and finds where each engine")
 		fmt.Fprintln(fs.Output(), "reaches its steady state (changepoints by PELT; flat, warm-up, slowdown or no steady state,")
 		fmt.Fprintln(fs.Output(), "as in Barrett et al., OOPSLA 2017). Every engine can run, the browsers' too: they time")
@@ -145,6 +149,11 @@ func runWarmup(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "wasmgap warmup: write report:", err)
 		return 1
 	}
+	if !*noSave {
+		if code := saveStudies(reps, *resultsDB, *maxBytes, stderr); code != 0 {
+			return code
+		}
+	}
 	failed := 0
 	for _, rep := range reps {
 		for _, e := range rep.Engines {
@@ -198,4 +207,29 @@ func warmupFlag(field string) string {
 		return "arg"
 	}
 	return field
+}
+
+// saveStudies stores each finished study in the results store, as bench stores its runs,
+// and says under which id (on stderr: stdout keeps the report whole).
+func saveStudies(reps []warmup.Report, flagDB string, maxBytes int64, stderr io.Writer) int {
+	dsn, ok := resultsDSN(flagDB)
+	if !ok {
+		return 0
+	}
+	ctx := context.Background()
+	store, err := openLimited(ctx, dsn, maxBytes)
+	if err != nil {
+		fmt.Fprintln(stderr, "wasmgap warmup:", err)
+		return 1
+	}
+	defer store.Close()
+	for _, rep := range reps {
+		id, err := store.SaveStudy(ctx, results.NewStudy(results.SourceCLI, rep))
+		if err != nil {
+			fmt.Fprintf(stderr, "wasmgap warmup: %s: %v (--no-save runs without storing)\n", rep.Label, err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "wasmgap warmup: %s stored as study %d in %s (GET /api/warmup/%d; the page: ?view=warmup&study=%d)\n", rep.Label, id, dsn, id, id)
+	}
+	return 0
 }

@@ -2,10 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/wasmgap/wasmgap/internal/results"
 	"github.com/wasmgap/wasmgap/internal/warmup"
 )
 
@@ -73,5 +79,42 @@ func TestWarmupReports(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the Markdown lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestWarmupStores: a finished study is stored and its id said, the same report read back
+// by that id; --no-save stores nothing.
+func TestWarmupStores(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "results.db")
+	args := []string{"warmup", "--engine", "native", "--kernel", "fib_it", "--arg", "n=30", "--executions", "1", "--calls", "20", "--format", "json", "--results-db", db}
+	var out, errOut bytes.Buffer
+	if code := run(args, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	m := regexp.MustCompile(`fib_it\(30\) stored as study ([0-9]+) in `).FindStringSubmatch(errOut.String())
+	if m == nil {
+		t.Fatalf("stderr %q: want the stored study's id", errOut.String())
+	}
+	id, _ := strconv.ParseInt(m[1], 10, 64)
+	var printed warmup.Report
+	if err := json.Unmarshal(out.Bytes(), &printed); err != nil {
+		t.Fatal(err)
+	}
+	store, err := results.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	st, err := store.Study(context.Background(), id)
+	if err != nil || st.Source != results.SourceCLI || st.Report.Label != printed.Label || len(st.Report.Engines) != 1 || len(st.Report.Engines[0].Runs[0].Times) != 20 {
+		t.Fatalf("study %d: %+v, %v; want the printed report", id, st, err)
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := run(append(args, "--no-save"), &out, &errOut); code != 0 || strings.Contains(errOut.String(), "stored") {
+		t.Fatalf("--no-save: exit %d, stderr %q", code, errOut.String())
+	}
+	if _, err := store.Study(context.Background(), id+1); !errors.Is(err, results.ErrStudyNotFound) {
+		t.Errorf("after --no-save, study %d: %v; want none stored", id+1, err)
 	}
 }

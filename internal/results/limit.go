@@ -79,7 +79,7 @@ func (s *Store) size(ctx context.Context, q querier) (int64, error) {
 	if s.d.numbered {
 		err = q.QueryRowContext(ctx, `SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::BIGINT FROM pg_class c
 			WHERE c.relkind = 'r' AND c.relnamespace = current_schema()::regnamespace
-			AND c.relname IN ('runs', 'cells', 'cell_counts', 'facets', 'schema_version')`).Scan(&n)
+			AND c.relname IN ('runs', 'cells', 'cell_counts', 'facets', 'schema_version', 'warmup_studies')`).Scan(&n)
 	} else {
 		err = q.QueryRowContext(ctx, "SELECT (page_count - freelist_count) * page_size FROM pragma_page_count(), pragma_freelist_count(), pragma_page_size()").Scan(&n)
 	}
@@ -93,11 +93,16 @@ func (s *Store) size(ctx context.Context, q querier) (int64, error) {
 // called by Save before it writes, so that a refused run grows no file (a transaction
 // rolled back still leaves PostgreSQL's tables grown).
 func (s *Store) checkRoom(ctx context.Context, tx *sql.Tx, run Run) error {
+	return s.checkBytes(ctx, tx, runBytes(run))
+}
+
+// checkBytes refuses, with a *FullError, adding add bytes to the store past its limit.
+func (s *Store) checkBytes(ctx context.Context, tx *sql.Tx, add int64) error {
 	n, err := s.size(ctx, tx)
 	if err != nil {
 		return err
 	}
-	n += runBytes(run)
+	n += add
 	if max := s.MaxBytes(); n > max {
 		return &FullError{Bytes: n, Max: max}
 	}

@@ -2,12 +2,14 @@
 // server (POST /api/warmup, package internal/warmup's analysis), drawn as small multiples —
 // one per engine, time per call on a log axis against the call number, each execution a
 // line, its changepoints marked — with the classification in words ("warm-up, steady
-// after 1,240 calls, 38 ms"). The view is a URL of its own: ?view=warmup&kernel=…&n=…&e=….
+// after 1,240 calls, 38 ms"). The view is a URL of its own: ?view=warmup&kernel=…&n=…&e=…;
+// a stored study's is ?view=warmup&study=ID (warmup-stored.ts).
 
 import { postNDJSON } from "./api";
 import { info } from "./engines";
 import { duration } from "./format";
 import type { Catalogue, Kernel } from "./types";
+import { fetchStudy, showStudyLink } from "./warmup-stored";
 
 /** The analysis of one execution (package internal/warmup's Execution). */
 interface Execution {
@@ -56,6 +58,8 @@ interface WarmupEvent {
   engine?: string;
   execution?: number;
   result?: WarmupReport;
+  /** The study's id in the results store, when the server keeps one. */
+  id?: number;
   error?: string;
 }
 
@@ -272,6 +276,7 @@ function buildView(section: HTMLElement, cat: Catalogue, q: URLSearchParams): vo
             if (e.result) {
               renderWarmup(plots, e.result);
               status.textContent = describe(e.result);
+              if (e.id) showStudyLink(status, e.id);
             }
             break;
           case "error":
@@ -286,6 +291,27 @@ function buildView(section: HTMLElement, cat: Catalogue, q: URLSearchParams): vo
       section.dataset.state = "failed";
     }
   };
+  const study = q.get("study");
+  if (study) {
+    // A stored study: drawn as it was, its kernel and engines in the form for a new run.
+    section.dataset.state = "loading";
+    status.textContent = `reading study ${study}…`;
+    fetchStudy(study)
+      .then((st) => {
+        kernelSel.value = st.report.kernel;
+        drawArgs(false);
+        const names = st.report.engines.map((e) => e.engine);
+        for (const c of engineBoxes.querySelectorAll<HTMLInputElement>("input[name=warmup-engine]")) c.checked = names.includes(c.value);
+        renderWarmup(plots, st.report);
+        status.textContent = `Study ${st.id}, stored ${st.created.slice(0, 16).replace("T", " ")} UTC (${st.source}, wasmgap ${st.wasmgap}). ${describe(st.report)}`;
+        section.dataset.state = "done";
+      })
+      .catch((err: unknown) => {
+        status.textContent = err instanceof Error ? err.message : String(err);
+        section.dataset.state = "failed";
+      });
+    return;
+  }
   saveURL();
   if (q.get("run") === "warmup") runBtn.click(); // a link that runs the study at once
 }
