@@ -1,8 +1,10 @@
 package load
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -217,9 +219,11 @@ func TestScenarioTwoTargets(t *testing.T) {
 }
 
 // loginCounter wraps a chat: it counts the SSE logins under way (from the request to the
-// first write or flush, which carries the welcome: counted off just before it, so that the
-// count is never above the client's; a write, because a full response buffer reaches the
-// client without a flush) and keeps the most seen at once.
+// first write, flush or hijack, one of which carries the welcome: counted off just before it,
+// so that the count is never above the client's; a write, because a full response buffer
+// reaches the client without a flush; a hijack, because the chat writes a stream on its own
+// connection and its handler returns only after the welcome is out) and keeps the most seen
+// at once.
 type loginCounter struct {
 	h             http.Handler
 	inFlight, max atomic.Int64
@@ -252,6 +256,10 @@ func (f *firstFlush) FlushError() error           { f.Flush(); return nil }
 func (f *firstFlush) Write(b []byte) (int, error) { f.flushed(); return f.ResponseWriter.Write(b) }
 func (f *firstFlush) WriteHeader(code int)        { f.ResponseWriter.WriteHeader(code) }
 func (f *firstFlush) Header() http.Header         { return f.ResponseWriter.Header() }
+func (f *firstFlush) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	f.flushed()
+	return http.NewResponseController(f.ResponseWriter).Hijack()
+}
 
 // TestScenarioFanoutBoundedLogins: a few hundred receivers log in at most LoginConcurrency at
 // a time, and every one receives every broadcast once.
