@@ -227,6 +227,7 @@ func startFanoutServer(ctx context.Context, o *options, name string) (*server, e
 	default:
 		return nil, fmt.Errorf("no fan-out server %q: allowed %s", name, strings.Join(fanoutServers, ", "))
 	}
+	cmd.Env = o.goServerEnv()
 	ready := "/"
 	if name == "centrifugo" {
 		ready = "/health"
@@ -291,8 +292,8 @@ func printFanout(w io.Writer, o *options, rows []*fanoutRow, churn map[string]*c
 		}
 		return fmt.Sprintf(" (%.2f×)", v/base)
 	}
-	fmt.Fprintf(w, "Fan-out: %d receivers, %d broadcasts at %g/s, runs per row: %d (medians; × is to Centrifugo on the same transport)\n\n",
-		o.fanout, o.broadcasts, o.broadcastRate, o.reps)
+	fmt.Fprintf(w, "Fan-out: %d receivers, %d broadcasts at %g/s, runs per row: %d (medians; × is to Centrifugo on the same transport); %s\n\n",
+		o.fanout, o.broadcasts, o.broadcastRate, o.reps, o.procsNote())
 	line("server", "transport", "delivery p50", "delivery p99", "server CPU / broadcast", "server RSS / idle connection", "connect all", "delivered / expected", "lost", "duplicated")
 	if o.markdown {
 		line("---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:")

@@ -84,6 +84,9 @@ type options struct {
 	broadcastRate float64
 	churn         int
 	churnTime     time.Duration
+
+	// procs is the GOMAXPROCS of the Go servers (the chat, Centrifugo); 0: Go's default.
+	procs int
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -138,6 +141,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, int, error) {
 	fs.Float64Var(&o.broadcastRate, "broadcast-rate", 10, "fan-out mode: broadcasts per second")
 	fs.IntVar(&o.churn, "churn", 1000, "fan-out mode: WebSocket connects (and closes) per second of the churn run (0: none)")
 	fs.DurationVar(&o.churnTime, "churn-time", 10*time.Second, "fan-out mode: length of the churn run")
+	fs.IntVar(&o.procs, "procs", 0, "GOMAXPROCS of the Go servers measured (wasmgap, centrifugo), the same for each: 0 leaves Go's default (every core); 1 leaves the other cores to the load tools, which share the machine")
 	fs.StringVar(&o.centrifugo, "centrifugo", "", "fan-out mode: path of centrifugo (default: "+gotool.Centrifugo.Version+", built into the tools' cache at first use)")
 	defaults := slices.DeleteFunc(specKeys(), func(k string) bool { return k == "wasmgap-baseline" })
 	fs.StringVar(&servers, "servers", strings.Join(defaults, ","), "servers to measure, comma-separated, in this order (wasmgap-baseline: the -baseline binary)")
@@ -164,6 +168,8 @@ func parseOptions(args []string, stderr io.Writer) (*options, int, error) {
 		return nil, 2, fmt.Errorf("-d %v: give whole seconds (wrk counts in seconds)", o.duration)
 	case o.reps < 1 || o.reps > 100:
 		return nil, 2, fmt.Errorf("-reps %d: allowed 1 to 100", o.reps)
+	case o.procs < 0 || o.procs > runtime.NumCPU():
+		return nil, 2, fmt.Errorf("-procs %d: allowed 0 (Go's default) to %d (this machine's cores)", o.procs, runtime.NumCPU())
 	}
 	if o.fanout > 0 {
 		return fanoutOptions(o, fs, servers)

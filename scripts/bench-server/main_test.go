@@ -71,6 +71,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-d", "0s"}, "allowed 1s to 10m"},
 		{[]string{"-d", "1500ms"}, "whole seconds"},
 		{[]string{"-reps", "0"}, "-reps 0: allowed 1 to 100"},
+		{[]string{"-procs", "-1"}, "-procs -1: allowed 0 (Go's default) to"},
+		{[]string{"-procs", "100000"}, "-procs 100000: allowed 0 (Go's default) to"},
 		{[]string{"-servers", "php,apache"}, `unknown server "apache": allowed wasmgap, wasmgap-no-fsync, wasmgap-baseline, nginx, php, node`},
 		{[]string{"-servers", "wasmgap-baseline,nginx"}, "give the older binary with -baseline"},
 		{[]string{"-baseline", "/nonexistent/wasmgap"}, "-baseline /nonexistent/wasmgap"},
@@ -87,6 +89,20 @@ func TestBadFlags(t *testing.T) {
 		if code == 0 || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("run %q: exit %d, stderr %q; want a failure saying %q", tc.args, code, errb.String(), tc.want)
 		}
+	}
+}
+
+// TestProcsReachTheGoServers: -procs is the GOMAXPROCS of every Go server's environment, the
+// last of its entries (the one a Go program takes); without it the environment is this one's.
+func TestProcsReachTheGoServers(t *testing.T) {
+	t.Setenv("GOMAXPROCS", "7")
+	o := &options{procs: 1}
+	if env := o.goServerEnv(); env[len(env)-1] != "GOMAXPROCS=1" {
+		t.Errorf("-procs 1: the environment ends %q, want GOMAXPROCS=1", env[len(env)-1])
+	}
+	o.procs = 0
+	if env := o.goServerEnv(); !slices.Contains(env, "GOMAXPROCS=7") || slices.Contains(env, "GOMAXPROCS=1") {
+		t.Errorf("no -procs: the environment is not this process's: %q", env)
 	}
 }
 
@@ -322,9 +338,12 @@ func TestFanoutBesideCentrifugo(t *testing.T) {
 	}
 	var out, errb bytes.Buffer
 	code := run([]string{"-wasmgap", wasmgapBin, "-centrifugo", cf, "-fanout", "40", "-broadcasts", "3", "-broadcast-rate", "20",
-		"-churn", "40", "-churn-time", "1s", "-reps", "1", "-markdown"}, &out, &errb)
+		"-churn", "40", "-churn-time", "1s", "-reps", "1", "-procs", "1", "-markdown"}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "the Go servers run with GOMAXPROCS=1 (-procs)") {
+		t.Errorf("the table does not say the servers' GOMAXPROCS of -procs 1:\n%s", out.String())
 	}
 	t.Log(out.String())
 	rows := map[string][]string{}

@@ -105,6 +105,7 @@ func startServer(ctx context.Context, o *options, spec serverSpec, dir string, p
 			bin = o.baseline
 		}
 		cmd = exec.Command(bin, args...)
+		cmd.Env = o.goServerEnv()
 	case "nginx":
 		conf, err := nginxConf(dir, addr, page)
 		if err != nil {
@@ -128,6 +129,24 @@ func startServer(ctx context.Context, o *options, spec serverSpec, dir string, p
 		return nil, fmt.Errorf("no way to start %s", spec.program)
 	}
 	return launch(ctx, cmd, spec.name, dir, "http://"+addr, "/")
+}
+
+// goServerEnv is the environment of a Go server: this process's, with -procs as its
+// GOMAXPROCS when given.
+func (o *options) goServerEnv() []string {
+	env := os.Environ()
+	if o.procs > 0 {
+		env = append(env, "GOMAXPROCS="+strconv.Itoa(o.procs))
+	}
+	return env
+}
+
+// procsNote says the Go servers' GOMAXPROCS, for a table's method line.
+func (o *options) procsNote() string {
+	if o.procs > 0 {
+		return fmt.Sprintf("the Go servers run with GOMAXPROCS=%d (-procs)", o.procs)
+	}
+	return "the Go servers run with Go's default GOMAXPROCS (every core)"
 }
 
 // launch starts a server's cmd in dir, in a process group of its own, and waits until GET

@@ -117,8 +117,8 @@ func printTable(w io.Writer, o *options, env []string, rows []row) {
 		"RSS: the server's process group (VmRSS summed) before the runs, at their peak (sampled every 20 ms) and after them; "+
 		"CPU: the group's user+system seconds over the runs per 10,000 requests answered. "+
 		"ab without -k (HTTP/1.0, a connection per request, as in the article); wrk -t %d; wasmgap load and wrk keep connections open unless marked; "+
-		"`wasmgap chat` runs with --send-rate -1 (the peers limit no sender); the message route's receiver must get every message answered.\n",
-		order, o.reps, o.wrkThr)
+		"`wasmgap chat` runs with --send-rate -1 (the peers limit no sender); the message route's receiver must get every message answered; %s.\n",
+		order, o.reps, o.wrkThr, o.procsNote())
 }
 
 func p99String(tool string, d time.Duration) string {
