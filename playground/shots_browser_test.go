@@ -19,12 +19,20 @@ var shotsDir = flag.String("shots", "", "write the page's screenshots at 390, 13
 
 // TestScreenshotsInChromium writes, with -shots DIR, the page after a small run (and a
 // stored run's page) at three widths in the light and dark themes, for a person to look at
-// (go tool task screenshot).
-func TestScreenshotsInChromium(t *testing.T) {
+// (go tool task screenshot): chromium-page-390-light.png and so on.
+func TestScreenshotsInChromium(t *testing.T) { testScreenshots(t, headless.Chromium) }
+
+// TestScreenshotsInFirefox writes the same pictures from headless Firefox, beside
+// Chromium's (firefox-page-390-light.png, …), through WebDriver BiDi's
+// browsingContext.captureScreenshot. The stored run's page follows the system's theme and
+// Firefox's BiDi emulates no colour scheme: its page is in the light one at both widths.
+func TestScreenshotsInFirefox(t *testing.T) { testScreenshots(t, headless.Firefox) }
+
+func testScreenshots(t *testing.T, kind headless.Kind) {
 	if *shotsDir == "" {
 		t.Skip("-shots DIR not given")
 	}
-	p := newFullPage(t, headless.Chromium, 1366)
+	p := newFullPage(t, kind, 1366)
 	p.open("k=fib_it,fib_rec,ack&fib_it.n=30&fib_rec.n=20&ack.n=3&ack.m=10&e=native,wazero-compiler,wazero-interpreter,browser-wasm,browser-js&runs=3&warmup=1&min_sample_ms=2&warmup_ms=50")
 	p.runAll(5 * time.Minute)
 	runs := p.storedRuns()
@@ -43,26 +51,30 @@ func TestScreenshotsInChromium(t *testing.T) {
 			if err == nil && len(wide) > 0 {
 				t.Logf("%s %d px: past the right edge: %v", theme, width, wide)
 			}
-			png, err := chromedpFull(p)
+			png, err := headless.Screenshot(p.bound(), p.page)
 			if err != nil {
 				t.Fatal(err)
 			}
-			writeShot(t, fmt.Sprintf("page-%d-%s.png", width, theme), png)
+			writeShot(t, fmt.Sprintf("%s-page-%d-%s.png", kind, width, theme), png)
 		}
 	}
 	if len(runs) > 0 {
 		// The stored run's page follows the system's theme (it has no script): at 390 px
-		// light and 1920 px dark.
+		// light and 1920 px dark (light in Firefox, see above).
 		for _, v := range []struct {
 			width  int
 			scheme string
 		}{{390, "light"}, {1920, "dark"}} {
-			scheme := emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: v.scheme}}}
-			if _, err := chromedp.Run(p.ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-				_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, scheme)
-				return err
-			})); err != nil {
-				t.Fatal(err)
+			if p.ctx == nil {
+				v.scheme = "light"
+			} else {
+				scheme := emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: v.scheme}}}
+				if _, err := chromedp.Run(p.ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+					_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, scheme)
+					return err
+				})); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if err := p.page.SetViewport(p.bound(), v.width, 1000); err != nil {
 				t.Fatal(err)
@@ -71,18 +83,13 @@ func TestScreenshotsInChromium(t *testing.T) {
 				t.Fatal(err)
 			}
 			time.Sleep(time.Second)
-			png, err := chromedpFull(p)
+			png, err := headless.Screenshot(p.bound(), p.page)
 			if err != nil {
 				t.Fatal(err)
 			}
-			writeShot(t, fmt.Sprintf("run-page-%d-%s.png", v.width, v.scheme), png)
+			writeShot(t, fmt.Sprintf("%s-run-page-%d-%s.png", kind, v.width, v.scheme), png)
 		}
 	}
-}
-
-// chromedpFull captures the whole page as a PNG (quality 100: chromedp writes JPEG below).
-func chromedpFull(p *fullPage) ([]byte, error) {
-	return chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
 }
 
 func writeShot(t *testing.T, name string, png []byte) {
