@@ -44,6 +44,13 @@ func testScreenshots(t *testing.T, kind headless.Kind) {
 			if err := p.page.SetViewport(p.bound(), width, 1000); err != nil {
 				t.Fatal(err)
 			}
+			// The chat's and the load panel's frames load lazily, when scrolled near: scroll
+			// to the page's end and back, as a person reading down would, so that the
+			// picture of the whole page shows them (Firefox captures the document without
+			// scrolling it).
+			if err := p.eval(`new Promise((done) => { scrollTo(0, document.documentElement.scrollHeight); setTimeout(() => { scrollTo(0, 0); done(true) }, 1000) })`, new(bool)); err != nil {
+				t.Fatal(err)
+			}
 			time.Sleep(500 * time.Millisecond)
 			// What reaches past the viewport's right edge, the widest first: a person
 			// would scroll the page sideways for it.
