@@ -11,27 +11,21 @@ import (
 	"github.com/evanw/esbuild/pkg/api"
 
 	"github.com/wasmgap/wasmgap/internal/report"
+	"github.com/wasmgap/wasmgap/internal/report/formatcases"
 )
 
 // The page (src/format.ts, duration) and the server's pages and reports (report.FormatNs)
-// write a duration alike: on the cases of internal/report/testdata/durations.json, which
-// report's own test reads too, and on a sweep of durations from 0.01 ns to an hour, the
-// halves of each rounding step among them.
+// write a duration alike: on the cases of package formatcases, which report's own test
+// checks too, and on a sweep of durations from 0.01 ns to about an hour with values near
+// the halves of a rounding step among them.
 func TestDurationAgreesWithReport(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not on PATH")
 	}
-	raw, err := os.ReadFile(filepath.Join("..", "internal", "report", "testdata", "durations.json"))
+	cases, err := formatcases.Durations()
 	if err != nil {
 		t.Fatal(err)
-	}
-	var cases []struct {
-		NS   float64 `json:"ns"`
-		Text string  `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &cases); err != nil {
-		t.Fatalf("durations.json: %v", err)
 	}
 	var ns []float64
 	for _, c := range cases {
@@ -76,7 +70,7 @@ console.log(JSON.stringify(JSON.parse(readFileSync(process.env.NS_JSON, "utf8"))
 	}
 	for i, c := range cases {
 		if got[i] != c.Text {
-			t.Errorf("duration(%v) = %q in format.ts, want %q (durations.json)", c.NS, got[i], c.Text)
+			t.Errorf("duration(%v) = %q in format.ts, want %q (formatcases)", c.NS, got[i], c.Text)
 		}
 	}
 	for i, v := range ns {

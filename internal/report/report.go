@@ -204,8 +204,8 @@ func FormatDuration(d time.Duration) string { return FormatNs(float64(d)) }
 
 // FormatNs renders nanoseconds as people read them, with three significant digits and no
 // trailing zeros: "812 ns", "14.7 ns", "4.56 µs", "31 ns", "1.23 s"; "—" for NaN and ±Inf.
-// It is the page's rule (web/src/format.ts, duration) and agrees with it on every case of
-// testdata/durations.json, which both tests read.
+// It is the page's rule (web/src/format.ts, duration): both are tested on the cases of
+// package formatcases.
 func FormatNs(ns float64) string {
 	switch {
 	case math.IsNaN(ns) || math.IsInf(ns, 0):

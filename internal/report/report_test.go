@@ -18,6 +18,7 @@ import (
 	"github.com/wasmgap/wasmgap/internal/engine"
 	"github.com/wasmgap/wasmgap/internal/history"
 	"github.com/wasmgap/wasmgap/internal/measure"
+	"github.com/wasmgap/wasmgap/internal/report/formatcases"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -200,21 +201,11 @@ func TestUnknownFormat(t *testing.T) {
 }
 
 // The durations every formatter of the project writes alike: this one, and the page's
-// (web/src/format.ts, whose test in package web reads the same file).
+// (web/src/format.ts, whose test in package web checks the same cases).
 func TestFormatDuration(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("testdata", "durations.json"))
+	cases, err := formatcases.Durations()
 	if err != nil {
 		t.Fatal(err)
-	}
-	var cases []struct {
-		NS   float64 `json:"ns"`
-		Text string  `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &cases); err != nil {
-		t.Fatalf("testdata/durations.json: %v", err)
-	}
-	if len(cases) < 10 {
-		t.Fatalf("testdata/durations.json holds %d cases", len(cases))
 	}
 	for _, c := range cases {
 		if got := FormatNs(c.NS); got != c.Text {
