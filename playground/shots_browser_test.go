@@ -25,7 +25,8 @@ func TestScreenshotsInChromium(t *testing.T) { testScreenshots(t, headless.Chrom
 // TestScreenshotsInFirefox writes the same pictures from headless Firefox, beside
 // Chromium's (firefox-page-390-light.png, …), through WebDriver BiDi's
 // browsingContext.captureScreenshot. The stored run's page follows the system's theme and
-// Firefox's BiDi emulates no colour scheme: its page is in the light one at both widths.
+// Firefox's BiDi emulates no colour scheme: for its dark picture the page's
+// prefers-color-scheme: dark rules are made to apply to every medium.
 func TestScreenshotsInFirefox(t *testing.T) { testScreenshots(t, headless.Firefox) }
 
 func testScreenshots(t *testing.T, kind headless.Kind) {
@@ -67,13 +68,13 @@ func testScreenshots(t *testing.T, kind headless.Kind) {
 	}
 	if len(runs) > 0 {
 		// The stored run's page follows the system's theme (it has no script): at 390 px
-		// light and 1920 px dark (light in Firefox, see above).
+		// light and 1920 px dark.
 		for _, v := range []struct {
 			width  int
 			scheme string
 		}{{390, "light"}, {1920, "dark"}} {
 			if p.ctx == nil {
-				v.scheme = "light"
+				// Firefox: the page's dark rules applied to every medium below, once loaded.
 			} else {
 				scheme := emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: v.scheme}}}
 				if _, err := chromedp.Run(p.ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
@@ -88,6 +89,18 @@ func testScreenshots(t *testing.T, kind headless.Kind) {
 			}
 			if err := p.page.Navigate(p.bound(), fmt.Sprintf("%s/runs/%d", p.url, runs[0].ID)); err != nil {
 				t.Fatal(err)
+			}
+			if p.ctx == nil && v.scheme == "dark" {
+				n, err := evalAs[int](p.browserPage, `(() => {
+					let n = 0;
+					for (const s of document.styleSheets) for (const r of s.cssRules) {
+						if (r.media && /prefers-color-scheme:\s*dark/.test(r.media.mediaText)) { r.media.mediaText = "all"; n++; }
+					}
+					return n;
+				})()`)
+				if err != nil || n == 0 {
+					t.Fatalf("the run page's dark rules: %d found (%v)", n, err)
+				}
 			}
 			time.Sleep(time.Second)
 			png, err := headless.Screenshot(p.bound(), p.page)
