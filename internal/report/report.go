@@ -239,15 +239,19 @@ func toFixed(v float64, digits int) string {
 	return new(big.Rat).SetFloat64(v).FloatString(digits)
 }
 
-// FormatRatio renders an internal/engine/native ratio: "×0.93", "×3.1", "×240".
+// FormatRatio renders a ratio to a baseline as the page does (web/src/format.ts, ratio):
+// "×0.93", "×3.04", "×22.2", "×240"; "" for none (zero, negative, NaN or ±Inf). Both are
+// tested on the cases of package formatcases.
 func FormatRatio(x float64) string {
 	switch {
-	case x < 1:
-		return fmt.Sprintf("×%.2f", x)
-	case x < 10:
-		return fmt.Sprintf("×%.1f", x)
+	case math.IsNaN(x) || math.IsInf(x, 0) || x <= 0:
+		return ""
+	case x >= 100:
+		return "×" + toFixed(x, 0)
+	case x >= 10:
+		return "×" + toFixed(x, 1)
 	}
-	return fmt.Sprintf("×%.0f", x)
+	return "×" + toFixed(x, 2)
 }
 
 // setupRow summarises an engine's phases over its cells: the medians of its cold and

@@ -124,8 +124,8 @@ func TestFormatsContent(t *testing.T) {
 		out[f] = buf.String()
 	}
 	for _, want := range []string{
-		"fib_rec(40)", "412", "1.23", "×3.0", "×22", "9.1", "(1 run)", "timed out after 30s", "stack overflow",
-		"ack(3, 10)", "310", "905", "×2.9", "wrong result: got 1, want 40999000",
+		"fib_rec(40)", "412", "1.23", "×2.99", "×22.1", "9.1", "(1 run)", "timed out after 30s", "stack overflow",
+		"ack(3, 10)", "310", "905", "×2.92", "wrong result: got 1, want 40999000",
 		"612 ms", "AMD EPYC, 2 cores, GOMAXPROCS 2, go1.26.8 linux/amd64, wazero v1.12.0",
 		"historical: fib(40)", "45.0391s", "PHP 5.5.9", "did not finish",
 	} {
@@ -200,8 +200,8 @@ func TestUnknownFormat(t *testing.T) {
 	}
 }
 
-// The durations every formatter of the project writes alike: this one, and the page's
-// (web/src/format.ts, whose test in package web checks the same cases).
+// The durations and ratios every formatter of the project writes alike: these, and the
+// page's (web/src/format.ts, whose test in package web checks the same cases).
 func TestFormatDuration(t *testing.T) {
 	cases, err := formatcases.Durations()
 	if err != nil {
@@ -222,12 +222,18 @@ func TestFormatDuration(t *testing.T) {
 			t.Errorf("FormatNs(%v) = %q, want —", ns, got)
 		}
 	}
-	for _, c := range []struct {
-		x    float64
-		want string
-	}{{0.934, "×0.93"}, {1, "×1.0"}, {3.04, "×3.0"}, {22.2, "×22"}, {240.4, "×240"}} {
-		if got := FormatRatio(c.x); got != c.want {
-			t.Errorf("FormatRatio(%v) = %q, want %q", c.x, got, c.want)
+	ratios, err := formatcases.Ratios()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range ratios {
+		if got := FormatRatio(c.X); got != c.Text {
+			t.Errorf("FormatRatio(%v) = %q, want %q", c.X, got, c.Text)
+		}
+	}
+	for _, x := range []float64{math.NaN(), math.Inf(1)} {
+		if got := FormatRatio(x); got != "" {
+			t.Errorf("FormatRatio(%v) = %q, want none", x, got)
 		}
 	}
 }
@@ -342,7 +348,7 @@ func TestTableWrapsToWidth(t *testing.T) {
 			t.Errorf("line of %d columns past width %d: %q", utf8.RuneCountInString(l), width, l)
 		}
 	}
-	for _, want := range []string{"fib_rec(40)", "412", "1.23", "×3.0", "9.10", "×22", "(1 run)", "timed out after 30s", "stack overflow", "wazero-interpreter", "yaegi"} {
+	for _, want := range []string{"fib_rec(40)", "412", "1.23", "×2.99", "9.10", "×22.1", "(1 run)", "timed out after 30s", "stack overflow", "wazero-interpreter", "yaegi"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("wrapped table lacks %q", want)
 		}
