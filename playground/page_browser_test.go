@@ -294,7 +294,8 @@ func testFailureInOneLine(t *testing.T, kind headless.Kind) {
 // TestTableReadsInChromium: the × column is taken against the engine chosen (kept in the
 // URL), a header sorts the rows by its times, the kernel column stays while the table
 // scrolls sideways, and at 390 px each kernel is a card of its engines' lines, nothing
-// scrolling sideways, each median on one line.
+// scrolling sideways, each median on one line; the interpreter against compiled code
+// (wazero's two tiers) fits 390 px too, no time broken from its unit.
 func TestTableReadsInChromium(t *testing.T) { testTableReads(t, headless.Chromium) }
 
 // TestTableReadsInFirefox takes the same steps in headless Firefox.
@@ -303,7 +304,7 @@ func TestTableReadsInFirefox(t *testing.T) { testTableReads(t, headless.Firefox)
 func testTableReads(t *testing.T, kind headless.Kind) {
 	t.Parallel()
 	p := newFullPage(t, kind, 1366)
-	p.open("k=fib_it,fib_rec&fib_it.n=30&fib_rec.n=18&e=native,wazero-interpreter&runs=2&warmup=0&min_sample_ms=1&warmup_ms=0")
+	p.open("k=fib_it,fib_rec&fib_it.n=30&fib_rec.n=18&e=native,wazero-interpreter,wazero-compiler&runs=2&warmup=0&min_sample_ms=1&warmup_ms=0")
 	p.runAll(2 * time.Minute)
 	ratio := func(engine string) string {
 		t.Helper()
@@ -354,13 +355,16 @@ func testTableReads(t *testing.T, kind headless.Kind) {
 	// A phone: a card per kernel, each engine's cell a line headed by the engine's name;
 	// nothing scrolls sideways, neither the page nor the table, and no median breaks.
 	type phone struct {
-		PageWide, TableWide, Tall int
-		Labels                    []string
-		Lines                     []float64
+		PageWide, TableWide, Tall   int
+		Labels                      []string
+		Lines                       []float64
+		JITRows, JITWide, JITTall   int
+		JITTableWide, JITWrapClient int
 	}
 	got, err := evalAs[phone](p.browserPage, `(() => {
 		const table = document.getElementById("results-table");
 		const tds = [...table.querySelectorAll('tbody tr[data-kernel="fib_rec"] td.cell')];
+		const jit = document.getElementById("jit-table");
 		return {
 			PageWide: document.documentElement.scrollWidth - innerWidth,
 			TableWide: table.parentElement.scrollWidth - table.parentElement.clientWidth,
@@ -371,6 +375,16 @@ func testTableReads(t *testing.T, kind headless.Kind) {
 				return c === JSON.stringify(td.dataset.label) || c === "attr(data-label)" ? td.dataset.label : "no name: " + c;
 			}),
 			Lines: tds.map((td) => td.getBoundingClientRect().height / parseFloat(getComputedStyle(td.querySelector(".median")).lineHeight)),
+			// The interpreter against compiled code (wazero's two tiers here).
+			JITRows: jit ? jit.tBodies[0].rows.length : -1,
+			JITWide: jit ? jit.parentElement.scrollWidth - jit.parentElement.clientWidth : -1,
+			JITTableWide: jit ? jit.scrollWidth - jit.clientWidth : -1,
+			JITWrapClient: jit ? jit.parentElement.clientWidth : -1,
+			JITTall: jit ? [...jit.querySelectorAll("td.num")].filter((td) => {
+				const r = document.createRange();
+				r.selectNodeContents(td);
+				return r.getClientRects().length > 1;
+			}).length : -1,
 		};
 	})()`)
 	if err != nil {
@@ -379,7 +393,11 @@ func testTableReads(t *testing.T, kind headless.Kind) {
 	if got.PageWide > 0 || got.TableWide > 0 || got.Tall != 0 {
 		t.Errorf("at 390 px: the page is %d px too wide, the table %d px, %d medians break across lines; want 0, 0, 0", got.PageWide, got.TableWide, got.Tall)
 	}
-	if want := []string{"native", "wazero interpreter"}; !slices.Equal(got.Labels, want) {
+	if got.JITRows != 2 || got.JITWide > 0 || got.JITTableWide > 0 || got.JITWrapClient <= 0 || got.JITTall != 0 {
+		t.Errorf("at 390 px the interpreter against compiled code: %d rows (want 2), its box scrolls %d px and the table %d px sideways in %d px (want 0 and 0), %d times break across lines (want 0)",
+			got.JITRows, got.JITWide, got.JITTableWide, got.JITWrapClient, got.JITTall)
+	}
+	if want := []string{"native", "wazero compiler", "wazero interpreter"}; !slices.Equal(got.Labels, want) {
 		t.Errorf("at 390 px fib_rec's cells are headed %q, want the engines' names %q", got.Labels, want)
 	}
 	for _, l := range got.Lines {

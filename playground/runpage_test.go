@@ -52,7 +52,7 @@ func TestRunPage(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("GET /runs/%d: %d %s", id, resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	for _, want := range []string{`<table id="run-table"`, "<code>fib_it(30)</code>", "<code>ack(3, 10)</code>", "10.0ns", "×25",
+	for _, want := range []string{`<table id="run-table"`, "<code>fib_it(30)</code>", "<code>ack(3, 10)</code>", "10 ns", "×25.0",
 		`<span class="failure">trapped</span>`, `<svg id="run-chart"`,
 		`<td data-engine="wazero-interpreter" data-label="wazero interpreter"`, // a phone's card line's name
 		"6 samples, k = 100 calls a sample", "Test CPU", "timed samples per cell",

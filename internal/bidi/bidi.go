@@ -2,8 +2,9 @@
 // protocol Firefox speaks on --remote-debugging-port: a session over one WebSocket, commands
 // matched to their answers by id, and events delivered to handlers. It knows the few
 // commands the project drives a page with — session.new and session.end,
-// browsingContext.getTree, create, navigate and setViewport, script.evaluate with awaitPromise,
-// session.subscribe for log.entryAdded — and nothing else; Call sends any other command.
+// browsingContext.getTree, create, navigate, setViewport and captureScreenshot,
+// script.evaluate with awaitPromise, session.subscribe for log.entryAdded — and nothing
+// else; Call sends any other command.
 //
 // A client of its own over gorilla/websocket (already a dependency of the chat server), not
 // puppeteer-core from npm: puppeteer would need Node and npm packages at run time, one Node

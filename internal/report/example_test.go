@@ -25,7 +25,7 @@ func ExampleWrite() {
 	//
 	// | kernel | native | wazero-compiler | yaegi |
 	// |---|---:|---:|---:|
-	// | fib_rec(40) | 410ms ±? | 1.23s ±? ×3.0 | timed out after 30s |
+	// | fib_rec(40) | 410 ms ±? | 1.23 s ±? ×3.00 | timed out after 30s |
 	//
 	// **method:** median of 1 timed sample after 1 warm-up call, one call per sample; ±: half-width of the median's 95% confidence interval, "wide" past ±5%, ±? under 6 samples; "busy": other processes took over half a core
 	//

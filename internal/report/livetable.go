@@ -55,12 +55,11 @@ func inUnit(ns, size float64) string {
 // withUnit renders ns with its own unit, the number and the unit apart so that columns
 // of them align: "38.9 ns", "1.01 s".
 func withUnit(ns float64) string {
-	s := FormatNs(ns)
-	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	if i < 0 {
-		return s
+	num, unit, ok := strings.Cut(FormatNs(ns), " ")
+	if !ok {
+		return num
 	}
-	return s[:i] + " " + padRight(s[i:], 2) // "1.01 s " aligns with "249 ms"
+	return num + " " + padRight(unit, 2) // "1.01 s " aligns with "249 ms"
 }
 
 // padLeft and padRight pad s with spaces to width runes.

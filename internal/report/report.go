@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -197,40 +199,59 @@ func Spread(r measure.Result) string {
 	return s
 }
 
-// FormatDuration renders a duration with three significant digits: "412ms", "1.23s".
+// FormatDuration renders a duration as FormatNs does: "412 ms", "1.23 s".
 func FormatDuration(d time.Duration) string { return FormatNs(float64(d)) }
 
-// FormatNs renders nanoseconds with three significant digits: "14.7ns", "412ms", "1.23s".
+// FormatNs renders nanoseconds as people read them, with three significant digits and no
+// trailing zeros: "812 ns", "14.7 ns", "4.56 µs", "31 ns", "1.23 s"; "—" for NaN and ±Inf.
+// It is the page's rule (web/src/format.ts, duration): both are tested on the cases of
+// package formatcases.
 func FormatNs(ns float64) string {
-	units := []struct {
-		size float64
-		name string
-	}{{1e9, "s"}, {1e6, "ms"}, {1e3, "µs"}, {1, "ns"}}
-	for _, u := range units {
-		if ns >= u.size || u.size == 1 {
-			v := ns / u.size
-			switch {
-			case v >= 100 || v == 0:
-				return fmt.Sprintf("%.0f%s", v, u.name)
-			case v >= 10:
-				return fmt.Sprintf("%.1f%s", v, u.name)
-			default:
-				return fmt.Sprintf("%.2f%s", v, u.name)
-			}
-		}
+	switch {
+	case math.IsNaN(ns) || math.IsInf(ns, 0):
+		return "—"
+	case ns < 1e3:
+		return sigDigits(ns) + " ns"
+	case ns < 1e6:
+		return sigDigits(ns/1e3) + " µs"
+	case ns < 1e9:
+		return sigDigits(ns/1e6) + " ms"
 	}
-	return fmt.Sprintf("%gns", ns)
+	return sigDigits(ns/1e9) + " s"
 }
 
-// FormatRatio renders an internal/engine/native ratio: "×0.93", "×3.1", "×240".
+// sigDigits renders v with three significant digits and without trailing zeros, as the
+// page's sig does: 0 digits after the point from 100 on, 1 from 10 on, 2 below.
+func sigDigits(v float64) string {
+	switch {
+	case v >= 100:
+		return toFixed(v, 0)
+	case v >= 10:
+		return strings.TrimSuffix(toFixed(v, 1), ".0")
+	}
+	return strings.TrimSuffix(strings.TrimRight(toFixed(v, 2), "0"), ".")
+}
+
+// toFixed is JavaScript's Number.prototype.toFixed for finite v: the exact value of v
+// rounded to digits after the point, halves away from zero (Go's 'f' format rounds an
+// exact half to even: 0.125 is "0.12" there and "0.13" in a browser).
+func toFixed(v float64, digits int) string {
+	return new(big.Rat).SetFloat64(v).FloatString(digits)
+}
+
+// FormatRatio renders a ratio to a baseline as the page does (web/src/format.ts, ratio):
+// "×0.93", "×3.04", "×22.2", "×240"; "" for none (zero, negative, NaN or ±Inf). Both are
+// tested on the cases of package formatcases.
 func FormatRatio(x float64) string {
 	switch {
-	case x < 1:
-		return fmt.Sprintf("×%.2f", x)
-	case x < 10:
-		return fmt.Sprintf("×%.1f", x)
+	case math.IsNaN(x) || math.IsInf(x, 0) || x <= 0:
+		return ""
+	case x >= 100:
+		return "×" + toFixed(x, 0)
+	case x >= 10:
+		return "×" + toFixed(x, 1)
 	}
-	return fmt.Sprintf("×%.0f", x)
+	return "×" + toFixed(x, 2)
 }
 
 // setupRow summarises an engine's phases over its cells: the medians of its cold and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -17,6 +18,7 @@ import (
 	"github.com/wasmgap/wasmgap/internal/engine"
 	"github.com/wasmgap/wasmgap/internal/history"
 	"github.com/wasmgap/wasmgap/internal/measure"
+	"github.com/wasmgap/wasmgap/internal/report/formatcases"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -122,9 +124,9 @@ func TestFormatsContent(t *testing.T) {
 		out[f] = buf.String()
 	}
 	for _, want := range []string{
-		"fib_rec(40)", "412", "1.23", "×3.0", "9.10", "×22", "(1 run)", "timed out after 30s", "stack overflow",
-		"ack(3, 10)", "310", "905", "×2.9", "wrong result: got 1, want 40999000",
-		"612ms", "AMD EPYC, 2 cores, GOMAXPROCS 2, go1.26.8 linux/amd64, wazero v1.12.0",
+		"fib_rec(40)", "412", "1.23", "×2.99", "×22.1", "9.1", "(1 run)", "timed out after 30s", "stack overflow",
+		"ack(3, 10)", "310", "905", "×2.92", "wrong result: got 1, want 40999000",
+		"612 ms", "AMD EPYC, 2 cores, GOMAXPROCS 2, go1.26.8 linux/amd64, wazero v1.12.0",
 		"historical: fib(40)", "45.0391s", "PHP 5.5.9", "did not finish",
 	} {
 		for _, f := range []string{FormatTable, FormatMarkdown} {
@@ -135,7 +137,7 @@ func TestFormatsContent(t *testing.T) {
 	}
 	// Markdown keeps each cell whole and the whole method; the text table aligns the
 	// medians, puts the interval on a second line, says busy once, and wraps a short method.
-	for _, want := range []string{"905µs ±? ×2.9", "14.9ns ±1.3% k=655360", "median of 3 timed samples after 1 warm-up call and more until the warm-up lasted 500ms, each sample at least 10ms"} {
+	for _, want := range []string{"905 µs ±? ×2.9", "14.9 ns ±1.3% k=655360", "9.1 s", "median of 3 timed samples after 1 warm-up call and more until the warm-up lasted 500ms, each sample at least 10ms"} {
 		if !strings.Contains(out[FormatMarkdown], want) {
 			t.Errorf("markdown output lacks %q", want)
 		}
@@ -182,7 +184,7 @@ func TestFormatsContent(t *testing.T) {
 	for _, want := range []string{
 		"BenchmarkKernel/ack(3,10)/wazero-compiler\t1\t905000.00 ns/op",
 		"BenchmarkKernel/fib_it(40)/native\t655360\t14.70 ns/op",
-		"# BenchmarkKernel/fib_it(40)/native median 14.9ns, 95% CI 14.7ns – 15.0ns (±1.3%)",
+		"# BenchmarkKernel/fib_it(40)/native median 14.9 ns, 95% CI 14.7 ns – 15 ns (±1.3%)",
 	} {
 		if !strings.Contains(out[FormatGoBench], want) {
 			t.Errorf("gobench output lacks %q:\n%s", want, out[FormatGoBench])
@@ -198,32 +200,40 @@ func TestUnknownFormat(t *testing.T) {
 	}
 }
 
+// The durations and ratios every formatter of the project writes alike: these, and the
+// page's (web/src/format.ts, whose test in package web checks the same cases).
 func TestFormatDuration(t *testing.T) {
-	for _, c := range []struct {
-		d    time.Duration
-		want string
-	}{
-		{0, "0ns"}, {31, "31.0ns"}, {999, "999ns"}, {1000, "1.00µs"}, {8190, "8.19µs"},
-		{412_345_678, "412ms"}, {1_234_000_000, "1.23s"}, {45 * time.Second, "45.0s"}, {200 * time.Second, "200s"},
-	} {
-		if got := FormatDuration(c.d); got != c.want {
-			t.Errorf("FormatDuration(%d) = %q, want %q", c.d, got, c.want)
+	cases, err := formatcases.Durations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		if got := FormatNs(c.NS); got != c.Text {
+			t.Errorf("FormatNs(%v) = %q, want %q", c.NS, got, c.Text)
+		}
+		if c.NS == math.Trunc(c.NS) {
+			if got := FormatDuration(time.Duration(c.NS)); got != c.Text {
+				t.Errorf("FormatDuration(%v) = %q, want %q", time.Duration(c.NS), got, c.Text)
+			}
 		}
 	}
-	for _, c := range []struct {
-		ns   float64
-		want string
-	}{{14.93, "14.9ns"}, {1.234, "1.23ns"}, {0.5, "0.50ns"}, {1234.5, "1.23µs"}} {
-		if got := FormatNs(c.ns); got != c.want {
-			t.Errorf("FormatNs(%v) = %q, want %q", c.ns, got, c.want)
+	for _, ns := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if got := FormatNs(ns); got != "—" {
+			t.Errorf("FormatNs(%v) = %q, want —", ns, got)
 		}
 	}
-	for _, c := range []struct {
-		x    float64
-		want string
-	}{{0.934, "×0.93"}, {1, "×1.0"}, {3.04, "×3.0"}, {22.2, "×22"}, {240.4, "×240"}} {
-		if got := FormatRatio(c.x); got != c.want {
-			t.Errorf("FormatRatio(%v) = %q, want %q", c.x, got, c.want)
+	ratios, err := formatcases.Ratios()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range ratios {
+		if got := FormatRatio(c.X); got != c.Text {
+			t.Errorf("FormatRatio(%v) = %q, want %q", c.X, got, c.Text)
+		}
+	}
+	for _, x := range []float64{math.NaN(), math.Inf(1)} {
+		if got := FormatRatio(x); got != "" {
+			t.Errorf("FormatRatio(%v) = %q, want none", x, got)
 		}
 	}
 }
@@ -338,7 +348,7 @@ func TestTableWrapsToWidth(t *testing.T) {
 			t.Errorf("line of %d columns past width %d: %q", utf8.RuneCountInString(l), width, l)
 		}
 	}
-	for _, want := range []string{"fib_rec(40)", "412", "1.23", "×3.0", "9.10", "×22", "(1 run)", "timed out after 30s", "stack overflow", "wazero-interpreter", "yaegi"} {
+	for _, want := range []string{"fib_rec(40)", "412", "1.23", "×2.99", "9.10", "×22.1", "(1 run)", "timed out after 30s", "stack overflow", "wazero-interpreter", "yaegi"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("wrapped table lacks %q", want)
 		}
@@ -386,7 +396,7 @@ func TestEnginesKeepTheirColumns(t *testing.T) {
 	if err := Write(&out, FormatMarkdown, r); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "| kernel | b | a | c |") || !strings.Contains(out.String(), "| fib_it(10) | – | – | 5.00ns") {
+	if !strings.Contains(out.String(), "| kernel | b | a | c |") || !strings.Contains(out.String(), "| fib_it(10) | – | – | 5 ns") {
 		t.Errorf("columns not b, a, c with b and a empty:\n%s", out.String())
 	}
 }

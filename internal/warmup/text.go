@@ -146,7 +146,7 @@ func marks(x Execution, width int) string {
 	return strings.TrimRight(string(line), " ")
 }
 
-// Duration writes ns per call as the reports do (report.FormatNs: "812ns", "38.1µs"), and
+// Duration writes ns per call as the reports do (report.FormatNs: "812 ns", "38.1 µs"), and
 // "–" for none (NaN).
 func Duration(ns float64) string {
 	if math.IsNaN(ns) {

@@ -53,7 +53,8 @@ export class JITView {
     const table = el("table", "results jit-table");
     table.id = "jit-table";
     const head = el("tr");
-    for (const t of ["kernel", "runtime", "interpreter", "time", "compiled tier", "time", "interpreter / compiled"]) head.append(el("th", undefined, t));
+    // The times and the ratio are right-aligned, as their columns' numbers are.
+    ["kernel", "runtime", "interpreter", "time", "compiled tier", "time", "interpreter / compiled"].forEach((t, i) => head.append(el("th", i === 3 || i >= 5 ? "num" : undefined, t)));
     table.append(el("thead"), el("tbody"));
     table.tHead!.append(head);
     g.rows.forEach((row, r) => {

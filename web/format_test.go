@@ -1,0 +1,106 @@
+package web
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/evanw/esbuild/pkg/api"
+
+	"github.com/wasmgap/wasmgap/internal/report"
+	"github.com/wasmgap/wasmgap/internal/report/formatcases"
+)
+
+// The page (src/format.ts: duration, ratio) and the server's pages and reports
+// (report.FormatNs, FormatRatio) write a duration and a ratio alike: on the cases of
+// package formatcases, which report's own test checks too, and on sweeps of durations from
+// 0.01 ns to about an hour and of ratios from 0.01 to 10 000, with values near the halves
+// of a rounding step among them.
+func TestFormatAgreesWithReport(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not on PATH")
+	}
+	cases, err := formatcases.Durations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ratios, err := formatcases.Ratios()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ns, xs []float64
+	for _, c := range cases {
+		ns = append(ns, c.NS)
+	}
+	for _, c := range ratios {
+		xs = append(xs, c.X)
+	}
+	for e := -2.0; e <= 12.6; e += 0.01 {
+		v := math.Pow(10, e)
+		ns = append(ns, v, math.Round(v), math.Round(v*1000)/1000+0.005)
+		if e <= 4 {
+			xs = append(xs, v, math.Round(v*100)/100+0.005)
+		}
+	}
+
+	src, err := os.ReadFile(filepath.Join("src", "format.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := api.Transform(string(src), api.TransformOptions{Loader: api.LoaderTS, Format: api.FormatESModule, Target: api.ES2022})
+	for _, m := range js.Errors {
+		t.Fatalf("esbuild over src/format.ts: %s", m.Text)
+	}
+	dir := t.TempDir()
+	mod := filepath.Join(dir, "format.mjs")
+	in := filepath.Join(dir, "in.json")
+	input, err := json.Marshal(map[string][]float64{"durations": ns, "ratios": xs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mod, js.Code, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in, input, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := `const { duration, ratio } = await import(process.env.FORMAT_MJS);
+const { readFileSync } = await import("node:fs");
+const input = JSON.parse(readFileSync(process.env.IN_JSON, "utf8"));
+console.log(JSON.stringify({ durations: input.durations.map(duration), ratios: input.ratios.map(ratio) }));`
+	cmd := exec.Command(node, "--no-warnings", "--input-type=module", "-e", script)
+	cmd.Env = append(os.Environ(), "FORMAT_MJS=file://"+filepath.ToSlash(mod), "IN_JSON="+in)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	var got struct{ Durations, Ratios []string }
+	if err := json.Unmarshal(out, &got); err != nil || len(got.Durations) != len(ns) || len(got.Ratios) != len(xs) {
+		t.Fatalf("node printed %q (%v), want %d durations and %d ratios", out, err, len(ns), len(xs))
+	}
+	for i, c := range cases {
+		if got.Durations[i] != c.Text {
+			t.Errorf("duration(%v) = %q in format.ts, want %q (formatcases)", c.NS, got.Durations[i], c.Text)
+		}
+	}
+	for i, v := range ns {
+		if want := report.FormatNs(v); got.Durations[i] != want {
+			t.Errorf("duration(%v) = %q in format.ts, report.FormatNs = %q", v, got.Durations[i], want)
+		}
+	}
+	for i, c := range ratios {
+		if got.Ratios[i] != c.Text {
+			t.Errorf("ratio(%v) = %q in format.ts, want %q (formatcases)", c.X, got.Ratios[i], c.Text)
+		}
+	}
+	for i, x := range xs {
+		if want := report.FormatRatio(x); got.Ratios[i] != want {
+			t.Errorf("ratio(%v) = %q in format.ts, report.FormatRatio = %q", x, got.Ratios[i], want)
+		}
+	}
+}
