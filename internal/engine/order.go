@@ -21,6 +21,7 @@ const (
 	// engines. BrowserWasm runs in the page (Page); the others on the server.
 	BrowserWasm      = "browser-wasm"
 	NodeWasm         = "node-wasm"
+	NodeWasmOpt      = "node-wasm-opt" // kernels.wasm after wasm-opt -O3
 	NodeWasmTurbofan = "node-wasm-turbofan"
 	NodeWasmLiftoff  = "node-wasm-liftoff"
 	Wasmtime         = "wasmtime"
@@ -63,7 +64,7 @@ type Grouping struct {
 // line here, where it belongs; a registration whose name has no place here panics.
 var Order = []Grouping{
 	{GroupGo, []string{Native, WazeroCompiler, WazeroCompilerOpt, WazeroInterpreter, Yaegi, GCCGo}},
-	{GroupWasm, []string{BrowserWasm, NodeWasm, NodeWasmTurbofan, NodeWasmLiftoff, Wasmtime}},
+	{GroupWasm, []string{BrowserWasm, NodeWasm, NodeWasmOpt, NodeWasmTurbofan, NodeWasmLiftoff, Wasmtime}},
 	{GroupBrowsers, []string{ChromiumWasm, FirefoxWasm, ChromiumJS, FirefoxJS}},
 	{GroupOther, []string{C, CWasm, Java, JavaInt, NodeJS, BrowserJS, NodeJSJitless,
 		LuaJIT, PyPy, PHPJIT, PHP, LuaJITInterp, Lua, Python}},

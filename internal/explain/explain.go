@@ -188,6 +188,7 @@ var explainers = []explainer{
 	{"node-wasm-turbofan", explainNodeWasm},
 	{"node-wasm-liftoff", explainNodeWasm},
 	{"node-wasm", explainNodeWasm},
+	{"node-wasm-opt", explainNodeWasm},
 	{"node-js", explainNodeJS},
 	{"java", explainJava},
 	{"gccgo", explainGCCGo},

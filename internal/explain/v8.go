@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -241,7 +242,8 @@ func (l *lockedBuffer) String() string {
 }
 
 // explainNodeWasm lists the kernel's function as V8 compiled kernels.wasm on the engine's
-// tier, after a warm-up: Liftoff, TurboFan, or both for node-wasm (the last code of each).
+// tier, after a warm-up: Liftoff, TurboFan, or both for node-wasm and node-wasm-opt (the
+// last code of each; node-wasm-opt's from the module after wasm-opt, as the engine runs it).
 // The bytes V8 printed are decoded again by x86asm; the recursive call is the one whose
 // source position is a call of the function itself in kernels.wasm.
 func explainNodeWasm(ctx context.Context, r request) ([]Listing, error) {
@@ -250,6 +252,11 @@ func explainNodeWasm(ctx context.Context, r request) ([]Listing, error) {
 		return nil, fmt.Errorf("%s is not a node-wasm engine", r.engine)
 	}
 	module, err := moduleBytes(r)
+	how := strings.Join(slices.Concat([]string{"node"}, flags, []string{"--print-wasm-code"}), " ") + ", after a warm-up"
+	if err == nil && r.engine == external.NodeWasmOpt {
+		module, err = optimizedModule(ctx, r)
+		how = "wasm-opt -O3, then " + how
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +353,7 @@ func explainNodeWasm(ctx context.Context, r request) ([]Listing, error) {
 		c := last[order[i]]
 		code := Code{Bytes: c.bytes, Addr: c.addr, Notes: c.notes}
 		code.Self = func(off int, target uint64) bool { return slots[target] || selfAt(c, off) }
-		l, err := machineListing(r.engine, "V8 "+order[i], name, "node "+strings.Join(flags, " ")+" --print-wasm-code, after a warm-up", code)
+		l, err := machineListing(r.engine, "V8 "+order[i], name, how, code)
 		if err != nil {
 			return nil, err
 		}

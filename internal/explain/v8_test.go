@@ -51,6 +51,35 @@ func TestNodeWasmTiersRunTheirOwnCompiler(t *testing.T) {
 	}
 }
 
+// TestNodeWasmOptListsTheOptimisedModule: node-wasm-opt's listing is V8's code of the
+// module after wasm-opt, TurboFan's first after the warm-up (V8's default tiering), with
+// FibRec's two recursive calls found in the optimised module.
+func TestNodeWasmOptListsTheOptimisedModule(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node not installed: apt-get install nodejs")
+	}
+	if _, err := exec.LookPath("wasm-opt"); err != nil {
+		t.Skip("wasm-opt not installed: apt-get install binaryen")
+	}
+	k, _ := kernels.Lookup("fib_rec")
+	ls, err := explainNodeWasm(context.Background(), request{engine: "node-wasm-opt", k: k, args: []int{20},
+		opts: Options{WarmupTime: 500 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) == 0 || ls[0].Tier != "V8 TurboFan" {
+		t.Fatalf("%d listings, the first not TurboFan's: %+v", len(ls), ls)
+	}
+	for _, l := range ls {
+		if !strings.HasPrefix(l.From, "wasm-opt -O3, then node --print-wasm-code") {
+			t.Errorf("%s: from %q, want the module after wasm-opt", l.Tier, l.From)
+		}
+		if l.Instructions < 10 || l.RecursiveCalls != 2 {
+			t.Errorf("%s: %d instructions, %d recursive calls; want at least 10, and FibRec's 2\n%s", l.Tier, l.Instructions, l.RecursiveCalls, dump(l))
+		}
+	}
+}
+
 func TestSlotsByOrder(t *testing.T) {
 	wasmLines := []Line{{Text: "  call 1368 <runtime.morestack_noctxt>", Call: true}, {Text: "i32.const 1"},
 		{Text: "    call 1655 <f>", Call: true, Recursive: true}, {Text: "call_indirect 0", Call: true}, {Text: "call 1655 <f>", Call: true, Recursive: true}}

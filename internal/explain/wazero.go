@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/wasmgap/wasmgap/internal/engine/driver"
 	"github.com/wasmgap/wasmgap/internal/engine/wazero"
 )
 
@@ -150,7 +151,7 @@ func explainWazeroOpt(ctx context.Context, r request) ([]Listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := hotWasmListing(ctx, module, r.k, "wasm after wasm-opt "+strings.Join(wazero.WasmOptFlags, " "))
+	w, err := hotWasmListing(ctx, module, r.k, "wasm after wasm-opt "+strings.Join(driver.WasmOptFlags, " "))
 	if err != nil {
 		ls[0].Notes = append(ls[0].Notes, "the optimised wasm is not listed: "+err.Error())
 		return ls, nil
@@ -164,7 +165,7 @@ func optimizedModule(ctx context.Context, r request) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return wazero.OptimizedModule(ctx, module)
+	return driver.OptimizedModule(ctx, module)
 }
 
 // wazeroListing lists the kernel's function in module as wazero's compiler compiled it.

@@ -57,6 +57,7 @@ var versionPrefix = map[string][2]string{
 	PHP:              {"PHP 8", "(opcache off, no JIT)"},
 	PHPJIT:           {"PHP 8", "(opcache on, JIT tracing)"},
 	NodeWasm:         {"node v", "(V8 "},
+	NodeWasmOpt:      {"node v", "(V8 "},
 	NodeWasmLiftoff:  {"node v", "--liftoff-only"},
 	NodeWasmTurbofan: {"node v", "--no-liftoff"},
 	JavaInt:          {"", "-Xint"},

@@ -19,7 +19,8 @@ func CBinary(ctx context.Context, opts Options) (path string, done func(), err e
 }
 
 // NodeWasmFlags returns the V8 flags that select the named node-wasm engine's tier
-// (node-wasm, node-wasm-liftoff, node-wasm-turbofan), and false for another name.
+// (node-wasm, node-wasm-opt, node-wasm-liftoff, node-wasm-turbofan), and false for another
+// name.
 func NodeWasmFlags(name string) ([]string, bool) {
 	flags, ok := wasmTiers[name]
 	return flags, ok

@@ -1,6 +1,7 @@
 package external
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -16,14 +17,22 @@ type catalogueEntry struct {
 	Params []kernels.Param `json:"params"`
 }
 
-// nodeWasmFiles are the node-wasm driver's files: the driver, the module (Options.Module,
-// or the one built into this binary) and the catalogue the driver checks arguments against.
-func nodeWasmFiles(opts Options) ([]driver.File, error) {
+// nodeWasmFiles are the named node-wasm engine's driver files: the driver, the module
+// (Options.Module, or the one built into this binary; for NodeWasmOpt that module after
+// wasm-opt, driver.OptimizedModule) and the catalogue the driver checks arguments against.
+func nodeWasmFiles(ctx context.Context, name string, opts Options) ([]driver.File, error) {
 	module := opts.Module
 	if module == nil {
 		b, err := wasm.Embedded()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", NodeWasm, err)
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		module = b
+	}
+	if name == NodeWasmOpt {
+		b, err := driver.OptimizedModule(ctx, module)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		module = b
 	}
@@ -33,7 +42,7 @@ func nodeWasmFiles(opts Options) ([]driver.File, error) {
 	}
 	js, err := json.Marshal(cat)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", NodeWasm, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return append(embedded("nodewasm/driver.mjs"),
 		driver.File{Name: "kernels.wasm", Data: module},

@@ -5,7 +5,8 @@
 // interpreted (-Xint), JavaScript on Node with V8's JIT and without (--jitless), PHP without
 // and with its JIT, Python on CPython and on PyPy, Lua on Lua 5.4, on LuaJIT and on LuaJIT's
 // interpreter (-joff), and kernels.wasm on V8's tiers (node-wasm: Liftoff then TurboFan;
-// node-wasm-liftoff: Liftoff alone; node-wasm-turbofan: TurboFan alone). Start builds what
+// node-wasm-liftoff: Liftoff alone; node-wasm-turbofan: TurboFan alone; node-wasm-opt: V8's
+// default on kernels.wasm after binaryen's wasm-opt -O3). Start builds what
 // needs building (cached by source hash), starts the driver and waits for it to be ready.
 //
 // The kernels in c/, java/, js/, php/, python/ and lua/ follow kernels/recursion.go and
@@ -43,6 +44,7 @@ const (
 	// (package wasm), on Node's V8 through node:wasi: not a language but the Go module on
 	// one more engine, started and called as the peers are.
 	NodeWasm         = engine.NodeWasm
+	NodeWasmOpt      = engine.NodeWasmOpt
 	NodeWasmLiftoff  = engine.NodeWasmLiftoff
 	NodeWasmTurbofan = engine.NodeWasmTurbofan
 )
@@ -57,7 +59,7 @@ func Names() []string {
 }
 
 // NodeWasms returns the names of the engines that run kernels.wasm on Node.
-func NodeWasms() []string { return []string{NodeWasm, NodeWasmLiftoff, NodeWasmTurbofan} }
+func NodeWasms() []string { return []string{NodeWasm, NodeWasmOpt, NodeWasmLiftoff, NodeWasmTurbofan} }
 
 // The driver's types and errors, under the names this package has always given them.
 type (

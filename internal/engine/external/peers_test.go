@@ -253,7 +253,7 @@ func TestToolchainPartMissing(t *testing.T) {
 
 func TestUnknownPeer(t *testing.T) {
 	_, err := Start(context.Background(), "cobol", Options{CacheDir: t.TempDir()})
-	if err == nil || !strings.Contains(err.Error(), `unknown peer "cobol": valid peers are c, c-wasm, java, java-int, node-js, node-js-jitless, php, php-jit, python, pypy, lua, luajit, luajit-interp, and node-wasm, node-wasm-liftoff, node-wasm-turbofan`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown peer "cobol": valid peers are c, c-wasm, java, java-int, node-js, node-js-jitless, php, php-jit, python, pypy, lua, luajit, luajit-interp, and node-wasm, node-wasm-opt, node-wasm-liftoff, node-wasm-turbofan`) {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -41,11 +41,12 @@ var phpJIT = []string{"-d", "opcache.enable_cli=1", "-d", "opcache.jit=tracing",
 var javaFlags = []string{"-XX:+DisplayVMOutputToStderr", "-XX:CompileCommand=quiet", "-XX:CompileCommand=dontinline,Kernels::count"}
 
 // V8's flags for each tier of kernels.wasm: node-wasm is V8's default (Liftoff, then
-// TurboFan for hot functions). Liftoff alone takes --liftoff-only: V8 11's dynamic tiering
+// TurboFan for hot functions), and so is node-wasm-opt, on the module after wasm-opt. Liftoff alone takes --liftoff-only: V8 11's dynamic tiering
 // moves a hot function to TurboFan despite --no-wasm-tier-up (package explain's listing of
 // node-wasm-liftoff showed TurboFan's code under those flags).
 var wasmTiers = map[string][]string{
 	NodeWasm:         nil,
+	NodeWasmOpt:      nil,
 	NodeWasmLiftoff:  {"--liftoff-only"},
 	NodeWasmTurbofan: {"--no-liftoff"},
 }
@@ -61,6 +62,10 @@ type spec struct {
 var specs = []spec{
 	{engine.Info{Name: NodeWasm, Title: "Node wasm", Color: "#88d27a", Install: hintNode, KernelsWasm: true,
 		What: "kernels.wasm compiled by Node's V8 (Liftoff, then TurboFan), run through node:wasi", Probe: probeNode},
+		startNodeWasm},
+	{engine.Info{Name: NodeWasmOpt, Title: "Node wasm, wasm-opt", Color: "#3f8f3a", Install: hintNode + " binaryen", KernelsWasm: true,
+		What:  "kernels.wasm after binaryen's wasm-opt -O3, compiled by Node's V8 (Liftoff, then TurboFan), run through node:wasi (the optimised module cached on disk at its first use)",
+		Probe: probeNode},
 		startNodeWasm},
 	{engine.Info{Name: NodeWasmTurbofan, Title: "Node wasm TurboFan", Color: "#5fae52", Install: hintNode, KernelsWasm: true,
 		What: "kernels.wasm on V8's optimising tier alone (node --no-liftoff)", Probe: probeNode, Runtime: "V8 wasm", Tier: engine.TierJIT},
@@ -280,7 +285,7 @@ func startNodeWasm(ctx context.Context, name string, opts Options) (*Process, er
 	if err != nil {
 		return nil, err
 	}
-	files, err := nodeWasmFiles(opts)
+	files, err := nodeWasmFiles(ctx, name, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -2,8 +2,6 @@ package wazero
 
 import (
 	"context"
-	"errors"
-	"os/exec"
 	"testing"
 
 	"github.com/wasmgap/wasmgap/internal/engine/driver"
@@ -22,23 +20,11 @@ func TestOptimizedModuleRunsEveryKernel(t *testing.T) {
 	}
 	enginetest.Load(t, e)
 	enginetest.EveryKernel(t, e)
-	opt, err := OptimizedModule(context.Background(), testModule)
+	opt, err := driver.OptimizedModule(context.Background(), testModule)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(opt) == 0 || string(opt[:4]) != "\x00asm" {
 		t.Errorf("the optimised module is %d bytes, not a wasm binary", len(opt))
-	}
-}
-
-func TestOptimizedModuleWithoutWasmOpt(t *testing.T) {
-	if _, err := exec.LookPath("wasm-opt"); err != nil {
-		t.Skip("wasm-opt is missing anyway")
-	}
-	t.Setenv("PATH", t.TempDir())
-	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // nothing cached
-	_, err := OptimizedModule(context.Background(), []byte("\x00asm\x01\x00\x00\x00"))
-	if !errors.Is(err, driver.ErrNotInstalled) {
-		t.Errorf("without wasm-opt: %v, want ErrNotInstalled", err)
 	}
 }

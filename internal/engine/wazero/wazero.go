@@ -28,6 +28,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/wasmgap/wasmgap/internal/engine"
+	"github.com/wasmgap/wasmgap/internal/engine/driver"
 	"github.com/wasmgap/wasmgap/kernels"
 	"github.com/wasmgap/wasmgap/wasm"
 )
@@ -131,7 +132,10 @@ func (e *Engine) Load(ctx context.Context) (engine.Setup, error) {
 	}
 	start := time.Now()
 	if e.opts.optimise && !e.optimised {
-		m, err := OptimizedModule(ctx, e.opts.Module)
+		m, _, err := module(e.opts)
+		if err == nil {
+			m, err = driver.OptimizedModule(ctx, m)
+		}
 		if err != nil {
 			return engine.Setup{}, fmt.Errorf("%s: %w", e.Name(), err)
 		}
