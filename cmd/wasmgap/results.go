@@ -433,11 +433,17 @@ func boolCode(ok bool) int {
 
 // runIDs reads run ids from arguments.
 func runIDs(cmd string, args []string, stderr io.Writer) ([]int64, bool) {
+	return parseIDs(cmd, "run", "wasmgap results list", args, stderr)
+}
+
+// parseIDs reads the ids of stored things of a kind ("run", "study") from arguments; an
+// argument that is none says which command lists them.
+func parseIDs(cmd, kind, lister string, args []string, stderr io.Writer) ([]int64, bool) {
 	var ids []int64
 	for _, a := range args {
 		id, err := strconv.ParseInt(a, 10, 64)
 		if err != nil || id <= 0 {
-			fmt.Fprintf(stderr, "%s: %q is not a run id: ids are the positive numbers `wasmgap results list` shows\n", cmd, a)
+			fmt.Fprintf(stderr, "%s: %q is not a %s id: ids are the positive numbers `%s` shows\n", cmd, a, kind, lister)
 			return nil, false
 		}
 		ids = append(ids, id)

@@ -61,16 +61,7 @@ func studyIDs(cmd string, args []string, stderr io.Writer) ([]int64, bool) {
 		fmt.Fprintf(stderr, "%s: --study: give the ids of warm-up studies (`wasmgap results list --kind studies` shows them)\n", cmd)
 		return nil, false
 	}
-	var ids []int64
-	for _, a := range args {
-		id, err := strconv.ParseInt(a, 10, 64)
-		if err != nil || id <= 0 {
-			fmt.Fprintf(stderr, "%s: %q is not a study id: ids are the positive numbers `wasmgap results list --kind studies` shows\n", cmd, a)
-			return nil, false
-		}
-		ids = append(ids, id)
-	}
-	return ids, true
+	return parseIDs(cmd, "study", "wasmgap results list --kind studies", args, stderr)
 }
 
 // showStudy prints the stored warm-up study args names, as wasmgap warmup printed it.
