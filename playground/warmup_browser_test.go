@@ -56,6 +56,10 @@ func testPageWarmupView(t *testing.T, kind headless.Kind) {
 			if !class.MatchString(w) || !strings.Contains(w, "60 samples") {
 				t.Errorf("%s: %q, want the class in words and the 60 samples", f.Engine, w)
 			}
+			// wazero's compiler compiles before the first call: its load is said, native has none.
+			if got, want := strings.Contains(w, ", load: compile "), f.Engine == "wazero-compiler"; got != want {
+				t.Errorf("%s: %q: the load said %v, want %v", f.Engine, w, got, want)
+			}
 		}
 		if !strings.Contains(f.Caption, "consistent") && !strings.Contains(f.Caption, "inconsistent") {
 			t.Errorf("%s: caption %q, want the verdict on the pair", f.Engine, f.Caption)

@@ -189,11 +189,11 @@ var resultsCommands = map[string]func(args []string, stdout, stderr io.Writer) i
 func runResults(args []string, stdout, stderr io.Writer) int {
 	const usage = `usage: wasmgap results <list|show|compare|export|delete> [flags]
 
-  list [filters]            the stored runs, newest first
-  show ID                   one run's report, with where it ran
+  list [filters]            the stored runs and warm-up studies, newest first
+  show ID | --study ID      one run's report, with where it ran, or a warm-up study
   compare OLD NEW           two stored runs cell by cell, as wasmgap compare
   export ID                 one run as the JSON that wasmgap compare reads
-  delete ID... | [filters]  remove runs and their samples
+  delete ID... | [filters]  remove runs and their samples (--study ID...: warm-up studies)
 
 Run 'wasmgap results <command> -h' for its flags.`
 	if len(args) == 0 {
@@ -318,8 +318,9 @@ func resultsList(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	ff := addFilterFlags(fs, true)
 	format := fs.String("format", "table", "output format: table, csv or json")
+	kind := fs.String("kind", listAll, "what to list: "+strings.Join(listKinds, ", "))
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: wasmgap results list [--format F] [--limit N] [filters]\n\nLists the stored runs, newest first: their ids (for show, compare, export, delete), when and\nwhere they ran, and their cells. A run stopped by Ctrl-C or SIGTERM is marked partial.")
+		fmt.Fprintln(fs.Output(), "usage: wasmgap results list [--format F] [--kind K] [--limit N] [filters]\n\nLists the stored runs, newest first: their ids (for show, compare, export, delete), when and\nwhere they ran, and their cells. A run stopped by Ctrl-C or SIGTERM is marked partial.\nThen the stored warm-up studies (wasmgap warmup, the page's Warm-up view), newest first:\ntheir ids (for show --study, delete --study), kernel, engines, executions and status.\nThe filters a study does not record (--browser, --os, --cores, --engine-version) select no\nstudy; --limit applies to runs and to studies each.")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -333,6 +334,10 @@ func resultsList(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "wasmgap results list: unknown format %q: valid formats are table, csv, json\n", *format)
 		return 2
 	}
+	if !slices.Contains(listKinds, *kind) {
+		fmt.Fprintf(stderr, "wasmgap results list: --kind %q: allowed %s\n", *kind, strings.Join(listKinds, ", "))
+		return 2
+	}
 	flt, err := ff.filter()
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmgap results list:", err)
@@ -343,30 +348,59 @@ func resultsList(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer store.Close()
-	list, err := store.List(context.Background(), flt)
-	if err != nil {
-		fmt.Fprintln(stderr, "wasmgap results list:", err)
-		return 1
+	var list []results.Summary
+	if *kind != listStudies {
+		if list, err = store.List(context.Background(), flt); err != nil {
+			fmt.Fprintln(stderr, "wasmgap results list:", err)
+			return 1
+		}
+	}
+	var studies []results.StudySummary
+	if *kind != listRuns {
+		if studies, err = store.ListStudies(context.Background(), flt); err != nil {
+			fmt.Fprintln(stderr, "wasmgap results list:", err)
+			return 1
+		}
 	}
 	if *format == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if list == nil {
-			list = []results.Summary{}
+		all := []any{}
+		for _, r := range list {
+			all = append(all, r)
 		}
-		return boolCode(enc.Encode(list) == nil)
+		for _, st := range studies {
+			all = append(all, st)
+		}
+		return boolCode(enc.Encode(all) == nil)
 	}
 	if *format == "csv" {
 		var rows [][]string
 		for _, r := range list {
-			rows = append(rows, []string{strconv.FormatInt(r.ID, 10), r.Created.Format(time.RFC3339), r.Source, r.Wasmgap, r.CPU, strconv.Itoa(r.Cores), r.OS, r.Browser, r.Partial, strings.Join(r.Cells, "; ")})
+			rows = append(rows, []string{strconv.FormatInt(r.ID, 10), r.Created.Format(time.RFC3339), r.Source, r.Wasmgap, r.CPU, strconv.Itoa(r.Cores), r.OS, r.Browser, r.Partial, strings.Join(r.Cells, "; "), r.Kind})
 		}
-		return boolCode(report.WriteCSV(stdout, []string{"id", "stored", "source", "wasmgap", "cpu", "cores", "os", "browser", "partial", "cells"}, rows) == nil)
+		rows = append(rows, studyRows(studies)...)
+		return boolCode(report.WriteCSV(stdout, []string{"id", "stored", "source", "wasmgap", "cpu", "cores", "os", "browser", "partial", "cells", "kind"}, rows) == nil)
 	}
-	if len(list) == 0 {
-		fmt.Fprintln(stderr, "wasmgap results list: no stored run matches")
+	if len(list) == 0 && len(studies) == 0 {
+		fmt.Fprintf(stderr, "wasmgap results list: no stored %s matches\n", map[string]string{listAll: "run or warm-up study", listRuns: "run", listStudies: "warm-up study"}[*kind])
 		return 0
 	}
+	code := 0
+	if len(list) > 0 {
+		code = writeRunList(stdout, list)
+	}
+	if len(studies) > 0 {
+		if len(list) > 0 {
+			fmt.Fprintln(stdout)
+		}
+		code = max(code, writeStudyList(stdout, studies))
+	}
+	return code
+}
+
+// writeRunList writes the table of stored runs.
+func writeRunList(stdout io.Writer, list []results.Summary) int {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "run\tstored (UTC)\tsource\twasmgap\tmachine\tcells")
 	for _, r := range list {
@@ -399,11 +433,17 @@ func boolCode(ok bool) int {
 
 // runIDs reads run ids from arguments.
 func runIDs(cmd string, args []string, stderr io.Writer) ([]int64, bool) {
+	return parseIDs(cmd, "run", "wasmgap results list", args, stderr)
+}
+
+// parseIDs reads the ids of stored things of a kind ("run", "study") from arguments; an
+// argument that is none says which command lists them.
+func parseIDs(cmd, kind, lister string, args []string, stderr io.Writer) ([]int64, bool) {
 	var ids []int64
 	for _, a := range args {
 		id, err := strconv.ParseInt(a, 10, 64)
 		if err != nil || id <= 0 {
-			fmt.Fprintf(stderr, "%s: %q is not a run id: ids are the positive numbers `wasmgap results list` shows\n", cmd, a)
+			fmt.Fprintf(stderr, "%s: %q is not a %s id: ids are the positive numbers `%s` shows\n", cmd, a, kind, lister)
 			return nil, false
 		}
 		ids = append(ids, id)
@@ -429,6 +469,10 @@ func getRuns(cmd, db string, args []string, want int, stderr io.Writer) ([]resul
 	var runs []results.Run
 	for _, id := range ids {
 		r, err := store.Get(context.Background(), id)
+		if errors.Is(err, results.ErrNotFound) {
+			fmt.Fprintf(stderr, "%s: %v; a warm-up study's id is shown by `wasmgap results show --study ID`\n", cmd, err)
+			return nil, false
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 			return nil, false
@@ -442,13 +486,17 @@ func resultsShow(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wasmgap results show", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := fs.String("results-db", "", resultsDBUsage)
-	format := fs.String("format", report.FormatTable, "output format: "+strings.Join(report.Formats(), ", "))
+	format := fs.String("format", report.FormatTable, "output format: "+strings.Join(report.Formats(), ", ")+"; with --study: "+strings.Join(studyFormats, ", "))
+	study := fs.Bool("study", false, "ID is a warm-up study's (wasmgap results list shows both kinds)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: wasmgap results show [--format F] [--results-db DB] ID\n\nPrints a stored run's report, as wasmgap bench printed it, with where it ran.")
+		fmt.Fprintln(fs.Output(), "usage: wasmgap results show [--format F] [--results-db DB] [--study] ID\n\nPrints a stored run's report, as wasmgap bench printed it, with where it ran; with --study,\na stored warm-up study as wasmgap warmup printed it.")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
+	}
+	if *study {
+		return showStudy(*db, *format, fs.Args(), stdout, stderr)
 	}
 	runs, ok := getRuns("wasmgap results show", *db, fs.Args(), 1, stderr)
 	if !ok {
@@ -522,12 +570,16 @@ func resultsDelete(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wasmgap results delete", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	ff := addFilterFlags(fs, false)
+	study := fs.Bool("study", false, "the ids are warm-up studies' (no filters then)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: wasmgap results delete [--results-db DB] ID... | [filters]\n\nRemoves runs with their cells and samples. Give run ids, or filters (--source browser --until 2026-12-01); with both, the runs both select.")
+		fmt.Fprintln(fs.Output(), "usage: wasmgap results delete [--results-db DB] ID... | [filters]\n       wasmgap results delete [--results-db DB] --study ID...\n\nRemoves runs with their cells and samples. Give run ids, or filters (--source browser --until 2026-12-01); with both, the runs both select.\nWith --study, removes the warm-up studies with these ids.")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
+	}
+	if *study {
+		return deleteStudies(fs, *ff.db, stdout, stderr)
 	}
 	flt, err := ff.filter()
 	if err != nil {

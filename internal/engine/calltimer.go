@@ -13,12 +13,26 @@ import (
 // first without the pipe's round trip in it.
 type CallTimer interface {
 	// RunTimedCalls makes samples × group calls of the kernel with args, back to back,
-	// and returns the value of the first call, the sum of all values (wrapping on
-	// overflow), each sample's time as the runtime measured it (samples of group calls
-	// each), and how it timed them: TimedPerCall when the runtime timed the calls back to
+	// and returns them timed (TimedCalls).
+	RunTimedCalls(ctx context.Context, k *kernels.Kernel, args []int, samples, group int) (TimedCalls, error)
+}
+
+// TimedCalls is what a CallTimer answers.
+type TimedCalls struct {
+	// First is the value of the first call, Sum the sum of all values (wrapping on
+	// overflow).
+	First, Sum int64
+	// Times are each sample's time as the runtime measured it (samples of group calls
+	// each).
+	Times []time.Duration
+	// How says how the runtime timed them: TimedPerCall when it timed the calls back to
 	// back, TimedPerRequest when the driver lacks that mode and each sample was one
 	// request of its own (a pause between samples).
-	RunTimedCalls(ctx context.Context, k *kernels.Kernel, args []int, samples, group int) (first, sum int64, times []time.Duration, how string, err error)
+	How string
+	// Setup is the kernel's load as the runtime timed it, when the runtime loads the
+	// kernel at a series' first request (a browser's worker compiles and instantiates
+	// the module there, after the engine's Load); nil when Load's Setup says it.
+	Setup *Setup
 }
 
 // How a series of calls was timed (CallTimer, and the host's clock for the engines that

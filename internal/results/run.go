@@ -336,6 +336,9 @@ func (f Filter) where() (string, []any) {
 
 // Summary is one line of List: a run without its cells' samples.
 type Summary struct {
+	// Kind is "run", beside a warm-up study's StudySummary in `wasmgap results list
+	// --format json`.
+	Kind    string    `json:"kind"`
 	ID      int64     `json:"id"`
 	Created time.Time `json:"created"`
 	Source  string    `json:"source"`
@@ -364,7 +367,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Summary, error) {
 	}
 	var out []Summary
 	for rows.Next() {
-		var sm Summary
+		sm := Summary{Kind: "run"}
 		var created int64
 		var bv, method string
 		if err := rows.Scan(&sm.ID, &created, &sm.Source, &sm.Wasmgap, &sm.CPU, &sm.Cores, &sm.OS, &sm.Browser, &bv, &method); err != nil {

@@ -71,7 +71,8 @@ type Series struct {
 	// Timer says how the samples were timed (engine.TimedPerCall, TimedPerRequest,
 	// TimedByHost).
 	Timer string `json:"timer"`
-	// Setup is the engine's load, before the first call.
+	// Setup is the engine's load, before the first call: Load's, or the runtime's when it
+	// loads the kernel at the series' first request (engine.TimedCalls.Setup).
 	Setup engine.Setup `json:"setup"`
 	// Version is the runtime's version line, when the engine reports one.
 	Version string `json:"version,omitempty"`
@@ -132,14 +133,19 @@ func Collect(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 		}
 		if selfTimed {
 			n := min(chunk, c.Samples-len(s.Times))
-			first, sum, times, how, err := ct.RunTimedCalls(ctx, k, args, n, c.Group)
+			tc, err := ct.RunTimedCalls(ctx, k, args, n, c.Group)
 			if err == nil {
-				err = verify(first, sum, n*c.Group)
+				err = verify(tc.First, tc.Sum, n*c.Group)
 			}
 			if err != nil {
 				return failed(s, err)
 			}
-			s.Timer = how
+			s.Timer = tc.How
+			if tc.Setup != nil {
+				// The runtime loaded the kernel at the first request (a browser's worker).
+				s.Setup = *tc.Setup
+			}
+			times := tc.Times
 			for _, d := range times {
 				s.Times = append(s.Times, max(float64(d), 1)/perCall)
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/wasmgap/wasmgap/internal/engine"
 	"github.com/wasmgap/wasmgap/internal/report"
 )
 
@@ -36,7 +37,7 @@ func WriteText(w io.Writer, r Report) error {
 	fmt.Fprintf(w, "analysis: %s; segments within %.0f%% of the last are equal; no steady state when the last change is in the last %.0f%%\n\n",
 		r.Method.Penalty, 100*r.Method.Tolerance, 100*r.Method.SteadyShare)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "engine\trun\tclass\tsteady median (95% CI)\tfirst\tfirst 10\tworst 4\taverage\tsamples\ttimed by")
+	fmt.Fprintln(tw, "engine\trun\tclass\tsteady median (95% CI)\tfirst\tfirst 10\tworst 4\taverage\tsamples\tload\ttimed by")
 	for _, e := range r.Engines {
 		s := e.Summary()
 		verdict := "no run analysed"
@@ -46,10 +47,10 @@ func WriteText(w io.Writer, r Report) error {
 				verdict += " " + string(e.Pair.Class)
 			}
 		}
-		fmt.Fprintf(tw, "%s\tall\t%s\t%s\t%s\t%s\t%s\t%s\t\t\n", e.Engine, verdict, Duration(s.SteadyMedian), Duration(s.First), Duration(s.Early), Duration(s.Worst), Duration(s.Average))
+		fmt.Fprintf(tw, "%s\tall\t%s\t%s\t%s\t%s\t%s\t%s\t\t\t\n", e.Engine, verdict, Duration(s.SteadyMedian), Duration(s.First), Duration(s.Early), Duration(s.Worst), Duration(s.Average))
 		for i, run := range e.Runs {
 			if run.Analysis == nil {
-				fmt.Fprintf(tw, "\t#%d\t%s\t\t\t\t\t\t%d\t%s\n", i+1, run.Error, len(run.Times), run.Timer)
+				fmt.Fprintf(tw, "\t#%d\t%s\t\t\t\t\t\t%d\t%s\t%s\n", i+1, run.Error, len(run.Times), LoadWords(run.Setup), run.Timer)
 				continue
 			}
 			x := run.Analysis
@@ -64,7 +65,7 @@ func WriteText(w io.Writer, r Report) error {
 			if run.Stopped != "" {
 				samples += " (" + run.Stopped + ")"
 			}
-			fmt.Fprintf(tw, "\t#%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, x.Words(), med, Duration(x.First), Duration(x.Early), Duration(x.Worst), Duration(x.Average), samples, run.Timer)
+			fmt.Fprintf(tw, "\t#%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, x.Words(), med, Duration(x.First), Duration(x.Early), Duration(x.Worst), Duration(x.Average), samples, LoadWords(run.Setup), run.Timer)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -99,6 +100,21 @@ func WriteText(w io.Writer, r Report) error {
 		}
 	}
 	return nil
+}
+
+// LoadWords writes an execution's load before its first call, apart from the series as a
+// cell's setup is: "compile 41.2ms, instantiate 1.30ms" (wazero's compiler, a browser's
+// wasm tier); "–" when the engine timed no load (native, a driver whose runtime loads the
+// kernel as it starts).
+func LoadWords(s engine.Setup) string {
+	if s.Compile == 0 && s.Instantiate == 0 {
+		return "–"
+	}
+	w := fmt.Sprintf("compile %s, instantiate %s", report.FormatNs(float64(s.Compile)), report.FormatNs(float64(s.Instantiate)))
+	if s.Cached {
+		w += " (cached)"
+	}
+	return w
 }
 
 // Sparkline draws times in width columns (each the median of its stretch of samples) on a

@@ -8,7 +8,7 @@
 import { postNDJSON } from "./api";
 import { info } from "./engines";
 import { duration } from "./format";
-import type { Catalogue, Kernel } from "./types";
+import type { Catalogue, Kernel, Setup } from "./types";
 import { fetchStudy, showStudyLink } from "./warmup-stored";
 
 /** The analysis of one execution (package internal/warmup's Execution). */
@@ -32,6 +32,8 @@ interface WarmupRun {
   times_ns: number[] | null;
   group: number;
   timer: string;
+  /** The load before the first call (wazero's compile, a browser's wasm tier's). */
+  setup?: Setup;
   failure?: string;
   error?: string;
   analysis?: Execution;
@@ -408,7 +410,9 @@ function plotEngine(e: EngineResult): HTMLElement {
       li.textContent = run.failure ?? run.error ?? "no analysis";
     } else {
       const steady = x.steady_start >= 0 ? `, median ${duration(x.steady_median_ns)}` : "";
-      li.textContent = `${words(x)}${steady}; first ${duration(x.first_ns)}, first 10 ${duration(x.early_ns)}, worst 4 ${duration(x.worst_ns)}, average ${duration(x.average_ns)} (${thousands(x.samples)} samples, ${run.timer})`;
+      const load = run.setup && (run.setup.compile_ns > 0 || run.setup.instantiate_ns > 0)
+        ? `, load: compile ${duration(run.setup.compile_ns)}, instantiate ${duration(run.setup.instantiate_ns)}` : "";
+      li.textContent = `${words(x)}${steady}; first ${duration(x.first_ns)}, first 10 ${duration(x.early_ns)}, worst 4 ${duration(x.worst_ns)}, average ${duration(x.average_ns)} (${thousands(x.samples)} samples, ${run.timer}${load})`;
     }
     li.className = "warmup-words";
     list.append(li);

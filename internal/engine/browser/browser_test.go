@@ -146,7 +146,7 @@ func TestStackOverflowIsACell(t *testing.T) {
 // times every call from the first inside the page: a series of the asked length, each
 // time positive as the page's clock measured it (above the floor that Collect puts under
 // a sample the clock saw as zero: fib_rec(18) is thousands of calls, a clock step or more),
-// taken by performance.now() in the page's worker.
+// taken by performance.now() in the page's worker, with the worker's load of the kernel.
 func TestWarmupSeries(t *testing.T) {
 	for _, name := range browser.Names() {
 		t.Run(name, func(t *testing.T) {
@@ -174,6 +174,11 @@ func TestWarmupSeries(t *testing.T) {
 			}
 			if !strings.HasPrefix(s.Version, map[headless.Kind]string{headless.Chromium: "Chromium ", headless.Firefox: "Firefox "}[kindOf(name)]) {
 				t.Errorf("%s: version %q, want the browser's", name, s.Version)
+			}
+			// The worker's load of the kernel comes with the series: a wasm tier compiles
+			// and instantiates kernels.wasm; a JS tier has nothing to compile apart.
+			if wasm := strings.HasSuffix(name, "-wasm"); wasm && (s.Setup.Compile <= 0 || s.Setup.Instantiate <= 0) || !wasm && s.Setup.Compile != 0 {
+				t.Errorf("%s: setup %+v; want a compile and an instantiate time for a wasm tier, no compile for a JS one", name, s.Setup)
 			}
 		})
 	}

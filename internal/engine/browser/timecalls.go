@@ -43,28 +43,35 @@ type timedCalls struct {
 	Value   string    `json:"value"`
 	Wrong   int       `json:"wrong"`
 	Failure string    `json:"failure"`
+	// Setup is the worker's load of the kernel (its first request only): the module's
+	// compile and instantiate times, in ns as performance.now() saw them.
+	Setup *struct {
+		Compile     float64 `json:"compile_ns"`
+		Instantiate float64 `json:"instantiate_ns"`
+	} `json:"setup"`
 }
 
 // RunTimedCalls makes samples × group calls of the kernel in the page's worker, each
 // group timed there with performance.now() (engine.CallTimer): the warm-up's series.
 // The engine must be loaded (Load); its first request's first call is the browser's
-// first call of the kernel, and later requests go on in the same worker. A call that
-// gave another value than the first, or a first value other than the catalogue's, is an
-// error.
-func (e *Engine) RunTimedCalls(ctx context.Context, k *kernels.Kernel, args []int, samples, group int) (first, sum int64, times []time.Duration, how string, err error) {
+// first call of the kernel, and later requests go on in the same worker; the first
+// request's answer carries the worker's load of the kernel (TimedCalls.Setup: a wasm
+// tier's compile and instantiate times; a JS tier's are zero). A call that gave another
+// value than the first, or a first value other than the catalogue's, is an error.
+func (e *Engine) RunTimedCalls(ctx context.Context, k *kernels.Kernel, args []int, samples, group int) (out engine.TimedCalls, err error) {
 	if e.page == nil {
-		return 0, 0, nil, "", errors.New("the browser engine is not loaded: call Load first")
+		return out, errors.New("the browser engine is not loaded: call Load first")
 	}
 	if k.Expected == nil {
-		return 0, 0, nil, "", errors.New("the browser engines run the catalogue's kernels only (a user's kernel runs in the page)")
+		return out, errors.New("the browser engines run the catalogue's kernels only (a user's kernel runs in the page)")
 	}
 	if samples < 1 || group < 1 {
-		return 0, 0, nil, "", fmt.Errorf("samples = %d, group = %d: both must be at least 1", samples, group)
+		return out, fmt.Errorf("samples = %d, group = %d: both must be at least 1", samples, group)
 	}
 	s := e.page
 	req, script, err := s.request(e.tier, k, args, k.Expected(args))
 	if err != nil {
-		return 0, 0, nil, "", err
+		return out, err
 	}
 	req.Times = &timesRequest{Samples: samples, Group: group}
 	reqJSON, _ := json.Marshal(req)
@@ -72,29 +79,33 @@ func (e *Engine) RunTimedCalls(ctx context.Context, k *kernels.Kernel, args []in
 	nameJSON, _ := json.Marshal(e.tier)
 	var tc timedCalls
 	if err := s.page.Evaluate(ctx, fmt.Sprintf(timesRelay, reqJSON, scriptJSON, nameJSON), &tc); err != nil {
-		return 0, 0, nil, "", fmt.Errorf("the page's worker: %w", err)
+		return out, fmt.Errorf("the page's worker: %w", err)
 	}
 	if tc.Failure != "" {
 		if tc.Failure == "stack overflow" {
-			return 0, 0, nil, "", fmt.Errorf("%s in %s: %w", k.Label(args), e.name, engine.ErrStackOverflow)
+			return out, fmt.Errorf("%s in %s: %w", k.Label(args), e.name, engine.ErrStackOverflow)
 		}
-		return 0, 0, nil, "", errors.New(strings.TrimPrefix(tc.Failure, "crashed: "))
+		return out, errors.New(strings.TrimPrefix(tc.Failure, "crashed: "))
 	}
 	if len(tc.Times) != samples {
-		return 0, 0, nil, "", fmt.Errorf("the page's worker timed %d samples, want %d", len(tc.Times), samples)
+		return out, fmt.Errorf("the page's worker timed %d samples, want %d", len(tc.Times), samples)
 	}
-	if first, err = strconv.ParseInt(tc.Value, 10, 64); err != nil {
-		return 0, 0, nil, "", fmt.Errorf("the page's worker gave the value %q: %w", tc.Value, err)
+	if out.First, err = strconv.ParseInt(tc.Value, 10, 64); err != nil {
+		return out, fmt.Errorf("the page's worker gave the value %q: %w", tc.Value, err)
 	}
 	if tc.Wrong > 0 {
-		return 0, 0, nil, "", fmt.Errorf("%s: %d of %d calls gave another value than the first (%d)", k.Label(args), tc.Wrong, samples*group, first)
+		return out, fmt.Errorf("%s: %d of %d calls gave another value than the first (%d)", k.Label(args), tc.Wrong, samples*group, out.First)
 	}
 	// Every call gave the first's value (checked in the worker): the sum is that value
 	// times the calls, wrapping as the drivers' sums do.
-	sum = first * int64(samples*group)
-	times = make([]time.Duration, len(tc.Times))
+	out.Sum = out.First * int64(samples*group)
+	out.Times = make([]time.Duration, len(tc.Times))
 	for i, t := range tc.Times {
-		times[i] = time.Duration(t)
+		out.Times[i] = time.Duration(t)
 	}
-	return first, sum, times, TimedInPage, nil
+	out.How = TimedInPage
+	if tc.Setup != nil {
+		out.Setup = &engine.Setup{Compile: time.Duration(tc.Setup.Compile), Instantiate: time.Duration(tc.Setup.Instantiate)}
+	}
+	return out, nil
 }

@@ -95,32 +95,33 @@ func (p *Process) CallTimes(ctx context.Context, k *kernels.Kernel, args []int, 
 // RunTimedCalls makes samples × group calls in the driver, timed inside it one sample at a
 // time (engine.CallTimer): in one "times" request when the driver serves it, else one
 // request per sample. A stack overflow wraps engine.ErrStackOverflow.
-func (e *Engine) RunTimedCalls(ctx context.Context, k *kernels.Kernel, args []int, samples, group int) (first, sum int64, times []time.Duration, how string, err error) {
+func (e *Engine) RunTimedCalls(ctx context.Context, k *kernels.Kernel, args []int, samples, group int) (engine.TimedCalls, error) {
 	if e.p == nil {
-		return 0, 0, nil, "", fmt.Errorf("%s: Run before Load", e.name)
+		return engine.TimedCalls{}, fmt.Errorf("%s: Run before Load", e.name)
 	}
 	if !e.noTimes {
 		t, err := e.p.CallTimes(ctx, k, args, samples, group)
 		switch {
 		case err == nil:
-			return t.First, t.Sum, t.Samples, engine.TimedPerCall, nil
+			return engine.TimedCalls{First: t.First, Sum: t.Sum, Times: t.Samples, How: engine.TimedPerCall}, nil
 		case !errors.Is(err, ErrNoTimes):
-			return 0, 0, nil, "", overflow(err)
+			return engine.TimedCalls{}, overflow(err)
 		}
 		e.noTimes = true
 	}
+	tc := engine.TimedCalls{How: engine.TimedPerRequest}
 	for i := range samples {
 		f, s, d, err := e.RunTimedBatch(ctx, k, args, group)
 		if err != nil {
-			return 0, 0, nil, "", err
+			return engine.TimedCalls{}, err
 		}
 		if i == 0 {
-			first = f
+			tc.First = f
 		}
-		sum += s
-		times = append(times, d)
+		tc.Sum += s
+		tc.Times = append(tc.Times, d)
 	}
-	return first, sum, times, engine.TimedPerRequest, nil
+	return tc, nil
 }
 
 // overflow wraps engine.ErrStackOverflow around a driver's stack overflow.

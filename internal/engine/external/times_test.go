@@ -43,19 +43,19 @@ func TestDriversTimeEveryCall(t *testing.T) {
 			}
 			defer e.Close(ctx)
 			var ct engine.CallTimer = e
-			first, sum, times, how, err := ct.RunTimedCalls(ctx, k, args, 5, 2)
+			tc, err := ct.RunTimedCalls(ctx, k, args, 5, 2)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if first != 55 || sum != 550 || len(times) != 5 {
-				t.Errorf("first %d, sum %d, %d times; want 55, 550 and 5", first, sum, len(times))
+			if tc.First != 55 || tc.Sum != 550 || len(tc.Times) != 5 || tc.Setup != nil {
+				t.Errorf("first %d, sum %d, %d times, setup %v; want 55, 550, 5 and none (Load's)", tc.First, tc.Sum, len(tc.Times), tc.Setup)
 			}
 			want := engine.TimedPerRequest
 			if slices.Contains(withTimes, name) {
 				want = engine.TimedPerCall
 			}
-			if how != want {
-				t.Errorf("timed %q, want %q", how, want)
+			if tc.How != want {
+				t.Errorf("timed %q, want %q", tc.How, want)
 			}
 		})
 	}
