@@ -56,9 +56,10 @@ func (f Filter) studyWhere() (string, []any) {
 		}
 	}
 	if f.Engine != "" {
-		// engines is a comma-separated list: match a whole name.
-		conds = append(conds, "(',' || engines || ',') LIKE ?")
-		args = append(args, "%,"+f.Engine+",%")
+		// engines is a comma-separated list: match a whole name, its % and _ taken
+		// literally.
+		conds = append(conds, `(',' || engines || ',') LIKE ? ESCAPE '\'`)
+		args = append(args, "%,"+likeEscaper.Replace(f.Engine)+",%")
 	}
 	if !f.Since.IsZero() {
 		conds = append(conds, "created_ns >= ?")
@@ -187,3 +188,6 @@ func (s *Store) StudyHint(ctx context.Context) string {
 	}
 	return held
 }
+
+// likeEscaper escapes LIKE's wildcards (and its escape character) in a literal.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)

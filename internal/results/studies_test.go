@@ -48,6 +48,8 @@ func TestListAndDeleteStudies(t *testing.T) {
 			{"kernel and args", Filter{Kernel: "ack", Args: "2,3"}, fmt.Sprint(server)},
 			{"an engine among several", Filter{Engine: "java"}, fmt.Sprint(cli)},
 			{"no part of a name", Filter{Engine: "jav"}, ""},
+			{"no wildcard: _ is itself", Filter{Engine: "j_va"}, ""},
+			{"no wildcard: % is itself", Filter{Engine: "%"}, ""},
 			{"limit", Filter{Limit: 1}, fmt.Sprint(server)},
 			{"until", Filter{Until: time.Now().Add(-time.Hour)}, ""},
 			{"ids", Filter{IDs: []int64{cli}}, fmt.Sprint(cli)},
