@@ -104,3 +104,83 @@ console.log(JSON.stringify({ durations: input.durations.map(duration), ratios: i
 		}
 	}
 }
+
+// The page groups digits (src/format.ts, grouped) and calls an interval wide (src/stats.ts,
+// wide) as report.Grouped and measure.Result.Wide do, on the cases of package formatcases:
+// a cell without an interval (under 6 samples) is never wide.
+func TestGroupedAndWideAgreeWithReport(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not on PATH")
+	}
+	groups, err := formatcases.Groups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spreads, err := formatcases.Spreads()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"format", "stats"} {
+		src, err := os.ReadFile(filepath.Join("src", name+".ts"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		js := api.Transform(string(src), api.TransformOptions{Loader: api.LoaderTS, Format: api.FormatESModule, Target: api.ES2022})
+		for _, m := range js.Errors {
+			t.Fatalf("esbuild over src/%s.ts: %s", name, m.Text)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".mjs"), js.Code, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	input, err := json.Marshal(map[string]any{"groups": groups, "spreads": spreads})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "in.json")
+	if err := os.WriteFile(in, input, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := `const { grouped } = await import(process.env.DIR + "/format.mjs");
+const { wide, spread } = await import(process.env.DIR + "/stats.mjs");
+const { readFileSync } = await import("node:fs");
+const input = JSON.parse(readFileSync(process.env.IN_JSON, "utf8"));
+const ci = (c) => (c.level > 0 ? { lo_ns: c.lo, hi_ns: c.hi, level: c.level } : undefined);
+console.log(JSON.stringify({
+  groups: input.groups.map((c) => grouped(c.decimal)),
+  wide: input.spreads.map((c) => wide(c.median, ci(c))),
+  spread: input.spreads.map((c) => spread(c.median, ci(c))),
+}));`
+	cmd := exec.Command(node, "--no-warnings", "--input-type=module", "-e", script)
+	cmd.Env = append(os.Environ(), "DIR=file://"+filepath.ToSlash(dir), "IN_JSON="+in)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	var got struct {
+		Groups, Spread []string
+		Wide           []bool
+	}
+	if err := json.Unmarshal(out, &got); err != nil || len(got.Groups) != len(groups) || len(got.Wide) != len(spreads) || len(got.Spread) != len(spreads) {
+		t.Fatalf("node printed %q (%v), want %d groups and %d spreads", out, err, len(groups), len(spreads))
+	}
+	for i, c := range groups {
+		if got.Groups[i] != c.Text {
+			t.Errorf("grouped(%q) = %q in format.ts, want %q (formatcases)", c.Decimal, got.Groups[i], c.Text)
+		}
+		if want := report.Grouped(c.Decimal); got.Groups[i] != want {
+			t.Errorf("grouped(%q) = %q in format.ts, report.Grouped = %q", c.Decimal, got.Groups[i], want)
+		}
+	}
+	for i, c := range spreads {
+		if got.Wide[i] != c.Wide {
+			t.Errorf("wide(%v, %v–%v level %v) = %v in stats.ts, want %v (formatcases)", c.Median, c.Lo, c.Hi, c.Level, got.Wide[i], c.Wide)
+		}
+		if c.Level == 0 && c.Median > 0 && got.Spread[i] != "±?" {
+			t.Errorf("spread of a cell without an interval = %q in stats.ts, want ±?", got.Spread[i])
+		}
+	}
+}
