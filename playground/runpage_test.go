@@ -60,8 +60,8 @@ func TestRunPage(t *testing.T) {
 		`<span class="failure">trapped</span>`, `<svg id="run-chart"`,
 		`<td data-engine="wazero-interpreter" data-label="wazero interpreter"`, // a phone's card line's name
 		"6 samples, k = 75\u202f430 calls a sample", "4 samples, k = 100 calls a sample", "Test CPU",
-		`<span class="median">10 ns</span><span class="small">±0.0%</span><span>×1</span>`,
-		`<span class="median">250 ns</span><span class="small">±?</span><span>×25.0</span>`, "timed samples per cell",
+		`<span class="median">10 ns</span><span class="small spread">±0.0%</span><span>×1</span>`,
+		`<span class="median">250 ns</span><span class="small spread">±?</span><span>×25.0</span>`, "timed samples per cell",
 		`href="/api/results/` + itoa(id) + `"`, `href="/runs/` + itoa(id) + `.csv"`,
 		`href="/?ack.m=10&amp;ack.n=3&amp;e=native,wazero-interpreter&amp;fib_it.n=30&amp;k=fib_it,ack&amp;runs=6&amp;warmup=1"`} {
 		if !strings.Contains(page, want) {
