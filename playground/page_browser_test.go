@@ -400,6 +400,44 @@ func testTableReads(t *testing.T, kind headless.Kind) {
 	if want := []string{"native", "wazero compiler", "wazero interpreter"}; !slices.Equal(got.Labels, want) {
 		t.Errorf("at 390 px fib_rec's cells are headed %q, want the engines' names %q", got.Labels, want)
 	}
+	// The tab bar at 390 px, every tab shown ("Your kernel" too: this server has user
+	// kernels off, so its tab is unhidden here as a server with them on shows it): no label
+	// on two lines, none out of the page or its bar.
+	type tabs struct {
+		Shown       []string
+		TwoLines    []string
+		Out         []string
+		BarOverflow int
+	}
+	tb, err := evalAs[tabs](p.browserPage, `(() => {
+		const bar = document.getElementById("tabs");
+		document.getElementById("tab-custom").hidden = false;
+		const shown = [...bar.querySelectorAll('[role="tab"]')].filter((tab) => !tab.hidden && tab.getClientRects().length > 0);
+		const lines = (tab) => {
+			const r = document.createRange();
+			r.selectNodeContents(tab);
+			return new Set([...r.getClientRects()].filter((q) => q.width > 0).map((q) => Math.round(q.top))).size;
+		};
+		const out = shown.filter((tab) => {
+			const r = tab.getBoundingClientRect();
+			return r.left < 0 || r.right > document.documentElement.clientWidth;
+		});
+		return {
+			Shown: shown.map((tab) => tab.textContent),
+			TwoLines: shown.filter((tab) => lines(tab) > 1).map((tab) => tab.textContent),
+			Out: out.map((tab) => tab.textContent),
+			BarOverflow: bar.scrollWidth - bar.clientWidth,
+		};
+	})()`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"The articles' kernels", "Your kernel", "Results", "Warm-up"}; !slices.Equal(tb.Shown, want) {
+		t.Errorf("at 390 px the tabs shown are %q, want %q", tb.Shown, want)
+	}
+	if len(tb.TwoLines) > 0 || len(tb.Out) > 0 || tb.BarOverflow > 0 {
+		t.Errorf("at 390 px tab labels on two lines %q, tabs out of the page %q, the bar %d px too wide; want none, none, 0", tb.TwoLines, tb.Out, tb.BarOverflow)
+	}
 	for _, l := range got.Lines {
 		if l > 2.5 {
 			t.Errorf("at 390 px a cell of fib_rec takes %.1f lines (%v), want its name and numbers on a line or two", l, got.Lines)

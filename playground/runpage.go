@@ -184,13 +184,18 @@ func viewRun(run results.Run) runView {
 				bar.Failed, bar.Text = true, c.Failure
 			} else {
 				c.Median = report.FormatNs(r.Median)
-				if r.CI.Level > 0 && r.Median > 0 {
-					c.Spread = fmt.Sprintf("±%.1f%%", 100*max(r.Median-r.CI.Lo, r.CI.Hi-r.Median)/r.Median)
-				}
-				if hasBase && e != v.Baseline && base.Failure == "" && base.Median > 0 {
+				c.Spread = report.Spread(r)
+				switch {
+				case e == v.Baseline:
+					c.Ratio = "×1"
+				case hasBase && base.Failure == "" && base.Median > 0:
 					c.Ratio = report.FormatRatio(r.Median / base.Median)
 				}
-				c.Note = fmt.Sprintf("%s, k = %s a sample", plural(r.Runs, "sample"), plural(max(r.Calls, 1), "call"))
+				calls, noun := max(r.Calls, 1), "calls"
+				if calls == 1 {
+					noun = "call"
+				}
+				c.Note = fmt.Sprintf("%s, k = %s %s a sample", plural(r.Runs, "sample"), report.Grouped(strconv.Itoa(calls)), noun)
 				bar.Text = c.Median
 				bar.Width = 12
 				if hi > lo {

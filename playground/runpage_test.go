@@ -15,8 +15,9 @@ import (
 	"github.com/wasmgap/wasmgap/internal/results"
 )
 
-// TestRunPage: a stored run's page is HTML with its table (a time, a ratio to native, a
-// failure in one line), its chart, method, environment, downloads and the playground
+// TestRunPage: a stored run's page is HTML with its table (a time, a ratio to native and
+// ×1 on native, k grouped as the playground groups it, ±? and never "wide" without an
+// interval, a failure in one line), its chart, method, environment, downloads and the playground
 // link with its selection; its CSV has a line per cell; a bad or unknown id is refused.
 func TestRunPage(t *testing.T) {
 	ctx := context.Background()
@@ -25,15 +26,18 @@ func TestRunPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	ok := func(engine string, ns float64) measure.Result {
-		r := measure.Result{Kernel: "fib_it", Args: []int{30}, Engine: engine, Runs: 6, Calls: 100, Samples: []float64{ns, ns, ns, ns, ns, ns}, Value: 832040, Expected: 832040}
+	ok := func(engine string, ns float64, samples, calls int) measure.Result {
+		r := measure.Result{Kernel: "fib_it", Args: []int{30}, Engine: engine, Runs: samples, Calls: calls, Value: 832040, Expected: 832040}
+		for range samples {
+			r.Samples = append(r.Samples, ns)
+		}
 		r.Min, r.Median, r.Max, r.CI = measure.Summarize(r.Samples)
 		return r
 	}
 	failed := measure.Result{Kernel: "ack", Args: []int{3, 10}, Engine: "wazero-interpreter", Failure: "wasm error: unreachable\nwasm stack trace:\n\tack(i32,i32) i64"}
 	rep := report.Report{Method: report.Method{Runs: 6, Warmup: 1, Timing: report.DefaultTiming},
 		Environment: report.Environment{CPU: "Test CPU", Cores: 2, OS: "linux", Arch: "amd64", Go: "go1.26"},
-		Results:     []measure.Result{ok("native", 10), ok("wazero-interpreter", 250), failed}}
+		Results:     []measure.Result{ok("native", 10, 6, 75430), ok("wazero-interpreter", 250, 4, 100), failed}}
 	id, err := store.Save(ctx, results.NewRun(results.SourceServer, rep))
 	if err != nil {
 		t.Fatal(err)
@@ -55,12 +59,17 @@ func TestRunPage(t *testing.T) {
 	for _, want := range []string{`<table id="run-table"`, "<code>fib_it(30)</code>", "<code>ack(3, 10)</code>", "10 ns", "×25.0",
 		`<span class="failure">trapped</span>`, `<svg id="run-chart"`,
 		`<td data-engine="wazero-interpreter" data-label="wazero interpreter"`, // a phone's card line's name
-		"6 samples, k = 100 calls a sample", "Test CPU", "timed samples per cell",
+		"6 samples, k = 75\u202f430 calls a sample", "4 samples, k = 100 calls a sample", "Test CPU",
+		`<span class="median">10 ns</span><span class="small spread">±0.0%</span><span>×1</span>`,
+		`<span class="median">250 ns</span><span class="small spread">±?</span><span>×25.0</span>`, "timed samples per cell",
 		`href="/api/results/` + itoa(id) + `"`, `href="/runs/` + itoa(id) + `.csv"`,
 		`href="/?ack.m=10&amp;ack.n=3&amp;e=native,wazero-interpreter&amp;fib_it.n=30&amp;k=fib_it,ack&amp;runs=6&amp;warmup=1"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the run's page lacks %s", want)
 		}
+	}
+	if strings.Contains(page, "wide</span>") {
+		t.Errorf("the run's page calls a cell wide, none is")
 	}
 	if strings.Contains(page, "wasm stack trace:\n") && !strings.Contains(page, `title="wasm error`) {
 		t.Errorf("the trace is shown in the table, not in the failure's title")

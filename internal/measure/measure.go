@@ -184,14 +184,12 @@ func (r Result) Label() string {
 const WideLimit = 0.05
 
 // Wide reports whether the cell's times are too spread to trust to 5%: its interval
-// reaches further than WideLimit from the median on either side, or there is no interval
-// (fewer samples than a 95% interval needs).
+// reaches further than WideLimit from the median on either side. A cell without an
+// interval (fewer samples than a 95% interval needs, 6) is not wide: how far it spreads is
+// unknown, which its "±?" says.
 func (r Result) Wide() bool {
-	if r.Failed() || r.Median <= 0 {
+	if r.Failed() || r.Median <= 0 || !r.CI.Valid() {
 		return false
-	}
-	if !r.CI.Valid() {
-		return true
 	}
 	return r.CI.Lo < r.Median*(1-WideLimit) || r.CI.Hi > r.Median*(1+WideLimit)
 }

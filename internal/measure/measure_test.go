@@ -499,6 +499,11 @@ func TestSummarize(t *testing.T) {
 	if r.Wide() {
 		t.Errorf("an interval within ±4%% is wide")
 	}
+	// 3 to 5 samples give no interval: the spread is unknown ("±?"), not wide.
+	r.CI = Interval{}
+	if r.Wide() {
+		t.Errorf("a cell without an interval is wide")
+	}
 }
 
 // On Linux every cell records the machine's load and the other processes' CPU time.

@@ -239,6 +239,29 @@ func toFixed(v float64, digits int) string {
 	return new(big.Rat).SetFloat64(v).FloatString(digits)
 }
 
+// Grouped renders a decimal integer with its digits in threes for reading, as the page
+// does (web/src/format.ts, grouped): "75430" → "75 430", the groups joined by a narrow
+// no-break space (U+202F) so that a number never breaks across lines. Text that is not a
+// decimal integer comes back as it is. Both are tested on the cases of package formatcases.
+func Grouped(decimal string) string {
+	sign, digits := "", decimal
+	if strings.HasPrefix(digits, "-") {
+		sign, digits = "-", digits[1:]
+	}
+	if digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
+		return decimal
+	}
+	var b strings.Builder
+	b.WriteString(sign)
+	for i, d := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteString("\u202f")
+		}
+		b.WriteRune(d)
+	}
+	return b.String()
+}
+
 // FormatRatio renders a ratio to a baseline as the page does (web/src/format.ts, ratio):
 // "×0.93", "×3.04", "×22.2", "×240"; "" for none (zero, negative, NaN or ±Inf). Both are
 // tested on the cases of package formatcases.

@@ -400,3 +400,40 @@ func TestEnginesKeepTheirColumns(t *testing.T) {
 		t.Errorf("columns not b, a, c with b and a empty:\n%s", out.String())
 	}
 }
+
+// Digits are grouped, and intervals called wide, as the page does (web/src/format.ts,
+// grouped; web/src/stats.ts, wide; package web's test checks the same cases): a cell
+// without an interval reads "±?" and is never "wide".
+func TestGroupedAndWide(t *testing.T) {
+	groups, err := formatcases.Groups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range groups {
+		if got := Grouped(c.Decimal); got != c.Text {
+			t.Errorf("Grouped(%q) = %q, want %q", c.Decimal, got, c.Text)
+		}
+	}
+	for _, s := range []string{"", "-", "12a", "1.5", "k"} {
+		if got := Grouped(s); got != s {
+			t.Errorf("Grouped(%q) = %q, want it unchanged", s, got)
+		}
+	}
+	spreads, err := formatcases.Spreads()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range spreads {
+		r := measure.Result{Median: c.Median, CI: measure.Interval{Lo: c.Lo, Hi: c.Hi, Level: c.Level}}
+		if got := r.Wide(); got != c.Wide {
+			t.Errorf("Result{Median: %v, CI: %+v}.Wide() = %v, want %v", c.Median, r.CI, got, c.Wide)
+		}
+		text := Spread(r)
+		if strings.HasSuffix(text, " wide") != c.Wide {
+			t.Errorf("Spread(%v, %+v) = %q, want wide %v", c.Median, r.CI, text, c.Wide)
+		}
+		if c.Level == 0 && c.Median > 0 && text != "±?" {
+			t.Errorf("Spread of a cell without an interval = %q, want ±? only", text)
+		}
+	}
+}

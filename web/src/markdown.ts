@@ -45,7 +45,7 @@ export function toMarkdown(grid: Grid, server: ServerEnvironment | undefined, hi
           ? "one call per sample, "
           : `a sample repeating the call k times until it lasts ${duration(runs.result.min_sample_ns ?? 10e6)}, time per call; `) +
         "± is the half-width of the median's 95% confidence interval (order statistics), " +
-        "wide past ±5%; min–max in brackets; " +
+        "wide past ±5%, ±? under 6 samples (no interval); min–max in brackets; " +
         `× is the median over the row's ${grid.baseline(0) ?? "native"} median, from this one run.`,
     );
   }

@@ -67,10 +67,13 @@ export function medianCI(sorted: number[], confidence = CONFIDENCE): Interval | 
 /** How far an interval may reach from its median, as a fraction, before it is "wide". */
 export const WIDE_LIMIT = 0.05;
 
-/** wide reports whether an interval reaches past ±5% of its median, or is missing. */
+/**
+ * wide reports whether an interval reaches past ±5% of its median (measure.Result.Wide). A
+ * cell without an interval (under 6 samples) is not wide: its "±?" says the spread is unknown.
+ */
 export function wide(med: number, ci: Interval | undefined): boolean {
-  if (!(med > 0)) return false;
-  return !ci || ci.lo_ns < med * (1 - WIDE_LIMIT) || ci.hi_ns > med * (1 + WIDE_LIMIT);
+  if (!ci || !(med > 0)) return false;
+  return ci.lo_ns < med * (1 - WIDE_LIMIT) || ci.hi_ns > med * (1 + WIDE_LIMIT);
 }
 
 /** spread renders an interval as its half-width in percent of the median: "±0.8%". */
