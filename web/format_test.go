@@ -110,8 +110,8 @@ console.log(JSON.stringify({
 		if got.Wide[i] != c.Wide {
 			t.Errorf("wide(%v, %v–%v level %v) = %v in stats.ts, want %v (formatcases)", c.Median, c.Lo, c.Hi, c.Level, got.Wide[i], c.Wide)
 		}
-		if c.Level == 0 && c.Median > 0 && got.Spread[i] != "±?" {
-			t.Errorf("spread of a cell without an interval = %q in stats.ts, want ±?", got.Spread[i])
+		if got.Spread[i] != c.Text {
+			t.Errorf("spread(%v, %v–%v level %v) = %q in stats.ts, want %q (formatcases)", c.Median, c.Lo, c.Hi, c.Level, got.Spread[i], c.Text)
 		}
 	}
 }

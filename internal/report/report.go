@@ -185,14 +185,20 @@ func (g grid) cell(row, eng string) string {
 }
 
 // Spread renders a cell's 95% interval as a half-width in percent of its median: "±0.8%",
-// "±7.2% wide" when it reaches past ±5% (measure.Result.Wide), "±?" when the samples are
-// too few for an interval (fewer than 6).
+// "±7.2% wide" when it reaches past ±5% (measure.Result.Wide), "±36% wide" from 10% (a
+// tenth says nothing there), "±?" when the samples are too few for an interval (fewer than
+// 6). The number is the page's (web/src/stats.ts, spread): both are tested on the cases of
+// package formatcases.
 func Spread(r measure.Result) string {
 	if !r.CI.Valid() || r.Median <= 0 {
 		return "±?"
 	}
 	half := max(r.Median-r.CI.Lo, r.CI.Hi-r.Median) / r.Median * 100
-	s := fmt.Sprintf("±%.1f%%", half)
+	digits := 1
+	if half >= 10 {
+		digits = 0 // "±36%": past 10% a tenth says nothing
+	}
+	s := "±" + toFixed(half, digits) + "%"
 	if r.Wide() {
 		s += " wide"
 	}

@@ -429,6 +429,9 @@ func TestGroupedAndWide(t *testing.T) {
 			t.Errorf("Result{Median: %v, CI: %+v}.Wide() = %v, want %v", c.Median, r.CI, got, c.Wide)
 		}
 		text := Spread(r)
+		if got := strings.TrimSuffix(text, " wide"); got != c.Text {
+			t.Errorf("Spread(%v, %+v) = %q, want %q", c.Median, r.CI, text, c.Text)
+		}
 		if strings.HasSuffix(text, " wide") != c.Wide {
 			t.Errorf("Spread(%v, %+v) = %q, want wide %v", c.Median, r.CI, text, c.Wide)
 		}

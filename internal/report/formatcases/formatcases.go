@@ -42,15 +42,17 @@ type Group struct {
 	Text    string `json:"text"`
 }
 
-// Spread is a cell's median and its 95% interval, in ns, and whether the interval is wide
-// (reaches past ±5% of the median). Level 0 is a cell without an interval (under 6
-// samples), which is never wide: its spread is unknown, written "±?".
+// Spread is a cell's median and its 95% interval, in ns, whether the interval is wide
+// (reaches past ±5% of the median) and its half-width as written: "±4.0%" under 10%,
+// "±36%" from 10%. Level 0 is a cell without an interval (under 6 samples), which is never
+// wide: its spread is unknown, written "±?".
 type Spread struct {
 	Median float64 `json:"median"`
 	Lo     float64 `json:"lo"`
 	Hi     float64 `json:"hi"`
 	Level  float64 `json:"level"`
 	Wide   bool    `json:"wide"`
+	Text   string  `json:"text"`
 }
 
 // Durations returns the cases of durations.json.
