@@ -46,7 +46,7 @@ var layers = map[string]int{
 	"kernels": ground, "web": ground,
 	"internal/bidi": ground, "internal/capped": ground, "internal/childproc": ground, "internal/epoll": ground,
 	"internal/httpguard": ground, "internal/ndjson": ground, "internal/procfs": ground,
-	"internal/engine/driver/goserve": ground,
+	"internal/engine/driver/goserve": ground, "internal/report/formatcases": ground,
 
 	"wasm": tools, "wasm/module": tools, "internal/sandbox": tools, "internal/headless": tools,
 	"internal/benchtool": tools, "internal/history": tools, "internal/gotool": tools,

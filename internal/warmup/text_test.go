@@ -20,7 +20,7 @@ func TestWriteText(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"warm-up of fib_rec(20)", "good inconsistent", "warm-up, steady after 300 calls", "#2   flat", "compile 41.2ms, instantiate 1.30ms", "java: time per call, log scale", "s", "note: java's calls take", "--group 1"} {
+	for _, want := range []string{"warm-up of fib_rec(20)", "good inconsistent", "warm-up, steady after 300 calls", "#2   flat", "compile 41.2 ms, instantiate 1.3 ms", "java: time per call, log scale", "s", "note: java's calls take", "--group 1"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the text lacks %q:\n%s", want, out)
 		}
