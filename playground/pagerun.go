@@ -8,6 +8,7 @@ import (
 
 	"github.com/wasmgap/wasmgap/internal/measure"
 	"github.com/wasmgap/wasmgap/internal/report"
+	"github.com/wasmgap/wasmgap/internal/results"
 	"github.com/wasmgap/wasmgap/internal/runner"
 )
 
@@ -96,7 +97,13 @@ func (s *Server) savePageCell(batch string, job runner.Job, res measure.Result, 
 		r.env = env
 		return r.id
 	}
-	merged := r.env.WithRuntimes([]measure.Result{res})
+	// A Run whose browser cells came first holds a browser's environment: the server's
+	// cell brings the server's.
+	base := r.env
+	if base.Go == "" {
+		base = env
+	}
+	merged := base.WithRuntimes([]measure.Result{res})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := s.opts.Results.Append(ctx, r.id, []measure.Result{res}, merged); err != nil {
@@ -105,4 +112,27 @@ func (s *Server) savePageCell(batch string, job runner.Job, res measure.Result, 
 	}
 	r.env = merged
 	return r.id
+}
+
+// savePageBrowserCells stores a Run's browser cells (run, as the share route made it) in
+// its batch's run: appended when the server's cells made it, else saved as a new run that
+// the batch's next cells join. It returns the run's id.
+func (s *Server) savePageBrowserCells(ctx context.Context, batch string, run results.Run) (int64, error) {
+	r := s.pageRuns.get(batch, time.Now())
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.id == 0 {
+		id, err := s.opts.Results.Save(ctx, run)
+		if err != nil {
+			return 0, err
+		}
+		r.id, r.env = id, run.Report.Environment
+		return id, nil
+	}
+	merged := r.env.WithRuntimes(run.Report.Results)
+	if err := s.opts.Results.Append(ctx, r.id, run.Report.Results, merged); err != nil {
+		return 0, err
+	}
+	r.env = merged
+	return r.id, nil
 }

@@ -56,3 +56,65 @@ func TestBatchIsOneStoredRun(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchKeepsBrowserCells: a Run's browser cells, sent with its batch, join the run its
+// server cells made, each named by the browser that measured it; sent first, they make the
+// run the server's cells then join; a malformed batch stores nothing.
+func TestBatchKeepsBrowserCells(t *testing.T) {
+	ctx := context.Background()
+	store, err := results.Open(ctx, filepath.Join(t.TempDir(), "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ts := fakeServer(t, Options{Engines: []string{"native"}, Results: store}, instantRun)
+	share := func(batch string) (int, int64) {
+		m := goodShare()
+		m["batch"] = batch
+		status, body := postShare(t, ts.URL, mustJSON(m), nil)
+		var a shareAnswer
+		_ = json.Unmarshal([]byte(body), &a)
+		return status, a.Run
+	}
+	serverCell := func(batch string) int64 {
+		events := readEvents(t, postRun(t, ts.URL, `{"kernel":"fib_it","engine":"native","args":{"n":92},"runs":1,"batch":"`+batch+`"}`).Body)
+		return events[len(events)-1].Run
+	}
+	for _, c := range []struct {
+		batch       string
+		serverFirst bool
+	}{{"0123456789abcdef-server-first", true}, {"0123456789abcdef-browser-first", false}} {
+		var server, browser int64
+		var status int
+		if c.serverFirst {
+			server = serverCell(c.batch)
+			status, browser = share(c.batch)
+		} else {
+			status, browser = share(c.batch)
+			server = serverCell(c.batch)
+		}
+		if status != http.StatusCreated || server == 0 || server != browser {
+			t.Fatalf("%s: share %d, runs %d (server) and %d (browser), want one run", c.batch, status, server, browser)
+		}
+		run, err := store.Get(ctx, server)
+		if err != nil {
+			t.Fatal(err)
+		}
+		engines := map[string]string{}
+		for _, r := range run.Report.Results {
+			engines[r.Engine] = r.Runtime
+		}
+		if len(run.Report.Results) != 3 || engines["browser-wasm"] != "Chrome 140" {
+			t.Errorf("%s: run %d holds %v, want native and browser-wasm named Chrome 140", c.batch, server, engines)
+		}
+		if run.Report.Environment.Go == "" {
+			t.Errorf("%s: run %d's environment %+v lacks the server's", c.batch, server, run.Report.Environment)
+		}
+	}
+	if status, _ := share("short"); status != http.StatusBadRequest {
+		t.Errorf("a malformed batch: %d, want 400", status)
+	}
+	if all, _ := store.List(ctx, results.Filter{}); len(all) != 2 {
+		t.Errorf("%d runs stored, want 2", len(all))
+	}
+}

@@ -57,6 +57,9 @@ type shareRequest struct {
 		MinSampleNS float64 `json:"min_sample_ns"`
 	} `json:"method"`
 	Cells []sharedCell `json:"cells"`
+	// Batch, when given, names the page's Run whose browser cells these are: they are
+	// stored in that Run's run, beside its server cells (pagerun.go).
+	Batch string `json:"batch,omitempty"`
 }
 
 // sharedCell is one browser cell as the page holds it (web/src/types.ts CellResult),
@@ -117,6 +120,9 @@ func (s *Server) handleShare(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rep, aerr := checkShare(req)
+	if aerr == nil {
+		aerr = checkBatch(req.Batch)
+	}
 	if aerr != nil {
 		writeError(w, http.StatusBadRequest, *aerr)
 		return
@@ -130,9 +136,22 @@ func (s *Server) handleShare(w http.ResponseWriter, r *http.Request) {
 		Name: name, Version: version, UserAgent: ua, HardwareConcurrency: req.Browser.HardwareConcurrency,
 		CrossOriginIsolated: req.Browser.CrossOriginIsolated, TimerResolutionNS: req.Browser.TimerResolutionNS,
 	}
+	// Each cell names the browser that measured it, as a server cell names its runtime.
+	if name != "other" {
+		for i := range rep.Results {
+			rep.Results[i].Runtime = strings.TrimSpace(name + " " + version)
+		}
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
-	id, err := s.opts.Results.Save(ctx, results.NewBrowserRun(b, osOf(ua), rep))
+	run := results.NewBrowserRun(b, osOf(ua), rep)
+	var id int64
+	var err error
+	if req.Batch != "" {
+		id, err = s.savePageBrowserCells(ctx, req.Batch, run)
+	} else {
+		id, err = s.opts.Results.Save(ctx, run)
+	}
 	if errors.Is(err, results.ErrFull) {
 		writeError(w, http.StatusInsufficientStorage, apiError{Error: "this server's results store is full: it stores no more shared runs until its operator deletes old ones or raises its limit (--results-max-bytes); nothing of this submission was stored"})
 		return
