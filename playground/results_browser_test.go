@@ -14,20 +14,24 @@ import (
 	"github.com/wasmgap/wasmgap/internal/results"
 )
 
-// TestBrowserSharesAndSeesItsRunInChromium: two kernels run on browser-wasm in Chromium,
-// "Share these results" stores them as a browser's run, and the Results tab draws this
-// run's point in each kernel's distribution; a tampered submission stores nothing
-// (TestShareRefusesTamperedSubmissions, on the same handler).
-func TestBrowserSharesAndSeesItsRunInChromium(t *testing.T) { testBrowserShares(t, headless.Chromium) }
+// TestBrowserCellsAreStoredWithTheRunInChromium: two kernels run on native and
+// browser-wasm in Chromium are one stored run, the browser's cells named by the browser
+// that measured them; /runs/N draws both engines' columns with the page's own table; the
+// Results tab draws this run's point in each kernel's distribution.
+func TestBrowserCellsAreStoredWithTheRunInChromium(t *testing.T) {
+	testBrowserCellsStored(t, headless.Chromium)
+}
 
-// TestBrowserSharesAndSeesItsRunInFirefox takes the same steps in headless Firefox, whose
-// run is stored as Firefox's.
-func TestBrowserSharesAndSeesItsRunInFirefox(t *testing.T) { testBrowserShares(t, headless.Firefox) }
+// TestBrowserCellsAreStoredWithTheRunInFirefox takes the same steps in headless Firefox,
+// whose cells are stored as Firefox's.
+func TestBrowserCellsAreStoredWithTheRunInFirefox(t *testing.T) {
+	testBrowserCellsStored(t, headless.Firefox)
+}
 
 // sharedBrowserName is the name the server reads from each browser's user agent.
 var sharedBrowserName = map[headless.Kind]string{headless.Chromium: "Chrome", headless.Firefox: "Firefox"}
 
-func testBrowserShares(t *testing.T, kind headless.Kind) {
+func testBrowserCellsStored(t *testing.T, kind headless.Kind) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a browser")
@@ -44,27 +48,53 @@ func testBrowserShares(t *testing.T, kind headless.Kind) {
 	ctx := p.bound()
 	name := sharedBrowserName[kind]
 
-	p.open("k=fib_it,ack&fib_it.n=30&ack.n=2&ack.m=3&e=browser-wasm&runs=3&warmup=1&warmup_ms=50")
+	p.open("k=fib_it,ack&fib_it.n=30&ack.n=2&ack.m=3&e=native,browser-wasm&runs=3&warmup=1&warmup_ms=50")
 	p.runAll(2 * time.Minute)
-	p.waitFor(`!document.getElementById("share").hidden`, 10*time.Second, "the share button")
-	if n, _ := store.List(ctx, results.Filter{}); len(n) != 0 {
-		t.Fatalf("%d runs stored before the click: nothing is sent without it", len(n))
-	}
-	p.click("#share")
-	p.waitFor(`document.getElementById("share-note").dataset.run !== undefined`, 20*time.Second, "the share to be stored")
-	id, err := evalAs[string](p, `document.getElementById("share-note").dataset.run`)
+	p.waitFor(`document.querySelector("#status a[data-run]") !== null`, 20*time.Second, "the status to link the stored run")
+	id, err := evalAs[string](p, `document.querySelector("#status a[data-run]").dataset.run`)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if status, _ := p.text("#status"); !strings.Contains(status, "with this browser's cells") {
+		t.Errorf("the status %q does not say the browser's cells were stored", status)
 	}
 	runID, _ := strconv.ParseInt(id, 10, 64)
 	run, err := store.Get(ctx, runID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Source != results.SourceBrowser || len(run.Report.Results) != 2 || run.Browser.Name != name || !run.Browser.CrossOriginIsolated || run.Browser.HardwareConcurrency < 1 {
-		t.Fatalf("stored %+v", run)
+	byEngine := map[string]int{}
+	for _, r := range run.Report.Results {
+		byEngine[r.Engine]++
+		if r.Engine == "browser-wasm" && !strings.HasPrefix(r.Runtime, name+" ") {
+			t.Errorf("browser cell %s named %q, want %s's", r.Label(), r.Runtime, name)
+		}
+	}
+	if byEngine["native"] != 2 || byEngine["browser-wasm"] != 2 {
+		t.Fatalf("run %s holds %v, want both kernels on native and browser-wasm", id, byEngine)
+	}
+	if all, _ := store.List(ctx, results.Filter{}); len(all) != 1 {
+		t.Errorf("%d runs stored, want the Run as one", len(all))
 	}
 
+	// The run's own page: the page's table, with the browser engine's column.
+	if err := p.page.Navigate(p.bound(), ts.URL+"/runs/"+id); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor(`document.body.dataset.ready === "1"`, 20*time.Second, "the run's page")
+	for _, e := range []string{"native", "browser-wasm"} {
+		p.waitFor(`document.querySelector('#results-table th[data-engine="`+e+`"]') !== null && document.querySelector('#results-table tr[data-kernel="ack"] td[data-engine="`+e+`"][data-state="done"] .median') !== null`,
+			5*time.Second, "the run page's "+e+" column")
+	}
+	if head, _ := p.text(`#results-table th[data-engine="browser-wasm"]`); !strings.Contains(head, name) {
+		t.Errorf("the browser column is headed %q, want it named after %s", head, name)
+	}
+	if href, _ := evalAs[string](p, `document.getElementById("open-playground").getAttribute("href")`); !strings.Contains(href, "e=native,browser-wasm") || !strings.Contains(href, "warmup_ms=50") || !strings.Contains(href, "limit=") {
+		t.Errorf("Open in the playground links %q, want every setting of the run", href)
+	}
+
+	// The Results tab: this run's point for each kernel.
+	p.open("")
 	// The Results tab: this run's point for each kernel.
 	p.click("#tab-results")
 	p.waitFor(`document.getElementById("stored").dataset.loaded >= "1"`, 20*time.Second, "the Results tab")
@@ -80,8 +110,6 @@ func testBrowserShares(t *testing.T, kind headless.Kind) {
 			"run "+id+"'s point in the "+k.kernel+" distribution")
 		p.waitFor(`document.querySelector('#stored-runs-table tr[data-run="`+id+`"] a[href="/runs/`+id+`"]') !== null`, 10*time.Second, "the run's link")
 	}
-	// The browser filter keeps it; another OS does not exist among the facets.
-	p.waitFor(`[...document.getElementById("stored-browser").options].some((o) => o.value === "`+name+`")`, 10*time.Second, "the browser facet")
 	if errs := p.consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors: %v", errs)
 	}

@@ -1,5 +1,7 @@
 // Number formatting for cells, the chart and Markdown.
 
+import { type Interval, spread } from "./stats";
+
 /** A duration in ns as people read it: "812 ns", "4.56 µs", "7.89 ms", "1.23 s". */
 export function duration(ns: number): string {
   if (!Number.isFinite(ns)) return "—";
@@ -35,4 +37,26 @@ export function grouped(decimal: string): string {
   const digits = neg ? decimal.slice(1) : decimal;
   const out = digits.replace(/\B(?=(\d{3})+(?!\d))/g, "\u202f");
   return neg ? `-${out}` : out;
+}
+
+/** span writes two durations as one range: "1.2–3.4 ms", "812 ns–1.3 µs". */
+export function span(lo: number, hi: number): string {
+  const a = duration(lo);
+  const b = duration(hi);
+  const unit = (t: string): string => t.slice(t.lastIndexOf(" "));
+  return unit(a) === unit(b) ? `${a.slice(0, a.lastIndexOf(" "))}–${b}` : `${a}–${b}`;
+}
+
+/**
+ * interval writes a median's 95% interval as a cell shows it: its half-width ("±2.1%",
+ * spread) when it reaches about as far on both sides and less than the median itself,
+ * else its ends ("1.2–3.4 ms"): a lopsided or a huge interval is not a ± of anything.
+ */
+export function interval(med: number, ci: Interval | undefined): string {
+  if (!ci || !(med > 0)) return spread(med, ci);
+  const below = med - ci.lo_ns;
+  const above = ci.hi_ns - med;
+  const far = Math.max(below, above);
+  const lopsided = far > 0.05 * med && far > 2 * Math.min(below, above);
+  return far < med && !lopsided ? spread(med, ci) : span(ci.lo_ns, ci.hi_ns);
 }

@@ -17,9 +17,10 @@ import { failureKind } from "./failure";
 import { type HistoryRow, normalize } from "./history";
 import { toMarkdown } from "./markdown";
 import { Grid, type Row } from "./results";
-import { type Selection, checkInt, fromQuery, kernelArgs, toQuery, unknownNames } from "./selection";
+import { type Selection, articleArgs, checkInt, firstArgs, fromQuery, kernelArgs, toQuery, unknownNames } from "./selection";
 import { type TableHooks, renderTable, updateRow } from "./table";
 import { RunDoc, newBatch } from "./rundoc";
+import { showStoredRun } from "./runview";
 import { CompareView } from "./compare";
 import { JITView } from "./jit";
 import { type ResultsTab, mountResults } from "./results-tab";
@@ -69,6 +70,8 @@ function browserEngines(bundle: Bundle): string[] {
 async function start(): Promise<void> {
   const bundle = readBundle();
   initTheme();
+  // A stored run's page (/runs/N) is drawn by the same table, chart and details.
+  if (document.body.dataset.page === "run") return showStoredRun();
   let cat: Catalogue;
   try {
     cat = await fetchCatalogue();
@@ -164,6 +167,8 @@ function buildForm(app: App): void {
     kernelsHost.append(box);
   }
 
+  wireSizes(app);
+
   const enginesHost = $("engines-list");
   enginesHost.replaceChildren();
   const available = browserEngines(app.bundle);
@@ -214,6 +219,39 @@ function buildForm(app: App): void {
   $<HTMLButtonElement>("cancel").onclick = () => cancel(app);
   validate(app);
 }
+
+/**
+ * wireSizes offers the other set of sizes: the articles' (fib_rec(40), seconds a call on an
+ * interpreter) when the page's first sizes are shown, and back.
+ */
+function wireSizes(app: App): void {
+  const button = $<HTMLButtonElement>("sizes");
+  const note = $("sizes-note");
+  const sets = { first: firstArgs(app.cat), articles: articleArgs(app.cat) };
+  const same = (a: Selection["args"]): boolean => app.cat.kernels.every((k) => k.params.every((p) => app.sel.args[k.name]?.[p.name] === a[k.name]?.[p.name]));
+  const label = (): void => {
+    const atArticles = same(sets.articles);
+    button.textContent = atArticles ? "The first Run's sizes" : "The articles' sizes";
+    note.textContent = atArticles ? "the articles' sizes: a Run takes minutes, an interpreter may time out" : same(sets.first) ? "small sizes, for a first Run in seconds" : "";
+  };
+  button.onclick = () => {
+    const to = same(sets.articles) ? sets.first : sets.articles;
+    for (const k of app.cat.kernels) {
+      for (const p of k.params) {
+        const v = to[k.name]![p.name]!;
+        (app.sel.args[k.name] ??= {})[p.name] = v;
+        const input = document.querySelector<HTMLInputElement>(`input[name="${k.name}.${p.name}"]`);
+        if (input) input.value = v;
+      }
+    }
+    changed(app);
+  };
+  label();
+  relabelSizes = label;
+}
+
+/** relabelSizes names the sizes button after the arguments changed. */
+let relabelSizes = (): void => {};
 
 function kernelRow(app: App, k: Kernel): HTMLElement {
   const { sel } = app;
@@ -397,39 +435,46 @@ function limitMs(app: App): number {
   return r.error ? app.cat.timeout_ns / 1e6 : r.value * 1000;
 }
 
-/** estimate says how long the selection will take, from this browser's last runs and, for
- * the server's cells, this machine's stored runs on the server: ", about 40 s (12 of 15
- * cells known)", or "" when no cell is known. */
-function estimate(app: App): string {
-  if (app.custom?.active()) return "";
-  const cells = runnableCells(app);
-  let ms = 0;
-  let known = 0;
+/**
+ * cellForecastMs is how long a cell is expected to take, in ms: from this browser's last
+ * run of it, else, for a server cell, from this server's stored runs (POST /api/forecast);
+ * undefined when neither knows it. A forecast is of this cell only: never a guess from
+ * another kernel's or engine's time.
+ */
+function cellForecastMs(app: App, row: Row, engine: string): number | undefined {
+  if (app.custom?.active()) return undefined;
+  const timeoutMs = limitMs(app);
+  const t = cellTime(row.kernel.name, engine, row.args, timeoutMs);
+  if (t !== undefined || isBrowserEngine(engine) || row.invalid) return t;
   const serverMs = app.cat.timeout_ns / 1e6;
-  for (const c of cells) {
-    let t = cellTime(c.row.kernel.name, c.engine, c.row.args, limitMs(app));
-    if (t === undefined && !isBrowserEngine(c.engine) && !c.row.invalid) {
-      const timeoutMs = limitMs(app);
-      t = serverCellTime(
-        {
-          kernel: c.row.kernel.name,
-          engine: c.engine,
-          args: namedArgs(c.row.kernel, c.row.args),
-          runs: Number(app.sel.runs),
-          warmup: Number(app.sel.warmup),
-          min_sample_ms: Number(app.sel.min_sample_ms),
-          warmup_ms: Number(app.sel.warmup_ms),
-          timeout_ms: timeoutMs < serverMs ? timeoutMs : undefined,
-        },
-        () => { if (!app.running) validate(app); },
-      );
-    }
-    if (t === undefined) continue;
-    ms += t;
-    known++;
-  }
-  if (known === 0) return "";
-  return `; about ${approx(ms)}${known < cells.length ? ` for the ${known} of ${cells.length} cells run here before` : ", from the runs made here before"}`;
+  return serverCellTime(
+    {
+      kernel: row.kernel.name,
+      engine,
+      args: namedArgs(row.kernel, row.args),
+      runs: Number(app.sel.runs),
+      warmup: Number(app.sel.warmup),
+      min_sample_ms: Number(app.sel.min_sample_ms),
+      warmup_ms: Number(app.sel.warmup_ms),
+      timeout_ms: timeoutMs < serverMs ? timeoutMs : undefined,
+    },
+    () => { if (!app.running) validate(app); },
+  );
+}
+
+/** estimate says how long the selection will take, when every cell's time is known
+ * (cellForecastMs): "; about 40 s, from the runs made here before", else "". */
+function estimate(app: App): string {
+  const cells = runnableCells(app);
+  const left = timeLeft(cells.map((c) => cellForecastMs(app, c.row, c.engine)));
+  return left === undefined ? "" : `; about ${approx(left)}, from the runs made here before`;
+}
+
+/** timeLeft sums the forecasts of the cells still to run, or is undefined when one is not
+ * known: a cheap cell's time says nothing of a costly one's. */
+function timeLeft(forecasts: (number | undefined)[]): number | undefined {
+  if (forecasts.length === 0 || forecasts.some((f) => f === undefined)) return undefined;
+  return forecasts.reduce<number>((a, f) => a + f!, 0);
 }
 
 /** expectedToFail lists the selection's cells this browser's last runs expect to fail or to
@@ -464,28 +509,38 @@ function startRun(app: App): void {
 
 /**
  * askFirst asks, beside Run, whether to run count cells it names in text: "Run them too"
- * (#ask-all) answers true, "Skip them" (#ask-skip) false, as does close (a Cancel).
+ * (#ask-all) answers true, "Skip them" (#ask-skip) false, as does close (a Cancel). With a
+ * Run's bar, the question is in the floating bar and the status too, where the user looks.
  */
-function askFirst(text: string, count: number): { answer: Promise<boolean>; close(): void } {
+function askFirst(text: string, count: number, bar?: RunBar): { answer: Promise<boolean>; close(): void } {
   const ask = $("ask");
   let settle: (all: boolean) => void = () => {};
   const answer = new Promise<boolean>((resolve) => {
     settle = (all) => {
       ask.replaceChildren();
+      bar?.ask("", []);
       resolve(all);
     };
   });
-  const all = document.createElement("button");
-  all.type = "button";
-  all.id = "ask-all";
-  all.textContent = "Run them too";
-  const skip = document.createElement("button");
-  skip.type = "button";
-  skip.id = "ask-skip";
-  skip.textContent = `Skip ${count === 1 ? "it" : "them"}`;
-  ask.replaceChildren(text, all, " ", skip);
-  all.onclick = () => settle(true);
-  skip.onclick = () => settle(false);
+  const buttons = (id: string): HTMLButtonElement[] => {
+    const all = document.createElement("button");
+    all.type = "button";
+    all.id = `${id}-all`;
+    all.textContent = "Run them too";
+    all.onclick = () => settle(true);
+    const skip = document.createElement("button");
+    skip.type = "button";
+    skip.id = `${id}-skip`;
+    skip.textContent = `Skip ${count === 1 ? "it" : "them"}`;
+    skip.onclick = () => settle(false);
+    return [all, skip];
+  };
+  const [all, skip] = buttons("ask");
+  ask.replaceChildren(text, all!, " ", skip!);
+  if (bar) {
+    bar.ask(text, buttons("runbar-ask"));
+    $("status").textContent = `Waiting for your answer: ${text}`;
+  }
   return { answer, close: () => settle(false) };
 }
 
@@ -494,7 +549,7 @@ function askFirst(text: string, count: number): { answer: Promise<boolean>; clos
  * has still to start (its kernel's other tiers, most likely as slow): each would take the
  * whole limit. Skipped, their keys join skip.
  */
-async function timedOutAsk(app: App, grid: Grid, r: number, after: string, outcome: CellState, skip: Set<string>): Promise<void> {
+async function timedOutAsk(app: App, grid: Grid, r: number, after: string, outcome: CellState, skip: Set<string>, bar: RunBar): Promise<void> {
   if (outcome.kind !== "done" || !outcome.result.failure) return;
   const kind = failureKind(outcome.result.failure);
   if (!kind.startsWith("timed out")) return;
@@ -504,6 +559,7 @@ async function timedOutAsk(app: App, grid: Grid, r: number, after: string, outco
   const q = askFirst(
     `${row.label} ${kind} on ${info(after).title}; its ${rest.length === 1 ? "other cell" : plural(rest.length, "other cell")} (${rest.map((e) => info(e).title).join(", ")}) may too, up to ${approx(rest.length * limitMs(app))} in all. `,
     rest.length,
+    bar,
   );
   app.asking = q.close;
   const all = await q.answer;
@@ -526,6 +582,7 @@ function plural(n: number, noun: string): string {
 
 function changed(app: App): void {
   validate(app);
+  relabelSizes();
   history.replaceState(null, "", `?${toQuery(app.sel)}${app.custom?.fragment() ?? ""}`);
   if (!app.running) preview(app);
 }
@@ -645,6 +702,12 @@ async function runAll(app: App, skipped?: Set<string>): Promise<void> {
   const host = $("table");
   const started = performance.now();
   const total = [...grid.cells.values()].filter((s) => s.kind !== "na").length;
+  // Each cell's own forecast, in the Run's order: the time left is theirs, never a
+  // cheap cell's time stretched over a costly one.
+  const forecasts: (number | undefined)[] = [];
+  grid.rows.forEach((row, r) => {
+    for (const e of grid.engines) if (grid.get(r, e).kind !== "na") forecasts.push(cellForecastMs(app, row, e));
+  });
   const bar = runBar(app);
   let n = 0;
   outer: for (let r = 0; r < grid.rows.length; r++) {
@@ -654,7 +717,7 @@ async function runAll(app: App, skipped?: Set<string>): Promise<void> {
       if (grid.get(r, engine).kind === "na") continue; // a kernel this engine does not run
       n++;
       $("status").textContent = `Running ${n} of ${total}: ${row.label} on ${info(engine).title}…`;
-      bar.show(n - 1, total, performance.now() - started);
+      bar.show(n - 1, total, timeLeft(forecasts.slice(n - 1)));
       if (badCount && isBrowserEngine(engine)) {
         grid.set(r, engine, { kind: "error", message: badCount });
         updateRow(host, grid, r, hooks);
@@ -685,13 +748,16 @@ async function runAll(app: App, skipped?: Set<string>): Promise<void> {
       doc.save();
       updateRow(host, grid, r, hooks);
       renderChart($("chart"), grid, app.sel.history ? app.history : undefined);
-      bar.show(n, total, performance.now() - started);
-      await timedOutAsk(app, grid, r, engine, outcome, skip);
+      bar.show(n, total, timeLeft(forecasts.slice(n)));
+      await timedOutAsk(app, grid, r, engine, outcome, skip, bar);
     }
   }
   const cancelled = !app.running;
-  bar.hide();
-  app.stored?.ran(grid, { runs, warmup, minSampleMs });
+  const elapsed = duration((performance.now() - started) * 1e6);
+  // The browser cells join the Run's stored run, so that it holds what the page showed.
+  const stored = app.stored ? await app.stored.ran(grid, { runs, warmup, minSampleMs }, batch) : undefined;
+  if (stored?.run) doc.stored = stored.run;
+  doc.save();
   // A cell the Run did not reach keeps what an earlier Run measured.
   grid.rows.forEach((row, r) => {
     for (const e of grid.engines) {
@@ -704,40 +770,89 @@ async function runAll(app: App, skipped?: Set<string>): Promise<void> {
   redraw(app);
   $<HTMLButtonElement>("cancel").disabled = true;
   validate(app);
-  $("status").textContent = cancelled
-    ? "Cancelled."
-    : `Done: ${plural(total, "cell")} in ${duration((performance.now() - started) * 1e6)}`;
-  if (!cancelled && doc.stored) $("status").append(", stored as ", storedLink(doc.stored));
-  if (!cancelled) $("status").append(".");
+  const status = $("status");
+  status.textContent = cancelled ? `Cancelled after ${plural(n, "cell")} of ${total}` : `Done — results below: ${plural(total, "cell")} in ${elapsed}`;
+  if (doc.stored) status.append(", stored as ", storedLink(doc.stored));
+  if (stored?.error) status.append(` (this browser's ${plural(stored.cells, "cell")} not stored: ${stored.error})`);
+  else if (doc.stored && stored?.cells) status.append(" with this browser's cells");
+  status.append(".");
+  bar.finish(cancelled ? "Cancelled." : `Done — results below: ${plural(total, "cell")} in ${elapsed}.`);
+}
+
+/** The run bar: where a Run stands, beside Run and, while Run is out of sight, fixed to
+ * the viewport with its own Cancel; a question the Run waits on is asked in both. */
+interface RunBar {
+  /** show says how far the Run is: done of total cells, with the time left when known. */
+  show(done: number, total: number, leftMs: number | undefined): void;
+  /** ask puts a question's text and buttons in the floating bar too (ask("") removes it). */
+  ask(text: string, buttons: HTMLButtonElement[]): void;
+  /** finish ends the Run's bar: the floating bar says text until the results are in view. */
+  finish(text: string): void;
 }
 
 /**
- * runBar shows a Run's progress beside Run ("3 of 30 cells, about 40 s left") and, while
- * Run is out of sight, in a bar fixed to the viewport with its own Cancel.
+ * runBar shows a Run's progress beside Run ("3 of 10 cells, about 8 s left") and, while
+ * Run is out of sight, in a bar fixed to the viewport; at the end it says the Run is done
+ * where the user looks, until the results are in view.
  */
-function runBar(app: App): { show(done: number, total: number, elapsedMs: number): void; hide(): void } {
+function runBar(app: App): RunBar {
   const near = $("progress");
   const floating = $("runbar");
   const text = $("runbar-text");
-  $<HTMLButtonElement>("runbar-cancel").onclick = () => cancel(app);
-  let inView = true;
+  const asking = $("runbar-ask");
+  const cancelButton = $<HTMLButtonElement>("runbar-cancel");
+  const show = $<HTMLButtonElement>("runbar-show");
+  cancelButton.hidden = false;
+  show.hidden = true;
+  cancelButton.onclick = () => cancel(app);
+  show.onclick = () => $("results").scrollIntoView({ block: "start" });
+  asking.replaceChildren();
+  let runInView = true;
+  let tableInView = false;
+  let finished = false;
+  const place = (): void => {
+    floating.hidden = finished ? tableInView : runInView && asking.childElementCount === 0;
+  };
   const io = new IntersectionObserver((entries) => {
-    inView = entries.some((e) => e.isIntersecting);
-    floating.hidden = inView || !app.running;
+    for (const e of entries) {
+      if (e.target.id === "run") runInView = e.isIntersecting;
+      else tableInView = e.isIntersecting;
+    }
+    place();
   });
   io.observe($("run"));
+  io.observe($("table"));
   return {
-    show(done, total, elapsedMs) {
-      const left = done > 0 ? (elapsedMs / done) * (total - done) : undefined;
-      const t = `${done} of ${plural(total, "cell")}${left !== undefined ? `, about ${approx(left)} left` : ""}`;
+    show(done, total, leftMs) {
+      const t = `${done} of ${plural(total, "cell")}${leftMs !== undefined ? `, about ${approx(leftMs)} left` : ""}`;
       near.textContent = t;
       text.textContent = t;
-      floating.hidden = inView;
+      place();
     },
-    hide() {
-      io.disconnect();
+    ask(question, buttons) {
+      if (question === "") asking.replaceChildren();
+      else asking.replaceChildren(question, ...buttons);
+      text.hidden = question !== "";
+      place();
+    },
+    finish(t) {
+      finished = true;
       near.textContent = "";
-      floating.hidden = true;
+      asking.replaceChildren();
+      text.hidden = false;
+      text.textContent = t;
+      cancelButton.hidden = true;
+      show.hidden = false;
+      place();
+      // Once the results have been seen, the bar has said what it had to.
+      const seen = new IntersectionObserver((entries) => {
+        if (entries.some((e) => e.isIntersecting)) {
+          floating.hidden = true;
+          seen.disconnect();
+          io.disconnect();
+        }
+      });
+      seen.observe($("table"));
     },
   };
 }

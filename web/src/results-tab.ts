@@ -1,5 +1,5 @@
-// The stored results: the "Share these results" button, which sends this run's browser
-// cells to the server (opt-in: nothing is sent without the click), and the Results tab,
+// The stored results: a Run's browser cells, stored in the Run's own stored run beside its
+// server cells (named by the browser that measured them), and the Results tab,
 // which shows for one kernel and its arguments each engine's medians across every stored
 // run (a strip of points with its box, on the chart's log scale), filtered by browser, OS,
 // cores, engine version and wasmgap version; each run links to its JSON, any two open in
@@ -82,8 +82,16 @@ interface Compared {
 
 /** What the page tells the Results tab after each run. */
 export interface ResultsTab {
-  /** ran offers to share the finished run's browser cells, and turns the tab to the run's first kernel. */
-  ran(grid: Grid, method: { runs: number; warmup: number; minSampleMs: number }): void;
+  /** ran stores the finished Run's browser cells in its stored run (the batch's), turns
+   * the tab to the Run's first kernel, and says what was stored. */
+  ran(grid: Grid, method: { runs: number; warmup: number; minSampleMs: number }, batch: string): Promise<Stored>;
+}
+
+/** What a Run's browser cells became: the run that holds them, or why none does. */
+export interface Stored {
+  run?: number;
+  cells: number;
+  error?: string;
 }
 
 /** The filters of the tab, as the query parameters of GET /api/results. */
@@ -95,7 +103,7 @@ const FILTERS: { key: string; label: string; facet: keyof Distribution["facets"]
   { key: "wasmgap", label: "wasmgap", facet: "wasmgap" },
 ];
 
-/** mountResults wires the share button and the Results tab, when the server keeps a store. */
+/** mountResults wires the Results tab, when the server keeps a store. */
 export function mountResults(cat: Catalogue): ResultsTab | undefined {
   if (!cat.panels["results"]) return undefined;
   const tabs = $("tabs");
@@ -347,7 +355,7 @@ export function mountResults(cat: Catalogue): ResultsTab | undefined {
   }
 
   return {
-    ran(grid: Grid, method): void {
+    async ran(grid: Grid, method, batch): Promise<Stored> {
       // The tab opens on the kernel and arguments just run.
       const first = grid.rows.find((row) => cat.kernels.some((k) => k.name === row.kernel.name));
       if (first && section.hidden) {
@@ -355,10 +363,10 @@ export function mountResults(cat: Catalogue): ResultsTab | undefined {
         argsIn.value = first.args.join(",");
       }
       const cells: CellResult[] = [];
-      for (const s of grid.cells.values()) if (s.kind === "done" && !s.result.failure && s.result.where === "browser") cells.push(s.result);
-      offerShare(cells, method, () => {
-        if (!section.hidden) void refresh();
-      });
+      for (const s of grid.cells.values()) if (s.kind === "done" && !s.result.failure && s.result.where === "browser" && s.result.samples_ns.length) cells.push(s.result);
+      const stored = await storeBrowserCells(cells, method, batch);
+      if (stored.run && !section.hidden) void refresh();
+      return stored;
     },
   };
 }
@@ -412,37 +420,28 @@ function renderPlot(host: HTMLElement, engines: EngineDistribution[]): void {
   host.replaceChildren(root);
 }
 
-/** offerShare shows the "Share these results" button for the run's browser cells. */
-function offerShare(cells: CellResult[], method: { runs: number; warmup: number; minSampleMs: number }, shared: () => void): void {
-  const btn = $<HTMLButtonElement>("share");
-  const note = $("share-note");
-  note.textContent = "";
-  btn.hidden = cells.length === 0;
-  btn.disabled = cells.length === 0;
-  btn.onclick = async () => {
-    btn.disabled = true;
-    const env = cells[0]!.browser;
-    const body = {
-      browser: {
-        user_agent: env?.user_agent ?? navigator.userAgent,
-        hardware_concurrency: env?.cores ?? navigator.hardwareConcurrency ?? 0,
-        cross_origin_isolated: env?.cross_origin_isolated ?? crossOriginIsolated,
-        timer_resolution_ns: env?.timer_resolution_ns ?? 0,
-      },
-      method: { runs: method.runs, warmup: method.warmup, min_sample_ns: method.minSampleMs * 1e6 },
-      cells: cells.map((c) => ({ kernel: c.kernel, args: c.args, engine: c.engine, warmup: c.warmup, calls: c.calls, value: c.value, samples_ns: c.samples_ns, first_ns: c.first_ns ?? 0 })),
-    };
-    try {
-      const resp = await fetch("/api/results/share", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
-      const answer = (await resp.json()) as { run?: number; error?: string };
-      if (!resp.ok) throw new Error(answer.error ?? resp.statusText);
-      note.replaceChildren(`Shared as `, Object.assign(el("a", undefined, `run ${answer.run}`), { href: `/runs/${answer.run}`, target: "_blank" }), ".");
-      note.dataset.run = String(answer.run);
-      btn.hidden = true;
-      shared();
-    } catch (err) {
-      note.textContent = `Not shared: ${err instanceof Error ? err.message : String(err)}`;
-      btn.disabled = false;
-    }
+/** storeBrowserCells sends a Run's browser cells, with what this browser tells of itself,
+ * to be stored in the Run's stored run (its batch's). */
+async function storeBrowserCells(cells: CellResult[], method: { runs: number; warmup: number; minSampleMs: number }, batch: string): Promise<Stored> {
+  if (cells.length === 0) return { cells: 0 };
+  const env = cells[0]!.browser;
+  const body = {
+    browser: {
+      user_agent: env?.user_agent ?? navigator.userAgent,
+      hardware_concurrency: env?.cores ?? navigator.hardwareConcurrency ?? 0,
+      cross_origin_isolated: env?.cross_origin_isolated ?? crossOriginIsolated,
+      timer_resolution_ns: env?.timer_resolution_ns ?? 0,
+    },
+    method: { runs: method.runs, warmup: method.warmup, min_sample_ns: method.minSampleMs * 1e6 },
+    cells: cells.map((c) => ({ kernel: c.kernel, args: c.args, engine: c.engine, warmup: c.warmup, calls: c.calls, value: c.value, samples_ns: c.samples_ns, first_ns: c.first_ns ?? 0 })),
+    batch,
   };
+  try {
+    const resp = await fetch("/api/results/share", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    const answer = (await resp.json()) as { run?: number; error?: string };
+    if (!resp.ok) throw new Error(answer.error ?? resp.statusText);
+    return { run: answer.run, cells: cells.length };
+  } catch (err) {
+    return { cells: cells.length, error: err instanceof Error ? err.message : String(err) };
+  }
 }

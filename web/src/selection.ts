@@ -22,14 +22,42 @@ export interface Selection {
   limit_s: string;
 }
 
+/** The first Run's kernels and engines: the recursion article's two kernels on native code,
+ * a JIT and an interpreter on the server, and this browser's wasm and JavaScript. */
 const DEFAULT_KERNELS = ["fib_it", "fib_rec"];
-const DEFAULT_ENGINES = ["native", "wazero-compiler", "browser-wasm", "browser-js"];
+const DEFAULT_ENGINES = ["native", "wazero-compiler", "wazero-interpreter", "browser-wasm", "browser-js"];
+
+/**
+ * FIRST_SIZES are the page's own sizes where the articles' would make the first Run slow:
+ * fib_rec(40) takes seconds a call on an interpreter, past the time limit with its samples;
+ * fib_rec(25) keeps every default cell under a second on two idle cores, its ratios those
+ * of the recursion all the same. The articles' sizes (the catalogue's defaults) are one
+ * click away (articleArgs).
+ */
+export const FIRST_SIZES: Record<string, Record<string, number>> = { fib_rec: { n: 25 } };
+
+/** articleArgs is every kernel's arguments at the articles' sizes (the catalogue's defaults). */
+export function articleArgs(cat: Catalogue): Selection["args"] {
+  const args: Selection["args"] = {};
+  for (const k of cat.kernels) args[k.name] = Object.fromEntries(k.params.map((p) => [p.name, String(p.default)]));
+  return args;
+}
+
+/** firstArgs is every kernel's arguments at the page's first sizes: the articles' where
+ * FIRST_SIZES names none, clamped to the catalogue's range. */
+export function firstArgs(cat: Catalogue): Selection["args"] {
+  const args = articleArgs(cat);
+  for (const k of cat.kernels) {
+    for (const p of k.params) {
+      const v = FIRST_SIZES[k.name]?.[p.name];
+      if (v !== undefined) args[k.name]![p.name] = String(Math.min(p.max, Math.max(p.min, v)));
+    }
+  }
+  return args;
+}
 
 export function defaults(cat: Catalogue, browserEngines: readonly string[]): Selection {
-  const args: Selection["args"] = {};
-  for (const k of cat.kernels) {
-    args[k.name] = Object.fromEntries(k.params.map((p) => [p.name, String(p.default)]));
-  }
+  const args = firstArgs(cat);
   const all = [...cat.engines, ...browserEngines];
   return {
     kernels: DEFAULT_KERNELS.filter((n) => cat.kernels.some((k) => k.name === n)),

@@ -1,8 +1,8 @@
 // The results table, shaped like the articles' tables: kernels as rows, engines as columns.
 
 import type { CellState } from "./cells";
-import { duration, grouped, ratio } from "./format";
-import { spread, wide } from "./stats";
+import { duration, interval, ratio } from "./format";
+import { wide } from "./stats";
 import { info } from "./engines";
 import { type Grid, medianText } from "./results";
 import { type HistoryRow, shown } from "./history";
@@ -16,6 +16,8 @@ export interface TableHooks {
   sort?: { engine: string; dir: 1 | -1 };
   /** Called when an engine's header is clicked: sort by it, reverse, or stop sorting. */
   sortBy?(engine: string): void;
+  /** An engine's column title, when not its name (a stored run's browser, named). */
+  title?(engine: string): string;
 }
 
 /** order lists the grid's rows in the table's order: by the sorted engine's medians, the
@@ -41,11 +43,6 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: 
   return e;
 }
 
-/** whole keeps a number with its unit on one line (no-break spaces). */
-function whole(s: string): string {
-  return s.replaceAll(" ", "\u00a0");
-}
-
 /** renderTable draws the whole table into host. */
 export function renderTable(host: HTMLElement, grid: Grid, hooks: TableHooks, history: HistoryRow[] | undefined): void {
   const table = el("table", "results");
@@ -61,8 +58,8 @@ export function renderTable(host: HTMLElement, grid: Grid, hooks: TableHooks, hi
     th.dataset.engine = e;
     const sw = el("span", "swatch");
     sw.style.background = info(e).color;
-    th.append(sw, document.createTextNode(info(e).title));
-    th.title = `${info(e).what}: click to sort the rows by its times`;
+    th.append(sw, document.createTextNode(hooks.title?.(e) ?? info(e).title));
+    th.title = hooks.sortBy ? `${info(e).what}: click to sort the rows by its times` : info(e).what;
     if (hooks.sortBy) {
       const sortBy = hooks.sortBy;
       th.tabIndex = 0;
@@ -177,10 +174,12 @@ function fillCell(td: HTMLTableCellElement, grid: Grid, r: number, engine: strin
       } else {
         const med = el("span", "median", medianText(res, duration));
         med.dataset.ns = String(res.median_ns);
+        // One figure: the median, its interval and its ×; k, min–max and the first call
+        // are in the details.
         const isWide = wide(res.median_ns, res.ci);
-        const sp = el("span", isWide ? "spread wide" : "spread", ` ${spread(res.median_ns, res.ci)}${isWide ? " wide" : ""}`);
+        const sp = el("span", isWide ? "spread wide" : "spread", ` ${interval(res.median_ns, res.ci)}`);
         sp.title = res.ci
-          ? `95% confidence interval of the median: ${duration(res.ci.lo_ns)} – ${duration(res.ci.hi_ns)}${isWide ? " (wider than ±5%)" : ""}`
+          ? `95% confidence interval of the median: ${duration(res.ci.lo_ns)} – ${duration(res.ci.hi_ns)}${isWide ? " (wider than ±5%: read with care)" : ""}`
           : "too few samples for a 95% interval (6 needed)";
         parts.push(med, sp);
         // A user's kernel: the value it returned (the tiers must agree).
@@ -188,18 +187,15 @@ function fillCell(td: HTMLTableCellElement, grid: Grid, r: number, engine: strin
         const x = grid.ratio(r, engine);
         if (x !== undefined) parts.push(el("span", "ratio", ratio(x)));
         else if (grid.baseline(r) === engine) parts.push(el("span", "ratio base", "×1"));
-        const calls = res.calls ?? 1;
-        parts.push(el("span", "calls", calls > 1 ? `per call, k = ${grouped(String(calls))} calls a sample` : "per call, k = 1"));
-        // A number never breaks from its unit: a line may break at the dash only.
-        parts.push(el("span", "range", `${whole(duration(res.min_ns))} – ${whole(duration(res.max_ns))}`));
-        if (res.first_ns !== undefined) parts.push(el("span", "first", `first call ${whole(duration(res.first_ns))}`));
         if (res.noise?.busy) {
-          const b = el("span", "busy", "busy machine");
-          b.title = `load average ${res.noise.load1.toFixed(2)}, other processes ${res.noise.other_cpu.toFixed(2)} cores during the samples`;
+          const b = el("span", "busy", "busy");
+          b.title = `a busy machine: load average ${res.noise.load1.toFixed(2)}, other processes ${res.noise.other_cpu.toFixed(2)} cores during the samples`;
           parts.push(b);
         }
         if (grid.requestedRuns > 0 && res.runs < grid.requestedRuns) {
-          parts.push(el("span", "first", `${res.runs} of ${grid.requestedRuns} runs fit the time limit`));
+          const fit = el("span", "incomplete", `${res.runs} of ${grid.requestedRuns} runs`);
+          fit.title = `${res.runs} of the ${grid.requestedRuns} timed runs asked for fit the time limit`;
+          parts.push(fit);
         }
       }
       td.dataset.value = res.value;
