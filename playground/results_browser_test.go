@@ -11,7 +11,10 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/headless"
+	"github.com/wasmgap/wasmgap/internal/measure"
+	"github.com/wasmgap/wasmgap/internal/report"
 	"github.com/wasmgap/wasmgap/internal/results"
+	"github.com/wasmgap/wasmgap/kernels"
 )
 
 // TestBrowserCellsAreStoredWithTheRunInChromium: two kernels run on native and
@@ -109,6 +112,87 @@ func testBrowserCellsStored(t *testing.T, kind headless.Kind) {
 		p.waitFor(`document.querySelector('#stored-svg circle.stored-point[data-run="`+id+`"][data-engine="browser-wasm"]') !== null`, 10*time.Second,
 			"run "+id+"'s point in the "+k.kernel+" distribution")
 		p.waitFor(`document.querySelector('#stored-runs-table tr[data-run="`+id+`"] a[href="/runs/`+id+`"]') !== null`, 10*time.Second, "the run's link")
+	}
+	if errs := p.consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors: %v", errs)
+	}
+}
+
+// TestStoredRunPageFitsInChromium: at 1366 px, a stored run of eight engines on its own
+// page clips no column (its table needs no sideways scroll), keeps the busy and short
+// marks the page showed, and writes a lopsided interval as its ends.
+func TestStoredRunPageFitsInChromium(t *testing.T) { testStoredRunPageFits(t, headless.Chromium) }
+
+// TestStoredRunPageFitsInFirefox takes the same steps in headless Firefox.
+func TestStoredRunPageFitsInFirefox(t *testing.T) { testStoredRunPageFits(t, headless.Firefox) }
+
+// eightEngines are eight engines the page knows, in no particular order.
+var eightEngines = []string{"native", "wazero-compiler", "wazero-interpreter", "yaegi", "node-wasm", "browser-wasm", "browser-js", "java"}
+
+func testStoredRunPageFits(t *testing.T, kind headless.Kind) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	ctx := context.Background()
+	store, err := results.Open(ctx, filepath.Join(t.TempDir(), "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	rep := report.Report{Method: report.Method{Runs: 10, Warmup: 1, WarmupTime: 500 * time.Millisecond, MinSample: 10 * time.Millisecond, Timeout: 20 * time.Second, Timing: report.DefaultTiming},
+		Environment: report.Environment{CPU: "Test CPU", Cores: 2, OS: "linux", Arch: "amd64", Go: "go1.26"}}
+	for _, k := range []struct {
+		name string
+		args []int
+	}{{"fib_it", []int{40}}, {"fib_rec", []int{25}}} {
+		kern, _ := kernels.Lookup(k.name)
+		for i, e := range eightEngines {
+			r := measure.Result{Kernel: k.name, Args: k.args, Engine: e, Runs: 10, Warmup: 1, Calls: 1000, Value: kern.Expected(k.args), Expected: kern.Expected(k.args)}
+			for j := range 10 {
+				r.Samples = append(r.Samples, float64(1234567*(i+1))*(1+float64(j)/100))
+			}
+			switch e {
+			case "yaegi": // a lopsided interval
+				r.Samples = append(r.Samples[:7], 3e7, 5e7, 9e7)
+			case "java": // short of its runs, on a busy machine
+				r.Samples, r.Runs = r.Samples[:7], 7
+				r.Noise = &measure.Noise{Load1: 3, OtherCPU: 1.5, Cores: 2, Busy: true}
+			}
+			r.Min, r.Median, r.Max, r.CI = measure.Summarize(r.Samples)
+			rep.Results = append(rep.Results, r)
+		}
+	}
+	id, err := store.Save(ctx, results.NewRun(results.SourceServer, rep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(New(Options{Dist: os.DirFS(distDir(t)), Timeout: time.Minute, Results: store}))
+	defer ts.Close()
+	p := openBrowser(t, kind, ts.URL, 1366)
+	if err := p.page.Navigate(p.bound(), ts.URL+"/runs/"+strconv.FormatInt(id, 10)); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor(`document.body.dataset.ready === "1"`, 20*time.Second, "the run's page")
+	n, err := evalAs[float64](p, `document.querySelectorAll("#results-table thead th[data-engine]").length`)
+	if err != nil || n != 8 {
+		t.Fatalf("%v engine columns (%v), want 8", n, err)
+	}
+	fits, err := evalAs[bool](p, `(() => { const w = document.getElementById("table"); return w.scrollWidth <= w.clientWidth; })()`)
+	if err != nil || !fits {
+		t.Errorf("the table of 8 engines at 1366 px is wider than its box (%v): a column is clipped", err)
+	}
+	if busy, _ := p.text(`#results-table tr[data-kernel="fib_rec"] td[data-engine="java"]`); !strings.Contains(busy, "busy") || !strings.Contains(busy, "7 of 10 runs") {
+		t.Errorf("java's cell %q, want its busy and short marks", busy)
+	}
+	if status, _ := p.text("#status"); !strings.Contains(status, "busy machine") || !strings.Contains(status, "fewer than the 10 runs") {
+		t.Errorf("the status %q, want the busy and short cells counted", status)
+	}
+	if spread, _ := p.text(`#results-table tr[data-kernel="fib_rec"] td[data-engine="yaegi"] .spread`); !strings.Contains(spread, "–") || strings.Contains(spread, "±") {
+		t.Errorf("yaegi's lopsided interval reads %q, want its ends", spread)
+	}
+	if href, _ := evalAs[string](p, `document.getElementById("open-playground").getAttribute("href")`); !strings.Contains(href, "limit=20") || !strings.Contains(href, "fib_rec.n=25") {
+		t.Errorf("Open in the playground links %q, want the run's time limit and sizes", href)
 	}
 	if errs := p.consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors: %v", errs)
