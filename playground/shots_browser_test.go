@@ -1,32 +1,25 @@
 package playground
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/emulation"
-	"github.com/chromedp/chromedp"
-
 	"github.com/wasmgap/wasmgap/internal/headless"
 )
 
 var shotsDir = flag.String("shots", "", "write the page's screenshots at 390, 1366 and 1920 px in both themes, after a run, into this folder")
 
-// TestScreenshotsInChromium writes, with -shots DIR, the page after a small run (and a
-// stored run's page) at three widths in the light and dark themes, for a person to look at
-// (go tool task screenshot): chromium-page-390-light.png and so on.
+// TestScreenshotsInChromium writes, with -shots DIR, the page after its default Run (and
+// that run's own page) at three widths in the light and dark themes, for a person to look
+// at (go tool task screenshot): chromium-page-390-light.png and so on.
 func TestScreenshotsInChromium(t *testing.T) { testScreenshots(t, headless.Chromium) }
 
 // TestScreenshotsInFirefox writes the same pictures from headless Firefox, beside
 // Chromium's (firefox-page-390-light.png, …), through WebDriver BiDi's
-// browsingContext.captureScreenshot. The stored run's page follows the system's theme and
-// Firefox's BiDi emulates no colour scheme: for its dark picture the page's
-// prefers-color-scheme: dark rules are made to apply to every medium.
+// browsingContext.captureScreenshot.
 func TestScreenshotsInFirefox(t *testing.T) { testScreenshots(t, headless.Firefox) }
 
 func testScreenshots(t *testing.T, kind headless.Kind) {
@@ -34,8 +27,12 @@ func testScreenshots(t *testing.T, kind headless.Kind) {
 		t.Skip("-shots DIR not given")
 	}
 	p := newFullPage(t, kind, 1366)
-	p.open("k=fib_it,fib_rec,ack&fib_it.n=30&fib_rec.n=20&ack.n=3&ack.m=10&e=native,wazero-compiler,wazero-interpreter,browser-wasm,browser-js&runs=3&warmup=1&min_sample_ms=2&warmup_ms=50")
+	// The page as a newcomer meets it: its defaults, one Run (its wall time logged, as
+	// this machine gives it).
+	p.open("")
+	start := time.Now()
 	p.runAll(5 * time.Minute)
+	t.Logf("the default Run took %v", time.Since(start).Round(100*time.Millisecond))
 	runs := p.storedRuns()
 	for _, theme := range []string{"light", "dark"} {
 		if err := p.eval(`document.documentElement.dataset.theme = "`+theme+`", document.dispatchEvent(new Event("themechange")), true`, new(bool)); err != nil {
@@ -67,47 +64,26 @@ func testScreenshots(t *testing.T, kind headless.Kind) {
 		}
 	}
 	if len(runs) > 0 {
-		// The stored run's page follows the system's theme (it has no script): at 390 px
-		// light and 1920 px dark.
-		for _, v := range []struct {
-			width  int
-			scheme string
-		}{{390, "light"}, {1920, "dark"}} {
-			if p.ctx == nil {
-				// Firefox: the page's dark rules applied to every medium below, once loaded.
-			} else {
-				scheme := emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: v.scheme}}}
-				if _, err := chromedp.Run(p.ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-					_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, scheme)
-					return err
-				})); err != nil {
+		// The stored run's page, drawn by the page's own script, in both themes.
+		if err := p.page.Navigate(p.bound(), fmt.Sprintf("%s/runs/%d", p.url, runs[0].ID)); err != nil {
+			t.Fatal(err)
+		}
+		p.waitFor(`document.body.dataset.ready === "1"`, 20*time.Second, "the run's page")
+		for _, theme := range []string{"light", "dark"} {
+			if err := p.eval(`document.documentElement.dataset.theme = "`+theme+`", document.dispatchEvent(new Event("themechange")), true`, new(bool)); err != nil {
+				t.Fatal(err)
+			}
+			for _, width := range []int{390, 1366, 1920} {
+				if err := p.page.SetViewport(p.bound(), width, 1000); err != nil {
 					t.Fatal(err)
 				}
-			}
-			if err := p.page.SetViewport(p.bound(), v.width, 1000); err != nil {
-				t.Fatal(err)
-			}
-			if err := p.page.Navigate(p.bound(), fmt.Sprintf("%s/runs/%d", p.url, runs[0].ID)); err != nil {
-				t.Fatal(err)
-			}
-			if p.ctx == nil && v.scheme == "dark" {
-				n, err := evalAs[int](p.browserPage, `(() => {
-					let n = 0;
-					for (const s of document.styleSheets) for (const r of s.cssRules) {
-						if (r.media && /prefers-color-scheme:\s*dark/.test(r.media.mediaText)) { r.media.mediaText = "all"; n++; }
-					}
-					return n;
-				})()`)
-				if err != nil || n == 0 {
-					t.Fatalf("the run page's dark rules: %d found (%v)", n, err)
+				time.Sleep(500 * time.Millisecond)
+				png, err := headless.Screenshot(p.bound(), p.page)
+				if err != nil {
+					t.Fatal(err)
 				}
+				writeShot(t, fmt.Sprintf("%s-run-page-%d-%s.png", kind, width, theme), png)
 			}
-			time.Sleep(time.Second)
-			png, err := headless.Screenshot(p.bound(), p.page)
-			if err != nil {
-				t.Fatal(err)
-			}
-			writeShot(t, fmt.Sprintf("%s-run-page-%d-%s.png", kind, v.width, v.scheme), png)
 		}
 	}
 }
