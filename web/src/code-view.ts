@@ -267,16 +267,18 @@ function fillColumn(col: HTMLElement, engine: string, all: CodeListing[], which:
   col.dataset.tier = l.tier;
   const h = document.createElement("h3");
   h.textContent = engine === "source" ? "Go source" : engine === "wasm" ? "kernels.wasm" : info(engine).title;
-  const tier = document.createElement("select");
+  // One tier is named, not offered in a select with nothing to choose.
+  const tier = document.createElement(all.length < 2 ? "span" : "select");
   tier.className = "tier";
-  all.forEach((x, i) => tier.append(new Option(x.tier, String(i), i === which, i === which)));
-  tier.disabled = all.length < 2;
-  tier.addEventListener("change", () => fillColumn(col, engine, all, Number(tier.value), time, top));
+  if (tier instanceof HTMLSelectElement) {
+    all.forEach((x, i) => tier.append(new Option(x.tier, String(i), i === which, i === which)));
+    tier.addEventListener("change", () => fillColumn(col, engine, all, Number(tier.value), time, top));
+  } else tier.textContent = all[which]?.tier ?? "";
   const stats = document.createElement("p");
   stats.className = "code-stats";
   const unit = l.kind === "source" ? "lines" : l.kind === "trace" ? "operations" : "instructions";
   stats.textContent =
-    `${l.instructions} ${unit}${l.bytes ? ` · ${l.bytes} bytes` : ""} · ${l.calls} calls (${l.recursive_calls} recursive) · ${l.back_edges} back edges` +
+    `${l.instructions} ${unit}${l.bytes ? ` · ${l.bytes} bytes` : ""} · ${count(l.calls, "call")}${l.recursive_calls ? ` (${l.recursive_calls} recursive)` : ""} · ${count(l.back_edges, "back edge")}` +
     (time !== undefined ? ` · ${duration(time)} per call` : "");
   const from = document.createElement("p");
   from.className = "muted code-from";
@@ -326,4 +328,9 @@ function fillColumn(col: HTMLElement, engine: string, all: CodeListing[], which:
     prof.textContent = l.profile.refused ? `profile: none (${l.profile.refused})` : `profile: ${l.profile.in_function} of ${l.profile.samples} samples in this code`;
   }
   col.replaceChildren(h, tier, stats, from, prof, table);
+}
+
+/** count writes a count with its noun: "1 call", "2 back edges". */
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }

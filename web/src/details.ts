@@ -37,8 +37,10 @@ export function showDetails(dialog: HTMLDialogElement, grid: Grid, r: number, en
 
   const method: [string, string][] = [];
   const calls = res.calls ?? 1;
-  const sample =
-    res.min_sample_ns === 0
+  // A cell that failed before its samples has no k to speak of.
+  const sample = !(calls > 0)
+    ? `timed samples of k calls each (k grown until a sample lasts at least ${duration(res.min_sample_ns ?? 10e6)}); this cell ended before them`
+    : res.min_sample_ns === 0
       ? `${res.runs} timed samples of one call each (no sample minimum)`
       : `${res.runs} timed samples of k = ${grouped(String(calls))} call${calls === 1 ? "" : "s"} each ` +
         `(k grown, as Go's testing.B grows b.N, until a sample lasts at least ${duration(res.min_sample_ns ?? 10e6)}; a call that long stays at k = 1; ` +
@@ -51,12 +53,12 @@ export function showDetails(dialog: HTMLDialogElement, grid: Grid, r: number, en
   if (res.where === "server") {
     method.push(
       ["how", `in a worker process of the server (killable: a crash or a time limit ends only it), the first call timed alone, ${warmup}, then ${sample}; Go's monotonic clock around each sample only`],
-      ["every call", "checked: the first value of each sample against the catalogue, the sum of all against k × the expected value"],
+      ["every call", row?.kernel.group === "custom" ? "its value compared with the row's other tiers'" : "checked: the first value of each sample against the catalogue, the sum of all against k × the expected value"],
     );
   } else {
     method.push(
       ["how", `in a fresh Web Worker: load, the first call timed alone, ${warmup}, then ${sample}; performance.now() around each sample only`],
-      ["every call", "its value compared with the catalogue's"],
+      ["every call", row?.kernel.group === "custom" ? "its value compared with the row's other tiers'" : "its value compared with the catalogue's"],
     );
   }
   method.push([
@@ -89,8 +91,11 @@ export function showDetails(dialog: HTMLDialogElement, grid: Grid, r: number, en
     const base = grid.baseline(r);
     if (x !== undefined && base) method.push(["ratio", `×${x.toFixed(3)}: this median over ${info(base).title}'s, from this same run on this machine`]);
   }
-  method.push(["value", res.value ? grouped(res.value) : "—"], ["expected", grouped(res.expected)]);
-  if (res.value) method.push(["check", res.value === res.expected ? "equal to the catalogue's (compared as exact decimal strings)" : "DIFFERENT from the catalogue's"]);
+  // A user's kernel has no catalogue value: its tiers are checked against each other.
+  const custom = row?.kernel.group === "custom";
+  method.push(["value", res.value ? grouped(res.value) : "—"]);
+  if (!custom) method.push(["expected", grouped(res.expected)]);
+  if (res.value && !custom) method.push(["check", res.value === res.expected ? "equal to the catalogue's (compared as exact decimal strings)" : "DIFFERENT from the catalogue's"]);
   method.push(["setup", `compile ${duration(res.setup.compile_ns)}, instantiate ${duration(res.setup.instantiate_ns)}${res.setup.cached ? " (compiled code from the cache)" : ""} — not in the times`]);
   if (res.note) method.push(["note", res.note]);
   if (row) method.push(["kernel", `${row.kernel.summary} — from “${row.kernel.article}”`]);

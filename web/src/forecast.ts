@@ -64,6 +64,12 @@ export function record(kernel: string, engine: string, args: number[], state: Ce
   save(s);
 }
 
+/** lastRun names the run a forecast comes from: this browser's for its own cells, the last
+ * Run from this page for the server's. */
+function lastRun(engine: string): string {
+  return engine.startsWith("browser-") ? "this browser's last run" : "the last Run from this page";
+}
+
 /** A forecast of one cell: why it is expected to fail, and arguments that ran here. */
 export interface Forecast {
   kernel: string;
@@ -84,13 +90,13 @@ export function forecast(kernel: string, engine: string, args: number[], calls: 
   const fits = o.ok && atMost(o.ok.args, args) && !atMost(args, o.ok.args) ? o.ok.args : undefined;
   if (o.failed && atMost(o.failed.args, args)) {
     const same = atMost(args, o.failed.args);
-    return { kernel, engine, fits, why: `${o.failed.failure}${same ? "" : ` at (${o.failed.args.join(", ")})`} in this browser's last run` };
+    return { kernel, engine, fits, why: `${o.failed.failure}${same ? "" : ` at (${o.failed.args.join(", ")})`} in ${lastRun(engine)}` };
   }
   if (o.ok && o.ok.ns && atMost(args, o.ok.args) && atMost(o.ok.args, args)) {
     const sampleMs = Math.max(o.ok.ns / 1e6, calls.minSampleMs);
     const ms = (calls.runs + calls.warmup) * sampleMs;
     if (ms > calls.timeoutMs) {
-      return { kernel, engine, why: `its ${calls.runs + calls.warmup} runs take about ${Math.round(ms / 1000)} s, past the ${Math.round(calls.timeoutMs / 1000)} s limit (this browser's last run)` };
+      return { kernel, engine, why: `its ${calls.runs + calls.warmup} runs take about ${Math.round(ms / 1000)} s, past the ${Math.round(calls.timeoutMs / 1000)} s limit (${lastRun(engine)})` };
     }
   }
   return undefined;

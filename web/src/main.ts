@@ -653,6 +653,9 @@ function preview(app: App): void {
 function redraw(app: App): void {
   app.grid.base = app.sel.base;
   fillBaseChoice(app);
+  // The footnote names the engine the × is taken against (a user's kernel has no native).
+  const base = app.grid.rows.map((_, r) => app.grid.baseline(r)).find((b) => b !== undefined) ?? $<HTMLSelectElement>("baseline").value;
+  $("base-name").textContent = base ? `${info(base).title}${base === app.sel.base ? " (the engine chosen above)" : ""}` : "the engine chosen above";
   app.compare?.render();
   app.jit?.render();
   renderTable($("table"), app.grid, tableHooks(app), app.sel.history ? app.history : undefined);

@@ -87,6 +87,12 @@ export async function showStoredRun(): Promise<void> {
   };
   renderTable($("table"), grid, { details: (r, e) => showDetails($<HTMLDialogElement>("details"), grid, r, e), title }, undefined);
   renderChart($("chart"), grid, undefined);
+  // Drawn at its host's width: again when the window changes it.
+  let resize: number | undefined;
+  window.addEventListener("resize", () => {
+    clearTimeout(resize);
+    resize = window.setTimeout(() => renderChart($("chart"), grid, undefined), 150);
+  });
   status.replaceChildren(...marks(run, grid));
   fill($("run-method"), methodOf(run));
   fill($("run-env"), envOf(run));
