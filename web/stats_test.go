@@ -103,3 +103,33 @@ console.log(JSON.stringify({
 		}
 	}
 }
+
+// The page chooses a row's baseline (src/stats.ts, baseline) and writes a ratio's interval
+// (src/format.ts, ratioInterval) as report.Baseline and FormatRatioInterval do, on
+// formatcases' baselines.json.
+func TestBaselineAgreesWithReport(t *testing.T) {
+	cases, err := formatcases.Baselines()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := runNode(t, cases, `const { baseline } = await import(process.env.DIR + "/stats.mjs");
+const { ratioInterval } = await import(process.env.DIR + "/format.mjs");
+console.log(JSON.stringify({
+  choices: input.choices.map((c) => baseline(c.prefer, (e) => c.timed.includes(e)) ?? ""),
+  intervals: input.intervals.map((c) => ratioInterval(c)),
+}));`, "stats", "format")
+	var got struct{ Choices, Intervals []string }
+	if err := json.Unmarshal(out, &got); err != nil || len(got.Choices) != len(cases.Choices) || len(got.Intervals) != len(cases.Intervals) {
+		t.Fatalf("node printed %q (%v)", out, err)
+	}
+	for i, c := range cases.Choices {
+		if got.Choices[i] != c.Want {
+			t.Errorf("baseline(%q, %v) = %q in stats.ts, want %q (formatcases)", c.Prefer, c.Timed, got.Choices[i], c.Want)
+		}
+	}
+	for i, c := range cases.Intervals {
+		if got.Intervals[i] != c.Text {
+			t.Errorf("ratioInterval(%v–%v, level %v) = %q in format.ts, want %q (formatcases)", c.Lo, c.Hi, c.Level, got.Intervals[i], c.Text)
+		}
+	}
+}

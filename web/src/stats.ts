@@ -322,3 +322,27 @@ export function executionsOf(cell: {
   if (cell.executions && cell.executions.length > 0) return cell.executions;
   return [{ median_ns: cell.median_ns, ci: cell.ci, runs: cell.runs, calls: cell.calls }];
 }
+
+/** The engines a row's × is taken against, in order, when the reader chose none or the
+ * chosen one has no time (report.Baselines). */
+export const BASELINES = ["native", "browser-wasm"] as const;
+
+/** baseline is the one rule for the engine a row's ratios are taken against
+ * (report.Baseline): prefer when it has a time in the row, else the first of BASELINES that
+ * has one; undefined for none. */
+export function baseline(prefer: string | undefined, timed: (engine: string) => boolean): string | undefined {
+  if (prefer && timed(prefer)) return prefer;
+  return BASELINES.find((b) => timed(b));
+}
+
+/** baseRatio is a cell's time over its row's baseline's with the interval from both cells'
+ * executions (report.BaseRatio); undefined when no ratio is written: the cell is the
+ * baseline, or either has no time. */
+export function baseRatio(
+  cell: Parameters<typeof executionsOf>[0] & { engine: string },
+  base: Parameters<typeof executionsOf>[0] & { engine: string },
+): Ratio | undefined {
+  if (cell.engine === base.engine) return undefined;
+  const r = ratioOf(executionsOf(cell), executionsOf(base));
+  return r.x > 0 ? r : undefined;
+}

@@ -167,3 +167,42 @@ func Executions() (ExecutionCases, error) {
 	}
 	return c, nil
 }
+
+//go:embed baselines.json
+var baselinesJSON []byte
+
+// BaselineChoice is a row's engines with a time (Timed), the engine the reader chose
+// (Prefer, "" for none) and the baseline its ratios are taken against ("" for none).
+type BaselineChoice struct {
+	Prefer string   `json:"prefer"`
+	Timed  []string `json:"timed"`
+	Want   string   `json:"want"`
+}
+
+// RatioInterval is a ratio's interval and its text ("" for none, level 0).
+type RatioInterval struct {
+	Lo    float64 `json:"lo"`
+	Hi    float64 `json:"hi"`
+	Level float64 `json:"level"`
+	Text  string  `json:"text"`
+}
+
+// BaselineCases are the cases of baselines.json: report.Baseline's and stats.ts baseline's
+// choice of a row's baseline, and report.FormatRatioInterval's and format.ts
+// ratioInterval's text.
+type BaselineCases struct {
+	Choices   []BaselineChoice `json:"choices"`
+	Intervals []RatioInterval  `json:"intervals"`
+}
+
+// Baselines returns the cases of baselines.json.
+func Baselines() (BaselineCases, error) {
+	var c BaselineCases
+	if err := json.Unmarshal(baselinesJSON, &c); err != nil {
+		return c, fmt.Errorf("formatcases: baselines.json: %w", err)
+	}
+	if len(c.Choices) == 0 || len(c.Intervals) == 0 {
+		return c, fmt.Errorf("formatcases: baselines.json lacks a kind of case")
+	}
+	return c, nil
+}
