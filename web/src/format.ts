@@ -1,6 +1,6 @@
 // Number formatting for cells, the chart and Markdown.
 
-import { type Interval, spread } from "./stats";
+import type { Interval } from "./stats";
 
 /** A duration in ns as people read it: "812 ns", "4.56 µs", "7.89 ms", "1.23 s". */
 export function duration(ns: number): string {
@@ -55,15 +55,16 @@ export function span(lo: number, hi: number): string {
 }
 
 /**
- * interval writes a median's 95% interval as a cell shows it: its half-width ("±2.1%",
- * spread) when it reaches about as far on both sides and less than the median itself,
- * else its ends ("1.2–3.4 ms"): a lopsided or a huge interval is not a ± of anything.
+ * interval writes a median's 95% interval as a cell shows it: its half-width (half, as
+ * stats.spread writes it: "±2.1%") when it reaches about as far on both sides and less than
+ * the median itself, else its ends ("1.2–3.4 ms"): a lopsided or a huge interval is not a ±
+ * of anything.
  */
-export function interval(med: number, ci: Interval | undefined): string {
-  if (!ci || !(med > 0)) return spread(med, ci);
+export function interval(med: number, ci: Interval | undefined, half: string): string {
+  if (!ci || !(med > 0)) return half;
   const below = med - ci.lo_ns;
   const above = ci.hi_ns - med;
   const far = Math.max(below, above);
   const lopsided = far > 0.05 * med && far > 2 * Math.min(below, above);
-  return far < med && !lopsided ? spread(med, ci) : span(ci.lo_ns, ci.hi_ns);
+  return far < med && !lopsided ? half : span(ci.lo_ns, ci.hi_ns);
 }

@@ -2,7 +2,7 @@
 
 import type { CellState } from "./cells";
 import { duration, interval, ratio } from "./format";
-import { wide } from "./stats";
+import { spread, wide } from "./stats";
 import { info } from "./engines";
 import { type Grid, medianText } from "./results";
 import { type HistoryRow, shown } from "./history";
@@ -177,7 +177,7 @@ function fillCell(td: HTMLTableCellElement, grid: Grid, r: number, engine: strin
         // One figure: the median, its interval and its ×; k, min–max and the first call
         // are in the details.
         const isWide = wide(res.median_ns, res.ci);
-        const sp = el("span", isWide ? "spread wide" : "spread", ` ${interval(res.median_ns, res.ci)}`);
+        const sp = el("span", isWide ? "spread wide" : "spread", ` ${interval(res.median_ns, res.ci, spread(res.median_ns, res.ci))}`);
         sp.title = res.ci
           ? `95% confidence interval of the median: ${duration(res.ci.lo_ns)} – ${duration(res.ci.hi_ns)}${isWide ? " (wider than ±5%: read with care)" : ""}`
           : "too few samples for a 95% interval (6 needed)";
