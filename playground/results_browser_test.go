@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -61,6 +62,15 @@ func testBrowserCellsStored(t *testing.T, kind headless.Kind) {
 	if status, _ := p.text("#status"); !strings.Contains(status, "with this browser's cells") {
 		t.Errorf("the status %q does not say the browser's cells were stored", status)
 	}
+	// The lessons above the table and the summary row: browser wasm read against native.
+	lessons, err := evalAs[[]string](p, `[...document.querySelectorAll("#lessons li")].map((li) => li.dataset.engine + " " + li.dataset.against + ": " + li.textContent)`)
+	if err != nil || !slices.ContainsFunc(lessons, func(l string) bool { return strings.HasPrefix(l, "browser-wasm native: ") }) {
+		t.Errorf("the lessons %q (%v), want browser wasm read against native", lessons, err)
+	}
+	summary, _ := p.text(`#results-table tfoot tr.summary td[data-engine="browser-wasm"] .ratio`)
+	if !strings.HasPrefix(summary, "×") {
+		t.Errorf("the summary row's browser wasm reads %q, want its geometric mean of ×", summary)
+	}
 	runID, _ := strconv.ParseInt(id, 10, 64)
 	run, err := store.Get(ctx, runID)
 	if err != nil {
@@ -88,6 +98,11 @@ func testBrowserCellsStored(t *testing.T, kind headless.Kind) {
 	for _, e := range []string{"native", "browser-wasm"} {
 		p.waitFor(`document.querySelector('#results-table th[data-engine="`+e+`"]') !== null && document.querySelector('#results-table tr[data-kernel="ack"] td[data-engine="`+e+`"][data-state="done"] .median') !== null`,
 			5*time.Second, "the run page's "+e+" column")
+	}
+	// The same lessons and summary, drawn by the same code.
+	p.waitFor(`document.querySelectorAll("#lessons li").length === `+strconv.Itoa(len(lessons)), 10*time.Second, "the run page's lessons")
+	if again, _ := p.text(`#results-table tfoot tr.summary td[data-engine="browser-wasm"] .ratio`); again != summary {
+		t.Errorf("the run page's summary of browser wasm %q, the page's %q", again, summary)
 	}
 	if head, _ := p.text(`#results-table th[data-engine="browser-wasm"]`); !strings.Contains(head, name) {
 		t.Errorf("the browser column is headed %q, want it named after %s", head, name)

@@ -25,6 +25,7 @@ import { CompareView } from "./compare";
 import { JITView } from "./jit";
 import { type ResultsTab, mountResults } from "./results-tab";
 import { mountWarmup } from "./warmup";
+import { renderLessons } from "./lessons";
 import { BROWSER_ENGINES, type Catalogue, type Kernel, type Limit } from "./types";
 
 const $ = <T extends HTMLElement>(id: string): T => {
@@ -112,7 +113,9 @@ async function start(): Promise<void> {
     clearTimeout(resize);
     resize = window.setTimeout(() => renderChart($("chart"), app.grid, app.sel.history ? app.history : undefined), 150);
   });
+  // The articles' figures: their rows when asked for, their claims beside the lessons always.
   if (sel.history) await loadHistory(app);
+  else void loadHistory(app).then(() => { if (!app.running) redraw(app); });
   mountCodeView(() => app.cat.engines);
   document.body.dataset.ready = "1";
   if (new URLSearchParams(location.search).get("run") === "1") {
@@ -659,6 +662,7 @@ function redraw(app: App): void {
   app.compare?.render();
   app.jit?.render();
   renderTable($("table"), app.grid, tableHooks(app), app.sel.history ? app.history : undefined);
+  renderLessons($("lessons"), app.grid, app.history);
   renderChart($("chart"), app.grid, app.sel.history ? app.history : undefined);
 }
 
@@ -750,6 +754,7 @@ async function runAll(app: App, skipped?: Set<string>): Promise<void> {
       doc.at = Date.now();
       doc.save();
       updateRow(host, grid, r, hooks);
+      renderLessons($("lessons"), grid, app.history);
       renderChart($("chart"), grid, app.sel.history ? app.history : undefined);
       bar.show(n, total, timeLeft(forecasts.slice(n)));
       await timedOutAsk(app, grid, r, engine, outcome, skip, bar);

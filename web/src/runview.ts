@@ -2,10 +2,12 @@
 // table, cells, chart and details, drawn by the same code from GET /api/results/N — with its
 // method, its environment and a link that opens its selection in the playground.
 
-import { fetchCatalogue } from "./api";
+import { fetchCatalogue, fetchHistory } from "./api";
 import { type CellState, isBrowserEngine } from "./cells";
 import { renderChart } from "./chart";
 import { showDetails } from "./details";
+import { normalize } from "./history";
+import { renderLessons } from "./lessons";
 import { info, order } from "./engines";
 import { duration, label } from "./format";
 import { Grid, type Row } from "./results";
@@ -86,6 +88,9 @@ export async function showStoredRun(): Promise<void> {
     return isBrowserEngine(e) && by ? `${info(e).title} (${by})` : info(e).title;
   };
   renderTable($("table"), grid, { details: (r, e) => showDetails($<HTMLDialogElement>("details"), grid, r, e), title }, undefined);
+  // The articles' claims beside the lessons: without them, the lessons alone.
+  renderLessons($("lessons"), grid, undefined);
+  void fetchHistory().then((h) => renderLessons($("lessons"), grid, normalize(h)), () => {});
   renderChart($("chart"), grid, undefined);
   // Drawn at its host's width: again when the window changes it.
   let resize: number | undefined;

@@ -1,7 +1,8 @@
 // The results table, shaped like the articles' tables: kernels as rows, engines as columns.
 
 import type { CellState } from "./cells";
-import { duration, interval, ratio } from "./format";
+import { duration, interval, ratio, ratioInterval } from "./format";
+import { summary } from "./lessons";
 import { spread, wide } from "./stats";
 import { info } from "./engines";
 import { type Grid, medianText } from "./results";
@@ -111,7 +112,41 @@ export function renderTable(host: HTMLElement, grid: Grid, hooks: TableHooks, hi
       }
     }
   }
+  fillSummary(table, grid);
   host.replaceChildren(table);
+}
+
+/**
+ * fillSummary writes the table's last row: each engine's geometric mean of × over the
+ * kernels run, with its interval (lessons.summary), as JetStream gives one score; none
+ * for a table of one kernel, whose × says it already.
+ */
+function fillSummary(table: HTMLTableElement, grid: Grid): void {
+  table.tFoot?.remove();
+  if (grid.rows.length < 2) return;
+  const sums = summary(grid);
+  if (sums.size === 0) return;
+  const tr = table.createTFoot().insertRow();
+  tr.className = "summary";
+  const th = el("th", "rowhead");
+  th.scope = "row";
+  th.append(el("span", undefined, "geometric mean of ×"), el("small", undefined, "over the kernels each engine ran"));
+  tr.append(th);
+  const bases = new Set(grid.rows.map((_, r) => grid.baseline(r)));
+  for (const e of grid.engines) {
+    const td = tr.insertCell();
+    td.dataset.engine = e;
+    td.dataset.label = info(e).title;
+    td.className = "cell";
+    const s = sums.get(e);
+    if (s) {
+      const iv = ratioInterval(s.r);
+      td.append(el("span", "ratio", ratio(s.r.x)));
+      if (iv) td.append(el("span", "spread", iv));
+      if (s.rows < grid.rows.length) td.append(el("span", "incomplete", `${s.rows} of ${grid.rows.length} kernels`));
+      td.title = `${info(e).title}: the geometric mean of its × over ${s.rows} kernel${s.rows === 1 ? "" : "s"}${iv ? `, 95% interval ${iv}` : ", no interval (a cell measured in one process)"}`;
+    } else if (bases.has(e)) td.append(el("span", "ratio base", "×1"));
+  }
 }
 
 /** updateRow redraws one row's cells (a cell's change can move its row's ratios). */
@@ -122,6 +157,8 @@ export function updateRow(host: HTMLElement, grid: Grid, r: number, hooks: Table
     const td = tr.querySelector<HTMLTableCellElement>(`td[data-engine="${CSS.escape(e)}"]`);
     if (td) fillCell(td, grid, r, e, hooks);
   }
+  const table = host.querySelector<HTMLTableElement>("table");
+  if (table) fillSummary(table, grid);
 }
 
 function fillCell(td: HTMLTableCellElement, grid: Grid, r: number, engine: string, hooks: TableHooks): void {
@@ -184,8 +221,13 @@ function fillCell(td: HTMLTableCellElement, grid: Grid, r: number, engine: strin
         parts.push(med, sp);
         // A user's kernel: the value it returned (the tiers must agree).
         if (grid.rows[r]?.kernel.group === "custom") parts.push(el("span", "value", `returned ${res.value}`));
-        const x = grid.ratio(r, engine);
-        if (x !== undefined) parts.push(el("span", "ratio", ratio(x)));
+        const x = grid.ratioWithInterval(r, engine);
+        if (x !== undefined) {
+          const xs = el("span", "ratio", ratio(x.x));
+          xs.title = ratioInterval(x) ? `95% interval of the ratio: ${ratioInterval(x)}, from both cells' processes` : "no interval: a cell measured in one process";
+          parts.push(xs);
+          if (ratioInterval(x)) parts.push(el("span", "ratio-ci", ratioInterval(x)));
+        }
         else if (grid.baseline(r) === engine) parts.push(el("span", "ratio base", "×1"));
         if (res.noise?.busy) {
           const b = el("span", "busy", "busy");
