@@ -101,3 +101,39 @@ func testPageWarmupView(t *testing.T, kind headless.Kind) {
 		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 	}
 }
+
+// TestWarmupTabInPlaceInChromium: the Warm-up tab is a tab like the others: it shows its
+// view in the page's place without a reload (its URL with it), and the articles' tab gives
+// the page back, its selection's URL with it; the classes are explained beside the view.
+func TestWarmupTabInPlaceInChromium(t *testing.T) { testWarmupTabInPlace(t, headless.Chromium) }
+
+// TestWarmupTabInPlaceInFirefox takes the same steps in headless Firefox.
+func TestWarmupTabInPlaceInFirefox(t *testing.T) { testWarmupTabInPlace(t, headless.Firefox) }
+
+func testWarmupTabInPlace(t *testing.T, kind headless.Kind) {
+	t.Parallel()
+	p := newFullPage(t, kind, 1366)
+	p.open("k=fib_rec&fib_rec.n=20&e=native")
+	if err := p.eval(`window.stayed = 1`, nil); err != nil {
+		t.Fatal(err)
+	}
+	p.click("#tab-warmup")
+	p.waitFor(`document.querySelector("#warmup-view") !== null && !document.querySelector("#warmup-view").hidden && document.getElementById("controls").hidden`, 10*time.Second, "the Warm-up view in the page's place")
+	if tag, _ := evalAs[string](p.browserPage, `document.getElementById("tab-warmup").tagName`); tag != "BUTTON" {
+		t.Errorf("the Warm-up tab is a %s, want a button as the other tabs", tag)
+	}
+	if legend, _ := evalAs[string](p.browserPage, `document.querySelector("#warmup-view .warmup-legend")?.textContent ?? ""`); !strings.Contains(legend, "bad inconsistent") {
+		t.Errorf("the view's legend %q does not explain the classes", legend)
+	}
+	if q, _ := evalAs[string](p.browserPage, `location.search`); !strings.Contains(q, "view=warmup") {
+		t.Errorf("the URL %q in the Warm-up view, want view=warmup", q)
+	}
+	p.click("#tab-articles")
+	p.waitFor(`!document.getElementById("controls").hidden && document.querySelector("#warmup-view").hidden`, 10*time.Second, "the page given back")
+	if stayed, _ := evalAs[bool](p.browserPage, `window.stayed === 1`); !stayed {
+		t.Errorf("the page reloaded between the tabs")
+	}
+	if q, _ := evalAs[string](p.browserPage, `location.search`); !strings.Contains(q, "k=fib_rec") || strings.Contains(q, "view=warmup") {
+		t.Errorf("the URL %q back on the articles' tab, want its selection", q)
+	}
+}

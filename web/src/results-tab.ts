@@ -73,10 +73,18 @@ interface Side {
   failure?: string;
 }
 
+/** One side of a comparison: a stored run, its cells without their samples. */
+interface ComparedRun {
+  id: number;
+  created: string;
+  source: string;
+  report?: { results?: { engine: string; noise?: { busy?: boolean } }[] };
+}
+
 /** GET /api/results/compare (report.Comparison inside). */
 interface Compared {
-  old: { id: number; created: string; source: string };
-  new: { id: number; created: string; source: string };
+  old: ComparedRun;
+  new: ComparedRun;
   comparison: { changes: { label: string; engine: string; old: Side; new: Side; delta: number; p: number; significant: boolean; note?: string }[]; alpha: number };
 }
 
@@ -321,20 +329,43 @@ export function mountResults(cat: Catalogue): ResultsTab | undefined {
     }
     const oldName = `run ${c.old.id}`;
     const newName = `run ${c.new.id}`;
+    // The comparison is part of the tab's state: a link opens it again.
+    const q = new URLSearchParams(location.hash.slice(location.hash.indexOf("?") + 1));
+    q.set("compare", `${a},${b}`);
+    history.replaceState(null, "", `${location.pathname}${location.search}#results?${q}`);
+    const busy = (run: ComparedRun, engine: string): boolean => (run.report?.results ?? []).some((r) => r.engine === engine && r.noise?.busy);
     const table = el("table", "results compare");
     table.id = "stored-compare-table";
     const hr = table.createTHead().insertRow();
     for (const h of ["kernel", "engine", oldName, newName, "change", "p"]) hr.append(el("th", undefined, h));
     const side = (s: Side): string => s.failure ?? (s.samples ? duration(s.median_ns) : "–");
+    let busyRows = 0;
     for (const ch of c.comparison.changes) {
       const tr = table.createTBody().insertRow();
       tr.dataset.significant = ch.significant ? "1" : "0";
-      const verdict = ch.note ?? (ch.significant ? `${ch.delta >= 0 ? "+" : "−"}${Math.abs(ch.delta * 100).toFixed(1)}%` : `~ no significant difference (p=${ch.p.toFixed(3)})`);
-      tr.append(el("td", undefined, ch.label), el("td", undefined, ch.engine), el("td", undefined, side(ch.old)), el("td", undefined, side(ch.new)));
-      tr.append(el("td", ch.significant ? "change significant" : "change", verdict), el("td", undefined, ch.p.toFixed(3)));
+      const onBusy = busy(c.old, ch.engine) || busy(c.new, ch.engine);
+      if (onBusy) busyRows++;
+      const verdict = ch.note ?? (ch.significant ? `${ch.delta >= 0 ? "+" : "−"}${Math.abs(ch.delta * 100).toFixed(1)}% ${ch.delta >= 0 ? "slower" : "faster"}` : `~ no significant difference (p=${ch.p.toFixed(3)})`);
+      const engine = el("td", undefined, info(ch.engine).title);
+      engine.title = ch.engine;
+      tr.append(el("td", undefined, ch.label), engine, el("td", undefined, side(ch.old)), el("td", undefined, side(ch.new)));
+      const change = el("td", ch.significant ? `change significant ${ch.delta >= 0 ? "slower" : "faster"}` : "change", verdict);
+      if (onBusy && ch.significant) change.append(el("span", "busy", " (busy machine)"));
+      tr.append(change, el("td", undefined, ch.p.toFixed(3)));
+    }
+    const notes: HTMLElement[] = [];
+    if (busyRows > 0) {
+      notes.push(
+        el(
+          "p",
+          "warn small",
+          `${busyRows} of ${c.comparison.changes.length} cells were measured on a busy machine in one run or both: a change there may be the machine's load, not the code's. Compare runs measured on a quiet machine before reading one.`,
+        ),
+      );
     }
     compareOut.replaceChildren(
       el("h3", undefined, `Change per cell: ${oldName} → ${newName}`),
+      ...notes,
       table,
       el("p", "muted small", `A change is reported when the Mann–Whitney U test's p is below α = ${c.comparison.alpha}, as benchstat and wasmgap results compare decide it; runs on different machines differ by more than their code.`),
     );
@@ -352,6 +383,8 @@ export function mountResults(cat: Catalogue): ResultsTab | undefined {
     const trend = q.get("trend");
     if (trend) trendSel.append(new Option(trend, trend)), (trendSel.value = trend);
     show(true);
+    const ids = (q.get("compare") ?? "").split(",").map(Number).filter((n) => Number.isInteger(n) && n > 0);
+    if (ids.length === 2) void compare(ids);
   }
 
   return {

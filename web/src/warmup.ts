@@ -105,41 +105,63 @@ export function words(x: Execution): string {
   return `${x.class}, steady after ${thousands(x.steady_calls)} calls, ${millis(x.steady_after_ns)}`;
 }
 
-/** mountWarmup adds the Warm-up tab; with ?view=warmup the page shows the view alone. */
+/** The page's sections the Warm-up view takes the place of. */
+const OTHER_SECTIONS = ["controls", "form", "results", "custom", "stored"];
+
+/**
+ * mountWarmup adds the Warm-up tab, a tab like the others: it shows the view in the page's
+ * place (?view=warmup in the URL, so that a link opens it), and another tab gives the page
+ * back as it was, its selection's URL with it.
+ */
 export function mountWarmup(cat: Catalogue): void {
   const tabs = document.getElementById("tabs");
   const q = new URLSearchParams(location.search);
-  const on = q.get("view") === "warmup";
+  let section: HTMLElement | undefined;
+  let before: { url: string; hidden: Map<HTMLElement, boolean> } | undefined;
+  const tab = el("button", undefined, "Warm-up");
+  tab.type = "button";
+  tab.id = "tab-warmup";
+  tab.setAttribute("role", "tab");
+  tab.setAttribute("aria-selected", "false");
+  const open = (query: URLSearchParams): void => {
+    if (before) return;
+    const others = OTHER_SECTIONS.map((id) => document.getElementById(id)).filter((e): e is HTMLElement => e !== null);
+    before = { url: location.pathname + location.search + location.hash, hidden: new Map(others.map((e) => [e, e.hidden])) };
+    for (const e of others) e.hidden = true;
+    for (const b of tabs?.querySelectorAll<HTMLElement>("[role=tab]") ?? []) b.setAttribute("aria-selected", String(b === tab));
+    if (!section) {
+      section = el("section", "card");
+      section.id = "warmup-view";
+      section.setAttribute("aria-label", "warm-up");
+      section.style.gridColumn = "1 / -1";
+      const anchor = document.getElementById("results");
+      if (anchor?.parentElement) anchor.parentElement.insertBefore(section, anchor);
+      else document.body.append(section);
+      buildView(section, cat, query);
+    } else {
+      section.hidden = false;
+      history.replaceState(null, "", `?${section.dataset.query ?? "view=warmup"}`);
+    }
+    document.body.dataset.tab = "warmup";
+  };
+  const close = (): void => {
+    if (!before || !section) return;
+    section.dataset.query = location.search.slice(1);
+    section.hidden = true;
+    for (const [e, h] of before.hidden) e.hidden = h;
+    tab.setAttribute("aria-selected", "false");
+    history.replaceState(null, "", before.url.includes("view=warmup") ? location.pathname : before.url);
+    before = undefined;
+  };
   if (tabs) {
     tabs.hidden = false;
-    const link = el("a", "tab", "Warm-up");
-    link.id = "tab-warmup";
-    link.setAttribute("role", "tab");
-    link.setAttribute("aria-selected", String(on));
-    link.href = on ? location.pathname : `?view=warmup`;
     if (!cat.panels["custom"]) document.getElementById("tab-custom")?.setAttribute("hidden", "");
-    tabs.append(link);
-    if (on) {
-      // The other tabs are views of the tables: back to the page without the view.
-      for (const b of tabs.querySelectorAll<HTMLElement>("button[role=tab]")) {
-        b.setAttribute("aria-selected", "false");
-        b.addEventListener("click", () => location.assign(location.pathname));
-      }
-    }
+    // Before the other tabs' own handlers: the page is given back first, then their view.
+    for (const b of tabs.querySelectorAll<HTMLElement>("button[role=tab]")) b.addEventListener("click", close, { capture: true });
+    tabs.append(tab);
+    tab.onclick = () => open(new URLSearchParams());
   }
-  if (!on) return;
-  for (const id of ["controls", "form", "results", "custom", "stored"]) {
-    const e = document.getElementById(id);
-    if (e) e.hidden = true;
-  }
-  const section = el("section", "card");
-  section.id = "warmup-view";
-  section.setAttribute("aria-label", "warm-up");
-  section.style.gridColumn = "1 / -1";
-  const anchor = document.getElementById("results");
-  if (anchor?.parentElement) anchor.parentElement.insertBefore(section, anchor);
-  else document.body.append(section);
-  buildView(section, cat, q);
+  if (q.get("view") === "warmup") open(q);
 }
 
 function buildView(section: HTMLElement, cat: Catalogue, q: URLSearchParams): void {
@@ -226,6 +248,7 @@ function buildView(section: HTMLElement, cat: Catalogue, q: URLSearchParams): vo
       "Each execution is a fresh process on the server; every call is timed inside its runtime from the first. " +
         "Changepoints by PELT (penalty 15·ln n) on each series; an execution is flat, a warm-up, a slowdown or has no steady state, as in Barrett et al., “Virtual Machine Warmup Blows Hot and Cold” (OOPSLA 2017).",
     ),
+    legend(),
     bar,
     engineBoxes,
     status,
@@ -318,6 +341,29 @@ function buildView(section: HTMLElement, cat: Catalogue, q: URLSearchParams): vo
   if (q.get("run") === "warmup") runBtn.click(); // a link that runs the study at once
 }
 
+/** legend says what the classes mean, as Barrett et al. define them, and what a busy
+ * machine does to them. */
+function legend(): HTMLElement {
+  const d = el("details", "warmup-legend small");
+  d.append(el("summary", undefined, "What the classes mean"));
+  const dl = el("dl", "pairs");
+  for (const [k, v] of [
+    ["flat", "no change of level that matters: the first calls run as the last"],
+    ["warm-up", "the steady state is faster than every earlier level: a JIT's tiers, caches filling"],
+    ["slowdown", "the steady state is slower than an earlier level: a tier given up, a collector's growing heap"],
+    ["no steady state", "the last change of level comes too late for what follows it to be called steady"],
+    ["consistent", "every execution of the engine (each a fresh process) has the same class"],
+    ["good inconsistent", "the executions differ, but each is flat or a warm-up"],
+    ["bad inconsistent", "the executions differ, and one is a slowdown or has no steady state"],
+    ["changepoints", "the ticks along each plot's top: where PELT cuts the series; the thick line marks where the steady state starts"],
+    ["a busy machine", "other processes' load shows as slowdowns and steps that are the machine's, not the engine's: read a study run beside other work with care"],
+  ] as const) {
+    dl.append(el("dt", undefined, k), el("dd", undefined, v));
+  }
+  d.append(dl);
+  return d;
+}
+
 /** describe is the line above the plots: the study and its method. */
 function describe(r: WarmupReport): string {
   const c = r.method.collection;
@@ -329,6 +375,9 @@ export function renderWarmup(host: HTMLElement, r: WarmupReport): void {
   host.replaceChildren();
   for (const e of r.engines) host.append(plotEngine(e));
 }
+
+/** Past this many changepoints in an execution, none is drawn (the words give the count). */
+const MAX_MARKED_CHANGEPOINTS = 12;
 
 const W = 340;
 const H = 170;
@@ -363,8 +412,11 @@ function plotEngine(e: EngineResult): HTMLElement {
     const x = (i: number): number => PAD.left + (i / Math.max(1, n - 1)) * (W - PAD.left - PAD.right);
     const y = (t: number): number => PAD.top + (1 - (Math.log10(t) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * (H - PAD.top - PAD.bottom);
     // The log axis: a tick and label at every power of ten inside the range, and at its ends.
-    const ticks = new Set<number>([lo, hi]);
-    for (let p = Math.ceil(Math.log10(lo)); p <= Math.floor(Math.log10(hi)); p++) ticks.add(10 ** p);
+    const all = [lo, hi];
+    for (let p = Math.ceil(Math.log10(lo)); p <= Math.floor(Math.log10(hi)); p++) all.push(10 ** p);
+    // Labels 12 px apart at least: the powers of ten first, an end only where it has room.
+    const ticks: number[] = [];
+    for (const t of [...all.slice(2), lo, hi]) if (ticks.every((u) => Math.abs(y(u) - y(t)) >= 12)) ticks.push(t);
     for (const t of ticks) {
       plot.append(svg("line", { x1: PAD.left, x2: W - PAD.right, y1: y(t), y2: y(t), stroke: "currentColor", "stroke-opacity": 0.12 }));
       const lab = svg("text", { x: PAD.left - 4, y: y(t) + 3, "text-anchor": "end", "font-size": 9, fill: "currentColor" });
@@ -390,8 +442,13 @@ function plotEngine(e: EngineResult): HTMLElement {
         pts.push(`${x(a).toFixed(1)},${y(Math.max(v, lo)).toFixed(1)}`);
       }
       plot.append(svg("polyline", { points: pts.join(" "), fill: "none", stroke: color, "stroke-width": 1, "stroke-opacity": 0.8, class: "warmup-series" }));
-      for (const cp of run.analysis?.changepoints ?? []) {
-        plot.append(svg("line", { x1: x(cp), x2: x(cp), y1: PAD.top, y2: H - PAD.bottom, stroke: color, "stroke-dasharray": "2 2", "stroke-opacity": 0.7, class: "warmup-changepoint" }));
+      // Changepoints as light ticks along the top, not lines across the series; a series
+      // cut in many places is said in words below instead.
+      const cps = run.analysis?.changepoints ?? [];
+      if (cps.length <= MAX_MARKED_CHANGEPOINTS) {
+        for (const cp of cps) {
+          plot.append(svg("line", { x1: x(cp), x2: x(cp), y1: PAD.top, y2: PAD.top + 10, stroke: color, "stroke-opacity": 0.5, class: "warmup-changepoint" }));
+        }
       }
       const s = run.analysis?.steady_start ?? -1;
       if (s > 0) {
@@ -412,7 +469,8 @@ function plotEngine(e: EngineResult): HTMLElement {
       const steady = x.steady_start >= 0 ? `, median ${duration(x.steady_median_ns)}` : "";
       const load = run.setup && (run.setup.compile_ns > 0 || run.setup.instantiate_ns > 0)
         ? `, load: compile ${duration(run.setup.compile_ns)}, instantiate ${duration(run.setup.instantiate_ns)}` : "";
-      li.textContent = `${words(x)}${steady}; first ${duration(x.first_ns)}, first 10 ${duration(x.early_ns)}, worst 4 ${duration(x.worst_ns)}, average ${duration(x.average_ns)} (${thousands(x.samples)} samples, ${run.timer}${load})`;
+      const cps = x.changepoints.length > MAX_MARKED_CHANGEPOINTS ? `, ${x.changepoints.length} changepoints (not drawn)` : "";
+      li.textContent = `${words(x)}${steady}${cps}; first ${duration(x.first_ns)}, first 10 ${duration(x.early_ns)}, worst 4 ${duration(x.worst_ns)}, average ${duration(x.average_ns)} (${thousands(x.samples)} samples, ${run.timer}${load})`;
     }
     li.className = "warmup-words";
     list.append(li);
