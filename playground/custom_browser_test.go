@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -132,8 +131,8 @@ func testCustomKernel(t *testing.T, kind headless.Kind) {
 	}
 	// min_sample_ms = 0 reaches the server's runs of a user kernel: one call per sample.
 	for _, e := range []string{"wazero-compiler", "wazero-interpreter"} {
-		if got := p.cell(dice, e); !strings.Contains(got.Text, "k = 1") {
-			t.Errorf("Dice on %s with min_sample_ms = 0: %q, want k = 1", e, got.Text)
+		if got := p.cell(dice, e); got.Calls != "1" {
+			t.Errorf("Dice on %s with min_sample_ms = 0: %+v, want k = 1", e, got)
 		}
 	}
 	// A mismatch and a wrong result read alike in the table ("wrong value"); the whole
@@ -215,19 +214,17 @@ func Warming(n int) int64 {
 }
 `
 
-// sampleOf reads a done cell's k (calls a sample, 1 when the cell says "k = 1") and its
-// median time per call in ns; a cell that is not done fails the test.
+// sampleOf reads a done cell's k (calls a sample, as its details give it) and its median
+// time per call in ns; a cell that is not done fails the test.
 func (p *browserPage) sampleOf(kernel, engine string) (k int, medianNs float64) {
 	p.t.Helper()
 	got := p.cell(kernel, engine)
 	if got.State != "done" {
 		p.t.Fatalf("%s on %s: %+v, want a done cell", kernel, engine, got)
 	}
-	k = 1
-	if m := regexp.MustCompile(`k = ([\d,]+) calls a sample`).FindStringSubmatch(got.Text); m != nil {
-		k, _ = strconv.Atoi(strings.ReplaceAll(m[1], ",", ""))
-	} else if !strings.Contains(got.Text, "k = 1") {
-		p.t.Fatalf("%s on %s: %q names no k", kernel, engine, got.Text)
+	k, err := strconv.Atoi(got.Calls)
+	if err != nil || k < 1 {
+		p.t.Fatalf("%s on %s: %+v names no k", kernel, engine, got)
 	}
 	median, err := evalAs[float64](p, fmt.Sprintf(`Number(document.querySelector('#results-table tr[data-kernel=%q] td[data-engine=%q] .median').dataset.ns)`, kernel, engine))
 	if err != nil || median <= 0 {

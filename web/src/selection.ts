@@ -36,6 +36,14 @@ const DEFAULT_ENGINES = ["native", "wazero-compiler", "wazero-interpreter", "bro
  */
 export const FIRST_SIZES: Record<string, Record<string, number>> = { fib_rec: { n: 25 } };
 
+/**
+ * FIRST_WARMUP_MS is the first Run's warm-up minimum, in ms: each server cell runs in
+ * several worker processes, each warmed up apart, so the method's 500 ms (wasmgap bench's)
+ * would be most of the first Run; 200 ms of fib_rec(25) is hundreds of calls, past the
+ * JITs' tiering up. A link's warmup_ms, or the field, sets any other.
+ */
+export const FIRST_WARMUP_MS = 200;
+
 /** articleArgs is every kernel's arguments at the articles' sizes (the catalogue's defaults). */
 export function articleArgs(cat: Catalogue): Selection["args"] {
   const args: Selection["args"] = {};
@@ -66,7 +74,7 @@ export function defaults(cat: Catalogue, browserEngines: readonly string[]): Sel
     runs: String(cat.runs.default),
     warmup: String(cat.warmup.default),
     min_sample_ms: String(cat.min_sample_ms.default),
-    warmup_ms: String(cat.warmup_ms.default),
+    warmup_ms: String(Math.min(cat.warmup_ms.max, Math.max(cat.warmup_ms.min, FIRST_WARMUP_MS))),
     history: false,
     base: "native",
     limit_s: String(Math.round(cat.timeout_ns / 1e9)),

@@ -241,6 +241,9 @@ function fillCell(td: HTMLTableCellElement, grid: Grid, r: number, engine: strin
         }
       }
       td.dataset.value = res.value;
+      // k and the first call are in the details; the cell keeps them for scripts and tests.
+      td.dataset.calls = String(res.calls ?? 1);
+      if (res.first_ns !== undefined) td.dataset.firstNs = String(res.first_ns);
       td.tabIndex = 0;
       td.setAttribute("role", "button");
       td.title = res.failure ? `${res.failure.split("\n")[0]} (click for the method, the environment and the whole text)` : "method and environment";
