@@ -187,22 +187,17 @@ func (st *loopStream) eof() error {
 	if st.sse != nil {
 		return errStreamEnded
 	}
-	return fmt.Errorf("websocket: close 1006 (abnormal closure): unexpected EOF")
+	return errWSEOF
 }
 
 // reply writes a control frame to the server (a pong, the close), masked as a client's must
 // be. Control frames are small: one that does not fit the socket's send buffer at once is
 // an error.
 func (st *loopStream) reply(opcode byte, payload []byte) error {
-	var f [6 + 125]byte
-	f[0] = 0x80 | opcode
-	f[1] = 0x80 | byte(len(payload))
-	// A zero masking key: RFC 6455 asks for an unpredictable one against proxies that
-	// cache, which a load generator talking to its own server does not need.
-	n := 6 + copy(f[6:], payload)
-	w, err := rawWrite(st.fd, f[:n])
-	if err == nil && w < n {
-		err = fmt.Errorf("%d of %d bytes written", w, n)
+	f := wsClientFrame(opcode, payload)
+	w, err := rawWrite(st.fd, f)
+	if err == nil && w < len(f) {
+		err = fmt.Errorf("%d of %d bytes written", w, len(f))
 	}
 	if err != nil {
 		return fmt.Errorf("write WebSocket control frame %d: %w", opcode, err)

@@ -132,7 +132,6 @@ type wsParser struct {
 	// ctl is a control frame's payload when it spans pieces.
 	ctl    [125]byte
 	ctlLen int
-	wsmsg  wsMessage
 }
 
 // WebSocket opcodes.
@@ -182,7 +181,7 @@ func (p *wsParser) feed(s *subscriber, data []byte, onEvent func(event), reply f
 		// A data frame: in place when the message is this one piece, else gathered.
 		if whole && p.fin && p.msg == nil && !p.tooLong && p.read == uint64(len(chunk)) && len(chunk) <= maxFrame {
 			p.inFrame, p.inMsg = false, false
-			if err := s.wsMessageFrame(chunk, false, onEvent, reply, &p.wsmsg); err != nil {
+			if err := s.t.proto.frame(s, chunk, false, onEvent, reply); err != nil {
 				return err
 			}
 			continue
@@ -209,7 +208,7 @@ func (p *wsParser) feed(s *subscriber, data []byte, onEvent func(event), reply f
 		if p.msg != nil {
 			b = p.msg[:p.msgLen]
 		}
-		err := s.wsMessageFrame(b, p.tooLong, onEvent, reply, &p.wsmsg)
+		err := s.t.proto.frame(s, b, p.tooLong, onEvent, reply)
 		p.releaseMsg()
 		p.tooLong, p.inMsg = false, false
 		if err != nil {

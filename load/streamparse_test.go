@@ -14,7 +14,7 @@ import (
 const testToken = "lt-test-"
 
 func testSubscriber() *subscriber {
-	return &subscriber{t: &streamTarget{token: []byte(testToken)}}
+	return &subscriber{t: &streamTarget{token: []byte(testToken), proto: chatProtocol{}}}
 }
 
 // splits feeds stream to feed whole, in two pieces split at every byte boundary, and a byte at

@@ -38,9 +38,10 @@ import (
 //     time over the broadcasts and their drain, per message; resident memory with every
 //     receiver in and idle, less before the first login, per receiver; the time to log
 //     every receiver in.
-//   - Churn: -churn connections per second for -churn-time, each a WebSocket that logs in,
-//     waits for the server's first answer (the chat's welcome, Centrifugo's connect reply)
-//     and closes; the errors and the connect time's p99.
+//   - Churn: `wasmgap load churn`, -churn connections per second for -churn-time, each a
+//     WebSocket that logs in, waits for the server's first answer (the chat's welcome,
+//     Centrifugo's connect reply) and closes; the errors, the connect time's p50 and p99
+//     (from when each login was due) and the server's CPU per connection.
 //
 // Centrifugo runs with its memory engine and a config this program writes: connection
 // tokens (HS256) minted by the load generator, whose "channels" claim subscribes the
@@ -76,7 +77,7 @@ type churnRow struct {
 	server   string
 	attempts int64
 	errors   int64
-	p99      []time.Duration
+	p50, p99 []time.Duration
 	cpuPer   []time.Duration // the server's CPU time per connection
 	err      error
 }
@@ -117,7 +118,7 @@ func runFanout(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 				}
 				r := rows[slices.IndexFunc(rows, func(r *fanoutRow) bool { return r.server == s && r.transport == tr })]
 				fmt.Fprintf(stderr, "  fan-out %s over %s, %d receivers: run %d\n", s, tr, o.fanout, rep+1)
-				if err := fanoutRun(ctx, o, r, stderr); err != nil {
+				if err := fanoutRun(ctx, o, r); err != nil {
 					r.err = err
 					fmt.Fprintf(stderr, "    %v\n", err)
 				}
@@ -156,36 +157,17 @@ func missingIf(cond bool, why string) string {
 	return ""
 }
 
-// fanoutRun starts the server, runs one fan-out over one transport against it and adds the
-// figures to r.
-func fanoutRun(ctx context.Context, o *options, r *fanoutRow, stderr io.Writer) error {
-	srv, err := startFanoutServer(ctx, o, r.server)
+// fanoutRun runs one fan-out over one transport against a fresh server and adds the figures
+// to r.
+func fanoutRun(ctx context.Context, o *options, r *fanoutRow) error {
+	rep, err := loadRun(ctx, o, r.server, r.transport+"-fanout", "-s", strconv.Itoa(o.fanout), "-n", strconv.Itoa(o.broadcasts),
+		"-R", strconv.FormatFloat(o.broadcastRate, 'f', -1, 64), "--login-time", "5m")
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
-	args := []string{"load", r.transport + "-fanout", "--target", srv.url + "/", "-s", strconv.Itoa(o.fanout),
-		"-n", strconv.Itoa(o.broadcasts), "-R", strconv.FormatFloat(o.broadcastRate, 'f', -1, 64),
-		"--pid", strconv.Itoa(srv.cmd.Process.Pid), "--format", "json", "--progress", "off",
-		"--login-time", "5m", "--max-time", "10m"}
-	if r.server == "centrifugo" {
-		args = append(args, "--server", load.ServerCentrifugo, "--centrifugo-api-key", centrifugoAPIKey,
-			"--centrifugo-secret", centrifugoSecret)
-	}
-	cmd := exec.Command(o.wasmgap, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	// Exit 3 says messages were lost: the report still counts them.
-	if err := benchtool.Run(ctx, cmd, 11*time.Minute); err != nil && cmd.ProcessState.ExitCode() != 3 {
-		return fmt.Errorf("wasmgap load: %v: %s", err, strings.TrimSpace(errb.String()))
-	}
-	var rep load.Report
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		return fmt.Errorf("wasmgap load's report: %w: %.300q", err, out.Bytes())
-	}
 	d := rep.Delivery
-	if d == nil || rep.ServerPhases == nil {
-		return fmt.Errorf("wasmgap load's report has no delivery or server figures: %.300q", out.Bytes())
+	if d == nil {
+		return fmt.Errorf("wasmgap load's report has no delivery figures")
 	}
 	if d.Welcomed < d.Receivers {
 		return fmt.Errorf("only %d of %d receivers logged in", d.Welcomed, d.Receivers)
@@ -201,6 +183,66 @@ func fanoutRun(ctx context.Context, o *options, r *fanoutRow, stderr io.Writer) 
 	r.rssPerConn = append(r.rssPerConn, rep.ServerPhases.RSSPerReceiver)
 	r.connectAll = append(r.connectAll, d.RampUp)
 	return nil
+}
+
+// churnRun runs `wasmgap load churn` against a fresh server: o.churn WebSocket logins per
+// second for o.churnTime, each closed at the server's first answer, at most maxChurnInFlight
+// open at once. It adds the logins, errors, connect times (from when each login was due) and
+// the server's CPU per login to c.
+func churnRun(ctx context.Context, o *options, c *churnRow) error {
+	rep, err := loadRun(ctx, o, c.server, "churn", "-R", strconv.Itoa(o.churn), "-d", o.churnTime.String(),
+		"--login-concurrency", strconv.Itoa(maxChurnInFlight))
+	if err != nil {
+		return err
+	}
+	if rep.OK == 0 {
+		return fmt.Errorf("no login succeeded: %v", rep.ErrorExamples)
+	}
+	c.attempts += rep.Sent
+	c.errors += rep.Sent - rep.OK
+	c.p50 = append(c.p50, rep.Latency.P50)
+	c.p99 = append(c.p99, rep.Latency.P99)
+	c.cpuPer = append(c.cpuPer, rep.ServerPhases.CPUPerLogin)
+	if rep.OK < rep.Sent {
+		c.err = fmt.Errorf("%d of %d logins failed: %v", rep.Sent-rep.OK, rep.Sent, rep.ErrorExamples)
+	}
+	return nil
+}
+
+// maxChurnInFlight bounds the churn's connections open at once: past it, the next login
+// waits, and its connect time (counted from when it was due) shows the wait.
+const maxChurnInFlight = 2000
+
+// loadRun starts the server, runs `wasmgap load` with args in a process of its own against it,
+// reading the server's figures (--pid), and returns its report, which holds them.
+func loadRun(ctx context.Context, o *options, server string, args ...string) (*load.Report, error) {
+	srv, err := startFanoutServer(ctx, o, server)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.stop()
+	args = append([]string{"load"}, append(args, "--target", srv.url+"/", "--pid", strconv.Itoa(srv.cmd.Process.Pid),
+		"--format", "json", "--progress", "off", "--max-time", "10m")...)
+	if server == "centrifugo" {
+		args = append(args, "--server", load.ServerCentrifugo, "--centrifugo-api-key", centrifugoAPIKey,
+			"--centrifugo-secret", centrifugoSecret)
+	}
+	cmd := exec.Command(o.wasmgap, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	// A run that lost messages or logins still reports them (exit 3, 1): read the report.
+	runErr := benchtool.Run(ctx, cmd, 11*time.Minute)
+	var rep load.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		if runErr != nil {
+			return nil, fmt.Errorf("wasmgap load: %v: %s", runErr, strings.TrimSpace(errb.String()))
+		}
+		return nil, fmt.Errorf("wasmgap load's report: %w: %.300q", err, out.Bytes())
+	}
+	if rep.ServerPhases == nil {
+		return nil, fmt.Errorf("wasmgap load's report has no server figures: %.300q", out.Bytes())
+	}
+	return &rep, nil
 }
 
 // startFanoutServer starts the chat or Centrifugo, fresh, in a temporary folder of its own.
@@ -330,9 +372,9 @@ func printFanout(w io.Writer, o *options, rows []*fanoutRow, churn map[string]*c
 	if !o.markdown {
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	}
-	line("server", "connections", "errors", "connect p99", "server CPU / connection")
+	line("server", "connections", "errors", "connect p50", "connect p99", "server CPU / connection")
 	if o.markdown {
-		line("---", "---:", "---:", "---:", "---:")
+		line("---", "---:", "---:", "---:", "---:", "---:")
 	}
 	for _, s := range o.servers {
 		c := churn[s]
@@ -341,10 +383,11 @@ func printFanout(w io.Writer, o *options, rows []*fanoutRow, churn map[string]*c
 			if c.err != nil {
 				msg = "failed: " + c.err.Error()
 			}
-			line(serverName(s), msg, "", "", "")
+			line(serverName(s), msg, "", "", "", "")
 			continue
 		}
-		line(serverName(s), strconv.FormatInt(c.attempts, 10), strconv.FormatInt(c.errors, 10), ms(benchtool.Median(c.p99)), ms(benchtool.Median(c.cpuPer)))
+		line(serverName(s), strconv.FormatInt(c.attempts, 10), strconv.FormatInt(c.errors, 10), ms(benchtool.Median(c.p50)),
+			ms(benchtool.Median(c.p99)), ms(benchtool.Median(c.cpuPer)))
 	}
 	if tw != nil {
 		tw.Flush()
