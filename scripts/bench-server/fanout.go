@@ -38,6 +38,9 @@ import (
 //     time over the broadcasts and their drain, per message; resident memory with every
 //     receiver in and idle, less before the first login, per receiver; the time to log
 //     every receiver in.
+//   - The floor (floor.go) is measured as the servers are, over the broadcasts only: the
+//     chat's and Centrifugo's delivery p99 and CPU per broadcast are given as multiples of
+//     its own.
 //   - Churn: `wasmgap load churn`, -churn connections per second for -churn-time, each a
 //     WebSocket that logs in, waits for the server's first answer (the chat's welcome,
 //     Centrifugo's connect reply) and closes; the errors, the connect time's p50 and p99
@@ -51,8 +54,9 @@ import (
 // (durable store, fsync on), the per-address limits lifted (every receiver comes from
 // 127.0.0.1) and --send-rate -1.
 
-// fanoutServers are the servers the fan-out mode measures.
-var fanoutServers = []string{"wasmgap", "centrifugo"}
+// fanoutServers are the servers the fan-out mode measures: the floor (floor.go) only over
+// the broadcasts.
+var fanoutServers = []string{"wasmgap", "centrifugo", "floor"}
 
 // centrifugoKeys are the secrets of the Centrifugo a run starts: loopback only, per run.
 const (
@@ -127,6 +131,9 @@ func runFanout(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		for _, s := range order {
 			if ctx.Err() != nil || o.churn == 0 {
 				break
+			}
+			if s == "floor" {
+				continue // it logs no one in
 			}
 			fmt.Fprintf(stderr, "  churn %s, %d/s for %s: run %d\n", s, o.churn, o.churnTime, rep+1)
 			if err := churnRun(ctx, o, churn[s]); err != nil {
@@ -266,13 +273,19 @@ func startFanoutServer(ctx context.Context, o *options, name string) (*server, e
 			return nil, err
 		}
 		cmd = exec.Command(o.centrifugo, "--config", conf)
+	case "floor":
+		self, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		cmd = exec.Command(self)
 	default:
 		return nil, fmt.Errorf("no fan-out server %q: allowed %s", name, strings.Join(fanoutServers, ", "))
 	}
-	cmd.Env = o.goServerEnv()
-	ready := "/"
-	if name == "centrifugo" {
-		ready = "/health"
+	cmd.Env = append(o.goServerEnv(), floorEnv+"="+addr) // read by the floor only
+	ready := "/health"
+	if name == "wasmgap" {
+		ready = "/"
 	}
 	s, err := launch(ctx, cmd, name, dir, "http://"+addr, ready)
 	if err != nil {
@@ -321,11 +334,12 @@ func printFanout(w io.Writer, o *options, rows []*fanoutRow, churn map[string]*c
 	if !o.markdown {
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	}
-	// The ratios are to Centrifugo's figure of the same transport, in the same run.
+	// The ratios are to the floor's p99 and CPU and to Centrifugo's memory and connect time,
+	// of the same transport, in the same run.
 	ref := map[string]*fanoutRow{}
 	for _, r := range rows {
-		if r.server == "centrifugo" && len(r.p99) > 0 {
-			ref[r.transport] = r
+		if r.server != "wasmgap" && len(r.p99) > 0 {
+			ref[r.server+" "+r.transport] = r
 		}
 	}
 	ratio := func(v, base float64) string {
@@ -334,7 +348,7 @@ func printFanout(w io.Writer, o *options, rows []*fanoutRow, churn map[string]*c
 		}
 		return fmt.Sprintf(" (%.2f×)", v/base)
 	}
-	fmt.Fprintf(w, "Fan-out: %d receivers, %d broadcasts at %g/s, runs per row: %d (medians; × is to Centrifugo on the same transport); %s\n\n",
+	fmt.Fprintf(w, "Fan-out: %d receivers, %d broadcasts at %g/s, runs per row: %d (medians; × is to the floor's delivery p99 and CPU, to Centrifugo's RSS and connect time, on the same transport; the floor writes each broadcast's frame to every connection and does nothing else); %s\n\n",
 		o.fanout, o.broadcasts, o.broadcastRate, o.reps, o.procsNote())
 	line("server", "transport", "delivery p50", "delivery p99", "server CPU / broadcast", "server RSS / idle connection", "connect all", "delivered / expected", "lost", "duplicated")
 	if o.markdown {
@@ -349,16 +363,21 @@ func printFanout(w io.Writer, o *options, rows []*fanoutRow, churn map[string]*c
 			line(serverName(r.server), r.transport, msg, "", "", "", "", "", "", "")
 			continue
 		}
-		c := ref[r.transport]
 		var p99r, cpur, rssr, conr string
 		p99, cpu, rss, con := benchtool.Median(r.p99), benchtool.Median(r.cpuPerMsg), benchtool.Median(r.rssPerConn), benchtool.Median(r.connectAll)
-		if c != nil && c != r {
-			p99r = ratio(float64(p99), float64(benchtool.Median(c.p99)))
-			cpur = ratio(float64(cpu), float64(benchtool.Median(c.cpuPerMsg)))
+		if f := ref["floor "+r.transport]; f != nil && f != r {
+			p99r = ratio(float64(p99), float64(benchtool.Median(f.p99)))
+			cpur = ratio(float64(cpu), float64(benchtool.Median(f.cpuPerMsg)))
+		}
+		if c := ref["centrifugo "+r.transport]; c != nil && c != r && r.server != "floor" {
 			rssr = ratio(float64(rss), float64(benchtool.Median(c.rssPerConn)))
 			conr = ratio(float64(con), float64(benchtool.Median(c.connectAll)))
 		}
-		line(serverName(r.server), r.transport, ms(benchtool.Median(r.p50)), ms(p99)+p99r, ms(cpu)+cpur,
+		cpuCell := ms(cpu)
+		if cpu == 0 { // under one clock tick over the broadcasts: too little to tell
+			cpuCell = "< " + ms(benchtool.ClockTick/time.Duration(o.broadcasts))
+		}
+		line(serverName(r.server), r.transport, ms(benchtool.Median(r.p50)), ms(p99)+p99r, cpuCell+cpur,
 			fmt.Sprintf("%.1f KB%s", float64(rss)/1000, rssr), ms(con)+conr,
 			fmt.Sprintf("%d / %d", r.delivered, r.expected), strconv.FormatInt(r.lost, 10), strconv.FormatInt(r.dup, 10))
 	}
@@ -378,6 +397,9 @@ func printFanout(w io.Writer, o *options, rows []*fanoutRow, churn map[string]*c
 	}
 	for _, s := range o.servers {
 		c := churn[s]
+		if s == "floor" {
+			continue
+		}
 		if len(c.p99) == 0 {
 			msg := "no run finished"
 			if c.err != nil {
@@ -395,8 +417,11 @@ func printFanout(w io.Writer, o *options, rows []*fanoutRow, churn map[string]*c
 }
 
 func serverName(key string) string {
-	if key == "centrifugo" {
+	switch key {
+	case "centrifugo":
 		return "Centrifugo " + gotool.Centrifugo.Version
+	case "floor":
+		return "floor (writes only)"
 	}
 	return "wasmgap chat"
 }
