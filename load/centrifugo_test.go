@@ -123,7 +123,8 @@ func TestCentrifugoOptionsRefused(t *testing.T) {
 
 // TestCentrifugoFanoutExactlyOnce runs both fan-out scenarios against a real Centrifugo
 // (built into the tools' cache by `go run ./scripts/peer-tools centrifugo`; CI does):
-// every receiver logs in, and every broadcast reaches every receiver exactly once.
+// every receiver logs in, and every broadcast reaches every receiver exactly once; and churn
+// over both transports: every login is answered.
 func TestCentrifugoFanoutExactlyOnce(t *testing.T) {
 	bin, ok := gotool.Centrifugo.Installed()
 	if !ok {
@@ -168,6 +169,19 @@ func TestCentrifugoFanoutExactlyOnce(t *testing.T) {
 			if d.Welcomed != 30 || d.Sent != 5 || d.Expected != 150 || d.Delivered != 150 || d.Lost != 0 || d.Duplicated != 0 {
 				t.Errorf("welcomed %d, sent %d, expected %d, delivered %d, lost %d, duplicated %d: want 30, 5, 150, 150, 0, 0 (notes %q)",
 					d.Welcomed, d.Sent, d.Expected, d.Delivered, d.Lost, d.Duplicated, rep.Notes)
+			}
+		})
+	}
+	for _, tr := range []string{"ws", "sse"} {
+		t.Run("churn over "+tr, func(t *testing.T) {
+			rep, err := RunScenario(ctx, ScenarioOptions{Scenario: ScenarioChurn, Transport: tr, Target: "http://" + addr + "/", Messages: 20, Rate: 200,
+				Server: ServerCentrifugo, Centrifugo: CentrifugoOptions{APIKey: "test-key", TokenSecret: "test-secret-test-secret-test-secret"},
+				MaxTime: time.Minute})
+			if err != nil {
+				t.Fatalf("%v\ncentrifugo's log: %s", err, logb.String())
+			}
+			if rep.Sent != 20 || rep.OK != 20 || rep.Latency.Count != 20 {
+				t.Errorf("%d logins, %d answered, %d connect times: want 20 of each (errors %v)", rep.Sent, rep.OK, rep.Latency.Count, rep.ErrorExamples)
 			}
 		})
 	}

@@ -367,7 +367,9 @@ func printFanout(w io.Writer, o *options, rows []*fanoutRow, churn map[string]*c
 		p99, cpu, rss, con := benchtool.Median(r.p99), benchtool.Median(r.cpuPerMsg), benchtool.Median(r.rssPerConn), benchtool.Median(r.connectAll)
 		if f := ref["floor "+r.transport]; f != nil && f != r {
 			p99r = ratio(float64(p99), float64(benchtool.Median(f.p99)))
-			cpur = ratio(float64(cpu), float64(benchtool.Median(f.cpuPerMsg)))
+			if cpu > 0 { // not a bound
+				cpur = ratio(float64(cpu), float64(benchtool.Median(f.cpuPerMsg)))
+			}
 		}
 		if c := ref["centrifugo "+r.transport]; c != nil && c != r && r.server != "floor" {
 			rssr = ratio(float64(rss), float64(benchtool.Median(c.rssPerConn)))
