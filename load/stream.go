@@ -179,35 +179,38 @@ func (s *subscriber) runSSE(ctx context.Context, onEvent func(event)) error {
 // through (holding the body's first bytes) once the answer's head says 200.
 func (s *subscriber) openSSE(ctx context.Context) (net.Conn, *http.Response, *bufio.Reader, error) {
 	uri, resume := s.t.proto.sse(s.t.base, s.nick, s.lastID)
+	header := "Accept: text/event-stream\r\n"
+	if resume > 0 {
+		header += fmt.Sprintf("Last-Event-ID: %d\r\n", resume)
+	}
+	return s.get(ctx, uri, header, http.StatusOK)
+}
+
+// get sends GET uri with the header lines on a new connection, and returns the connection, the
+// answer and the reader it was read through (holding what came after the answer's head) once
+// the answer's status is want. The connection, the request and the head are bounded by the
+// timeout.
+func (s *subscriber) get(ctx context.Context, uri, header string, want int) (net.Conn, *http.Response, *bufio.Reader, error) {
 	conn, err := s.dial(ctx)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, fmt.Errorf("GET %s: %w", uri, err)
 	}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	fail := func(err error) (net.Conn, *http.Response, *bufio.Reader, error) {
-		conn.Close()
-		return nil, nil, nil, err
-	}
-
-	var req bytes.Buffer
-	fmt.Fprintf(&req, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nUser-Agent: wasmgap-load\r\n", uri, s.t.base.Host)
-	if resume > 0 {
-		fmt.Fprintf(&req, "Last-Event-ID: %d\r\n", resume)
-	}
-	req.WriteString("\r\n")
-	conn.SetDeadline(time.Now().Add(s.timeout)) // until the answer's head
-	if _, err := conn.Write(req.Bytes()); err != nil {
-		return fail(fmt.Errorf("GET %s: %w", uri, err))
-	}
+	conn.SetDeadline(time.Now().Add(s.timeout))
 	br := bufio.NewReaderSize(conn, streamBufferSize)
-	resp, err := http.ReadResponse(br, nil)
-	if err != nil {
-		return fail(fmt.Errorf("GET %s: %w", uri, err))
+	var resp *http.Response
+	_, err = fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: wasmgap-load\r\n%s\r\n", uri, s.t.base.Host, header)
+	if err == nil {
+		resp, err = http.ReadResponse(br, nil)
 	}
-	if resp.StatusCode != 200 {
+	if err == nil && resp.StatusCode != want {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
-		return fail(fmt.Errorf("GET %s: HTTP %d %s", uri, resp.StatusCode, strings.TrimSpace(string(msg))))
+		err = fmt.Errorf("HTTP %d %s", resp.StatusCode, strings.TrimSpace(string(msg)))
+	}
+	if err != nil {
+		conn.Close()
+		return nil, nil, nil, fmt.Errorf("GET %s: %w", uri, err)
 	}
 	conn.SetDeadline(time.Time{})
 	return conn, resp, br, nil
@@ -298,44 +301,26 @@ func (s *subscriber) runWS(ctx context.Context, onEvent func(event)) error {
 // connection and the bytes read past the handshake's answer: the first frames, when they came
 // with it.
 func (s *subscriber) openWS(ctx context.Context, u *url.URL, hello []byte) (net.Conn, []byte, error) {
-	conn, err := s.dial(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("dial %s: %w", u, err)
-	}
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
-	fail := func(err error) (net.Conn, []byte, error) {
-		conn.Close()
-		return nil, nil, fmt.Errorf("dial %s: %w", u, err)
-	}
 	var nonce [16]byte
 	rand.Read(nonce[:])
 	key := base64.StdEncoding.EncodeToString(nonce[:])
-	var req bytes.Buffer
-	fmt.Fprintf(&req, "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
-		"Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\nUser-Agent: wasmgap-load\r\n\r\n", u.RequestURI(), u.Host, key)
-	conn.SetDeadline(time.Now().Add(s.timeout)) // until the handshake's answer
-	if _, err := conn.Write(req.Bytes()); err != nil {
-		return fail(err)
-	}
-	br := bufio.NewReaderSize(conn, streamBufferSize)
-	resp, err := http.ReadResponse(br, nil)
+	conn, resp, br, err := s.get(ctx, u.RequestURI(), "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: "+key+
+		"\r\nSec-WebSocket-Version: 13\r\n", http.StatusSwitchingProtocols)
 	if err != nil {
-		return fail(err)
-	}
-	if resp.StatusCode != http.StatusSwitchingProtocols {
-		return fail(fmt.Errorf("HTTP %d: %w", resp.StatusCode, websocket.ErrBadHandshake))
+		return nil, nil, err
 	}
 	sum := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
 	if resp.Header.Get("Sec-WebSocket-Accept") != base64.StdEncoding.EncodeToString(sum[:]) {
-		return fail(fmt.Errorf("HTTP %d: wrong Sec-WebSocket-Accept: %w", resp.StatusCode, websocket.ErrBadHandshake))
+		err = fmt.Errorf("GET %s: wrong Sec-WebSocket-Accept: %w", u, websocket.ErrBadHandshake)
+	} else if hello != nil {
+		conn.SetWriteDeadline(time.Now().Add(s.timeout))
+		_, err = conn.Write(wsClientFrame(wsText, hello))
+		conn.SetWriteDeadline(time.Time{})
 	}
-	if hello != nil {
-		if _, err := conn.Write(wsClientFrame(wsText, hello)); err != nil {
-			return fail(err)
-		}
+	if err != nil {
+		conn.Close()
+		return nil, nil, err
 	}
-	conn.SetDeadline(time.Time{})
 	return conn, buffered(br), nil
 }
 
