@@ -172,7 +172,9 @@ func (s *subscriber) runSSE(ctx context.Context, onEvent func(event)) error {
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	return s.readSSE(body, onEvent)
+	var p sseParser
+	defer p.release()
+	return readStream(body, nil, func(b []byte) error { p.feed(s, b, onEvent); return nil }, errStreamEnded)
 }
 
 // openSSE logs in over SSE and returns the connection, the answer and the reader it was read
@@ -222,18 +224,21 @@ func buffered(br *bufio.Reader) []byte {
 	return bytes.Clone(b)
 }
 
-// readSSE reads events from an SSE stream's body until it ends.
-func (s *subscriber) readSSE(body io.Reader, onEvent func(event)) error {
+// readStream feeds a stream's bytes to its parser, pending first, then what r reads until it
+// ends: eof is the error of its end.
+func readStream(r io.Reader, pending []byte, feed func([]byte) error, eof error) error {
+	if err := feed(pending); err != nil {
+		return err
+	}
 	buf := make([]byte, streamBufferSize)
-	var p sseParser
-	defer p.release()
 	for {
-		n, err := body.Read(buf)
-		p.feed(s, buf[:n], onEvent)
-		if err != nil {
-			if err == io.EOF {
-				return errStreamEnded
-			}
+		n, err := r.Read(buf)
+		if err := feed(buf[:n]); err != nil {
+			return err
+		}
+		if err == io.EOF {
+			return eof
+		} else if err != nil {
 			return err
 		}
 	}
@@ -280,21 +285,7 @@ func (s *subscriber) runWS(ctx context.Context, onEvent func(event)) error {
 	}
 	var p wsParser
 	defer p.releaseMsg()
-	if err := p.feed(s, pending, onEvent, reply); err != nil {
-		return err
-	}
-	buf := make([]byte, streamBufferSize)
-	for {
-		n, err := conn.Read(buf)
-		if err := p.feed(s, buf[:n], onEvent, reply); err != nil {
-			return err
-		}
-		if err == io.EOF {
-			return errWSEOF
-		} else if err != nil {
-			return err
-		}
-	}
+	return readStream(conn, pending, func(b []byte) error { return p.feed(s, b, onEvent, reply) }, errWSEOF)
 }
 
 // openWS opens a WebSocket to u (ws://), sends hello when there is one, and returns the
