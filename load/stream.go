@@ -165,16 +165,14 @@ func (s *subscriber) runSSE(ctx context.Context, onEvent func(event)) error {
 	// On a loop when the body is the connection's bytes until it closes (as the chat sends
 	// it), not chunked or sized.
 	if s.loops != nil && s.t.tls == nil && resp.ContentLength < 0 && len(resp.TransferEncoding) == 0 {
-		return s.readOnLoop(ctx, conn, buffered(br), &sseParser{}, nil, onEvent)
+		return s.readOnLoop(ctx, conn, buffered(br), &sseParser{}, onEvent)
 	}
 	// Closed before the body, so that closing the body does not wait for the stream's end.
 	defer body.Close()
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	var p sseParser
-	defer p.release()
-	return readStream(body, nil, func(b []byte) error { p.feed(s, b, onEvent); return nil }, errStreamEnded)
+	return s.readStream(body, nil, &sseParser{}, onEvent, nil)
 }
 
 // openSSE logs in over SSE and returns the connection, the answer and the reader it was read
@@ -224,20 +222,21 @@ func buffered(br *bufio.Reader) []byte {
 	return bytes.Clone(b)
 }
 
-// readStream feeds a stream's bytes to its parser, pending first, then what r reads until it
-// ends: eof is the error of its end.
-func readStream(r io.Reader, pending []byte, feed func([]byte) error, eof error) error {
-	if err := feed(pending); err != nil {
+// readStream reads a stream off the event loops: it feeds p pending, then what r reads, until
+// the stream ends.
+func (s *subscriber) readStream(r io.Reader, pending []byte, p streamParser, onEvent func(event), reply func(opcode byte, payload []byte) error) error {
+	defer p.release()
+	if err := p.feed(s, pending, onEvent, reply); err != nil {
 		return err
 	}
 	buf := make([]byte, streamBufferSize)
 	for {
 		n, err := r.Read(buf)
-		if err := feed(buf[:n]); err != nil {
+		if err := p.feed(s, buf[:n], onEvent, reply); err != nil {
 			return err
 		}
 		if err == io.EOF {
-			return eof
+			return p.end()
 		} else if err != nil {
 			return err
 		}
@@ -269,7 +268,7 @@ func (s *subscriber) runWS(ctx context.Context, onEvent func(event)) error {
 		return err
 	}
 	if s.loops != nil && s.t.tls == nil {
-		return s.readOnLoop(ctx, conn, pending, nil, &wsParser{}, onEvent)
+		return s.readOnLoop(ctx, conn, pending, &wsParser{}, onEvent)
 	}
 	defer conn.Close()
 	// Logged out as a client does: a close frame, then the connection closed.
@@ -283,9 +282,7 @@ func (s *subscriber) runWS(ctx context.Context, onEvent func(event)) error {
 		_, err := conn.Write(wsClientFrame(opcode, payload))
 		return err
 	}
-	var p wsParser
-	defer p.releaseMsg()
-	return readStream(conn, pending, func(b []byte) error { return p.feed(s, b, onEvent, reply) }, errWSEOF)
+	return s.readStream(conn, pending, &wsParser{}, onEvent, reply)
 }
 
 // openWS opens a WebSocket to u (ws://), sends hello when there is one, and returns the
