@@ -124,6 +124,9 @@ async function start(): Promise<void> {
     else startRun(app);
   } else if (app.doc.at > 0 && app.grid.measured()) {
     showKept(app);
+  } else {
+    // The table before any Run is the cells a Run will fill, said so.
+    $("status").textContent = "Nothing measured yet: Run fills the table below, one cell at a time.";
   }
 }
 
