@@ -57,7 +57,10 @@ type Options struct {
 	// MaxConcurrent is how many runs may run at once; 0 means one per CPU.
 	MaxConcurrent int
 	// MaxQueued is how many runs may wait for a slot; 0 means 64. Past it, POST /api/run
-	// answers 503.
+	// answers 503. One address may hold half of the slots (rounded up) and a quarter of
+	// the waiting places, for runs, warm-up studies and builds of user kernels together;
+	// the line is served by round, an address's first waiting run before any address's
+	// second (queue.go).
 	MaxQueued int
 	// Timeout bounds one run, setup included; 0 means the runner's default (30s).
 	Timeout time.Duration
