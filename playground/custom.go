@@ -1,7 +1,6 @@
 package playground
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -111,11 +110,9 @@ func (s *Server) handleCustom(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.answer(k))
 }
 
-// admitBuild takes a place in the run queue for a build of src, which then shares the
-// machine with runs under the client's share, and answers 503 with Retry-After when no
-// place is free or none came within custom.DefaultMaxWait. A source that is refused by
-// its check or was built before takes no place: its answer is at hand. release gives the
-// place back; ok is false when the request was answered.
+// admitBuild takes a place in the run queue for a build of src (admit), which then shares
+// the machine with runs under the client's share. A source that is refused by its check
+// or was built before takes no place: its answer is at hand.
 func (s *Server) admitBuild(w http.ResponseWriter, r *http.Request, src []byte) (release func(), ok bool) {
 	if _, err := custom.Check(src); err != nil {
 		return func() {}, true
@@ -123,20 +120,7 @@ func (s *Server) admitBuild(w http.ResponseWriter, r *http.Request, src []byte) 
 	if _, err := s.opts.Custom.Lookup(custom.ID(src)); err == nil {
 		return func() {}, true
 	}
-	t, err := s.queue.enter(clientOf(r), building)
-	if err != nil {
-		refuse(w, err)
-		return nil, false
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), custom.DefaultMaxWait)
-	defer cancel()
-	if err := t.wait(ctx, func(int) {}); err != nil {
-		if r.Context().Err() == nil {
-			refuse(w, fmt.Errorf("the server is busy: no place for a build came within %v; try again in a few seconds", custom.DefaultMaxWait))
-		}
-		return nil, false
-	}
-	return t.release, true
+	return s.admit(w, r, building)
 }
 
 // clientOf names the client of a run, a study or a build for its share of the queue and

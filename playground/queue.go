@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"time"
 )
 
 // queue is the one admission of the server's expensive work (runs, warm-up studies,
@@ -76,6 +77,30 @@ const queueRetryAfter = "10"
 func refuse(w http.ResponseWriter, err error) {
 	w.Header().Set("Retry-After", queueRetryAfter)
 	writeError(w, http.StatusServiceUnavailable, apiError{Error: err.Error()})
+}
+
+// admitWait bounds how long a request answered in one piece waits for its place (admit).
+const admitWait = 15 * time.Second
+
+// admit takes a place in the queue for r's client and waits for it, at most admitWait, for
+// the routes that answer in one piece (builds, analyses of series): release gives the
+// place back. ok is false when w was answered (503 with Retry-After: no place, or none
+// came in time) or the client left.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, wk work) (release func(), ok bool) {
+	t, err := s.queue.enter(clientOf(r), wk)
+	if err != nil {
+		refuse(w, err)
+		return nil, false
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), admitWait)
+	defer cancel()
+	if err := t.wait(ctx, func(int) {}); err != nil {
+		if r.Context().Err() == nil {
+			refuse(w, fmt.Errorf("the server is busy: no place in the run queue came within %v; try again in a few seconds", admitWait))
+		}
+		return nil, false
+	}
+	return t.release, true
 }
 
 // newQueue returns a queue of slots places at once and max waiting. A client's share is
