@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
 
 	"github.com/wasmgap/wasmgap/internal/childproc"
@@ -152,13 +154,13 @@ func field(line, key string) string {
 }
 
 // testCells are n cells of fib_it on native (n = 1 to n), each sampled for at least
-// 300 ms so that a cell is still in flight when its agent is killed, made by the one
-// path bench takes (runner.Input, Plan.Jobs, CellsOf).
-func testCells(t *testing.T, n int) []Cell {
+// sample (0: one call per sample), made by the one path bench takes (runner.Input,
+// Plan.Jobs, CellsOf).
+func testCells(t *testing.T, n int, sample time.Duration) []Cell {
 	t.Helper()
 	var cells []Cell
 	runs, warmup := 1, 0
-	none, sample := time.Duration(0), 300*time.Millisecond
+	none := time.Duration(0)
 	for i := 1; i <= n; i++ {
 		in := runner.Input{Engines: []string{engine.Native}, Kernels: []string{"fib_it"}, Args: map[string]string{"n": strconv.Itoa(i)},
 			Runs: &runs, Warmup: &warmup, WarmupTime: &none, MinSample: &sample}
@@ -200,6 +202,8 @@ func TestSplitSurvivesAKilledAgent(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 
+	// Each cell samples for 300 ms at least, so that a's cell is still in flight when
+	// it is killed on starting it.
 	killed := make(chan string, 1)
 	go func() {
 		// a's second cell: it has taken and finished one, so both agents are at work.
@@ -216,7 +220,7 @@ func TestSplitSurvivesAKilledAgent(t *testing.T) {
 		}
 	}()
 	var progress strings.Builder
-	tables, err := RunPlan(ctx, PlanConfig{URL: url, Auth: Auth{NkeyFile: seeds["bench"]}, Mode: Split, Cells: testCells(t, 20),
+	tables, err := RunPlan(ctx, PlanConfig{URL: url, Auth: Auth{NkeyFile: seeds["bench"]}, Mode: Split, Cells: testCells(t, 20, 300*time.Millisecond),
 		Engines: []string{engine.Native}, Agents: 2, Store: store, Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
@@ -271,5 +275,143 @@ func TestSplitSurvivesAKilledAgent(t *testing.T) {
 	}
 	if !again {
 		t.Errorf("agent b's log shows no second delivery of job %s", job)
+	}
+}
+
+// TestEachRunsThePlanOnEveryAgent: with --each, two agents run the whole plan: two
+// stored runs, one per machine, each with every cell.
+func TestEachRunsThePlanOnEveryAgent(t *testing.T) {
+	url, seeds := startNATS(t, "bench", "a", "b")
+	startAgent(t, url, seeds["a"], "a", engine.Native)
+	startAgent(t, url, seeds["b"], "b", engine.Native)
+	store := openStore(t)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	cells := testCells(t, 20, 0)
+	var progress strings.Builder
+	tables, err := RunPlan(ctx, PlanConfig{URL: url, Auth: Auth{NkeyFile: seeds["bench"]}, Mode: Each, Cells: cells,
+		Engines: []string{engine.Native}, Agents: 2, Store: store, Progress: &progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) != 2 {
+		t.Fatalf("%d tables, want one per agent:\n%s", len(tables), progress.String())
+	}
+	for i, name := range []string{"a", "b"} {
+		run, err := store.Get(ctx, tables[i].RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs, _ := store.Jobs(ctx, run.ID)
+		if run.MachineName != name || len(run.Report.Results) != len(cells) || len(jobs) != len(cells) {
+			t.Errorf("run %d: machine %q with %d cells; want %s with %d:\n%s", run.ID, run.MachineName, len(run.Report.Results), name, len(cells), progress.String())
+		}
+		for _, j := range jobs {
+			if j.Agent != name {
+				t.Errorf("run of %s holds job %s from agent %s", name, j.Job, j.Agent)
+			}
+		}
+		var m Machine
+		if err := json.Unmarshal(run.MachineDesc, &m); err != nil || !m.Offers(engine.Native) || m.Cores == 0 {
+			t.Errorf("run %d's machine description: %s (%v)", run.ID, run.MachineDesc, err)
+		}
+	}
+}
+
+// TestAgentRefusesBadJobs: an agent answers a malformed job, an oversized one, one that
+// names an engine it lacks and one delivered more often than its attempts with a result
+// that says why, and goes on to run the next. A client without credentials is refused.
+func TestAgentRefusesBadJobs(t *testing.T) {
+	url, seeds := startNATS(t, "bench", "a")
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if c, err := connect(ctx, url, Auth{}, "anonymous"); err == nil {
+		c.close()
+		t.Error("a client without credentials connected")
+	}
+	c, err := connect(ctx, url, Auth{NkeyFile: seeds["bench"]}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	run := newRunID()
+	publish := func(id string, data []byte) {
+		t.Helper()
+		if _, err := c.js.Publish(ctx, agentJobs("a", run), data, jetstream.WithMsgID(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	job := func(id, eng string, attempts int) []byte {
+		cell := testCells(t, 1, 0)[0]
+		cell.Engine = eng
+		js, _ := json.Marshal(Job{ID: id, Run: run, Cell: cell, Attempts: attempts})
+		return js
+	}
+	// A job delivered once already (to a consumer that never answered) with one attempt.
+	cons, err := c.js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{Durable: "agent-a", FilterSubject: agentJobs("a", "*"),
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Second, MaxDeliver: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish("tried", job("tried", engine.Native, 1))
+	batch, err := cons.Fetch(1, jetstream.FetchMaxWait(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range batch.Messages() { // taken, never acknowledged
+	}
+	publish("bad", []byte("{not json"))
+	big := []byte(`{"id":"big","pad":"` + strings.Repeat("x", MaxJobBytes) + `"}`)
+	publish("big", big)
+	publish("lacks", job("lacks", engine.WazeroCompiler, 3))
+	publish("good", job("good", engine.Native, 3))
+
+	agentCtx, stop := context.WithCancel(ctx)
+	agentDone := make(chan error, 1)
+	go func() {
+		agentDone <- RunAgent(agentCtx, AgentConfig{URL: url, Auth: Auth{NkeyFile: seeds["a"]}, Name: "a", Engines: []string{engine.Native}, AckWait: testAckWait})
+	}()
+	defer func() {
+		stop()
+		if err := <-agentDone; err != nil {
+			t.Error(err)
+		}
+	}()
+	want := map[string]string{
+		"tried": "given up after 1 deliveries without a result",
+		"bad":   "malformed job: invalid character 'n'",
+		"big":   fmt.Sprintf("job of %d bytes is over the limit of %d bytes", len(big), MaxJobBytes),
+		"lacks": "engine wazero-compiler is not offered by agent a: it offers native",
+		"good":  "",
+	}
+	rc, err := c.js.CreateOrUpdateConsumer(ctx, ResultsStream, jetstream.ConsumerConfig{Durable: "test", FilterSubject: resultSubjectOf(run), AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Result{}
+	for len(got) < len(want) && ctx.Err() == nil {
+		batch, err := rc.Fetch(10, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for m := range batch.Messages() {
+			r, err := DecodeResult(m.Data())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[r.Job] = r
+			_ = m.Ack()
+		}
+	}
+	for id, reason := range want {
+		r, ok := got[id]
+		switch {
+		case !ok:
+			t.Errorf("no result for job %s", id)
+		case reason == "" && (r.Cell == nil || r.Cell.Failed()):
+			t.Errorf("job %s: refused %q, cell %+v; want a measured cell", id, r.Refused, r.Cell)
+		case reason != "" && !strings.Contains(r.Refused, reason):
+			t.Errorf("job %s refused with %q; want it to say %q", id, r.Refused, reason)
+		}
 	}
 }
