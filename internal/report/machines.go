@@ -1,0 +1,150 @@
+package report
+
+import (
+	"io"
+	"math"
+	"slices"
+
+	"github.com/wasmgap/wasmgap/internal/engine"
+	"github.com/wasmgap/wasmgap/internal/measure"
+)
+
+// MachineRow is one cell of a plan measured on several machines: its median on each
+// machine, its ratio to native on the same machine, and how far that ratio moves from
+// machine to machine.
+type MachineRow struct {
+	Kernel string
+	Args   []int
+	Engine string
+	// Medians are per machine, in the order of the reports; NaN where the machine has no
+	// time for the cell (absent, failed).
+	Medians []float64
+	// Ratios are each machine's median over its own native median of the kernel; NaN
+	// where either is missing. Native's own row has none.
+	Ratios []float64
+	// Spread is half the range of the ratios over their median, in percent: how much the
+	// gap depends on the machine. NaN with fewer than two ratios.
+	Spread float64
+}
+
+// Machines sets reports of one plan, each from a machine, side by side: a row per cell
+// (kernel and arguments, then engine, in the first report's order), native's first.
+func Machines(reps []Report) []MachineRow {
+	type key struct{ label, engine string }
+	var order []key
+	rows := map[key]*MachineRow{}
+	natives := make([]map[string]float64, len(reps))
+	for i, rep := range reps {
+		natives[i] = map[string]float64{}
+		for _, r := range rep.Results {
+			k := key{r.Label(), r.Engine}
+			row := rows[k]
+			if row == nil {
+				row = &MachineRow{Kernel: r.Kernel, Args: r.Args, Engine: r.Engine, Medians: nanSlice(len(reps)), Ratios: nanSlice(len(reps))}
+				rows[k] = row
+				order = append(order, k)
+			}
+			if !r.Failed() && r.Median > 0 {
+				row.Medians[i] = r.Median
+				if r.Engine == engine.Native {
+					natives[i][r.Label()] = r.Median
+				}
+			}
+		}
+	}
+	var out []MachineRow
+	// Native's row first for each kernel: the baseline the others' ratios divide by.
+	slices.SortStableFunc(order, func(a, b key) int {
+		if a.label != b.label {
+			return 0
+		}
+		return boolRank(b.engine == engine.Native) - boolRank(a.engine == engine.Native)
+	})
+	for _, k := range order {
+		row := rows[k]
+		var ratios []float64
+		if k.engine != engine.Native {
+			for i := range reps {
+				if n, ok := natives[i][k.label]; ok && !math.IsNaN(row.Medians[i]) {
+					row.Ratios[i] = row.Medians[i] / n
+					ratios = append(ratios, row.Ratios[i])
+				}
+			}
+		} else {
+			for _, m := range row.Medians {
+				if !math.IsNaN(m) {
+					ratios = append(ratios, m)
+				}
+			}
+		}
+		row.Spread = spreadOf(ratios)
+		out = append(out, *row)
+	}
+	return out
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func nanSlice(n int) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = math.NaN()
+	}
+	return s
+}
+
+// spreadOf is half the range of xs over their median, in percent; NaN for fewer than
+// two.
+func spreadOf(xs []float64) float64 {
+	if len(xs) < 2 {
+		return math.NaN()
+	}
+	lo, hi := slices.Min(xs), slices.Max(xs)
+	_, median, _, _ := measure.Summarize(slices.Clone(xs))
+	return (hi - lo) / 2 / median * 100
+}
+
+// FormatMachineSpread renders a spread across machines as a cell's spread is written:
+// "±4.2%", "±15%"; "" for none.
+func FormatMachineSpread(pct float64) string {
+	if math.IsNaN(pct) || math.IsInf(pct, 0) {
+		return ""
+	}
+	digits := 1
+	if pct >= 10 {
+		digits = 0
+	}
+	return "±" + toFixed(pct, digits) + "%"
+}
+
+// WriteMachines writes Machines' rows as a table (Markdown when markdown): a column per
+// machine, named by names, each cell native's median or an engine's ratio to native on
+// that machine, and the spread across machines last.
+func WriteMachines(w io.Writer, names []string, reps []Report, markdown bool) error {
+	d := &doc{w: w, md: markdown}
+	d.heading("Machines side by side: native's median, each engine's ×native on the same machine, the spread across machines")
+	header := append(append([]string{"cell", "engine"}, names...), "across machines")
+	var table [][]string
+	for _, row := range Machines(reps) {
+		cells := []string{measure.Result{Kernel: row.Kernel, Args: row.Args}.Label(), row.Engine}
+		for i := range reps {
+			v := "—"
+			switch {
+			case row.Engine == engine.Native && !math.IsNaN(row.Medians[i]):
+				v = FormatNs(row.Medians[i])
+			case row.Engine != engine.Native && !math.IsNaN(row.Ratios[i]):
+				v = FormatRatio(row.Ratios[i])
+			}
+			cells = append(cells, v)
+		}
+		table = append(table, append(cells, FormatMachineSpread(row.Spread)))
+	}
+	d.table(header, table)
+	d.printf("\n")
+	return d.err
+}
