@@ -57,8 +57,19 @@ const testTimeout = 4 * time.Minute
 // other agent after it.
 const testAckWait = 2 * time.Second
 
+// agentPermissions are an agent's rights on the farm's server, as docs/FARM.md gives
+// them: JetStream's API, acks, its results and its registration; never a job.
+var agentPermissions = &server.Permissions{
+	Publish: &server.SubjectPermission{
+		Allow: []string{"$JS.API.>", "$JS.ACK.FARM_JOBS.>", "farm.result.>", "$KV.farm-agents.>"},
+		Deny:  []string{"farm.job.>"},
+	},
+	Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>"}},
+}
+
 // startNATS starts an embedded NATS server with JetStream on loopback that admits only
-// the holders of the nkeys it returns (the seed files' paths).
+// the holders of the nkeys it returns (the seed files' paths); users other than "bench"
+// have an agent's permissions.
 func startNATS(t *testing.T, users ...string) (url string, seeds map[string]string) {
 	t.Helper()
 	seeds = map[string]string{}
@@ -75,7 +86,11 @@ func startNATS(t *testing.T, users ...string) (url string, seeds map[string]stri
 			t.Fatal(err)
 		}
 		seeds[u] = path
-		nk = append(nk, &server.NkeyUser{Nkey: pub})
+		user := &server.NkeyUser{Nkey: pub}
+		if u != "bench" {
+			user.Permissions = agentPermissions
+		}
+		nk = append(nk, user)
 	}
 	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true, JetStream: true, StoreDir: t.TempDir(), Nkeys: nk})
 	if err != nil {
@@ -334,6 +349,17 @@ func TestAgentRefusesBadJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.close()
+	// An agent's credentials publish results, never jobs.
+	ac, err := connect(ctx, url, Auth{NkeyFile: seeds["a"]}, "an agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
+	if _, err := ac.js.Publish(pctx, agentJobs("a", "x"), []byte("{}")); err == nil {
+		t.Error("an agent's credentials published a job")
+	}
+	pcancel()
+	ac.close()
 	run := newRunID()
 	publish := func(id string, data []byte) {
 		t.Helper()
