@@ -48,7 +48,7 @@ func resultsMachines(args []string, stdout, stderr io.Writer) int {
 	names := make([]string, len(runs))
 	reps := make([]report.Report, len(runs))
 	for i, r := range runs {
-		names[i], reps[i] = machineName(r), r.Report
+		names[i], reps[i] = r.MachineTitle(), r.Report
 		fmt.Fprintf(stdout, "%s: run %d, %s, %d cores, %s\n", names[i], r.ID, r.Report.Environment.CPU, r.Report.Environment.Cores, r.Created.Format("2006-01-02 15:04"))
 	}
 	fmt.Fprintln(stdout)
@@ -101,12 +101,4 @@ func newestPerMachine(cmd, db string, stderr io.Writer) ([]results.Run, int) {
 		return nil, 1
 	}
 	return runs, 0
-}
-
-// machineName names a run's machine in a column: its agent's name, else its run.
-func machineName(r results.Run) string {
-	if r.MachineName != "" {
-		return r.MachineName
-	}
-	return fmt.Sprintf("run %d", r.ID)
 }

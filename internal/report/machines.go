@@ -122,14 +122,12 @@ func FormatMachineSpread(pct float64) string {
 	return "±" + toFixed(pct, digits) + "%"
 }
 
-// WriteMachines writes Machines' rows as a table (Markdown when markdown): a column per
-// machine, named by names, each cell native's median or an engine's ratio to native on
-// that machine, and the spread across machines last.
-func WriteMachines(w io.Writer, names []string, reps []Report, markdown bool) error {
-	d := &doc{w: w, md: markdown}
-	d.heading("Machines side by side: native's median, each engine's ×native on the same machine, the spread across machines")
-	header := append(append([]string{"cell", "engine"}, names...), "across machines")
-	var table [][]string
+// MachineTable is Machines' rows as text, a column per machine named by names, each
+// cell native's median or an engine's ratio to native on that machine ("—" for none),
+// the spread across machines last: what the CLI prints (WriteMachines) and the page
+// shows (GET /api/results/machines).
+func MachineTable(names []string, reps []Report) (header []string, rows [][]string) {
+	header = append(append([]string{"cell", "engine"}, names...), "across machines")
 	for _, row := range Machines(reps) {
 		cells := []string{measure.Result{Kernel: row.Kernel, Args: row.Args}.Label(), row.Engine}
 		for i := range reps {
@@ -142,9 +140,16 @@ func WriteMachines(w io.Writer, names []string, reps []Report, markdown bool) er
 			}
 			cells = append(cells, v)
 		}
-		table = append(table, append(cells, FormatMachineSpread(row.Spread)))
+		rows = append(rows, append(cells, FormatMachineSpread(row.Spread)))
 	}
-	d.table(header, table)
+	return header, rows
+}
+
+// WriteMachines writes MachineTable as text, or Markdown when markdown.
+func WriteMachines(w io.Writer, names []string, reps []Report, markdown bool) error {
+	d := &doc{w: w, md: markdown}
+	d.heading("Machines side by side: native's median, each engine's ×native on the same machine, the spread across machines")
+	d.table(MachineTable(names, reps))
 	d.printf("\n")
 	return d.err
 }

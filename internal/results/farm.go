@@ -119,3 +119,12 @@ func (s *Store) SetPartial(ctx context.Context, id int64, partial string) error 
 	}
 	return nil
 }
+
+// MachineTitle names the run's machine in a column beside others: its agent's name (a
+// farm's run), else the run itself ("run 12").
+func (r Run) MachineTitle() string {
+	if r.MachineName != "" {
+		return r.MachineName
+	}
+	return fmt.Sprintf("run %d", r.ID)
+}
