@@ -152,7 +152,14 @@ func RunPlan(ctx context.Context, cfg PlanConfig) ([]*Table, error) {
 		}
 		t.began = time.Now()
 	}
-	fmt.Fprintf(progress, "farm run %s: %d cells on %d %s, %d jobs published\n", run, len(cfg.Cells), len(tables), map[Mode]string{Each: "machines", Split: "kinds of machine"}[cfg.Mode], len(jobs))
+	where := fmt.Sprintf("run by each of %d agents", len(tables))
+	if cfg.Mode == Split {
+		where = fmt.Sprintf("shared among the agents of each of %d kinds of machine", len(tables))
+		if len(tables) == 1 {
+			where = "shared among the agents of one kind of machine"
+		}
+	}
+	fmt.Fprintf(progress, "farm run %s: %d cells %s, %d jobs published\n", run, len(cfg.Cells), where, len(jobs))
 
 	col := &collector{cfg: cfg, tables: tables, jobs: jobs, progress: progress, total: len(jobs)}
 	for col.done < col.total && ctx.Err() == nil {
