@@ -96,6 +96,9 @@ func RunAgent(ctx context.Context, cfg AgentConfig) error {
 	if err != nil {
 		return err
 	}
+	if cfg.Auth == (Auth{}) {
+		log.Warn("no credentials given: a NATS server that admits anyone takes jobs and results from anyone (docs/FARM.md, Security)")
+	}
 	log.Info("agent ready", "agent", cfg.Name, "kind", m.Kind, "machine", m.Summary(), "engines", strings.Join(m.EngineNames(), ","))
 	go a.refresh(ctx)
 	for ctx.Err() == nil {

@@ -116,6 +116,9 @@ func RunPlan(ctx context.Context, cfg PlanConfig) ([]*Table, error) {
 		return nil, err
 	}
 	defer c.close()
+	if cfg.Auth == (Auth{}) {
+		fmt.Fprintln(progress, "farm: no credentials given: a NATS server that admits anyone takes results from anyone (docs/FARM.md, Security)")
+	}
 	agents, err := waitAgents(ctx, c, max(cfg.Agents, 1), cmp.Or(cfg.AgentWait, time.Minute))
 	if err != nil {
 		return nil, fmt.Errorf("%w at %s: start `wasmgap agent --nats URL` on each machine", err, redact(cfg.URL))
@@ -258,17 +261,7 @@ type collector struct {
 
 // take stores one result, once, and acknowledges it once stored (or refused).
 func (col *collector) take(ctx context.Context, msg jetstream.Msg) {
-	r, err := DecodeResult(msg.Data())
-	ref, known := col.jobs[r.Job]
-	switch {
-	case err != nil:
-	case !known:
-		err = fmt.Errorf("result of job %s, which this run did not publish", r.Job)
-	case ref.table.agent != "" && r.Agent != ref.table.agent:
-		err = fmt.Errorf("result of job %s from agent %s, published for agent %s", r.Job, r.Agent, ref.table.agent)
-	case ref.table.kind != "" && r.Machine.Kind != ref.table.kind:
-		err = fmt.Errorf("result of job %s from agent %s of another kind of machine", r.Job, r.Agent)
-	}
+	r, ref, err := col.check(msg.Data())
 	if err != nil {
 		fmt.Fprintf(col.progress, "farm: result refused: %v\n", err)
 		_ = msg.Term()
@@ -299,6 +292,28 @@ func (col *collector) take(ctx context.Context, msg jetstream.Msg) {
 		what = report.FormatNs(cell.Median) + " per call " + report.Spread(cell)
 	}
 	fmt.Fprintf(col.progress, "[%d/%d] %s: %s on %s: %s (agent %s)%s\n", col.done, col.total, t.Name, cell.Label(), cell.Engine, what, r.Agent, col.forecast())
+}
+
+// check decodes a result and checks that it answers a job of this run, from an agent
+// the job was for, with the job's cell.
+func (col *collector) check(data []byte) (Result, jobRef, error) {
+	r, err := DecodeResult(data)
+	if err != nil {
+		return r, jobRef{}, err
+	}
+	ref, known := col.jobs[r.Job]
+	if !known {
+		return r, ref, fmt.Errorf("result of job %s, which this run did not publish", r.Job)
+	}
+	switch want := col.cfg.Cells[ref.cell]; {
+	case ref.table.agent != "" && r.Agent != ref.table.agent:
+		err = fmt.Errorf("result of job %s from agent %s, published for agent %s", r.Job, r.Agent, ref.table.agent)
+	case ref.table.kind != "" && r.Machine.Kind != ref.table.kind:
+		err = fmt.Errorf("result of job %s from agent %s of another kind of machine", r.Job, r.Agent)
+	case r.Cell != nil && (r.Cell.Kernel != want.Kernel || r.Cell.Engine != want.Engine || !slices.Equal(r.Cell.Args, want.Args)):
+		err = fmt.Errorf("result of job %s from agent %s holds %s on %s, not the job's %s", r.Job, r.Agent, r.Cell.Label(), r.Cell.Engine, want.Label())
+	}
+	return r, ref, err
 }
 
 // cellOf is the cell a result stores: the measurement, or the job's cell failed with the

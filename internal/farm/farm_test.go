@@ -23,6 +23,7 @@ import (
 
 	"github.com/wasmgap/wasmgap/internal/childproc"
 	"github.com/wasmgap/wasmgap/internal/engine"
+	"github.com/wasmgap/wasmgap/internal/measure"
 	"github.com/wasmgap/wasmgap/internal/results"
 	"github.com/wasmgap/wasmgap/internal/runner"
 )
@@ -439,5 +440,40 @@ func TestAgentRefusesBadJobs(t *testing.T) {
 		case reason != "" && !strings.Contains(r.Refused, reason):
 			t.Errorf("job %s refused with %q; want it to say %q", id, r.Refused, reason)
 		}
+	}
+}
+
+// TestCollectorRefusesForeignResults: a result is taken only for a job of the run, from
+// the agent (Each) or the kind (Split) it was published for, holding the job's cell.
+func TestCollectorRefusesForeignResults(t *testing.T) {
+	cells := testCells(t, 2, 0)
+	each := &Table{agent: "a"}
+	split := &Table{kind: "k1"}
+	col := &collector{cfg: PlanConfig{Cells: cells}, jobs: map[string]jobRef{"r-0-0": {each, 0}, "r-1-1": {split, 1}}}
+	measured := func(c Cell) *measure.Result {
+		return &measure.Result{Kernel: c.Kernel, Args: c.Args, Engine: c.Engine}
+	}
+	for _, c := range []struct {
+		name string
+		r    Result
+		want string
+	}{
+		{"each", Result{Job: "r-0-0", Agent: "a", Cell: measured(cells[0])}, ""},
+		{"split", Result{Job: "r-1-1", Agent: "b", Machine: Machine{Kind: "k1"}, Cell: measured(cells[1])}, ""},
+		{"refusal", Result{Job: "r-0-0", Agent: "a", Refused: "engine lacking"}, ""},
+		{"unknown job", Result{Job: "r-9-9", Agent: "a", Cell: measured(cells[0])}, "which this run did not publish"},
+		{"another agent", Result{Job: "r-0-0", Agent: "b", Cell: measured(cells[0])}, "published for agent a"},
+		{"another kind", Result{Job: "r-1-1", Agent: "b", Machine: Machine{Kind: "k2"}, Cell: measured(cells[1])}, "another kind of machine"},
+		{"another cell", Result{Job: "r-0-0", Agent: "a", Cell: measured(cells[1])}, "not the job's fib_it(1) on native"},
+		{"both", Result{Job: "r-0-0", Agent: "a", Cell: measured(cells[0]), Refused: "x"}, "neither a cell nor a refusal, or both"},
+	} {
+		data, _ := json.Marshal(c.r)
+		_, _, err := col.check(data)
+		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: %v; want %q", c.name, err, c.want)
+		}
+	}
+	if _, _, err := col.check(make([]byte, MaxResultBytes+1)); err == nil || !strings.Contains(err.Error(), "over the limit") {
+		t.Errorf("an oversized result: %v", err)
 	}
 }
