@@ -19,8 +19,9 @@ type MachineRow struct {
 	// Medians are per machine, in the order of the reports; NaN where the machine has no
 	// time for the cell (absent, failed).
 	Medians []float64
-	// Ratios are each machine's median over its own native median of the kernel; NaN
-	// where either is missing. Native's own row has none.
+	// Ratios are each cell's ratio to its row's baseline on the same machine (BaseRatio:
+	// native, else the browser's wasm); NaN where either is missing. The baseline's own
+	// row has none.
 	Ratios []float64
 	// Spread is half the range of the ratios over their median, in percent: how much the
 	// gap depends on the machine. NaN with fewer than two ratios.
@@ -33,9 +34,9 @@ func Machines(reps []Report) []MachineRow {
 	type key struct{ label, engine string }
 	var order []key
 	rows := map[key]*MachineRow{}
-	natives := make([]map[string]float64, len(reps))
+	cells := make([]map[key]measure.Result, len(reps))
 	for i, rep := range reps {
-		natives[i] = map[string]float64{}
+		cells[i] = map[key]measure.Result{}
 		for _, r := range rep.Results {
 			k := key{r.Label(), r.Engine}
 			row := rows[k]
@@ -46,9 +47,7 @@ func Machines(reps []Report) []MachineRow {
 			}
 			if !r.Failed() && r.Median > 0 {
 				row.Medians[i] = r.Median
-				if r.Engine == engine.Native {
-					natives[i][r.Label()] = r.Median
-				}
+				cells[i][k] = r
 			}
 		}
 	}
@@ -63,17 +62,17 @@ func Machines(reps []Report) []MachineRow {
 	for _, k := range order {
 		row := rows[k]
 		var ratios []float64
-		if k.engine != engine.Native {
-			for i := range reps {
-				if n, ok := natives[i][k.label]; ok && !math.IsNaN(row.Medians[i]) {
-					row.Ratios[i] = row.Medians[i] / n
-					ratios = append(ratios, row.Ratios[i])
-				}
-			}
-		} else {
-			for _, m := range row.Medians {
-				if !math.IsNaN(m) {
-					ratios = append(ratios, m)
+		for i := range reps {
+			base := Baseline("", func(e string) bool { _, ok := cells[i][key{k.label, e}]; return ok })
+			c, ok := cells[i][k]
+			switch {
+			case !ok:
+			case base == k.engine:
+				ratios = append(ratios, row.Medians[i]) // the baseline's spread is its times'
+			case base != "":
+				if r, ok := BaseRatio(c, cells[i][key{k.label, base}]); ok {
+					row.Ratios[i] = r.X
+					ratios = append(ratios, r.X)
 				}
 			}
 		}
@@ -123,7 +122,7 @@ func FormatMachineSpread(pct float64) string {
 }
 
 // MachineTable is Machines' rows as text, a column per machine named by names, each
-// cell native's median or an engine's ratio to native on that machine ("—" for none),
+// cell the baseline's median or an engine's ratio to it on that machine ("—" for none),
 // the spread across machines last: what the CLI prints (WriteMachines) and the page
 // shows (GET /api/results/machines).
 func MachineTable(names []string, reps []Report) (header []string, rows [][]string) {
@@ -133,10 +132,10 @@ func MachineTable(names []string, reps []Report) (header []string, rows [][]stri
 		for i := range reps {
 			v := "—"
 			switch {
-			case row.Engine == engine.Native && !math.IsNaN(row.Medians[i]):
-				v = FormatNs(row.Medians[i])
-			case row.Engine != engine.Native && !math.IsNaN(row.Ratios[i]):
+			case !math.IsNaN(row.Ratios[i]):
 				v = FormatRatio(row.Ratios[i])
+			case !math.IsNaN(row.Medians[i]) && slices.Contains(Baselines, row.Engine):
+				v = FormatNs(row.Medians[i]) // the baseline: its time
 			}
 			cells = append(cells, v)
 		}

@@ -22,7 +22,7 @@ func TestMachines(t *testing.T) {
 		t.Fatalf("rows: %+v; want native's, then wazero-compiler's", rows)
 	}
 	r := rows[1]
-	if r.Ratios[0] != 3 || r.Ratios[1] != 2.5 || !math.IsNaN(r.Ratios[2]) {
+	if math.Abs(r.Ratios[0]-3) > 1e-9 || math.Abs(r.Ratios[1]-2.5) > 1e-9 || !math.IsNaN(r.Ratios[2]) {
 		t.Errorf("ratios %v; want 3, 2.5 and none for the failed cell", r.Ratios)
 	}
 	// Ratios 3 and 2.5: half the range 0.25 over the median 2.75.
