@@ -51,6 +51,10 @@ func (f *farmFlags) check() error {
 // ctx, if one did.
 func (f *farmFlags) run(ctx context.Context, jobs []runner.Job, rep report.Report, stored *benchResults, format string, allowFailures bool,
 	caught func() os.Signal, stdout, stderr io.Writer) int {
+	if *stored.compareLast {
+		fmt.Fprintln(stderr, "wasmgap bench: --compare-last compares with this machine's last run: with --farm, compare the stored runs with wasmgap results compare or machines")
+		return 2
+	}
 	cells, err := farm.CellsOf(jobs)
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmgap bench:", err)

@@ -164,7 +164,7 @@ func RunPlan(ctx context.Context, cfg PlanConfig) ([]*Table, error) {
 	}
 	fmt.Fprintf(progress, "farm run %s: %d cells %s, %d jobs published\n", run, len(cfg.Cells), where, len(jobs))
 
-	col := &collector{cfg: cfg, tables: tables, jobs: jobs, progress: progress, total: len(jobs)}
+	col := &collector{cfg: cfg, run: run, tables: tables, jobs: jobs, progress: progress, total: len(jobs)}
 	for col.done < col.total && ctx.Err() == nil {
 		batch, err := cons.Fetch(16, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
@@ -253,6 +253,7 @@ type jobRef struct {
 // collector takes the results of one farm run.
 type collector struct {
 	cfg         PlanConfig
+	run         string
 	tables      []*Table
 	jobs        map[string]jobRef
 	progress    io.Writer
@@ -302,6 +303,9 @@ func (col *collector) check(data []byte) (Result, jobRef, error) {
 		return r, jobRef{}, err
 	}
 	ref, known := col.jobs[r.Job]
+	if r.Run != col.run {
+		return r, ref, fmt.Errorf("result of job %s names run %q, not this run %s", r.Job, r.Run, col.run)
+	}
 	if !known {
 		return r, ref, fmt.Errorf("result of job %s, which this run did not publish", r.Job)
 	}

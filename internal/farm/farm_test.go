@@ -449,7 +449,7 @@ func TestCollectorRefusesForeignResults(t *testing.T) {
 	cells := testCells(t, 2, 0)
 	each := &Table{agent: "a"}
 	split := &Table{kind: "k1"}
-	col := &collector{cfg: PlanConfig{Cells: cells}, jobs: map[string]jobRef{"r-0-0": {each, 0}, "r-1-1": {split, 1}}}
+	col := &collector{cfg: PlanConfig{Cells: cells}, run: "r", jobs: map[string]jobRef{"r-0-0": {each, 0}, "r-1-1": {split, 1}}}
 	measured := func(c Cell) *measure.Result {
 		return &measure.Result{Kernel: c.Kernel, Args: c.Args, Engine: c.Engine}
 	}
@@ -458,14 +458,15 @@ func TestCollectorRefusesForeignResults(t *testing.T) {
 		r    Result
 		want string
 	}{
-		{"each", Result{Job: "r-0-0", Agent: "a", Cell: measured(cells[0])}, ""},
-		{"split", Result{Job: "r-1-1", Agent: "b", Machine: Machine{Kind: "k1"}, Cell: measured(cells[1])}, ""},
-		{"refusal", Result{Job: "r-0-0", Agent: "a", Refused: "engine lacking"}, ""},
-		{"unknown job", Result{Job: "r-9-9", Agent: "a", Cell: measured(cells[0])}, "which this run did not publish"},
-		{"another agent", Result{Job: "r-0-0", Agent: "b", Cell: measured(cells[0])}, "published for agent a"},
-		{"another kind", Result{Job: "r-1-1", Agent: "b", Machine: Machine{Kind: "k2"}, Cell: measured(cells[1])}, "another kind of machine"},
-		{"another cell", Result{Job: "r-0-0", Agent: "a", Cell: measured(cells[1])}, "not the job's fib_it(1) on native"},
-		{"both", Result{Job: "r-0-0", Agent: "a", Cell: measured(cells[0]), Refused: "x"}, "neither a cell nor a refusal, or both"},
+		{"each", Result{Run: "r", Job: "r-0-0", Agent: "a", Cell: measured(cells[0])}, ""},
+		{"split", Result{Run: "r", Job: "r-1-1", Agent: "b", Machine: Machine{Kind: "k1"}, Cell: measured(cells[1])}, ""},
+		{"refusal", Result{Run: "r", Job: "r-0-0", Agent: "a", Refused: "engine lacking"}, ""},
+		{"unknown job", Result{Run: "r", Job: "r-9-9", Agent: "a", Cell: measured(cells[0])}, "which this run did not publish"},
+		{"another agent", Result{Run: "r", Job: "r-0-0", Agent: "b", Cell: measured(cells[0])}, "published for agent a"},
+		{"another kind", Result{Run: "r", Job: "r-1-1", Agent: "b", Machine: Machine{Kind: "k2"}, Cell: measured(cells[1])}, "another kind of machine"},
+		{"another cell", Result{Run: "r", Job: "r-0-0", Agent: "a", Cell: measured(cells[1])}, "not the job's fib_it(1) on native"},
+		{"another run", Result{Run: "q", Job: "r-0-0", Agent: "a", Cell: measured(cells[0])}, `names run "q", not this run r`},
+		{"both", Result{Run: "r", Job: "r-0-0", Agent: "a", Cell: measured(cells[0]), Refused: "x"}, "neither a cell nor a refusal, or both"},
 	} {
 		data, _ := json.Marshal(c.r)
 		_, _, err := col.check(data)
