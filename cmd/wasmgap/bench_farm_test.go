@@ -69,6 +69,10 @@ func TestResultsMachines(t *testing.T) {
 			t.Errorf("results machines lacks %q:\n%s", want, stdout.String())
 		}
 	}
+	stdout.Reset()
+	if code := run([]string{"results", "list", "--results-db", dsn}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "alpha: alpha CPU, 2 cores") {
+		t.Errorf("results list names no machine: exit %d\n%s", code, stdout.String())
+	}
 	if code := run([]string{"results", "machines", "--results-db", dsn, "1"}, &stdout, &stderr); code != 2 {
 		t.Errorf("results machines with one id: exit %d, want 2", code)
 	}

@@ -410,6 +410,9 @@ func writeRunList(stdout io.Writer, list []results.Summary) int {
 		if r.Browser != "" {
 			machine = r.Browser + ", " + machine
 		}
+		if r.MachineName != "" {
+			machine = r.MachineName + ": " + machine
+		}
 		cells := summarizeCells(r.Cells)
 		if r.Partial != "" {
 			cells = "partial (" + r.Partial + "): " + cells

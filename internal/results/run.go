@@ -361,6 +361,8 @@ type Summary struct {
 	Browser string    `json:"browser,omitempty"`
 	// Partial says how a run stopped before its last cell (report.Method.Partial).
 	Partial string `json:"partial,omitempty"`
+	// MachineName names a farm's run's machine (Run.MachineName).
+	MachineName string `json:"machine_name,omitempty"`
 	// Cells lists the run's cells: "fib_rec(30) on native".
 	Cells []string `json:"cells"`
 }
@@ -372,7 +374,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Summary, error) {
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := s.db.QueryContext(ctx, s.d.q(`SELECT r.id, r.created_ns, r.source, r.wasmgap, r.cpu, r.cores, r.os, r.browser, r.browser_version, r.method
+	rows, err := s.db.QueryContext(ctx, s.d.q(`SELECT r.id, r.created_ns, r.source, r.wasmgap, r.cpu, r.cores, r.os, r.browser, r.browser_version, r.method, r.machine_name
 		FROM runs r`+where+" ORDER BY r.id DESC LIMIT "+strconv.Itoa(limit)), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
@@ -382,7 +384,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Summary, error) {
 		sm := Summary{Kind: "run"}
 		var created int64
 		var bv, method string
-		if err := rows.Scan(&sm.ID, &created, &sm.Source, &sm.Wasmgap, &sm.CPU, &sm.Cores, &sm.OS, &sm.Browser, &bv, &method); err != nil {
+		if err := rows.Scan(&sm.ID, &created, &sm.Source, &sm.Wasmgap, &sm.CPU, &sm.Cores, &sm.OS, &sm.Browser, &bv, &method, &sm.MachineName); err != nil {
 			rows.Close()
 			return nil, err
 		}
