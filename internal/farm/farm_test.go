@@ -478,3 +478,75 @@ func TestCollectorRefusesForeignResults(t *testing.T) {
 		t.Errorf("an oversized result: %v", err)
 	}
 }
+
+// cancelOn is a progress writer that cancels when a line holds its text.
+type cancelOn struct {
+	text   string
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	b      strings.Builder
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.b.Write(p)
+	if strings.Contains(string(p), c.text) {
+		c.cancel()
+	}
+	return len(p), nil
+}
+
+// TestInterruptedPlanKeepsItsCells: a plan stopped after its first result (Ctrl-C)
+// withdraws the jobs no agent took, and keeps the cells done as a partial stored run.
+func TestInterruptedPlanKeepsItsCells(t *testing.T) {
+	url, seeds := startNATS(t, "bench", "a")
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	agentCtx, stopAgent := context.WithCancel(ctx)
+	agentDone := make(chan error, 1)
+	go func() {
+		agentDone <- RunAgent(agentCtx, AgentConfig{URL: url, Auth: Auth{NkeyFile: seeds["a"]}, Name: "a", Engines: []string{engine.Native}, AckWait: testAckWait})
+	}()
+	defer func() {
+		stopAgent()
+		if err := <-agentDone; err != nil {
+			t.Error(err)
+		}
+	}()
+	store := openStore(t)
+	planCtx, interrupt := context.WithCancel(ctx)
+	progress := &cancelOn{text: "[1/", cancel: interrupt}
+	tables, err := RunPlan(planCtx, PlanConfig{URL: url, Auth: Auth{NkeyFile: seeds["bench"]}, Mode: Each, Cells: testCells(t, 6, 300*time.Millisecond),
+		Engines: []string{engine.Native}, Store: store, Progress: progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) != 1 || len(tables[0].Report.Results) == 0 || len(tables[0].Report.Results) == 6 || tables[0].Report.Method.Partial == "" {
+		t.Fatalf("tables after the interrupt: %+v; want one, partial, with its cells done:\n%s", tables, progress.b.String())
+	}
+	run, err := store.Get(ctx, tables[0].RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Report.Method.Partial == "" || len(run.Report.Results) == 0 {
+		t.Errorf("stored run: partial %q with %d cells; want it marked partial", run.Report.Method.Partial, len(run.Report.Results))
+	}
+	c, err := connect(ctx, url, Auth{NkeyFile: seeds["bench"]}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	st, err := c.js.Stream(ctx, JobsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(jobSubject+">"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The agent may hold one job it took before the interrupt; the rest are withdrawn.
+	if info.State.Msgs > 1 {
+		t.Errorf("%d jobs left in %s after the interrupt; want those no agent took withdrawn", info.State.Msgs, JobsStream)
+	}
+}
