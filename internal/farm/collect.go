@@ -58,8 +58,6 @@ type Table struct {
 	// RunID is its id in the store (0 when nothing was stored).
 	RunID  int64
 	Report report.Report
-	// Agents are the agents whose results it holds, in the order they first answered.
-	Agents []string
 
 	subject string
 	kind    string // Split: the kind every result must come from; Each: ""
@@ -69,7 +67,7 @@ type Table struct {
 	began   time.Time
 }
 
-// Agents lists the agents registered now.
+// listAgents lists the agents registered now.
 func listAgents(ctx context.Context, c *conn) ([]AgentInfo, error) {
 	keys, err := c.agents.Keys(ctx)
 	if errors.Is(err, jetstream.ErrNoKeysFound) {
@@ -284,9 +282,6 @@ func (col *collector) take(ctx context.Context, msg jetstream.Msg) {
 	}
 	t.cells[ref.cell] = cell
 	t.took = append(t.took, time.Since(t.began))
-	if !slices.Contains(t.Agents, r.Agent) {
-		t.Agents = append(t.Agents, r.Agent)
-	}
 	col.done++
 	what := cell.Failure
 	if !cell.Failed() {
