@@ -25,6 +25,8 @@ func TestFarmFlagsRejected(t *testing.T) {
 		{[]string{"bench", "--farm", "nats://127.0.0.1:4222", "--each", "--split"}, "--farm: give --each"},
 		{[]string{"bench", "--farm", "http://127.0.0.1:4222", "--each"}, `"http://127.0.0.1:4222" is not a NATS server URL: use nats://host:port`},
 		{[]string{"bench", "--farm", "nats://127.0.0.1:1", "--each", "--compare-last", "--kernel", "fib_it"}, "--compare-last compares with this machine's last run"},
+		{[]string{"bench", "--farm", "nats://127.0.0.1:1", "--each", "--attempts", "0"}, "--attempts 0: allowed 1 to 100"},
+		{[]string{"bench", "--farm", "nats://127.0.0.1:1", "--each", "--agents", "0"}, "--agents 0: allowed 1 to 1000"},
 		{[]string{"agent"}, "--nats is required"},
 		{[]string{"agent", "--nats", "nats://127.0.0.1:1", "--name", "a b"}, `agent name "a b": use 1 to 64 letters, digits, - or _`},
 		{[]string{"agent", "--nats", "nats://127.0.0.1:1", "--name", "a", "--engine", "v8"}, `unknown engine "v8"`},
