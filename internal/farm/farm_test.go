@@ -295,20 +295,45 @@ func TestSplitSurvivesAKilledAgent(t *testing.T) {
 }
 
 // TestEachRunsThePlanOnEveryAgent: with --each, two agents run the whole plan: two
-// stored runs, one per machine, each with every cell.
+// stored runs, one per machine, each with every cell. Agent a is killed (SIGKILL) after
+// its first cell and started again: it resumes its queue.
 func TestEachRunsThePlanOnEveryAgent(t *testing.T) {
 	url, seeds := startNATS(t, "bench", "a", "b")
-	startAgent(t, url, seeds["a"], "a", engine.Native)
+	a := startAgent(t, url, seeds["a"], "a", engine.Native)
 	startAgent(t, url, seeds["b"], "b", engine.Native)
 	store := openStore(t)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	cells := testCells(t, 20, 0)
 	var progress strings.Builder
-	tables, err := RunPlan(ctx, PlanConfig{URL: url, Auth: Auth{NkeyFile: seeds["bench"]}, Mode: Each, Cells: cells,
-		Engines: []string{engine.Native}, Agents: 2, Store: store, Progress: &progress})
+	type answer struct {
+		tables []*Table
+		err    error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		tables, err := RunPlan(ctx, PlanConfig{URL: url, Auth: Auth{NkeyFile: seeds["bench"]}, Mode: Each, Cells: cells,
+			Engines: []string{engine.Native}, Agents: 2, Store: store, Progress: &progress})
+		done <- answer{tables, err}
+	}()
+	for i := 0; i < 2; i++ {
+		select {
+		case <-a.started:
+		case <-ctx.Done():
+			t.Fatal("agent a started no second cell")
+		}
+	}
+	_ = childproc.KillGroup(a.cmd)
+	again := startAgent(t, url, seeds["a"], "a", engine.Native)
+	ans := <-done
+	tables, err := ans.tables, ans.err
 	if err != nil {
 		t.Fatal(err)
+	}
+	select {
+	case <-again.started:
+	default:
+		t.Errorf("agent a, started again, ran no cell: it did not resume its queue")
 	}
 	if len(tables) != 2 {
 		t.Fatalf("%d tables, want one per agent:\n%s", len(tables), progress.String())
