@@ -229,6 +229,9 @@ func viewRun(run results.Run) runView {
 	}
 	e := rep.Environment
 	v.Env = [][2]string{{"CPU", e.CPU}, {"cores", strconv.Itoa(e.Cores)}, {"OS", e.OS + "/" + e.Arch}, {"Go", e.Go}, {"wasmgap", run.Wasmgap}}
+	if run.MachineName != "" {
+		v.Env = append([][2]string{{"machine", run.MachineName}}, v.Env...)
+	}
 	if e.GOMAXPROCS > 0 {
 		v.Env = append(v.Env, [2]string{"GOMAXPROCS", strconv.Itoa(e.GOMAXPROCS)})
 	}
