@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wasmgap/wasmgap/chatserver/internal/auth"
 	"github.com/wasmgap/wasmgap/chatserver/internal/room"
 	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 	"github.com/wasmgap/wasmgap/chatserver/internal/stream"
@@ -42,6 +43,8 @@ type hub struct {
 	closing    atomic.Bool
 	syncFailed atomic.Bool   // a sync failed (logged once)
 	pruned     atomic.Uint64 // the last event id pruned: a resume from before it may miss events
+
+	claims *auth.Book // the nickname claims (Options.ClaimNicks), saved in the store
 
 	// Owned by the hub goroutine.
 	m               *room.Machine
@@ -88,7 +91,21 @@ func newHub(st *store.Store, state store.State, o *Options) (*hub, error) {
 	}
 	h.resubmit = h.resubmitLater
 	h.pruned.Store(state.Pruned)
+	h.claims = auth.NewBook(claimHold(o.Retention, o.LeaveGrace))
+	var ended []string
+	now := time.Now()
+	for nick, c := range state.Claims {
+		if !h.claims.Restore(nick, auth.Saved{Hash: [32]byte(c.Hash), Until: time.Unix(0, c.Until), Open: c.Open}, now) {
+			ended = append(ended, nick)
+		}
+	}
+	h.claims.Persist(h.saveClaim)
 	_, err := st.Write(func(tx *store.Tx) error {
+		for _, nick := range ended {
+			if err := store.DeleteClaim(tx, nick); err != nil {
+				return err
+			}
+		}
 		for _, nick := range slices.Sorted(maps.Keys(state.Mailboxes)) {
 			entries, err := store.ReadMail(tx, nick)
 			if err != nil {
@@ -105,6 +122,20 @@ func newHub(st *store.Store, state store.State, o *Options) (*hub, error) {
 		return nil, fmt.Errorf("chat store: read the mailboxes: %w", err)
 	}
 	return h, nil
+}
+
+// saveClaim stores nick's claim as the claims hold it (auth.SaveFunc);
+// with wait, it returns once that is on disk.
+func (h *hub) saveClaim(ctx context.Context, nick string, wait bool) error {
+	r := &claimReq{nick: nick}
+	if wait {
+		return h.do(ctx, r).err
+	}
+	err := h.submit(ctx, r)
+	if err != nil && !errors.Is(err, ErrShuttingDown) {
+		h.log.Warn("save a nickname's claim", "nick", nick, "err", err)
+	}
+	return err
 }
 
 // roomConfig is the rules' parameters for o; idsPerRequest as room.Config's.

@@ -111,6 +111,25 @@ func (r *ackReq) apply(h *hub, tx *store.Tx) (result, error) {
 	return result{}, h.handleAck(tx, r.nick, r.from, r.to)
 }
 
+// claimReq stores nick's claim as the hub's claims hold it now (none:
+// deleted): the claims save each change this way.
+type claimReq struct {
+	reply
+	nick string
+}
+
+func (r *claimReq) apply(h *hub, tx *store.Tx) (result, error) {
+	c, ok := h.claims.Saved(r.nick)
+	if !ok {
+		return result{}, store.DeleteClaim(tx, r.nick)
+	}
+	sc := &store.Claim{Hash: c.Hash[:], Open: c.Open}
+	if !c.Until.IsZero() {
+		sc.Until = c.Until.UnixNano()
+	}
+	return result{}, store.PutClaim(tx, r.nick, sc)
+}
+
 // handlePost stores and delivers a post (the machine's rules), unless the
 // store is full.
 func (h *hub) handlePost(tx *store.Tx, p message) (result, error) {
