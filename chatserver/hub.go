@@ -148,6 +148,7 @@ func roomConfig(o *Options, idsPerRequest uint64) room.Config {
 		MaxMailboxes:        o.MaxMailboxes,
 		MaxMailPerAddr:      max(1, o.MaxMailboxes/10),
 		MaxMailBytesPerAddr: max(1, o.MaxStoreBytes/10),
+		EvictMail:           o.EvictMail,
 		IDsPerRequest:       idsPerRequest,
 	}
 }
@@ -425,6 +426,8 @@ func refusalOf(r *room.Refusal) error {
 	switch r.Kind {
 	case room.MailboxFull:
 		kind = ErrMailboxFull
+	case room.SenderMailFull:
+		kind = ErrSenderMailFull
 	case room.Unavailable:
 		kind = ErrUnavailable
 	}

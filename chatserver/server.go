@@ -95,8 +95,17 @@ type Options struct {
 	MaxMailbox int
 	// MaxMailboxes limits how many users may have offline messages waiting;
 	// past it a message to one more offline user is refused with 507.
-	// Default 100000.
+	// Default 100000. The mail waiting from one sending address is limited
+	// to a tenth of it (and a tenth of MaxStoreBytes): past that a message
+	// to an offline user is refused with 429.
 	MaxMailboxes int
+	// EvictMail makes room for new offline mail by dropping mail already
+	// acknowledged to its sender, instead of refusing the new: the
+	// sender's address over its share gives up its own oldest unread
+	// mail, and past MaxMailboxes the address holding the most gives up
+	// its oldest. Off by default: an acknowledged message waits until it
+	// is delivered or its retention ends.
+	EvictMail bool
 	// MaxStoreBytes limits the data in the store file (chat.db); past it a
 	// send is refused with 507 (nothing stored is lost, and pruning makes
 	// room again). Its log (chat.wal) adds at most 64 MB more, emptied at
