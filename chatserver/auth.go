@@ -44,19 +44,36 @@ func checkAuth(o *Options) error {
 	if err := auth.CheckMode(o.AuthSecret, o.ClaimNicks); err != nil {
 		return err
 	}
-	if _, err := httpguard.NewProxies(o.TrustedProxies, o.ProxyHeader); err != nil {
+	if _, err := proxiesOf(o); err != nil {
 		return fmt.Errorf("chat options: %w", err)
 	}
 	return nil
 }
 
+// proxiesOf is the trusted proxies of o and how client addresses are
+// keyed (Options.IPv6Prefix).
+func proxiesOf(o *Options) (*httpguard.Proxies, error) {
+	p, err := httpguard.NewProxies(o.TrustedProxies, o.ProxyHeader)
+	if err != nil || o.IPv6Prefix == 0 {
+		return p, err
+	}
+	return p.WithIPv6Prefix(o.IPv6Prefix)
+}
+
+// clientAddr is the key of the request's client for every per-address
+// limit: its address (a trusted proxy's client: the proxies' handler has
+// set RemoteAddr), an IPv6 one by its prefix (httpguard.Proxies.Key).
+func (s *Server) clientAddr(r *http.Request) string {
+	return s.proxies.Key(httpguard.PeerAddr(r.RemoteAddr))
+}
+
 // guard is the handler's outermost layer: the client's address through
 // trusted proxies, and the claims of an open chat that claims nicknames.
 func (s *Server) guard(next http.Handler) http.Handler {
-	s.proxies, _ = httpguard.NewProxies(s.opts.TrustedProxies, s.opts.ProxyHeader) // checked by New
+	s.proxies, _ = proxiesOf(&s.opts) // checked by New
 	s.auth.Secret = s.opts.AuthSecret
 	if s.opts.ClaimNicks && s.auth.Claims == nil {
 		s.auth.Claims = s.node.claims()
 	}
-	return s.proxies.Handler(s.clientConns.Handler(clientAddr, next))
+	return s.proxies.Handler(s.clientConns.Handler(s.clientAddr, next))
 }

@@ -152,7 +152,7 @@ func (s *Server) serveMsg(w http.ResponseWriter, r *http.Request) {
 		s.refuseAuth(w, err, false)
 		return
 	}
-	p.Addr = clientAddr(r)
+	p.Addr = s.clientAddr(r)
 	_, status, err = s.send(r.Context(), p)
 	if err != nil {
 		s.sendError(w, status, err, false)
@@ -196,7 +196,7 @@ func (s *Server) serveSend(w http.ResponseWriter, r *http.Request) {
 		s.refuseAuth(w, err, true)
 		return
 	}
-	in.Addr = clientAddr(r) // never the body's
+	in.Addr = s.clientAddr(r) // never the body's
 	offline, status, err := s.send(r.Context(), in)
 	if err != nil {
 		s.sendError(w, status, err, true)

@@ -160,6 +160,11 @@ type Options struct {
 	TrustedProxies []netip.Prefix
 	// ProxyHeader is "X-Forwarded-For" (the default) or "Forwarded".
 	ProxyHeader string
+	// IPv6Prefix is how many leading bits of an IPv6 client address every
+	// per-address limit counts it by (16 to 128): 0, the default, is 64,
+	// so that a client holding a /64 counts once and not 2^64 times; 128
+	// counts each address apart.
+	IPv6Prefix int
 	// NATS, with URLs, serves one chat from several nodes through NATS
 	// JetStream instead of the local store (see NATSOptions, the package
 	// comment and docs/SCALING.md); DataDir is then unused.
@@ -345,7 +350,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hosts := httpguard.NewHosts(ln.Addr().String(), s.opts.AllowedHosts)
 	pages := fastpath.NewListener(ln, fastSide{s}, fastpath.Options{
 		Hosts: hosts, HeaderTimeout: s.opts.ReadHeaderTimeout, IdleTimeout: s.opts.IdleTimeout, MaxConnsPerAddr: s.opts.MaxOpenConnsPerAddr,
-		Proxy: s.isProxy, MaxConnsPerProxy: s.opts.MaxOpenConnsPerProxy, MaxConns: s.opts.MaxConns,
+		Proxy: s.isProxy, MaxConnsPerProxy: s.opts.MaxOpenConnsPerProxy, MaxConns: s.opts.MaxConns, Key: s.proxies.KeyAddr,
 	})
 	hs := &http.Server{
 		Handler:           hosts.Handler(s.Handler()),

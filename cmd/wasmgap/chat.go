@@ -155,6 +155,7 @@ func addChatFlags(fs *flag.FlagSet, dataDir string, stderr io.Writer) func(verbo
 		return nil
 	})
 	fs.StringVar(&o.ProxyHeader, "proxy-header", "X-Forwarded-For", "with --trusted-proxy: the header the proxies set, X-Forwarded-For or Forwarded (only that one is read)")
+	fs.IntVar(&o.IPv6Prefix, "ipv6-prefix", 64, "leading bits of an IPv6 client address the per-address limits count it by, 16 to 128: a client holding a /64 counts once (128: each address apart)")
 	fs.StringVar(&o.DataDir, "data", dataDir, "folder of the store files chat.db and chat.wal (offline messages, history); one process at a time holds it")
 	fs.BoolVar(&o.NoSync, "no-fsync", false, "skip the fdatasync of the store's log after each commit (~0.1 ms on a virtual disk): a process restart still loses nothing, a machine crash may lose the last writes")
 	fs.DurationVar(&o.Retention, "retention", 0, "how long events stay replayable for a resume and offline messages wait in their mailbox (default 24h)")
