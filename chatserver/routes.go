@@ -20,6 +20,10 @@ import (
 // a page of another origin cannot make a user's browser send for them.
 func (s *Server) routes() http.Handler {
 	return s.guard(httpguard.CrossOrigin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := httpguard.RepeatedQuery(r); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
 		p := r.URL.Path
 		switch {
 		case p == "/":
