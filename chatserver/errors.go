@@ -101,3 +101,18 @@ func retryAfter(status int, err error) string {
 func refusesOne(err error) bool {
 	return errors.Is(err, ErrMailboxFull) || errors.Is(err, ErrSenderMailFull) || errors.Is(err, ErrShuttingDown) || errors.Is(err, ErrStoreFull)
 }
+
+// answerText is the text that answers err with status: a refusal's own
+// (it says what was wrong and what is allowed), but for a failure of the
+// server (status 500 and up: its store, its disk) one that names none of
+// its files; the whole error is the server's log's (the hub logs every
+// batch that failed).
+func answerText(status int, err error) string {
+	switch {
+	case status < 500 || statusOf(err) != 0 && !errors.Is(err, store.ErrNoRoom):
+		return err.Error()
+	case errors.Is(err, store.ErrNoRoom):
+		return "chat store full: the disk of the chat store has no room left, and nothing of this request was stored; retry once the server's operator freed space"
+	}
+	return "the chat server could not store this request (its log says why); nothing of it was stored: retry in a moment"
+}

@@ -45,7 +45,7 @@ func (f fastSide) Send(r *fastpath.Request, answer func(fastpath.Reply)) bool {
 	// needed here.
 	f.s.sendThen(context.Background(), p, func(_ bool, status int, err error) {
 		if err != nil {
-			answer(fastpath.Reply{Status: status, Text: err.Error(), RetryAfter: retryAfter(status, err)})
+			answer(fastpath.Reply{Status: status, Text: answerText(status, err), RetryAfter: retryAfter(status, err)})
 		} else {
 			answer(fastpath.Reply{Status: http.StatusOK, Text: "ok"})
 		}

@@ -117,7 +117,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 	if res.err != nil {
 		leave()
 		release()
-		http.Error(w, "log in: "+res.err.Error(), http.StatusServiceUnavailable)
+		http.Error(w, "log in: "+answerText(http.StatusServiceUnavailable, res.err), http.StatusServiceUnavailable)
 		return
 	}
 	addr := r.RemoteAddr
@@ -226,7 +226,7 @@ func (s *Server) runWS(u *stream.Upgraded, nick string, resume uint64, hasResume
 	leave = budgeted(c, budget, leave)
 	if res.err != nil {
 		t.SetDeadline(time.Now().Add(time.Second))
-		t.Note("log in: " + res.err.Error())
+		t.Note("log in: " + answerText(http.StatusServiceUnavailable, res.err))
 		t.Control(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, "log in failed"))
 		leave()
 		ws.Close()

@@ -314,8 +314,9 @@ func (s *Server) sendError(w http.ResponseWriter, status int, err error, asJSON 
 	if after := retryAfter(status, err); after != "" {
 		w.Header().Set("Retry-After", after)
 	}
+	text := answerText(status, err)
 	if !asJSON {
-		http.Error(w, err.Error(), status)
+		http.Error(w, text, status)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -323,7 +324,7 @@ func (s *Server) sendError(w http.ResponseWriter, status int, err error, asJSON 
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	enc.Encode(map[string]string{"error": err.Error()})
+	enc.Encode(map[string]string{"error": text})
 }
 
 // resumeID parses a resume id: "" means none.
