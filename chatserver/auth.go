@@ -39,25 +39,20 @@ func (s *Server) refuseAuth(w http.ResponseWriter, err error, asJSON bool) {
 	s.sendError(w, status, err, asJSON)
 }
 
-// checkAuth checks the options of authentication and of proxies.
-func checkAuth(o *Options) error {
+// checkAuth checks the options of authentication and of proxies, and
+// returns the proxies (TrustedProxies, ProxyHeader, IPv6Prefix).
+func checkAuth(o *Options) (*httpguard.Proxies, error) {
 	if err := auth.CheckMode(o.AuthSecret, o.ClaimNicks); err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := proxiesOf(o); err != nil {
-		return fmt.Errorf("chat options: %w", err)
-	}
-	return nil
-}
-
-// proxiesOf is the trusted proxies of o and how client addresses are
-// keyed (Options.IPv6Prefix).
-func proxiesOf(o *Options) (*httpguard.Proxies, error) {
 	p, err := httpguard.NewProxies(o.TrustedProxies, o.ProxyHeader)
-	if err != nil || o.IPv6Prefix == 0 {
-		return p, err
+	if err == nil {
+		p, err = p.WithIPv6Prefix(o.IPv6Prefix)
 	}
-	return p.WithIPv6Prefix(o.IPv6Prefix)
+	if err != nil {
+		return nil, fmt.Errorf("chat options: %w", err)
+	}
+	return p, nil
 }
 
 // clientAddr is the key of the request's client for every per-address
@@ -70,7 +65,6 @@ func (s *Server) clientAddr(r *http.Request) string {
 // guard is the handler's outermost layer: the client's address through
 // trusted proxies, and the claims of an open chat that claims nicknames.
 func (s *Server) guard(next http.Handler) http.Handler {
-	s.proxies, _ = proxiesOf(&s.opts) // checked by New
 	s.auth.Secret = s.opts.AuthSecret
 	if s.opts.ClaimNicks && s.auth.Claims == nil {
 		s.auth.Claims = s.node.claims()

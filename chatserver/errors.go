@@ -102,17 +102,12 @@ func refusesOne(err error) bool {
 	return errors.Is(err, ErrMailboxFull) || errors.Is(err, ErrSenderMailFull) || errors.Is(err, ErrShuttingDown) || errors.Is(err, ErrStoreFull)
 }
 
-// answerText is the text that answers err with status: a refusal's own
-// (it says what was wrong and what is allowed), but for a failure of the
-// server (status 500 and up: its store, its disk) one that names none of
-// its files; the whole error is the server's log's (the hub logs every
-// batch that failed).
+// answerText is err's text for a client: a refusal's own, but for a
+// failure of the server (500 and up: its store, its disk) one that names
+// none of its files, which the hub's log of the failed batch names.
 func answerText(status int, err error) string {
-	switch {
-	case status < 500 || statusOf(err) != 0 && !errors.Is(err, store.ErrNoRoom):
+	if status < 500 || statusOf(err) != 0 && !errors.Is(err, store.ErrNoRoom) {
 		return err.Error()
-	case errors.Is(err, store.ErrNoRoom):
-		return "chat store full: the disk of the chat store has no room left, and nothing of this request was stored; retry once the server's operator freed space"
 	}
-	return "the chat server could not store this request (its log says why); nothing of it was stored: retry in a moment"
+	return "the chat server could not store this request (a full disk, or a failure its log tells), and nothing of it was stored: retry later"
 }

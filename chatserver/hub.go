@@ -91,15 +91,8 @@ func newHub(st *store.Store, state store.State, o *Options) (*hub, error) {
 	}
 	h.resubmit = h.resubmitLater
 	h.pruned.Store(state.Pruned)
-	h.claims = auth.NewBook(claimHold(o.Retention, o.LeaveGrace))
 	var ended []string
-	now := time.Now()
-	for nick, c := range state.Claims {
-		if !h.claims.Restore(nick, auth.Saved{Hash: [32]byte(c.Hash), Until: time.Unix(0, c.Until), Open: c.Open}, now) {
-			ended = append(ended, nick)
-		}
-	}
-	h.claims.Persist(h.saveClaim)
+	h.claims, ended = auth.RestoreBook(claimHold(o.Retention, o.LeaveGrace), state.Claims, time.Now(), h.saveClaim)
 	_, err := st.Write(func(tx *store.Tx) error {
 		for _, nick := range ended {
 			if err := store.DeleteClaim(tx, nick); err != nil {
@@ -127,15 +120,10 @@ func newHub(st *store.Store, state store.State, o *Options) (*hub, error) {
 // saveClaim stores nick's claim as the claims hold it (auth.SaveFunc);
 // with wait, it returns once that is on disk.
 func (h *hub) saveClaim(ctx context.Context, nick string, wait bool) error {
-	r := &claimReq{nick: nick}
 	if wait {
-		return h.do(ctx, r).err
+		return h.do(ctx, &claimReq{nick: nick}).err
 	}
-	err := h.submit(ctx, r)
-	if err != nil && !errors.Is(err, ErrShuttingDown) {
-		h.log.Warn("save a nickname's claim", "nick", nick, "err", err)
-	}
-	return err
+	return h.submit(ctx, &claimReq{nick: nick})
 }
 
 // roomConfig is the rules' parameters for o; idsPerRequest as room.Config's.

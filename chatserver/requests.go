@@ -119,15 +119,7 @@ type claimReq struct {
 }
 
 func (r *claimReq) apply(h *hub, tx *store.Tx) (result, error) {
-	c, ok := h.claims.Saved(r.nick)
-	if !ok {
-		return result{}, store.DeleteClaim(tx, r.nick)
-	}
-	sc := &store.Claim{Hash: c.Hash[:], Open: c.Open}
-	if !c.Until.IsZero() {
-		sc.Until = c.Until.UnixNano()
-	}
-	return result{}, store.PutClaim(tx, r.nick, sc)
+	return result{}, h.claims.Store(tx, r.nick)
 }
 
 // handlePost stores and delivers a post (the machine's rules), unless the

@@ -95,16 +95,12 @@ type Options struct {
 	MaxMailbox int
 	// MaxMailboxes limits how many users may have offline messages waiting;
 	// past it a message to one more offline user is refused with 507.
-	// Default 100000. The mail waiting from one sending address is limited
-	// to a tenth of it (and a tenth of MaxStoreBytes): past that a message
-	// to an offline user is refused with 429.
+	// Default 100000. Past a tenth of it (or of MaxStoreBytes) waiting
+	// from one sending address, a message from it is refused with 429.
 	MaxMailboxes int
-	// EvictMail makes room for new offline mail by dropping mail already
-	// acknowledged to its sender, instead of refusing the new: the
-	// sender's address over its share gives up its own oldest unread
-	// mail, and past MaxMailboxes the address holding the most gives up
-	// its oldest. Off by default: an acknowledged message waits until it
-	// is delivered or its retention ends.
+	// EvictMail makes room for new offline mail by dropping the oldest of
+	// the address over its share, or holding the most, instead of refusing
+	// the new (off: acknowledged mail waits for delivery or retention).
 	EvictMail bool
 	// MaxStoreBytes limits the data in the store file (chat.db); past it a
 	// send is refused with 507 (nothing stored is lost, and pruning makes
@@ -160,10 +156,8 @@ type Options struct {
 	TrustedProxies []netip.Prefix
 	// ProxyHeader is "X-Forwarded-For" (the default) or "Forwarded".
 	ProxyHeader string
-	// IPv6Prefix is how many leading bits of an IPv6 client address every
-	// per-address limit counts it by (16 to 128): 0, the default, is 64,
-	// so that a client holding a /64 counts once and not 2^64 times; 128
-	// counts each address apart.
+	// IPv6Prefix is the leading bits of an IPv6 client address that every
+	// per-address limit counts it by (16 to 128; 0: 64, a /64 counts once).
 	IPv6Prefix int
 	// NATS, with URLs, serves one chat from several nodes through NATS
 	// JetStream instead of the local store (see NATSOptions, the package
@@ -266,14 +260,14 @@ func New(opts Options) (*Server, error) {
 		opts.KeepAlive < 0 || opts.WriteTimeout < 0 || opts.MailAckDelay < 0 || opts.MaxMailboxes < 0 || opts.MaxStoreBytes < 0 || opts.BodyTimeout < 0 {
 		return nil, errors.New("chat options: Retention, QueueSize, MaxMessageBytes, MaxMailbox, MaxMailboxes, MaxStoreBytes, KeepAlive, WriteTimeout, MailAckDelay and BodyTimeout must be 0 (default) or positive")
 	}
-	if err := checkAuth(&opts); err != nil {
+	proxies, err := checkAuth(&opts)
+	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, shutdown: make(chan struct{}),
+	s := &Server{opts: opts, shutdown: make(chan struct{}), proxies: proxies,
 		senders: quota.NewSenders(opts.SendRate, opts.SendBurst), addrs: quota.NewStreams(opts.MaxConnsPerAddr),
 		queued: quota.NewBytes(opts.MaxQueuedBytesPerAddr)}
 	s.clientConns = quota.NewConns(quota.NewStreams(opts.MaxOpenConnsPerAddr), func(remote string) bool { return s.proxies.Trusts(remote) })
-	var err error
 	if opts.NATS.URLs != "" {
 		s.node, err = joinNATS(&s.opts)
 	} else {

@@ -24,10 +24,10 @@ type Proxies struct {
 const DefaultIPv6Prefix = 64
 
 // WithIPv6Prefix is p keying IPv6 client addresses by their first bits (16 to 128; 128:
-// each address apart) instead of DefaultIPv6Prefix. p itself is unchanged; a nil p trusts
-// no proxy in the copy either.
+// each address apart; 0: DefaultIPv6Prefix). p itself is unchanged; a nil p trusts no
+// proxy in the copy either.
 func (p *Proxies) WithIPv6Prefix(bits int) (*Proxies, error) {
-	if bits < 16 || bits > 128 {
+	if bits != 0 && (bits < 16 || bits > 128) {
 		return nil, fmt.Errorf("IPv6 prefix of client addresses /%d: allowed are 16 to 128 bits (64, the default, counts a /64 as one client; 128 counts each address apart)", bits)
 	}
 	var q Proxies

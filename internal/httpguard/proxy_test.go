@@ -143,7 +143,7 @@ func TestKey(t *testing.T) {
 			t.Errorf("Key(%q) = %q, want %q", c.addr, got, c.key)
 		}
 	}
-	for _, bits := range []int{0, 15, 129} {
+	for _, bits := range []int{-1, 15, 129} {
 		if _, err := p.WithIPv6Prefix(bits); err == nil || !strings.Contains(err.Error(), "16 to 128") {
 			t.Errorf("WithIPv6Prefix(%d): %v, want refused naming what is allowed", bits, err)
 		}

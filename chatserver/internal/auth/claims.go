@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -10,6 +11,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 )
 
 // First-come nickname claims (Options.ClaimNicks): in an open chat, the
@@ -82,10 +85,10 @@ func claimedError(nick string, hold time.Duration) error {
 		nick, ClaimCookie(nick), ClaimHeader, nick, max(hold, 0), nick)}
 }
 
-// Book is the claims of one node, kept in memory and, when it persists
-// (Persist), in the node's store: every change of a claim is saved, and a
-// new claim's secret is given only once the claim is on disk, so that a
-// restart, clean or not, keeps every claim for its hold (Restore).
+// Book is the claims of one node, kept in memory and, from RestoreBook, in
+// the node's store: every change of a claim is saved, and a new claim's
+// secret is given only once the claim is on disk, so that a restart, clean
+// or not, keeps every claim for its hold.
 type Book struct {
 	grace time.Duration
 	save  SaveFunc
@@ -94,19 +97,11 @@ type Book struct {
 	swept int // len(m) after the last sweep
 }
 
-// SaveFunc stores nick's claim as the book holds it when it runs
-// (Book.Saved; none: deleted); with wait, it returns once that is on disk.
-// The book calls it after each change, outside its lock, so the last save
-// of a nickname always finds its latest claim.
+// SaveFunc stores nick's claim as the book holds it when it runs (Book.Store);
+// with wait, it returns once that is on disk. The book calls it after each
+// change, outside its lock, so the last save of a nickname always finds its
+// latest claim.
 type SaveFunc func(ctx context.Context, nick string, wait bool) error
-
-// Saved is a claim as a store keeps it: the SHA-256 of its secret, when it
-// ends with no stream open, and whether a stream of it was open.
-type Saved struct {
-	Hash  [32]byte
-	Until time.Time
-	Open  bool
-}
 
 type claim struct {
 	hash    [32]byte
@@ -120,36 +115,45 @@ func NewBook(grace time.Duration) *Book {
 	return &Book{grace: grace, m: map[string]*claim{}}
 }
 
-// Persist makes the book save every change of a claim with save.
-func (b *Book) Persist(save SaveFunc) { b.save = save }
-
-// Restore puts back nick's claim as a store kept it, at the start of the
-// node (now): a claim whose stream was open holds the nickname for the
-// hold from now, as if that stream had just closed. It reports whether the
-// claim still holds its nickname (false: it ended, and was not put back).
-func (b *Book) Restore(nick string, s Saved, now time.Time) bool {
-	c := &claim{hash: s.Hash, until: s.Until}
-	if s.Open {
-		c.until = later(c.until, now.Add(max(b.grace, 0)))
+// RestoreBook is the book of the claims a node's store kept, at the node's
+// start (now), with save to save each change (Persist); ended lists the
+// kept claims that ended meanwhile, for the store to delete. A claim whose
+// stream was open (at a crash) holds its nickname for the hold from now,
+// as if that stream had just closed.
+func RestoreBook(grace time.Duration, kept map[string]store.Claim, now time.Time, save SaveFunc) (b *Book, ended []string) {
+	b = NewBook(grace)
+	b.save = save
+	for nick, k := range kept {
+		c := &claim{hash: [32]byte(k.Hash), until: time.Unix(0, k.Until)}
+		if k.Open {
+			c.until = later(c.until, now.Add(max(grace, 0)))
+		}
+		if c.live(now) {
+			b.m[nick] = c
+		} else {
+			ended = append(ended, nick)
+		}
 	}
-	if !c.live(now) {
-		return false
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.m[nick] = c
-	return true
+	return b, ended
 }
 
-// Saved is nick's claim as a store keeps it; false when nick has none.
-func (b *Book) Saved(nick string) (Saved, bool) {
+// Store writes nick's claim as the book holds it now into tx (deletes it
+// when there is none): what a SaveFunc does on the store's writer.
+func (b *Book) Store(tx *store.Tx, nick string) error {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	c := b.m[nick]
-	if c == nil {
-		return Saved{}, false
+	var k store.Claim
+	if c != nil {
+		k = store.Claim{Hash: bytes.Clone(c.hash[:]), Open: c.streams > 0}
+		if !c.until.IsZero() {
+			k.Until = c.until.UnixNano()
+		}
 	}
-	return Saved{Hash: c.hash, Until: c.until, Open: c.streams > 0}, true
+	b.mu.Unlock()
+	if c == nil {
+		return store.DeleteClaim(tx, nick)
+	}
+	return store.PutClaim(tx, nick, &k)
 }
 
 // saved saves the claims of nicks without waiting (a failure is the

@@ -1,6 +1,7 @@
 // Package room holds the chat's rules as one deterministic state machine:
 // who is online, the leave grace, coalesced presence notices, the offline
-// mailboxes and their limits, and the source article's wording.
+// mailboxes and their limits, and the source article's wording and its
+// forms of a post (post.go).
 //
 // A Machine takes one Request at a time (a post, a stream opened or
 // closed, a leave grace over, a mailbox acknowledged, a node gone, the
