@@ -39,24 +39,35 @@ func (s *Server) refuseAuth(w http.ResponseWriter, err error, asJSON bool) {
 	s.sendError(w, status, err, asJSON)
 }
 
-// checkAuth checks the options of authentication and of proxies.
-func checkAuth(o *Options) error {
+// checkAuth checks the options of authentication and of proxies, and
+// returns the proxies (TrustedProxies, ProxyHeader, IPv6Prefix).
+func checkAuth(o *Options) (*httpguard.Proxies, error) {
 	if err := auth.CheckMode(o.AuthSecret, o.ClaimNicks); err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := httpguard.NewProxies(o.TrustedProxies, o.ProxyHeader); err != nil {
-		return fmt.Errorf("chat options: %w", err)
+	p, err := httpguard.NewProxies(o.TrustedProxies, o.ProxyHeader)
+	if err == nil {
+		p, err = p.WithIPv6Prefix(o.IPv6Prefix)
 	}
-	return nil
+	if err != nil {
+		return nil, fmt.Errorf("chat options: %w", err)
+	}
+	return p, nil
+}
+
+// clientAddr is the key of the request's client for every per-address
+// limit: its address (a trusted proxy's client: the proxies' handler has
+// set RemoteAddr), an IPv6 one by its prefix (httpguard.Proxies.Key).
+func (s *Server) clientAddr(r *http.Request) string {
+	return s.proxies.Key(httpguard.PeerAddr(r.RemoteAddr))
 }
 
 // guard is the handler's outermost layer: the client's address through
 // trusted proxies, and the claims of an open chat that claims nicknames.
 func (s *Server) guard(next http.Handler) http.Handler {
-	s.proxies, _ = httpguard.NewProxies(s.opts.TrustedProxies, s.opts.ProxyHeader) // checked by New
 	s.auth.Secret = s.opts.AuthSecret
 	if s.opts.ClaimNicks && s.auth.Claims == nil {
 		s.auth.Claims = s.node.claims()
 	}
-	return s.proxies.Handler(s.clientConns.Handler(clientAddr, next))
+	return s.proxies.Handler(s.clientConns.Handler(s.clientAddr, next))
 }

@@ -82,13 +82,13 @@ func TestMailboxesLimit(t *testing.T) {
 	}
 }
 
-// TestMailboxFlooder: one client that fills the chat's mailboxes from one
-// address, rotating its nicks, does not shut offline messages off for the
-// others: past its own share its oldest unread mail goes, and when the
+// TestMailboxFlooder: with EvictMail, one client that fills the chat's
+// mailboxes from one address, rotating its nicks, does not shut offline
+// messages off for the others: past its own share its oldest unread mail goes, and when the
 // chat holds its most mailboxes, the address holding the most gives way.
 // (Before, every message to an offline user got 507 once it was full.)
 func TestMailboxFlooder(t *testing.T) {
-	ts := startServer(t, Options{MaxMailboxes: 20, SendRate: -1})
+	ts := startServer(t, Options{MaxMailboxes: 20, SendRate: -1, EvictMail: true})
 	for i := range 40 {
 		if status, body := ts.msg(t, fmt.Sprint("bot", i), fmt.Sprint("nobody", i), "spam"); status != 200 {
 			t.Fatalf("flood %d: %d %s", i, status, body)
@@ -138,4 +138,51 @@ func TestMailboxRetention(t *testing.T) {
 	bob.expect("Welcome bob!", "now online: ")
 	ts.msg(t, "alice", "bob", "marker")
 	bob.expect("alice: marker") // the expired message did not come first
+}
+
+// TestMailCapKeepsAcknowledged: with the mailbox caps reached (the mail
+// waiting from one address, the users with mail waiting), one more
+// message is refused with a body that names the cap, and no message that
+// was acknowledged (200) leaves its mailbox to make room (issue 49, item
+// 4). Eviction happens only when the operator chose it (EvictMail).
+func TestMailCapKeepsAcknowledged(t *testing.T) {
+	ts := startServer(t, Options{MaxMailboxes: 20, SendRate: -1}) // 2 mails per address
+	acked := map[string]string{}
+	for i := range 6 {
+		to, text := fmt.Sprint("nobody", i), fmt.Sprint("spam ", i)
+		status, body := ts.msg(t, fmt.Sprint("bot", i), to, text)
+		switch {
+		case status == 200:
+			acked[to] = text
+		case status != 429 || !strings.Contains(body, "from your address") || !strings.Contains(body, "the most kept per address"):
+			t.Fatalf("flood %d: %d %q, want 200, or 429 naming the cap per address", i, status, body)
+		}
+	}
+	if len(acked) != 2 {
+		t.Fatalf("%d of the flood acknowledged, want the address's share of 2", len(acked))
+	}
+	// Others fill the chat's mailboxes from addresses of their own.
+	for i := range 30 {
+		to := fmt.Sprint("away", i)
+		p := message{From: fmt.Sprint("friend", i), To: to, Text: "see you", Time: time.Now(), Addr: fmt.Sprint("198.51.100.", i)}
+		err := ts.srv.localHub().do(t.Context(), &postReq{msg: p}).err
+		switch {
+		case err == nil:
+			acked[to] = "see you"
+		case !errors.Is(err, ErrStoreFull) || !strings.Contains(err.Error(), "offline users already have messages waiting"):
+			t.Fatalf("message %d: %v, want the chat store full", i, err)
+		}
+	}
+	if len(acked) != 20 {
+		t.Fatalf("%d mailboxes acknowledged, want the cap of 20", len(acked))
+	}
+	var missing []string
+	for to := range acked {
+		if ts.mailbox(to) != 1 {
+			missing = append(missing, to)
+		}
+	}
+	if len(missing) > 0 {
+		t.Fatalf("acknowledged messages missing from their mailboxes: %v", missing)
+	}
 }

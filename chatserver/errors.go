@@ -22,6 +22,9 @@ var (
 	ErrTooLarge = errors.New("message too large")
 	// ErrMailboxFull: the offline receiver's mailbox holds MaxMailbox messages (409).
 	ErrMailboxFull = errors.New("mailbox full")
+	// ErrSenderMailFull: the mail waiting from the sender's address is at
+	// its limits, a tenth of MaxMailboxes and of MaxStoreBytes (429).
+	ErrSenderMailFull = errors.New("too much mail waiting from one address")
 	// ErrStoreFull: the store holds MaxStoreBytes of data, or MaxMailboxes
 	// users have messages waiting (507; so does a send refused because the
 	// disk has no room for the store's next checkpoint, store.ErrNoRoom).
@@ -71,6 +74,8 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, ErrMailboxFull):
 		return http.StatusConflict
+	case errors.Is(err, ErrSenderMailFull):
+		return http.StatusTooManyRequests
 	case errors.Is(err, ErrStoreFull), errors.Is(err, store.ErrNoRoom):
 		return http.StatusInsufficientStorage
 	case errors.Is(err, ErrShuttingDown), errors.Is(err, ErrUnavailable):
@@ -94,5 +99,15 @@ func retryAfter(status int, err error) string {
 // refusesOne reports whether err refuses one request and leaves the rest of
 // its batch to commit (as opposed to a store failure, which fails the batch).
 func refusesOne(err error) bool {
-	return errors.Is(err, ErrMailboxFull) || errors.Is(err, ErrShuttingDown) || errors.Is(err, ErrStoreFull)
+	return errors.Is(err, ErrMailboxFull) || errors.Is(err, ErrSenderMailFull) || errors.Is(err, ErrShuttingDown) || errors.Is(err, ErrStoreFull)
+}
+
+// answerText is err's text for a client: a refusal's own, but for a
+// failure of the server (500 and up: its store, its disk) one that names
+// none of its files, which the hub's log of the failed batch names.
+func answerText(status int, err error) string {
+	if status < 500 || statusOf(err) != 0 && !errors.Is(err, store.ErrNoRoom) {
+		return err.Error()
+	}
+	return "the chat server could not store this request (a full disk, or a failure its log tells), and nothing of it was stored: retry later"
 }

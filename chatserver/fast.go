@@ -38,14 +38,14 @@ func (f fastSide) Send(r *fastpath.Request, answer func(fastpath.Reply)) bool {
 		// header: net/http's answer.
 		return false
 	}
-	p.Addr = httpguard.PeerAddr(r.Remote) // the per-address limits' key, as clientAddr
+	p.Addr = f.s.proxies.Key(httpguard.PeerAddr(r.Remote)) // the per-address limits' key, as clientAddr
 
 	// net/http's request context ends when the client leaves; the send
 	// then goes on all the same (a post is not undone), so no context is
 	// needed here.
 	f.s.sendThen(context.Background(), p, func(_ bool, status int, err error) {
 		if err != nil {
-			answer(fastpath.Reply{Status: status, Text: err.Error(), RetryAfter: retryAfter(status, err)})
+			answer(fastpath.Reply{Status: status, Text: answerText(status, err), RetryAfter: retryAfter(status, err)})
 		} else {
 			answer(fastpath.Reply{Status: http.StatusOK, Text: "ok"})
 		}

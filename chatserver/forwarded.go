@@ -9,7 +9,7 @@ import (
 // from a trusted proxy: a stream's connection counts for its client until
 // the stream ends.
 func (s *Server) streamHolds(r *http.Request, release func()) func() {
-	held, _ := s.clientConns.Count(r.Context(), clientAddr(r)) // counted by clientConns.Handler already
+	held, _ := s.clientConns.Count(r.Context(), s.clientAddr(r)) // counted by clientConns.Handler already
 	return func() { release(); held() }
 }
 

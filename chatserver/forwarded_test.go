@@ -92,3 +92,38 @@ func TestStreamsBehindProxyHoldTheirConnections(t *testing.T) {
 	}
 	streams[1].close()
 }
+
+// TestIPv6ClientsByPrefix: the per-address limits count an IPv6 client by
+// its /64 (issue 49, item 7): two addresses of one /64 share the limits
+// of one client, another /64 has its own; with IPv6Prefix 128 each address
+// counts apart.
+func TestIPv6ClientsByPrefix(t *testing.T) {
+	proxy := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	ts, _ := serveOn(t, Options{LeaveGrace: -1, MaxConnsPerAddr: 1, TrustedProxies: proxy})
+	login := func(ts *testServer, nick, from string) (int, string) {
+		status, body, _, c := ts.sseLogin(t, nick, "", http.Header{"X-Forwarded-For": {from}})
+		if c != nil {
+			t.Cleanup(c.close)
+		}
+		return status, body
+	}
+	if status, body := login(ts, "bob", "2001:db8:1:2::1"); status != 200 {
+		t.Fatalf("a stream of 2001:db8:1:2::1: %d %s", status, body)
+	}
+	if status, body := login(ts, "carol", "2001:db8:1:2:ffff::9"); status != http.StatusTooManyRequests || !strings.Contains(body, "2001:db8:1:2::") {
+		t.Fatalf("a stream of another address of the same /64: %d %q, want 429 naming the /64", status, body)
+	}
+	if status, body := login(ts, "dave", "2001:db8:1:3::1"); status != 200 {
+		t.Fatalf("a stream of another /64: %d %s", status, body)
+	}
+
+	ts2, _ := serveOn(t, Options{LeaveGrace: -1, MaxConnsPerAddr: 1, TrustedProxies: proxy, IPv6Prefix: 128})
+	for i, from := range []string{"2001:db8:1:2::1", "2001:db8:1:2::2"} {
+		if status, body := login(ts2, fmt.Sprint("u", i), from); status != 200 {
+			t.Fatalf("IPv6Prefix 128, a stream of %s: %d %s", from, status, body)
+		}
+	}
+	if _, err := New(Options{IPv6Prefix: 8}); err == nil || !strings.Contains(err.Error(), "16 to 128") {
+		t.Fatalf("IPv6Prefix 8: %v, want refused naming what is allowed", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/wasmgap/wasmgap/chatserver/internal/room"
 	"github.com/wasmgap/wasmgap/chatserver/internal/stream"
 )
 
@@ -18,8 +19,9 @@ func FuzzMsgPath(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, path string) {
-		p, err := parseMsgPath(path)
-		if err != nil {
+		var p message
+		var err error
+		if p.From, p.To, p.Text, err = room.ParseMsgPath(path); err != nil {
 			if !strings.Contains(err.Error(), "/msg/<from>/<to>%20<text>") {
 				t.Fatalf("error %q does not show the allowed form", err)
 			}
@@ -44,8 +46,9 @@ func FuzzSendBody(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		p, err := decodeSend(strings.NewReader(string(body)))
-		if err != nil {
+		var p message
+		var err error
+		if p.From, p.To, p.Text, err = room.DecodeSend(strings.NewReader(string(body))); err != nil {
 			if !strings.Contains(err.Error(), `{"from":"<nick>","to":"<nick> or all","text":"<message>"}`) {
 				t.Fatalf("error %q does not show the allowed form", err)
 			}

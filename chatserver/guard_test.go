@@ -76,3 +76,25 @@ func TestCrossSiteSends(t *testing.T) {
 		john.expect(tc.text) // and nothing refused came before it
 	}
 }
+
+// TestRepeatedQueryRefused: a query parameter given twice is refused with
+// 400 naming it, never read as its first value (issue 49, item 8): a
+// login whose claim, token or resume point is ambiguous does not go on.
+func TestRepeatedQueryRefused(t *testing.T) {
+	ts := startServer(t, Options{ClaimNicks: true})
+	for _, tc := range []struct{ query, param string }{
+		{"claim=a&claim=b", "claim"},
+		{"last_event_id=0&x=1&last_event_id=5", "last_event_id"},
+	} {
+		status, body, _, c := ts.sseLogin(t, "bob", tc.query, nil)
+		if c != nil {
+			c.close()
+		}
+		if status != 400 || !strings.Contains(body, `"`+tc.param+`"`) || !strings.Contains(body, "once") {
+			t.Errorf("GET /bob?%s: %d %q, want 400 naming %s", tc.query, status, body, tc.param)
+		}
+	}
+	if _, status, body := ts.wsLogin(t, "bob", "nick=eve", nil); status != 400 || !strings.Contains(body, `"nick"`) {
+		t.Errorf("GET /ws?nick=bob&nick=eve: %d %q, want 400 naming nick", status, body)
+	}
+}

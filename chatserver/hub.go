@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wasmgap/wasmgap/chatserver/internal/auth"
 	"github.com/wasmgap/wasmgap/chatserver/internal/room"
 	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 	"github.com/wasmgap/wasmgap/chatserver/internal/stream"
@@ -42,6 +43,8 @@ type hub struct {
 	closing    atomic.Bool
 	syncFailed atomic.Bool   // a sync failed (logged once)
 	pruned     atomic.Uint64 // the last event id pruned: a resume from before it may miss events
+
+	claims *auth.Book // the nickname claims (Options.ClaimNicks), saved in the store
 
 	// Owned by the hub goroutine.
 	m               *room.Machine
@@ -88,7 +91,14 @@ func newHub(st *store.Store, state store.State, o *Options) (*hub, error) {
 	}
 	h.resubmit = h.resubmitLater
 	h.pruned.Store(state.Pruned)
+	var ended []string
+	h.claims, ended = auth.RestoreBook(claimHold(o.Retention, o.LeaveGrace), state.Claims, time.Now(), h.saveClaim)
 	_, err := st.Write(func(tx *store.Tx) error {
+		for _, nick := range ended {
+			if err := store.DeleteClaim(tx, nick); err != nil {
+				return err
+			}
+		}
 		for _, nick := range slices.Sorted(maps.Keys(state.Mailboxes)) {
 			entries, err := store.ReadMail(tx, nick)
 			if err != nil {
@@ -107,6 +117,15 @@ func newHub(st *store.Store, state store.State, o *Options) (*hub, error) {
 	return h, nil
 }
 
+// saveClaim stores nick's claim as the claims hold it (auth.SaveFunc);
+// with wait, it returns once that is on disk.
+func (h *hub) saveClaim(ctx context.Context, nick string, wait bool) error {
+	if wait {
+		return h.do(ctx, &claimReq{nick: nick}).err
+	}
+	return h.submit(ctx, &claimReq{nick: nick})
+}
+
 // roomConfig is the rules' parameters for o; idsPerRequest as room.Config's.
 func roomConfig(o *Options, idsPerRequest uint64) room.Config {
 	return room.Config{
@@ -117,6 +136,7 @@ func roomConfig(o *Options, idsPerRequest uint64) room.Config {
 		MaxMailboxes:        o.MaxMailboxes,
 		MaxMailPerAddr:      max(1, o.MaxMailboxes/10),
 		MaxMailBytesPerAddr: max(1, o.MaxStoreBytes/10),
+		EvictMail:           o.EvictMail,
 		IDsPerRequest:       idsPerRequest,
 	}
 }
@@ -394,6 +414,8 @@ func refusalOf(r *room.Refusal) error {
 	switch r.Kind {
 	case room.MailboxFull:
 		kind = ErrMailboxFull
+	case room.SenderMailFull:
+		kind = ErrSenderMailFull
 	case room.Unavailable:
 		kind = ErrUnavailable
 	}

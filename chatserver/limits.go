@@ -2,10 +2,8 @@ package chatserver
 
 import (
 	"fmt"
-	"net/http"
 
 	"github.com/wasmgap/wasmgap/chatserver/internal/room"
-	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
 // ValidNick reports why nick cannot be a nickname, or nil when it can.
@@ -42,7 +40,3 @@ func validPost(p message, maxBytes int) error {
 	}
 	return validText(p.Text, maxBytes)
 }
-
-// clientAddr is the IP address of the request's client (a trusted proxy's
-// client: the proxies' handler has set RemoteAddr).
-func clientAddr(r *http.Request) string { return httpguard.PeerAddr(r.RemoteAddr) }

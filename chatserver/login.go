@@ -117,7 +117,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 	if res.err != nil {
 		leave()
 		release()
-		http.Error(w, "log in: "+res.err.Error(), http.StatusServiceUnavailable)
+		http.Error(w, "log in: "+answerText(http.StatusServiceUnavailable, res.err), http.StatusServiceUnavailable)
 		return
 	}
 	addr := r.RemoteAddr
@@ -226,7 +226,7 @@ func (s *Server) runWS(u *stream.Upgraded, nick string, resume uint64, hasResume
 	leave = budgeted(c, budget, leave)
 	if res.err != nil {
 		t.SetDeadline(time.Now().Add(time.Second))
-		t.Note("log in: " + res.err.Error())
+		t.Note("log in: " + answerText(http.StatusServiceUnavailable, res.err))
 		t.Control(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, "log in failed"))
 		leave()
 		ws.Close()
@@ -244,7 +244,7 @@ func (s *Server) runWS(u *stream.Upgraded, nick string, resume uint64, hasResume
 	reads := stream.NewWSReads(u, s.watcher, int64(s.opts.MaxMessageBytes)*6+1024, 2*s.opts.KeepAlive)
 	// Once the stream ended (cut, a write failed), the reads end too.
 	l := s.startStream(c, res.joined, t, func() { cancel(); reads.Stop() })
-	onMessage, pending := s.wsMessages(ctx, ws, nick, httpguard.PeerAddr(addr), t, l)
+	onMessage, pending := s.wsMessages(ctx, ws, nick, s.proxies.Key(httpguard.PeerAddr(addr)), t, l)
 	reads.Start(onMessage, func(err error) {
 		if errors.Is(err, stream.ErrFrameTooLarge) {
 			t.CloseWith(websocket.CloseMessageTooBig, fmt.Sprintf("frame too large: a message's text may have at most %d bytes", s.opts.MaxMessageBytes))
@@ -358,7 +358,7 @@ func (s *Server) admitStream(w http.ResponseWriter, r *http.Request) (release fu
 		http.Error(w, ErrShuttingDown.Error(), http.StatusServiceUnavailable)
 		return nil, nil, false
 	}
-	addr := clientAddr(r)
+	addr := s.clientAddr(r)
 	if !s.addrs.Acquire(addr) {
 		s.exit()
 		http.Error(w, fmt.Sprintf("too many open chat streams from %s: at most %d per address", addr, s.addrs.Max()), http.StatusTooManyRequests)

@@ -134,7 +134,7 @@ func TestMailboxResumeNoDuplicates(t *testing.T) {
 // across a restart: the flooder's oldest mail still goes first.
 func TestMailboxAfterRestart(t *testing.T) {
 	dir := t.TempDir()
-	o := Options{DataDir: dir, MaxMailboxes: 30} // 3 mails per address
+	o := Options{DataDir: dir, MaxMailboxes: 30, EvictMail: true} // 3 mails per address
 	ts := startServer(t, o)
 	send := func(ts *testServer, from, to, addr string) {
 		t.Helper()

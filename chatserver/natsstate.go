@@ -94,7 +94,7 @@ func (st *clusterState) apply(n *natsNode, seq uint64, at time.Time, m *cluster.
 // it missed and the mail offered come from the history here, in the
 // preamble, around the welcome lines.
 func (st *clusterState) welcome(nick string, rj *room.Joined) stream.Plan {
-	j := joinedOf(rj)
+	j := stream.PlanOf(rj)
 	pre := j.Preamble
 	j.Preamble = nil
 	if j.HasResume {

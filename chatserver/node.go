@@ -124,9 +124,7 @@ func (n *localNode) readLog(nick string, after, upTo uint64, limit int) ([]*stor
 
 func (n *localNode) pruned() uint64 { return n.hub.pruned.Load() }
 
-func (n *localNode) claims() auth.Claims {
-	return auth.NewBook(claimHold(n.hub.retention, n.hub.grace))
-}
+func (n *localNode) claims() auth.Claims { return n.hub.claims }
 
 // claimHold is how long a nickname's claim outlasts its last stream and
 // its last offline message: as long as its history and mail are kept

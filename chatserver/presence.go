@@ -11,16 +11,6 @@ import (
 // Presence on one node: streams open and close through the machine, which
 // keeps who is online, the leave grace and the coalesced notices.
 
-// joinedOf is the machine's answer to an open as a stream writes it.
-func joinedOf(rj *room.Joined) stream.Plan {
-	j := stream.Plan{Resume: rj.Resume, HasResume: rj.HasResume, Notice: rj.Notice, ReplayTo: rj.ReplayTo,
-		MailFrom: rj.MailFrom, MailTo: rj.MailTo, MailPending: rj.MailPending}
-	for _, e := range rj.Preamble {
-		j.Preamble = append(j.Preamble, stream.NewEvent(e.ID, e.Text))
-	}
-	return j
-}
-
 // handleJoin adds a stream: the welcome lines, the waiting offline
 // messages, and "has joined." for the others when the user was offline.
 func (h *hub) handleJoin(tx *store.Tx, r *joinReq) (result, error) {
@@ -37,7 +27,7 @@ func (h *hub) handleJoin(tx *store.Tx, r *joinReq) (result, error) {
 	}
 	// Registered after its open's events: it writes them from the log.
 	h.addLocal(r.conn, h.tokens)
-	return result{joined: joinedOf(out.Joined)}, nil
+	return result{joined: stream.PlanOf(out.Joined)}, nil
 }
 
 // handleLeave removes a stream that ended; the user's last one starts the

@@ -111,6 +111,17 @@ func (r *ackReq) apply(h *hub, tx *store.Tx) (result, error) {
 	return result{}, h.handleAck(tx, r.nick, r.from, r.to)
 }
 
+// claimReq stores nick's claim as the hub's claims hold it now (none:
+// deleted): the claims save each change this way.
+type claimReq struct {
+	reply
+	nick string
+}
+
+func (r *claimReq) apply(h *hub, tx *store.Tx) (result, error) {
+	return result{}, h.claims.Store(tx, r.nick)
+}
+
 // handlePost stores and delivers a post (the machine's rules), unless the
 // store is full.
 func (h *hub) handlePost(tx *store.Tx, p message) (result, error) {

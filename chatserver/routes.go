@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/chatserver/internal/page"
+	"github.com/wasmgap/wasmgap/chatserver/internal/room"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
@@ -20,6 +20,10 @@ import (
 // a page of another origin cannot make a user's browser send for them.
 func (s *Server) routes() http.Handler {
 	return s.guard(httpguard.CrossOrigin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := httpguard.RepeatedQuery(r); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
 		p := r.URL.Path
 		switch {
 		case p == "/":
@@ -73,63 +77,20 @@ func methodIs(w http.ResponseWriter, r *http.Request, allowed ...string) bool {
 	return false
 }
 
-const msgShape = "expected /msg/<from>/<to>%20<text>, e.g. /msg/mary/john%20hello"
-
-// parseMsgPath reads the post of the article's send route from the escaped
-// path /msg/<from>/<to>%20<text>. The fields are checked later (validPost).
-func parseMsgPath(escaped string) (message, error) {
-	rest, ok := strings.CutPrefix(escaped, "/msg/")
-	if !ok {
-		return message{}, errors.New("bad send: " + msgShape)
-	}
-	rawFrom, rawRest, ok := strings.Cut(rest, "/")
-	if !ok {
-		return message{}, errors.New("bad send: " + msgShape)
-	}
-	from, err1 := url.PathUnescape(rawFrom)
-	target, err2 := url.PathUnescape(rawRest)
-	if errors.Join(err1, err2) != nil {
-		return message{}, errors.New("bad send: the path is not valid %-encoding: " + msgShape)
-	}
-	to, text, ok := strings.Cut(target, " ")
-	if !ok {
-		return message{}, errors.New("bad send: no space between the receiver and the text: " + msgShape)
-	}
-	return message{From: from, To: to, Text: text}, nil
-}
-
 // msgPost reads the post of GET /msg/<from>/<to>%20<text> from the
 // request's escaped path and checks it (validPost): its error is a refusal
 // before any send, with its status. serveMsg and the fast path
 // (fast.go) both read the route's post here and send it with send.
 func (s *Server) msgPost(escaped string) (message, int, error) {
-	p, err := parseMsgPath(escaped)
-	if err != nil {
+	var p message
+	var err error
+	if p.From, p.To, p.Text, err = room.ParseMsgPath(escaped); err != nil {
 		return message{}, http.StatusBadRequest, err
 	}
 	if err := validPost(p, s.opts.MaxMessageBytes); err != nil {
 		return message{}, statusOf(err), err
 	}
 	return p, http.StatusOK, nil
-}
-
-// decodeSend reads the body of POST /send: one JSON object
-// {"from","to","text"} and nothing else.
-func decodeSend(body io.Reader) (message, error) {
-	var in struct {
-		From string `json:"from"`
-		To   string `json:"to"`
-		Text string `json:"text"`
-	}
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		return message{}, fmt.Errorf(`body is not the JSON {"from":"<nick>","to":"<nick> or all","text":"<message>"}: %w`, err)
-	}
-	if dec.More() {
-		return message{}, errors.New(`body has more after the JSON {"from":"<nick>","to":"<nick> or all","text":"<message>"}: send one object`)
-	}
-	return message{From: in.From, To: in.To, Text: in.Text}, nil
 }
 
 // serveMsg is the article's send route: GET /msg/<from>/<to>%20<text>.
@@ -152,7 +113,7 @@ func (s *Server) serveMsg(w http.ResponseWriter, r *http.Request) {
 		s.refuseAuth(w, err, false)
 		return
 	}
-	p.Addr = clientAddr(r)
+	p.Addr = s.clientAddr(r)
 	_, status, err = s.send(r.Context(), p)
 	if err != nil {
 		s.sendError(w, status, err, false)
@@ -173,8 +134,9 @@ func (s *Server) serveSend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body := http.MaxBytesReader(w, r.Body, int64(s.opts.MaxMessageBytes)*6+1024)
-	in, err := decodeSend(body)
-	if err != nil {
+	var in message
+	var err error
+	if in.From, in.To, in.Text, err = room.DecodeSend(body); err != nil {
 		status := http.StatusBadRequest
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			status = http.StatusRequestEntityTooLarge
@@ -196,7 +158,7 @@ func (s *Server) serveSend(w http.ResponseWriter, r *http.Request) {
 		s.refuseAuth(w, err, true)
 		return
 	}
-	in.Addr = clientAddr(r) // never the body's
+	in.Addr = s.clientAddr(r) // never the body's
 	offline, status, err := s.send(r.Context(), in)
 	if err != nil {
 		s.sendError(w, status, err, true)
@@ -310,8 +272,9 @@ func (s *Server) sendError(w http.ResponseWriter, status int, err error, asJSON 
 	if after := retryAfter(status, err); after != "" {
 		w.Header().Set("Retry-After", after)
 	}
+	text := answerText(status, err)
 	if !asJSON {
-		http.Error(w, err.Error(), status)
+		http.Error(w, text, status)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -319,7 +282,7 @@ func (s *Server) sendError(w http.ResponseWriter, status int, err error, asJSON 
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	enc.Encode(map[string]string{"error": err.Error()})
+	enc.Encode(map[string]string{"error": text})
 }
 
 // resumeID parses a resume id: "" means none.

@@ -95,8 +95,13 @@ type Options struct {
 	MaxMailbox int
 	// MaxMailboxes limits how many users may have offline messages waiting;
 	// past it a message to one more offline user is refused with 507.
-	// Default 100000.
+	// Default 100000. Past a tenth of it (or of MaxStoreBytes) waiting
+	// from one sending address, a message from it is refused with 429.
 	MaxMailboxes int
+	// EvictMail makes room for new offline mail by dropping the oldest of
+	// the address over its share, or holding the most, instead of refusing
+	// the new (off: acknowledged mail waits for delivery or retention).
+	EvictMail bool
 	// MaxStoreBytes limits the data in the store file (chat.db); past it a
 	// send is refused with 507 (nothing stored is lost, and pruning makes
 	// room again). Its log (chat.wal) adds at most 64 MB more, emptied at
@@ -151,6 +156,9 @@ type Options struct {
 	TrustedProxies []netip.Prefix
 	// ProxyHeader is "X-Forwarded-For" (the default) or "Forwarded".
 	ProxyHeader string
+	// IPv6Prefix is the leading bits of an IPv6 client address that every
+	// per-address limit counts it by (16 to 128; 0: 64, a /64 counts once).
+	IPv6Prefix int
 	// NATS, with URLs, serves one chat from several nodes through NATS
 	// JetStream instead of the local store (see NATSOptions, the package
 	// comment and docs/SCALING.md); DataDir is then unused.
@@ -252,14 +260,14 @@ func New(opts Options) (*Server, error) {
 		opts.KeepAlive < 0 || opts.WriteTimeout < 0 || opts.MailAckDelay < 0 || opts.MaxMailboxes < 0 || opts.MaxStoreBytes < 0 || opts.BodyTimeout < 0 {
 		return nil, errors.New("chat options: Retention, QueueSize, MaxMessageBytes, MaxMailbox, MaxMailboxes, MaxStoreBytes, KeepAlive, WriteTimeout, MailAckDelay and BodyTimeout must be 0 (default) or positive")
 	}
-	if err := checkAuth(&opts); err != nil {
+	proxies, err := checkAuth(&opts)
+	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, shutdown: make(chan struct{}),
+	s := &Server{opts: opts, shutdown: make(chan struct{}), proxies: proxies,
 		senders: quota.NewSenders(opts.SendRate, opts.SendBurst), addrs: quota.NewStreams(opts.MaxConnsPerAddr),
 		queued: quota.NewBytes(opts.MaxQueuedBytesPerAddr)}
 	s.clientConns = quota.NewConns(quota.NewStreams(opts.MaxOpenConnsPerAddr), func(remote string) bool { return s.proxies.Trusts(remote) })
-	var err error
 	if opts.NATS.URLs != "" {
 		s.node, err = joinNATS(&s.opts)
 	} else {
@@ -336,7 +344,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hosts := httpguard.NewHosts(ln.Addr().String(), s.opts.AllowedHosts)
 	pages := fastpath.NewListener(ln, fastSide{s}, fastpath.Options{
 		Hosts: hosts, HeaderTimeout: s.opts.ReadHeaderTimeout, IdleTimeout: s.opts.IdleTimeout, MaxConnsPerAddr: s.opts.MaxOpenConnsPerAddr,
-		Proxy: s.isProxy, MaxConnsPerProxy: s.opts.MaxOpenConnsPerProxy, MaxConns: s.opts.MaxConns,
+		Proxy: s.isProxy, MaxConnsPerProxy: s.opts.MaxOpenConnsPerProxy, MaxConns: s.opts.MaxConns, Key: s.proxies.KeyAddr,
 	})
 	hs := &http.Server{
 		Handler:           hosts.Handler(s.Handler()),

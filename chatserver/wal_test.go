@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/wasmgap/wasmgap/chatserver/internal/auth"
 	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 )
 
@@ -29,7 +31,7 @@ func TestMain(m *testing.M) {
 }
 
 func runChild(dir string) int {
-	srv, err := New(Options{DataDir: dir, LeaveGrace: -1})
+	srv, err := New(Options{DataDir: dir, LeaveGrace: -1, ClaimNicks: os.Getenv("CHATSERVER_CHILD_CLAIMS") != ""})
 	if err != nil {
 		fmt.Println("error:", err)
 		return 1
@@ -44,11 +46,12 @@ func runChild(dir string) int {
 	return 0
 }
 
-// startChild runs a chat server in a child process on dir.
-func startChild(t *testing.T, dir string) (*testServer, *exec.Cmd) {
+// startChild runs a chat server in a child process on dir; env adds to
+// its environment (CHATSERVER_CHILD_CLAIMS=1: nicknames are claimed).
+func startChild(t *testing.T, dir string, env ...string) (*testServer, *exec.Cmd) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "CHATSERVER_CHILD_DATA="+dir)
+	cmd.Env = append(append(os.Environ(), "CHATSERVER_CHILD_DATA="+dir), env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -194,5 +197,51 @@ func copyStore(t *testing.T, from, to string) {
 		if err := os.WriteFile(filepath.Join(to, name), b, 0o600); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestKill9KeepsClaims: a nickname claimed before the server was killed
+// with SIGKILL is still claimed after the restart, whether its stream was
+// open at the kill or closed before it: a stranger's login as it is
+// refused (403), its owner's, showing the secret, welcomed.
+func TestKill9KeepsClaims(t *testing.T) {
+	dir := t.TempDir()
+	const claims = "CHATSERVER_CHILD_CLAIMS=1"
+	ts, cmd := startChild(t, dir, claims)
+	secrets := map[string]string{}
+	var open *client
+	for _, nick := range []string{"bob", "ann"} {
+		status, body, h, c := ts.sseLogin(t, nick, "", nil)
+		if status != 200 || h.Get(auth.ClaimHeader) == "" {
+			t.Fatalf("%s's first login: %d %s, claim %q", nick, status, body, h.Get(auth.ClaimHeader))
+		}
+		secrets[nick] = h.Get(auth.ClaimHeader)
+		c.expect("Welcome " + nick + "!")
+		if nick == "bob" {
+			c.close() // bob's stream closes before the kill, ann's is open at it
+		} else {
+			open = c
+		}
+	}
+	if status, body := ts.msg(t, "mary", "bob", "for bob alone"); status != 200 {
+		t.Fatalf("send to bob: %d %s", status, body)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	open.close()
+
+	ts2, _ := startChild(t, dir, claims)
+	for _, nick := range []string{"bob", "ann"} {
+		if status, body, _, c := ts2.sseLogin(t, nick, "last_event_id=0", nil); status != 403 {
+			if c != nil {
+				c.close()
+			}
+			t.Fatalf("a stranger's login as %s after the restart: %d %q, want 403: the claim is %s's", nick, status, body, nick)
+		}
+		status, body, _, c := ts2.sseLogin(t, nick, "", http.Header{auth.ClaimHeader: {secrets[nick]}})
+		if status != 200 {
+			t.Fatalf("%s's login with the claim after the restart: %d %s", nick, status, body)
+		}
+		c.close()
 	}
 }

@@ -31,13 +31,22 @@ type apiError struct {
 	status int
 }
 
+// writeJSON answers v with status. v is encoded before the status is written, so that a
+// value JSON cannot hold (a NaN, an infinity) is a 500 that says so, never a status with
+// no body.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		b.Reset()
+		status = http.StatusInternalServerError
+		_ = enc.Encode(apiError{Error: "the answer could not be encoded as JSON: " + err.Error()})
+	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // the client may be gone; nothing else to do
+	_, _ = w.Write(b.Bytes()) // the client may be gone; nothing else to do
 }
 
 func writeError(w http.ResponseWriter, status int, e apiError) {

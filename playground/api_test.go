@@ -317,12 +317,12 @@ func TestDisconnectCancelsRun(t *testing.T) {
 
 func TestQueueGivesUpPlaceOnCancel(t *testing.T) {
 	q := newQueue(1, 4)
-	first, err := q.enter()
+	first, err := q.enter("a", measured)
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, _ := q.enter()
-	third, _ := q.enter()
+	second, _ := q.enter("b", measured)
+	third, _ := q.enter("c", measured)
 	if p := third.position(); p != 2 {
 		t.Fatalf("third's position %d, want 2", p)
 	}

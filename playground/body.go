@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/wasmgap/wasmgap/internal/httpguard"
@@ -72,4 +75,21 @@ func isBodyReadError(err error) bool {
 	_, tooLarge := errors.AsType[*http.MaxBytesError](err)
 	_, slow := errors.AsType[*httpguard.BodyTimeoutError](err)
 	return tooLarge || slow
+}
+
+// checkQuery refuses a query that names a parameter more than once (kernel=a&kernel=b,
+// profile=1&profile=0): which value was meant cannot be told, and taking one would answer
+// another question than the one asked. A query that does not parse is refused too, rather
+// than read without its broken pairs. The error names the parameter.
+func checkQuery(r *http.Request) *apiError {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return &apiError{Error: "the query does not parse: " + err.Error() + ": write it as name=value pairs joined by &, each escaped"}
+	}
+	for _, name := range slices.Sorted(maps.Keys(q)) {
+		if vs := q[name]; len(vs) > 1 {
+			return &apiError{Error: fmt.Sprintf("%s is given more than once (%s): give each parameter once", name, strings.Join(vs, ", ")), Field: name}
+		}
+	}
+	return nil
 }

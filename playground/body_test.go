@@ -58,3 +58,38 @@ func TestEveryPostRouteRefusesABadBodyAlike(t *testing.T) {
 		}
 	}
 }
+
+// A parameter named twice in a query is refused on every route of the API, naming it:
+// which of the values was meant cannot be told.
+func TestRepeatedQueryParameterRefused(t *testing.T) {
+	ts := fakeServer(t, Options{Engines: []string{"native"}}, instantRun)
+	for _, tt := range []struct{ method, target, param string }{
+		{http.MethodGet, "/api/expected?kernel=fib_it&kernel=fib_rec", "kernel"},
+		{http.MethodGet, "/api/expected?kernel=fib_it&n=5&n=6", "n"},
+		{http.MethodGet, "/api/explain?kernel=fib_rec&engine=native&profile=1&profile=0", "profile"},
+		{http.MethodGet, "/api/kernels?x=1&x=2", "x"},
+		{http.MethodPost, "/api/run?kernel=a&kernel=b", "kernel"},
+		{http.MethodGet, "/runs/1?format=a&format=b", "format"},
+	} {
+		req, _ := http.NewRequest(tt.method, ts.URL+tt.target, strings.NewReader(`{"kernel":"fib_it","engine":"native"}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e apiError
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || e.Field != tt.param || !strings.Contains(e.Error, "more than once") {
+			t.Errorf("%s %s: %d %+v, want 400 on %q saying it is given more than once", tt.method, tt.target, resp.StatusCode, e, tt.param)
+		}
+	}
+	resp, err := http.Get(ts.URL + "/api/expected?kernel=fib_it&n=5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("a query of single parameters: status %d, want 200", resp.StatusCode)
+	}
+}

@@ -78,7 +78,12 @@ func (s *Server) handleCustom(w http.ResponseWriter, r *http.Request) {
 		writeError(w, aerr.status, *aerr)
 		return
 	}
+	release, ok := s.admitBuild(w, r, []byte(req.Source))
+	if !ok {
+		return
+	}
 	k, err := s.opts.Custom.BuildFor(r.Context(), clientOf(r), []byte(req.Source))
+	release()
 	if err != nil {
 		var errs custom.Errors
 		var limit *custom.LimitError
@@ -105,8 +110,21 @@ func (s *Server) handleCustom(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.answer(k))
 }
 
-// clientOf names the client of a build for its fair share and rate: its address, the
-// port left out.
+// admitBuild takes a place in the run queue for a build of src (admit), which then shares
+// the machine with runs under the client's share. A source that is refused by its check
+// or was built before takes no place: its answer is at hand.
+func (s *Server) admitBuild(w http.ResponseWriter, r *http.Request, src []byte) (release func(), ok bool) {
+	if _, err := custom.Check(src); err != nil {
+		return func() {}, true
+	}
+	if _, err := s.opts.Custom.Lookup(custom.ID(src)); err == nil {
+		return func() {}, true
+	}
+	return s.admit(w, r, building)
+}
+
+// clientOf names the client of a run, a study or a build for its share of the queue and
+// its rate of builds: its address, the port left out.
 func clientOf(r *http.Request) string {
 	return httpguard.PeerAddr(r.RemoteAddr)
 }

@@ -321,3 +321,37 @@ func TestCustomExamplesBuild(t *testing.T) {
 		t.Logf("%s builds", k.Func.Name)
 	}
 }
+
+// A build takes a place in the run queue under its address's share: an address that
+// holds its share is answered 503 with Retry-After, and a source its check refuses needs
+// no place.
+func TestCustomBuildTakesQueuePlace(t *testing.T) {
+	s := New(Options{MaxConcurrent: 1, MaxQueued: 1, Custom: custom.NewBuilder(custom.Options{Dir: t.TempDir()})})
+	ts := peerServer(t, s)
+	for range 2 { // one running, one waiting: the share of an address
+		if _, err := s.queue.enter("192.0.2.1", measured); err != nil {
+			t.Fatal(err)
+		}
+	}
+	post := func(source string) (*http.Response, string) {
+		body, _ := json.Marshal(map[string]string{"source": source})
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/api/custom", strings.NewReader(string(body)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Test-Peer", "192.0.2.1")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out apiError
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp, out.Error
+	}
+	resp, msg := post(sieveSource)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(msg, "the run queue is full") {
+		t.Errorf("a build past the address's share: %d (Retry-After %q) %q, want 503 saying the queue is full", resp.StatusCode, resp.Header.Get("Retry-After"), msg)
+	}
+	if resp, msg := post("package kernel\n\nimport \"os\"\n\nfunc F(n int) int64 { return int64(len(os.Args)) }\n"); resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Errorf("a source the check refuses: %d %q, want 422 without a place", resp.StatusCode, msg)
+	}
+}

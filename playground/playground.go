@@ -23,7 +23,8 @@
 //	GET  /…             the page (web/dist)
 //
 // POST /api/run takes only application/json (415 otherwise) and refuses what a browser
-// marks as sent by another origin (403). A request's body must arrive within
+// marks as sent by another origin (403). A query of /api/… or /runs/… that names a
+// parameter twice is refused (400 naming it). A request's body must arrive within
 // Options.BodyTimeout. Shutdown ends the runs in progress and tells their clients.
 package playground
 
@@ -33,6 +34,7 @@ import (
 	"io/fs"
 	"net/http"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,7 +59,10 @@ type Options struct {
 	// MaxConcurrent is how many runs may run at once; 0 means one per CPU.
 	MaxConcurrent int
 	// MaxQueued is how many runs may wait for a slot; 0 means 64. Past it, POST /api/run
-	// answers 503.
+	// answers 503. One address may hold half of the slots (rounded up) and a quarter of
+	// the waiting places, for runs, warm-up studies and builds of user kernels together;
+	// the line is served by round, an address's first waiting run before any address's
+	// second (queue.go).
 	MaxQueued int
 	// Timeout bounds one run, setup included; 0 means the runner's default (30s).
 	Timeout time.Duration
@@ -191,6 +196,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	if r.Body != nil && r.Body != http.NoBody {
 		httpguard.LimitBody(w, r, s.opts.BodyTimeout)
+	}
+	if strings.HasPrefix(r.URL.Path, "/api/") || strings.HasPrefix(r.URL.Path, "/runs/") {
+		if aerr := checkQuery(r); aerr != nil {
+			writeError(w, http.StatusBadRequest, *aerr)
+			return
+		}
 	}
 	s.mux.ServeHTTP(w, r)
 }

@@ -3,6 +3,7 @@ package playground
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log"
 	"net/http"
 	"strconv"
@@ -21,6 +22,7 @@ import (
 //	                            each engine's distribution of medians across stored runs, ENGINE's trend
 //	GET  /api/results/{id}      one stored run (its report, as `wasmgap results export` writes it, inside)
 //	GET  /api/results/compare?old=ID&new=ID   two stored runs compared, as `wasmgap results compare --format json`
+//	GET  /api/results/machines?ids=ID,ID…     runs of one plan on several machines side by side, as `wasmgap results machines`
 //	POST /api/results/share     a browser's cells, opt-in (share.go)
 
 func (s *Server) mountResults(mux *http.ServeMux) {
@@ -29,6 +31,7 @@ func (s *Server) mountResults(mux *http.ServeMux) {
 	}
 	mux.HandleFunc("GET /api/results", s.handleDistribution)
 	mux.HandleFunc("GET /api/results/compare", s.handleResultsCompare)
+	mux.HandleFunc("GET /api/results/machines", s.handleResultsMachines)
 	mux.HandleFunc("GET /api/results/{id}", s.handleResult)
 	mux.Handle("POST /api/results/share", s.shareHandler())
 }
@@ -148,4 +151,45 @@ func (s *Server) handleResultsCompare(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, comparedRuns{Old: old, New: new, Comparison: c})
+}
+
+// maxMachines bounds the runs GET /api/results/machines sets side by side.
+const maxMachines = 20
+
+// machinesView is the answer of GET /api/results/machines: the table `wasmgap results
+// machines` prints, with the runs it sets side by side.
+type machinesView struct {
+	Runs   []machineRun `json:"runs"`
+	Header []string     `json:"header"`
+	Rows   [][]string   `json:"rows"`
+}
+
+type machineRun struct {
+	ID      int64     `json:"id"`
+	Machine string    `json:"machine"`
+	CPU     string    `json:"cpu"`
+	Cores   int       `json:"cores"`
+	Created time.Time `json:"created"`
+}
+
+func (s *Server) handleResultsMachines(w http.ResponseWriter, r *http.Request) {
+	ids := strings.Split(r.URL.Query().Get("ids"), ",")
+	if len(ids) < 2 || len(ids) > maxMachines {
+		writeError(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("ids must name 2 to %d runs, separated by commas (%d given)", maxMachines, len(ids)), Field: "ids"})
+		return
+	}
+	var v machinesView
+	var names []string
+	var reps []report.Report
+	for _, id := range ids {
+		run, ok := s.getRun(w, r, "ids", id)
+		if !ok {
+			return
+		}
+		e := run.Report.Environment
+		v.Runs = append(v.Runs, machineRun{ID: run.ID, Machine: run.MachineTitle(), CPU: e.CPU, Cores: e.Cores, Created: run.Created})
+		names, reps = append(names, run.MachineTitle()), append(reps, run.Report)
+	}
+	v.Header, v.Rows = report.MachineTable(names, reps)
+	writeJSON(w, http.StatusOK, v)
 }

@@ -22,11 +22,13 @@ var runPageHTML string
 
 var runPageTemplate = template.Must(template.New("run").Parse(runPageHTML))
 
-// runPage is what the run's page shell holds: the run's id and the bundle's files, whose
-// script draws the run from GET /api/results/{id} with the playground's own table.
+// runPage is what the run's page shell holds: the run's id, its machine's name and the
+// bundle's files, whose script draws the run from GET /api/results/{id} with the
+// playground's own table (no files: the bundle is not built, the page says so).
 type runPage struct {
-	ID    int64
-	Files map[string]string
+	ID      int64
+	Machine string
+	Files   map[string]string
 }
 
 func (s *Server) mountRunPages(mux *http.ServeMux) {
@@ -48,14 +50,13 @@ func (s *Server) handleRunPage(w http.ResponseWriter, r *http.Request) {
 		writeRunCSV(w, run)
 		return
 	}
-	m, err := s.static.readManifest()
-	if err != nil {
-		http.Error(w, fmt.Sprintf("run %d is stored (its JSON: /api/results/%d), but the page that draws it is not built (run `go tool task build`)", run.ID, run.ID), http.StatusServiceUnavailable)
-		return
+	page := runPage{ID: run.ID, Machine: run.MachineName}
+	if m, err := s.static.readManifest(); err == nil {
+		page.Files = m.Files
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	if err := runPageTemplate.Execute(w, runPage{ID: run.ID, Files: m.Files}); err != nil {
+	if err := runPageTemplate.Execute(w, page); err != nil {
 		// The header is sent: the page ends where it failed.
 		fmt.Fprintf(w, "<p>the page failed: %s</p>", template.HTMLEscapeString(err.Error()))
 	}

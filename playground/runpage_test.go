@@ -78,7 +78,8 @@ func TestRunPage(t *testing.T) {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// TestRunPageUnbuilt: without the page's bundle, a stored run's page says where its data is.
+// TestRunPageUnbuilt: without the page's bundle, a stored run's page says so and where its
+// data is.
 func TestRunPageUnbuilt(t *testing.T) {
 	ctx := context.Background()
 	store, err := results.Open(ctx, filepath.Join(t.TempDir(), "results.db"))
@@ -98,7 +99,7 @@ func TestRunPageUnbuilt(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "/api/results/"+itoa(id)) {
-		t.Errorf("GET /runs/%d without a bundle: %d %q, want 503 naming its JSON", id, resp.StatusCode, b)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `href="/api/results/`+itoa(id)+`"`) || !strings.Contains(string(b), "not built") || strings.Contains(string(b), "<script type=\"module\"") {
+		t.Errorf("GET /runs/%d without a bundle: %d %q, want the page saying so, linking its JSON", id, resp.StatusCode, b)
 	}
 }

@@ -3,30 +3,26 @@ package playground
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/wasmgap/wasmgap/internal/ndjson"
 )
 
 // serveQueued is what the streamed runs (POST /api/run, POST /api/warmup) share once their
-// request is checked: the server's admission and run queue, an NDJSON stream of "queued"
-// positions, "started", then run's own events, and an "error" event when run fails. The run's
-// context ends with the request or with the server (Shutdown). event makes the stream's
-// event of a type with its queue position or error message.
+// request is checked: the server's admission and run queue (the client's share of it, 503
+// with Retry-After past it), an NDJSON stream of "queued" positions, "started", then run's
+// own events, and an "error" event when run fails. The run's context ends with the request
+// or with the server (Shutdown). event makes the stream's event of a type with its queue
+// position or error message.
 func serveQueued[E any](s *Server, w http.ResponseWriter, r *http.Request, event func(typ string, position int, msg string) E, run func(ctx context.Context, send func(E)) error) {
 	if !s.enter() {
-		w.Header().Set("Retry-After", "10")
-		writeError(w, http.StatusServiceUnavailable, apiError{Error: errShuttingDown.Error()})
+		refuse(w, errShuttingDown)
 		return
 	}
 	defer s.active.Done()
-	t, err := s.queue.enter()
+	t, err := s.queue.enter(clientOf(r), measured)
 	if err != nil {
-		w.Header().Set("Retry-After", "10")
-		writeError(w, http.StatusServiceUnavailable, apiError{
-			Error: fmt.Sprintf("the run queue is full (%d runs waiting for %d slots): try again later", s.queue.max, s.queue.slots),
-		})
+		refuse(w, err)
 		return
 	}
 

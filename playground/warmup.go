@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/wasmgap/wasmgap/internal/runner"
 	"github.com/wasmgap/wasmgap/internal/warmup"
@@ -20,9 +21,9 @@ import (
 // analysed, by the same package: nothing runs.
 
 const (
-	// maxWarmupBody bounds a request: series of a few engines, 5 executions of up to
-	// warmup.MaxSamples times each, as JSON numbers.
-	maxWarmupBody = 8 << 20
+	// maxWarmupBody bounds a request: series of maxWarmupSamples times together, as JSON
+	// numbers of up to 24 bytes with their commas, and room for names.
+	maxWarmupBody = 25*maxWarmupSamples + 64<<10
 	// maxWarmupBudget bounds one execution's budget on the shared server.
 	maxWarmupBudget = 10 * time.Second
 	// maxWarmupTotal bounds a study's budgets summed over its engines and executions: a
@@ -83,12 +84,17 @@ func (s *Server) handleWarmup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Series != nil {
-		rep, aerr := analyseSeries(req)
-		if aerr != nil {
+		if aerr := checkSeries(req); aerr != nil {
 			writeError(w, http.StatusBadRequest, *aerr)
 			return
 		}
-		writeJSON(w, http.StatusOK, rep)
+		// An analysis takes a CPU for up to seconds: it shares the run queue.
+		release, ok := s.admit(w, r, measured)
+		if !ok {
+			return
+		}
+		defer release()
+		writeJSON(w, http.StatusOK, analyseSeries(req))
 		return
 	}
 	plan, aerr := s.warmupPlan(req)
@@ -146,22 +152,92 @@ func (s *Server) warmupPlan(req warmupRequest) (runner.WarmupPlan, *apiError) {
 		}
 		return runner.WarmupPlan{}, &apiError{Error: err.Error(), Field: field}
 	}
+	if n := time.Duration(len(plan.Engines) * plan.Executions); req.BudgetMS == 0 && n*plan.Collection.Budget > maxWarmupTotal {
+		// No budget asked for: the default one, shared so that the study fits the
+		// server's (fib_rec on the default engines, 4 × 5 executions, gets 6 s each).
+		plan.Collection.Budget, plan.Timeout = maxWarmupTotal/n, 0
+		if _, err := plan.Jobs(); err != nil {
+			return runner.WarmupPlan{}, &apiError{Error: err.Error(), Field: "budget_ms"}
+		}
+	}
 	if total := time.Duration(len(plan.Engines)*plan.Executions) * plan.Collection.Budget; total > maxWarmupTotal {
 		return runner.WarmupPlan{}, &apiError{Error: fmt.Sprintf("%d engines × %d executions × %v is %v of budget: this server allows %v a study; choose fewer engines or executions, or a smaller budget_ms", len(plan.Engines), plan.Executions, plan.Collection.Budget, total, maxWarmupTotal), Field: "budget_ms"}
 	}
 	return plan, nil
 }
 
-// analyseSeries analyses series timed elsewhere (the page's workers).
-func analyseSeries(req warmupRequest) (warmup.Report, *apiError) {
-	if len(req.Series) == 0 || len(req.Series) > maxWarmupSeries {
-		return warmup.Report{}, &apiError{Error: fmt.Sprintf("series holds %d engines: allowed 1 to %d", len(req.Series), maxWarmupSeries), Field: "series"}
-	}
-	rep := warmup.Report{Kernel: req.Kernel, Label: req.Kernel, Method: warmup.NewMethod(0, warmup.Collection{}, warmup.Options{})}
-	for i, e := range req.Series {
-		if e.Engine == "" || len(e.Runs) == 0 || len(e.Runs) > runner.MaxWarmupExecutions {
-			return warmup.Report{}, &apiError{Error: fmt.Sprintf("series[%d] needs an engine and 1 to %d runs", i, runner.MaxWarmupExecutions), Field: "series"}
+// Bounds of the series of an analysis-only request, beside warmup's own (MinSamples,
+// MaxSamples, MaxGroup) and a sample's (maxSampleNS, as the share route's).
+const (
+	// maxWarmupName bounds the kernel's and each engine's name, and a timer's.
+	maxWarmupName = 64
+	// maxWarmupSamples bounds the samples of a request, all series together: 10,000
+	// samples take about a second to analyse.
+	maxWarmupSamples = 4 * warmup.MaxSamples
+)
+
+// checkSeries checks an analysis-only request as the share route checks a browser's
+// cells: bounded names, counts and sizes, each time a finite number of ns above zero and
+// at most an hour, whose group of calls lasted at least a nanosecond. The error names the
+// field (series[0].runs[1].times_ns).
+func checkSeries(req warmupRequest) *apiError {
+	name := func(field, v string) *apiError {
+		if len(v) > maxWarmupName || strings.IndexFunc(v, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+			return &apiError{Error: fmt.Sprintf("%s is %d bytes: allowed at most %d printable characters", field, len(v), maxWarmupName), Field: field}
 		}
+		return nil
+	}
+	if aerr := name("kernel", req.Kernel); aerr != nil {
+		return aerr
+	}
+	if len(req.Args) > 0 {
+		return &apiError{Error: "args with series: series label their kernel by name alone; leave args out", Field: "args"}
+	}
+	if len(req.Series) == 0 || len(req.Series) > maxWarmupSeries {
+		return &apiError{Error: fmt.Sprintf("series holds %d engines: allowed 1 to %d", len(req.Series), maxWarmupSeries), Field: "series"}
+	}
+	total := 0
+	for i, e := range req.Series {
+		at := fmt.Sprintf("series[%d]", i)
+		if e.Engine == "" {
+			return &apiError{Error: at + ".engine is missing: name the engine that timed the series", Field: at + ".engine"}
+		}
+		if aerr := name(at+".engine", e.Engine); aerr != nil {
+			return aerr
+		}
+		if len(e.Runs) == 0 || len(e.Runs) > runner.MaxWarmupExecutions {
+			return &apiError{Error: fmt.Sprintf("%s needs an engine and 1 to %d runs, not %d", at, runner.MaxWarmupExecutions, len(e.Runs)), Field: at + ".runs"}
+		}
+		for j, r := range e.Runs {
+			at := fmt.Sprintf("%s.runs[%d]", at, j)
+			if aerr := name(at+".timer", r.Timer); aerr != nil {
+				return aerr
+			}
+			if r.Group < 1 || r.Group > warmup.MaxGroup {
+				return &apiError{Error: fmt.Sprintf("%s.group = %d is out of range: allowed 1 to %d calls per sample", at, r.Group, warmup.MaxGroup), Field: at + ".group"}
+			}
+			if n := len(r.Times); n < warmup.MinSamples || n > warmup.MaxSamples {
+				return &apiError{Error: fmt.Sprintf("%s.times_ns holds %d samples: allowed %d to %d", at, n, warmup.MinSamples, warmup.MaxSamples), Field: at + ".times_ns"}
+			}
+			if total += len(r.Times); total > maxWarmupSamples {
+				return &apiError{Error: fmt.Sprintf("the series hold more than %d samples together: analyse fewer at a time", maxWarmupSamples), Field: "series"}
+			}
+			for k, v := range r.Times {
+				if aerr := checkSample(fmt.Sprintf("%s.times_ns[%d]", at, k), v, r.Group, clockResolution(0)); aerr != nil {
+					aerr.Field = at + ".times_ns"
+					return aerr
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// analyseSeries analyses series timed elsewhere (the page's workers), once checkSeries
+// passed them.
+func analyseSeries(req warmupRequest) warmup.Report {
+	rep := warmup.Report{Kernel: req.Kernel, Label: req.Kernel, Method: warmup.NewMethod(0, warmup.Collection{}, warmup.Options{})}
+	for _, e := range req.Series {
 		var ss []warmup.Series
 		for _, r := range e.Runs {
 			ss = append(ss, warmup.Series{Times: r.Times, Group: r.Group, Timer: r.Timer, Stopped: "samples"})
@@ -169,5 +245,5 @@ func analyseSeries(req warmupRequest) (warmup.Report, *apiError) {
 		rep.Method.Executions = max(rep.Method.Executions, len(e.Runs))
 		rep.Engines = append(rep.Engines, warmup.NewEngineResult(e.Engine, ss, warmup.Options{}))
 	}
-	return rep, nil
+	return rep
 }

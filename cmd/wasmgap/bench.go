@@ -82,9 +82,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	withHistory := fs.Bool("history", false, "print the source articles' historical figures beside the live rows")
 	allowFailures := fs.Bool("allow-failures", false, "exit 0 even when a cell failed (timed out, overflowed its stack, gave a wrong value); without it such a run exits 1 after printing the table")
 	stored := addBenchResultFlags(fs) // --no-save, --results-db, --compare-last (results.go)
+	farmed := addFarmFlags(fs)        // --farm, --each, --split (bench_farm.go)
 	fs.Usage = func() {
 		w := fs.Output()
-		fmt.Fprintln(w, "usage: wasmgap bench [--all | --engine E...] [--kernel K]... [--arg name=value]... [--runs N] [--warmup N] [--warmup-time D] [--min-sample D] [--cold] [--timeout D] [--format F] [--history] [--allow-failures] [--no-save] [--results-db DB] [--compare-last]")
+		fmt.Fprintln(w, "usage: wasmgap bench [--all | --engine E...] [--kernel K]... [--arg name=value]... [--runs N] [--warmup N] [--warmup-time D] [--min-sample D] [--cold] [--timeout D] [--format F] [--history] [--allow-failures] [--no-save] [--results-db DB] [--compare-last] [--farm URL --each|--split]")
 		fmt.Fprintln(w, "\nMeasures kernels on server engines, one cell at a time, each in a worker process.")
 		fmt.Fprintf(w, "Without --engine or --all: every kernel at the articles' sizes on %s (Go compiled to\n", strings.Join(defaultEngines, " and "))
 		fmt.Fprintln(w, "machine code and to wasm), a minute and a half on two idle cores. --all runs every server engine: an hour.")
@@ -102,6 +103,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "wasmgap bench: unexpected arguments %q (kernels are chosen with --kernel)\n", fs.Args())
+		return 2
+	}
+	if err := farmed.check(); err != nil {
+		fmt.Fprintln(stderr, "wasmgap bench:", err)
 		return 2
 	}
 	if !slices.Contains(report.Formats(), *format) {
@@ -172,6 +177,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		// The engines asked for keep their columns, those that run none of the kernels
 		// asked for included (host_call alone on native: n/a).
 		Engines: []string(engineNames),
+	}
+	if *farmed.nats.url != "" {
+		return farmed.run(ctx, jobs, rep, stored, *format, *allowFailures, func() os.Signal { sig, _ := caught.Load().(os.Signal); return sig }, stdout, stderr)
 	}
 	began := time.Now()
 	for i, job := range jobs {

@@ -155,6 +155,7 @@ func addChatFlags(fs *flag.FlagSet, dataDir string, stderr io.Writer) func(verbo
 		return nil
 	})
 	fs.StringVar(&o.ProxyHeader, "proxy-header", "X-Forwarded-For", "with --trusted-proxy: the header the proxies set, X-Forwarded-For or Forwarded (only that one is read)")
+	fs.IntVar(&o.IPv6Prefix, "ipv6-prefix", 64, "leading bits of an IPv6 client address the per-address limits count it by, 16 to 128: a client holding a /64 counts once (128: each address apart)")
 	fs.StringVar(&o.DataDir, "data", dataDir, "folder of the store files chat.db and chat.wal (offline messages, history); one process at a time holds it")
 	fs.BoolVar(&o.NoSync, "no-fsync", false, "skip the fdatasync of the store's log after each commit (~0.1 ms on a virtual disk): a process restart still loses nothing, a machine crash may lose the last writes")
 	fs.DurationVar(&o.Retention, "retention", 0, "how long events stay replayable for a resume and offline messages wait in their mailbox (default 24h)")
@@ -166,7 +167,8 @@ func addChatFlags(fs *flag.FlagSet, dataDir string, stderr io.Writer) func(verbo
 	fs.IntVar(&o.MaxConnsPerAddr, "max-conns-per-addr", 0, "open SSE and WebSocket streams per client IP (default 1000; negative: unlimited)")
 	fs.Int64Var(&o.MaxQueuedBytesPerAddr, "max-queued-bytes-per-addr", 0, "bytes the streams of one client IP may hold unread, queued in the server and in their kernel send buffers; past it a stream is cut as a slow consumer (default: room for -max-conns-per-addr streams' buffers twice over, at least 128 MiB; negative: unlimited)")
 	fs.IntVar(&o.MaxMailbox, "max-mailbox", 0, "messages kept for one offline user (default 10000)")
-	fs.IntVar(&o.MaxMailboxes, "max-mailboxes", 0, "offline users who may have messages waiting; past it a message to one more gets 507 (default 100000)")
+	fs.IntVar(&o.MaxMailboxes, "max-mailboxes", 0, "offline users who may have messages waiting; past it a message to one more gets 507, and past a tenth of it (or of -max-store-bytes) waiting from one client IP, a message from it gets 429 (default 100000)")
+	fs.BoolVar(&o.EvictMail, "evict-mail", false, "make room for new offline messages by dropping older ones already acknowledged to their senders (a client IP past its share gives up its own oldest; past -max-mailboxes the IP holding the most gives up its oldest) instead of refusing the new ones")
 	fs.Int64Var(&o.MaxStoreBytes, "max-store-bytes", 0, "data the store may hold; past it a send gets 507 and nothing stored is lost (default 1 GiB)")
 	fs.DurationVar(&o.MailAckDelay, "mail-ack-delay", 0, "how long an SSE stream must stay open after its offline messages before they leave the mailbox; a WebSocket confirms them with a pong (default 3s)")
 	fs.DurationVar(&o.KeepAlive, "keepalive", 0, "interval of SSE keep-alive comments and WebSocket pings (default 15s)")

@@ -6,9 +6,10 @@
 //	wasmgap serve   [flags]   the playground page, its API and the chat under /chat/
 //	wasmgap chat    [flags]   the chat alone, with the source article's routes at the root
 //	wasmgap bench   [flags]   measure kernels on server engines and print a table (--all: every engine)
+//	wasmgap agent   [flags]   run the cells of a bench farm on this machine (bench --farm)
 //	wasmgap compare a b       compare two runs of bench --format json, cell by cell
 //	wasmgap explain [flags]   each engine's code of a kernel's hot function
-//	wasmgap results list|show|compare|export|delete   the stored runs
+//	wasmgap results list|show|compare|export|delete|machines   the stored runs
 //	wasmgap load    [flags]   generate HTTP, SSE or WebSocket load
 //	wasmgap warmup  [flags]   time every call from the first, find each engine's steady state
 //	wasmgap version           print version information (also wasmgap --version)
@@ -44,6 +45,7 @@ var commands = map[string]command{
 	"compare": {"compare two runs of bench --format json, cell by cell", runCompare},
 	"explain": {"show each engine's machine code of a kernel, and where its time goes", runExplain},
 	"results": {"list, show, compare, export or delete the stored runs", runResults},
+	"agent":   {"run the cells a bench farm publishes, one at a time, on this machine", runAgent},
 	"load":    {"generate HTTP, SSE or WebSocket load against a server", runLoad},
 	"version": {"print version information", runVersion},
 	"warmup":  {"time every call from the first and find each engine's steady state", runWarmup},

@@ -179,21 +179,23 @@ func writeRunComparison(stdout, stderr io.Writer, cmd, format string, alpha floa
 
 // resultsCommands are the subcommands of `wasmgap results`.
 var resultsCommands = map[string]func(args []string, stdout, stderr io.Writer) int{
-	"list":    resultsList,
-	"show":    resultsShow,
-	"compare": resultsCompare,
-	"export":  resultsExport,
-	"delete":  resultsDelete,
+	"list":     resultsList,
+	"show":     resultsShow,
+	"compare":  resultsCompare,
+	"export":   resultsExport,
+	"delete":   resultsDelete,
+	"machines": resultsMachines,
 }
 
 func runResults(args []string, stdout, stderr io.Writer) int {
-	const usage = `usage: wasmgap results <list|show|compare|export|delete> [flags]
+	const usage = `usage: wasmgap results <list|show|compare|export|delete|machines> [flags]
 
   list [filters]            the stored runs and warm-up studies, newest first
   show ID | --study ID      one run's report, with where it ran, or a warm-up study
   compare OLD NEW           two stored runs cell by cell, as wasmgap compare
   export ID                 one run as the JSON that wasmgap compare reads
   delete ID... | [filters]  remove runs and their samples (--study ID...: warm-up studies)
+  machines [ID ID...]       runs of one plan on several machines side by side (a farm's)
 
 Run 'wasmgap results <command> -h' for its flags.`
 	if len(args) == 0 {
@@ -408,6 +410,9 @@ func writeRunList(stdout io.Writer, list []results.Summary) int {
 		if r.Browser != "" {
 			machine = r.Browser + ", " + machine
 		}
+		if r.MachineName != "" {
+			machine = r.MachineName + ": " + machine
+		}
 		cells := summarizeCells(r.Cells)
 		if r.Partial != "" {
 			cells = "partial (" + r.Partial + "): " + cells
@@ -505,6 +510,9 @@ func resultsShow(args []string, stdout, stderr io.Writer) int {
 	r := runs[0]
 	if *format == report.FormatTable || *format == report.FormatMarkdown {
 		line := fmt.Sprintf("run %d, stored %s, measured by %s, wasmgap %s", r.ID, r.Created.Format(time.RFC3339), r.Source, r.Wasmgap)
+		if r.MachineName != "" {
+			line += ", on machine " + r.MachineName
+		}
 		if r.Source == results.SourceBrowser {
 			b := r.Browser
 			line += fmt.Sprintf(" (the browser's word: %s %s, %d hardware threads, cross-origin isolated %v, timer resolution %s; user agent %q)",

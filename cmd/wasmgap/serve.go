@@ -102,16 +102,26 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "wasmgap serve: the page is not built (the API works): run `go tool task build`, then serve again")
 	}
 
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		fmt.Fprintf(stderr, "wasmgap serve: %v\n", err)
+	// The stores are opened and checked before the server listens: a damaged one stops
+	// the start, and no client is ever answered from it.
+	store, ok := serveResults(*resultsDB, *resultsMaxBytes, stderr) // results.go
+	if !ok {
 		return 1
+	}
+	if store != nil {
+		defer store.Close()
+		opts.Results = store
 	}
 	// The panels beside the playground: the chat under /chat/, and the load generator
 	// under /load/, whose runs may target this server alone.
 	chat, err := chatserver.New(chatOpts)
 	if err != nil {
-		ln.Close()
+		fmt.Fprintf(stderr, "wasmgap serve: %v\n", err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		chat.Shutdown(context.Background())
 		fmt.Fprintf(stderr, "wasmgap serve: %v\n", err)
 		return 1
 	}
@@ -130,14 +140,6 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "wasmgap serve: user kernels will fail to build: %v\n", err)
 			}
 		}()
-	}
-	store, ok := serveResults(*resultsDB, *resultsMaxBytes, stderr) // results.go
-	if !ok {
-		return 1
-	}
-	if store != nil {
-		defer store.Close()
-		opts.Results = store
 	}
 	pg := playground.New(opts)
 	// --trusted-proxy: every per-address limit (the chat's, the builds') counts clients.

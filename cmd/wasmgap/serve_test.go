@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,7 +23,7 @@ func TestServeFlagErrors(t *testing.T) {
 		{[]string{"-max-concurrent", "-1"}, 2, "must not be negative"},
 		{[]string{"-read-header-timeout", "-1s"}, 2, "must not be negative"},
 		{[]string{"-allow-host", "bad host/x"}, 2, "allow-host"},
-		{[]string{"-addr", "256.0.0.1:bad"}, 1, "wasmgap serve:"},
+		{[]string{"-addr", "256.0.0.1:bad", "-data", filepath.Join(t.TempDir(), "chat"), "-no-custom"}, 1, "wasmgap serve:"},
 		{[]string{"-nope"}, 2, "flag provided but not defined"},
 	}
 	for _, tt := range tests {
@@ -73,4 +75,23 @@ func TestServeMountsChatAndLoad(t *testing.T) {
 
 	// A chat stream under /chat/ is told to resume when the server stops.
 	checkSIGTERMDrains(t, cmd, base+"chat/john", out, stderr, "playground stopped: ")
+}
+
+// A results store that is refused stops serve before it listens, naming the file: here
+// the address is taken, so a server that listened first would say that instead.
+func TestServeChecksResultsBeforeListening(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	db := filepath.Join(t.TempDir(), "results.db")
+	if err := os.WriteFile(db, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := runServe([]string{"--addr", ln.Addr().String(), "--data", filepath.Join(t.TempDir(), "chat"), "--no-custom", "--results-db", db}, &stdout, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), db) || !strings.Contains(stderr.String(), "0 bytes") {
+		t.Errorf("exit %d, stderr %q; want 1 naming %s and its 0 bytes", code, stderr.String(), db)
+	}
 }

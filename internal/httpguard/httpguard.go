@@ -16,6 +16,8 @@
 //     script, by hash, and nothing else.
 //   - CrossSite tells a safe-method route (such as the chat's GET /msg/) that a browser
 //     sent it on behalf of another site.
+//   - RepeatedQuery refuses a query parameter given more than once, which a route would
+//     otherwise read as its first value while a proxy or a log reads another.
 package httpguard
 
 import (
@@ -264,3 +266,18 @@ func PageCSP(page []byte) string {
 // reads 4 KiB beyond it before it refuses a request head with 431, so a request line and
 // header fields of 16 KiB in all are the limit that holds (docs/SECURITY.md).
 const MaxHeaderBytes = 16<<10 - 4096
+
+// RepeatedQuery says which query parameter of r is given more than once (the first such
+// in r's query, by name), with its values, or nil when each is given once.
+func RepeatedQuery(r *http.Request) error {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil // a malformed query is the route's to refuse
+	}
+	for _, k := range slices.Sorted(maps.Keys(q)) {
+		if v := q[k]; len(v) > 1 {
+			return fmt.Errorf("the query parameter %q is given %d times (%q): give each parameter once", k, len(v), v)
+		}
+	}
+	return nil
+}

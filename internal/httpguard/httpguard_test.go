@@ -195,3 +195,18 @@ func TestOriginAllowed(t *testing.T) {
 		}
 	}
 }
+
+func TestRepeatedQuery(t *testing.T) {
+	for _, c := range []struct{ query, says string }{
+		{"", ""},
+		{"a=1&b=2", ""},
+		{"b=1&a=2&b=3", `the query parameter "b" is given 2 times (["1" "3"])`},
+		{"a&a", `"a" is given 2 times`},
+	} {
+		r := httptest.NewRequest("GET", "/?"+c.query, nil)
+		err := RepeatedQuery(r)
+		if c.says == "" && err != nil || c.says != "" && (err == nil || !strings.Contains(err.Error(), c.says)) {
+			t.Errorf("RepeatedQuery(%q) = %v, want %q", c.query, err, c.says)
+		}
+	}
+}

@@ -13,8 +13,68 @@ import (
 // the address its forwarding header names. Build it with NewProxies; the zero value and
 // nil trust no one.
 type Proxies struct {
-	nets   []netip.Prefix
-	header string // "X-Forwarded-For" or "Forwarded"
+	nets     []netip.Prefix
+	header   string // "X-Forwarded-For" or "Forwarded"
+	ipv6Bits int    // the leading bits of an IPv6 client address that key it (Key); 0: DefaultIPv6Prefix
+}
+
+// DefaultIPv6Prefix is how many leading bits of an IPv6 address key the per-address limits
+// by default: a /64, which one subscriber, host or virtual machine usually holds whole, so
+// that it counts as one client and not as 2^64.
+const DefaultIPv6Prefix = 64
+
+// WithIPv6Prefix is p keying IPv6 client addresses by their first bits (16 to 128; 128:
+// each address apart; 0: DefaultIPv6Prefix). p itself is unchanged; a nil p trusts no
+// proxy in the copy either.
+func (p *Proxies) WithIPv6Prefix(bits int) (*Proxies, error) {
+	if bits != 0 && (bits < 16 || bits > 128) {
+		return nil, fmt.Errorf("IPv6 prefix of client addresses /%d: allowed are 16 to 128 bits (64, the default, counts a /64 as one client; 128 counts each address apart)", bits)
+	}
+	var q Proxies
+	if p != nil {
+		q = *p
+	} else {
+		q.header = ProxyHeaders[0]
+	}
+	q.ipv6Bits = bits
+	return &q, nil
+}
+
+// Key is what every per-address limit counts the client address addr (ClientAddr's, or a
+// RemoteAddr's host) under, and names in its refusals: an IPv4 address as it is, an IPv6
+// address as its network of p's prefix (DefaultIPv6Prefix bits unless WithIPv6Prefix
+// said otherwise), "2001:db8:1:2::/64" for every address in it. A trusted proxy's own
+// address is never masked: it is counted apart from clients near it. A string that is
+// not an address is its own key.
+func (p *Proxies) Key(addr string) string {
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	k := p.KeyAddr(a)
+	if bits := p.prefixOf(k); bits < k.BitLen() {
+		return netip.PrefixFrom(k, bits).String()
+	}
+	return k.String()
+}
+
+// KeyAddr is Key for a parsed address, as the first address of its network.
+func (p *Proxies) KeyAddr(a netip.Addr) netip.Addr {
+	a = a.Unmap().WithZone("")
+	pre, _ := a.Prefix(p.prefixOf(a))
+	return pre.Addr()
+}
+
+// prefixOf is the bits of a that key it: all of an IPv4 address's and of a trusted
+// proxy's, p's IPv6 prefix of the others.
+func (p *Proxies) prefixOf(a netip.Addr) int {
+	switch {
+	case !a.Is6() || p != nil && p.trusted(a):
+		return a.BitLen()
+	case p != nil && p.ipv6Bits != 0:
+		return p.ipv6Bits
+	}
+	return DefaultIPv6Prefix
 }
 
 // ProxyHeaders are the forwarding headers Proxies can read.
@@ -61,7 +121,7 @@ func (p *Proxies) trusted(a netip.Addr) bool {
 }
 
 // ClientAddr is the IP address of the request's client, the one rule of every
-// per-address limit: the socket peer's address, unless the peer is a trusted proxy; then
+// per-address limit (which counts it under Key): the socket peer's address, unless the peer is a trusted proxy; then
 // the hops of the forwarding header are read from the right (the nearest proxy's entry
 // last) and the first one that is not a trusted proxy is the client. A hop that is not an
 // address (unknown, an obfuscated name) ends the walk at the trusted proxy that wrote it:

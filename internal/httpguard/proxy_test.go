@@ -111,3 +111,41 @@ func FuzzClientAddr(f *testing.F) {
 		}
 	})
 }
+
+// TestKey: the per-address limits count an IPv6 client by its /64 (or
+// the prefix asked for), an IPv4 client and a trusted proxy by their
+// address.
+func TestKey(t *testing.T) {
+	p, err := NewProxies([]netip.Prefix{netip.MustParsePrefix("2001:db8:9::5/128")}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p128, err := p.WithIPv6Prefix(128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var none *Proxies
+	for _, c := range []struct {
+		p         *Proxies
+		addr, key string
+	}{
+		{p, "192.0.2.7", "192.0.2.7"},
+		{p, "::ffff:192.0.2.7", "192.0.2.7"},
+		{p, "2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"},
+		{p, "2001:db8:1:2::ffff", "2001:db8:1:2::/64"},
+		{p, "fe80::1%eth0", "fe80::/64"},
+		{p, "2001:db8:9::5", "2001:db8:9::5"}, // a trusted proxy
+		{none, "2001:db8:1:2::1", "2001:db8:1:2::/64"},
+		{p128, "2001:db8:1:2::1", "2001:db8:1:2::1"},
+		{p, "unix", "unix"},
+	} {
+		if got := c.p.Key(c.addr); got != c.key {
+			t.Errorf("Key(%q) = %q, want %q", c.addr, got, c.key)
+		}
+	}
+	for _, bits := range []int{-1, 15, 129} {
+		if _, err := p.WithIPv6Prefix(bits); err == nil || !strings.Contains(err.Error(), "16 to 128") {
+			t.Errorf("WithIPv6Prefix(%d): %v, want refused naming what is allowed", bits, err)
+		}
+	}
+}

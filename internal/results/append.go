@@ -16,8 +16,8 @@ import (
 // with their counts (cell_counts) and facets, inside tx.
 func (s *Store) insertCells(ctx context.Context, tx *sql.Tx, id int64, run Run, from int) error {
 	stmt, err := tx.PrepareContext(ctx, s.d.q(`INSERT INTO cells (run_id, pos, kernel, args, engine, engine_version, median_ns, failure, result,
-		created_ns, source, browser, browser_version, os, cores, wasmgap)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
+		created_ns, source, browser, browser_version, os, cores, wasmgap, job_id, agent)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
 	if err != nil {
 		return err
 	}
@@ -35,9 +35,13 @@ func (s *Store) insertCells(ctx context.Context, tx *sql.Tx, id int64, run Run, 
 			return err
 		}
 		ev := engineVersion(run, r)
+		var job JobCell
+		if i < len(run.jobs) {
+			job = run.jobs[i]
+		}
 		if _, err := stmt.ExecContext(ctx, id, from+i, r.Kernel, argsKey(r.Args), r.Engine, ev, r.Median, r.Failure, string(js),
-			run.Created.UnixNano(), run.Source, b.Name, b.Version, e.OS, e.Cores, run.Wasmgap); err != nil {
-			return fmt.Errorf("cell %d: %w", from+i+1, err)
+			run.Created.UnixNano(), run.Source, b.Name, b.Version, e.OS, e.Cores, run.Wasmgap, job.jobID(), job.Agent); err != nil {
+			return fmt.Errorf("cell %d: %w", from+i+1, job.duplicate(err))
 		}
 		if r.Failure == "" {
 			if _, err := count.ExecContext(ctx, r.Kernel, argsKey(r.Args), r.Engine, run.Source, b.Name, e.OS, e.Cores, ev, run.Wasmgap, run.Created.UnixNano()); err != nil {
@@ -64,6 +68,10 @@ func (s *Store) insertCells(ctx context.Context, tx *sql.Tx, id int64, run Run, 
 // runtimes of the new cells' engines added to it, as the caller's environment holds
 // them).
 func (s *Store) Append(ctx context.Context, id int64, cells []measure.Result, env report.Environment) error {
+	return s.appendCells(ctx, id, cells, env, nil)
+}
+
+func (s *Store) appendCells(ctx context.Context, id int64, cells []measure.Result, env report.Environment, jobs []JobCell) error {
 	if len(cells) == 0 {
 		return fmt.Errorf("append to run %d: no cells", id)
 	}
@@ -114,7 +122,7 @@ func (s *Store) Append(ctx context.Context, id int64, cells []measure.Result, en
 	if _, err := tx.ExecContext(ctx, s.d.q("UPDATE runs SET plan = ?, environment = ? WHERE id = ?"), plan, string(envJSON), id); err != nil {
 		return fmt.Errorf("append to run %d: %w", id, err)
 	}
-	run.Report.Results = cells
+	run.Report.Results, run.jobs = cells, jobs
 	if err := s.insertCells(ctx, tx, id, run, from); err != nil {
 		return fmt.Errorf("append to run %d: %w", id, err)
 	}

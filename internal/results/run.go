@@ -45,6 +45,13 @@ type Run struct {
 	// Browser is what a browser told of itself; empty for server and CLI runs.
 	Browser Browser       `json:"browser,omitzero"`
 	Report  report.Report `json:"report"`
+	// MachineName names the machine for people where a farm's agent measured the run
+	// (its agent's name); MachineDesc is the agent's description of it, as JSON.
+	MachineName string          `json:"machine_name,omitempty"`
+	MachineDesc json.RawMessage `json:"machine_desc,omitempty"`
+
+	// jobs name the farm job of each cell, in order (SaveJob, AppendJob).
+	jobs []JobCell
 }
 
 // Browser is what a page may tell of the browser that measured its cells.
@@ -176,11 +183,12 @@ func (s *Store) Save(ctx context.Context, run Run) (int64, error) {
 	e, b := run.Report.Environment, run.Browser
 	var id int64
 	err = tx.QueryRowContext(ctx, s.d.q(`INSERT INTO runs (created_ns, source, plan, machine, wasmgap, go, cpu, cores, os, arch,
-		browser, browser_version, user_agent, hardware_concurrency, cross_origin_isolated, timer_resolution_ns, method, environment)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+		browser, browser_version, user_agent, hardware_concurrency, cross_origin_isolated, timer_resolution_ns, method, environment,
+		machine_name, machine_desc)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
 		run.Created.UnixNano(), run.Source, run.Plan, run.Machine, run.Wasmgap, e.Go, e.CPU, e.Cores, e.OS, e.Arch,
 		b.Name, b.Version, b.UserAgent, b.HardwareConcurrency, boolInt(b.CrossOriginIsolated), b.TimerResolutionNS,
-		string(method), string(env)).Scan(&id)
+		string(method), string(env), run.MachineName, string(run.MachineDesc)).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("save run: %w", err)
 	}
@@ -204,20 +212,24 @@ func boolInt(b bool) int {
 var ErrNotFound = errors.New("no such run")
 
 const runColumns = `r.id, r.created_ns, r.source, r.plan, r.machine, r.wasmgap, r.browser, r.browser_version, r.user_agent,
-	r.hardware_concurrency, r.cross_origin_isolated, r.timer_resolution_ns, r.method, r.environment`
+	r.hardware_concurrency, r.cross_origin_isolated, r.timer_resolution_ns, r.method, r.environment, r.machine_name, r.machine_desc`
 
 func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 	var run Run
 	var created int64
 	var isolated int
-	var method, env string
+	var method, env, desc string
 	err := sc.Scan(&run.ID, &created, &run.Source, &run.Plan, &run.Machine, &run.Wasmgap, &run.Browser.Name, &run.Browser.Version,
-		&run.Browser.UserAgent, &run.Browser.HardwareConcurrency, &isolated, &run.Browser.TimerResolutionNS, &method, &env)
+		&run.Browser.UserAgent, &run.Browser.HardwareConcurrency, &isolated, &run.Browser.TimerResolutionNS, &method, &env,
+		&run.MachineName, &desc)
 	if err != nil {
 		return run, err
 	}
 	run.Created = time.Unix(0, created).UTC()
 	run.Browser.CrossOriginIsolated = isolated != 0
+	if desc != "" {
+		run.MachineDesc = json.RawMessage(desc)
+	}
 	if err := json.Unmarshal([]byte(method), &run.Report.Method); err != nil {
 		return run, fmt.Errorf("run %d: method: %w", run.ID, err)
 	}
@@ -349,6 +361,8 @@ type Summary struct {
 	Browser string    `json:"browser,omitempty"`
 	// Partial says how a run stopped before its last cell (report.Method.Partial).
 	Partial string `json:"partial,omitempty"`
+	// MachineName names a farm's run's machine (Run.MachineName).
+	MachineName string `json:"machine_name,omitempty"`
 	// Cells lists the run's cells: "fib_rec(30) on native".
 	Cells []string `json:"cells"`
 }
@@ -360,7 +374,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Summary, error) {
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := s.db.QueryContext(ctx, s.d.q(`SELECT r.id, r.created_ns, r.source, r.wasmgap, r.cpu, r.cores, r.os, r.browser, r.browser_version, r.method
+	rows, err := s.db.QueryContext(ctx, s.d.q(`SELECT r.id, r.created_ns, r.source, r.wasmgap, r.cpu, r.cores, r.os, r.browser, r.browser_version, r.method, r.machine_name
 		FROM runs r`+where+" ORDER BY r.id DESC LIMIT "+strconv.Itoa(limit)), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
@@ -370,7 +384,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Summary, error) {
 		sm := Summary{Kind: "run"}
 		var created int64
 		var bv, method string
-		if err := rows.Scan(&sm.ID, &created, &sm.Source, &sm.Wasmgap, &sm.CPU, &sm.Cores, &sm.OS, &sm.Browser, &bv, &method); err != nil {
+		if err := rows.Scan(&sm.ID, &created, &sm.Source, &sm.Wasmgap, &sm.CPU, &sm.Cores, &sm.OS, &sm.Browser, &bv, &method, &sm.MachineName); err != nil {
 			rows.Close()
 			return nil, err
 		}

@@ -83,7 +83,9 @@ func IsPostgres(dsn string) bool {
 }
 
 // Open opens the store at dsn, a postgres:// address or the path of an SQLite file
-// (created with its folder), and brings its schema to the current version.
+// (created with its folder), and brings its schema to the current version. An SQLite
+// file is checked first: one of 0 bytes, or one whose pages PRAGMA quick_check finds
+// damaged, is refused with an error naming it.
 func Open(ctx context.Context, dsn string) (*Store, error) {
 	return openAt(ctx, dsn, len(migrationFiles()))
 }
@@ -97,6 +99,11 @@ func openAt(ctx context.Context, dsn string, version int) (*Store, error) {
 	if IsPostgres(dsn) {
 		s.d = postgresDialect
 	} else {
+		if st, err := os.Stat(dsn); err == nil && st.Size() == 0 {
+			// SQLite takes an empty file for a new store: a store cut to nothing would
+			// start empty, every run lost, and say nothing.
+			return nil, fmt.Errorf("results store %s: the file exists and has 0 bytes, which no store has (a new store is made where there is no file): restore it from a backup, or remove it to start an empty store", dsn)
+		}
 		if dir := filepath.Dir(dsn); dir != "" {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return nil, fmt.Errorf("results store: %w", err)
@@ -115,11 +122,44 @@ func openAt(ctx context.Context, dsn string, version int) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("results store %s: %w", redact(dsn), err)
 	}
+	if err := s.check(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("results store %s: %w", redact(dsn), err)
+	}
 	if err := s.migrate(ctx, version); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("results store %s: %w", redact(dsn), err)
 	}
 	return s, nil
+}
+
+// check reads an SQLite store through (PRAGMA quick_check: every page, every record's
+// format, the indexes' order) so that a damaged file is refused at start rather than
+// served; PostgreSQL checks its own pages.
+func (s *Store) check(ctx context.Context) error {
+	if s.d.numbered {
+		return nil
+	}
+	rows, err := s.db.QueryContext(ctx, "PRAGMA quick_check(5)")
+	if err != nil {
+		return fmt.Errorf("PRAGMA quick_check: %w", err)
+	}
+	defer rows.Close()
+	var found []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return fmt.Errorf("PRAGMA quick_check: %w", err)
+		}
+		found = append(found, line)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("PRAGMA quick_check: %w", err)
+	}
+	if len(found) == 1 && found[0] == "ok" {
+		return nil
+	}
+	return fmt.Errorf("the file is damaged (PRAGMA quick_check: %s): restore it from a backup, or move it away to start an empty store", strings.Join(found, "; "))
 }
 
 // redact hides a password in a postgres:// address.

@@ -1,7 +1,8 @@
 // Command check-arch fails when docs/ARCHITECTURE.md and the module disagree: a package
 // that the document's package table does not name, or a name in it that is no package; a
 // subcommand of the binary, or an API route of the playground, that its row does not name,
-// or one the row names that does not exist (surface.go).
+// or one the row names that does not exist (surface.go); and when docs/SECURITY.md's table
+// of exposed routes lacks an API route of the playground, or names one that is gone.
 //
 // A package is a directory of the module holding a .go file, whatever its build tags
 // (internal/engine/wasmtime builds only with -tags wasmtime; it is a package all the same), outside
@@ -33,16 +34,21 @@ func main() {
 		more, err = checkSurface(".", doc)
 		problems = append(problems, more...)
 	}
+	if err == nil {
+		var more []string
+		more, err = checkExposed(".", securityDoc)
+		problems = append(problems, more...)
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "check-arch: %v\n", err)
 		os.Exit(2)
 	}
 	if len(problems) > 0 {
-		fmt.Fprintf(os.Stderr, "check-arch: %s and the packages disagree:\n", doc)
+		fmt.Fprintf(os.Stderr, "check-arch: %s and %s disagree with the code:\n", doc, securityDoc)
 		for _, p := range problems {
 			fmt.Fprintln(os.Stderr, "  "+p)
 		}
-		fmt.Fprintf(os.Stderr, "name every package, and nothing else, in the first column of %s's package table; every subcommand in the `cmd/wasmgap` row and every /api/ route in the `playground` row, in backquotes\n", doc)
+		fmt.Fprintf(os.Stderr, "name every package, and nothing else, in the first column of %s's package table; every subcommand in the `cmd/wasmgap` row and every /api/ route in the `playground` row, in backquotes; every /api/ route in the `wasmgap serve` rows of %s's table of exposed routes\n", doc, securityDoc)
 		os.Exit(1)
 	}
 }

@@ -74,16 +74,27 @@ func compare(what, where string, code, doc []string, docName string, line int) [
 	return problems
 }
 
-// rowSpans returns the backquoted spans of the package table's row whose first cell is
-// `pkg` that match want (each through norm, when set), deduplicated, and the row's line
-// (0 when there is none).
+// rowSpans returns the backquoted spans of the table's row whose first cell is `pkg`, and
+// of the rows after it whose first cell is empty (its continuation), that match want
+// (each through norm, when set), deduplicated, and the row's line (0 when there is none).
 func rowSpans(text []byte, pkg string, want *regexp.Regexp, norm func(string) string) ([]string, int) {
+	var out []string
+	line := 0
 	for i, l := range strings.Split(string(text), "\n") {
 		cells := strings.Split(strings.Trim(strings.TrimSpace(l), "|"), "|")
-		if len(cells) < 2 || strings.TrimSpace(cells[0]) != "`"+pkg+"`" {
+		first := ""
+		if len(cells) >= 2 {
+			first = strings.TrimSpace(cells[0])
+		}
+		switch {
+		case len(cells) >= 2 && first == "`"+pkg+"`":
+			line = i + 1
+		case line > 0 && len(cells) >= 2 && first == "":
+		case line > 0:
+			return out, line
+		default:
 			continue
 		}
-		var out []string
 		for _, m := range codeSpan.FindAllStringSubmatch(strings.Join(cells[1:], "|"), -1) {
 			s := strings.TrimSpace(m[1])
 			if !want.MatchString(s) {
@@ -96,9 +107,28 @@ func rowSpans(text []byte, pkg string, want *regexp.Regexp, norm func(string) st
 				out = append(out, s)
 			}
 		}
-		return out, i + 1
 	}
-	return nil, 0
+	return out, line
+}
+
+// securityDoc holds the table of what each server exposes, whose `wasmgap serve` rows
+// name every API route of the playground (checkExposed).
+const securityDoc = "docs/SECURITY.md"
+
+// checkExposed compares the playground's API routes with the `wasmgap serve` rows of the
+// table of exposed routes in root/docName: a route a visitor can reach and the table does
+// not name is one whose exposure nobody wrote down.
+func checkExposed(root, docName string) ([]string, error) {
+	text, err := os.ReadFile(filepath.Join(root, docName))
+	if err != nil {
+		return nil, err
+	}
+	routes, err := apiRoutes(filepath.Join(root, routesDir))
+	if err != nil {
+		return nil, err
+	}
+	docRoutes, line := rowSpans(text, "wasmgap serve", regexp.MustCompile(`^(?:[A-Z]+ )?/api/\S*$`), withoutMethod)
+	return compare("API route", routesDir, routes, docRoutes, docName, line), nil
 }
 
 // subcommands returns the keys of the commands map literal in file.

@@ -65,3 +65,40 @@ func TestCheckSurface(t *testing.T) {
 		})
 	}
 }
+
+const exposedDoc = "# S\n\n| server | routes | what |\n| --- | --- | --- |\n" +
+	"| `wasmgap serve` | `GET /` and the page; `GET /api/kernels` | read |\n" +
+	"| | `POST /api/run` | run |\n" +
+	"| `wasmgap chat` | `GET /` | chat |\n"
+
+// TestCheckExposed: the table of exposed routes names every API route in the rows of
+// `wasmgap serve` and those after it with an empty first cell, and no route that is gone.
+func TestCheckExposed(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		doc  string
+		want []string
+	}{
+		{"agrees", exposedDoc, nil},
+		{"a route unnamed", strings.Replace(exposedDoc, "`POST /api/run`", "`POST /load/run`", 1), []string{"the API route `/api/run` (playground) is not named"}},
+		{"a route gone", strings.Replace(exposedDoc, "`POST /api/run`", "`POST /api/run`, `GET /api/explain`", 1), []string{"`/api/explain` is no API route"}},
+		{"in another server's rows", strings.Replace(exposedDoc, "| | `POST /api/run` | run |\n", "", 1) + "| | `POST /api/run` | chat's |\n", []string{"the API route `/api/run` (playground) is not named"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			write(t, root, map[string]string{"docs/SECURITY.md": tc.doc, "playground/routes.go": surfaceRoutes})
+			problems, err := checkExposed(root, "docs/SECURITY.md")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(problems) != len(tc.want) {
+				t.Fatalf("problems %q, want %d like %q", problems, len(tc.want), tc.want)
+			}
+			for i, w := range tc.want {
+				if !strings.Contains(problems[i], w) {
+					t.Errorf("problem %q, want %q", problems[i], w)
+				}
+			}
+		})
+	}
+}

@@ -3,8 +3,9 @@
 // which shows for one kernel and its arguments each engine's medians across every stored
 // run (a strip of points with its box, on the chart's log scale), filtered by browser, OS,
 // cores, engine version and wasmgap version; each run links to its JSON, any two open in
-// a comparison as `wasmgap results compare` prints it, and one engine's trend over
-// wasmgap's versions.
+// a comparison as `wasmgap results compare` prints it, two or more side by side by
+// machine as `wasmgap results machines` prints them (a farm's runs: docs/FARM.md), and one
+// engine's trend over wasmgap's versions.
 
 import { info } from "./engines";
 import { duration } from "./format";
@@ -86,6 +87,13 @@ interface Compared {
   old: ComparedRun;
   new: ComparedRun;
   comparison: { changes: { label: string; engine: string; old: Side; new: Side; delta: number; p: number; significant: boolean; note?: string }[]; alpha: number };
+}
+
+/** GET /api/results/machines: the table `wasmgap results machines` prints, as text. */
+interface Machines {
+  runs: { id: number; machine: string; cpu: string; cores: number; created: string }[];
+  header: string[];
+  rows: string[][];
 }
 
 /** What the page tells the Results tab after each run. */
@@ -192,6 +200,12 @@ export function mountResults(cat: Catalogue): ResultsTab | undefined {
   compareBtn.disabled = true;
   const compareOut = el("div", "compare-out");
   compareOut.id = "stored-compare";
+  const machinesBtn = el("button", undefined, "The checked runs' machines side by side");
+  machinesBtn.type = "button";
+  machinesBtn.id = "stored-machines-button";
+  machinesBtn.disabled = true;
+  const machinesOut = el("div", "compare-out");
+  machinesOut.id = "stored-machines";
   const trendSel = el("select");
   trendSel.id = "stored-trend-engine";
   const trendOut = el("div");
@@ -207,6 +221,8 @@ export function mountResults(cat: Catalogue): ResultsTab | undefined {
     runsHost,
     compareBtn,
     compareOut,
+    machinesBtn,
+    machinesOut,
     trendBar,
     trendOut,
   );
@@ -214,6 +230,7 @@ export function mountResults(cat: Catalogue): ResultsTab | undefined {
   let current: Distribution | undefined;
   const checked = new Set<number>();
   compareBtn.onclick = () => void compare([...checked]);
+  machinesBtn.onclick = () => void machines([...checked]);
   trendSel.onchange = () => void refresh(); // the trend is the server's for one engine
 
   let asked = 0; // the latest request: an older answer that arrives late is dropped
@@ -283,6 +300,7 @@ export function mountResults(cat: Catalogue): ResultsTab | undefined {
         if (cb.checked) checked.add(p.run);
         else checked.delete(p.run);
         compareBtn.disabled = checked.size !== 2;
+        machinesBtn.disabled = checked.size < 2;
       };
       const link = el("a", undefined, `run ${p.run}`);
       link.href = `/runs/${p.run}`;
@@ -293,7 +311,7 @@ export function mountResults(cat: Catalogue): ResultsTab | undefined {
       td1.append(link);
       tr.append(td0, td1, el("td", undefined, p.created.replace("T", " ").replace(/\.\d+/, "").replace("Z", " UTC")), el("td", undefined, p.browser ? `${p.source}: ${p.browser}` : p.source), el("td", undefined, p.wasmgap), el("td", undefined, cells.join(", ")));
     }
-    runsHost.replaceChildren(el("h3", undefined, "Runs"), table, el("p", "muted small", "Check two runs to compare them cell by cell."));
+    runsHost.replaceChildren(el("h3", undefined, "Runs"), table, el("p", "muted small", "Check two runs to compare them cell by cell, or two or more (a farm's, one per machine) to set their machines side by side."));
   };
 
   const renderTrend = (): void => {
@@ -368,6 +386,45 @@ export function mountResults(cat: Catalogue): ResultsTab | undefined {
       ...notes,
       table,
       el("p", "muted small", `A change is reported when the Mann–Whitney U test's p is below α = ${c.comparison.alpha}, as benchstat and wasmgap results compare decide it; runs on different machines differ by more than their code.`),
+    );
+  };
+
+  // Runs of one plan on several machines: native's median and each engine's ×native on
+  // each machine, and the spread across machines, as the server words them.
+  const machines = async (ids: number[]): Promise<void> => {
+    if (ids.length < 2) return;
+    let m: Machines;
+    try {
+      const resp = await fetch(`/api/results/machines?ids=${ids.sort((x, y) => x - y).join(",")}`);
+      const body = (await resp.json()) as Machines & { error?: string };
+      if (!resp.ok) throw new Error(body.error ?? resp.statusText);
+      m = body;
+    } catch (err) {
+      machinesOut.replaceChildren(el("p", "error-text", err instanceof Error ? err.message : String(err)));
+      return;
+    }
+    const table = el("table", "results");
+    table.id = "stored-machines-table";
+    const hr = table.createTHead().insertRow();
+    m.header.forEach((h, i) => {
+      const th = el("th", undefined, h);
+      const run = m.runs[i - 2];
+      if (run) {
+        th.dataset.run = String(run.id);
+        th.title = `run ${run.id}: ${run.cpu}, ${run.cores} cores`;
+      }
+      hr.append(th);
+    });
+    const body = table.createTBody();
+    for (const row of m.rows) {
+      const tr = body.insertRow();
+      tr.dataset.cell = `${row[0]} ${row[1]}`;
+      for (const c of row) tr.append(el("td", undefined, c));
+    }
+    machinesOut.replaceChildren(
+      el("h3", undefined, "Machines side by side"),
+      table,
+      el("p", "muted small", "Native's median per call, each engine's ratio to native on the same machine, and how far that ratio moves across the machines (half its range over its median)."),
     );
   };
 

@@ -44,6 +44,8 @@ interface StoredRun {
   created: string;
   source: string;
   wasmgap: string;
+  /** The machine's name, for a run a farm's agent stored. */
+  machine_name?: string;
   browser?: { name?: string; version?: string; user_agent?: string; hardware_concurrency?: number; cross_origin_isolated?: boolean; timer_resolution_ns?: number };
   report: {
     method: { runs: number; warmup: number; warmup_time_ns?: number; timeout_ns: number; min_sample_ns?: number; timing: string; partial?: string };
@@ -213,7 +215,7 @@ function methodOf(run: StoredRun): [string, string][] {
 
 function envOf(run: StoredRun): [string, string][] {
   const e = run.report.environment;
-  const out: [string, string][] = [["CPU", e.cpu], ["cores", String(e.cores)], ["OS", `${e.os}/${e.arch ?? ""}`], ["Go", e.go ?? ""], ["wasmgap", run.wasmgap]];
+  const out: [string, string][] = [["machine", run.machine_name ?? ""], ["CPU", e.cpu], ["cores", String(e.cores)], ["OS", `${e.os}/${e.arch ?? ""}`], ["Go", e.go ?? ""], ["wasmgap", run.wasmgap]];
   if (e.gomaxprocs > 0) out.push(["GOMAXPROCS", String(e.gomaxprocs)]);
   for (const k of Object.keys(e.modules ?? {}).sort()) out.push([k, e.modules![k]!]);
   for (const rt of e.runtimes ?? []) out.push([info(rt.engine).title, rt.version]);

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -10,6 +11,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 )
 
 // First-come nickname claims (Options.ClaimNicks): in an open chat, the
@@ -82,13 +85,23 @@ func claimedError(nick string, hold time.Duration) error {
 		nick, ClaimCookie(nick), ClaimHeader, nick, max(hold, 0), nick)}
 }
 
-// Book is the claims of one node.
+// Book is the claims of one node, kept in memory and, from RestoreBook, in
+// the node's store: every change of a claim is saved, and a new claim's
+// secret is given only once the claim is on disk, so that a restart, clean
+// or not, keeps every claim for its hold.
 type Book struct {
 	grace time.Duration
+	save  SaveFunc
 	mu    sync.Mutex
 	m     map[string]*claim
 	swept int // len(m) after the last sweep
 }
+
+// SaveFunc stores nick's claim as the book holds it when it runs (Book.Store);
+// with wait, it returns once that is on disk. The book calls it after each
+// change, outside its lock, so the last save of a nickname always finds its
+// latest claim.
+type SaveFunc func(ctx context.Context, nick string, wait bool) error
 
 type claim struct {
 	hash    [32]byte
@@ -102,6 +115,58 @@ func NewBook(grace time.Duration) *Book {
 	return &Book{grace: grace, m: map[string]*claim{}}
 }
 
+// RestoreBook is the book of the claims a node's store kept, at the node's
+// start (now), with save to save each change (Persist); ended lists the
+// kept claims that ended meanwhile, for the store to delete. A claim whose
+// stream was open (at a crash) holds its nickname for the hold from now,
+// as if that stream had just closed.
+func RestoreBook(grace time.Duration, kept map[string]store.Claim, now time.Time, save SaveFunc) (b *Book, ended []string) {
+	b = NewBook(grace)
+	b.save = save
+	for nick, k := range kept {
+		c := &claim{hash: [32]byte(k.Hash), until: time.Unix(0, k.Until)}
+		if k.Open {
+			c.until = later(c.until, now.Add(max(grace, 0)))
+		}
+		if c.live(now) {
+			b.m[nick] = c
+		} else {
+			ended = append(ended, nick)
+		}
+	}
+	return b, ended
+}
+
+// Store writes nick's claim as the book holds it now into tx (deletes it
+// when there is none): what a SaveFunc does on the store's writer.
+func (b *Book) Store(tx *store.Tx, nick string) error {
+	b.mu.Lock()
+	c := b.m[nick]
+	var k store.Claim
+	if c != nil {
+		k = store.Claim{Hash: bytes.Clone(c.hash[:]), Open: c.streams > 0}
+		if !c.until.IsZero() {
+			k.Until = c.until.UnixNano()
+		}
+	}
+	b.mu.Unlock()
+	if c == nil {
+		return store.DeleteClaim(tx, nick)
+	}
+	return store.PutClaim(tx, nick, &k)
+}
+
+// saved saves the claims of nicks without waiting (a failure is the
+// SaveFunc's to tell: a later change saves them again).
+func (b *Book) saved(nicks ...string) {
+	if b.save == nil {
+		return
+	}
+	for _, n := range nicks {
+		b.save(context.Background(), n, false)
+	}
+}
+
 var (
 	_ Claims = (*Book)(nil)
 	_ Claims = (*KVClaims)(nil)
@@ -110,53 +175,89 @@ var (
 // live reports whether c still holds its nickname at now.
 func (c *claim) live(now time.Time) bool { return c.streams > 0 || now.Before(c.until) }
 
-func (b *Book) Login(_ context.Context, nick, shown string) (string, func(), error) {
+func (b *Book) Login(ctx context.Context, nick, shown string) (string, func(), error) {
 	now := time.Now()
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	c := b.m[nick]
 	secret := ""
+	var swept []string
 	switch {
 	case c != nil && c.live(now):
 		if !secretMatches(c.hash, shown) {
+			b.mu.Unlock()
 			return "", nil, claimedError(nick, b.grace)
 		}
 	default:
-		b.sweep(now)
+		swept = b.sweep(now)
 		secret = newClaimSecret()
 		c = &claim{hash: hashSecret(secret)}
 		b.m[nick] = c
 	}
 	c.streams++
+	first := c.streams == 1
+	b.mu.Unlock()
+	b.saved(swept...)
+	release := func() { b.release(nick, c) }
+	switch {
+	case secret != "" && b.save != nil:
+		// The secret goes out only once the claim is on disk: a claim
+		// lost in a crash would give the nickname to the next login.
+		if err := b.save(ctx, nick, true); err != nil {
+			b.abandon(nick, c)
+			return "", nil, fmt.Errorf("claim the nickname %s: %w", nick, err)
+		}
+	case first:
+		b.saved(nick)
+	}
 	var once sync.Once
-	return secret, func() { once.Do(func() { b.release(nick, c) }) }, nil
+	return secret, func() { once.Do(release) }, nil
+}
+
+// abandon takes back the new claim c of nick, which could not be saved:
+// nobody has its secret.
+func (b *Book) abandon(nick string, c *claim) {
+	b.mu.Lock()
+	c.streams--
+	if c.streams == 0 && b.m[nick] == c {
+		delete(b.m, nick)
+	}
+	b.mu.Unlock()
+	b.saved(nick)
 }
 
 func (b *Book) release(nick string, c *claim) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	c.streams--
-	if c.streams == 0 {
+	last := c.streams == 0
+	if last {
 		c.until = later(c.until, time.Now().Add(max(b.grace, 0)))
 		if b.grace <= 0 && b.m[nick] == c {
 			delete(b.m, nick)
 		}
 	}
+	b.mu.Unlock()
+	if last {
+		b.saved(nick)
+	}
 }
 
 // sweep forgets the ended claims once the book doubled since the last
 // sweep: the book holds the nicknames online or in their grace, and the
-// ended ones for at most as many again.
-func (b *Book) sweep(now time.Time) {
+// ended ones for at most as many again. It returns the nicknames it
+// forgot, for the store to forget them too.
+func (b *Book) sweep(now time.Time) []string {
 	if len(b.m) < 2*b.swept+1024 {
-		return
+		return nil
 	}
+	var gone []string
 	for n, c := range b.m {
 		if !c.live(now) {
 			delete(b.m, n)
+			gone = append(gone, n)
 		}
 	}
 	b.swept = len(b.m)
+	return gone
 }
 
 func (b *Book) Check(_ context.Context, nick, shown string) error {
@@ -171,9 +272,14 @@ func (b *Book) Check(_ context.Context, nick, shown string) error {
 func (b *Book) Keep(_ context.Context, nick string) error {
 	now := time.Now()
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if c := b.m[nick]; c != nil && c.live(now) {
+	c := b.m[nick]
+	kept := c != nil && c.live(now)
+	if kept {
 		c.until = later(c.until, now.Add(max(b.grace, 0)))
+	}
+	b.mu.Unlock()
+	if kept {
+		b.saved(nick)
 	}
 	return nil
 }

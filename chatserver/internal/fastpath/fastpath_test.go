@@ -458,6 +458,24 @@ func TestConnsPerAddr(t *testing.T) {
 	}
 }
 
+// TestConnsPerKey: with Options.Key, connections are counted under their
+// peer's key (an IPv6 address's network), and a refusal names it.
+func TestConnsPerKey(t *testing.T) {
+	net64 := netip.MustParseAddr("2001:db8:1:2::")
+	s := serve(t, Options{HeaderTimeout: waitFor, IdleTimeout: waitFor, MaxConnsPerAddr: 1,
+		Key: func(netip.Addr) netip.Addr { return net64 }})
+	rc := dial(t, s.addr)
+	rc.send("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	if resp, _ := rc.answer("GET"); resp.StatusCode != 200 {
+		t.Fatalf("first connection: %s", resp.Status)
+	}
+	rc2 := dial(t, s.addr)
+	rc2.send("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	if resp, body := rc2.answer("GET"); resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, "from 2001:db8:1:2::") {
+		t.Fatalf("a second connection under the same key: %s %q, want 429 naming the key", resp.Status, body)
+	}
+}
+
 // TestLocalhostPairAcceptsSockets: the two listeners of "localhost" are
 // each accepted from as bare sockets (on Linux) and answer a plain
 // request at once, on 127.0.0.1 and on ::1 alike; their pair's own

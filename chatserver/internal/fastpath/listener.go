@@ -32,11 +32,12 @@ type Listener struct {
 	done          chan struct{}
 	closeOnce     sync.Once
 	mu            sync.Mutex
-	conns         map[net.Conn]struct{}     // served here, not handed over
-	closing       bool                      // under mu
-	maxPerAddr    int                       // open connections of one client address (0: unlimited)
-	maxPerProxy   int                       // open connections of one trusted proxy (0: unlimited)
-	proxy         func(netip.Addr) bool     // a trusted proxy (nil: none)
+	conns         map[net.Conn]struct{} // served here, not handed over
+	closing       bool                  // under mu
+	maxPerAddr    int                   // open connections of one client address (0: unlimited)
+	maxPerProxy   int                   // open connections of one trusted proxy (0: unlimited)
+	proxy         func(netip.Addr) bool // a trusted proxy (nil: none)
+	key           func(netip.Addr) netip.Addr
 	perAddr       map[netip.Addr]int        // under mu: open connections by peer address
 	maxConns      int                       // open connections of all addresses (0: unlimited)
 	total         int                       // under mu: open connections
@@ -65,6 +66,10 @@ type Options struct {
 	// clients, which the App counts by what the proxy says.
 	Proxy            func(netip.Addr) bool
 	MaxConnsPerProxy int
+	// Key is what a peer's connections are counted under (nil: its
+	// address; the chat's: an IPv6 address's network, httpguard's
+	// Proxies.KeyAddr). A trusted proxy is counted under its address.
+	Key func(netip.Addr) netip.Addr
 	// MaxConns bounds the connections open at once, all addresses together
 	// (0 or negative: unlimited): it keeps file descriptors for the rest of
 	// the process. Past it, a new connection makes the address holding the
@@ -83,7 +88,7 @@ func NewListener(ln net.Listener, app App, o Options) *Listener {
 		Listener: ln, acceptors: newAcceptors(ln), app: app, hosts: o.Hosts, headerTimeout: o.HeaderTimeout, idleTimeout: o.IdleTimeout,
 		handoff: make(chan net.Conn), errc: make(chan struct{}), done: make(chan struct{}),
 		conns:      map[net.Conn]struct{}{},
-		maxPerAddr: max(o.MaxConnsPerAddr, 0), maxPerProxy: max(o.MaxConnsPerProxy, 0), proxy: o.Proxy, perAddr: map[netip.Addr]int{},
+		maxPerAddr: max(o.MaxConnsPerAddr, 0), maxPerProxy: max(o.MaxConnsPerProxy, 0), proxy: o.Proxy, key: o.Key, perAddr: map[netip.Addr]int{},
 		maxConns: max(o.MaxConns, 0), evictable: map[netip.Addr]*list.List{},
 	}
 	if len(l.acceptors) == 0 {
@@ -168,7 +173,7 @@ type socket interface {
 // accepted answers s at once (answerAtOnce), or serves it on a goroutine
 // of its own, or refuses it (over its address's limit).
 func (l *Listener) accepted(s socket) {
-	addr := s.Peer().Addr()
+	addr := l.keyOf(s)
 	l.mu.Lock()
 	if l.closing {
 		l.mu.Unlock()
@@ -276,7 +281,7 @@ func (l *Listener) answerAndClose(s socket, out []byte, done func()) {
 	go func() {
 		defer l.serving.Done()
 		defer done()
-		addr := s.Peer().Addr()
+		addr := l.keyOf(s)
 		c, err := s.Conn()
 		if err != nil {
 			l.uncount(addr)
@@ -292,7 +297,16 @@ func (l *Listener) answerAndClose(s socket, out []byte, done func()) {
 // finish closes a connection answered at once.
 func (l *Listener) finish(s socket) {
 	s.Close()
-	l.uncount(s.Peer().Addr())
+	l.uncount(l.keyOf(s))
+}
+
+// keyOf is what s's connection is counted under (Options.Key).
+func (l *Listener) keyOf(s socket) netip.Addr {
+	a := s.Peer().Addr()
+	if l.key == nil || l.proxy != nil && l.proxy(a) {
+		return a
+	}
+	return l.key(a)
 }
 
 // counting reports whether open connections are counted (a limit is set).

@@ -1,6 +1,7 @@
 // Package room holds the chat's rules as one deterministic state machine:
 // who is online, the leave grace, coalesced presence notices, the offline
-// mailboxes and their limits, and the source article's wording.
+// mailboxes and their limits, and the source article's wording and its
+// forms of a post (post.go).
 //
 // A Machine takes one Request at a time (a post, a stream opened or
 // closed, a leave grace over, a mailbox acknowledged, a node gone, the
@@ -39,10 +40,16 @@ type Config struct {
 	MaxMailboxes int
 	// MaxMailPerAddr and MaxMailBytesPerAddr bound the mails (their count
 	// and their text's bytes) waiting from one sending address; past them
-	// the address's oldest unread mail makes room (0: no limit). Posts of
-	// no known address (Addr "") are bound by the global limits alone.
+	// a post is refused (SenderMailFull), or with EvictMail the address's
+	// oldest unread mail makes room (0: no limit). Posts of no known
+	// address (Addr "") are bound by the global limits alone.
 	MaxMailPerAddr      int
 	MaxMailBytesPerAddr int64
+	// EvictMail lets mail already accepted leave to make room: the
+	// sender's own oldest past its limits, and, when MaxMailboxes users
+	// have mail waiting, the oldest of the address holding the most.
+	// Without it a full mailbox refuses the new mail and keeps the old.
+	EvictMail bool
 	// IDsPerRequest numbers events by their request: 0, one after the
 	// other; n > 0, the events of the request at Seq s get ids from s·n+1
 	// (a node that starts on a log whose first records expired then still
@@ -149,6 +156,8 @@ const (
 	MailboxFull RefusalKind = iota + 1
 	// StoreFull: too many users have mail waiting.
 	StoreFull
+	// SenderMailFull: the sender's address has its most mail waiting.
+	SenderMailFull
 	// Unavailable: the stream's node was declared gone.
 	Unavailable
 )
@@ -596,9 +605,11 @@ func (m *Machine) post() {
 }
 
 // makeRoom makes room in nick's mailbox for a mail of size bytes from addr,
-// or says why there is none. The sender's address over its own limits
-// gives up its oldest unread mail; when too many users have mail waiting,
-// the address holding the most gives up its oldest.
+// or says why there is none: the mail waiting from the sender's address
+// is at its limits, or too many users have mail waiting. With EvictMail,
+// the sender's address over its own limits gives up its oldest unread
+// mail instead, and when too many users have mail waiting the address
+// holding the most gives up its oldest.
 func (m *Machine) makeRoom(nick, addr string, size int) *Refusal {
 	if len(m.boxes[nick]) >= m.cfg.MaxMailbox {
 		return &Refusal{MailboxFull, fmt.Sprintf("mailbox full: %s is offline and already has %d messages waiting, the most kept per user", nick, m.cfg.MaxMailbox)}
@@ -608,6 +619,10 @@ func (m *Machine) makeRoom(nick, addr string, size int) *Refusal {
 			h := m.addrs[addr]
 			over := m.cfg.MaxMailPerAddr > 0 && h.count >= m.cfg.MaxMailPerAddr ||
 				m.cfg.MaxMailBytesPerAddr > 0 && h.count > 0 && h.bytes+size64 > m.cfg.MaxMailBytesPerAddr
+			if over && !m.cfg.EvictMail {
+				return &Refusal{SenderMailFull, fmt.Sprintf("too much mail waiting from your address: %d messages of %d bytes wait for offline users, the most kept per address is %d messages and %d bytes; %s's message was not stored, retry once they logged in or their messages expired (retention %v)",
+					h.count, h.bytes, m.cfg.MaxMailPerAddr, m.cfg.MaxMailBytesPerAddr, nick, m.cfg.Retention)}
+			}
 			if !over || !m.evictOldest(addr) {
 				break
 			}
@@ -615,7 +630,7 @@ func (m *Machine) makeRoom(nick, addr string, size int) *Refusal {
 	}
 	for len(m.boxes[nick]) == 0 && len(m.boxes) >= m.cfg.MaxMailboxes {
 		flooder, n := m.biggestHolder(addr)
-		if n <= 1 || !m.evictOldest(flooder) {
+		if !m.cfg.EvictMail || n <= 1 || !m.evictOldest(flooder) {
 			return &Refusal{StoreFull, fmt.Sprintf("chat store full: %d offline users already have messages waiting, the most kept; %s's message was not stored, retry once they logged in or their messages expired (retention %v)", len(m.boxes), nick, m.cfg.Retention)}
 		}
 	}

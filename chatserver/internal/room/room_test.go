@@ -2,6 +2,7 @@ package room
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -269,11 +270,11 @@ func TestIDsPerRequest(t *testing.T) {
 	}
 }
 
-// A flooder from one address cannot shut offline messages off for the
-// others: past its own limit its oldest mail goes, and when the chat holds
+// With EvictMail, a flooder from one address cannot shut offline messages
+// off for the others: past its own limit its oldest mail goes, and when the chat holds
 // its most mailboxes the address holding the most gives up its oldest.
 func TestFlooderGivesWayFirst(t *testing.T) {
-	d := newDriver(Config{MaxMailbox: 10, MaxMailboxes: 5, MaxMailPerAddr: 3})
+	d := newDriver(Config{MaxMailbox: 10, MaxMailboxes: 5, MaxMailPerAddr: 3, EvictMail: true})
 	for i := range 10 {
 		out := d.do(Request{Kind: Post, Nick: fmt.Sprintf("bot%d", i), To: fmt.Sprintf("v%d", i), Text: "spam", Addr: "6.6.6.6"})
 		if out.Refusal != nil {
@@ -297,11 +298,48 @@ func TestFlooderGivesWayFirst(t *testing.T) {
 		t.Error("not the flooder's oldest mail was dropped")
 	}
 	// Per address, bytes too.
-	d2 := newDriver(Config{MaxMailBytesPerAddr: 10})
+	d2 := newDriver(Config{MaxMailBytesPerAddr: 10, EvictMail: true})
 	d2.do(Request{Kind: Post, Nick: "a", To: "x", Text: "123456", Addr: "A"})
 	d2.do(Request{Kind: Post, Nick: "a", To: "y", Text: "123456", Addr: "A"})
 	if len(d2.m.Mailbox("x")) != 0 || len(d2.m.Mailbox("y")) != 1 {
 		t.Error("bytes per address not bounded by the oldest mail leaving")
+	}
+}
+
+// Without EvictMail, a full share of one address or a chat holding its
+// most mailboxes refuses the new mail and keeps every mail it took.
+func TestFullMailboxesRefuse(t *testing.T) {
+	d := newDriver(Config{MaxMailbox: 10, MaxMailboxes: 3, MaxMailPerAddr: 2, MaxMailBytesPerAddr: 100})
+	for i, tc := range []struct {
+		to, addr, text string
+		refused        RefusalKind
+	}{
+		{"a", "A", "one", 0},
+		{"b", "A", "two", 0},
+		{"c", "A", "three", SenderMailFull},
+		{"c", "B", "four", 0},
+		{"e", "B", strings.Repeat("x", 97), SenderMailFull},
+		{"d", "C", "five", StoreFull},
+		{"a", "C", "six", 0},
+	} {
+		out := d.do(Request{Kind: Post, Nick: "bot", To: tc.to, Text: tc.text, Addr: tc.addr})
+		if got := RefusalKind(0); out.Refusal != nil {
+			got = out.Refusal.Kind
+			if got != tc.refused {
+				t.Fatalf("post %d: refused %v (%s), want %v", i, got, out.Refusal.Text, tc.refused)
+			}
+		} else if tc.refused != 0 {
+			t.Fatalf("post %d to %s from %s: taken, want refused (%v)", i, tc.to, tc.addr, tc.refused)
+		}
+	}
+	var kept []string
+	for _, nick := range d.m.MailboxNicks() {
+		for _, ml := range d.m.Mailbox(nick) {
+			kept = append(kept, nick+":"+ml.Text)
+		}
+	}
+	if want := []string{"a:one", "a:six", "b:two", "c:four"}; !slices.Equal(kept, want) {
+		t.Errorf("mail kept %q, want every mail taken: %q", kept, want)
 	}
 }
 
@@ -353,7 +391,7 @@ func TestTextProblem(t *testing.T) {
 // The queue of mails by arrival does not keep what left: a flood whose
 // mail keeps making room for itself holds a bounded queue.
 func TestQueueBounded(t *testing.T) {
-	d := newDriver(Config{MaxMailbox: 10, MaxMailboxes: 100000, MaxMailPerAddr: 3})
+	d := newDriver(Config{MaxMailbox: 10, MaxMailboxes: 100000, MaxMailPerAddr: 3, EvictMail: true})
 	for i := range 5000 {
 		d.do(Request{Kind: Post, Nick: "bot", To: fmt.Sprint("v", i), Text: "spam", Addr: "6.6.6.6"})
 		if n := len(d.m.queue) - d.m.head; n > 2*d.m.total+1024 {

@@ -9,7 +9,8 @@
 // the file and what to do (storecheck.go).
 //
 // The store knows the chat's records (Record: an event of the history;
-// Mail: a private message waiting in a mailbox) but none of its rules.
+// Mail: a private message waiting in a mailbox; Claim: a nickname's claim)
+// but none of its rules.
 //
 // # How an answered send survives
 //
@@ -36,7 +37,7 @@
 // that is noise or of another epoch, a log missing or empty beside a
 // chat.db that expects it, and a chat.db missing or empty beside its log
 // refuse the store with ErrStoreDamaged, naming the file, the offset and
-// what to do (wal.go says how each is told). So does a mailbox message
+// what to do (wal.go says how each is told). So does a claim or a mailbox message
 // that no longer decodes or whose checksum does not match (values.go):
 // it would refuse its user's every login, or be delivered altered.
 // A checkpoint needs room on the disk for what the log holds: the store

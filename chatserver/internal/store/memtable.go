@@ -28,8 +28,9 @@ type memtable struct {
 	// The log events deleted since the checkpoint, in chat.db or above.
 	deleted map[uint64]struct{}
 	boxes   map[string]*memBox
-	bytes   int64 // the data put since the checkpoint, keys and values
-	dels    int64 // the keys deleted since the checkpoint (the room a checkpoint needs)
+	claims  map[string][]byte // nick → claim; nil: deleted
+	bytes   int64             // the data put since the checkpoint, keys and values
+	dels    int64             // the keys deleted since the checkpoint (the room a checkpoint needs)
 }
 
 // memBox is one mailbox's changes since the checkpoint.
@@ -40,14 +41,14 @@ type memBox struct {
 }
 
 func newMemtable() *memtable {
-	return &memtable{meta: map[string][]byte{}, deleted: map[uint64]struct{}{}, boxes: map[string]*memBox{}}
+	return &memtable{meta: map[string][]byte{}, deleted: map[uint64]struct{}{}, boxes: map[string]*memBox{}, claims: map[string][]byte{}}
 }
 
 // reset empties the memtable once its changes are in chat.db.
 func (m *memtable) reset() {
 	clear(m.vals)
 	m.meta, m.ids, m.vals = map[string][]byte{}, m.ids[:0], m.vals[:0]
-	m.deleted, m.boxes, m.bytes, m.dels = map[uint64]struct{}{}, map[string]*memBox{}, 0, 0
+	m.deleted, m.boxes, m.claims, m.bytes, m.dels = map[uint64]struct{}{}, map[string]*memBox{}, map[string][]byte{}, 0, 0
 }
 
 // need is what a checkpoint of the memtable writes (room.go).
@@ -56,7 +57,7 @@ func (m *memtable) need() roomNeed {
 }
 
 func (m *memtable) empty() bool {
-	return len(m.meta) == 0 && len(m.ids) == 0 && len(m.deleted) == 0 && len(m.boxes) == 0
+	return len(m.meta) == 0 && len(m.ids) == 0 && len(m.deleted) == 0 && len(m.boxes) == 0 && len(m.claims) == 0
 }
 
 // entryBytes is what a stored key and value are counted for (bbolt adds a
@@ -89,6 +90,20 @@ func (m *memtable) flush(tx *bolt.Tx) error {
 	}
 	for id := range m.deleted {
 		if err := lb.Delete(IDKey(id)); err != nil {
+			return err
+		}
+	}
+	cb, err := tx.CreateBucketIfNotExists(bucketClaims)
+	if err != nil {
+		return err
+	}
+	for nick, v := range m.claims {
+		if v == nil {
+			err = cb.Delete([]byte(nick))
+		} else {
+			err = cb.Put([]byte(nick), v)
+		}
+		if err != nil {
 			return err
 		}
 	}

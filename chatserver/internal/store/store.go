@@ -20,6 +20,7 @@ import (
 //	         "walepoch" → the epoch of the log that follows the last checkpoint
 //	log      event id → record: every stored event, pruned after the retention window
 //	mailbox  nick → bucket of sequence → mail: private messages waiting for a login
+//	claims   nick → claim: the nicknames claimed by their first login (Claim)
 //
 // Only the hub goroutine writes; replays read concurrently (bbolt readers
 // never block the writer).
@@ -27,6 +28,7 @@ var (
 	bucketMeta    = []byte("meta")
 	bucketLog     = []byte("log")
 	bucketMailbox = []byte("mailbox")
+	bucketClaims  = []byte("claims")
 	keySeq        = []byte("seq")
 	keyPruned     = []byte("pruned")
 	keyWALEpoch   = []byte("walepoch")
@@ -72,6 +74,17 @@ func (m *Mail) EventID() uint64 {
 	return m.Orig
 }
 
+// Claim is a nickname's claim (the chat's --claim-nicks): the SHA-256 of
+// its secret and until when it holds the nickname with no stream open
+// (Until, Unix nanoseconds); Open says a stream of it was open when it was
+// stored, so that after a crash it holds the nickname as if that stream
+// had just closed.
+type Claim struct {
+	Hash  []byte `json:"h"`
+	Until int64  `json:"u,omitempty"`
+	Open  bool   `json:"o,omitempty"`
+}
+
 // MailEntry is a mail and its key in its user's mailbox.
 type MailEntry struct {
 	Key  []byte
@@ -91,7 +104,7 @@ type Store struct {
 	tx     Tx     // the batch being written, its buffers kept from one to the next
 }
 
-var pathLog, pathMeta = [][]byte{bucketLog}, [][]byte{bucketMeta}
+var pathLog, pathMeta, pathClaims = [][]byte{bucketLog}, [][]byte{bucketMeta}, [][]byte{bucketClaims}
 
 func mailPath(nick string) [][]byte { return [][]byte{bucketMailbox, []byte(nick)} }
 
@@ -188,9 +201,10 @@ func dbFree(db *bolt.DB) (free, pageSize int64) {
 
 // State is what the hub needs from the store at start.
 type State struct {
-	Seq       uint64         // the last event id handed out
-	Pruned    uint64         // the last event id pruned
-	Mailboxes map[string]int // nick → waiting messages
+	Seq       uint64           // the last event id handed out
+	Pruned    uint64           // the last event id pruned
+	Mailboxes map[string]int   // nick → waiting messages
+	Claims    map[string]Claim // nick → its claim
 }
 
 // Open opens chat.db at path and its log beside it. The log's records
@@ -242,7 +256,7 @@ func Open(path string, noSync bool, log *slog.Logger) (*Store, State, error) {
 		}
 		return nil, st, fmt.Errorf("open store %s: cannot take in its log %s: %w", path, walPath, err)
 	}
-	st.Mailboxes = map[string]int{}
+	st.Mailboxes, st.Claims = map[string]int{}, map[string]Claim{}
 	err = guarded(func() error {
 		return db.Update(func(tx *bolt.Tx) error {
 			for _, rec := range records {
@@ -250,7 +264,7 @@ func Open(path string, noSync bool, log *slog.Logger) (*Store, State, error) {
 					return fmt.Errorf("apply the log %s: %w", walPath, err)
 				}
 			}
-			for _, name := range [][]byte{bucketMeta, bucketLog, bucketMailbox} {
+			for _, name := range [][]byte{bucketMeta, bucketLog, bucketMailbox, bucketClaims} {
 				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 					return err
 				}
@@ -265,6 +279,18 @@ func Open(path string, noSync bool, log *slog.Logger) (*Store, State, error) {
 			}
 			if v := tx.Bucket(bucketMeta).Get(keyPruned); len(v) == 8 {
 				st.Pruned = binary.BigEndian.Uint64(v)
+			}
+			// Each claim decoded: one that does not would give its nickname
+			// to the next login.
+			if err := tx.Bucket(bucketClaims).ForEach(func(k, v []byte) error {
+				var c Claim
+				if err := decodeValue(v, &c); err != nil || len(c.Hash) != 32 {
+					return &claimDamage{nick: string(k), err: err}
+				}
+				st.Claims[string(k)] = c
+				return nil
+			}); err != nil {
+				return err
 			}
 			// Counted with a cursor (Stats counts only the pages written),
 			// each mail decoded: one that does not decode would refuse every
@@ -297,6 +323,9 @@ func Open(path string, noSync bool, log *slog.Logger) (*Store, State, error) {
 		}
 		if md, ok := errors.AsType[*mailDamage](err); ok {
 			return nil, st, damaged(path, md.Error())
+		}
+		if cd, ok := errors.AsType[*claimDamage](err); ok {
+			return nil, st, damaged(path, cd.Error())
 		}
 		if errors.Is(err, ErrDamaged) {
 			return nil, st, damaged(path, fmt.Sprintf("has damaged pages (%v)", err))
@@ -414,6 +443,19 @@ type mailDamage struct {
 
 func (e *mailDamage) Error() string {
 	return fmt.Sprintf("has a damaged message in the mailbox of %q (key %x, after %d whole ones: %v); its other mailboxes are whole", e.nick, e.key, e.n, e.err)
+}
+
+// claimDamage is a claim of chat.db that does not decode.
+type claimDamage struct {
+	nick string
+	err  error // nil: it decodes, but its hash is not 32 bytes
+}
+
+func (e *claimDamage) Error() string {
+	if e.err == nil {
+		e.err = errors.New("its secret's hash is not 32 bytes")
+	}
+	return fmt.Sprintf("has a damaged claim of the nickname %q (%v)", e.nick, e.err)
 }
 
 // checkCheckpointed refuses a store whose log is there while chat.db is
@@ -582,6 +624,25 @@ func DeleteMail(tx *Tx, nick string, keys [][]byte, empty bool) error {
 	for _, k := range keys {
 		tx.deleteMail(nick, box, k)
 	}
+	return nil
+}
+
+// PutClaim stores nick's claim.
+func PutClaim(tx *Tx, nick string, c *Claim) error {
+	v, err := encodeValue(c)
+	if err != nil {
+		return err
+	}
+	tx.setClaim(nick, v)
+	tx.logPut(pathClaims, []byte(nick), v)
+	return nil
+}
+
+// DeleteClaim deletes nick's claim, if there is one.
+func DeleteClaim(tx *Tx, nick string) error {
+	tx.setClaim(nick, nil)
+	tx.m.dels++
+	tx.path(walDelete, pathClaims, []byte(nick))
 	return nil
 }
 

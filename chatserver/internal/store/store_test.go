@@ -188,3 +188,66 @@ func TestDamagedMailRefused(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// TestClaimsKept: a claim put is read back at open, from the log (a
+// crash before any checkpoint) and from chat.db (after one); a claim
+// deleted is gone; a claim altered on disk refuses the store, naming it.
+func TestClaimsKept(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "chat.db")
+	st, _, err := Open(path, true, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := bytes.Repeat([]byte{7}, 32)
+	for _, nick := range []string{"bob", "ann"} {
+		if _, err := st.Write(func(tx *Tx) error { return PutClaim(tx, nick, &Claim{Hash: hash, Until: 42, Open: nick == "ann"}) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.Write(func(tx *Tx) error { return DeleteClaim(tx, "ann") }); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Claim{"bob": {Hash: hash, Until: 42}}
+	// A crash: the claims are in the log alone.
+	crashed := copyWith(t, dir, readAll(t, filepath.Join(dir, "chat.wal")))
+	for name, d := range map[string]string{"the log": crashed, "chat.db": dir} {
+		if name == "chat.db" {
+			if err := st.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st2, state, err := Open(filepath.Join(d, "chat.db"), true, quiet)
+		if err != nil {
+			t.Fatalf("claims in %s: %v", name, err)
+		}
+		if fmt.Sprint(state.Claims) != fmt.Sprint(want) {
+			t.Errorf("claims read back from %s: %v, want %v", name, state.Claims, want)
+		}
+		if err := st2.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	b := readAll(t, path)
+	if !bytes.Contains(b, []byte(`"u":42`)) {
+		t.Fatal("bob's claim not found in chat.db")
+	}
+	b = bytes.ReplaceAll(b, []byte(`"u":42`), []byte(`"u":43`)) // still JSON, another time (in free pages too)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = Open(path, true, quiet)
+	if msg := fmt.Sprint(err); !errors.Is(err, ErrDamaged) || !strings.Contains(msg, `claim of the nickname "bob"`) || !strings.Contains(msg, path) {
+		t.Fatalf("a claim altered on disk: %v; want the store refused, naming the claim", err)
+	}
+}
+
+func readAll(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

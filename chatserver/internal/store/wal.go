@@ -298,6 +298,19 @@ func (t *Tx) deleteMail(nick string, box *memBox, key []byte) {
 	t.path(walDelete, mailPath(nick), key)
 }
 
+// setClaim puts nick's claim (nil: deleted) into the memtable.
+func (t *Tx) setClaim(nick string, value []byte) {
+	old, had := t.m.claims[nick]
+	t.undo = append(t.undo, func() {
+		if had {
+			t.m.claims[nick] = old
+		} else {
+			delete(t.m.claims, nick)
+		}
+	})
+	t.m.claims[nick] = value
+}
+
 // dropBox deletes nick's mailbox, in chat.db too.
 func (t *Tx) dropBox(nick string) {
 	old, had := t.m.boxes[nick]

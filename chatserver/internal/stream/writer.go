@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/wasmgap/wasmgap/chatserver/internal/room"
 )
 
 // Plan tells a new stream what to write before its queue: a notice about
@@ -25,6 +27,16 @@ type Plan struct {
 	// MailPending: offline messages this stream writes (in the replay or
 	// the mail range) wait in the mailbox until their delivery is known.
 	MailPending bool
+}
+
+// PlanOf is the rules' answer to an open as a stream writes it.
+func PlanOf(rj *room.Joined) Plan {
+	j := Plan{Resume: rj.Resume, HasResume: rj.HasResume, Notice: rj.Notice, ReplayTo: rj.ReplayTo,
+		MailFrom: rj.MailFrom, MailTo: rj.MailTo, MailPending: rj.MailPending}
+	for _, e := range rj.Preamble {
+		j.Preamble = append(j.Preamble, NewEvent(e.ID, e.Text))
+	}
+	return j
 }
 
 // SeenFrom is the id after which the stream has written every event of its

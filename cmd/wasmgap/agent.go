@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/wasmgap/wasmgap/internal/farm"
+)
+
+// natsTokenEnv names the environment variable that holds the NATS token, so that it is
+// never seen in a process list.
+const natsTokenEnv = "WASMGAP_NATS_TOKEN"
+
+// natsFlags are the flags of a farm's NATS client: the server and how to authenticate.
+type natsFlags struct {
+	url, nkey, creds *string
+}
+
+func addNATSFlags(fs *flag.FlagSet, urlName, urlUsage string) *natsFlags {
+	return &natsFlags{
+		url:   fs.String(urlName, "", urlUsage),
+		nkey:  fs.String("nkey", "", "authenticate to NATS with the nkey seed in this file (see docs/FARM.md)"),
+		creds: fs.String("creds", "", "authenticate to NATS with this credentials file (JWT and seed)"),
+	}
+}
+
+// auth is how the client authenticates: the nkey or credentials file, or the token in
+// $WASMGAP_NATS_TOKEN.
+func (n *natsFlags) auth() farm.Auth {
+	return farm.Auth{Token: os.Getenv(natsTokenEnv), NkeyFile: *n.nkey, CredsFile: *n.creds}
+}
+
+func runAgent(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("wasmgap agent", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	nf := addNATSFlags(fs, "nats", "the farm's NATS server, nats://host:port (required)")
+	name := fs.String("name", "", "the agent's name in the farm and the results store: letters, digits, - and _ (default: the host name)")
+	var engines listFlag
+	fs.Var(&engines, "engine", "an engine this agent offers (repeatable; default: "+strings.Join(defaultEngines, " and ")+")")
+	ackWait := fs.Duration("ack-wait", farm.DefaultAckWait, "the ack deadline: a job whose agent went silent this long goes to another agent")
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintln(w, "usage: wasmgap agent --nats URL [--nkey FILE | --creds FILE] [--name NAME] [--engine E]... [--ack-wait D]")
+		fmt.Fprintln(w, "\nOne per machine of a bench farm: registers this machine (CPU, cores, memory, OS, kernel, engines)")
+		fmt.Fprintln(w, "with the NATS server and runs the cells that `wasmgap bench --farm` publishes, one at a time,")
+		fmt.Fprintln(w, "each in a worker as bench runs it. A token is read from $"+natsTokenEnv+". SIGINT or SIGTERM")
+		fmt.Fprintln(w, "hands the cell in flight back to the farm and stops. docs/FARM.md describes a farm.")
+		fmt.Fprintln(w)
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "wasmgap agent: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if *nf.url == "" {
+		fmt.Fprintln(stderr, "wasmgap agent: --nats is required: the farm's NATS server, nats://host:port")
+		return 2
+	}
+	if *name == "" {
+		host, _ := os.Hostname()
+		*name = strings.Trim(regexp.MustCompile(`[^A-Za-z0-9_-]+`).ReplaceAllString(host, "-"), "-")
+	}
+	if len(engines) == 0 {
+		engines = slices.Clone(defaultEngines)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	err := farm.RunAgent(ctx, farm.AgentConfig{URL: *nf.url, Auth: nf.auth(), Name: *name, Engines: engines, AckWait: *ackWait, Log: log})
+	if err != nil {
+		fmt.Fprintln(stderr, "wasmgap agent:", err)
+		return 1
+	}
+	return 0
+}

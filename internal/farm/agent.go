@@ -1,0 +1,295 @@
+package farm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/wasmgap/wasmgap/internal/measure"
+	"github.com/wasmgap/wasmgap/internal/report"
+)
+
+// DefaultAckWait is the ack deadline of the agents' consumers: a job whose agent said
+// nothing for this long goes to another agent. A running agent says it is working every
+// third of it, so the deadline bounds how long a dead agent's job waits, not a cell.
+const DefaultAckWait = time.Minute
+
+// fetchWait is how long an agent waits for a job before it asks again (and looks at its
+// own queue first).
+const fetchWait = time.Second
+
+// AgentConfig configures an agent. Name and Engines are required.
+type AgentConfig struct {
+	// URL is the NATS server, with Auth to authenticate.
+	URL  string
+	Auth Auth
+	// Name names the agent in subjects, results and the store: one per machine.
+	Name string
+	// Engines are the engines the agent offers; a job naming another is refused.
+	Engines []string
+	// AckWait is the ack deadline of the consumers the agent creates; 0 is
+	// DefaultAckWait.
+	AckWait time.Duration
+	// Log receives what the agent does: each job taken, done or refused.
+	Log *slog.Logger
+}
+
+// AgentInfo is what an agent publishes of itself in the farm-agents bucket.
+type AgentInfo struct {
+	Name    string  `json:"name"`
+	Machine Machine `json:"machine"`
+}
+
+// agent is a running agent.
+type agent struct {
+	cfg     AgentConfig
+	c       *conn
+	machine Machine
+	log     *slog.Logger
+}
+
+// RunAgent runs an agent until ctx ends: it registers its machine, then takes jobs one
+// at a time, from its own queue first and then from its kind's, runs each in a worker
+// and answers each with a result. A job in flight when ctx ends is handed back
+// (negatively acknowledged) for another agent.
+func RunAgent(ctx context.Context, cfg AgentConfig) error {
+	if err := CheckName("agent name", cfg.Name); err != nil {
+		return err
+	}
+	if len(cfg.Engines) == 0 {
+		return errors.New("an agent offers at least one engine")
+	}
+	if cfg.AckWait == 0 {
+		cfg.AckWait = DefaultAckWait
+	}
+	if cfg.AckWait < 300*time.Millisecond || cfg.AckWait > time.Hour {
+		return fmt.Errorf("ack deadline %v: allowed 300ms to 1h", cfg.AckWait)
+	}
+	m, err := Describe(cfg.Engines)
+	if err != nil {
+		return err
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c, err := connect(ctx, cfg.URL, cfg.Auth, "wasmgap agent "+cfg.Name)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	a := &agent{cfg: cfg, c: c, machine: m, log: log}
+	if err := a.register(ctx); err != nil {
+		return err
+	}
+	own, err := a.consumer(ctx, "agent-"+cfg.Name, agentJobs(cfg.Name, "*"))
+	if err != nil {
+		return err
+	}
+	kind, err := a.consumer(ctx, "kind-"+m.Kind, kindJobs(m.Kind, "*"))
+	if err != nil {
+		return err
+	}
+	if cfg.Auth == (Auth{}) {
+		log.Warn("no credentials given: a NATS server that admits anyone takes jobs and results from anyone (docs/FARM.md, Security)")
+	}
+	log.Info("agent ready", "agent", cfg.Name, "kind", m.Kind, "machine", m.Summary(), "engines", strings.Join(m.EngineNames(), ","))
+	go a.refresh(ctx)
+	for ctx.Err() == nil {
+		msg, err := a.next(own, kind)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			log.Warn("fetch a job", "err", err)
+			sleep(ctx, fetchWait)
+			continue
+		}
+		if msg != nil {
+			a.handle(ctx, msg)
+		}
+	}
+	_ = c.agents.Delete(context.Background(), cfg.Name)
+	return nil
+}
+
+// register puts the agent's description in the bucket.
+func (a *agent) register(ctx context.Context) error {
+	js, err := json.Marshal(AgentInfo{Name: a.cfg.Name, Machine: a.machine})
+	if err != nil {
+		return err
+	}
+	if _, err := a.c.agents.Put(ctx, a.cfg.Name, js); err != nil {
+		return fmt.Errorf("register agent %s: %w", a.cfg.Name, err)
+	}
+	return nil
+}
+
+// refresh keeps the agent's description from expiring while it runs.
+func (a *agent) refresh(ctx context.Context) {
+	t := time.NewTicker(AgentTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := a.register(ctx); err != nil && ctx.Err() == nil {
+				a.log.Warn("refresh the agent's registration", "err", err)
+			}
+		}
+	}
+}
+
+// consumer makes sure of a durable consumer of the jobs stream.
+func (a *agent) consumer(ctx context.Context, name, filter string) (jetstream.Consumer, error) {
+	cons, err := a.c.js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
+		Durable: name, FilterSubject: filter, AckPolicy: jetstream.AckExplicitPolicy,
+		AckWait: a.cfg.AckWait, MaxDeliver: -1, MaxAckPending: 1000,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("consumer %s: %w", name, err)
+	}
+	return cons, nil
+}
+
+// next takes one job: from the agent's own queue if one waits there, else from its
+// kind's, waiting up to fetchWait. It returns nil when none came.
+func (a *agent) next(own, kind jetstream.Consumer) (jetstream.Msg, error) {
+	batch, err := own.FetchNoWait(1)
+	if err != nil {
+		return nil, err
+	}
+	for m := range batch.Messages() {
+		return m, nil
+	}
+	batch, err = kind.Fetch(1, jetstream.FetchMaxWait(fetchWait))
+	if err != nil {
+		return nil, err
+	}
+	for m := range batch.Messages() {
+		return m, nil
+	}
+	return nil, batch.Error()
+}
+
+// handle answers one job: a result with the measured cell, or with why it was refused.
+func (a *agent) handle(ctx context.Context, msg jetstream.Msg) {
+	run := runOfSubject(msg.Subject())
+	meta, err := msg.Metadata()
+	if err != nil {
+		a.log.Warn("a job without metadata: dropped", "subject", msg.Subject(), "err", err)
+		_ = msg.Term()
+		return
+	}
+	// A job that cannot be read is answered under its message id, else its place in
+	// the stream.
+	id := msg.Headers().Get(jetstream.MsgIDHeader)
+	if id == "" {
+		id = fmt.Sprintf("seq-%d", meta.Sequence.Stream)
+	}
+	job, err := DecodeJob(msg.Data())
+	if err == nil && job.Run != run {
+		err = fmt.Errorf("malformed job: it names run %s but came on the subject of run %s", job.Run, run)
+	}
+	if err == nil {
+		id = job.ID
+	}
+	var refused string
+	switch {
+	case err != nil:
+		refused = err.Error()
+	case int(meta.NumDelivered) > job.Attempts:
+		refused = fmt.Sprintf("given up after %d deliveries without a result: the agents that took it stopped mid-cell (killed, or their machine gone)", job.Attempts)
+	case !a.machine.Offers(job.Cell.Engine):
+		refused = fmt.Sprintf("engine %s is not offered by agent %s: it offers %s", job.Cell.Engine, a.cfg.Name, strings.Join(a.machine.EngineNames(), ", "))
+	}
+	if refused != "" {
+		a.log.Warn("job refused", "job", id, "reason", refused)
+		if CheckName("run", run) != nil {
+			_ = msg.Term() // no run to answer to
+			return
+		}
+		a.answer(ctx, msg, Result{Job: id, Run: run, Refused: refused})
+		return
+	}
+	a.log.Info("job started", "job", id, "cell", job.Cell.Label(), "delivery", meta.NumDelivered)
+	cell, err := a.run(ctx, msg, job.Cell)
+	switch {
+	case ctx.Err() != nil:
+		// Stopping: the job goes back for another agent, at once.
+		_ = msg.Nak()
+		a.log.Info("job handed back", "job", id)
+		return
+	case err != nil:
+		a.log.Warn("job refused", "job", id, "reason", err)
+		a.answer(ctx, msg, Result{Job: id, Run: run, Refused: err.Error()})
+		return
+	}
+	a.answer(ctx, msg, Result{Job: id, Run: run, Cell: &cell})
+}
+
+// run runs the cell, telling the server every third of the ack deadline that the job is
+// still in hand.
+func (a *agent) run(ctx context.Context, msg jetstream.Msg, c Cell) (measure.Result, error) {
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		t := time.NewTicker(a.cfg.AckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				_ = msg.InProgress()
+			}
+		}
+	}()
+	return runCell(ctx, c, nil)
+}
+
+// answer publishes the result and, once the server holds it, acknowledges the job. A
+// result the server did not take leaves the job unacknowledged: it is delivered again.
+func (a *agent) answer(ctx context.Context, msg jetstream.Msg, r Result) {
+	r.Agent, r.Machine = a.cfg.Name, a.machine
+	r.Environment = report.CurrentEnvironment()
+	if r.Cell != nil {
+		r.Environment = r.Environment.WithRuntimes([]measure.Result{*r.Cell})
+	}
+	data, err := json.Marshal(r)
+	if err == nil && len(data) > MaxResultBytes {
+		err = fmt.Errorf("result of %d bytes is over the limit of %d bytes", len(data), MaxResultBytes)
+	}
+	if err != nil {
+		a.log.Error("encode the result", "job", r.Job, "err", err)
+		data, _ = json.Marshal(Result{Job: r.Job, Run: r.Run, Agent: r.Agent, Machine: r.Machine, Refused: "the result could not be sent: " + err.Error()})
+	}
+	if _, err := a.c.js.Publish(ctx, resultSubjectOf(r.Run), data, jetstream.WithMsgID(r.Job)); err != nil {
+		a.log.Warn("publish the result: the job will be delivered again", "job", r.Job, "err", err)
+		return
+	}
+	if err := msg.DoubleAck(ctx); err != nil {
+		a.log.Warn("acknowledge the job (its result is stored; a second one would be dropped)", "job", r.Job, "err", err)
+		return
+	}
+	if r.Cell != nil {
+		a.log.Info("job done", "job", r.Job, "cell", r.Cell.Label()+" on "+r.Cell.Engine, "failure", r.Cell.Failure)
+	}
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
