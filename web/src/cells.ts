@@ -123,6 +123,8 @@ function runOnServerCell(job: CellJob, update: (s: CellState) => void): CellRun 
                 median_ns: r.median_ns,
                 max_ns: r.max_ns,
                 ci: r.ci && r.ci.level ? r.ci : undefined,
+                // The worker processes that measured it: the ratios' intervals come from them.
+                executions: r.executions,
                 first_ns: r.first_ns,
                 noise: r.noise,
                 setup: r.setup,

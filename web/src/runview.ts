@@ -13,7 +13,7 @@ import { duration, label } from "./format";
 import { Grid, type Row } from "./results";
 import { defaults, toQuery } from "./selection";
 import { renderTable } from "./table";
-import { BROWSER_ENGINES, type Catalogue, type CellResult, type Kernel, type ServerEnvironment } from "./types";
+import { BROWSER_ENGINES, type Catalogue, type CellResult, type Execution, type Kernel, type ServerEnvironment } from "./types";
 
 /** A cell as the store keeps it (measure.Result's JSON). */
 interface StoredCell {
@@ -31,6 +31,7 @@ interface StoredCell {
   median_ns: number;
   max_ns: number;
   ci?: { lo_ns: number; hi_ns: number; level?: number };
+  executions?: Execution[];
   first_ns?: number;
   setup?: { compile_ns: number; instantiate_ns: number; cached?: boolean };
   runtime?: string;
@@ -150,6 +151,7 @@ function cellOf(run: StoredRun, c: StoredCell): CellState {
     median_ns: c.median_ns,
     max_ns: c.max_ns,
     ci: c.ci?.level ? c.ci : undefined,
+    executions: c.executions,
     first_ns: c.first_ns,
     noise: c.noise,
     setup: c.setup ?? { compile_ns: 0, instantiate_ns: 0 },
