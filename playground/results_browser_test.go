@@ -222,6 +222,10 @@ func testStoredRunPageFits(t *testing.T, kind headless.Kind) {
 	if l := lessons["wazero-compiler"]; !strings.HasPrefix(l, "|wazero compiler runs recursive calls (fib_rec(25)) 2.00× slower than native (×") {
 		t.Errorf("wazero compiler's lesson %q, want it 2.00× slower than native with its interval", l)
 	}
+	// A browser cell is one process: its sentence reads the two cells' own intervals, and says so.
+	if l := lessons["browser-wasm"]; !strings.HasPrefix(l, "|browser wasm runs recursive calls (fib_rec(25)) 6.00× slower than native (×") || !strings.Contains(l, "own intervals") {
+		t.Errorf("browser wasm's lesson %q, want it 6.00× slower than native from the cells' own intervals", l)
+	}
 	if l := lessons["java"]; !strings.HasPrefix(l, "muted|") || !strings.Contains(l, "busy machine") {
 		t.Errorf("java's lesson %q, want none read from a busy cell", l)
 	}

@@ -1,8 +1,9 @@
 // The lessons, today: the source articles answered in sentences ("HHVM runs recursive
 // function calls 20 times faster than PHP … 3 times slower than Java … 5 times slower than
 // C"); this Run answers the same way, each sentence written from its cells' ratio and that
-// ratio's interval (stats.ratioOf over the cells' executions), only where the interval says
-// which is faster, beside the article's own figure where the article measured the pair.
+// ratio's interval (stats.ratioOf over the cells' executions; for a cell of one process, the
+// ends of the two cells' own intervals, said so), only where the interval says which is faster,
+// beside the article's own figure where the article measured the pair.
 // And the summary per engine: the geometric mean of its × over the kernels run, with its
 // interval, as JetStream gives one score.
 
@@ -51,11 +52,27 @@ function times(r: Ratio): string {
   return `${ratio(x).slice(1)}× ${slower ? "slower" : "faster"}`;
 }
 
-/** interval writes a ratio's interval in the sentence's direction: "(×2.9–3.3)". */
-function interval(r: Ratio): string {
+/** interval writes a ratio's interval in the sentence's direction, with how it was
+ * taken when not across processes: "(×2.9–3.3)", "(×2.9–3.3, from the two cells' own
+ * intervals)". */
+function interval(r: Ratio, how: string): string {
   if (!(r.level > 0)) return "";
   const flipped = r.x < 1 ? { lo: 1 / r.hi, hi: 1 / r.lo, level: r.level } : r;
-  return ` (×${ratioInterval(flipped)})`;
+  return ` (×${ratioInterval(flipped)}${how})`;
+}
+
+/**
+ * pairRatio is a's time over b's with an interval: from both cells' processes
+ * (stats.ratioOf) when each ran in two or more; else, for cells measured in one process (a
+ * browser's worker, a server before several processes), from the ends of the cells' own
+ * 95% intervals (a's low over b's high to a's high over b's low), which holds the ratio
+ * whenever both intervals hold their medians (at least 90% of the time), but says nothing
+ * of how processes differ: within is true then, and the sentence says so.
+ */
+function pairRatio(a: CellResult, b: CellResult): { r: Ratio; within: boolean } {
+  const r = ratioOf(executionsOf(a), executionsOf(b));
+  if (r.level > 0 || !(r.x > 0) || !a.ci || !b.ci || !(b.ci.lo_ns > 0)) return { r, within: false };
+  return { r: { ...r, lo: a.ci.lo_ns / b.ci.hi_ns, hi: a.ci.hi_ns / b.ci.lo_ns, level: 0.9 }, within: true };
 }
 
 /** caveat says why a pair of cells cannot be read as a lesson, or "" when it can. */
@@ -72,17 +89,18 @@ function sentence(grid: Grid, r: number, a: string, b: string, claim: string): L
   const cb = grid.result(r, b);
   if (!ca || !cb) return undefined;
   const row = grid.rows[r]!;
-  const x = ratioOf(executionsOf(ca), executionsOf(cb));
+  const { r: x, within } = pairRatio(ca, cb);
   if (!(x.x > 0)) return undefined;
+  const how = within ? ", from the two cells' own intervals" : "";
   const A = info(a).title;
   const B = info(b).title;
   const base = { engine: a, against: b, kernel: row.kernel.name };
   const why = caveat([ca, cb], grid.requestedRuns);
   if (why) return { ...base, supported: false, text: `${A} against ${B} on ${what(row)}: ${ratio(x.x)}, not read as a lesson (${why}).${claim}` };
-  if (!(x.level > 0)) return { ...base, supported: false, text: `${A} against ${B} on ${what(row)}: ${ratio(x.x)}, with no interval (a cell measured in one process), so no lesson.${claim}` };
+  if (!(x.level > 0)) return { ...base, supported: false, text: `${A} against ${B} on ${what(row)}: ${ratio(x.x)}, with no interval (under 6 samples), so no lesson.${claim}` };
   const v = verdict(x);
-  if (v === "no clear difference") return { ...base, supported: false, text: `${A} and ${B} run ${what(row)} with no clear difference${interval(x)}.${claim}` };
-  return { ...base, supported: true, text: `${A} runs ${what(row)} ${times(x)} than ${B}${interval(x)}.${claim}` };
+  if (v === "no clear difference") return { ...base, supported: false, text: `${A} and ${B} run ${what(row)} with no clear difference${interval(x, how)}.${claim}` };
+  return { ...base, supported: true, text: `${A} runs ${what(row)} ${times(x)} than ${B}${interval(x, how)}.${claim}` };
 }
 
 /** claimOf is the article's figure for a pair, from its fib_rec(40) row: " The article
