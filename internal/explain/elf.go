@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wasmgap/wasmgap/internal/engine/driver"
 	"github.com/wasmgap/wasmgap/internal/engine/external"
 	"github.com/wasmgap/wasmgap/internal/engine/gccgo"
 )
@@ -106,7 +105,7 @@ func explainC(ctx context.Context, r request) ([]Listing, error) {
 		return nil, err
 	}
 	if r.opts.Profile {
-		prof, err := warmDriver(ctx, r, external.C, external.Options{})
+		prof, _, err := warmDriver(ctx, r, external.NewEngine(r.engine, external.Options{}))
 		if err != nil {
 			return nil, err
 		}
@@ -147,9 +146,7 @@ func explainGCCGo(ctx context.Context, r request) ([]Listing, error) {
 	}
 	ls := []Listing{l}
 	if r.opts.Profile {
-		prof, _, err := warmProcess(ctx, r, gccgo.Name, func(ctx context.Context) (*driver.Process, error) {
-			return gccgo.Start(ctx, gccgo.Options{})
-		})
+		prof, _, err := warmDriver(ctx, r, gccgo.New(gccgo.Options{}))
 		if err != nil {
 			return nil, err
 		}

@@ -9,9 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/wasmgap/wasmgap/internal/engine"
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
@@ -310,10 +312,51 @@ func TestParseHotSpot(t *testing.T) {
 	}
 }
 
+// TestEveryEngineExplainedOrRefused: every engine of engine.Order (each registered engine
+// and the page's) has an explainer or a stated reason for none, and a new engine with
+// neither is named.
+func TestEveryEngineExplainedOrRefused(t *testing.T) {
+	for _, p := range uncovered(engine.Order) {
+		t.Error(p)
+	}
+	for _, n := range slices.Concat(engine.Names(), engine.PageNames()) {
+		if _, has := explainers[n]; !has && unexplained[n] == "" {
+			t.Errorf("registered engine %s has no explainer and no reason", n)
+		}
+	}
+	withNew := append(slices.Clone(engine.Order), engine.Grouping{Group: engine.GroupOther, Engines: []string{"new-engine"}})
+	if got := uncovered(withNew); len(got) != 1 || !strings.HasPrefix(got[0], "new-engine has no explainer") {
+		t.Errorf("an engine with neither: %q, want it named", got)
+	}
+}
+
+// TestEnginesInRegistryOrder: Engines lists the baseline, the forms, the compiled tiers in
+// engine.Order's order, then the interpreters, each once.
+func TestEnginesInRegistryOrder(t *testing.T) {
+	got := Engines()
+	if len(got) != len(explainers) || got[0] != engine.Native || got[1] != Source || got[2] != Wasm {
+		t.Fatalf("Engines() = %v, want native, source, wasm first and each of %d once", got, len(explainers))
+	}
+	var order []string
+	for _, g := range engine.Order {
+		order = append(order, g.Engines...)
+	}
+	rank := func(n string) int { return slices.Index(order, n) }
+	for i := 4; i < len(got); i++ {
+		a, b := explainers[got[i-1]], explainers[got[i]]
+		if a.interprets == b.interprets && rank(got[i-1]) > rank(got[i]) || a.interprets && !b.interprets {
+			t.Errorf("%s before %s: want the compiled tiers, then the interpreters, each in engine.Order", got[i-1], got[i])
+		}
+	}
+}
+
 func TestExplainRefusesPerEngine(t *testing.T) {
 	k, _ := kernels.Lookup("fib_rec")
 	if _, err := Explain(context.Background(), k, []int{20}, []string{"nope"}, Options{}); err == nil {
 		t.Error("an unknown engine: no error")
+	}
+	if _, err := Explain(context.Background(), k, []int{20}, []string{engine.Wasmtime}, Options{}); err == nil || !strings.Contains(err.Error(), "Cranelift") {
+		t.Errorf("an engine explain has no explainer for: %v, want its reason", err)
 	}
 	if _, err := Explain(context.Background(), k, []int{200}, []string{"native"}, Options{}); err == nil {
 		t.Error("n = 200: no error")
