@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,46 +23,35 @@ import (
 // GET /api/explain?kernel=K&engine=E[&<param>=<value>…][&profile=1] answers what
 // `wasmgap explain --format json` prints for one engine: the code of the kernel's hot
 // function as that tier runs it after the warm-up (package explain). An explanation
-// starts runtimes and compilers for seconds, so it runs in a child process (this binary)
-// killed at explainTimeout, one at a time, and its answer is kept by (kernel, arguments,
-// engine, profile, this binary's build).
+// starts runtimes and compilers for seconds, so it takes a place in the run queue, as a
+// run does, and runs in a worker process (runner.Explain) killed at its time limit. Its
+// answer is kept in front of the queue by (kernel, arguments, engine, profile, this
+// binary's build); a refusal (a tier that could not be explained, the time limit) for
+// explainRetry, then tried again.
 
 const (
-	// explainTimeout bounds one explanation (a JIT's warm-up, its printed code, a profile).
-	explainTimeout = 3 * time.Minute
-	// explainWaiting bounds the explanations that wait for the one running; more are 503.
-	explainWaiting = 4
 	// explainCached bounds the answers kept.
 	explainCached = 256
+	// explainRetry is how long a refusal is kept before a request tries again.
+	explainRetry = 5 * time.Minute
 )
 
-// explainHandler serves GET /api/explain.
-type explainHandler struct {
-	run  func(ctx context.Context, k *kernels.Kernel, args []int, engine string, profile bool) (*explain.Report, error)
-	slot chan struct{} // one explanation at a time
-	wait chan struct{} // the waiting room
+// explainFunc explains one engine (runner.Explain).
+type explainFunc func(ctx context.Context, k *kernels.Kernel, args []int, engine string, opts explain.Options, timeout time.Duration) (*explain.Report, error)
 
-	mu     sync.Mutex
-	cache  map[string]*explainEntry
-	oldest []string // keys in the order they were added, for eviction
+// explainCache holds the explanations made and under way.
+type explainCache struct {
+	mu      sync.Mutex
+	entries map[string]*explainEntry
+	oldest  []string // keys in the order they were added, for eviction
 }
 
 // explainEntry is one explanation, done or under way (its waiters share it).
 type explainEntry struct {
 	done chan struct{}
 	rep  *explain.Report
-	err  error
-}
-
-func newExplainHandler() *explainHandler {
-	return &explainHandler{
-		run: func(ctx context.Context, k *kernels.Kernel, args []int, engine string, profile bool) (*explain.Report, error) {
-			return explain.InChild(ctx, k, args, []string{engine}, explain.Options{Profile: profile}, explainTimeout)
-		},
-		slot:  make(chan struct{}, 1),
-		wait:  make(chan struct{}, explainWaiting),
-		cache: map[string]*explainEntry{},
-	}
+	err  error // the queue's or the request's: never kept
+	at   time.Time
 }
 
 // binaryVersion names this build: an explanation's code is this binary's, kernels.wasm
@@ -83,8 +73,14 @@ var binaryVersion = sync.OnceValue(func() string {
 	return hex.EncodeToString(h.Sum(nil)[:8])
 })
 
-func (h *explainHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleExplain(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	for name, vs := range q {
+		if len(vs) != 1 {
+			writeError(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("%s is given %d times: give it once", name, len(vs)), Field: name})
+			return
+		}
+	}
 	k, err := kernels.Lookup(q.Get("kernel"))
 	if err != nil {
 		writeError(w, http.StatusBadRequest, apiError{Error: err.Error(), Field: "kernel"})
@@ -95,11 +91,15 @@ func (h *explainHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, apiError{Error: err.Error(), Field: "engine"})
 		return
 	}
-	profile := false
+	if eng != explain.Source && eng != explain.Wasm && !slices.Contains(s.engines, eng) {
+		writeError(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("engine %s is not offered by this server: it offers %s", eng, strings.Join(s.engines, ", ")), Field: "engine"})
+		return
+	}
+	opts := explain.Options{}
 	switch q.Get("profile") {
 	case "", "0", "false":
 	case "1", "true":
-		profile = true
+		opts.Profile = true
 	default:
 		writeError(w, http.StatusBadRequest, apiError{Error: "profile must be 1 or 0", Field: "profile"})
 		return
@@ -110,8 +110,8 @@ func (h *explainHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		v, err := strconv.Atoi(vs[0])
-		if err != nil || len(vs) != 1 {
-			writeError(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("%s=%q: want one integer", name, strings.Join(vs, ",")), Field: "args." + name})
+		if err != nil {
+			writeError(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("%s=%q: want an integer", name, vs[0]), Field: "args." + name})
 			return
 		}
 		named[name] = v
@@ -126,79 +126,157 @@ func (h *explainHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, apiError{Error: err.Error(), Field: field})
 		return
 	}
-	key := fmt.Sprintf("%s %v %s %v %s", k.Name, args, eng, profile, binaryVersion())
+	key := fmt.Sprintf("%s %v %s %v %s", k.Name, args, eng, opts.Profile, binaryVersion())
 
-	h.mu.Lock()
-	ent, ok := h.cache[key]
-	if !ok {
-		ent = &explainEntry{done: make(chan struct{})}
-		h.cache[key] = ent
-		h.oldest = append(h.oldest, key)
-		if len(h.oldest) > explainCached {
-			delete(h.cache, h.oldest[0])
-			h.oldest = slices.Delete(h.oldest, 0, 1)
-		}
-	}
-	h.mu.Unlock()
-	if ok {
+	ent, fresh := s.explains.entry(key)
+	if fresh {
+		ent.rep, ent.err = s.queuedExplain(r.Context(), k, args, eng, opts)
+		s.explains.finish(key, ent)
+		w.Header().Set("X-Explain-Cache", "miss")
+	} else {
 		select {
 		case <-ent.done:
 			w.Header().Set("X-Explain-Cache", "hit")
 		case <-r.Context().Done():
 			return
 		}
-	} else {
-		h.explain(r.Context(), key, ent, k, args, eng, profile)
-		w.Header().Set("X-Explain-Cache", "miss")
 	}
-	if ent.err != nil {
-		status := http.StatusInternalServerError
-		switch {
-		case errors.Is(ent.err, errExplainBusy):
-			status = http.StatusServiceUnavailable
-			w.Header().Set("Retry-After", "30")
-		case errors.Is(ent.err, explain.ErrTimeout):
-			status = http.StatusGatewayTimeout
-		}
-		writeError(w, status, apiError{Error: ent.err.Error()})
-		return
+	switch {
+	case errors.Is(ent.err, errQueueFull), errors.Is(ent.err, errShuttingDown):
+		w.Header().Set("Retry-After", "10")
+		writeError(w, http.StatusServiceUnavailable, apiError{Error: ent.err.Error()})
+	case ent.err != nil:
+		writeError(w, http.StatusInternalServerError, apiError{Error: withoutPaths(ent.err.Error())})
+	default:
+		writeJSON(w, http.StatusOK, withoutPathsIn(ent.rep))
 	}
-	writeJSON(w, http.StatusOK, ent.rep)
 }
 
-var errExplainBusy = fmt.Errorf("explanations are busy: %d wait for the one running; try again later", explainWaiting)
-
-// explain makes ent's explanation: in the waiting room, then alone. A failure is not
-// kept: the next request tries again.
-func (h *explainHandler) explain(ctx context.Context, key string, ent *explainEntry, k *kernels.Kernel, args []int, eng string, profile bool) {
-	defer close(ent.done)
-	fail := func(err error) {
-		ent.err = err
-		h.mu.Lock()
-		if h.cache[key] == ent {
-			delete(h.cache, key)
-			h.oldest = slices.DeleteFunc(h.oldest, func(s string) bool { return s == key })
-		}
-		h.mu.Unlock()
+// queuedExplain waits for a place in the run queue, as a run does, and explains the engine
+// in a worker there.
+func (s *Server) queuedExplain(ctx context.Context, k *kernels.Kernel, args []int, eng string, opts explain.Options) (*explain.Report, error) {
+	if !s.enter() {
+		return nil, errShuttingDown
 	}
-	select {
-	case h.wait <- struct{}{}:
-		defer func() { <-h.wait }()
-	default:
-		fail(errExplainBusy)
-		return
-	}
-	select {
-	case h.slot <- struct{}{}:
-		defer func() { <-h.slot }()
-	case <-ctx.Done():
-		fail(context.Cause(ctx))
-		return
-	}
-	rep, err := h.run(ctx, k, args, eng, profile)
+	defer s.active.Done()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer context.AfterFunc(s.closing, func() { cancel(errShuttingDown) })()
+	t, err := s.queue.enter()
 	if err != nil {
-		fail(err)
-		return
+		return nil, fmt.Errorf("%w: the run queue is full (%d runs waiting for %d slots): try again later", errQueueFull, s.queue.max, s.queue.slots)
 	}
-	ent.rep = rep
+	if err := t.wait(ctx, func(int) {}); err != nil {
+		return nil, context.Cause(ctx)
+	}
+	defer t.release()
+	rep, err := s.explain(ctx, k, args, eng, opts, 0)
+	if err != nil && ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	return rep, err
+}
+
+// entry returns the key's explanation, done or under way, or a new one to make (fresh),
+// which the caller makes and finishes. A refusal kept longer than explainRetry is made
+// afresh.
+func (c *explainCache) entry(key string) (ent *explainEntry, fresh bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil {
+		c.entries = map[string]*explainEntry{}
+	}
+	if ent, ok := c.entries[key]; ok && !ent.stale() {
+		return ent, false
+	}
+	ent = &explainEntry{done: make(chan struct{})}
+	if _, ok := c.entries[key]; !ok {
+		c.oldest = append(c.oldest, key)
+	}
+	c.entries[key] = ent
+	if len(c.oldest) > explainCached {
+		delete(c.entries, c.oldest[0])
+		c.oldest = slices.Delete(c.oldest, 0, 1)
+	}
+	return ent, true
+}
+
+// finish marks ent done; an error (the queue's, the request's) is not kept.
+func (c *explainCache) finish(key string, ent *explainEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ent.at = time.Now()
+	if ent.err != nil && c.entries[key] == ent {
+		delete(c.entries, key)
+		c.oldest = slices.DeleteFunc(c.oldest, func(s string) bool { return s == key })
+	}
+	close(ent.done)
+}
+
+// stale says a finished refusal was kept longer than explainRetry (c.mu held).
+func (e *explainEntry) stale() bool {
+	select {
+	case <-e.done:
+	default:
+		return false
+	}
+	refused := e.rep == nil || len(e.rep.Engines) == 0 || e.rep.Engines[0].Refused != ""
+	return refused && time.Since(e.at) > explainRetry
+}
+
+// pathPrefixes are the directories whose names an answer never shows (this binary's, the
+// caches', the temporary files', the home directory), longest first, each with the word
+// that stands for it.
+var pathPrefixes = sync.OnceValue(func() [][2]string {
+	var out [][2]string
+	add := func(dir, word string) {
+		if dir != "" && dir != "/" {
+			out = append(out, [2]string{filepath.Clean(dir) + "/", word + "/"})
+		}
+	}
+	if exe, err := os.Executable(); err == nil {
+		add(filepath.Dir(exe), "<bin>")
+	}
+	cache, _ := os.UserCacheDir()
+	add(cache, "<cache>")
+	add(os.TempDir(), "<tmp>")
+	home, _ := os.UserHomeDir()
+	add(home, "~")
+	slices.SortFunc(out, func(a, b [2]string) int { return len(b[0]) - len(a[0]) })
+	return out
+})
+
+// withoutPaths replaces the server's own directories in s by words: a visitor learns no
+// path of the server's files.
+func withoutPaths(s string) string {
+	for _, p := range pathPrefixes() {
+		s = strings.ReplaceAll(s, p[0], p[1])
+	}
+	return s
+}
+
+// withoutPathsIn is rep with withoutPaths applied to every text an explanation carries
+// beside its instructions: where the code was read, notes, refusals.
+func withoutPathsIn(rep *explain.Report) *explain.Report {
+	out := *rep
+	out.Engines = slices.Clone(rep.Engines)
+	for i := range out.Engines {
+		e := &out.Engines[i]
+		e.Refused = withoutPaths(e.Refused)
+		e.Listings = slices.Clone(e.Listings)
+		for j := range e.Listings {
+			l := &e.Listings[j]
+			l.From, l.Function = withoutPaths(l.From), withoutPaths(l.Function)
+			l.Notes = slices.Clone(l.Notes)
+			for n := range l.Notes {
+				l.Notes[n] = withoutPaths(l.Notes[n])
+			}
+			if l.Profile != nil {
+				p := *l.Profile
+				p.Refused = withoutPaths(p.Refused)
+				l.Profile = &p
+			}
+		}
+	}
+	return &out
 }

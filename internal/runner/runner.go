@@ -266,8 +266,9 @@ func truncate(s string, n int) string {
 // open, reaches its end, and in any case it exits once its job's time limit and a margin
 // have passed.
 func ServeWorkerIfRequested() {
-	custom.ExecLimitedIfRequested() // a build of a user kernel: it never returns
-	serveWarmupIfRequested()        // an execution of a warm-up series: it never returns
+	custom.ExecLimitedIfRequested()        // a build of a user kernel: it never returns
+	serveWarmupIfRequested()               // an execution of a warm-up series: it never returns
+	serveRole(explainWorker, serveExplain) // one engine's explanation: it never returns
 	if os.Getenv(workerEnv) != "1" {
 		return
 	}
