@@ -76,6 +76,11 @@ type Line struct {
 	Data bool `json:"data,omitempty"`
 	// Samples is how many profile samples fell on this instruction.
 	Samples int `json:"samples,omitempty"`
+	// SourceFile and SourceLine are the Go line the instruction was compiled from, where
+	// the tier keeps its line table (gc's): "kernels/recursion.go" as the source listing's
+	// From names it (a file outside the kernels by its base name), and the line.
+	SourceFile string `json:"source_file,omitempty"`
+	SourceLine int    `json:"source_line,omitempty"`
 
 	jump bool
 	abs  uint64

@@ -98,7 +98,7 @@ func TestNativeListsTheRecursiveCall(t *testing.T) {
 	}
 	ls, err := explainNative(context.Background(), request{engine: "native", k: k, args: []int{20}})
 	if err != nil {
-		t.Skipf("go test links its binary without a symbol table: %v", err)
+		t.Fatal(err)
 	}
 	l := ls[0]
 	if l.RecursiveCalls < 1 || l.Instructions < 10 {
@@ -113,6 +113,29 @@ func TestNativeListsTheRecursiveCall(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no cmp with 0x3 in FibRec's code\n%s", dump(l))
+	}
+}
+
+// TestNativeListsAnInlinedKernel: gc inlines FibIt into the catalogue's call of it; the
+// listing is that caller's code, its loop's back edge among the kernel's lines, and every
+// instruction carries its Go line.
+func TestNativeListsAnInlinedKernel(t *testing.T) {
+	k, _ := kernels.Lookup("fib_it")
+	ls, err := explainNative(context.Background(), request{engine: engine.Native, k: k, args: []int{40}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ls[0]
+	if l.Instructions < 5 || l.BackEdges < 1 {
+		t.Fatalf("%d instructions, %d back edges; want at least 5 and 1\n%s", l.Instructions, l.BackEdges, dump(l))
+	}
+	for _, ln := range l.Lines {
+		if ln.SourceLine <= 0 || ln.SourceFile == "" {
+			t.Errorf("%+v has no Go line", ln)
+		}
+		if ln.BackEdge && ln.SourceFile != "kernels/recursion.go" {
+			t.Errorf("the back edge %+v is not on FibIt's lines (kernels/recursion.go)", ln)
+		}
 	}
 }
 

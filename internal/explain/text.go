@@ -3,6 +3,7 @@ package explain
 import (
 	"fmt"
 	"io"
+	"path"
 	"strings"
 	"text/tabwriter"
 )
@@ -130,6 +131,9 @@ func (l *Listing) inWords(base *Listing) string {
 
 func textLine(l Listing, ln Line) string {
 	var marks []string
+	if ln.SourceLine > 0 {
+		marks = append(marks, fmt.Sprintf("%s:%d", path.Base(ln.SourceFile), ln.SourceLine))
+	}
 	if ln.LoopHead {
 		marks = append(marks, "loop head")
 	}
