@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/explain"
+	"github.com/wasmgap/wasmgap/internal/runner"
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
@@ -24,7 +26,8 @@ import (
 // `wasmgap explain --format json` prints for one engine: the code of the kernel's hot
 // function as that tier runs it after the warm-up (package explain). An explanation
 // starts runtimes and compilers for seconds, so it takes a place in the run queue, as a
-// run does, and runs in a worker process (runner.Explain) killed at its time limit. Its
+// run does, and runs in a worker process (runner.Explain) killed at its time limit, the
+// server's limit of a cell with the warm-up and the profile on top (not minutes). Its
 // answer is kept in front of the queue by (kernel, arguments, engine, profile, this
 // binary's build); a refusal (a tier that could not be explained, the time limit) for
 // explainRetry, then tried again.
@@ -148,7 +151,12 @@ func (s *Server) handleExplain(w http.ResponseWriter, r *http.Request) {
 	case ent.err != nil:
 		writeError(w, http.StatusInternalServerError, apiError{Error: withoutPaths(ent.err.Error())})
 	default:
-		writeJSON(w, http.StatusOK, withoutPathsIn(ent.rep))
+		b, err := json.Marshal(ent.rep)
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, apiError{Error: "encode the explanation: " + err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, json.RawMessage(withoutPaths(string(b))))
 	}
 }
 
@@ -170,7 +178,7 @@ func (s *Server) queuedExplain(ctx context.Context, k *kernels.Kernel, args []in
 		return nil, context.Cause(ctx)
 	}
 	defer t.release()
-	rep, err := s.explain(ctx, k, args, eng, opts, 0)
+	rep, err := s.explain(ctx, k, args, eng, opts, runner.ExplainTimeout(s.limit(), opts))
 	if err != nil && ctx.Err() != nil {
 		return nil, context.Cause(ctx)
 	}
@@ -246,37 +254,11 @@ var pathPrefixes = sync.OnceValue(func() [][2]string {
 	return out
 })
 
-// withoutPaths replaces the server's own directories in s by words: a visitor learns no
-// path of the server's files.
+// withoutPaths replaces the server's own directories in s (an error, an explanation as
+// JSON) by words: a visitor learns no path of the server's files.
 func withoutPaths(s string) string {
 	for _, p := range pathPrefixes() {
 		s = strings.ReplaceAll(s, p[0], p[1])
 	}
 	return s
-}
-
-// withoutPathsIn is rep with withoutPaths applied to every text an explanation carries
-// beside its instructions: where the code was read, notes, refusals.
-func withoutPathsIn(rep *explain.Report) *explain.Report {
-	out := *rep
-	out.Engines = slices.Clone(rep.Engines)
-	for i := range out.Engines {
-		e := &out.Engines[i]
-		e.Refused = withoutPaths(e.Refused)
-		e.Listings = slices.Clone(e.Listings)
-		for j := range e.Listings {
-			l := &e.Listings[j]
-			l.From, l.Function = withoutPaths(l.From), withoutPaths(l.Function)
-			l.Notes = slices.Clone(l.Notes)
-			for n := range l.Notes {
-				l.Notes[n] = withoutPaths(l.Notes[n])
-			}
-			if l.Profile != nil {
-				p := *l.Profile
-				p.Refused = withoutPaths(p.Refused)
-				l.Profile = &p
-			}
-		}
-	}
-	return &out
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,11 +30,11 @@ type wireExplain struct {
 	Timeout time.Duration   `json:"timeout_ns"`
 }
 
-// ExplainTimeout is the time limit of one engine's explanation: the cell's time limit (an
-// engine's start, its first call, a runtime's printed code), and the warm-up and the
-// profile the options ask for on top.
-func ExplainTimeout(opts explain.Options) time.Duration {
-	d := DefaultTimeout + max(opts.WarmupTime, 0)
+// ExplainTimeout is the time limit of one engine's explanation: a cell's time limit (an
+// engine's start, its first call, a runtime's printed code; DefaultTimeout when zero), and
+// the warm-up and the profile the options ask for on top.
+func ExplainTimeout(cell time.Duration, opts explain.Options) time.Duration {
+	d := cmp.Or(cell, DefaultTimeout) + max(opts.WarmupTime, 0)
 	if opts.Profile {
 		d += max(opts.ProfileTime, explain.DefaultProfileTime)
 	}
@@ -54,7 +55,7 @@ func Explain(ctx context.Context, k *kernels.Kernel, args []int, engine string, 
 		return nil, err
 	}
 	if timeout <= 0 {
-		timeout = ExplainTimeout(opts)
+		timeout = ExplainTimeout(0, opts)
 	}
 	input, err := json.Marshal(wireExplain{Kernel: k.Name, Args: args, Engine: engine, Options: opts, Timeout: timeout})
 	if err != nil {
