@@ -86,7 +86,7 @@ func startWorker(ctx context.Context, c workerCall) (workerEnd, error) {
 }
 
 // serveRole serves one job of the worker role and exits, when this process was started
-// as a worker of that role; otherwise it returns at once.
+// as a worker of that role (workerEnv); otherwise it returns at once.
 func serveRole(role string, serve func(in io.Reader, out io.Writer, exit func(int)) error) {
 	if os.Getenv(workerEnv) != role {
 		return
