@@ -93,6 +93,7 @@ func WriteSummary(w io.Writer, rep *Report) {
 		}
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "\nThe terms (back edge, tier, trace, OSR, jump table): docs/KERNELS.md § Glossary of explain's terms")
 }
 
 // inWords says what a listing is beside the baseline's: "machine code, 548 instructions
