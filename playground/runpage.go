@@ -144,12 +144,6 @@ func viewRun(run results.Run) runView {
 		t, c := engineTitle(e)
 		v.Engines = append(v.Engines, engineView{Name: e, Title: t, Color: c})
 	}
-	for _, b := range []string{engine.Native, "browser-wasm"} {
-		if slices.Contains(engines, b) {
-			v.Baseline = b
-			break
-		}
-	}
 	v.Title = fmt.Sprintf("Run %d: %s on %s", run.ID, strings.Join(labels, ", "), plural(len(engines), "engine"))
 	v.When = run.Created.Format("2006-01-02 15:04 UTC")
 	v.Who = map[string]string{results.SourceCLI: "wasmgap bench", results.SourceServer: "the playground's server", results.SourceBrowser: "a browser, shared from the playground"}[run.Source]
@@ -168,7 +162,13 @@ func viewRun(run results.Run) runView {
 		row := rowView{Label: l}
 		v.Bars = append(v.Bars, barView{Y: y, Label: l, Header: true})
 		y += 22
-		base, hasBase := cells[[2]string{l, v.Baseline}]
+		baseline := report.Baseline("", func(e string) bool {
+			c, ok := cells[[2]string{l, e}]
+			return ok && c.Failure == "" && c.Median > 0
+		})
+		if v.Baseline == "" {
+			v.Baseline = baseline
+		}
 		for _, e := range engines {
 			t, color := engineTitle(e)
 			r, ok := cells[[2]string{l, e}]
@@ -185,11 +185,13 @@ func viewRun(run results.Run) runView {
 			} else {
 				c.Median = report.FormatNs(r.Median)
 				c.Spread = report.Spread(r)
-				switch {
-				case e == v.Baseline:
+				if e == baseline {
 					c.Ratio = "×1"
-				case hasBase && base.Failure == "" && base.Median > 0:
-					c.Ratio = report.FormatRatio(r.Median / base.Median)
+				} else if x, ok := report.BaseRatio(r, cells[[2]string{l, baseline}]); ok && baseline != "" {
+					c.Ratio = report.FormatRatio(x.X)
+					if ci := report.FormatRatioInterval(x); ci != "" {
+						c.Ratio += " (" + ci + ")"
+					}
 				}
 				calls, noun := max(r.Calls, 1), "calls"
 				if calls == 1 {

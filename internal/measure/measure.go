@@ -153,8 +153,14 @@ type Result struct {
 	Min    float64 `json:"min_ns"`
 	Median float64 `json:"median_ns"`
 	Max    float64 `json:"max_ns"`
-	// CI is the 95% confidence interval of the median (see Summarize).
+	// CI is the 95% confidence interval of the median (see Summarize). With Executions,
+	// Median is their geometric mean and CI its interval over them (AcrossExecutions), and
+	// Samples, Min and Max are those of all executions together.
 	CI Interval `json:"ci"`
+	// Executions are the worker processes that measured the cell, one summary each, in
+	// the order they ran; absent for a cell measured in one process (a browser cell, a
+	// run stored before they were kept).
+	Executions []Execution `json:"executions,omitempty"`
 	// First is the very first call, timed alone before any warm-up: the engine's
 	// cold start, apart from the steady state of the samples.
 	First time.Duration `json:"first_ns,omitempty"`

@@ -6,16 +6,16 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wasmgap/wasmgap/internal/engine"
 	"github.com/wasmgap/wasmgap/internal/measure"
 )
 
 // csvHeader names the columns of a report's CSV: one row per cell, times in nanoseconds
-// per call; historical figures (--history) follow as rows of their own, source
+// per call, the ratio to the row's baseline (Baseline: native) with its 95% interval, the
+// executions (worker processes) the cell was measured in; historical figures (--history) follow as rows of their own, source
 // "historical".
 var csvHeader = []string{
 	"source", "kernel", "args", "engine", "median_ns", "ci_lo_ns", "ci_hi_ns", "min_ns", "max_ns",
-	"ratio_to_native", "runs", "warmup", "calls_per_sample", "busy", "failure", "note",
+	"ratio_to_native", "ratio_lo", "ratio_hi", "executions", "runs", "warmup", "calls_per_sample", "busy", "failure", "note",
 }
 
 // writeCSV writes the report as CSV (FormatCSV): the live cells in the table's order, then
@@ -36,9 +36,12 @@ func writeCSV(w io.Writer, r Report) error {
 			if !ok {
 				continue
 			}
-			ratio := ""
-			if base, ok := g.cells[[2]string{row, engine.Native}]; ok && !c.Failed() && !base.Failed() && base.Median > 0 {
-				ratio = strconv.FormatFloat(c.Median/base.Median, 'g', 4, 64)
+			var ratio, rlo, rhi string
+			if x, ok := g.ratio(row, eng); ok {
+				ratio = strconv.FormatFloat(x.X, 'g', 4, 64)
+				if x.Valid() {
+					rlo, rhi = strconv.FormatFloat(x.Lo, 'g', 4, 64), strconv.FormatFloat(x.Hi, 'g', 4, 64)
+				}
 			}
 			var lo, hi float64
 			if c.CI.Valid() {
@@ -46,7 +49,7 @@ func writeCSV(w io.Writer, r Report) error {
 			}
 			cw.Write([]string{
 				"live", c.Kernel, argsText(c.Args), c.Engine, ns(c.Median), ns(lo), ns(hi), ns(c.Min), ns(c.Max),
-				ratio, strconv.Itoa(c.Runs), strconv.Itoa(c.Warmup), strconv.Itoa(c.Calls), strconv.FormatBool(busy(c)), c.Failure, r.Method.Partial,
+				ratio, rlo, rhi, strconv.Itoa(len(c.ExecutionsOf())), strconv.Itoa(c.Runs), strconv.Itoa(c.Warmup), strconv.Itoa(c.Calls), strconv.FormatBool(busy(c)), c.Failure, r.Method.Partial,
 			})
 		}
 	}
@@ -56,7 +59,7 @@ func writeCSV(w io.Writer, r Report) error {
 			median = ns(f.Seconds * 1e9)
 		}
 		note := strings.TrimSpace(f.Hardware + "; " + f.Note)
-		cw.Write([]string{"historical", f.Kernel, argsText(f.Args), f.Label, median, "", "", "", "", "", "", "", "", "", f.Failure, strings.TrimSuffix(note, ";")})
+		cw.Write([]string{"historical", f.Kernel, argsText(f.Args), f.Label, median, "", "", "", "", "", "", "", "", "", "", "", "", f.Failure, strings.TrimSuffix(note, ";")})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/wasmgap/wasmgap/internal/engine"
 	"github.com/wasmgap/wasmgap/internal/measure"
 )
 
@@ -81,7 +80,7 @@ func writeLiveTable(d *doc, g grid) {
 		unit          string
 		size          float64
 		median, ratio []string // by row
-		spread        []string
+		spread, rci   []string // by row: the second line's interval and ratio interval
 		mw, rw        int
 	}
 	cols := make([]col, len(g.engines))
@@ -98,7 +97,7 @@ func writeLiveTable(d *doc, g grid) {
 		c.unit, c.size = columnUnit(medians)
 		for _, row := range g.rows {
 			r, ok := g.cells[[2]string{row, eng}]
-			var median, ratio, spread string
+			var median, ratio, ratioCI, spread string
 			switch {
 			case !ok:
 				median = g.absent(row, eng)
@@ -110,8 +109,8 @@ func writeLiveTable(d *doc, g grid) {
 				} else {
 					median = withUnit(r.Median)
 				}
-				if base, ok := g.cells[[2]string{row, engine.Native}]; ok && eng != engine.Native && !base.Failed() && base.Median > 0 {
-					ratio = FormatRatio(r.Median / base.Median)
+				if x, ok := g.ratio(row, eng); ok {
+					ratio, ratioCI = FormatRatio(x.X), FormatRatioInterval(x)
 				}
 				spread = cellSpread(r, g.runs)
 				if r.CI.Valid() {
@@ -121,7 +120,7 @@ func writeLiveTable(d *doc, g grid) {
 					busy = append(busy, row+" on "+eng)
 				}
 			}
-			c.median, c.ratio, c.spread = append(c.median, median), append(c.ratio, ratio), append(c.spread, spread)
+			c.median, c.ratio, c.spread, c.rci = append(c.median, median), append(c.ratio, ratio), append(c.spread, spread), append(c.rci, ratioCI)
 		}
 	}
 	// Without any interval (every cell under 6 runs) the second lines would only repeat
@@ -133,7 +132,7 @@ func writeLiveTable(d *doc, g grid) {
 				c.spread[i] = strings.TrimSpace(strings.TrimPrefix(c.spread[i], "±?"))
 			}
 			c.mw = max(c.mw, utf8.RuneCountInString(c.median[i]), utf8.RuneCountInString(c.spread[i]))
-			c.rw = max(c.rw, utf8.RuneCountInString(c.ratio[i]))
+			c.rw = max(c.rw, utf8.RuneCountInString(c.ratio[i]), utf8.RuneCountInString(c.rci[i]))
 		}
 	}
 	header := []string{"kernel"}
@@ -156,8 +155,8 @@ func writeLiveTable(d *doc, g grid) {
 		hasSecond := false
 		for _, c := range cols {
 			line = append(line, cell(c, c.median[i], c.ratio[i]))
-			second = append(second, cell(c, c.spread[i], ""))
-			hasSecond = hasSecond || c.spread[i] != ""
+			second = append(second, cell(c, c.spread[i], c.rci[i]))
+			hasSecond = hasSecond || c.spread[i] != "" || c.rci[i] != ""
 		}
 		rows = append(rows, line)
 		if hasSecond {
@@ -168,7 +167,7 @@ func writeLiveTable(d *doc, g grid) {
 
 	legend := "each cell: the median time per call, then ×: its ratio to native's in this run"
 	if anyInterval {
-		legend += "; under it, ±: the half-width of the median's 95% confidence interval (±? under 6 runs), \"wide\" past ±5%"
+		legend += "; under it, ±: the half-width of the median's 95% confidence interval (±? under 6 runs), \"wide\" past ±5%, and ×'s 95% interval where both cells ran in 2 processes or more"
 	} else {
 		legend += "; no interval: each cell had under 6 runs (--runs 6 or more gives one)"
 	}

@@ -155,7 +155,7 @@ func (g grid) absent(row, eng string) string {
 }
 
 // cell renders one live cell: the median per call with its interval's half-width, its ratio
-// to native from the same report, its k, and the flags of a cell to read with care.
+// to the row's baseline (native) from the same report with its interval, its k, and the flags of a cell to read with care.
 func (g grid) cell(row, eng string) string {
 	r, ok := g.cells[[2]string{row, eng}]
 	if !ok {
@@ -165,8 +165,11 @@ func (g grid) cell(row, eng string) string {
 		return r.Failure
 	}
 	s := FormatNs(r.Median) + " " + Spread(r)
-	if base, ok := g.cells[[2]string{row, engine.Native}]; ok && eng != engine.Native && !base.Failed() && base.Median > 0 {
-		s += " " + FormatRatio(r.Median/base.Median)
+	if x, ok := g.ratio(row, eng); ok {
+		s += " " + FormatRatio(x.X)
+		if ci := FormatRatioInterval(x); ci != "" {
+			s += " (" + ci + ")"
+		}
 	}
 	if r.Calls > 1 {
 		s += " k=" + strconv.Itoa(r.Calls)

@@ -24,6 +24,13 @@ export function ratio(r: number): string {
   return `×${r.toFixed(2)}`;
 }
 
+/** ratioInterval is a ratio's 95% interval as report.FormatRatioInterval writes it:
+ * "2.90–3.20", each end as ratio writes it without its ×; "" for a ratio without one. */
+export function ratioInterval(r: { lo: number; hi: number; level: number }): string {
+  if (!(r.level > 0)) return "";
+  return `${ratio(r.lo).replace(/^×/, "")}–${ratio(r.hi).replace(/^×/, "")}`;
+}
+
 /** A kernel call as the articles write it: "fib_rec(40)". */
 export function label(kernel: string, args: number[]): string {
   return `${kernel}(${args.join(", ")})`;

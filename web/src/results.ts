@@ -5,6 +5,7 @@ import type { CellState } from "./cells";
 import { runs } from "./engines";
 import { label } from "./format";
 import { DEFAULT_WARMUP_MS } from "./harness";
+import { baseline, baseRatio, type Ratio } from "./stats";
 import type { CellResult, Kernel } from "./types";
 
 export interface Row {
@@ -68,21 +69,25 @@ export class Grid {
     return s.kind === "done" && !s.result.failure ? s.result : undefined;
   }
 
-  /** baseline names the engine ratios are taken against in a row: the chosen base when it
-   * has a time, else native, else browser-wasm, else none. */
+  /** baseline names the engine ratios are taken against in a row (stats.baseline, the
+   * CLI's rule): the chosen base when it has a time, else native, else browser-wasm. */
   baseline(row: number): string | undefined {
-    for (const e of [this.base, "native", "browser-wasm"]) if (this.engines.includes(e) && this.result(row, e)) return e;
-    return undefined;
+    return baseline(this.base, (e) => this.engines.includes(e) && !!this.result(row, e));
   }
 
-  /** ratio is a cell's median over its row's baseline's, or undefined. */
-  ratio(row: number, engine: string): number | undefined {
+  /** ratioWithInterval is a cell's time over its row's baseline's with its interval from
+   * both cells' executions (stats.baseRatio), or undefined. */
+  ratioWithInterval(row: number, engine: string): Ratio | undefined {
     const base = this.baseline(row);
-    if (!base || base === engine) return undefined;
-    const b = this.result(row, base);
+    const b = base ? this.result(row, base) : undefined;
     const c = this.result(row, engine);
-    if (!b || !c || b.median_ns <= 0 || belowResolution(b) || belowResolution(c)) return undefined;
-    return c.median_ns / b.median_ns;
+    if (!b || !c || belowResolution(b) || belowResolution(c)) return undefined;
+    return baseRatio(c, b);
+  }
+
+  /** ratio is a cell's time over its row's baseline's (ratioWithInterval's x), or undefined. */
+  ratio(row: number, engine: string): number | undefined {
+    return this.ratioWithInterval(row, engine)?.x;
   }
 
   /** hasOutcome reports whether a cell holds a measurement or a failure. */

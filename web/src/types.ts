@@ -2,7 +2,9 @@
 // by the page and its workers.
 
 import type { EngineInfo } from "./engines";
-import type { Interval } from "./stats";
+import type { Execution, Interval } from "./stats";
+
+export type { Execution };
 
 /** One integer parameter of a kernel, with its default and allowed range. */
 export interface Param {
@@ -115,8 +117,12 @@ export interface CellResult {
   min_ns: number;
   median_ns: number;
   max_ns: number;
-  /** The median's 95% confidence interval (absent under 6 samples). */
+  /** The median's 95% confidence interval (absent under 6 samples). With executions, the
+   * median is their geometric mean and ci its interval over them (stats.acrossExecutions). */
   ci?: Interval;
+  /** The worker processes that measured the cell, in the order they ran (absent: one
+   * process, as a browser cell or an older stored run; stats.executionsOf). */
+  executions?: Execution[];
   /** The very first call, alone, before any warm-up (V8's baseline tier; the engine's cold start). */
   first_ns?: number;
   /** Server engines: what else the machine did during the samples. */
@@ -157,6 +163,7 @@ export interface ServerResult {
   median_ns: number;
   max_ns: number;
   ci?: Interval;
+  executions?: Execution[];
   first_ns?: number;
   noise?: Noise;
   setup: Setup;
