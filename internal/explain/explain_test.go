@@ -413,3 +413,42 @@ func TestPythonBytecodeAndOpsPerCall(t *testing.T) {
 			l.Kind, l.RecursiveCalls, l.OpsPerCall, l.Instructions, dump(l))
 	}
 }
+
+// uncovered lists the engines of order with neither an explainer nor a stated reason for
+// having none, or with both, and the names of explainers and unexplained that order
+// lacks (the forms aside): what a test holds at none.
+func uncovered(order []engine.Grouping) []string {
+	var problems []string
+	listed := map[string]bool{Source: true, Wasm: true}
+	for _, g := range order {
+		for _, n := range g.Engines {
+			listed[n] = true
+			_, has := explainers[n]
+			_, why := unexplained[n]
+			switch {
+			case has && why:
+				problems = append(problems, n+" has an explainer and a reason for none: keep one")
+			case !has && !why:
+				problems = append(problems, n+" has no explainer and no reason for none: add it to explainers, or say why in unexplained (internal/explain/explain.go)")
+			}
+		}
+	}
+	for _, m := range []map[string]string{names(explainers), unexplained} {
+		for n := range m {
+			if !listed[n] {
+				problems = append(problems, n+" is no engine of engine.Order")
+			}
+		}
+	}
+	slices.Sort(problems)
+	return problems
+}
+
+// names is explainers' keys as a set.
+func names(m map[string]explainer) map[string]string {
+	out := make(map[string]string, len(m))
+	for n := range m {
+		out[n] = n
+	}
+	return out
+}
