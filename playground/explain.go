@@ -9,10 +9,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -77,56 +77,9 @@ var binaryVersion = sync.OnceValue(func() string {
 })
 
 func (s *Server) handleExplain(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	for name, vs := range q {
-		if len(vs) != 1 {
-			writeError(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("%s is given %d times: give it once", name, len(vs)), Field: name})
-			return
-		}
-	}
-	k, err := kernels.Lookup(q.Get("kernel"))
-	if err != nil {
-		writeError(w, http.StatusBadRequest, apiError{Error: err.Error(), Field: "kernel"})
-		return
-	}
-	eng := q.Get("engine")
-	if err := explain.CheckEngines([]string{eng}); err != nil {
-		writeError(w, http.StatusBadRequest, apiError{Error: err.Error(), Field: "engine"})
-		return
-	}
-	if eng != explain.Source && eng != explain.Wasm && !slices.Contains(s.engines, eng) {
-		writeError(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("engine %s is not offered by this server: it offers %s", eng, strings.Join(s.engines, ", ")), Field: "engine"})
-		return
-	}
-	opts := explain.Options{}
-	switch q.Get("profile") {
-	case "", "0", "false":
-	case "1", "true":
-		opts.Profile = true
-	default:
-		writeError(w, http.StatusBadRequest, apiError{Error: "profile must be 1 or 0", Field: "profile"})
-		return
-	}
-	named := map[string]int{}
-	for name, vs := range q {
-		if name == "kernel" || name == "engine" || name == "profile" {
-			continue
-		}
-		v, err := strconv.Atoi(vs[0])
-		if err != nil {
-			writeError(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("%s=%q: want an integer", name, vs[0]), Field: "args." + name})
-			return
-		}
-		named[name] = v
-	}
-	args, err := k.Args(named)
-	if err != nil {
-		field := "args"
-		var ae *kernels.ArgError
-		if errors.As(err, &ae) {
-			field = "args." + ae.Param
-		}
-		writeError(w, http.StatusBadRequest, apiError{Error: err.Error(), Field: field})
+	k, args, eng, opts, aerr := s.explainRequest(r.URL.Query())
+	if aerr != nil {
+		writeError(w, http.StatusBadRequest, *aerr)
 		return
 	}
 	key := fmt.Sprintf("%s %v %s %v %s", k.Name, args, eng, opts.Profile, binaryVersion())
@@ -158,6 +111,56 @@ func (s *Server) handleExplain(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, http.StatusOK, json.RawMessage(withoutPaths(string(b))))
 	}
+}
+
+// explainRequest checks GET /api/explain's query: each parameter once, a kernel, an
+// engine explain knows and this server offers, profile, and the kernel's arguments.
+func (s *Server) explainRequest(q url.Values) (*kernels.Kernel, []int, string, explain.Options, *apiError) {
+	var opts explain.Options
+	bad := func(field string, err error) (*kernels.Kernel, []int, string, explain.Options, *apiError) {
+		return nil, nil, "", opts, &apiError{Error: err.Error(), Field: field}
+	}
+	text := map[string]string{}
+	for name, vs := range q {
+		if len(vs) != 1 {
+			return bad(name, fmt.Errorf("%s is given %d times: give it once", name, len(vs)))
+		}
+		if name != "kernel" && name != "engine" && name != "profile" {
+			text[name] = vs[0]
+		}
+	}
+	k, err := kernels.Lookup(q.Get("kernel"))
+	if err != nil {
+		return bad("kernel", err)
+	}
+	eng := q.Get("engine")
+	if err := explain.CheckEngines([]string{eng}); err != nil {
+		return bad("engine", err)
+	}
+	if eng != explain.Source && eng != explain.Wasm && !slices.Contains(s.engines, eng) {
+		return bad("engine", fmt.Errorf("engine %s is not offered by this server: it offers %s", eng, strings.Join(s.engines, ", ")))
+	}
+	switch q.Get("profile") {
+	case "", "0", "false":
+	case "1", "true":
+		opts.Profile = true
+	default:
+		return bad("profile", errors.New("profile must be 1 or 0"))
+	}
+	named, err := runner.ParseArgs(text)
+	if err != nil {
+		return nil, nil, "", opts, fieldAPIError(err)
+	}
+	args, err := k.Args(named)
+	if err != nil {
+		field := "args"
+		var ae *kernels.ArgError
+		if errors.As(err, &ae) {
+			field = "args." + ae.Param
+		}
+		return bad(field, err)
+	}
+	return k, args, eng, opts, nil
 }
 
 // queuedExplain waits for a place in the run queue, as a run does, and explains the engine

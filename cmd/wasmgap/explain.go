@@ -91,8 +91,8 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	rep := &explain.Report{Kernel: k.Name, Args: kargs, Label: k.Label(kargs), Arch: runtime.GOARCH}
-	fmt.Fprintf(stderr, "explaining %s on %s, one worker each (a JIT runs the kernel for its warm-up, %v, before its code is read)\n",
-		rep.Label, strings.Join(names, ", "), max(opts.WarmupTime, 0))
+	fmt.Fprintf(stderr, "explaining %s on %s, one worker each, at most %v each (a JIT runs the kernel for its warm-up, %v, before its code is read)\n",
+		rep.Label, strings.Join(names, ", "), runner.ExplainTimeout(0, opts), max(opts.WarmupTime, 0))
 	if *format == "text" {
 		explain.WriteHeader(stdout, rep)
 	}
