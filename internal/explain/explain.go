@@ -269,7 +269,7 @@ var ErrUnknownEngine = errors.New("unknown engine")
 func CheckEngines(names []string) error {
 	for _, n := range names {
 		if why, ok := unexplained[n]; ok {
-			return fmt.Errorf("%w %q: %s", ErrUnknownEngine, n, why)
+			return fmt.Errorf("explain cannot show %s's code: %s", n, why)
 		}
 		if _, ok := explainers[n]; !ok {
 			return fmt.Errorf("%w %q: explain knows %s", ErrUnknownEngine, n, strings.Join(Engines(), ", "))

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/explain"
+	"github.com/wasmgap/wasmgap/internal/measure"
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
@@ -34,7 +36,7 @@ type wireExplain struct {
 // engine's start, its first call, a runtime's printed code; DefaultTimeout when zero), and
 // the warm-up and the profile the options ask for on top.
 func ExplainTimeout(cell time.Duration, opts explain.Options) time.Duration {
-	d := cmp.Or(cell, DefaultTimeout) + max(opts.WarmupTime, 0)
+	d := cmp.Or(cell, DefaultTimeout) + measure.Options{Warmup: 1, WarmupTime: opts.WarmupTime}.WarmupTarget()
 	if opts.Profile {
 		d += max(opts.ProfileTime, explain.DefaultProfileTime)
 	}
@@ -82,7 +84,7 @@ func Explain(ctx context.Context, k *kernels.Kernel, args []int, engine string, 
 	default:
 		err = errors.New(crashReason(end.stderr, end.waitErr))
 	}
-	return &explain.Report{Kernel: k.Name, Args: args, Label: k.Label(args), Engines: []explain.Explanation{
+	return &explain.Report{Kernel: k.Name, Args: args, Label: k.Label(args), Arch: runtime.GOARCH, Engines: []explain.Explanation{
 		{Engine: engine, Refused: fmt.Sprintf("explaining %s: %v", engine, err), Took: time.Since(start)},
 	}}, nil
 }
