@@ -122,7 +122,7 @@ func (l *Listing) inWords(base *Listing) string {
 		parts = append(parts, plural(n, "other call"))
 	}
 	if l.BackEdges > 0 {
-		parts = append(parts, plural(l.BackEdges, "loop back edge"))
+		parts = append(parts, plural(l.BackEdges, "back edge"))
 	}
 	if l.OpsPerCall > 0 {
 		parts = append(parts, fmt.Sprintf("%.1f dispatches a call", l.OpsPerCall))
