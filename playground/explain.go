@@ -4,64 +4,57 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/explain"
+	"github.com/wasmgap/wasmgap/internal/runner"
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
 // GET /api/explain?kernel=K&engine=E[&<param>=<value>…][&profile=1] answers what
 // `wasmgap explain --format json` prints for one engine: the code of the kernel's hot
 // function as that tier runs it after the warm-up (package explain). An explanation
-// starts runtimes and compilers for seconds, so it runs in a child process (this binary)
-// killed at explainTimeout, one at a time, and its answer is kept by (kernel, arguments,
-// engine, profile, this binary's build).
+// starts runtimes and compilers for seconds, so it takes a place in the run queue, as a
+// run does, and runs in a worker process (runner.Explain) killed at its time limit, the
+// server's limit of a cell with the warm-up and the profile on top (not minutes). Its
+// answer is kept in front of the queue by (kernel, arguments, engine, profile, this
+// binary's build); a refusal (a tier that could not be explained, the time limit) for
+// explainRetry, then tried again.
 
 const (
-	// explainTimeout bounds one explanation (a JIT's warm-up, its printed code, a profile).
-	explainTimeout = 3 * time.Minute
-	// explainWaiting bounds the explanations that wait for the one running; more are 503.
-	explainWaiting = 4
 	// explainCached bounds the answers kept.
 	explainCached = 256
+	// explainRetry is how long a refusal is kept before a request tries again.
+	explainRetry = 5 * time.Minute
 )
 
-// explainHandler serves GET /api/explain.
-type explainHandler struct {
-	run  func(ctx context.Context, k *kernels.Kernel, args []int, engine string, profile bool) (*explain.Report, error)
-	slot chan struct{} // one explanation at a time
-	wait chan struct{} // the waiting room
+// explainFunc explains one engine (runner.Explain).
+type explainFunc func(ctx context.Context, k *kernels.Kernel, args []int, engine string, opts explain.Options, timeout time.Duration) (*explain.Report, error)
 
-	mu     sync.Mutex
-	cache  map[string]*explainEntry
-	oldest []string // keys in the order they were added, for eviction
+// explainCache holds the explanations made and under way.
+type explainCache struct {
+	mu      sync.Mutex
+	entries map[string]*explainEntry
+	oldest  []string // keys in the order they were added, for eviction
 }
 
 // explainEntry is one explanation, done or under way (its waiters share it).
 type explainEntry struct {
 	done chan struct{}
 	rep  *explain.Report
-	err  error
-}
-
-func newExplainHandler() *explainHandler {
-	return &explainHandler{
-		run: func(ctx context.Context, k *kernels.Kernel, args []int, engine string, profile bool) (*explain.Report, error) {
-			return explain.InChild(ctx, k, args, []string{engine}, explain.Options{Profile: profile}, explainTimeout)
-		},
-		slot:  make(chan struct{}, 1),
-		wait:  make(chan struct{}, explainWaiting),
-		cache: map[string]*explainEntry{},
-	}
+	err  error // the queue's or the request's: never kept
+	at   time.Time
 }
 
 // binaryVersion names this build: an explanation's code is this binary's, kernels.wasm
@@ -83,38 +76,78 @@ var binaryVersion = sync.OnceValue(func() string {
 	return hex.EncodeToString(h.Sum(nil)[:8])
 })
 
-func (h *explainHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
+func (s *Server) handleExplain(w http.ResponseWriter, r *http.Request) {
+	k, args, eng, opts, aerr := s.explainRequest(r.URL.Query())
+	if aerr != nil {
+		writeError(w, http.StatusBadRequest, *aerr)
+		return
+	}
+	key := fmt.Sprintf("%s %v %s %v %s", k.Name, args, eng, opts.Profile, binaryVersion())
+
+	ent, fresh := s.explains.entry(key)
+	if fresh {
+		ent.rep, ent.err = s.queuedExplain(r.Context(), clientOf(r), k, args, eng, opts)
+		s.explains.finish(key, ent)
+		w.Header().Set("X-Explain-Cache", "miss")
+	} else {
+		select {
+		case <-ent.done:
+			w.Header().Set("X-Explain-Cache", "hit")
+		case <-r.Context().Done():
+			return
+		}
+	}
+	switch {
+	case errors.As(ent.err, new(*queueFullError)), errors.Is(ent.err, errShuttingDown):
+		w.Header().Set("Retry-After", "10")
+		writeError(w, http.StatusServiceUnavailable, apiError{Error: ent.err.Error()})
+	case ent.err != nil:
+		writeError(w, http.StatusInternalServerError, apiError{Error: withoutPaths(ent.err.Error())})
+	default:
+		b, err := json.Marshal(ent.rep)
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, apiError{Error: "encode the explanation: " + err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, json.RawMessage(withoutPaths(string(b))))
+	}
+}
+
+// explainRequest checks GET /api/explain's query: each parameter once, a kernel, an
+// engine explain knows and this server offers, profile, and the kernel's arguments.
+func (s *Server) explainRequest(q url.Values) (*kernels.Kernel, []int, string, explain.Options, *apiError) {
+	var opts explain.Options
+	bad := func(field string, err error) (*kernels.Kernel, []int, string, explain.Options, *apiError) {
+		return nil, nil, "", opts, &apiError{Error: err.Error(), Field: field}
+	}
+	text := map[string]string{}
+	// A repeated parameter was refused before this handler (Server.ServeHTTP).
+	for name, vs := range q {
+		if name != "kernel" && name != "engine" && name != "profile" {
+			text[name] = vs[0]
+		}
+	}
 	k, err := kernels.Lookup(q.Get("kernel"))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, apiError{Error: err.Error(), Field: "kernel"})
-		return
+		return bad("kernel", err)
 	}
 	eng := q.Get("engine")
 	if err := explain.CheckEngines([]string{eng}); err != nil {
-		writeError(w, http.StatusBadRequest, apiError{Error: err.Error(), Field: "engine"})
-		return
+		return bad("engine", err)
 	}
-	profile := false
+	if eng != explain.Source && eng != explain.Wasm && !slices.Contains(s.engines, eng) {
+		return bad("engine", fmt.Errorf("engine %s is not offered by this server: it offers %s", eng, strings.Join(s.engines, ", ")))
+	}
 	switch q.Get("profile") {
 	case "", "0", "false":
 	case "1", "true":
-		profile = true
+		opts.Profile = true
 	default:
-		writeError(w, http.StatusBadRequest, apiError{Error: "profile must be 1 or 0", Field: "profile"})
-		return
+		return bad("profile", errors.New("profile must be 1 or 0"))
 	}
-	named := map[string]int{}
-	for name, vs := range q {
-		if name == "kernel" || name == "engine" || name == "profile" {
-			continue
-		}
-		v, err := strconv.Atoi(vs[0])
-		if err != nil || len(vs) != 1 {
-			writeError(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("%s=%q: want one integer", name, strings.Join(vs, ",")), Field: "args." + name})
-			return
-		}
-		named[name] = v
+	named, err := runner.ParseArgs(text)
+	if err != nil {
+		return nil, nil, "", opts, fieldAPIError(err)
 	}
 	args, err := k.Args(named)
 	if err != nil {
@@ -123,82 +156,110 @@ func (h *explainHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if errors.As(err, &ae) {
 			field = "args." + ae.Param
 		}
-		writeError(w, http.StatusBadRequest, apiError{Error: err.Error(), Field: field})
-		return
+		return bad(field, err)
 	}
-	key := fmt.Sprintf("%s %v %s %v %s", k.Name, args, eng, profile, binaryVersion())
-
-	h.mu.Lock()
-	ent, ok := h.cache[key]
-	if !ok {
-		ent = &explainEntry{done: make(chan struct{})}
-		h.cache[key] = ent
-		h.oldest = append(h.oldest, key)
-		if len(h.oldest) > explainCached {
-			delete(h.cache, h.oldest[0])
-			h.oldest = slices.Delete(h.oldest, 0, 1)
-		}
-	}
-	h.mu.Unlock()
-	if ok {
-		select {
-		case <-ent.done:
-			w.Header().Set("X-Explain-Cache", "hit")
-		case <-r.Context().Done():
-			return
-		}
-	} else {
-		h.explain(r.Context(), key, ent, k, args, eng, profile)
-		w.Header().Set("X-Explain-Cache", "miss")
-	}
-	if ent.err != nil {
-		status := http.StatusInternalServerError
-		switch {
-		case errors.Is(ent.err, errExplainBusy):
-			status = http.StatusServiceUnavailable
-			w.Header().Set("Retry-After", "30")
-		case errors.Is(ent.err, explain.ErrTimeout):
-			status = http.StatusGatewayTimeout
-		}
-		writeError(w, status, apiError{Error: ent.err.Error()})
-		return
-	}
-	writeJSON(w, http.StatusOK, ent.rep)
+	return k, args, eng, opts, nil
 }
 
-var errExplainBusy = fmt.Errorf("explanations are busy: %d wait for the one running; try again later", explainWaiting)
-
-// explain makes ent's explanation: in the waiting room, then alone. A failure is not
-// kept: the next request tries again.
-func (h *explainHandler) explain(ctx context.Context, key string, ent *explainEntry, k *kernels.Kernel, args []int, eng string, profile bool) {
-	defer close(ent.done)
-	fail := func(err error) {
-		ent.err = err
-		h.mu.Lock()
-		if h.cache[key] == ent {
-			delete(h.cache, key)
-			h.oldest = slices.DeleteFunc(h.oldest, func(s string) bool { return s == key })
-		}
-		h.mu.Unlock()
+// queuedExplain waits for a place in the run queue, as a run does (client's share), and explains the engine
+// in a worker there.
+func (s *Server) queuedExplain(ctx context.Context, client string, k *kernels.Kernel, args []int, eng string, opts explain.Options) (*explain.Report, error) {
+	if !s.enter() {
+		return nil, errShuttingDown
 	}
-	select {
-	case h.wait <- struct{}{}:
-		defer func() { <-h.wait }()
-	default:
-		fail(errExplainBusy)
-		return
-	}
-	select {
-	case h.slot <- struct{}{}:
-		defer func() { <-h.slot }()
-	case <-ctx.Done():
-		fail(context.Cause(ctx))
-		return
-	}
-	rep, err := h.run(ctx, k, args, eng, profile)
+	defer s.active.Done()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer context.AfterFunc(s.closing, func() { cancel(errShuttingDown) })()
+	t, err := s.queue.enter(client, measured)
 	if err != nil {
-		fail(err)
-		return
+		return nil, err
 	}
-	ent.rep = rep
+	if err := t.wait(ctx, func(int) {}); err != nil {
+		return nil, context.Cause(ctx)
+	}
+	defer t.release()
+	rep, err := s.explain(ctx, k, args, eng, opts, runner.ExplainTimeout(s.limit(), opts))
+	if err != nil && ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	return rep, err
+}
+
+// entry returns the key's explanation, done or under way, or a new one to make (fresh),
+// which the caller makes and finishes. A refusal kept longer than explainRetry is made
+// afresh.
+func (c *explainCache) entry(key string) (ent *explainEntry, fresh bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil {
+		c.entries = map[string]*explainEntry{}
+	}
+	if ent, ok := c.entries[key]; ok && !ent.stale() {
+		return ent, false
+	}
+	ent = &explainEntry{done: make(chan struct{})}
+	if _, ok := c.entries[key]; !ok {
+		c.oldest = append(c.oldest, key)
+	}
+	c.entries[key] = ent
+	if len(c.oldest) > explainCached {
+		delete(c.entries, c.oldest[0])
+		c.oldest = slices.Delete(c.oldest, 0, 1)
+	}
+	return ent, true
+}
+
+// finish marks ent done; an error (the queue's, the request's) is not kept.
+func (c *explainCache) finish(key string, ent *explainEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ent.at = time.Now()
+	if ent.err != nil && c.entries[key] == ent {
+		delete(c.entries, key)
+		c.oldest = slices.DeleteFunc(c.oldest, func(s string) bool { return s == key })
+	}
+	close(ent.done)
+}
+
+// stale says a finished refusal was kept longer than explainRetry (c.mu held).
+func (e *explainEntry) stale() bool {
+	select {
+	case <-e.done:
+	default:
+		return false
+	}
+	refused := e.rep == nil || len(e.rep.Engines) == 0 || e.rep.Engines[0].Refused != ""
+	return refused && time.Since(e.at) > explainRetry
+}
+
+// pathPrefixes are the directories whose names an answer never shows (this binary's, the
+// caches', the temporary files', the home directory), longest first, each with the word
+// that stands for it.
+var pathPrefixes = sync.OnceValue(func() [][2]string {
+	var out [][2]string
+	add := func(dir, word string) {
+		if dir != "" && dir != "/" {
+			out = append(out, [2]string{filepath.Clean(dir) + "/", word + "/"})
+		}
+	}
+	if exe, err := os.Executable(); err == nil {
+		add(filepath.Dir(exe), "<bin>")
+	}
+	cache, _ := os.UserCacheDir()
+	add(cache, "<cache>")
+	add(os.TempDir(), "<tmp>")
+	home, _ := os.UserHomeDir()
+	add(home, "~")
+	slices.SortFunc(out, func(a, b [2]string) int { return len(b[0]) - len(a[0]) })
+	return out
+})
+
+// withoutPaths replaces the server's own directories in s (an error, an explanation as
+// JSON) by words: a visitor learns no path of the server's files.
+func withoutPaths(s string) string {
+	for _, p := range pathPrefixes() {
+		s = strings.ReplaceAll(s, p[0], p[1])
+	}
+	return s
 }

@@ -4,25 +4,35 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/wasmgap/wasmgap/internal/explain"
+	"github.com/wasmgap/wasmgap/internal/measure"
+	"github.com/wasmgap/wasmgap/internal/runner"
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
 func TestExplainAPIErrors(t *testing.T) {
-	ts := fakeServer(t, Options{}, nil)
-	for _, tt := range []struct{ query, field string }{
-		{"kernel=nope&engine=source", "kernel"},
-		{"kernel=fib_rec&engine=nope", "engine"},
-		{"kernel=fib_rec&engine=source&n=x", "args.n"},
-		{"kernel=fib_rec&engine=source&n=200", "args.n"},
-		{"kernel=fib_rec&engine=source&m=2", "args.m"},
-		{"kernel=fib_rec&engine=source&profile=maybe", "profile"},
+	ts := fakeServer(t, Options{Engines: []string{"native"}}, nil)
+	for _, tt := range []struct{ query, field, says string }{
+		{"kernel=nope&engine=source", "kernel", ""},
+		{"kernel=fib_rec&engine=nope", "engine", ""},
+		{"kernel=fib_rec&engine=java", "engine", "not offered by this server: it offers native"},
+		{"kernel=fib_rec&engine=wasmtime", "engine", "Cranelift"},
+		{"kernel=fib_rec&engine=source&n=x", "args.n", ""},
+		{"kernel=fib_rec&engine=source&n=200", "args.n", ""},
+		{"kernel=fib_rec&engine=source&m=2", "args.m", ""},
+		{"kernel=fib_rec&engine=source&profile=maybe", "profile", ""},
+		{"kernel=fib_rec&kernel=fib_it&engine=source", "kernel", "more than once"},
+		{"kernel=fib_rec&engine=source&profile=1&profile=0", "profile", "more than once"},
 	} {
 		resp, err := http.Get(ts.URL + "/api/explain?" + tt.query)
 		if err != nil {
@@ -31,15 +41,15 @@ func TestExplainAPIErrors(t *testing.T) {
 		var e apiError
 		_ = json.NewDecoder(resp.Body).Decode(&e)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusBadRequest || e.Field != tt.field {
-			t.Errorf("%s: %d %+v, want 400 naming %s", tt.query, resp.StatusCode, e, tt.field)
+		if resp.StatusCode != http.StatusBadRequest || e.Field != tt.field || !strings.Contains(e.Error, tt.says) {
+			t.Errorf("%s: %d %+v, want 400 naming %s, saying %q", tt.query, resp.StatusCode, e, tt.field, tt.says)
 		}
 	}
 }
 
-// TestExplainAPIInChild explains the Go source in a child process (this test binary,
+// TestExplainAPIInAWorker explains the Go source in a worker process (this test binary,
 // through TestMain) and answers the second request from the cache.
-func TestExplainAPIInChild(t *testing.T) {
+func TestExplainAPIInAWorker(t *testing.T) {
 	ts := fakeServer(t, Options{}, nil)
 	for i, want := range []string{"miss", "hit"} {
 		resp, err := http.Get(ts.URL + "/api/explain?kernel=fib_rec&engine=source&n=20")
@@ -61,34 +71,126 @@ func TestExplainAPIInChild(t *testing.T) {
 	}
 }
 
-func TestExplainAPIBusyAndFailures(t *testing.T) {
-	h := newExplainHandler()
-	var calls atomic.Int32
-	h.run = func(ctx context.Context, k *kernels.Kernel, args []int, engine string, profile bool) (*explain.Report, error) {
-		if calls.Add(1) == 1 {
-			return nil, errors.New("first fails")
+// explainServer is a server whose explanations explain makes.
+func explainServer(t *testing.T, opts Options, run runFunc, explain explainFunc) (*Server, *httptest.Server) {
+	t.Helper()
+	s := New(opts)
+	if run != nil {
+		s.run = run
+	}
+	s.explain = explain
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	return s, ts
+}
+
+func getExplain(t *testing.T, url, query string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url + "/api/explain?" + query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// waitFor polls cond until it holds (the test's own deadline bounds it).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		if t.Context().Err() != nil {
+			t.Fatalf("never: %s", what)
 		}
-		return &explain.Report{Kernel: k.Name}, nil
+		time.Sleep(5 * time.Millisecond)
 	}
-	get := func() (int, string) {
-		rec := httptest.NewRecorder()
-		req := httptest.NewRequest("GET", "/api/explain?kernel=fib_it&engine=native", nil)
-		h.ServeHTTP(rec, req)
-		return rec.Code, rec.Body.String()
+}
+
+// TestExplainWaitsBehindARun: with one slot, a run in flight holds it and an explanation
+// waits in the run queue until the run is done.
+func TestExplainWaitsBehindARun(t *testing.T) {
+	release := make(chan struct{})
+	run := func(ctx context.Context, job runner.Job, opts runner.Options) (measure.Result, error) {
+		<-release
+		return instantRun(ctx, job, opts)
 	}
-	if code, body := get(); code != http.StatusInternalServerError || !strings.Contains(body, "first fails") {
-		t.Errorf("a failed explanation: %d %s", code, body)
+	var explained atomic.Int32
+	fake := func(ctx context.Context, k *kernels.Kernel, args []int, eng string, _ explain.Options, _ time.Duration) (*explain.Report, error) {
+		explained.Add(1)
+		return &explain.Report{Kernel: k.Name, Engines: []explain.Explanation{{Engine: eng}}}, nil
 	}
-	if code, _ := get(); code != http.StatusOK {
-		t.Errorf("a failure is not kept: the retry answered %d", code)
+	s, ts := explainServer(t, Options{MaxConcurrent: 1}, run, fake)
+	runDone := make(chan struct{})
+	go func() {
+		defer close(runDone)
+		resp, err := http.Post(ts.URL+"/api/run", "application/json", strings.NewReader(`{"kernel":"fib_it","engine":"native"}`))
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	waitFor(t, "the run holds the slot", func() bool { s.queue.mu.Lock(); defer s.queue.mu.Unlock(); return s.queue.running == 1 })
+	type answer struct {
+		code int
+		body string
 	}
-	// The waiting room full: 503 with Retry-After.
-	for range explainWaiting {
-		h.wait <- struct{}{}
+	got := make(chan answer, 1)
+	go func() {
+		code, body := getExplain(t, ts.URL, "kernel=fib_it&engine=native")
+		got <- answer{code, body}
+	}()
+	waitFor(t, "the explanation waits in the queue", func() bool { s.queue.mu.Lock(); defer s.queue.mu.Unlock(); return len(s.queue.waiting) == 1 })
+	if n := explained.Load(); n != 0 {
+		t.Fatalf("%d explanations made while the run holds the only slot", n)
 	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/api/explain?kernel=fib_it&engine=native&n=3", nil))
-	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" {
-		t.Errorf("busy: %d, Retry-After %q", rec.Code, rec.Header().Get("Retry-After"))
+	close(release)
+	a := <-got
+	<-runDone
+	if a.code != http.StatusOK || explained.Load() != 1 {
+		t.Errorf("after the run: %d %s, %d explanations; want 200 and 1", a.code, a.body, explained.Load())
+	}
+}
+
+// TestExplainRefusalsKeptForAWhile: a refusal (a time limit) is answered from the cache
+// until explainRetry has passed, an error of the request is not kept, and no answer shows
+// a path of the server's files.
+func TestExplainRefusalsKeptForAWhile(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	fake := func(ctx context.Context, k *kernels.Kernel, args []int, eng string, _ explain.Options, _ time.Duration) (*explain.Report, error) {
+		switch calls.Add(1) {
+		case 1:
+			return nil, errors.New("failed in " + exe)
+		default:
+			return &explain.Report{Kernel: k.Name, Engines: []explain.Explanation{{Engine: eng, Refused: "timed out after 30s reading " + exe}}}, nil
+		}
+	}
+	s, ts := explainServer(t, Options{}, nil, fake)
+	dir := filepath.Dir(exe)
+	code, body := getExplain(t, ts.URL, "kernel=fib_it&engine=native")
+	if code != http.StatusInternalServerError || strings.Contains(body, dir) {
+		t.Errorf("an error: %d %s, want 500 without %s", code, body, dir)
+	}
+	for i := range 2 {
+		code, body = getExplain(t, ts.URL, "kernel=fib_it&engine=native")
+		if code != http.StatusOK || !strings.Contains(body, "timed out") || strings.Contains(body, dir) || !strings.Contains(body, "<bin>/") {
+			t.Errorf("request %d: %d %s, want the refusal without %s", i, code, body, dir)
+		}
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("%d explanations made, want 2: the error retried, the refusal kept", n)
+	}
+	// Past explainRetry, the refusal is tried again.
+	s.explains.mu.Lock()
+	for _, e := range s.explains.entries {
+		e.at = e.at.Add(-explainRetry - time.Second)
+	}
+	s.explains.mu.Unlock()
+	getExplain(t, ts.URL, "kernel=fib_it&engine=native")
+	if n := calls.Load(); n != 3 {
+		t.Errorf("%d explanations made, want 3: a refusal past explainRetry tried again", n)
 	}
 }

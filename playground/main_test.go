@@ -4,7 +4,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/wasmgap/wasmgap/internal/explain"
 	"github.com/wasmgap/wasmgap/internal/runner"
 )
 
@@ -12,7 +11,6 @@ import (
 // kernels' build helper), and removes the user kernels the tests built.
 func TestMain(m *testing.M) {
 	runner.ServeWorkerIfRequested()
-	explain.ServeChildIfRequested()
 	code := m.Run()
 	if s, dir := customServer(); s != nil {
 		os.RemoveAll(dir)

@@ -110,6 +110,7 @@ type Server struct {
 	static  *static
 	env     report.Environment
 	run     runFunc
+	explain explainFunc
 	mux     *http.ServeMux
 
 	// closing ends when Shutdown begins; every run's context ends with it.
@@ -120,11 +121,12 @@ type Server struct {
 	active   sync.WaitGroup // runs in progress or queued
 
 	pageRuns pageRuns // the page's Runs, each stored as one run (pagerun.go)
+	explains explainCache
 }
 
 // New returns a server for the options.
 func New(opts Options) *Server {
-	s := &Server{opts: opts, run: runner.Run, env: report.CurrentEnvironment()}
+	s := &Server{opts: opts, run: runner.Run, explain: runner.Explain, env: report.CurrentEnvironment()}
 	s.env.Time = time.Time{} // a standing description, not one measurement's moment
 	s.closing, s.shutdown = context.WithCancel(context.Background())
 	if s.opts.BodyTimeout <= 0 {
@@ -167,7 +169,7 @@ func New(opts Options) *Server {
 	mux.HandleFunc("GET /api/custom/{id}/kernel.wasm", s.handleCustomWasm)
 	s.mountResults(mux)
 	s.mountRunPages(mux)
-	mux.Handle("GET /api/explain", newExplainHandler())
+	mux.HandleFunc("GET /api/explain", s.handleExplain)
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, apiError{Error: "no such API route: " + r.Method + " " + r.URL.Path +
 			"; routes are GET /api/kernels, GET /api/expected, POST /api/run, POST /api/forecast, GET /api/history, POST /api/compare, POST /api/warmup, GET /api/warmup/{id}, POST /api/custom, GET /api/custom/{id}, GET /api/custom/{id}/kernel.wasm, GET /api/explain"})

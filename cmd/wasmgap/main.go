@@ -27,7 +27,6 @@ import (
 	"os"
 	"sort"
 
-	"github.com/wasmgap/wasmgap/internal/explain"
 	"github.com/wasmgap/wasmgap/internal/runner"
 )
 
@@ -54,7 +53,6 @@ var commands = map[string]command{
 func main() {
 	// A measurement runs in a worker: this same binary, started by package runner.
 	runner.ServeWorkerIfRequested()
-	explain.ServeChildIfRequested() // a server's explanation runs in a child (package explain)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

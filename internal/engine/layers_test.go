@@ -31,7 +31,8 @@ const (
 	// load generator and the chat, which the application serves.
 	services
 	// analysis: what reads the method's results over several runs (the warm-up analysis,
-	// on the reports' formats), under the worker processes that call it.
+	// on the reports' formats) and the engines' code (explain), under the worker processes
+	// that call them.
 	analysis
 	// application: the worker processes, stored results, the load page.
 	application
@@ -61,7 +62,7 @@ var layers = map[string]int{
 	"wasm/kernels": services,
 
 	"internal/runner": application, "internal/results": application, "internal/loadpage": application,
-	"internal/explain": application, "internal/warmup": analysis,
+	"internal/explain": analysis, "internal/warmup": analysis,
 
 	"playground": server,
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/engine/driver"
-	"github.com/wasmgap/wasmgap/internal/engine/external"
+	"github.com/wasmgap/wasmgap/internal/measure"
 )
 
 // sampled is a profile taken of another process: its samples, or why there are none, and
@@ -20,65 +20,44 @@ type sampled struct {
 	d    time.Duration
 }
 
-// warmDriver starts the named driver of package external with opts (the runtime's
-// diagnostic flags), runs the kernel in it for the warm-up time, as the harness's warm-up
-// does, and, when a profile is asked for, samples it with perf while it runs the kernel
-// for the profile's time; then it stops the driver, so that what the runtime printed
-// about its code is complete.
-func warmDriver(ctx context.Context, r request, name string, opts external.Options) (*sampled, error) {
-	s, _, err := warmDriverPID(ctx, r, name, opts)
-	return s, err
+// warmOptions are the harness's warm-up as r asks for it: its first call, then batches
+// until the warm-up time has passed (measure's warm-up step).
+func warmOptions(r request) measure.Options {
+	return measure.Options{Warmup: measure.DefaultWarmup, WarmupTime: r.opts.WarmupTime}
 }
 
-// warmDriverPID is warmDriver that also says the driver's process id, by which a runtime
-// names the files it wrote about its code (PHP's /tmp/jit-<pid>.dump).
-func warmDriverPID(ctx context.Context, r request, name string, opts external.Options) (_ *sampled, pid int, _ error) {
-	return warmProcess(ctx, r, name, func(ctx context.Context) (*driver.Process, error) { return external.Start(ctx, name, opts) })
-}
-
-// warmProcess is warmDriverPID for a driver that start starts (one of another package
-// than external: gccgo's).
-func warmProcess(ctx context.Context, r request, name string, start func(context.Context) (*driver.Process, error)) (_ *sampled, pid int, _ error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	p, err := start(ctx)
-	if err != nil {
-		return nil, 0, err
+// warmDriver loads the driver engine e (made with the runtime's diagnostic flags), runs
+// the harness's own warm-up step on it (measure.Warm), and, when a profile is asked for,
+// samples the driver with perf while it calls the kernel for the profile's time; then it
+// stops the driver, so that what the runtime printed about its code is complete. pid is
+// the driver's process id, by which a runtime names the files it wrote about its code
+// (PHP's /tmp/jit-<pid>.dump).
+func warmDriver(ctx context.Context, r request, e *driver.Engine) (_ *sampled, pid int, _ error) {
+	res := measure.Warm(ctx, e, r.k, r.args, warmOptions(r))
+	if res.Failure != "" {
+		return nil, 0, fmt.Errorf("warm-up: %s", res.Failure)
 	}
-	defer p.Close()
-	pid = p.PID
-	reps := 1
-	var perCall time.Duration
-	for warm := time.Duration(0); warm < r.opts.warmup(); {
-		res, err := p.CallKernel(ctx, r.k, reps, r.args)
-		if err != nil {
-			return nil, pid, fmt.Errorf("warm-up: %w", err)
-		}
-		warm += res.Elapsed
-		perCall = res.Elapsed / time.Duration(reps)
-		if res.Elapsed < 50*time.Millisecond && reps < 1<<20 {
-			reps *= 2
-		}
-	}
+	defer e.Close(ctx)
+	pid = e.PID()
 	var s *sampled
 	if r.opts.Profile {
 		s = &sampled{d: r.opts.profileTime()}
-		if p.PID == 0 {
-			s.err = fmt.Errorf("%s runs inside this process: no process of its own to sample", name)
+		if pid == 0 {
+			s.err = fmt.Errorf("%s runs inside this process: no process of its own to sample", r.engine)
 		} else {
 			// Batches of about 50 ms until perf has sampled for the profile's time.
 			batch := 1
-			if perCall > 0 {
-				batch = max(1, int(50*time.Millisecond/perCall))
+			if _, _, took, err := e.RunTimedBatch(ctx, r.k, r.args, 1); err == nil && took > 0 {
+				batch = max(1, int(50*time.Millisecond/took))
 			}
 			var stop func() error
-			s.ips, s.err = perfRecord(ctx, p.PID, s.d, func() {
+			s.ips, s.err = perfRecord(ctx, pid, s.d, func() {
 				stop = callUntilStopped(func() error {
-					_, err := p.CallKernel(ctx, r.k, batch, r.args)
+					_, _, _, err := e.RunTimedBatch(ctx, r.k, r.args, batch)
 					return err
 				})
 			})
-			if b, err := os.ReadFile("/proc/" + strconv.Itoa(p.PID) + "/maps"); err == nil {
+			if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/maps"); err == nil {
 				s.maps = string(b)
 			}
 			if stop != nil {
@@ -88,7 +67,7 @@ func warmProcess(ctx context.Context, r request, name string, start func(context
 			}
 		}
 	}
-	return s, pid, p.Close()
+	return s, pid, e.Close(ctx)
 }
 
 // apply attributes the samples to the machine-code listings, or says why they have none.

@@ -3,16 +3,18 @@ package explain
 import (
 	"context"
 	"debug/elf"
+	"debug/gosym"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 
-	"github.com/wasmgap/wasmgap/internal/engine/driver"
 	"github.com/wasmgap/wasmgap/internal/engine/external"
 	"github.com/wasmgap/wasmgap/internal/engine/gccgo"
+	"github.com/wasmgap/wasmgap/kernels"
 )
 
 // elfFunction returns the machine code of the function named name in the ELF file at
@@ -65,22 +67,149 @@ func elfFunction(path, name string, exact bool) (Code, string, error) {
 }
 
 // explainNative lists the kernel's function as gc compiled it into this very binary,
-// which the native engine calls (an ahead-of-time compiler: the warm-up changes nothing).
+// which the native engine calls (an ahead-of-time compiler: the warm-up changes nothing),
+// read by the binary's Go line table (.gopclntab, which no build strips), each instruction
+// with its Go line. A kernel gc inlined into its caller (FibIt into the catalogue's call of
+// it) has no code of its own: the listing is the function that holds most of the kernel's
+// lines, the kernel's instructions known by their lines.
 func explainNative(_ context.Context, r request) ([]Listing, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find this program's file: %w", err)
 	}
-	name := "github.com/wasmgap/wasmgap/kernels." + r.k.Func
-	c, sym, err := elfFunction(exe, name, true)
+	g, err := readGoBinary(exe)
 	if err != nil {
 		return nil, err
 	}
-	l, err := machineListing(r.engine, "gc "+runtime.Version(), sym, "the symbol table of "+exe, c)
+	fn := g.tab.LookupFunc(goPackage + r.k.Func)
+	note := ""
+	if fn == nil {
+		if fn, err = inliningCaller(g.tab, r.k); err != nil {
+			return nil, err
+		}
+		note = fmt.Sprintf("gc inlined kernels.%s into %s, where the native engine calls it: the listing is that function's, the kernel's instructions are those of its lines", r.k.Func, fn.Name)
+	}
+	l, err := machineListing(r.engine, "gc "+runtime.Version(), fn.Name, "the Go line table of "+filepath.Base(exe), g.function(fn))
 	if err != nil {
 		return nil, err
+	}
+	for i := range l.Lines {
+		file, line, _ := g.tab.PCToLine(l.Addr + uint64(l.Lines[i].Offset))
+		l.Lines[i].SourceFile, l.Lines[i].SourceLine = sourceName(file), line
+	}
+	if note != "" {
+		l.Notes = append(l.Notes, note)
 	}
 	return []Listing{l}, nil
+}
+
+// goPackage prefixes the kernels' functions in the binary's tables.
+const goPackage = "github.com/wasmgap/wasmgap/kernels."
+
+// goBinary is a Go binary's code and its line table.
+type goBinary struct {
+	tab  *gosym.Table
+	text []byte // the .text section, from textAt
+	at   uint64
+	arch string
+}
+
+// readGoBinary reads the code and the Go line table (.gopclntab) of the ELF file at path.
+func readGoBinary(path string) (*goBinary, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", filepath.Base(path), err)
+	}
+	defer f.Close()
+	pcln, text := f.Section(".gopclntab"), f.Section(".text")
+	if pcln == nil || text == nil {
+		return nil, fmt.Errorf("%s has no Go line table (.gopclntab)", filepath.Base(path))
+	}
+	b, err := pcln.Data()
+	if err != nil {
+		return nil, fmt.Errorf("read the line table of %s: %w", filepath.Base(path), err)
+	}
+	code, err := text.Data()
+	if err != nil {
+		return nil, fmt.Errorf("read the code of %s: %w", filepath.Base(path), err)
+	}
+	// The table counts from runtime.text, which need not be where .text starts (as go
+	// tool objdump reads it); a stripped binary has no symbols, and its table's own start.
+	start := text.Addr
+	syms, _ := f.Symbols()
+	for _, s := range syms {
+		if s.Name == "runtime.text" {
+			start = s.Value
+		}
+	}
+	tab, err := gosym.NewTable(nil, gosym.NewLineTable(b, start))
+	if err != nil {
+		return nil, fmt.Errorf("read the line table of %s: %w", filepath.Base(path), err)
+	}
+	arch := map[elf.Machine]string{elf.EM_X86_64: "amd64", elf.EM_AARCH64: "arm64"}[f.Machine]
+	return &goBinary{tab: tab, text: code, at: text.Addr, arch: arch}, nil
+}
+
+// function is fn's machine code, without the padding that aligns the next function
+// (int3 on amd64, zero words on arm64), its calls' targets named by the line table.
+func (g *goBinary) function(fn *gosym.Func) Code {
+	var b []byte
+	if fn.Entry >= g.at && fn.End <= g.at+uint64(len(g.text)) {
+		b = g.text[fn.Entry-g.at : fn.End-g.at]
+	}
+	for g.arch == "amd64" && len(b) > 0 && b[len(b)-1] == 0xcc {
+		b = b[:len(b)-1]
+	}
+	for g.arch == "arm64" && len(b) >= 4 && string(b[len(b)-4:]) == "\x00\x00\x00\x00" {
+		b = b[:len(b)-4]
+	}
+	symbol := func(a uint64) string {
+		if f := g.tab.PCToFunc(a); f != nil && f.Entry == a {
+			return f.Name
+		}
+		return ""
+	}
+	return Code{Bytes: b, Addr: fn.Entry, Arch: g.arch, Symbol: symbol}
+}
+
+// inliningCaller names the function of package kernels that holds the most instructions
+// of the kernel's lines: the caller gc inlined it into.
+func inliningCaller(tab *gosym.Table, k *kernels.Kernel) (*gosym.Func, error) {
+	fset, file, _, fd, err := kernelFunc(k)
+	if err != nil {
+		return nil, err
+	}
+	first, last := fset.Position(fd.Pos()).Line, fset.Position(fd.End()).Line
+	var best *gosym.Func
+	most := 0
+	for i := range tab.Funcs {
+		fn := &tab.Funcs[i]
+		if !strings.HasPrefix(fn.Name, goPackage) {
+			continue
+		}
+		n := 0
+		for pc := fn.Entry; pc < fn.End; pc++ {
+			if f, line, _ := tab.PCToLine(pc); sourceName(f) == "kernels/"+file && line >= first && line <= last {
+				n++
+			}
+		}
+		if n > most {
+			best, most = fn, n
+		}
+	}
+	if best == nil {
+		return nil, fmt.Errorf("no function of this binary holds code of kernels.%s (kernels/%s:%d-%d)", k.Func, file, first, last)
+	}
+	return best, nil
+}
+
+// sourceName is a Go file as a listing names it: "kernels/recursion.go" for the kernels'
+// files, the base name for the others (no path of the machine that built the binary).
+func sourceName(file string) string {
+	if i := strings.LastIndex(file, "/kernels/"); i >= 0 {
+		return file[i+1:]
+	}
+	return filepath.Base(file)
 }
 
 // explainC lists the kernel's function in the c engine's driver, built by gcc -O2.
@@ -106,7 +235,7 @@ func explainC(ctx context.Context, r request) ([]Listing, error) {
 		return nil, err
 	}
 	if r.opts.Profile {
-		prof, err := warmDriver(ctx, r, external.C, external.Options{})
+		prof, _, err := warmDriver(ctx, r, external.NewEngine(r.engine, external.Options{}))
 		if err != nil {
 			return nil, err
 		}
@@ -147,9 +276,7 @@ func explainGCCGo(ctx context.Context, r request) ([]Listing, error) {
 	}
 	ls := []Listing{l}
 	if r.opts.Profile {
-		prof, _, err := warmProcess(ctx, r, gccgo.Name, func(ctx context.Context) (*driver.Process, error) {
-			return gccgo.Start(ctx, gccgo.Options{})
-		})
+		prof, _, err := warmDriver(ctx, r, gccgo.New(gccgo.Options{}))
 		if err != nil {
 			return nil, err
 		}

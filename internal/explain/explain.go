@@ -31,10 +31,10 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/wasmgap/wasmgap/internal/engine"
 	"github.com/wasmgap/wasmgap/internal/measure"
 	"github.com/wasmgap/wasmgap/kernels"
 )
@@ -75,6 +75,11 @@ type Line struct {
 	Data bool `json:"data,omitempty"`
 	// Samples is how many profile samples fell on this instruction.
 	Samples int `json:"samples,omitempty"`
+	// SourceFile and SourceLine are the Go line the instruction was compiled from, where
+	// the tier keeps its line table (gc's): "kernels/recursion.go" as the source listing's
+	// From names it (a file outside the kernels by its base name), and the line.
+	SourceFile string `json:"source_file,omitempty"`
+	SourceLine int    `json:"source_line,omitempty"`
 
 	jump bool
 	abs  uint64
@@ -135,30 +140,31 @@ type Report struct {
 	Engines []Explanation `json:"engines"`
 }
 
-// Options configure Explain.
+// Options configure Explain. The zero value is ready to use; the bounds of each setting
+// are runner.Bounds'.
 type Options struct {
-	// WarmupTime is how long a JIT's kernel runs before its code is read; zero means the
-	// harness's measure.DefaultWarmupTime.
+	// WarmupTime is how long a JIT's kernel runs before its code is read, as
+	// measure.Options.WarmupTime: zero means the harness's measure.DefaultWarmupTime, a
+	// negative value the first call only.
 	WarmupTime time.Duration
 	// Profile asks for a sampled profile (perf record -e cpu-clock) of a timed run of each
 	// engine, attributed to its listing's instructions.
 	Profile bool
-	// ProfileTime is how long the profiled run lasts; zero means 1 s.
+	// ProfileTime is how long the profiled run lasts; zero means DefaultProfileTime.
 	ProfileTime time.Duration
-	// Module is the kernels.wasm to explain; nil means the one built into this binary.
-	Module []byte
 }
 
-func (o Options) warmup() time.Duration {
-	if o.WarmupTime <= 0 {
-		return measure.DefaultWarmupTime
-	}
-	return o.WarmupTime
+// DefaultProfileTime is how long a profiled run lasts when Options.ProfileTime is zero.
+const DefaultProfileTime = time.Second
+
+// warmupTime is the warm-up time a script that warms up by itself is given (CPython's).
+func (o Options) warmupTime() time.Duration {
+	return measure.Options{Warmup: 1, WarmupTime: o.WarmupTime}.WarmupTarget()
 }
 
 func (o Options) profileTime() time.Duration {
 	if o.ProfileTime <= 0 {
-		return time.Second
+		return DefaultProfileTime
 	}
 	return o.ProfileTime
 }
@@ -173,43 +179,84 @@ type request struct {
 
 // explainer produces an engine's listings.
 type explainer struct {
-	name string
-	run  func(ctx context.Context, r request) ([]Listing, error)
+	run func(ctx context.Context, r request) ([]Listing, error)
+	// interprets says the engine runs no machine code of the kernel (its listing is what an
+	// interpreter runs instead): a report lists it after the compiled tiers.
+	interprets bool
+	// inProcess, for an engine whose code runs in this process (its listing's addresses
+	// are this process's), loads it and returns a call of the kernel, for a profile.
+	inProcess func(ctx context.Context, r request) (call func() error, done func(), err error)
 }
 
-// explainers are the engines explain knows, in the order a report lists them: the compiled
-// tiers first, then the interpreters.
-var explainers = []explainer{
-	{"native", explainNative},
-	{"source", explainSource},
-	{"wasm", explainWasm},
-	{"wazero-compiler", explainWazero},
-	{"wazero-compiler-opt", explainWazeroOpt},
-	{"node-wasm-turbofan", explainNodeWasm},
-	{"node-wasm-liftoff", explainNodeWasm},
-	{"node-wasm", explainNodeWasm},
-	{"node-wasm-opt", explainNodeWasm},
-	{"node-js", explainNodeJS},
-	{"java", explainJava},
-	{"gccgo", explainGCCGo},
-	{"c", explainC},
-	{"luajit", explainLuaJIT},
-	{"pypy", explainPyPy},
-	{"php-jit", explainPHPJIT},
-	{"wazero-interpreter", explainWazeroInterpreter},
-	{"yaegi", explainYaegi},
-	{"java-int", explainJavaInt},
-	{"python", explainPython},
-	{"php", explainPHP},
-	{"luajit-interp", explainLuaBytecode},
-	{"lua", explainLuaBytecode},
+// The forms of the kernel that are no engine's but every tier's starting point, listed
+// after the baseline (engine.Order's first engine).
+const (
+	// Source is the kernel's Go source.
+	Source = "source"
+	// Wasm is the kernel's function in kernels.wasm.
+	Wasm = "wasm"
+)
+
+// explainers are the tiers explain knows: the forms above, and each engine of
+// engine.Order by its name. Every other engine of engine.Order is in unexplained.
+var explainers = map[string]explainer{
+	Source: {run: explainSource},
+	Wasm:   {run: explainWasm},
+
+	engine.Native:            {run: explainNative, inProcess: nativeCall},
+	engine.WazeroCompiler:    {run: explainWazero, inProcess: wazeroCall},
+	engine.WazeroCompilerOpt: {run: explainWazeroOpt, inProcess: wazeroCall},
+	engine.GCCGo:             {run: explainGCCGo},
+	engine.NodeWasm:          {run: explainNodeWasm},
+	engine.NodeWasmOpt:       {run: explainNodeWasm},
+	engine.NodeWasmTurbofan:  {run: explainNodeWasm},
+	engine.NodeWasmLiftoff:   {run: explainNodeWasm},
+	engine.C:                 {run: explainC},
+	engine.Java:              {run: explainJava},
+	engine.NodeJS:            {run: explainNodeJS},
+	engine.LuaJIT:            {run: explainLuaJIT},
+	engine.PyPy:              {run: explainPyPy},
+	engine.PHPJIT:            {run: explainPHPJIT},
+
+	engine.WazeroInterpreter: {run: explainWazeroInterpreter, interprets: true},
+	engine.Yaegi:             {run: explainYaegi, interprets: true},
+	engine.JavaInt:           {run: explainJavaInt, interprets: true},
+	engine.PHP:               {run: explainPHP, interprets: true},
+	engine.LuaJITInterp:      {run: explainLuaBytecode, interprets: true},
+	engine.Lua:               {run: explainLuaBytecode, interprets: true},
+	engine.Python:            {run: explainPython, interprets: true},
 }
 
-// Engines returns the names Explain accepts, in report order.
+// unexplained says why explain has no explainer for the other engines of engine.Order (a
+// test holds every engine to one or the other).
+var unexplained = map[string]string{
+	engine.Wasmtime:      "wasmtime's Cranelift code is not read here: explain wazero-compiler or node-wasm for kernels.wasm's machine code",
+	engine.CWasm:         "the C kernels' wasm on wazero is not read here: explain c for gcc's code, wazero-compiler for wazero's",
+	engine.NodeJSJitless: "V8's Ignition bytecode is not read here: explain node-js for the same JavaScript after TurboFan",
+	engine.BrowserWasm:   "runs in the visitor's browser, whose code a server cannot read",
+	engine.BrowserJS:     "runs in the visitor's browser, whose code a server cannot read",
+	engine.ChromiumWasm:  "a headless browser prints none of its code: explain node-wasm for V8's",
+	engine.ChromiumJS:    "a headless browser prints none of its code: explain node-js for V8's",
+	engine.FirefoxWasm:   "SpiderMonkey prints none of its code in a release build",
+	engine.FirefoxJS:     "SpiderMonkey prints none of its code in a release build",
+}
+
+// Engines returns the names Explain accepts, in report order: the compiled tiers in
+// engine.Order's order, the baseline followed by the Go source and kernels.wasm, then the
+// interpreters.
 func Engines() []string {
-	names := make([]string, len(explainers))
-	for i, e := range explainers {
-		names[i] = e.name
+	var names []string
+	for _, interprets := range []bool{false, true} {
+		for _, g := range engine.Order {
+			for _, n := range g.Engines {
+				if e, ok := explainers[n]; ok && e.interprets == interprets {
+					names = append(names, n)
+				}
+				if !interprets && n == engine.Order[0].Engines[0] {
+					names = append(names, Source, Wasm)
+				}
+			}
+		}
 	}
 	return names
 }
@@ -217,12 +264,15 @@ func Engines() []string {
 // ErrUnknownEngine is returned (wrapped) for an engine explain does not know.
 var ErrUnknownEngine = errors.New("unknown engine")
 
-// CheckEngines reports the first name explain does not know, naming the ones it does.
+// CheckEngines reports the first name explain does not know or cannot explain, naming the
+// ones it does.
 func CheckEngines(names []string) error {
-	known := Engines()
 	for _, n := range names {
-		if !slices.Contains(known, n) {
-			return fmt.Errorf("%w %q: explain knows %s", ErrUnknownEngine, n, strings.Join(known, ", "))
+		if why, ok := unexplained[n]; ok {
+			return fmt.Errorf("explain cannot show %s's code: %s", n, why)
+		}
+		if _, ok := explainers[n]; !ok {
+			return fmt.Errorf("%w %q: explain knows %s", ErrUnknownEngine, n, strings.Join(Engines(), ", "))
 		}
 	}
 	return nil
@@ -257,37 +307,38 @@ func explainOne(ctx context.Context, name string, r request) (ex Explanation) {
 		}
 		ex.Took = time.Since(start)
 	}()
-	for _, e := range explainers {
-		if e.name != name {
-			continue
-		}
-		ls, err := e.run(ctx, withEngine(r, name))
-		if err != nil {
-			ex.Refused = err.Error()
-			return ex
-		}
-		for i := range ls {
-			ls[i].Engine = name
-		}
-		ex.Listings = ls
-		if r.opts.Profile {
-			profileEngine(ctx, name, r, ex.Listings)
-		}
-		for i := range ex.Listings {
-			l := &ex.Listings[i]
-			if !r.opts.Profile || l.Profile != nil {
-				continue
-			}
-			switch l.Kind {
-			case KindMachine:
-				l.Profile = &Profile{Refused: "no profile for " + name + ": its code runs where explain does not sample it"}
-			case KindBytecode:
-				l.Profile = &Profile{Refused: "no profile for " + name + ": an interpreter's samples fall in its own loop, not on these instructions"}
-			}
-		}
+	e, ok := explainers[name]
+	if !ok {
+		ex.Refused = fmt.Sprintf("%v %q", ErrUnknownEngine, name)
 		return ex
 	}
-	ex.Refused = fmt.Sprintf("%v %q", ErrUnknownEngine, name)
+	ls, err := e.run(ctx, withEngine(r, name))
+	if err != nil {
+		ex.Refused = err.Error()
+		return ex
+	}
+	for i := range ls {
+		ls[i].Engine = name
+	}
+	ex.Listings = ls
+	if !r.opts.Profile {
+		return ex
+	}
+	if e.inProcess != nil {
+		profileInProcess(ctx, e, withEngine(r, name), ex.Listings)
+	}
+	for i := range ex.Listings {
+		l := &ex.Listings[i]
+		if l.Profile != nil {
+			continue
+		}
+		switch l.Kind {
+		case KindMachine:
+			l.Profile = &Profile{Refused: "no profile for " + name + ": its code runs where explain does not sample it"}
+		case KindBytecode:
+			l.Profile = &Profile{Refused: "no profile for " + name + ": an interpreter's samples fall in its own loop, not on these instructions"}
+		}
+	}
 	return ex
 }
 

@@ -9,9 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/wasmgap/wasmgap/internal/engine"
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
@@ -96,7 +98,7 @@ func TestNativeListsTheRecursiveCall(t *testing.T) {
 	}
 	ls, err := explainNative(context.Background(), request{engine: "native", k: k, args: []int{20}})
 	if err != nil {
-		t.Skipf("go test links its binary without a symbol table: %v", err)
+		t.Fatal(err)
 	}
 	l := ls[0]
 	if l.RecursiveCalls < 1 || l.Instructions < 10 {
@@ -111,6 +113,29 @@ func TestNativeListsTheRecursiveCall(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no cmp with 0x3 in FibRec's code\n%s", dump(l))
+	}
+}
+
+// TestNativeListsAnInlinedKernel: gc inlines FibIt into the catalogue's call of it; the
+// listing is that caller's code, its loop's back edge among the kernel's lines, and every
+// instruction carries its Go line.
+func TestNativeListsAnInlinedKernel(t *testing.T) {
+	k, _ := kernels.Lookup("fib_it")
+	ls, err := explainNative(context.Background(), request{engine: engine.Native, k: k, args: []int{40}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ls[0]
+	if l.Instructions < 5 || l.BackEdges < 1 {
+		t.Fatalf("%d instructions, %d back edges; want at least 5 and 1\n%s", l.Instructions, l.BackEdges, dump(l))
+	}
+	for _, ln := range l.Lines {
+		if ln.SourceLine <= 0 || ln.SourceFile == "" {
+			t.Errorf("%+v has no Go line", ln)
+		}
+		if ln.BackEdge && ln.SourceFile != "kernels/recursion.go" {
+			t.Errorf("the back edge %+v is not on FibIt's lines (kernels/recursion.go)", ln)
+		}
 	}
 }
 
@@ -310,10 +335,51 @@ func TestParseHotSpot(t *testing.T) {
 	}
 }
 
+// TestEveryEngineExplainedOrRefused: every engine of engine.Order (each registered engine
+// and the page's) has an explainer or a stated reason for none, and a new engine with
+// neither is named.
+func TestEveryEngineExplainedOrRefused(t *testing.T) {
+	for _, p := range uncovered(engine.Order) {
+		t.Error(p)
+	}
+	for _, n := range slices.Concat(engine.Names(), engine.PageNames()) {
+		if _, has := explainers[n]; !has && unexplained[n] == "" {
+			t.Errorf("registered engine %s has no explainer and no reason", n)
+		}
+	}
+	withNew := append(slices.Clone(engine.Order), engine.Grouping{Group: engine.GroupOther, Engines: []string{"new-engine"}})
+	if got := uncovered(withNew); len(got) != 1 || !strings.HasPrefix(got[0], "new-engine has no explainer") {
+		t.Errorf("an engine with neither: %q, want it named", got)
+	}
+}
+
+// TestEnginesInRegistryOrder: Engines lists the baseline, the forms, the compiled tiers in
+// engine.Order's order, then the interpreters, each once.
+func TestEnginesInRegistryOrder(t *testing.T) {
+	got := Engines()
+	if len(got) != len(explainers) || got[0] != engine.Native || got[1] != Source || got[2] != Wasm {
+		t.Fatalf("Engines() = %v, want native, source, wasm first and each of %d once", got, len(explainers))
+	}
+	var order []string
+	for _, g := range engine.Order {
+		order = append(order, g.Engines...)
+	}
+	rank := func(n string) int { return slices.Index(order, n) }
+	for i := 4; i < len(got); i++ {
+		a, b := explainers[got[i-1]], explainers[got[i]]
+		if a.interprets == b.interprets && rank(got[i-1]) > rank(got[i]) || a.interprets && !b.interprets {
+			t.Errorf("%s before %s: want the compiled tiers, then the interpreters, each in engine.Order", got[i-1], got[i])
+		}
+	}
+}
+
 func TestExplainRefusesPerEngine(t *testing.T) {
 	k, _ := kernels.Lookup("fib_rec")
 	if _, err := Explain(context.Background(), k, []int{20}, []string{"nope"}, Options{}); err == nil {
 		t.Error("an unknown engine: no error")
+	}
+	if _, err := Explain(context.Background(), k, []int{20}, []string{engine.Wasmtime}, Options{}); err == nil || !strings.Contains(err.Error(), "Cranelift") {
+		t.Errorf("an engine explain has no explainer for: %v, want its reason", err)
 	}
 	if _, err := Explain(context.Background(), k, []int{200}, []string{"native"}, Options{}); err == nil {
 		t.Error("n = 200: no error")
@@ -346,4 +412,43 @@ func TestPythonBytecodeAndOpsPerCall(t *testing.T) {
 		t.Errorf("kind %s, %d recursive calls, %.1f instructions a call of %d; want bytecode, 2, and between 3 and all\n%s",
 			l.Kind, l.RecursiveCalls, l.OpsPerCall, l.Instructions, dump(l))
 	}
+}
+
+// uncovered lists the engines of order with neither an explainer nor a stated reason for
+// having none, or with both, and the names of explainers and unexplained that order
+// lacks (the forms aside): what a test holds at none.
+func uncovered(order []engine.Grouping) []string {
+	var problems []string
+	listed := map[string]bool{Source: true, Wasm: true}
+	for _, g := range order {
+		for _, n := range g.Engines {
+			listed[n] = true
+			_, has := explainers[n]
+			_, why := unexplained[n]
+			switch {
+			case has && why:
+				problems = append(problems, n+" has an explainer and a reason for none: keep one")
+			case !has && !why:
+				problems = append(problems, n+" has no explainer and no reason for none: add it to explainers, or say why in unexplained (internal/explain/explain.go)")
+			}
+		}
+	}
+	for _, m := range []map[string]string{names(explainers), unexplained} {
+		for n := range m {
+			if !listed[n] {
+				problems = append(problems, n+" is no engine of engine.Order")
+			}
+		}
+	}
+	slices.Sort(problems)
+	return problems
+}
+
+// names is explainers' keys as a set.
+func names(m map[string]explainer) map[string]string {
+	out := make(map[string]string, len(m))
+	for n := range m {
+		out[n] = n
+	}
+	return out
 }

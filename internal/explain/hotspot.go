@@ -110,7 +110,7 @@ func explainJava(ctx context.Context, r request) ([]Listing, error) {
 	method := "Kernels::" + jsName(r.k.Func)
 	var stderr bytes.Buffer
 	flags := []string{"-XX:+UnlockDiagnosticVMOptions", "-XX:CompileCommand=print," + method}
-	prof, err := warmDriver(ctx, r, external.Java, external.Options{RuntimeArgs: flags, Stderr: &stderr})
+	prof, _, err := warmDriver(ctx, r, external.NewEngine(r.engine, external.Options{RuntimeArgs: flags, Stderr: &stderr}))
 	if err != nil {
 		return nil, err
 	}

@@ -292,7 +292,7 @@ func explainLuaBytecode(ctx context.Context, r request) ([]Listing, error) {
 // function of kernels.wasm, which it lowers to operations of its own, one for each wasm
 // instruction or nearly, and interprets.
 func explainWazeroInterpreter(ctx context.Context, r request) ([]Listing, error) {
-	module, err := moduleBytes(r)
+	module, err := moduleBytes()
 	if err != nil {
 		return nil, err
 	}

@@ -52,7 +52,7 @@ func explainLuaJIT(ctx context.Context, r request) ([]Listing, error) {
 	defer os.RemoveAll(dir)
 	file := filepath.Join(dir, "traces")
 	env := append(os.Environ(), "WASMGAP_TRACE_FILE="+file)
-	prof, err := warmDriver(ctx, r, external.LuaJIT, external.Options{RuntimeArgs: []string{"-e", luaTraceHook}, Env: env})
+	prof, _, err := warmDriver(ctx, r, external.NewEngine(r.engine, external.Options{RuntimeArgs: []string{"-e", luaTraceHook}, Env: env}))
 	if err != nil {
 		return nil, err
 	}

@@ -152,8 +152,8 @@ func markPHPRecursion(l *Listing, selfLinked bool, entries map[uint64]string) {
 // call links back to its own start: that jump is the recursion.
 func explainPHPJIT(ctx context.Context, r request) ([]Listing, error) {
 	var stderr bytes.Buffer
-	prof, pid, err := warmDriverPID(ctx, r, external.PHPJIT, external.Options{
-		RuntimeArgs: []string{"-d", "opcache.jit_debug=" + strconv.Itoa(phpJITDebug)}, Stderr: &stderr})
+	prof, pid, err := warmDriver(ctx, r, external.NewEngine(r.engine, external.Options{
+		RuntimeArgs: []string{"-d", "opcache.jit_debug=" + strconv.Itoa(phpJITDebug)}, Stderr: &stderr}))
 	dump := "/tmp/jit-" + strconv.Itoa(pid) + ".dump"
 	if pid != 0 {
 		defer os.Remove(dump)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/childproc"
+	"github.com/wasmgap/wasmgap/internal/engine"
 )
 
 // Profile is where a timed run's samples fell.
@@ -111,33 +112,16 @@ func refuseProfile(ls []Listing, why string) {
 	}
 }
 
-// profileEngine samples a timed run of the engine's kernel and attributes the samples to
-// its machine-code listings. The engines whose code runs in this process are run here,
-// under perf record -p of this process.
-func profileEngine(ctx context.Context, name string, r request, ls []Listing) {
-	var call func() error
-	switch name {
-	case "native":
-		call = func() error { r.k.Call(r.args); return nil }
-	case "wazero-compiler", "wazero-compiler-opt":
-		module, err := moduleBytes(r)
-		if err == nil && name == "wazero-compiler-opt" {
-			module, err = optimizedModule(ctx, r)
-		}
-		if err != nil {
-			refuseProfile(ls, err.Error())
-			return
-		}
-		e, _, err := loadWazero(ctx, module)
-		if err != nil {
-			refuseProfile(ls, err.Error())
-			return
-		}
-		defer e.Close(ctx)
-		call = func() error { _, err := e.Run(ctx, r.k, r.args); return err }
-	default:
-		return // a driver's explainer samples its own process
+// profileInProcess samples a timed run of an engine whose code runs in this process,
+// under perf record -p of this process, and attributes the samples to its machine-code
+// listings.
+func profileInProcess(ctx context.Context, e explainer, r request, ls []Listing) {
+	call, done, err := e.inProcess(ctx, r)
+	if err != nil {
+		refuseProfile(ls, err.Error())
+		return
 	}
+	defer done()
 	d := r.opts.profileTime()
 	var stop func() error
 	ips, err := perfRecord(ctx, os.Getpid(), d, func() { stop = callUntilStopped(call) })
@@ -156,6 +140,29 @@ func profileEngine(ctx context.Context, name string, r request, ls []Listing) {
 		}
 		attribute(&ls[i], ips, d)
 	}
+}
+
+// nativeCall calls the kernel as the native engine does: the Go function of this binary.
+func nativeCall(_ context.Context, r request) (func() error, func(), error) {
+	return func() error { r.k.Call(r.args); return nil }, func() {}, nil
+}
+
+// wazeroCall loads the module r's wazero engine runs (after wasm-opt for
+// wazero-compiler-opt) from explain's own compilation cache, where its listing was read.
+func wazeroCall(ctx context.Context, r request) (func() error, func(), error) {
+	module, err := moduleBytes()
+	if r.engine == engine.WazeroCompilerOpt {
+		module, err = optimizedModule(ctx)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	e, _, err := loadWazero(ctx, module)
+	if err != nil {
+		return nil, nil, err
+	}
+	call := func() error { _, err := e.Run(ctx, r.k, r.args); return err }
+	return call, func() { _ = e.Close(ctx) }, nil
 }
 
 // executableBase finds where this process mapped code that starts with prefix: wazero's

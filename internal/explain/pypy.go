@@ -276,7 +276,7 @@ func explainPyPy(ctx context.Context, r request) ([]Listing, error) {
 	defer os.RemoveAll(dir)
 	file := filepath.Join(dir, "jit.log")
 	env := append(os.Environ(), "PYPYLOG=jit-log-opt,jit-backend-addr,jit-backend-dump:"+file)
-	prof, err := warmDriver(ctx, r, external.PyPy, external.Options{Env: env})
+	prof, _, err := warmDriver(ctx, r, external.NewEngine(r.engine, external.Options{Env: env}))
 	if err != nil {
 		return nil, err
 	}

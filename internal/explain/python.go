@@ -29,7 +29,7 @@ func explainPython(ctx context.Context, r request) ([]Listing, error) {
 	if err := os.WriteFile(filepath.Join(dir, "bytecode.py"), disScript, 0o600); err != nil {
 		return nil, err
 	}
-	args := []string{"-S", filepath.Join(dir, "bytecode.py"), dir, r.k.Name, strconv.Itoa(int(r.opts.warmup() / time.Millisecond))}
+	args := []string{"-S", filepath.Join(dir, "bytecode.py"), dir, r.k.Name, strconv.Itoa(int(r.opts.warmupTime() / time.Millisecond))}
 	for _, a := range r.args {
 		args = append(args, strconv.Itoa(a))
 	}

@@ -14,25 +14,33 @@ import (
 // explainSource lists the kernel's Go source, the one every Go tier compiles: its calls
 // of itself and its loops marked.
 func explainSource(_ context.Context, r request) ([]Listing, error) {
+	fset, file, src, fd, err := kernelFunc(r.k)
+	if err != nil {
+		return nil, err
+	}
+	return []Listing{sourceListing(r, fset, file, src, fd)}, nil
+}
+
+// kernelFunc finds the kernel's function in the kernels' source: its file (in package
+// kernels' folder), the file's text, and its declaration.
+func kernelFunc(k *kernels.Kernel) (*token.FileSet, string, []byte, *ast.FuncDecl, error) {
 	fset := token.NewFileSet()
 	for _, file := range kernels.SourceFiles {
 		src, err := kernels.Source.ReadFile(file)
 		if err != nil {
-			return nil, fmt.Errorf("read kernels/%s: %w", file, err)
+			return nil, "", nil, nil, fmt.Errorf("read kernels/%s: %w", file, err)
 		}
 		f, err := parser.ParseFile(fset, file, src, 0)
 		if err != nil {
-			return nil, fmt.Errorf("parse kernels/%s: %w", file, err)
+			return nil, "", nil, nil, fmt.Errorf("parse kernels/%s: %w", file, err)
 		}
 		for _, d := range f.Decls {
-			fd, ok := d.(*ast.FuncDecl)
-			if !ok || fd.Name.Name != r.k.Func || fd.Recv != nil {
-				continue
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Name.Name == k.Func && fd.Recv == nil {
+				return fset, file, src, fd, nil
 			}
-			return []Listing{sourceListing(r, fset, file, src, fd)}, nil
 		}
 	}
-	return nil, fmt.Errorf("no function %s in the kernels' source", r.k.Func)
+	return nil, "", nil, nil, fmt.Errorf("no function %s in the kernels' source", k.Func)
 }
 
 func sourceListing(r request, fset *token.FileSet, file string, src []byte, fd *ast.FuncDecl) Listing {

@@ -4,28 +4,20 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"embed"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 	"unicode"
 
-	"github.com/wasmgap/wasmgap/internal/childproc"
+	"github.com/wasmgap/wasmgap/internal/capped"
 	"github.com/wasmgap/wasmgap/internal/engine/external"
 )
-
-//go:embed v8/warm.mjs
-var v8Files embed.FS
 
 // v8Code is one function's code as V8 prints it (--print-wasm-code, --print-opt-code).
 type v8Code struct {
@@ -163,84 +155,6 @@ func (c *v8Code) position(off int) (int, bool) {
 	return 0, false
 }
 
-// runNode runs node with args and returns its stdout; a missing node is a refusal naming
-// the package. With prof, it samples node with perf from its "warm" line on stderr (the
-// script warm.mjs says it after the warm-up) for prof's time, then stops its calls (by the
-// file WASMGAP_PROFILE_STOP names), so that node never ends before perf does.
-func runNode(ctx context.Context, prof *sampled, args ...string) ([]byte, error) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		return nil, fmt.Errorf("node %w (apt-get install nodejs)", errNoTool)
-	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	cmd := childproc.Command(ctx, node, args...)
-	stopFile := ""
-	if prof != nil {
-		dir, err := os.MkdirTemp("", "wasmgap-explain-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-		stopFile = filepath.Join(dir, "stop")
-		cmd.Env = append(os.Environ(), "WASMGAP_PROFILE_STOP="+stopFile)
-	}
-	var stdout bytes.Buffer
-	stderr := &lockedBuffer{}
-	cmd.Stdout = &stdout
-	errPipe, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := childproc.Start(cmd); err != nil {
-		return nil, fmt.Errorf("node: %w", err)
-	}
-	sampledDone := make(chan struct{})
-	go func() {
-		defer close(sampledDone)
-		sc := bufio.NewScanner(errPipe)
-		profiled := false
-		for sc.Scan() {
-			stderr.WriteLine(sc.Text())
-			if prof != nil && !profiled && sc.Text() == "warm" {
-				profiled = true
-				prof.ips, prof.err = perfRecord(ctx, cmd.Process.Pid, prof.d, nil)
-				if err := os.WriteFile(stopFile, nil, 0o600); err != nil && prof.err == nil {
-					prof.err = fmt.Errorf("stop node's profiled run: %w", err)
-				}
-			}
-		}
-		if prof != nil && !profiled {
-			prof.err = errors.New("node ended before its warm-up did")
-		}
-	}()
-	<-sampledDone
-	if err := cmd.Wait(); err != nil {
-		return nil, fmt.Errorf("node %s: %w%s", strings.Join(args[:min(len(args), 4)], " "), err, firstLineOf(stderr.String()))
-	}
-	return stdout.Bytes(), nil
-}
-
-// lockedBuffer keeps a child's stderr lines for its error message.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) WriteLine(s string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.b.Len() < 64<<10 {
-		l.b.WriteString(s + "\n")
-	}
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // explainNodeWasm lists the kernel's function as V8 compiled kernels.wasm on the engine's
 // tier, after a warm-up: Liftoff, TurboFan, or both for node-wasm and node-wasm-opt (the
 // last code of each; node-wasm-opt's from the module after wasm-opt, as the engine runs it).
@@ -251,47 +165,30 @@ func explainNodeWasm(ctx context.Context, r request) ([]Listing, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s is not a node-wasm engine", r.engine)
 	}
-	module, err := moduleBytes(r)
-	how := strings.Join(slices.Concat([]string{"node"}, flags, []string{"--print-wasm-code"}), " ") + ", after a warm-up"
+	module, err := moduleBytes()
+	how := strings.Join(slices.Concat([]string{"node"}, flags, []string{"--print-wasm-code"}), " ") + ", after the harness's warm-up in the engine's driver"
 	if err == nil && r.engine == external.NodeWasmOpt {
-		module, err = optimizedModule(ctx, r)
+		module, err = optimizedModule(ctx)
 		how = "wasm-opt -O3, then " + how
 	}
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "wasmgap-explain-")
+	names, name, note, err := hotWasmFunc(module, r.k)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	script, _ := v8Files.ReadFile("v8/warm.mjs")
-	if err := os.WriteFile(filepath.Join(dir, "warm.mjs"), script, 0o600); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "kernels.wasm"), module, 0o600); err != nil {
-		return nil, err
-	}
-	args := append(append([]string{}, flags...), "--print-wasm-code", filepath.Join(dir, "warm.mjs"),
-		filepath.Join(dir, "kernels.wasm"), r.k.Export, strconv.Itoa(int(r.opts.warmup()/time.Millisecond)))
-	var prof *sampled
-	if r.opts.Profile {
-		prof = &sampled{d: r.opts.profileTime()}
-		args = append(args, strconv.Itoa(int(prof.d/time.Millisecond)))
-	} else {
-		args = append(args, "0")
-	}
-	for _, a := range r.args {
-		args = append(args, strconv.Itoa(a))
-	}
-	out, err := runNode(ctx, prof, args...)
+	// The engine's own driver, printing the one function's code as V8 compiles it (on
+	// stdout, the driver answering on a pipe of its own).
+	printed := &capped.Buffer{Head: maxToolOutput}
+	prof, _, err := warmDriver(ctx, r, external.NewEngine(r.engine, external.Options{
+		RuntimeArgs: []string{"--print-wasm-code-function-index=" + strconv.Itoa(names.byName[name])},
+		Stdout:      printed,
+	}))
 	if err != nil {
 		return nil, err
 	}
-	_, name, note, err := hotWasmFunc(module, r.k)
-	if err != nil {
-		return nil, err
-	}
+	out := []byte(printed.String())
 	last := map[string]*v8Code{}
 	var order []string
 	for _, c := range parseV8(bytes.NewReader(out)) {
@@ -412,7 +309,7 @@ func slotsByOrder(wasmLines, machine []Line) map[uint64]bool {
 }
 
 // singleTier is the one V8 compiler each single-tier node-wasm engine's flags allow.
-var singleTier = map[string]string{"node-wasm-liftoff": "Liftoff", "node-wasm-turbofan": "TurboFan"}
+var singleTier = map[string]string{external.NodeWasmLiftoff: "Liftoff", external.NodeWasmTurbofan: "TurboFan"}
 
 // jsName is a kernel's function name in the JavaScript and Java ports: Func with a lower
 // first letter (fibRec, test1).
@@ -434,7 +331,7 @@ func explainNodeJS(ctx context.Context, r request) ([]Listing, error) {
 	defer os.RemoveAll(dir)
 	trace := filepath.Join(dir, "code.asm")
 	flags := []string{"--print-opt-code", "--print-opt-code-filter=" + fn, "--redirect-code-traces", "--redirect-code-traces-to=" + trace}
-	prof, err := warmDriver(ctx, r, external.NodeJS, external.Options{RuntimeArgs: flags})
+	prof, _, err := warmDriver(ctx, r, external.NewEngine(r.engine, external.Options{RuntimeArgs: flags}))
 	if err != nil {
 		return nil, err
 	}

@@ -56,10 +56,7 @@ func hotWasmFunc(module []byte, k *kernels.Kernel) (names *wasmNames, name, note
 }
 
 // moduleBytes is the kernels.wasm to explain.
-func moduleBytes(r request) ([]byte, error) {
-	if r.opts.Module != nil {
-		return r.opts.Module, nil
-	}
+func moduleBytes() ([]byte, error) {
 	b, err := wasm.Embedded()
 	if err != nil {
 		return nil, fmt.Errorf("kernels.wasm: %w", err)
@@ -205,7 +202,7 @@ func parseObjdump(sc *bufio.Scanner, name string) *wasmFunc {
 // explainWasm lists the kernel's function in kernels.wasm, the code every wasm engine
 // starts from.
 func explainWasm(ctx context.Context, r request) ([]Listing, error) {
-	module, err := moduleBytes(r)
+	module, err := moduleBytes()
 	if err != nil {
 		return nil, err
 	}

@@ -132,7 +132,7 @@ func loadWazero(ctx context.Context, module []byte) (*wazero.Engine, *wazeroCode
 // read from wazero's compilation cache (the bytes it maps and runs; an ahead-of-time
 // compiler, so the warm-up changes nothing).
 func explainWazero(ctx context.Context, r request) ([]Listing, error) {
-	module, err := moduleBytes(r)
+	module, err := moduleBytes()
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +143,7 @@ func explainWazero(ctx context.Context, r request) ([]Listing, error) {
 // after binaryen's wasm-opt -O3 (the wazero-compiler-opt engine), and the optimised wasm
 // function beside it: what the optimiser changed.
 func explainWazeroOpt(ctx context.Context, r request) ([]Listing, error) {
-	module, err := optimizedModule(ctx, r)
+	module, err := optimizedModule(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -160,8 +160,8 @@ func explainWazeroOpt(ctx context.Context, r request) ([]Listing, error) {
 }
 
 // optimizedModule is the module to explain after wasm-opt (cached on disk).
-func optimizedModule(ctx context.Context, r request) ([]byte, error) {
-	module, err := moduleBytes(r)
+func optimizedModule(ctx context.Context) ([]byte, error) {
+	module, err := moduleBytes()
 	if err != nil {
 		return nil, err
 	}

@@ -242,6 +242,22 @@ func Measure(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 	return m.r
 }
 
+// Warm is Measure's load and warm-up steps alone, for a reader of what the warm-up left
+// behind (package explain reads a JIT's code after it): it loads e and runs the warm-up
+// opts asks for, as Measure would before its samples, and leaves e loaded for the caller
+// to Close. The Result says how the warm-up went (Warmup, WarmedUp, First, Failure); on a
+// failure e is closed already.
+func Warm(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int, opts Options) Result {
+	m := newMeasurement(ctx, e, k, args, opts.WithDefaults(), func(string, int, int) {})
+	if !m.load() {
+		return m.r
+	}
+	if !m.warmup() {
+		_ = e.Close(context.WithoutCancel(ctx))
+	}
+	return m.r
+}
+
 // collect runs a garbage collection outside every timed window, as testing.B does before
 // each run of a benchmark (runtime.GC in B.runN), so that the collector's work in the
 // samples is that of the kernel's own allocations, paced as under `go test -bench` (the

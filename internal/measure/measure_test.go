@@ -628,3 +628,20 @@ func TestMeasureCollectsOutsideSamples(t *testing.T) {
 		t.Errorf("events\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestWarmLeavesTheEngineLoaded: Warm is the load and warm-up steps alone: the warm-up's
+// calls, no samples, the engine left open; a failed warm-up closes it and says why.
+func TestWarmLeavesTheEngineLoaded(t *testing.T) {
+	k, _ := kernels.Lookup("fib_it")
+	want := k.Expected([]int{10})
+	e := &fakeEngine{results: []fakeRun{{value: want}}}
+	r := Warm(context.Background(), e, k, []int{10}, Options{Warmup: 3, WarmupTime: -1})
+	if r.Failure != "" || r.Warmup != 3 || e.calls != 3 || e.loaded != 1 || e.closed != 0 || len(r.Samples) != 0 {
+		t.Errorf("warm-up of 3: %+v, %d calls, %d loads, %d closes; want 3 calls, loaded, not closed, no samples", r, e.calls, e.loaded, e.closed)
+	}
+	e = &fakeEngine{results: []fakeRun{{value: want + 1}}}
+	r = Warm(context.Background(), e, k, []int{10}, Options{Warmup: 3, WarmupTime: -1})
+	if !strings.HasPrefix(r.Failure, "wrong result") || e.closed != 1 {
+		t.Errorf("a wrong value: %q, %d closes; want the failure and the engine closed", r.Failure, e.closed)
+	}
+}

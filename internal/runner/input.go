@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/custom"
+	"github.com/wasmgap/wasmgap/internal/explain"
 	"github.com/wasmgap/wasmgap/internal/measure"
 )
 
@@ -39,6 +40,10 @@ type Settings struct {
 	WarmupTime Setting `json:"warmup_time"`
 	MinSample  Setting `json:"min_sample"`
 	Timeout    Setting `json:"timeout"`
+	// ExplainWarmup and ExplainProfile are explain's: how long a JIT runs the kernel
+	// before its code is read, and how long a profiled run lasts.
+	ExplainWarmup  Setting `json:"explain_warmup"`
+	ExplainProfile Setting `json:"explain_profile"`
 }
 
 // The longest minimum warm-up and sample times (Bounds).
@@ -57,6 +62,9 @@ var Bounds = Settings{
 	WarmupTime: Setting{Field: "warmup_time", Flag: "warmup-time", What: "minimum warm-up time", Duration: true, Default: int64(measure.DefaultWarmupTime), Min: 0, Max: int64(MaxWarmupTime), Zero: "the warm-up runs only"},
 	MinSample:  Setting{Field: "min_sample", Flag: "min-sample", What: "minimum sample time", Duration: true, Default: int64(measure.DefaultMinSample), Min: 0, Max: int64(MaxMinSample), Zero: "one call per sample"},
 	Timeout:    Setting{Field: "timeout", Flag: "timeout", What: "time limit per cell", Duration: true, Default: int64(DefaultTimeout), Min: int64(time.Millisecond), Max: int64(time.Hour)},
+
+	ExplainWarmup:  Setting{Field: "explain_warmup", Flag: "warmup-time", What: "explain's warm-up time", Duration: true, Default: int64(measure.DefaultWarmupTime), Min: 0, Max: int64(MaxWarmupTime), Zero: "the first call only"},
+	ExplainProfile: Setting{Field: "explain_profile", Flag: "profile-time", What: "profiled run's time", Duration: true, Default: int64(explain.DefaultProfileTime), Min: int64(10 * time.Millisecond), Max: int64(MaxWarmupTime)},
 }
 
 // format renders a value of the setting: "20", "1.5s".

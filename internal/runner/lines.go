@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 )
 
@@ -13,11 +14,12 @@ const maxLine = 1 << 20
 var errLongLine = fmt.Errorf("the worker wrote an output line over %d MiB (refused whole: a result that large, such as a failure's text, is not read)", maxLine>>20)
 
 // lineWriter calls onLine for every complete line written to it, and onLong once for
-// each line longer than maxLine, whose bytes it drops up to the line's end: no part of a
+// each line longer than max (maxLine when zero), whose bytes it drops up to the line's end: no part of a
 // long line reaches onLine. onLine must not keep the slice it is given.
 type lineWriter struct {
 	buf    []byte
-	long   bool // the current line is past maxLine
+	long   bool // the current line is past the limit
+	max    int
 	onLine func([]byte)
 	onLong func()
 }
@@ -45,7 +47,7 @@ func (w *lineWriter) add(p []byte) {
 	if w.long {
 		return
 	}
-	if len(w.buf)+len(p) > maxLine {
+	if len(w.buf)+len(p) > cmp.Or(w.max, maxLine) {
 		w.buf, w.long = w.buf[:0], true
 		if w.onLong != nil {
 			w.onLong()

@@ -85,6 +85,19 @@ func startWorker(ctx context.Context, c workerCall) (workerEnd, error) {
 	}, nil
 }
 
+// serveRole serves one job of the worker role and exits, when this process was started
+// as a worker of that role (workerEnv); otherwise it returns at once.
+func serveRole(role string, serve func(in io.Reader, out io.Writer, exit func(int)) error) {
+	if os.Getenv(workerEnv) != role {
+		return
+	}
+	if err := serve(os.Stdin, os.Stdout, os.Exit); err != nil {
+		fmt.Fprintf(os.Stderr, "wasmgap %s worker: %v\n", role, err)
+		os.Exit(3)
+	}
+	os.Exit(0)
+}
+
 // readJob reads a worker's job: the first line of in, as JSON. The reader stays with the
 // worker, whose end of file says the parent is gone.
 func readJob[T any](in io.Reader) (*bufio.Reader, T, error) {

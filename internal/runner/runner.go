@@ -45,8 +45,12 @@ const budgetShare = 85
 // DefaultTimeout bounds a job whose Timeout is zero.
 const DefaultTimeout = 30 * time.Second
 
-// workerEnv is the environment variable that turns a process into a worker.
+// workerEnv is the environment variable that turns a process into a worker, of the role
+// its value names (cellWorker, warmupWorker, explainWorker).
 const workerEnv = "WASMGAP_WORKER"
+
+// cellWorker is the value of workerEnv that makes a process a measured cell's worker (Run).
+const cellWorker = "1"
 
 // killGrace is how long Run waits for a killed worker's output to drain.
 const killGrace = 500 * time.Millisecond
@@ -193,7 +197,7 @@ func Run(ctx context.Context, job Job, opts Options) (measure.Result, error) {
 			opts.OnFence(*m.Fence)
 		}
 	}
-	end, err := startWorker(ctx, workerCall{role: "1", input: input, timeout: wire.Timeout, isolate: job.custom != nil, out: out})
+	end, err := startWorker(ctx, workerCall{role: cellWorker, input: input, timeout: wire.Timeout, isolate: job.custom != nil, out: out})
 	if err != nil {
 		return measure.Result{}, err
 	}
@@ -266,16 +270,10 @@ func truncate(s string, n int) string {
 // open, reaches its end, and in any case it exits once its job's time limit and a margin
 // have passed.
 func ServeWorkerIfRequested() {
-	custom.ExecLimitedIfRequested() // a build of a user kernel: it never returns
-	serveWarmupIfRequested()        // an execution of a warm-up series: it never returns
-	if os.Getenv(workerEnv) != "1" {
-		return
-	}
-	if err := serveWorker(os.Stdin, os.Stdout, os.Exit); err != nil {
-		fmt.Fprintln(os.Stderr, "wasmgap worker:", err)
-		os.Exit(3)
-	}
-	os.Exit(0)
+	custom.ExecLimitedIfRequested()        // a build of a user kernel: it never returns
+	serveRole(warmupWorker, serveWarmup)   // an execution of a warm-up series
+	serveRole(explainWorker, serveExplain) // one engine's explanation
+	serveRole(cellWorker, serveWorker)     // one measured cell
 }
 
 // Exit statuses of a worker that ends itself.

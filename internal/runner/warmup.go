@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"time"
 
@@ -86,19 +85,6 @@ func RunWarmup(ctx context.Context, job Job, c warmup.Collection) (warmup.Series
 		return warmup.Series{}, protocolErr
 	}
 	return warmup.Series{Group: c.Group, Failure: crashReason(end.stderr, end.waitErr)}, nil
-}
-
-// serveWarmupIfRequested runs one warm-up execution and exits, when this process was
-// started as a warm-up worker (RunWarmup); otherwise it returns at once.
-func serveWarmupIfRequested() {
-	if os.Getenv(workerEnv) != warmupWorker {
-		return
-	}
-	if err := serveWarmup(os.Stdin, os.Stdout, os.Exit); err != nil {
-		fmt.Fprintln(os.Stderr, "wasmgap warm-up worker:", err)
-		os.Exit(3)
-	}
-	os.Exit(0)
 }
 
 // serveWarmup reads one warm-up job from in, collects its series and writes it to out as

@@ -84,8 +84,12 @@ type Built struct {
 	Setup Setup
 	// Args are put before the program's own arguments by Run (a runtime's diagnostic
 	// flags: V8's, HotSpot's, LuaJIT's), and Env, when not nil, is its whole environment.
-	Args    []string
-	Env     []string
+	Args []string
+	Env  []string
+	// Stdout, when set, receives the program's stdout, and the driver answers on its fd 3
+	// instead (ProtocolFDEnv): for a runtime that prints on stdout. Only a driver that
+	// honours ProtocolFDEnv may be given one.
+	Stdout  io.Writer
 	cleanup func()
 }
 
@@ -93,7 +97,7 @@ type Built struct {
 // Process's Setup is b's, with Start filled in.
 func (b *Built) Run(ctx context.Context, stderr io.Writer, program string, args ...string) (*Process, error) {
 	t0 := time.Now()
-	p, err := command(b.Name, slices.Concat([]string{program}, b.Args, args), b.Dir, b.Env, stderr)
+	p, err := command(b.Name, slices.Concat([]string{program}, b.Args, args), b.Dir, b.Env, stderr, b.Stdout)
 	if err != nil {
 		b.Done()
 		return nil, err

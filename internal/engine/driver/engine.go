@@ -62,6 +62,15 @@ func (e *Engine) Version() string {
 	return e.p.Runtime
 }
 
+// PID is the driver's process id once loaded, for a profiler to sample; 0 before Load and
+// for a driver that runs inside this process.
+func (e *Engine) PID() int {
+	if e.p == nil {
+		return 0
+	}
+	return e.p.PID
+}
+
 // Run calls the kernel once in the driver and returns its value. A stack overflow wraps
 // engine.ErrStackOverflow.
 func (e *Engine) Run(ctx context.Context, k *kernels.Kernel, args []int) (int64, error) {

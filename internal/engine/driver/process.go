@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -109,7 +111,7 @@ func Attach(name string, c Conn, stderr *Tail, cleanup func()) *Process {
 // ready line. Its standard error is copied to stderr when that is not nil (the start and
 // the end are kept for errors anyway); env, when not nil, is its whole environment.
 func Command(ctx context.Context, name string, argv []string, dir string, env []string, stderr io.Writer) (*Process, error) {
-	p, err := command(name, argv, dir, env, stderr)
+	p, err := command(name, argv, dir, env, stderr, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +122,7 @@ func Command(ctx context.Context, name string, argv []string, dir string, env []
 	return p, nil
 }
 
-func command(name string, argv []string, dir string, env []string, w io.Writer) (*Process, error) {
+func command(name string, argv []string, dir string, env []string, w, stdout io.Writer) (*Process, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
@@ -130,26 +132,58 @@ func command(name string, argv []string, dir string, env []string, w io.Writer) 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	var answers io.ReadCloser
+	var protocol *os.File // the write end of a protocol on fd 3, closed here once started
+	if stdout == nil {
+		if answers, err = cmd.StdoutPipe(); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	} else {
+		// The answers on a pipe of their own (the driver's fd 3), its stdout to stdout.
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		answers, protocol = r, w
+		cmd.Stdout = stdout
+		cmd.ExtraFiles = []*os.File{w}
+		if env == nil {
+			env = os.Environ()
+		}
+		cmd.Env = append(slices.Clip(env), ProtocolFDEnv+"=3")
 	}
 	// A process group of its own, so that a kill also ends what the driver started and
 	// frees its output pipe, and a driver that dies with the process that started it: a
 	// worker killed at its time limit takes its driver with it (package childproc).
-	if err := childproc.Start(cmd); err != nil {
+	err = childproc.Start(cmd)
+	if protocol != nil {
+		protocol.Close()
+	}
+	if err != nil {
+		if protocol != nil {
+			answers.Close()
+		}
 		return nil, fmt.Errorf("%s: start %s: %w", name, argv[0], err)
+	}
+	wait := cmd.Wait
+	if protocol != nil {
+		wait = func() error { defer answers.Close(); return cmd.Wait() }
 	}
 	c := Conn{
 		Stdin:  stdin,
-		Stdout: stdout,
-		Wait:   cmd.Wait,
+		Stdout: answers,
+		Wait:   wait,
 		Kill:   func() { childproc.KillGroup(cmd) },
 	}
 	p := Attach(name, c, stderr, nil)
 	p.PID = cmd.Process.Pid
 	return p, nil
 }
+
+// ProtocolFDEnv names the file descriptor a driver answers on when Built.Stdout is set
+// (3): a driver that honours it (node-wasm's) writes its protocol there, and its runtime's
+// own stdout, which V8's --print-wasm-code writes to from any thread, cannot break it.
+const ProtocolFDEnv = "WASMGAP_DRIVER_FD"
 
 // Ready waits for the driver's ready line and fills in Language and Runtime.
 func (p *Process) Ready(ctx context.Context) error {

@@ -113,6 +113,9 @@ type Options struct {
 	// when not nil, is the driver's whole environment: how package explain asks a
 	// runtime to print the code it compiled (HotSpot's print, LuaJIT's -jdump).
 	RuntimeArgs, Env []string
+	// Stdout (node-wasm only) receives what the runtime prints on its stdout (V8's
+	// --print-wasm-code), the driver answering on a pipe of its own (driver.Built.Stdout).
+	Stdout io.Writer
 }
 
 // DefaultCacheDir returns the directory Options.CacheDir defaults to,

@@ -294,6 +294,7 @@ func startNodeWasm(ctx context.Context, name string, opts Options) (*Process, er
 		return nil, err
 	}
 	b.Name = name
+	b.Stdout = opts.Stdout
 	flags := wasmTiers[name]
 	p, err := b.Run(ctx, opts.Stderr, node, slices.Concat(flags, []string{filepath.Join(b.Dir, "driver.mjs"), filepath.Join(b.Dir, "kernels.wasm"), filepath.Join(b.Dir, "catalogue.json")})...)
 	if err == nil && len(flags) > 0 {

@@ -13,7 +13,7 @@
 // overflow, a trap) or ends the module's Go runtime (its own stack limit: it prints why on
 // stderr and calls proc_exit) leaves the instance unusable: the driver answers the error,
 // or says nothing when the runtime exited, and exits.
-import { readFileSync } from "node:fs";
+import { readFileSync, writeSync } from "node:fs";
 import { createInterface } from "node:readline";
 
 // node:wasi is marked experimental in Node 20 and says so on stderr; keep every other warning.
@@ -157,13 +157,17 @@ function serve(line) {
   return { answer: `ok ${first} ${sum} ${elapsed}` };
 }
 
-process.stdout.write(`ready wasm node ${process.version} (V8 ${process.versions.v8})\n`);
+// The protocol's file descriptor: stdout, or the one WASMGAP_DRIVER_FD names when the
+// runtime's own stdout is taken (V8's --print-wasm-code writes there from any thread).
+const OUT = Number(process.env.WASMGAP_DRIVER_FD || 1);
+const say = (line) => writeSync(OUT, `${line}\n`);
+say(`ready wasm node ${process.version} (V8 ${process.versions.v8})`);
 const rl = createInterface({ input: process.stdin, crlfDelay: Infinity, terminal: false });
 rl.on("line", (line) => {
   const { answer, fatal } = serve(line);
-  process.stdout.write(`${answer}\n`);
+  say(answer);
   if (fatal) {
     rl.close();
-    process.stdout.end(() => process.exit(1));
+    process.exit(1);
   }
 });
