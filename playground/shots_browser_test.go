@@ -86,6 +86,20 @@ func testScreenshots(t *testing.T, kind headless.Kind) {
 			}
 		}
 	}
+	// The Warm-up view after a small study, at 1366 px.
+	if err := p.page.SetViewport(p.bound(), 1366, 1000); err != nil {
+		t.Fatal(err)
+	}
+	p.open("view=warmup&kernel=fib_it&n=30&e=native,wazero-compiler&executions=2&calls=200&budget_ms=2000&run=warmup")
+	p.waitFor(`["done", "failed"].includes(document.querySelector("#warmup-view")?.dataset.state)`, 2*time.Minute, "the study to end")
+	if err := p.eval(`document.querySelector("#warmup-view details.warmup-legend").open = true`, nil); err != nil {
+		t.Fatal(err)
+	}
+	png, err := headless.Screenshot(p.bound(), p.page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeShot(t, fmt.Sprintf("%s-warmup-1366.png", kind), png)
 }
 
 func writeShot(t *testing.T, name string, png []byte) {
