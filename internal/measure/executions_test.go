@@ -19,7 +19,7 @@ func near(got, want float64) bool {
 func executions(cs []formatcases.Execution) []Execution {
 	out := make([]Execution, len(cs))
 	for i, c := range cs {
-		out[i].Median = c.Median
+		out[i].Median, out[i].Min, out[i].Max = c.Median, c.Min, c.Max
 		if c.CI != nil {
 			out[i].CI = Interval{Lo: c.CI.Lo, Hi: c.CI.Hi, Level: c.CI.Level}
 		}
