@@ -39,6 +39,7 @@ type Settings struct {
 	WarmupTime Setting `json:"warmup_time"`
 	MinSample  Setting `json:"min_sample"`
 	Timeout    Setting `json:"timeout"`
+	Executions Setting `json:"executions"`
 }
 
 // The longest minimum warm-up and sample times (Bounds).
@@ -56,7 +57,8 @@ var Bounds = Settings{
 	Warmup:     Setting{Field: "warmup", Flag: "warmup", What: "warm-up runs", Default: measure.DefaultWarmup, Min: 0, Max: MaxJobWarmup, Zero: "no warm-up"},
 	WarmupTime: Setting{Field: "warmup_time", Flag: "warmup-time", What: "minimum warm-up time", Duration: true, Default: int64(measure.DefaultWarmupTime), Min: 0, Max: int64(MaxWarmupTime), Zero: "the warm-up runs only"},
 	MinSample:  Setting{Field: "min_sample", Flag: "min-sample", What: "minimum sample time", Duration: true, Default: int64(measure.DefaultMinSample), Min: 0, Max: int64(MaxMinSample), Zero: "one call per sample"},
-	Timeout:    Setting{Field: "timeout", Flag: "timeout", What: "time limit per cell", Duration: true, Default: int64(DefaultTimeout), Min: int64(time.Millisecond), Max: int64(time.Hour)},
+	Timeout:    Setting{Field: "timeout", Flag: "timeout", What: "time limit per execution of a cell", Duration: true, Default: int64(DefaultTimeout), Min: int64(time.Millisecond), Max: int64(time.Hour)},
+	Executions: Setting{Field: "executions", Flag: "executions", What: "worker processes per cell", Default: DefaultExecutions, Min: 1, Max: MaxExecutions},
 }
 
 // format renders a value of the setting: "20", "1.5s".
@@ -98,8 +100,9 @@ type Input struct {
 	// Custom), as the page's request gives them: an unknown name is that kernel's error
 	// ("fib_rec has no parameter k: its parameters are n").
 	OneKernel bool
-	// Runs and Warmup count timed and untimed runs per cell.
-	Runs, Warmup *int
+	// Runs and Warmup count timed runs per cell and untimed runs per execution;
+	// Executions counts a cell's worker processes, among which its runs are spread.
+	Runs, Warmup, Executions *int
 	// WarmupTime and MinSample are the minimum warm-up and sample times; Timeout bounds a
 	// cell (setup included).
 	WarmupTime, MinSample, Timeout *time.Duration
@@ -167,6 +170,9 @@ func (in Input) Plan() (Plan, error) {
 	if p.Timeout, err = duration(Bounds.Timeout, in.Timeout); err != nil {
 		return Plan{}, err
 	}
+	if p.Executions, err = count(Bounds.Executions, in.Executions); err != nil {
+		return Plan{}, err
+	}
 	p.Options = o
 	return p, nil
 }
@@ -187,29 +193,6 @@ func ParseArgs(named map[string]string) (map[string]int, error) {
 		ints[name] = v
 	}
 	return ints, nil
-}
-
-// checkOptions checks measure.Options as a Plan holds them (zero for a default, negative
-// durations for none) against Bounds.
-func checkOptions(o measure.Options, timeout time.Duration) error {
-	if timeout < 0 {
-		return fieldError(Bounds.Timeout.Field, fmt.Errorf("timeout %v is negative: give a positive duration, or zero for %v", timeout, DefaultTimeout))
-	}
-	if timeout > 0 {
-		if err := Bounds.Timeout.Check(int64(timeout)); err != nil {
-			return err
-		}
-	}
-	if err := Bounds.Runs.Check(int64(o.Runs)); err != nil {
-		return err
-	}
-	if err := Bounds.Warmup.Check(int64(o.Warmup)); err != nil {
-		return err
-	}
-	if err := Bounds.WarmupTime.Check(int64(max(o.WarmupTime, 0))); err != nil {
-		return err
-	}
-	return Bounds.MinSample.Check(int64(max(o.MinSample, 0)))
 }
 
 // CellBudget is the time a cell's runs are planned to fit in under a time limit
