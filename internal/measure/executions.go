@@ -162,6 +162,22 @@ func GeoMean(rs []Ratio) Ratio {
 	return g.withInterval()
 }
 
+// P is the two-sided p-value of the ratio's being 1 (its logarithm 0) by Welch's t test
+// on the executions' logarithms: below 0.05 exactly when its 95% interval leaves out 1.
+// 1 for a ratio without an interval.
+func (r Ratio) P() float64 {
+	switch {
+	case !r.Valid():
+		return 1
+	case r.Var <= 0:
+		if r.Log == 0 {
+			return 1
+		}
+		return 0
+	}
+	return 2 * (1 - tCDF(math.Abs(r.Log)/math.Sqrt(r.Var), r.DF))
+}
+
 // The verdicts of a ratio: a ratio whose interval spans 1, or that has none, is never
 // called faster or slower.
 const (
