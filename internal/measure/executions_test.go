@@ -92,3 +92,17 @@ func TestVerdictNeedsAnInterval(t *testing.T) {
 		}
 	}
 }
+
+// A ratio's p-value is below 0.05 exactly when its 95% interval leaves out 1.
+func TestRatioP(t *testing.T) {
+	cases, err := formatcases.Executions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cases.Ratios {
+		r := RatioOf(executions(c.A), executions(c.B))
+		if p := r.P(); (p < 0.05) != (r.Verdict() != VerdictUnclear) || p < 0 || p > 1 {
+			t.Errorf("ratio case %d: p = %v, verdict %q", i, p, r.Verdict())
+		}
+	}
+}
