@@ -9,6 +9,7 @@ import (
 
 	"github.com/wasmgap/wasmgap/internal/custom"
 	"github.com/wasmgap/wasmgap/internal/measure"
+	"github.com/wasmgap/wasmgap/internal/warmup"
 )
 
 // Setting is one number a person sets for a run, with its default and its range: a count,
@@ -40,6 +41,13 @@ type Settings struct {
 	MinSample  Setting `json:"min_sample"`
 	Timeout    Setting `json:"timeout"`
 	Executions Setting `json:"executions"`
+	// The settings of a warm-up study (WarmupSettings): its fresh processes per engine,
+	// the samples of each, the calls of a sample and the time after which the samples
+	// stop; its time limit is Timeout's.
+	WarmupExecutions Setting `json:"warmup_executions"`
+	Calls            Setting `json:"calls"`
+	Group            Setting `json:"group"`
+	Budget           Setting `json:"budget"`
 }
 
 // The longest minimum warm-up and sample times (Bounds).
@@ -57,8 +65,58 @@ var Bounds = Settings{
 	Warmup:     Setting{Field: "warmup", Flag: "warmup", What: "warm-up runs", Default: measure.DefaultWarmup, Min: 0, Max: MaxJobWarmup, Zero: "no warm-up"},
 	WarmupTime: Setting{Field: "warmup_time", Flag: "warmup-time", What: "minimum warm-up time", Duration: true, Default: int64(measure.DefaultWarmupTime), Min: 0, Max: int64(MaxWarmupTime), Zero: "the warm-up runs only"},
 	MinSample:  Setting{Field: "min_sample", Flag: "min-sample", What: "minimum sample time", Duration: true, Default: int64(measure.DefaultMinSample), Min: 0, Max: int64(MaxMinSample), Zero: "one call per sample"},
-	Timeout:    Setting{Field: "timeout", Flag: "timeout", What: "time limit per execution of a cell", Duration: true, Default: int64(DefaultTimeout), Min: int64(time.Millisecond), Max: int64(time.Hour)},
+	Timeout:    Setting{Field: "timeout", Flag: "timeout", What: "time limit per execution", Duration: true, Default: int64(DefaultTimeout), Min: int64(time.Millisecond), Max: int64(time.Hour)},
 	Executions: Setting{Field: "executions", Flag: "executions", What: "worker processes per cell", Default: DefaultExecutions, Min: 1, Max: MaxExecutions},
+
+	WarmupExecutions: Setting{Field: "executions", Flag: "executions", What: "fresh processes per engine", Default: DefaultWarmupExecutions, Min: 1, Max: MaxWarmupExecutions},
+	Calls:            Setting{Field: "calls", Flag: "calls", What: "samples per execution", Default: warmup.DefaultSamples, Min: warmup.MinSamples, Max: warmup.MaxSamples},
+	Group:            Setting{Field: "group", Flag: "group", What: "calls per sample", Default: 1, Min: 1, Max: warmup.MaxGroup},
+	Budget:           Setting{Field: "budget", Flag: "budget", What: "time per execution after which the samples stop", Duration: true, Default: int64(warmup.DefaultBudget), Min: 0, Max: int64(warmup.MaxBudget), Zero: "none: the samples run to their count, within the time limit"},
+}
+
+// WarmupSettings are a warm-up study's numbers as a person gives them (the CLI's flags,
+// the page's request), before any check: nil is its setting's default (Bounds), a zero
+// budget is none.
+type WarmupSettings struct {
+	Executions, Calls, Group *int
+	Budget, Timeout          *time.Duration
+}
+
+// Check checks the settings against Bounds, once, and returns them as WarmupPlan holds
+// them (a timeout of zero: the collection's budget and DefaultTimeout), or a *FieldError
+// that names the setting and what it allows.
+func (in WarmupSettings) Check() (executions int, c warmup.Collection, timeout time.Duration, err error) {
+	count := func(s Setting, v *int) (int, error) {
+		if v == nil {
+			return int(s.Default), nil
+		}
+		return *v, s.Check(int64(*v))
+	}
+	if executions, err = count(Bounds.WarmupExecutions, in.Executions); err != nil {
+		return
+	}
+	if c.Samples, err = count(Bounds.Calls, in.Calls); err != nil {
+		return
+	}
+	if c.Group, err = count(Bounds.Group, in.Group); err != nil {
+		return
+	}
+	if in.Budget != nil {
+		if err = Bounds.Budget.Check(int64(*in.Budget)); err != nil {
+			return
+		}
+		c.Budget = *in.Budget
+		if c.Budget == 0 {
+			c.Budget = -1 // none
+		}
+	}
+	if in.Timeout != nil {
+		if err = Bounds.Timeout.Check(int64(*in.Timeout)); err != nil {
+			return
+		}
+		timeout = *in.Timeout
+	}
+	return executions, c, timeout, nil
 }
 
 // format renders a value of the setting: "20", "1.5s".

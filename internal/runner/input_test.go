@@ -31,7 +31,7 @@ func TestInputPlan(t *testing.T) {
 		{name: "warm-up too many", in: Input{Warmup: n(101)}, field: "warmup", err: "allowed 0 (no warm-up) to 100"},
 		{name: "sample too long", in: Input{MinSample: d(2 * time.Second)}, field: "min_sample", err: "minimum sample time = 2s is out of range: allowed 0 (one call per sample) to 1s"},
 		{name: "negative warm-up time", in: Input{WarmupTime: d(-time.Millisecond)}, field: "warmup_time", err: "allowed 0 (the warm-up runs only) to 10s"},
-		{name: "zero timeout", in: Input{Timeout: d(0)}, field: "timeout", err: "time limit per execution of a cell = 0s is out of range: allowed 1ms to 1h0m0s"},
+		{name: "zero timeout", in: Input{Timeout: d(0)}, field: "timeout", err: "time limit per execution = 0s is out of range: allowed 1ms to 1h0m0s"},
 		{name: "no executions", in: Input{Executions: n(0)}, field: "executions", err: "worker processes per cell = 0 is out of range: allowed 1 to 20"},
 		{name: "executions given", in: Input{Executions: n(5)}, opts: measure.Options{Runs: measure.DefaultRuns, Warmup: measure.DefaultWarmup}, execs: 5},
 		{name: "executions absent", in: Input{}, opts: measure.Options{Runs: measure.DefaultRuns, Warmup: measure.DefaultWarmup}, execs: DefaultExecutions},
