@@ -57,7 +57,8 @@ func (a argFlag) Set(v string) error {
 
 // defaultEngines are the engines a bench without --engine or --all runs: Go compiled to
 // machine code and Go compiled to wasm under wazero's compiler, the first article's gap,
-// at the articles' sizes in about a minute and a half on two idle cores. The interpreted tiers
+// at the articles' sizes in about three minutes on two idle cores (each cell in three worker
+// processes; an estimate from the method, its forecast printed first). The interpreted tiers
 // (wazero-interpreter, yaegi) take minutes or time out at those sizes; --all adds them and
 // every other engine.
 var defaultEngines = []string{engine.Native, engine.WazeroCompiler}
@@ -89,7 +90,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(w, "\nMeasures kernels on server engines, each cell in several worker processes (--executions), a kernel's")
 		fmt.Fprintln(w, "engines taking turns (A B, B A, …) so that the machine's drift falls on each alike.")
 		fmt.Fprintf(w, "Without --engine or --all: every kernel at the articles' sizes on %s (Go compiled to\n", strings.Join(defaultEngines, " and "))
-		fmt.Fprintln(w, "machine code and to wasm), a minute and a half on two idle cores. --all runs every server engine: an hour.")
+		fmt.Fprintln(w, "machine code and to wasm), about three minutes on two idle cores. --all runs every server engine: hours.")
 		fmt.Fprintln(w, "Before it starts, bench says how many cells and about how long (from this machine's stored runs);")
 		fmt.Fprintln(w, "off a terminal it prints one line per finished cell on stderr. Ctrl-C or SIGTERM stops the cell")
 		fmt.Fprintln(w, "in flight, prints the table of the cells done and stores them as a partial run.")
