@@ -262,15 +262,8 @@ func (s *Server) job(req runRequest) (runner.Job, *apiError) {
 		MinSample:  millis(req.MinSampleMS),
 		WarmupTime: millis(req.WarmupMS),
 	}
-	// The request's own time limit (timeout_ms) within the server's, else the server's;
-	// zero is none.
-	timeout, aerr := s.cellTimeout(req.TimeoutMS)
-	if aerr != nil {
-		return runner.Job{}, aerr
-	}
-	if timeout > 0 {
-		in.Timeout = &timeout
-	}
+	// The request's own time limit (timeout_ms) within the server's, else the server's.
+	in.Timeout, in.MaxTimeout = millis(req.TimeoutMS), s.limit()
 	for name, raw := range req.Args {
 		in.Args[name] = string(bytes.TrimSpace(raw))
 	}
@@ -302,6 +295,10 @@ func fieldAPIError(err error) *apiError {
 			aerr.Field = "min_sample_ms"
 		case runner.Bounds.WarmupTime.Field:
 			aerr.Field = "warmup_ms"
+		case runner.Bounds.Timeout.Field:
+			aerr.Field = "timeout_ms"
+		case runner.Bounds.Budget.Field:
+			aerr.Field = "budget_ms"
 		}
 	}
 	return aerr

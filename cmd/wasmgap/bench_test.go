@@ -42,7 +42,7 @@ func TestBenchRejectsBadInput(t *testing.T) {
 		{[]string{"--runs", "0", "--warmup", "0"}, "--runs: timed runs = 0 is out of range: allowed 1 to 100"},
 		{[]string{"--executions", "0"}, "--executions: worker processes per cell = 0 is out of range: allowed 1 to 20"},
 		{[]string{"--warmup", "-1"}, "--warmup: warm-up runs = -1 is out of range: allowed 0 (no warm-up) to 100"},
-		{[]string{"--timeout", "0s"}, "--timeout: time limit per execution = 0s is out of range: allowed 1ms to 1h0m0s"},
+		{[]string{"--timeout", "0s"}, "--timeout: time limit per execution = 0s is out of range: allowed 1s to 1h0m0s"},
 		{[]string{"--min-sample", "1m"}, "--min-sample: minimum sample time = 1m0s is out of range: allowed 0 (one call per sample) to 1s"},
 		{[]string{"--min-sample", "-1ms"}, "--min-sample: minimum sample time = -1ms is out of range"},
 		{[]string{"--warmup-time", "11s"}, "--warmup-time: minimum warm-up time = 11s is out of range: allowed 0 (the warm-up runs only) to 10s"},

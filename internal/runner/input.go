@@ -65,7 +65,7 @@ var Bounds = Settings{
 	Warmup:     Setting{Field: "warmup", Flag: "warmup", What: "warm-up runs", Default: measure.DefaultWarmup, Min: 0, Max: MaxJobWarmup, Zero: "no warm-up"},
 	WarmupTime: Setting{Field: "warmup_time", Flag: "warmup-time", What: "minimum warm-up time", Duration: true, Default: int64(measure.DefaultWarmupTime), Min: 0, Max: int64(MaxWarmupTime), Zero: "the warm-up runs only"},
 	MinSample:  Setting{Field: "min_sample", Flag: "min-sample", What: "minimum sample time", Duration: true, Default: int64(measure.DefaultMinSample), Min: 0, Max: int64(MaxMinSample), Zero: "one call per sample"},
-	Timeout:    Setting{Field: "timeout", Flag: "timeout", What: "time limit per execution", Duration: true, Default: int64(DefaultTimeout), Min: int64(time.Millisecond), Max: int64(time.Hour)},
+	Timeout:    Setting{Field: "timeout", Flag: "timeout", What: "time limit per execution", Duration: true, Default: int64(DefaultTimeout), Min: int64(time.Second), Max: int64(time.Hour)},
 	Executions: Setting{Field: "executions", Flag: "executions", What: "worker processes per cell", Default: DefaultExecutions, Min: 1, Max: MaxExecutions},
 
 	WarmupExecutions: Setting{Field: "executions", Flag: "executions", What: "fresh processes per engine", Default: DefaultWarmupExecutions, Min: 1, Max: MaxWarmupExecutions},
@@ -136,6 +136,16 @@ func (s Setting) Range() string {
 	return lo + " to " + s.format(s.Max)
 }
 
+// WithMax is the setting with a lower maximum, when max is set and below its own: a
+// server's own bound (Input.MaxTimeout). Its default is then at most that maximum.
+func (s Setting) WithMax(max int64) Setting {
+	if max > 0 && max < s.Max {
+		s.Max = max
+		s.Default = min(s.Default, max)
+	}
+	return s
+}
+
 // Check returns a *FieldError when v is outside the setting's range, saying what is
 // allowed.
 func (s Setting) Check(v int64) error {
@@ -164,6 +174,9 @@ type Input struct {
 	// WarmupTime and MinSample are the minimum warm-up and sample times; Timeout bounds a
 	// cell (setup included).
 	WarmupTime, MinSample, Timeout *time.Duration
+	// MaxTimeout, when set, is a server's own time limit: Timeout may not pass it, and an
+	// absent Timeout is it (Bounds.Timeout narrowed, WithMaxTimeout).
+	MaxTimeout time.Duration
 	// Cold compiles without a compilation cache (measure.Options.Cold).
 	Cold bool
 	// Custom is a user's kernel, as Plan.Custom.
@@ -225,8 +238,11 @@ func (in Input) Plan() (Plan, error) {
 	if o.MinSample, err = duration(Bounds.MinSample, in.MinSample); err != nil {
 		return Plan{}, err
 	}
-	if p.Timeout, err = duration(Bounds.Timeout, in.Timeout); err != nil {
+	if p.Timeout, err = duration(Bounds.Timeout.WithMax(int64(in.MaxTimeout)), in.Timeout); err != nil {
 		return Plan{}, err
+	}
+	if in.Timeout == nil {
+		p.Timeout = in.MaxTimeout
 	}
 	if p.Executions, err = count(Bounds.Executions, in.Executions); err != nil {
 		return Plan{}, err
