@@ -211,9 +211,13 @@ func run() error {
 // binary and returns the median of its ns/op, as benchstat summarises them, and the
 // process's minor page faults per call over all its runs (-1 where unknown).
 func goBench(bin, kernel string, args []int, benchtime string) (nsPerOp, faultsPerCall float64, err error) {
+	k, err := kernels.Lookup(kernel)
+	if err != nil {
+		return 0, 0, err
+	}
 	text := make([]string, len(args))
 	for i, a := range args {
-		text[i] = strconv.Itoa(a)
+		text[i] = k.Params[i].Name + "=" + strconv.Itoa(a)
 	}
 	flags := []string{"-test.run=^$", "-test.bench=^BenchmarkKernel$/^" + kernel + "$", "-test.benchtime=" + benchtime,
 		"-test.count=" + strconv.Itoa(benchCount), "-kernel-args=" + strings.Join(text, ",")}
