@@ -15,9 +15,9 @@ import (
 	"time"
 )
 
-// The fan-out scenarios measure a Centrifugo server as they measure the chat, with the same
-// receivers, event loops and histograms, so that one client measures both servers: only the
-// login, the frames and the send differ.
+// The fan-out and churn scenarios measure a Centrifugo server as they measure the chat, with
+// the same receivers, event loops and histograms, so that one client measures both servers:
+// only the protocol differs (centrifugoProtocol).
 //
 //   - A receiver connects with a connection token (JWT, HS256) that this package mints with
 //     the server's HMAC secret; its "channels" claim subscribes the connection to the
@@ -37,7 +37,7 @@ import (
 const (
 	// ServerWasmgap is `wasmgap chat` (or the chat of `wasmgap serve`): the default.
 	ServerWasmgap = "wasmgap"
-	// ServerCentrifugo is a Centrifugo server (v5 or v6), in the fan-out scenarios.
+	// ServerCentrifugo is a Centrifugo server (v5 or v6), in the fan-out and churn scenarios.
 	ServerCentrifugo = "centrifugo"
 )
 
@@ -73,13 +73,6 @@ func (c *CentrifugoOptions) validate() error {
 	return nil
 }
 
-// CentrifugoToken mints the connection token the Centrifugo scenarios' receivers show:
-// user sub, subscribed on the server's side to channel, signed with the HMAC secret of the
-// server's client.token.hmac_secret_key, valid for a day.
-func CentrifugoToken(secret, sub, channel string) string {
-	return centrifugoToken(secret, sub, channel, time.Now())
-}
-
 // centrifugoToken mints a connection token for user sub, subscribed on the server's side to
 // channel, valid for a day (HS256, RFC 7519).
 func centrifugoToken(secret, sub, channel string, now time.Time) string {
@@ -95,41 +88,45 @@ func centrifugoToken(secret, sub, channel string, now time.Time) string {
 	return msg + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
-// centrifugoConnect is the connect request of a receiver, as JSON.
-func (s *subscriber) centrifugoConnect() []byte {
-	c := s.t.centrifugo
-	b, _ := json.Marshal(map[string]any{"token": centrifugoToken(c.TokenSecret, s.nick, c.channel(), time.Now()), "name": "wasmgap-load"})
+// centrifugoServer is the Centrifugo kind of server: the fan-out and churn scenarios speak to
+// it, given its keys.
+var centrifugoServer = serverKind{ServerCentrifugo, func(o *ScenarioOptions) (protocol, error) {
+	if o.Scenario == ScenarioChatSend {
+		return nil, fmt.Errorf("server %s: only the fan-out and churn scenarios (%s, %s, %s) speak Centrifugo's protocol", o.Server, ScenarioSSEFanout, ScenarioWSFanout, ScenarioChurn)
+	}
+	if err := o.Centrifugo.validate(); err != nil {
+		return nil, err
+	}
+	return centrifugoProtocol{o.Centrifugo}, nil
+}}
+
+// centrifugoProtocol speaks to a Centrifugo server (see the top of this file). It resumes
+// nothing: a receiver that reconnects logs in anew.
+type centrifugoProtocol struct{ c CentrifugoOptions }
+
+// connect is the connect request of receiver nick, as JSON.
+func (p centrifugoProtocol) connect(nick string) []byte {
+	b, _ := json.Marshal(map[string]any{"token": centrifugoToken(p.c.TokenSecret, nick, p.c.channel(), time.Now()), "name": "wasmgap-load"})
 	return b
 }
 
-// centrifugoSSEPath is the request URI of a receiver's uni-directional SSE stream.
-func (s *subscriber) centrifugoSSEPath() string {
-	u := s.t.base.JoinPath("connection", "uni_sse")
-	u.RawQuery = url.Values{"cf_connect": {string(s.centrifugoConnect())}}.Encode()
-	return u.RequestURI()
+// sse is the request URI of a receiver's uni-directional SSE stream.
+func (p centrifugoProtocol) sse(base *url.URL, nick string, _ uint64) (string, uint64) {
+	u := base.JoinPath("connection", "uni_sse")
+	u.RawQuery = url.Values{"cf_connect": {string(p.connect(nick))}}.Encode()
+	return u.RequestURI(), 0
 }
 
-// centrifugoWSURL is the WebSocket endpoint of the server at base.
-func centrifugoWSURL(base *url.URL) url.URL {
-	u := *base.JoinPath("connection", "websocket")
-	if u.Scheme == "https" {
-		u.Scheme = "wss"
-	} else {
-		u.Scheme = "ws"
-	}
-	return u
+// ws is the WebSocket endpoint and the connect command, the first frame a receiver sends.
+func (p centrifugoProtocol) ws(base *url.URL, nick string, _ uint64) (url.URL, []byte) {
+	return wsURL(base, "connection", "websocket"), fmt.Appendf(nil, `{"id":1,"connect":%s}`, p.connect(nick))
 }
 
-// centrifugoConnectCommand is the first frame a WebSocket receiver sends.
-func (s *subscriber) centrifugoConnectCommand() []byte {
-	return fmt.Appendf(nil, `{"id":1,"connect":%s}`, s.centrifugoConnect())
-}
-
-// centrifugoFrame hands on the replies of one WebSocket message from Centrifugo (b, or one
-// longer than maxFrame, unread): each line is a reply; the run's publications go to onEvent
-// with their text, every other reply as a bare event (the first one, the connect's answer,
-// says the receiver is online); pings are answered. A refused connect ends the stream.
-func (s *subscriber) centrifugoFrame(b []byte, tooLong bool, onEvent func(event), reply func(opcode byte, payload []byte) error) error {
+// frame hands on the replies of one WebSocket message from Centrifugo (b, or one longer than
+// maxFrame, unread): each line is a reply; the run's publications go to onEvent with their
+// text, every other reply as a bare event (the first one, the connect's answer, says the
+// receiver is online); pings are answered. A refused connect ends the stream.
+func (centrifugoProtocol) frame(s *subscriber, b []byte, tooLong bool, onEvent func(event), reply func(opcode byte, payload []byte) error) error {
 	if tooLong {
 		onEvent(event{})
 		return nil
@@ -155,9 +152,10 @@ func (s *subscriber) centrifugoFrame(b []byte, tooLong bool, onEvent func(event)
 	return nil
 }
 
-// centrifugoPublish publishes text in the scenario's channel through the server API at base,
-// and returns the answer's status and size. An answer with an error is an error.
-func centrifugoPublish(ctx context.Context, client *http.Client, c *CentrifugoOptions, base *url.URL, body *bytes.Buffer, text string) (int, int64, error) {
+// publish publishes text in the scenario's channel through the server API at base, and
+// returns the answer's status and size. An answer with an error is an error.
+func (p centrifugoProtocol) publish(ctx context.Context, client *http.Client, base *url.URL, body *bytes.Buffer, _ []byte, _, _, text string) (int, int64, error) {
+	c := &p.c
 	body.Reset()
 	json.NewEncoder(body).Encode(map[string]any{"channel": c.channel(), "data": map[string]string{"text": text}})
 	req, err := http.NewRequestWithContext(ctx, "POST", base.JoinPath("api", "publish").String(), bytes.NewReader(body.Bytes()))

@@ -60,8 +60,8 @@ func TestCentrifugoToken(t *testing.T) {
 // server's ping is answered; a refused connect ends the stream.
 func TestCentrifugoFrame(t *testing.T) {
 	base, _ := url.Parse("http://127.0.0.1:8000/")
-	s := &subscriber{t: newStreamTarget(base, time.Second, "lt-ab12-"), nick: "r0"}
-	s.t.centrifugo = &CentrifugoOptions{APIKey: "k", TokenSecret: "s"}
+	cf := centrifugoProtocol{CentrifugoOptions{APIKey: "k", TokenSecret: "s"}}
+	s := &subscriber{t: newStreamTarget(base, cf, "lt-ab12-"), nick: "r0"}
 	var events []event
 	var replies []string
 	onEvent := func(ev event) { events = append(events, ev) }
@@ -75,16 +75,16 @@ func TestCentrifugoFrame(t *testing.T) {
 	frame := `{"id":1,"connect":{"client":"c1","version":"6.9.1","subs":{"chat":{}},"ping":25,"pong":true}}` + "\n" +
 		`{"push":{"channel":"chat","pub":{"data":{"text":"lt-ab12-7"},"offset":1}}}` + "\n" +
 		`{"push":{"channel":"chat","pub":{"data":{"text":"lt-ab12-8"},"offset":2}}}`
-	if err := s.centrifugoFrame([]byte(frame), false, onEvent, reply); err != nil {
+	if err := cf.frame(s, []byte(frame), false, onEvent, reply); err != nil {
 		t.Fatal(err)
 	}
 	if len(events) != 3 || events[0].text != "" || !strings.Contains(events[1].text, "lt-ab12-7") || !strings.Contains(events[2].text, "lt-ab12-8") {
 		t.Errorf("events %+v: want the connect's bare event, then messages 7 and 8", events)
 	}
-	if err := s.centrifugoFrame([]byte("{}"), false, onEvent, reply); err != nil || len(replies) != 1 || replies[0] != "{}" {
+	if err := cf.frame(s, []byte("{}"), false, onEvent, reply); err != nil || len(replies) != 1 || replies[0] != "{}" {
 		t.Errorf("ping: err %v, replies %q: want one {}", err, replies)
 	}
-	err := s.centrifugoFrame([]byte(`{"id":1,"error":{"code":109,"message":"token expired"}}`), false, onEvent, reply)
+	err := cf.frame(s, []byte(`{"id":1,"error":{"code":109,"message":"token expired"}}`), false, onEvent, reply)
 	if err == nil || !strings.Contains(err.Error(), "token expired") {
 		t.Errorf("refused connect: %v, want an error quoting it", err)
 	}
@@ -111,7 +111,7 @@ func TestCentrifugoOptionsRefused(t *testing.T) {
 	}{
 		{ScenarioOptions{Scenario: ScenarioWSFanout, Server: ServerCentrifugo, Centrifugo: CentrifugoOptions{TokenSecret: "s"}}, "server API key"},
 		{ScenarioOptions{Scenario: ScenarioSSEFanout, Server: ServerCentrifugo, Centrifugo: CentrifugoOptions{APIKey: "k"}}, "HMAC secret"},
-		{ScenarioOptions{Scenario: ScenarioChatSend, Server: ServerCentrifugo, Centrifugo: CentrifugoOptions{APIKey: "k", TokenSecret: "s"}}, "only the fan-out scenarios"},
+		{ScenarioOptions{Scenario: ScenarioChatSend, Server: ServerCentrifugo, Centrifugo: CentrifugoOptions{APIKey: "k", TokenSecret: "s"}}, "only the fan-out and churn scenarios"},
 		{ScenarioOptions{Scenario: ScenarioWSFanout, Server: "nats"}, "allowed wasmgap or centrifugo"},
 	} {
 		c.o.Target, c.o.Messages = "http://127.0.0.1:8000/", 1
@@ -123,7 +123,8 @@ func TestCentrifugoOptionsRefused(t *testing.T) {
 
 // TestCentrifugoFanoutExactlyOnce runs both fan-out scenarios against a real Centrifugo
 // (built into the tools' cache by `go run ./scripts/peer-tools centrifugo`; CI does):
-// every receiver logs in, and every broadcast reaches every receiver exactly once.
+// every receiver logs in, and every broadcast reaches every receiver exactly once; and churn
+// over both transports: every login is answered.
 func TestCentrifugoFanoutExactlyOnce(t *testing.T) {
 	bin, ok := gotool.Centrifugo.Installed()
 	if !ok {
@@ -168,6 +169,19 @@ func TestCentrifugoFanoutExactlyOnce(t *testing.T) {
 			if d.Welcomed != 30 || d.Sent != 5 || d.Expected != 150 || d.Delivered != 150 || d.Lost != 0 || d.Duplicated != 0 {
 				t.Errorf("welcomed %d, sent %d, expected %d, delivered %d, lost %d, duplicated %d: want 30, 5, 150, 150, 0, 0 (notes %q)",
 					d.Welcomed, d.Sent, d.Expected, d.Delivered, d.Lost, d.Duplicated, rep.Notes)
+			}
+		})
+	}
+	for _, tr := range []string{"ws", "sse"} {
+		t.Run("churn over "+tr, func(t *testing.T) {
+			rep, err := RunScenario(ctx, ScenarioOptions{Scenario: ScenarioChurn, Transport: tr, Target: "http://" + addr + "/", Messages: 20, Rate: 200,
+				Server: ServerCentrifugo, Centrifugo: CentrifugoOptions{APIKey: "test-key", TokenSecret: "test-secret-test-secret-test-secret"},
+				MaxTime: time.Minute})
+			if err != nil {
+				t.Fatalf("%v\ncentrifugo's log: %s", err, logb.String())
+			}
+			if rep.Sent != 20 || rep.OK != 20 || rep.Latency.Count != 20 {
+				t.Errorf("%d logins, %d answered, %d connect times: want 20 of each (errors %v)", rep.Sent, rep.OK, rep.Latency.Count, rep.ErrorExamples)
 			}
 		})
 	}

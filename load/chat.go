@@ -2,12 +2,11 @@ package load
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -31,6 +30,8 @@ const (
 	ScenarioSSEFanout = "sse-fanout"
 	// ScenarioWSFanout: S subscribers over WebSocket, one broadcaster posting to "all".
 	ScenarioWSFanout = "ws-fanout"
+	// ScenarioChurn: users logging in at a rate, each logging out at its first event.
+	ScenarioChurn = "churn"
 )
 
 // Scenario limits.
@@ -50,7 +51,7 @@ const (
 // ScenarioOptions configures a chat scenario against a wasmgap chat server. The zero value of
 // every field but Scenario, Target and a bound (Messages or Duration) is right.
 type ScenarioOptions struct {
-	Scenario string // ScenarioChatSend, ScenarioSSEFanout or ScenarioWSFanout
+	Scenario string // ScenarioChatSend, ScenarioSSEFanout, ScenarioWSFanout or ScenarioChurn
 	// Target is the chat's base URL: http://host:port/ for `wasmgap chat`, or
 	// http://host:port/chat/ for `wasmgap serve`.
 	Target string
@@ -61,14 +62,14 @@ type ScenarioOptions struct {
 	// message is sent to the node its receiver is on.
 	Targets []string
 	// Server is the kind of server at the targets: ServerWasmgap (default) or, in the fan-out
-	// scenarios, ServerCentrifugo, reached as Centrifugo says.
+	// and churn scenarios, a Centrifugo server (centrifugo.go), reached as Centrifugo says.
 	Server     string
 	Centrifugo CentrifugoOptions
 
 	// Receivers is K (chat-send) or S (fan-out): users logged in and reading. 10 when zero.
 	Receivers int
-	// Transport is how chat-send's receivers read: "sse" (default) or "ws". The fan-out
-	// scenarios set it from their name.
+	// Transport is how chat-send's receivers read and churn's users log in: "sse" (default;
+	// churn's: "ws") or "ws". The fan-out scenarios set it from their name.
 	Transport string
 	// Senders is the number of distinct sender nicknames (chat-send; the chat limits each
 	// nickname's send rate). 10 when zero. Fan-out has one broadcaster.
@@ -76,12 +77,13 @@ type ScenarioOptions struct {
 	// Concurrency is the number of sends in flight (chat-send); Senders when zero. Fan-out
 	// sends one message at a time.
 	Concurrency int
-	// Messages bounds the number of messages sent; Duration bounds the sending time. One of
-	// them must be set.
+	// Messages bounds the number of messages sent (churn: logins); Duration bounds the
+	// sending time. One of them must be set.
 	Messages int
 	Duration time.Duration
 	// Rate, when positive, paces the sends at that many messages per second in total (open
-	// model); zero sends each message as soon as a sender is free.
+	// model); zero sends each message as soon as a sender is free. Churn paces its logins at
+	// Rate per second, which it needs.
 	Rate float64
 	// Ramp, when positive, ramps the send rate up linearly from 0 to Rate over that long
 	// (LinearPacer), then holds it. Zero: Rate from the start (ConstantPacer).
@@ -92,7 +94,7 @@ type ScenarioOptions struct {
 	// Drain is how long to wait for deliveries after the last send; DefaultDrain when zero.
 	Drain time.Duration
 	// LoginConcurrency bounds the receivers logging in at once (dialled and not yet
-	// welcomed); DefaultLoginConcurrency when zero.
+	// welcomed; churn: not yet logged out); DefaultLoginConcurrency when zero.
 	LoginConcurrency int
 	// LoginRate, when positive, paces the logins at that many per second.
 	LoginRate float64
@@ -125,10 +127,10 @@ func (o *ScenarioOptions) defaults() {
 	case ScenarioWSFanout:
 		o.Transport = "ws"
 		o.Senders, o.Concurrency = 1, 1
+	case ScenarioChurn:
+		o.Transport = cmp.Or(o.Transport, "ws")
 	default:
-		if o.Transport == "" {
-			o.Transport = "sse"
-		}
+		o.Transport = cmp.Or(o.Transport, "sse")
 		if o.Senders == 0 {
 			o.Senders = 10
 		}
@@ -145,8 +147,12 @@ func (o *ScenarioOptions) defaults() {
 func (o *ScenarioOptions) Validate() error {
 	switch o.Scenario {
 	case ScenarioChatSend, ScenarioSSEFanout, ScenarioWSFanout:
+	case ScenarioChurn:
+		if o.Rate <= 0 {
+			return fmt.Errorf("churn: rate %g: want the logins per second, above 0", o.Rate)
+		}
 	default:
-		return fmt.Errorf("scenario %q: allowed %s, %s or %s", o.Scenario, ScenarioChatSend, ScenarioSSEFanout, ScenarioWSFanout)
+		return fmt.Errorf("scenario %q: allowed %s, %s, %s or %s", o.Scenario, ScenarioChatSend, ScenarioSSEFanout, ScenarioWSFanout, ScenarioChurn)
 	}
 	targets := o.targets()
 	if len(targets) == 0 {
@@ -156,9 +162,8 @@ func (o *ScenarioOptions) Validate() error {
 		return fmt.Errorf("%d targets: allowed 1 to %d", len(targets), MaxTargets)
 	}
 	for _, t := range targets {
-		u, err := url.Parse(t)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("target %q: want the chat's absolute http:// URL, e.g. http://127.0.0.1:8080/", t)
+		if _, err := chatBase(t); err != nil {
+			return err
 		}
 	}
 	if o.Receivers < 0 || o.Receivers > MaxReceivers {
@@ -194,22 +199,8 @@ func (o *ScenarioOptions) Validate() error {
 	if err := checkRamp(o.Ramp, o.Rate); err != nil {
 		return err
 	}
-	switch o.Server {
-	case "", ServerWasmgap:
-	case ServerCentrifugo:
-		if o.Scenario == ScenarioChatSend {
-			return fmt.Errorf("server %s: only the fan-out scenarios (%s, %s) speak Centrifugo's protocol", o.Server, ScenarioSSEFanout, ScenarioWSFanout)
-		}
-		if err := o.Centrifugo.validate(); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("server %q: allowed %s or %s", o.Server, ServerWasmgap, ServerCentrifugo)
-	}
-	if o.SendVia != "" && o.SendVia != "post" && o.SendVia != "get" {
-		return fmt.Errorf("send-via %q: allowed post (POST /send) or get (GET /msg/<from>/<to>%%20<text>)", o.SendVia)
-	}
-	return nil
+	_, err := o.protocol()
+	return err
 }
 
 // targets is the chat nodes of the run: Targets, or Target alone.
@@ -224,8 +215,13 @@ func (o *ScenarioOptions) targets() []string {
 }
 
 // filesNeeded is about how many open files a run needs: one per receiver and per send in
-// flight, and some to spare.
-func (o *ScenarioOptions) filesNeeded() int { return o.Receivers + o.Concurrency + fileSlack }
+// flight (churn: per login at once), and some to spare.
+func (o *ScenarioOptions) filesNeeded() int {
+	if o.Scenario == ScenarioChurn {
+		return o.loginConcurrency() + fileSlack
+	}
+	return o.Receivers + o.Concurrency + fileSlack
+}
 
 func (o *ScenarioOptions) loginConcurrency() int {
 	if o.LoginConcurrency > 0 {
@@ -262,6 +258,7 @@ func (o *ScenarioOptions) capacity() int {
 // scenario is one running chat scenario.
 type scenario struct {
 	o       *ScenarioOptions
+	proto   protocol
 	nodes   []*node // the targets
 	run     string  // random run id: nicknames and message tokens carry it
 	token   string  // "lt-<run>-"
@@ -314,7 +311,7 @@ func (s *scenario) setPhase(p string) {
 // options are invalid or the receivers cannot log in; lost messages are counted, not errors.
 //
 // A run has four steps: log the receivers in (connect), send (run), wait for the deliveries
-// still on their way (drain), then stop the receivers and report.
+// still on their way (drain), then stop the receivers and report. Churn's run is its logins.
 func RunScenario(ctx context.Context, o ScenarioOptions) (*Report, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -331,7 +328,7 @@ func RunScenario(ctx context.Context, o ScenarioOptions) (*Report, error) {
 	s := newScenario(&o)
 	limit, err := raiseFileLimit(o.filesNeeded(), o.FileLimit)
 	if err != nil {
-		return nil, fmt.Errorf("%d receivers and %d sends in flight: %w", o.Receivers, o.Concurrency, err)
+		return nil, fmt.Errorf("about %d open files needed: %w", o.filesNeeded(), err)
 	}
 	var sampler *procSampler
 	if o.Pid > 0 {
@@ -344,9 +341,28 @@ func RunScenario(ctx context.Context, o ScenarioOptions) (*Report, error) {
 	if o.Pid > 0 {
 		phases = startServerPhases(o.Pid)
 	}
+	// finish adds the server's sampled figures and the run's notes to its report.
+	finish := func(rep *Report) *Report {
+		if sampler != nil {
+			rep.Server = sampler.stop()
+		}
+		if limit.raisedFrom > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("raised the open-file limit (RLIMIT_NOFILE) from %d to its hard limit %d", limit.raisedFrom, limit.cur))
+		}
+		if ctx.Err() == context.DeadlineExceeded {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("the run hit its hard time cap of %s", maxTime))
+		}
+		return rep
+	}
 	start := time.Now()
 	stopProgress := s.progress(ctx, start)
 	defer stopProgress()
+	if o.Scenario == ScenarioChurn {
+		rep := s.churn(ctx, start)
+		phases.loggedIn()
+		rep.ServerPhases = phases.done(int(rep.Sent), 0)
+		return finish(rep), nil
+	}
 
 	subs, err := s.connect(ctx)
 	if err != nil {
@@ -361,10 +377,7 @@ func RunScenario(ctx context.Context, o ScenarioOptions) (*Report, error) {
 		// A server too slow to seat everyone: report how far the login got, send nothing.
 		subs.stop()
 		stopProgress()
-		rep := s.report(0, rampUp, subs, limit)
-		if sampler != nil {
-			rep.Server = sampler.stop()
-		}
+		rep := finish(s.report(0, rampUp, subs, limit))
 		rep.Notes = append(rep.Notes, fmt.Sprintf("only %d of %d receivers were welcomed within the login time of %s: nothing was sent",
 			subs.welcomed, o.Receivers, subs.loginTime))
 		return rep, nil
@@ -381,14 +394,8 @@ func RunScenario(ctx context.Context, o ScenarioOptions) (*Report, error) {
 	subs.stop()
 	stopProgress()
 
-	rep := s.report(sendTime, rampUp, subs, limit)
-	if sampler != nil {
-		rep.Server = sampler.stop()
-	}
+	rep := finish(s.report(sendTime, rampUp, subs, limit))
 	rep.ServerPhases = phases.done(subs.welcomed, s.sent.Load()-s.sendErrs.Load())
-	if ctx.Err() != nil && ctx.Err() != context.Canceled {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("the run hit its hard time cap of %s", maxTime))
-	}
 	if !caughtUp {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("waited %s after the last send for the missing deliveries", drain))
 	}
@@ -399,20 +406,14 @@ func RunScenario(ctx context.Context, o ScenarioOptions) (*Report, error) {
 func newScenario(o *ScenarioOptions) *scenario {
 	var rb [4]byte
 	rand.Read(rb[:])
-	s := &scenario{o: o, run: hex.EncodeToString(rb[:]),
+	proto, _ := o.protocol() // Validate checked it
+	s := &scenario{o: o, proto: proto, run: hex.EncodeToString(rb[:]),
 		fanout: o.Scenario != ScenarioChatSend, timeout: (&Options{Timeout: o.Timeout}).timeout(),
 		caughtUp: make(chan struct{}, 1), kick: make(chan struct{}, 1)}
 	s.token = "lt-" + s.run + "-"
 	for _, t := range o.targets() {
-		base, _ := url.Parse(t) // Validate checked it
-		if !strings.HasSuffix(base.Path, "/") {
-			base.Path += "/"
-		}
-		st := newStreamTarget(base, s.timeout, s.token)
-		if o.Server == ServerCentrifugo {
-			st.centrifugo = &o.Centrifugo
-		}
-		s.nodes = append(s.nodes, &node{base: base, stream: st})
+		base, _ := chatBase(t) // Validate checked it
+		s.nodes = append(s.nodes, &node{base: base, stream: newStreamTarget(base, proto, s.token)})
 	}
 	for i := range o.Receivers {
 		s.nodes[i%len(s.nodes)].receivers++
@@ -702,7 +703,7 @@ func (sd *sender) send(ctx context.Context, k int64) {
 	nd := s.nodes[int(k)%len(s.nodes)]
 	start := time.Now()
 	s.sendTimes[k].Store(start.UnixNano())
-	status, n, err := s.post(ctx, sd.client, nd.base, &sd.body, sd.buf, from, to, text)
+	status, n, err := s.proto.publish(ctx, sd.client, nd.base, &sd.body, sd.buf, from, to, text)
 	end := time.Now()
 	if err == nil && status != 200 {
 		err = &statusError{status}
@@ -728,36 +729,6 @@ func (sd *sender) send(ctx context.Context, k int64) {
 	} else {
 		s.expected.Add(1)
 	}
-}
-
-// post sends one message and reads the answer.
-func (s *scenario) post(ctx context.Context, client *http.Client, base *url.URL, body *bytes.Buffer, buf []byte, from, to, text string) (int, int64, error) {
-	if s.o.Server == ServerCentrifugo {
-		return centrifugoPublish(ctx, client, &s.o.Centrifugo, base, body, text)
-	}
-	var req *http.Request
-	var err error
-	if s.o.SendVia == "get" {
-		u := base.String() + "msg/" + url.PathEscape(from) + "/" + url.PathEscape(to+" "+text)
-		req, err = http.NewRequestWithContext(ctx, "GET", u, nil)
-	} else {
-		body.Reset()
-		json.NewEncoder(body).Encode(map[string]string{"from": from, "to": to, "text": text})
-		req, err = http.NewRequestWithContext(ctx, "POST", base.JoinPath("send").String(), bytes.NewReader(body.Bytes()))
-		if req != nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-	}
-	if err != nil {
-		return 0, 0, fmt.Errorf("build send request: %w", err)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer resp.Body.Close()
-	n, err := io.CopyBuffer(io.Discard, resp.Body, buf)
-	return resp.StatusCode, n, err
 }
 
 // progress emits Progress events (now, at every period, at each phase change and at stop)
@@ -817,6 +788,15 @@ func (s *scenario) progress(ctx context.Context, start time.Time) (stop func()) 
 	return func() { once.Do(func() { close(done); <-finished }) }
 }
 
+// targetList is the run's targets, for the report.
+func (s *scenario) targetList() string {
+	targets := make([]string, len(s.nodes))
+	for i, n := range s.nodes {
+		targets[i] = n.base.String()
+	}
+	return strings.Join(targets, ", ")
+}
+
 func (s *scenario) report(sendTime, rampUp time.Duration, subs *receivers, limit fileLimit) *Report {
 	o := s.o
 	sends := NewMetrics()
@@ -827,13 +807,9 @@ func (s *scenario) report(sendTime, rampUp time.Duration, subs *receivers, limit
 	for i := range s.shards {
 		lat.Merge(s.shards[i].m)
 	}
-	targets := make([]string, len(s.nodes))
-	for i, n := range s.nodes {
-		targets[i] = n.base.String()
-	}
 	rep := &Report{
 		Scenario:    o.Scenario,
-		Target:      strings.Join(targets, ", "),
+		Target:      s.targetList(),
 		Method:      map[string]string{"post": "POST /send", "get": "GET /msg/<from>/<to>%20<text>"}[o.SendVia],
 		Model:       "closed",
 		Connections: o.Concurrency,
@@ -867,9 +843,6 @@ func (s *scenario) report(sendTime, rampUp time.Duration, subs *receivers, limit
 		}
 	}
 	d.FileLimit, d.FilesNeeded = limit.cur, o.filesNeeded()
-	if limit.raisedFrom > 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("raised the open-file limit (RLIMIT_NOFILE) from %d to its hard limit %d", limit.raisedFrom, limit.cur))
-	}
 	per := int64(1)
 	if s.fanout {
 		per = int64(o.Receivers)

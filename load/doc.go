@@ -2,7 +2,8 @@
 // connection sends its next request when the last answer arrives) or an open model (like wrk2:
 // a total request rate, latency measured from each request's intended send time), and
 // scenarios that measure what those tools cannot: message delivery over Server-Sent Events and
-// WebSocket (chat-send, sse-fanout, ws-fanout).
+// WebSocket (chat-send, sse-fanout, ws-fanout), and logins at a rate (churn), against the chat
+// or, through the same receivers, a Centrifugo server (protocol.go).
 //
 // It is built like vegeta: workers produce one Result per request, a Metrics per worker (or per
 // shard of workers) consumes them into HDR histograms and counters, the shards are merged at

@@ -52,8 +52,7 @@ type streamLoop struct {
 type loopStream struct {
 	fd      int
 	s       *subscriber
-	sse     *sseParser // or ws
-	ws      *wsParser
+	p       streamParser
 	onEvent func(event)
 	ended   chan error // the stream's end, sent once
 }
@@ -160,7 +159,7 @@ func (l *streamLoop) handle(st *loopStream) {
 			l.end(st, fmt.Errorf("read stream: %w", err))
 			return
 		case n == 0:
-			l.end(st, st.eof())
+			l.end(st, st.p.end())
 			return
 		}
 		if err := st.feed(l.buf[:n]); err != nil {
@@ -174,35 +173,16 @@ func (l *streamLoop) handle(st *loopStream) {
 }
 
 // feed parses bytes of the stream.
-func (st *loopStream) feed(b []byte) error {
-	if st.sse != nil {
-		st.sse.feed(st.s, b, st.onEvent)
-		return nil
-	}
-	return st.ws.feed(st.s, b, st.onEvent, st.reply)
-}
-
-// eof is the error of a stream the server closed, as the blocking readers report it.
-func (st *loopStream) eof() error {
-	if st.sse != nil {
-		return errStreamEnded
-	}
-	return fmt.Errorf("websocket: close 1006 (abnormal closure): unexpected EOF")
-}
+func (st *loopStream) feed(b []byte) error { return st.p.feed(st.s, b, st.onEvent, st.reply) }
 
 // reply writes a control frame to the server (a pong, the close), masked as a client's must
 // be. Control frames are small: one that does not fit the socket's send buffer at once is
 // an error.
 func (st *loopStream) reply(opcode byte, payload []byte) error {
-	var f [6 + 125]byte
-	f[0] = 0x80 | opcode
-	f[1] = 0x80 | byte(len(payload))
-	// A zero masking key: RFC 6455 asks for an unpredictable one against proxies that
-	// cache, which a load generator talking to its own server does not need.
-	n := 6 + copy(f[6:], payload)
-	w, err := rawWrite(st.fd, f[:n])
-	if err == nil && w < n {
-		err = fmt.Errorf("%d of %d bytes written", w, n)
+	f := wsClientFrame(opcode, payload)
+	w, err := rawWrite(st.fd, f)
+	if err == nil && w < len(f) {
+		err = fmt.Errorf("%d of %d bytes written", w, len(f))
 	}
 	if err != nil {
 		return fmt.Errorf("write WebSocket control frame %d: %w", opcode, err)
@@ -237,11 +217,7 @@ func (l *streamLoop) end(st *loopStream, err error) {
 	l.streams[st.fd] = nil
 	syscall.Close(st.fd)
 	st.ended <- err
-	if st.ws != nil {
-		st.ws.releaseMsg()
-	} else {
-		st.sse.release()
-	}
+	st.p.release()
 }
 
 // remove ends st if it is still on the loop (the run is over).
@@ -289,13 +265,12 @@ func detach(conn net.Conn) (int, error) {
 
 // readOnLoop reads a stream on a loop until it ends or ctx does: conn is the logged-in
 // connection, pending the bytes of the stream already read from it with the answer's head.
-// Exactly one of sse and ws is set.
-func (s *subscriber) readOnLoop(ctx context.Context, conn net.Conn, pending []byte, sse *sseParser, ws *wsParser, onEvent func(event)) error {
+func (s *subscriber) readOnLoop(ctx context.Context, conn net.Conn, pending []byte, p streamParser, onEvent func(event)) error {
 	fd, err := detach(conn)
 	if err != nil {
 		return err
 	}
-	st := &loopStream{fd: fd, s: s, sse: sse, ws: ws, onEvent: onEvent, ended: make(chan error, 1)}
+	st := &loopStream{fd: fd, s: s, p: p, onEvent: onEvent, ended: make(chan error, 1)}
 	if len(pending) > 0 {
 		if err := st.feed(pending); err != nil {
 			syscall.Close(fd)

@@ -25,6 +25,6 @@ func defaultStreamLoops() int { return 0 }
 
 func (*streamLoops) stop() {}
 
-func (s *subscriber) readOnLoop(context.Context, net.Conn, []byte, *sseParser, *wsParser, func(event)) error {
+func (s *subscriber) readOnLoop(context.Context, net.Conn, []byte, streamParser, func(event)) error {
 	return errors.New("the receivers' event loops need Linux")
 }

@@ -55,7 +55,7 @@ func TestSubscriberResumesOnLoop(t *testing.T) {
 		defer loops.stop()
 	}
 	base, _ := url.Parse("http://" + ln.Addr().String() + "/")
-	s := &subscriber{t: newStreamTarget(base, 10*time.Second, testToken), nick: "n", transport: "sse",
+	s := &subscriber{t: newStreamTarget(base, chatProtocol{}, testToken), nick: "n", transport: "sse",
 		timeout: 10 * time.Second, loops: loops}
 	before := streamsOnLoops.Load()
 	ctx, cancel := context.WithCancel(context.Background())

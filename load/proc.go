@@ -128,9 +128,11 @@ type ServerPhases struct {
 	RSSIdle   int64         `json:"rss_idle_bytes"`   // every receiver logged in, nothing sent yet
 	CPULogin  time.Duration `json:"cpu_login_ns"`     // over the login
 	CPUSend   time.Duration `json:"cpu_send_ns"`      // over the sends and the drain
-	// RSSPerReceiver is (RSSIdle − RSSBefore) / receivers welcomed; CPUPerMessage is
-	// CPUSend / messages accepted.
+	// RSSPerReceiver is (RSSIdle − RSSBefore) / receivers welcomed, CPUPerLogin CPULogin /
+	// receivers welcomed (churn: / logins tried; its login phase is the whole run);
+	// CPUPerMessage is CPUSend / messages accepted.
 	RSSPerReceiver int64         `json:"rss_per_receiver_bytes"`
+	CPUPerLogin    time.Duration `json:"cpu_per_login_ns"`
 	CPUPerMessage  time.Duration `json:"cpu_per_message_ns"`
 }
 
@@ -166,6 +168,7 @@ func (p *serverPhases) done(receivers int, messages int64) *ServerPhases {
 	ph := &ServerPhases{RSSBefore: p.rss0, RSSIdle: p.rss1, CPULogin: p.cpu1 - p.cpu0, CPUSend: cpu2 - p.cpu1}
 	if receivers > 0 {
 		ph.RSSPerReceiver = (p.rss1 - p.rss0) / int64(receivers)
+		ph.CPUPerLogin = ph.CPULogin / time.Duration(receivers)
 	}
 	if messages > 0 {
 		ph.CPUPerMessage = ph.CPUSend / time.Duration(messages)

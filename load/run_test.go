@@ -16,18 +16,31 @@ import (
 	"time"
 )
 
-// countingListener counts the TCP connections a server accepts.
+// countingListener counts the TCP connections a server accepts, and those it closed.
 type countingListener struct {
 	net.Listener
-	accepts atomic.Int64
+	accepts, closes atomic.Int64
 }
 
 func (l *countingListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
-	if err == nil {
-		l.accepts.Add(1)
+	if err != nil {
+		return nil, err
 	}
-	return c, err
+	l.accepts.Add(1)
+	return &countedConn{Conn: c, l: l}, nil
+}
+
+// countedConn is an accepted connection whose first Close is counted.
+type countedConn struct {
+	net.Conn
+	l    *countingListener
+	once sync.Once
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() { c.l.closes.Add(1) })
+	return c.Conn.Close()
 }
 
 // newServer starts an HTTP server on 127.0.0.1:0 whose accepted connections are counted.

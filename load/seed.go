@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
-	"sync/atomic"
 	"text/tabwriter"
 	"time"
 )
@@ -94,12 +92,9 @@ type SeedReport struct {
 // RunSeed runs the source articles' three ab runs against a chat server, with ab's method:
 // HTTP/1.0, a new connection per request (ab without -k).
 func RunSeed(ctx context.Context, o SeedOptions) (*SeedReport, error) {
-	base, err := url.Parse(o.Target)
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return nil, fmt.Errorf("seed target %q: want the chat's absolute http:// URL", o.Target)
-	}
-	if !strings.HasSuffix(base.Path, "/") {
-		base.Path += "/"
+	base, err := chatBase(o.Target)
+	if err != nil {
+		return nil, fmt.Errorf("seed %w", err)
 	}
 	scale := max(o.Scale, 1)
 	out := &SeedReport{Target: base.String(), Server: o.Server}
@@ -115,16 +110,9 @@ func RunSeed(ctx context.Context, o SeedOptions) (*SeedReport, error) {
 		{"Static page, 100 connections (seed 001)", "ab -c100 -n100000 http://127.0.0.1:8082/", "", 100000, 100, false, HistoricalNodePHP},
 	}
 	for i, r := range runs {
-		var received atomic.Int64
-		stop := func() {}
+		var rec *Receiver
 		if r.receiver {
-			var err error
-			stop, err = startReceiver(ctx, base, "john", "mary: hello", func(ev event) {
-				if ev.text == "mary: hello" {
-					received.Add(1)
-				}
-			})
-			if err != nil {
+			if rec, err = Listen(ctx, base.String(), "john", "mary: hello"); err != nil {
 				return nil, err
 			}
 		}
@@ -141,47 +129,20 @@ func RunSeed(ctx context.Context, o SeedOptions) (*SeedReport, error) {
 			opts.Progress = func(p Progress) { o.Progress(SeedProgress{Run: i, Title: r.title, Progress: p}) }
 		}
 		rep, err := Run(ctx, opts)
-		if r.receiver {
-			// Let the last messages arrive before counting.
-			for j := 0; j < 200 && rep != nil && received.Load() < rep.OK; j++ {
-				time.Sleep(10 * time.Millisecond)
+		var received int64
+		if rec != nil {
+			if rep != nil {
+				received = rec.WaitFor(ctx, rep.OK, 2*time.Second)
 			}
-			stop()
+			rec.Close()
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.title, err)
 		}
 		out.Runs = append(out.Runs, SeedRun{Title: r.title, Command: r.command, Report: rep,
-			Received: received.Load(), Historical: r.hist})
+			Received: received, Historical: r.hist})
 	}
 	return out, nil
-}
-
-// startReceiver logs nick in over SSE and calls onEvent for each event until stop; the text of
-// events that contain token is given (token "" gives every event's text).
-func startReceiver(ctx context.Context, base *url.URL, nick, token string, onEvent func(event)) (stop func(), err error) {
-	ctx, cancel := context.WithCancel(ctx)
-	sub := &subscriber{t: newStreamTarget(base, 10*time.Second, token), nick: nick, transport: "sse", timeout: 10 * time.Second}
-	ready := make(chan struct{})
-	errc := make(chan error, 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := sub.run(ctx, func() { close(ready) }, onEvent); err != nil {
-			errc <- err
-		}
-	}()
-	select {
-	case <-ready:
-		return func() { cancel(); <-done }, nil
-	case err := <-errc:
-		cancel()
-		return nil, fmt.Errorf("log in the receiver %q: %w", nick, err)
-	case <-time.After(10 * time.Second):
-		cancel()
-		<-done
-		return nil, fmt.Errorf("log in the receiver %q: no welcome within 10s", nick)
-	}
 }
 
 // WriteSeedText prints each run's figures beside the articles', the historical ones labelled.

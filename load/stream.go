@@ -8,16 +8,13 @@ import (
 	"crypto/sha1"
 	"crypto/tls"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -32,9 +29,9 @@ type event struct {
 }
 
 // A receiver is meant to cost little memory, so that one process can hold 10,000 of them:
-// one goroutine (no transport goroutines: SSE is read from the connection itself, not through
-// net/http's client), read buffers of streamBufferSize, a WebSocket write buffer only while a
-// frame is written, and nothing copied from events that are not the run's messages. Lines and
+// one goroutine (no transport goroutines: streams are read from the connection itself, not
+// through net/http's or a WebSocket library's client), a read buffer of streamBufferSize, and
+// nothing copied from events that are not the run's messages. Lines and
 // frames longer than the buffer (the chat's "now online: …" list with thousands of names) are
 // skipped, not buffered. A receiver on an event loop (streamLoops) holds no read buffer at
 // all while idle: the loop reads into its own, and a line or frame split across reads is
@@ -45,26 +42,17 @@ const (
 	maxFrame = 4 << 10
 )
 
-// frameBuffers lends receivers a buffer for one WebSocket frame at a time.
-var frameBuffers = sync.Pool{New: func() any { return new([maxFrame]byte) }}
-
-// wsWriteBuffers lends WebSocket write buffers to receivers while they write a frame
-// (a pong, the close): none is held by an idle receiver.
-var wsWriteBuffers = &sync.Pool{}
-
 // streamTarget is what every receiver of one target shares.
 type streamTarget struct {
-	base   *url.URL // the chat's base URL, ending in "/"
-	addr   string   // host:port to dial
-	tls    *tls.Config
-	dialer *websocket.Dialer
-	token  []byte // the run's message token: only events that carry it are decoded
-	// centrifugo, when set, says the target is a Centrifugo server (centrifugo.go).
-	centrifugo *CentrifugoOptions
+	base  *url.URL // the chat's base URL, ending in "/"
+	addr  string   // host:port to dial
+	tls   *tls.Config
+	token []byte // the run's message token: only events that carry it are decoded
+	proto protocol
 }
 
-func newStreamTarget(base *url.URL, timeout time.Duration, token string) *streamTarget {
-	t := &streamTarget{base: base, addr: base.Host, token: []byte(token)}
+func newStreamTarget(base *url.URL, proto protocol, token string) *streamTarget {
+	t := &streamTarget{base: base, addr: base.Host, token: []byte(token), proto: proto}
 	if base.Port() == "" {
 		port := "80"
 		if base.Scheme == "https" {
@@ -75,8 +63,6 @@ func newStreamTarget(base *url.URL, timeout time.Duration, token string) *stream
 	if base.Scheme == "https" {
 		t.tls = &tls.Config{ServerName: base.Hostname()}
 	}
-	t.dialer = &websocket.Dialer{HandshakeTimeout: timeout, ReadBufferSize: streamBufferSize,
-		WriteBufferPool: wsWriteBuffers, TLSClientConfig: t.tls}
 	return t
 }
 
@@ -112,13 +98,7 @@ func (s *subscriber) run(ctx context.Context, ready func(), onEvent func(event))
 		onEvent(ev)
 	}
 	for attempt := 0; ctx.Err() == nil; attempt++ {
-		var err error
-		switch s.transport {
-		case "ws":
-			err = s.runWS(ctx, handle)
-		default:
-			err = s.runSSE(ctx, handle)
-		}
+		err := s.connect(ctx, handle)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -132,6 +112,14 @@ func (s *subscriber) run(ctx context.Context, ready func(), onEvent func(event))
 		}
 	}
 	return nil
+}
+
+// connect reads one connection's events until it ends or ctx does.
+func (s *subscriber) connect(ctx context.Context, onEvent func(event)) error {
+	if s.transport == "ws" {
+		return s.runWS(ctx, onEvent)
+	}
+	return s.runSSE(ctx, onEvent)
 }
 
 func (s *subscriber) dial(ctx context.Context) (net.Conn, error) {
@@ -177,53 +165,52 @@ func (s *subscriber) runSSE(ctx context.Context, onEvent func(event)) error {
 	// On a loop when the body is the connection's bytes until it closes (as the chat sends
 	// it), not chunked or sized.
 	if s.loops != nil && s.t.tls == nil && resp.ContentLength < 0 && len(resp.TransferEncoding) == 0 {
-		return s.readOnLoop(ctx, conn, buffered(br), &sseParser{}, nil, onEvent)
+		return s.readOnLoop(ctx, conn, buffered(br), &sseParser{}, onEvent)
 	}
 	// Closed before the body, so that closing the body does not wait for the stream's end.
 	defer body.Close()
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	return s.readSSE(body, onEvent)
+	return s.readStream(body, nil, &sseParser{}, onEvent, nil)
 }
 
 // openSSE logs in over SSE and returns the connection, the answer and the reader it was read
 // through (holding the body's first bytes) once the answer's head says 200.
 func (s *subscriber) openSSE(ctx context.Context) (net.Conn, *http.Response, *bufio.Reader, error) {
-	u := s.t.base.JoinPath(url.PathEscape(s.nick))
-	uri := u.RequestURI()
-	if s.t.centrifugo != nil {
-		uri = s.centrifugoSSEPath()
+	uri, resume := s.t.proto.sse(s.t.base, s.nick, s.lastID)
+	header := "Accept: text/event-stream\r\n"
+	if resume > 0 {
+		header += fmt.Sprintf("Last-Event-ID: %d\r\n", resume)
 	}
+	return s.get(ctx, uri, header, http.StatusOK)
+}
+
+// get sends GET uri with the header lines on a new connection, and returns the connection, the
+// answer and the reader it was read through (holding what came after the answer's head) once
+// the answer's status is want. The connection, the request and the head are bounded by the
+// timeout.
+func (s *subscriber) get(ctx context.Context, uri, header string, want int) (net.Conn, *http.Response, *bufio.Reader, error) {
 	conn, err := s.dial(ctx)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, fmt.Errorf("GET %s: %w", uri, err)
 	}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	fail := func(err error) (net.Conn, *http.Response, *bufio.Reader, error) {
-		conn.Close()
-		return nil, nil, nil, err
-	}
-
-	var req bytes.Buffer
-	fmt.Fprintf(&req, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nUser-Agent: wasmgap-load\r\n", uri, u.Host)
-	if s.lastID > 0 && s.t.centrifugo == nil {
-		fmt.Fprintf(&req, "Last-Event-ID: %d\r\n", s.lastID)
-	}
-	req.WriteString("\r\n")
-	conn.SetDeadline(time.Now().Add(s.timeout)) // until the answer's head
-	if _, err := conn.Write(req.Bytes()); err != nil {
-		return fail(fmt.Errorf("GET %s: %w", u, err))
-	}
+	conn.SetDeadline(time.Now().Add(s.timeout))
 	br := bufio.NewReaderSize(conn, streamBufferSize)
-	resp, err := http.ReadResponse(br, nil)
-	if err != nil {
-		return fail(fmt.Errorf("GET %s: %w", u, err))
+	var resp *http.Response
+	_, err = fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: wasmgap-load\r\n%s\r\n", uri, s.t.base.Host, header)
+	if err == nil {
+		resp, err = http.ReadResponse(br, nil)
 	}
-	if resp.StatusCode != 200 {
+	if err == nil && resp.StatusCode != want {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
-		return fail(fmt.Errorf("GET %s: HTTP %d %s", u, resp.StatusCode, strings.TrimSpace(string(msg))))
+		err = fmt.Errorf("HTTP %d %s", resp.StatusCode, strings.TrimSpace(string(msg)))
+	}
+	if err != nil {
+		conn.Close()
+		return nil, nil, nil, fmt.Errorf("GET %s: %w", uri, err)
 	}
 	conn.SetDeadline(time.Time{})
 	return conn, resp, br, nil
@@ -235,18 +222,22 @@ func buffered(br *bufio.Reader) []byte {
 	return bytes.Clone(b)
 }
 
-// readSSE reads events from an SSE stream's body until it ends.
-func (s *subscriber) readSSE(body io.Reader, onEvent func(event)) error {
-	buf := make([]byte, streamBufferSize)
-	var p sseParser
+// readStream reads a stream off the event loops: it feeds p pending, then what r reads, until
+// the stream ends.
+func (s *subscriber) readStream(r io.Reader, pending []byte, p streamParser, onEvent func(event), reply func(opcode byte, payload []byte) error) error {
 	defer p.release()
+	if err := p.feed(s, pending, onEvent, reply); err != nil {
+		return err
+	}
+	buf := make([]byte, streamBufferSize)
 	for {
-		n, err := body.Read(buf)
-		p.feed(s, buf[:n], onEvent)
-		if err != nil {
-			if err == io.EOF {
-				return errStreamEnded
-			}
+		n, err := r.Read(buf)
+		if err := p.feed(s, buf[:n], onEvent, reply); err != nil {
+			return err
+		}
+		if err == io.EOF {
+			return p.end()
+		} else if err != nil {
 			return err
 		}
 	}
@@ -268,116 +259,64 @@ func parseUint(b []byte) (uint64, bool) {
 }
 
 func (s *subscriber) runWS(ctx context.Context, onEvent func(event)) error {
-	u := *s.t.base
-	if u.Scheme == "https" {
-		u.Scheme = "wss"
-	} else {
-		u.Scheme = "ws"
-	}
-	u.Path += "ws"
-	q := url.Values{"nick": {s.nick}}
-	if s.lastID > 0 {
-		q.Set("resume", strconv.FormatUint(s.lastID, 10))
-	}
-	u.RawQuery = q.Encode()
-	if s.t.centrifugo != nil {
-		u = centrifugoWSURL(s.t.base)
+	u, hello := s.t.proto.ws(s.t.base, s.nick, s.lastID)
+	var conn net.Conn
+	var pending []byte
+	var err error
+	onFreshStack(func() { conn, pending, err = s.openWS(ctx, &u, hello) })
+	if err != nil {
+		return err
 	}
 	if s.loops != nil && s.t.tls == nil {
-		var conn net.Conn
-		var pending []byte
-		var err error
-		onFreshStack(func() { conn, pending, err = s.openWS(ctx, &u) })
-		if err != nil {
-			return err
-		}
-		return s.readOnLoop(ctx, conn, pending, nil, &wsParser{}, onEvent)
-	}
-	var conn *websocket.Conn
-	var resp *http.Response
-	var err error
-	onFreshStack(func() { conn, resp, err = s.t.dialer.DialContext(ctx, u.String(), nil) })
-	if err != nil {
-		if resp != nil {
-			return fmt.Errorf("dial %s: HTTP %d: %w", u.String(), resp.StatusCode, err)
-		}
-		return fmt.Errorf("dial %s: %w", u.String(), err)
+		return s.readOnLoop(ctx, conn, pending, &wsParser{}, onEvent)
 	}
 	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	// Logged out as a client does: a close frame, then the connection closed.
+	stop := context.AfterFunc(ctx, func() {
+		conn.SetWriteDeadline(time.Now().Add(time.Second))
+		conn.Write(wsClientFrame(wsClose, []byte{0x03, 0xe8})) // 1000: a normal closure
+		conn.Close()
+	})
 	defer stop()
-	reply := func(opcode byte, payload []byte) error { return conn.WriteMessage(int(opcode), payload) }
-	if s.t.centrifugo != nil {
-		if err := conn.WriteMessage(websocket.TextMessage, s.centrifugoConnectCommand()); err != nil {
-			return fmt.Errorf("connect to centrifugo: %w", err)
-		}
+	reply := func(opcode byte, payload []byte) error {
+		_, err := conn.Write(wsClientFrame(opcode, payload))
+		return err
 	}
-	var msg wsMessage
-	for {
-		_, r, err := conn.NextReader()
-		if err != nil {
-			return err
-		}
-		buf := frameBuffers.Get().(*[maxFrame]byte)
-		err = s.wsFrame(r, buf[:], onEvent, reply, &msg)
-		frameBuffers.Put(buf)
-		if err != nil {
-			return err
-		}
-	}
+	return s.readStream(conn, pending, &wsParser{}, onEvent, reply)
 }
 
-// openWS opens a WebSocket to u (ws://) and returns the connection and the bytes read past
-// the handshake's answer: the first frames, when they came with it.
-func (s *subscriber) openWS(ctx context.Context, u *url.URL) (net.Conn, []byte, error) {
-	conn, err := s.dial(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("dial %s: %w", u, err)
-	}
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
-	fail := func(err error) (net.Conn, []byte, error) {
-		conn.Close()
-		return nil, nil, fmt.Errorf("dial %s: %w", u, err)
-	}
+// openWS opens a WebSocket to u (ws://), sends hello when there is one, and returns the
+// connection and the bytes read past the handshake's answer: the first frames, when they came
+// with it.
+func (s *subscriber) openWS(ctx context.Context, u *url.URL, hello []byte) (net.Conn, []byte, error) {
 	var nonce [16]byte
 	rand.Read(nonce[:])
 	key := base64.StdEncoding.EncodeToString(nonce[:])
-	var req bytes.Buffer
-	fmt.Fprintf(&req, "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
-		"Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\nUser-Agent: wasmgap-load\r\n\r\n", u.RequestURI(), u.Host, key)
-	conn.SetDeadline(time.Now().Add(s.timeout)) // until the handshake's answer
-	if _, err := conn.Write(req.Bytes()); err != nil {
-		return fail(err)
-	}
-	br := bufio.NewReaderSize(conn, streamBufferSize)
-	resp, err := http.ReadResponse(br, nil)
+	conn, resp, br, err := s.get(ctx, u.RequestURI(), "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: "+key+
+		"\r\nSec-WebSocket-Version: 13\r\n", http.StatusSwitchingProtocols)
 	if err != nil {
-		return fail(err)
-	}
-	if resp.StatusCode != http.StatusSwitchingProtocols {
-		return fail(fmt.Errorf("HTTP %d: %w", resp.StatusCode, websocket.ErrBadHandshake))
+		return nil, nil, err
 	}
 	sum := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
 	if resp.Header.Get("Sec-WebSocket-Accept") != base64.StdEncoding.EncodeToString(sum[:]) {
-		return fail(fmt.Errorf("HTTP %d: wrong Sec-WebSocket-Accept: %w", resp.StatusCode, websocket.ErrBadHandshake))
+		err = fmt.Errorf("GET %s: wrong Sec-WebSocket-Accept: %w", u, websocket.ErrBadHandshake)
+	} else if hello != nil {
+		conn.SetWriteDeadline(time.Now().Add(s.timeout))
+		_, err = conn.Write(wsClientFrame(wsText, hello))
+		conn.SetWriteDeadline(time.Time{})
 	}
-	if s.t.centrifugo != nil {
-		// The connect command, masked as a client's frames must be (a zero key: see
-		// loopStream.reply).
-		cmd := s.centrifugoConnectCommand()
-		frame := append(wsClientHead(wsText, len(cmd)), cmd...)
-		if _, err := conn.Write(frame); err != nil {
-			return fail(fmt.Errorf("connect to centrifugo: %w", err))
-		}
+	if err != nil {
+		conn.Close()
+		return nil, nil, err
 	}
-	conn.SetDeadline(time.Time{})
 	return conn, buffered(br), nil
 }
 
-// wsClientHead is the head of a final client frame of n payload bytes with a zero masking
-// key (RFC 6455 §5.2).
-func wsClientHead(opcode byte, n int) []byte {
+// wsClientFrame is a final client frame of payload, masked as a client's frames must be (RFC
+// 6455 §5.2) with a zero key: RFC 6455 asks for an unpredictable one against proxies that
+// cache, which a load generator talking to its own server does not need.
+func wsClientFrame(opcode byte, payload []byte) []byte {
+	n := len(payload)
 	h := []byte{0x80 | opcode}
 	switch {
 	case n < 126:
@@ -387,80 +326,9 @@ func wsClientHead(opcode byte, n int) []byte {
 	default:
 		h = append(h, 0x80|127, 0, 0, 0, 0, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
 	}
-	return append(h, 0, 0, 0, 0)
+	return append(append(h, 0, 0, 0, 0), payload...)
 }
 
-// wsMessage is a chat frame: an event, or an error the server reports.
-type wsMessage struct {
-	ID    uint64 `json:"id"`
-	Text  string `json:"text"`
-	Error string `json:"error"`
-}
-
-// wsFrame reads one frame into frame (a lent buffer) and hands it on. Only frames that carry
-// the run's token are decoded; the others give their id, read in place.
-func (s *subscriber) wsFrame(r io.Reader, frame []byte, onEvent func(event), reply func(opcode byte, payload []byte) error, msg *wsMessage) error {
-	n, err := io.ReadFull(r, frame)
-	switch {
-	case err == io.ErrUnexpectedEOF || err == io.EOF:
-	case err != nil:
-		return err
-	default:
-		// Longer than maxFrame: the online list or another notice, never a run's message.
-		if _, err := io.Copy(io.Discard, r); err != nil {
-			return err
-		}
-		return s.wsMessageFrame(nil, true, onEvent, reply, msg)
-	}
-	return s.wsMessageFrame(frame[:n], false, onEvent, reply, msg)
-}
-
-// wsMessageFrame hands on one chat frame b, or a frame longer than maxFrame (tooLong, b
-// unread). Only frames that carry the run's token are decoded; the others give their id, read
-// in place.
-func (s *subscriber) wsMessageFrame(b []byte, tooLong bool, onEvent func(event), reply func(opcode byte, payload []byte) error, msg *wsMessage) error {
-	if s.t.centrifugo != nil {
-		return s.centrifugoFrame(b, tooLong, onEvent, reply)
-	}
-	if tooLong {
-		// The online list or another notice, never a run's message.
-		onEvent(event{id: s.lastID})
-		return nil
-	}
-	if !bytes.Contains(b, s.t.token) {
-		// A notice: only its id matters (to resume from), read without decoding.
-		if id, ok := frameID(b); ok && id > 0 {
-			s.lastID = id
-		} else if bytes.Contains(b, []byte(`"error"`)) && !bytes.Contains(b, []byte(`"text"`)) {
-			return nil
-		}
-		onEvent(event{id: s.lastID})
-		return nil
-	}
-	msg.ID, msg.Text, msg.Error = 0, "", ""
-	if err := json.Unmarshal(b, msg); err != nil {
-		return fmt.Errorf("WebSocket frame %q: %w", truncate(b), err)
-	}
-	if msg.Error != "" && msg.Text == "" {
-		return nil
-	}
-	if msg.ID > 0 {
-		s.lastID = msg.ID
-	}
-	onEvent(event{id: msg.ID, text: msg.Text})
-	return nil
-}
-
-// frameID reads the "id" field of a chat frame ({"id":123,…}) without decoding the rest.
-func frameID(b []byte) (uint64, bool) {
-	i := bytes.Index(b, []byte(`"id":`))
-	if i < 0 {
-		return 0, false
-	}
-	b = bytes.TrimLeft(b[i+5:], " ")
-	j := 0
-	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-		j++
-	}
-	return parseUint(b[:j])
-}
+// errWSEOF is the error of a WebSocket the server closed without a close frame, as gorilla's
+// reader words it.
+var errWSEOF = errors.New("websocket: close 1006 (abnormal closure): unexpected EOF")

@@ -18,6 +18,15 @@ import (
 // pieceBuffers lends the parsers a buffer for a line or frame that spans reads.
 var pieceBuffers = sync.Pool{New: func() any { return new([maxFrame]byte) }}
 
+// A streamParser reads one stream's bytes as they arrive: sseParser or wsParser.
+type streamParser interface {
+	// feed parses data, calling onEvent for each event and reply to answer the server.
+	feed(s *subscriber, data []byte, onEvent func(event), reply func(opcode byte, payload []byte) error) error
+	// release returns the buffer it holds; end is the error of a stream the server closed.
+	release()
+	end() error
+}
+
 // sseParser reads a Server-Sent Events body.
 type sseParser struct {
 	line     *[maxFrame]byte // the line so far, when it spans pieces (lent)
@@ -28,13 +37,13 @@ type sseParser struct {
 	hasID    bool
 }
 
-// feed parses data, calling onEvent for each complete event.
-func (p *sseParser) feed(s *subscriber, data []byte, onEvent func(event)) {
+// feed parses data, calling onEvent for each complete event; an SSE client answers nothing.
+func (p *sseParser) feed(s *subscriber, data []byte, onEvent func(event), _ func(byte, []byte) error) error {
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
 			p.hold(data)
-			return
+			return nil
 		}
 		piece := data[:i+1]
 		data = data[i+1:]
@@ -57,7 +66,11 @@ func (p *sseParser) feed(s *subscriber, data []byte, onEvent func(event)) {
 		}
 		p.handleLine(s, bytes.TrimRight(piece, "\r\n"), onEvent)
 	}
+	return nil
 }
+
+// end: the server ended the stream.
+func (p *sseParser) end() error { return errStreamEnded }
 
 // hold keeps the start of a line that continues in the next piece.
 func (p *sseParser) hold(b []byte) {
@@ -132,7 +145,6 @@ type wsParser struct {
 	// ctl is a control frame's payload when it spans pieces.
 	ctl    [125]byte
 	ctlLen int
-	wsmsg  wsMessage
 }
 
 // WebSocket opcodes.
@@ -182,7 +194,7 @@ func (p *wsParser) feed(s *subscriber, data []byte, onEvent func(event), reply f
 		// A data frame: in place when the message is this one piece, else gathered.
 		if whole && p.fin && p.msg == nil && !p.tooLong && p.read == uint64(len(chunk)) && len(chunk) <= maxFrame {
 			p.inFrame, p.inMsg = false, false
-			if err := s.wsMessageFrame(chunk, false, onEvent, reply, &p.wsmsg); err != nil {
+			if err := s.t.proto.frame(s, chunk, false, onEvent, reply); err != nil {
 				return err
 			}
 			continue
@@ -190,7 +202,7 @@ func (p *wsParser) feed(s *subscriber, data []byte, onEvent func(event), reply f
 		if !p.tooLong {
 			if p.msgLen+len(chunk) > maxFrame {
 				p.tooLong = true
-				p.releaseMsg()
+				p.release()
 			} else {
 				if p.msg == nil {
 					p.msg = pieceBuffers.Get().(*[maxFrame]byte)
@@ -209,8 +221,8 @@ func (p *wsParser) feed(s *subscriber, data []byte, onEvent func(event), reply f
 		if p.msg != nil {
 			b = p.msg[:p.msgLen]
 		}
-		err := s.wsMessageFrame(b, p.tooLong, onEvent, reply, &p.wsmsg)
-		p.releaseMsg()
+		err := s.t.proto.frame(s, b, p.tooLong, onEvent, reply)
+		p.release()
 		p.tooLong, p.inMsg = false, false
 		if err != nil {
 			return err
@@ -219,7 +231,10 @@ func (p *wsParser) feed(s *subscriber, data []byte, onEvent func(event), reply f
 	return nil
 }
 
-func (p *wsParser) releaseMsg() {
+// end: the server closed the connection without a close frame.
+func (p *wsParser) end() error { return errWSEOF }
+
+func (p *wsParser) release() {
 	if p.msg != nil {
 		pieceBuffers.Put(p.msg)
 		p.msg, p.msgLen = nil, 0

@@ -14,7 +14,7 @@ import (
 const testToken = "lt-test-"
 
 func testSubscriber() *subscriber {
-	return &subscriber{t: &streamTarget{token: []byte(testToken)}}
+	return &subscriber{t: &streamTarget{token: []byte(testToken), proto: chatProtocol{}}}
 }
 
 // splits feeds stream to feed whole, in two pieces split at every byte boundary, and a byte at
@@ -47,7 +47,7 @@ func TestSSEParserSplitAnywhere(t *testing.T) {
 		var p sseParser
 		var got []event
 		for _, b := range pieces {
-			p.feed(s, b, func(ev event) { got = append(got, ev) })
+			p.feed(s, b, func(ev event) { got = append(got, ev) }, nil)
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: events\n%+v\nwant\n%+v", way, got, want)
@@ -126,7 +126,7 @@ func TestWSParserSplitAnywhere(t *testing.T) {
 		if !errors.As(err, &ce) || ce.Code != 1001 || ce.Text != "going away" {
 			t.Fatalf("%s: error %v, want the close 1001 going away", way, err)
 		}
-		p.releaseMsg()
+		p.release()
 	})
 }
 

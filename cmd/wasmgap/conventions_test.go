@@ -95,7 +95,7 @@ func TestBoolFlagsShowNoArgument(t *testing.T) {
 func TestLoadUnknownScenario(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"load", "nosuchscenario", "-n", "1"}, &stdout, &stderr)
-	for _, want := range []string{`"nosuchscenario" is neither a scenario nor a URL`, "chat-send, sse-fanout, ws-fanout, seed", "http://"} {
+	for _, want := range []string{`"nosuchscenario" is neither a scenario nor a URL`, "chat-send, sse-fanout, ws-fanout, churn, seed", "http://"} {
 		if code != 2 || !strings.Contains(stderr.String(), want) {
 			t.Errorf("load nosuchscenario: exit %d, stderr %q; want 2 and %q", code, stderr.String(), want)
 		}

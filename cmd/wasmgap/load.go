@@ -23,6 +23,7 @@ const loadUsage = `usage:
   wasmgap load chat-send [flags] --target URL   K receivers, senders posting to them
   wasmgap load sse-fanout [flags] --target URL  S SSE subscribers, one broadcaster
   wasmgap load ws-fanout [flags] --target URL   S WebSocket subscribers, one broadcaster
+  wasmgap load churn -R N [flags] --target URL  N logins per second, each out at its welcome
   (--target repeated or URL,URL: receivers and sends spread round-robin over the nodes)
   wasmgap load seed [--target URL]         the source articles' ab runs, beside their figures
 
@@ -98,12 +99,12 @@ func interruptible() (context.Context, context.CancelFunc) {
 }
 
 // loadScenarios are load's named scenarios, the first argument that is not a URL.
-var loadScenarios = []string{"chat-send", "sse-fanout", "ws-fanout", "seed"}
+var loadScenarios = []string{"chat-send", "sse-fanout", "ws-fanout", "churn", "seed"}
 
 func runLoad(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
-		case "chat-send", "sse-fanout", "ws-fanout":
+		case "chat-send", "sse-fanout", "ws-fanout", "churn":
 			return runLoadScenario(args[0], args[1:], stdout, stderr)
 		case "seed":
 			return runLoadSeed(args[1:], stdout, stderr)

@@ -30,25 +30,30 @@ func runLoadScenario(name string, args []string, stdout, stderr io.Writer) int {
 	var out outputFlags
 	var targets targetFlags
 	fs.Var(&targets, "target", "the chat's base URL: "+chatTargets+"; repeat it or give a comma list for several nodes: receivers and sends are spread round-robin")
-	if name == load.ScenarioChatSend {
+	switch name {
+	case load.ScenarioChatSend:
 		fs.IntVar(&o.Receivers, "k", 10, "receivers logged in")
 		fs.StringVar(&o.Transport, "transport", "sse", "how receivers read: sse or ws")
 		fs.IntVar(&o.Senders, "senders", 10, "distinct sender nicknames (the chat limits each one's send rate)")
 		fs.IntVar(&o.Concurrency, "c", 0, "sends in flight (0: one per sender)")
-	} else {
+	case load.ScenarioChurn:
+		fs.StringVar(&o.Transport, "transport", "ws", "how users log in: ws or sse")
+	default:
 		fs.IntVar(&o.Receivers, "s", 100, "subscribers logged in")
+	}
+	if name != load.ScenarioChatSend {
 		fs.StringVar(&o.Server, "server", load.ServerWasmgap, "the kind of server at --target: wasmgap, or centrifugo (Centrifugo's JSON protocol over WebSocket, its uni-directional SSE, publishes through its server API)")
 		fs.StringVar(&o.Centrifugo.APIKey, "centrifugo-api-key", "", "with --server centrifugo: the key of its server API (http_api.key)")
 		fs.StringVar(&o.Centrifugo.TokenSecret, "centrifugo-secret", "", "with --server centrifugo: the HMAC secret of its connection tokens (client.token.hmac_secret_key)")
 		fs.StringVar(&o.Centrifugo.Channel, "centrifugo-channel", load.DefaultCentrifugoChannel, "with --server centrifugo: the channel to subscribe and publish in")
 	}
-	fs.IntVar(&o.Messages, "n", 0, "messages to send (0: bounded by -d only)")
+	fs.IntVar(&o.Messages, "n", 0, "messages to send, churn: logins (0: bounded by -d only)")
 	fs.DurationVar(&o.Duration, "d", 0, "sending time (0: bounded by -n only)")
-	fs.Float64Var(&o.Rate, "R", 0, "messages per second in total (0: as fast as the server answers)")
+	fs.Float64Var(&o.Rate, "R", 0, "messages per second in total, churn: logins per second (0: as fast as the server answers; churn needs it)")
 	fs.DurationVar(&o.Ramp, "ramp", 0, "ramp the send rate up linearly from 0 to -R over this long, then hold it (0: -R from the start)")
 	fs.StringVar(&o.SendVia, "send-via", "post", "post (POST /send) or get (GET /msg/<from>/<to>%20<text>, as the article's ab run)")
 	fs.DurationVar(&o.Drain, "drain", load.DefaultDrain, "wait this long after the last send for missing deliveries")
-	fs.IntVar(&o.LoginConcurrency, "login-concurrency", load.DefaultLoginConcurrency, "receivers logging in at once (dialled, not yet welcomed)")
+	fs.IntVar(&o.LoginConcurrency, "login-concurrency", load.DefaultLoginConcurrency, "receivers logging in at once (dialled, not yet welcomed; churn: not yet logged out)")
 	fs.Float64Var(&o.LoginRate, "login-rate", 0, "receivers logging in per second (0: as fast as --login-concurrency allows)")
 	fs.DurationVar(&o.LoginTime, "login-time", 0, "time for all receivers to be welcomed; past it nothing is sent and the report says how many were (0: --timeout plus 1 ms per receiver)")
 	fs.DurationVar(&o.Timeout, "timeout", load.DefaultTimeout, "timeout of each send and each login")
@@ -99,12 +104,15 @@ func runLoadScenario(name string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "wasmgap load %s: write report: %v\n", name, err)
 		return 1
 	}
-	if d := rep.Delivery; d != nil && d.Welcomed < d.Receivers {
+	if rep.Delivery == nil { // churn
+		return requestsFailed("wasmgap load "+name, rep, stderr)
+	}
+	if d := rep.Delivery; d.Welcomed < d.Receivers {
 		fmt.Fprintf(stderr, "wasmgap load %s: only %d of %d receivers were welcomed within %s (--login-time)\n",
 			name, d.Welcomed, d.Receivers, d.LoginTime)
 		return 4
 	}
-	if rep.Delivery != nil && rep.Delivery.Lost > 0 {
+	if rep.Delivery.Lost > 0 {
 		return 3 // the chat lost messages: make scripts notice
 	}
 	return 0

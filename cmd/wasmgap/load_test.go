@@ -58,6 +58,8 @@ func TestLoadCommand(t *testing.T) {
 		{"ab parity", []string{"-n", "20", "-c", "2", "--http1.0", "--no-keepalive", srv.URL}, 0, "HTTP/1.0, new connection per request", "", 0},
 		{"chat-send", []string{"chat-send", "--target", chatURL, "-n", "30", "-k", "3", "--drain", "1m"}, 0, "0 lost", "", 0},
 		{"ws-fanout json", []string{"ws-fanout", "--target", chatURL, "-n", "5", "-s", "4", "-R", "100", "--drain", "1m", "--format", "json"}, 0, `"lost": 0`, "", 5},
+		{"churn json", []string{"churn", "--target", chatURL, "-n", "6", "-R", "200", "--format", "json"}, 0, `"ok": 6`, "", 6},
+		{"churn without a rate", []string{"churn", "--target", chatURL, "-n", "6"}, 2, "", "logins per second", 0},
 		{"scenario without target", []string{"sse-fanout", "-n", "5"}, 2, "", "--target is required", 0},
 		{"two targets, comma list", []string{"chat-send", "--target", chatURL + "," + chatURL2, "-n", "20", "-k", "4", "--drain", "1m"}, 0, "Target " + chatURL2 + ":", "", 0},
 		{"two targets, repeated", []string{"sse-fanout", "--target", chatURL, "--target", chatURL2, "-n", "2", "-s", "2", "--drain", "1s"}, 3, "Target " + chatURL + ":", "", 0},

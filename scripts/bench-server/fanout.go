@@ -38,9 +38,13 @@ import (
 //     time over the broadcasts and their drain, per message; resident memory with every
 //     receiver in and idle, less before the first login, per receiver; the time to log
 //     every receiver in.
-//   - Churn: -churn connections per second for -churn-time, each a WebSocket that logs in,
-//     waits for the server's first answer (the chat's welcome, Centrifugo's connect reply)
-//     and closes; the errors and the connect time's p99.
+//   - The floor (floor.go) is measured as the servers are, over the broadcasts only: the
+//     chat's and Centrifugo's delivery p99 and CPU per broadcast are given as multiples of
+//     its own.
+//   - Churn: `wasmgap load churn`, -churn connections per second for -churn-time, each a
+//     WebSocket that logs in, waits for the server's first answer (the chat's welcome,
+//     Centrifugo's connect reply) and closes; the errors, the connect time's p50 and p99
+//     (from when each login was due) and the server's CPU per connection.
 //
 // Centrifugo runs with its memory engine and a config this program writes: connection
 // tokens (HS256) minted by the load generator, whose "channels" claim subscribes the
@@ -50,8 +54,9 @@ import (
 // (durable store, fsync on), the per-address limits lifted (every receiver comes from
 // 127.0.0.1) and --send-rate -1.
 
-// fanoutServers are the servers the fan-out mode measures.
-var fanoutServers = []string{"wasmgap", "centrifugo"}
+// fanoutServers are the servers the fan-out mode measures: the floor (floor.go) only over
+// the broadcasts.
+var fanoutServers = []string{"wasmgap", "centrifugo", "floor"}
 
 // centrifugoKeys are the secrets of the Centrifugo a run starts: loopback only, per run.
 const (
@@ -76,7 +81,7 @@ type churnRow struct {
 	server   string
 	attempts int64
 	errors   int64
-	p99      []time.Duration
+	p50, p99 []time.Duration
 	cpuPer   []time.Duration // the server's CPU time per connection
 	err      error
 }
@@ -117,7 +122,7 @@ func runFanout(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 				}
 				r := rows[slices.IndexFunc(rows, func(r *fanoutRow) bool { return r.server == s && r.transport == tr })]
 				fmt.Fprintf(stderr, "  fan-out %s over %s, %d receivers: run %d\n", s, tr, o.fanout, rep+1)
-				if err := fanoutRun(ctx, o, r, stderr); err != nil {
+				if err := fanoutRun(ctx, o, r); err != nil {
 					r.err = err
 					fmt.Fprintf(stderr, "    %v\n", err)
 				}
@@ -126,6 +131,9 @@ func runFanout(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		for _, s := range order {
 			if ctx.Err() != nil || o.churn == 0 {
 				break
+			}
+			if s == "floor" {
+				continue // it logs no one in
 			}
 			fmt.Fprintf(stderr, "  churn %s, %d/s for %s: run %d\n", s, o.churn, o.churnTime, rep+1)
 			if err := churnRun(ctx, o, churn[s]); err != nil {
@@ -156,36 +164,17 @@ func missingIf(cond bool, why string) string {
 	return ""
 }
 
-// fanoutRun starts the server, runs one fan-out over one transport against it and adds the
-// figures to r.
-func fanoutRun(ctx context.Context, o *options, r *fanoutRow, stderr io.Writer) error {
-	srv, err := startFanoutServer(ctx, o, r.server)
+// fanoutRun runs one fan-out over one transport against a fresh server and adds the figures
+// to r.
+func fanoutRun(ctx context.Context, o *options, r *fanoutRow) error {
+	rep, err := loadRun(ctx, o, r.server, r.transport+"-fanout", "-s", strconv.Itoa(o.fanout), "-n", strconv.Itoa(o.broadcasts),
+		"-R", strconv.FormatFloat(o.broadcastRate, 'f', -1, 64), "--login-time", "5m")
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
-	args := []string{"load", r.transport + "-fanout", "--target", srv.url + "/", "-s", strconv.Itoa(o.fanout),
-		"-n", strconv.Itoa(o.broadcasts), "-R", strconv.FormatFloat(o.broadcastRate, 'f', -1, 64),
-		"--pid", strconv.Itoa(srv.cmd.Process.Pid), "--format", "json", "--progress", "off",
-		"--login-time", "5m", "--max-time", "10m"}
-	if r.server == "centrifugo" {
-		args = append(args, "--server", load.ServerCentrifugo, "--centrifugo-api-key", centrifugoAPIKey,
-			"--centrifugo-secret", centrifugoSecret)
-	}
-	cmd := exec.Command(o.wasmgap, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	// Exit 3 says messages were lost: the report still counts them.
-	if err := benchtool.Run(ctx, cmd, 11*time.Minute); err != nil && cmd.ProcessState.ExitCode() != 3 {
-		return fmt.Errorf("wasmgap load: %v: %s", err, strings.TrimSpace(errb.String()))
-	}
-	var rep load.Report
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		return fmt.Errorf("wasmgap load's report: %w: %.300q", err, out.Bytes())
-	}
 	d := rep.Delivery
-	if d == nil || rep.ServerPhases == nil {
-		return fmt.Errorf("wasmgap load's report has no delivery or server figures: %.300q", out.Bytes())
+	if d == nil {
+		return fmt.Errorf("wasmgap load's report has no delivery figures")
 	}
 	if d.Welcomed < d.Receivers {
 		return fmt.Errorf("only %d of %d receivers logged in", d.Welcomed, d.Receivers)
@@ -201,6 +190,66 @@ func fanoutRun(ctx context.Context, o *options, r *fanoutRow, stderr io.Writer) 
 	r.rssPerConn = append(r.rssPerConn, rep.ServerPhases.RSSPerReceiver)
 	r.connectAll = append(r.connectAll, d.RampUp)
 	return nil
+}
+
+// churnRun runs `wasmgap load churn` against a fresh server: o.churn WebSocket logins per
+// second for o.churnTime, each closed at the server's first answer, at most maxChurnInFlight
+// open at once. It adds the logins, errors, connect times (from when each login was due) and
+// the server's CPU per login to c.
+func churnRun(ctx context.Context, o *options, c *churnRow) error {
+	rep, err := loadRun(ctx, o, c.server, "churn", "-R", strconv.Itoa(o.churn), "-d", o.churnTime.String(),
+		"--login-concurrency", strconv.Itoa(maxChurnInFlight))
+	if err != nil {
+		return err
+	}
+	if rep.OK == 0 {
+		return fmt.Errorf("no login succeeded: %v", rep.ErrorExamples)
+	}
+	c.attempts += rep.Sent
+	c.errors += rep.Sent - rep.OK
+	c.p50 = append(c.p50, rep.Latency.P50)
+	c.p99 = append(c.p99, rep.Latency.P99)
+	c.cpuPer = append(c.cpuPer, rep.ServerPhases.CPUPerLogin)
+	if rep.OK < rep.Sent {
+		c.err = fmt.Errorf("%d of %d logins failed: %v", rep.Sent-rep.OK, rep.Sent, rep.ErrorExamples)
+	}
+	return nil
+}
+
+// maxChurnInFlight bounds the churn's connections open at once: past it, the next login
+// waits, and its connect time (counted from when it was due) shows the wait.
+const maxChurnInFlight = 2000
+
+// loadRun starts the server, runs `wasmgap load` with args in a process of its own against it,
+// reading the server's figures (--pid), and returns its report, which holds them.
+func loadRun(ctx context.Context, o *options, server string, args ...string) (*load.Report, error) {
+	srv, err := startFanoutServer(ctx, o, server)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.stop()
+	args = append([]string{"load"}, append(args, "--target", srv.url+"/", "--pid", strconv.Itoa(srv.cmd.Process.Pid),
+		"--format", "json", "--progress", "off", "--max-time", "10m")...)
+	if server == "centrifugo" {
+		args = append(args, "--server", load.ServerCentrifugo, "--centrifugo-api-key", centrifugoAPIKey,
+			"--centrifugo-secret", centrifugoSecret)
+	}
+	cmd := exec.Command(o.wasmgap, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	// A run that lost messages or logins still reports them (exit 3, 1): read the report.
+	runErr := benchtool.Run(ctx, cmd, 11*time.Minute)
+	var rep load.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		if runErr != nil {
+			return nil, fmt.Errorf("wasmgap load: %v: %s", runErr, strings.TrimSpace(errb.String()))
+		}
+		return nil, fmt.Errorf("wasmgap load's report: %w: %.300q", err, out.Bytes())
+	}
+	if rep.ServerPhases == nil {
+		return nil, fmt.Errorf("wasmgap load's report has no server figures: %.300q", out.Bytes())
+	}
+	return &rep, nil
 }
 
 // startFanoutServer starts the chat or Centrifugo, fresh, in a temporary folder of its own.
@@ -224,13 +273,19 @@ func startFanoutServer(ctx context.Context, o *options, name string) (*server, e
 			return nil, err
 		}
 		cmd = exec.Command(o.centrifugo, "--config", conf)
+	case "floor":
+		self, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		cmd = exec.Command(self)
 	default:
 		return nil, fmt.Errorf("no fan-out server %q: allowed %s", name, strings.Join(fanoutServers, ", "))
 	}
-	cmd.Env = o.goServerEnv()
-	ready := "/"
-	if name == "centrifugo" {
-		ready = "/health"
+	cmd.Env = append(o.goServerEnv(), floorEnv+"="+addr) // read by the floor only
+	ready := "/health"
+	if name == "wasmgap" {
+		ready = "/"
 	}
 	s, err := launch(ctx, cmd, name, dir, "http://"+addr, ready)
 	if err != nil {
@@ -279,11 +334,12 @@ func printFanout(w io.Writer, o *options, rows []*fanoutRow, churn map[string]*c
 	if !o.markdown {
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	}
-	// The ratios are to Centrifugo's figure of the same transport, in the same run.
+	// The ratios are to the floor's p99 and CPU and to Centrifugo's memory and connect time,
+	// of the same transport, in the same run.
 	ref := map[string]*fanoutRow{}
 	for _, r := range rows {
-		if r.server == "centrifugo" && len(r.p99) > 0 {
-			ref[r.transport] = r
+		if r.server != "wasmgap" && len(r.p99) > 0 {
+			ref[r.server+" "+r.transport] = r
 		}
 	}
 	ratio := func(v, base float64) string {
@@ -292,7 +348,7 @@ func printFanout(w io.Writer, o *options, rows []*fanoutRow, churn map[string]*c
 		}
 		return fmt.Sprintf(" (%.2f×)", v/base)
 	}
-	fmt.Fprintf(w, "Fan-out: %d receivers, %d broadcasts at %g/s, runs per row: %d (medians; × is to Centrifugo on the same transport); %s\n\n",
+	fmt.Fprintf(w, "Fan-out: %d receivers, %d broadcasts at %g/s, runs per row: %d (medians; × is to the floor's delivery p99 and CPU, to Centrifugo's RSS and connect time, on the same transport; the floor writes each broadcast's frame to every connection and does nothing else); %s\n\n",
 		o.fanout, o.broadcasts, o.broadcastRate, o.reps, o.procsNote())
 	line("server", "transport", "delivery p50", "delivery p99", "server CPU / broadcast", "server RSS / idle connection", "connect all", "delivered / expected", "lost", "duplicated")
 	if o.markdown {
@@ -307,16 +363,23 @@ func printFanout(w io.Writer, o *options, rows []*fanoutRow, churn map[string]*c
 			line(serverName(r.server), r.transport, msg, "", "", "", "", "", "", "")
 			continue
 		}
-		c := ref[r.transport]
 		var p99r, cpur, rssr, conr string
 		p99, cpu, rss, con := benchtool.Median(r.p99), benchtool.Median(r.cpuPerMsg), benchtool.Median(r.rssPerConn), benchtool.Median(r.connectAll)
-		if c != nil && c != r {
-			p99r = ratio(float64(p99), float64(benchtool.Median(c.p99)))
-			cpur = ratio(float64(cpu), float64(benchtool.Median(c.cpuPerMsg)))
+		if f := ref["floor "+r.transport]; f != nil && f != r {
+			p99r = ratio(float64(p99), float64(benchtool.Median(f.p99)))
+			if cpu > 0 { // not a bound
+				cpur = ratio(float64(cpu), float64(benchtool.Median(f.cpuPerMsg)))
+			}
+		}
+		if c := ref["centrifugo "+r.transport]; c != nil && c != r && r.server != "floor" {
 			rssr = ratio(float64(rss), float64(benchtool.Median(c.rssPerConn)))
 			conr = ratio(float64(con), float64(benchtool.Median(c.connectAll)))
 		}
-		line(serverName(r.server), r.transport, ms(benchtool.Median(r.p50)), ms(p99)+p99r, ms(cpu)+cpur,
+		cpuCell := ms(cpu)
+		if cpu == 0 { // under one clock tick over the broadcasts: too little to tell
+			cpuCell = "< " + ms(benchtool.ClockTick/time.Duration(o.broadcasts))
+		}
+		line(serverName(r.server), r.transport, ms(benchtool.Median(r.p50)), ms(p99)+p99r, cpuCell+cpur,
 			fmt.Sprintf("%.1f KB%s", float64(rss)/1000, rssr), ms(con)+conr,
 			fmt.Sprintf("%d / %d", r.delivered, r.expected), strconv.FormatInt(r.lost, 10), strconv.FormatInt(r.dup, 10))
 	}
@@ -330,21 +393,25 @@ func printFanout(w io.Writer, o *options, rows []*fanoutRow, churn map[string]*c
 	if !o.markdown {
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	}
-	line("server", "connections", "errors", "connect p99", "server CPU / connection")
+	line("server", "connections", "errors", "connect p50", "connect p99", "server CPU / connection")
 	if o.markdown {
-		line("---", "---:", "---:", "---:", "---:")
+		line("---", "---:", "---:", "---:", "---:", "---:")
 	}
 	for _, s := range o.servers {
 		c := churn[s]
+		if s == "floor" {
+			continue
+		}
 		if len(c.p99) == 0 {
 			msg := "no run finished"
 			if c.err != nil {
 				msg = "failed: " + c.err.Error()
 			}
-			line(serverName(s), msg, "", "", "")
+			line(serverName(s), msg, "", "", "", "")
 			continue
 		}
-		line(serverName(s), strconv.FormatInt(c.attempts, 10), strconv.FormatInt(c.errors, 10), ms(benchtool.Median(c.p99)), ms(benchtool.Median(c.cpuPer)))
+		line(serverName(s), strconv.FormatInt(c.attempts, 10), strconv.FormatInt(c.errors, 10), ms(benchtool.Median(c.p50)),
+			ms(benchtool.Median(c.p99)), ms(benchtool.Median(c.cpuPer)))
 	}
 	if tw != nil {
 		tw.Flush()
@@ -352,8 +419,11 @@ func printFanout(w io.Writer, o *options, rows []*fanoutRow, churn map[string]*c
 }
 
 func serverName(key string) string {
-	if key == "centrifugo" {
+	switch key {
+	case "centrifugo":
 		return "Centrifugo " + gotool.Centrifugo.Version
+	case "floor":
+		return "floor (writes only)"
 	}
 	return "wasmgap chat"
 }

@@ -32,12 +32,13 @@
 // how to install it. Ctrl-C stops the load and every server started.
 //
 // With -fanout N it measures the chat beside Centrifugo instead: N receivers over WebSocket
-// and SSE, broadcasts, and connection churn (fanout.go says how).
+// and SSE, broadcasts, and connection churn, against the floor of what the broadcasts' writes
+// alone cost (fanout.go and floor.go say how).
 //
 // Usage: go run ./scripts/bench-server -wasmgap bin/wasmgap [-baseline old/wasmgap] [-n 10000]
 // [-d 5s] [-reps 3] [-interleave] [-servers wasmgap,nginx,...] [-markdown]
 //
-//	go run ./scripts/bench-server -wasmgap bin/wasmgap -fanout 10000 [-servers wasmgap,centrifugo]
+//	go run ./scripts/bench-server -wasmgap bin/wasmgap -fanout 10000 [-servers wasmgap,centrifugo,floor]
 //	[-broadcasts 41] [-broadcast-rate 10] [-churn 1000] [-churn-time 10s] [-reps 3] [-markdown]
 package main
 
@@ -61,6 +62,7 @@ import (
 )
 
 func main() {
+	serveFloorIfAsked()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -136,7 +138,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, int, error) {
 	fs.BoolVar(&o.interleave, "interleave", false, "start every server at once and take the runs round the servers, rep by rep, so that a busy machine's noise falls on all of them alike (default: one server after the other)")
 	fs.BoolVar(&o.markdown, "markdown", false, "print the table in Markdown (for docs/BENCHMARKS.md)")
 	fs.StringVar(&o.baseline, "baseline", "", "path of an older wasmgap binary, measured on the page beside -wasmgap in the same run (adds the server wasmgap-baseline)")
-	fs.IntVar(&o.fanout, "fanout", 0, "fan-out mode: this many receivers (e.g. 10000) on each of -servers wasmgap,centrifugo, over WebSocket and SSE, instead of the page and message runs")
+	fs.IntVar(&o.fanout, "fanout", 0, "fan-out mode: this many receivers (e.g. 10000) on each of -servers wasmgap,centrifugo,floor (the floor: each broadcast's frame written to every connection, nothing else), over WebSocket and SSE, instead of the page and message runs")
 	fs.IntVar(&o.broadcasts, "broadcasts", 41, "fan-out mode: messages broadcast to every receiver per run")
 	fs.Float64Var(&o.broadcastRate, "broadcast-rate", 10, "fan-out mode: broadcasts per second")
 	fs.IntVar(&o.churn, "churn", 1000, "fan-out mode: WebSocket connects (and closes) per second of the churn run (0: none)")

@@ -25,6 +25,7 @@ import (
 var wasmgapBin string
 
 func TestMain(m *testing.M) {
+	serveFloorIfAsked() // the fan-out mode starts this binary as the floor
 	dir, err := os.MkdirTemp("", "bench-server-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -324,21 +325,26 @@ func (s *stream) expect(t *testing.T, want ...string) {
 	}
 }
 
-// TestFanoutBesideCentrifugo runs the fan-out mode at small sizes against the chat and a
-// real Centrifugo (built by `go run ./scripts/peer-tools centrifugo`; CI does): every row is
-// filled, and every broadcast reached every receiver exactly once on both servers and both
-// transports.
+// TestFanoutBesideCentrifugo runs the fan-out mode at small sizes against the chat, the floor
+// and a real Centrifugo (built by `go run ./scripts/peer-tools centrifugo`; CI does; without
+// it, the chat and the floor): every row is filled, every broadcast reached every receiver
+// exactly once on each server and transport (the floor's frames too), the chat's p99 and CPU
+// are given as multiples of the floor's, and every churn login was welcomed.
 func TestFanoutBesideCentrifugo(t *testing.T) {
-	cf, ok := gotool.Centrifugo.Installed()
-	if !ok {
-		if os.Getenv("PEERS_REQUIRED") != "" {
-			t.Fatalf("centrifugo %s is not in the tools' cache: go run ./scripts/peer-tools centrifugo", gotool.Centrifugo.Version)
-		}
-		t.Skipf("centrifugo %s is not in the tools' cache: go run ./scripts/peer-tools centrifugo builds it (about 4 min)", gotool.Centrifugo.Version)
+	cfName := "Centrifugo " + gotool.Centrifugo.Version
+	args := []string{"-wasmgap", wasmgapBin, "-fanout", "40", "-broadcasts", "3", "-broadcast-rate", "20",
+		"-churn", "40", "-churn-time", "1s", "-reps", "1", "-procs", "1", "-markdown"}
+	servers := []string{"wasmgap chat", "floor (writes only)", cfName}
+	if cf, ok := gotool.Centrifugo.Installed(); ok {
+		args = append(args, "-centrifugo", cf)
+	} else if os.Getenv("PEERS_REQUIRED") != "" {
+		t.Fatalf("centrifugo %s is not in the tools' cache: go run ./scripts/peer-tools centrifugo", gotool.Centrifugo.Version)
+	} else {
+		t.Logf("centrifugo %s is not in the tools' cache (go run ./scripts/peer-tools centrifugo builds it, about 4 min): the chat alone", gotool.Centrifugo.Version)
+		args, servers = append(args, "-servers", "wasmgap,floor"), servers[:2]
 	}
 	var out, errb bytes.Buffer
-	code := run([]string{"-wasmgap", wasmgapBin, "-centrifugo", cf, "-fanout", "40", "-broadcasts", "3", "-broadcast-rate", "20",
-		"-churn", "40", "-churn-time", "1s", "-reps", "1", "-procs", "1", "-markdown"}, &out, &errb)
+	code := run(args, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, out.String(), errb.String())
 	}
@@ -352,17 +358,27 @@ func TestFanoutBesideCentrifugo(t *testing.T) {
 			rows[cells[0]+" "+cells[1]] = cells
 		}
 	}
-	cfName := "Centrifugo " + gotool.Centrifugo.Version
-	for _, key := range []string{"wasmgap chat ws", "wasmgap chat sse", cfName + " ws", cfName + " sse"} {
-		r := rows[key]
-		// … delivered / expected, lost, duplicated: 120 / 120, 0, 0; a delivery p99 measured.
-		if n := len(r); n != 10 || r[n-3] != "120 / 120" || r[n-2] != "0" || r[n-1] != "0" || strings.HasPrefix(r[3], "0.000") {
-			t.Errorf("row %s: %q: want 120 / 120 delivered, 0 lost, 0 duplicated, a delivery p99", key, r)
+	for _, key := range servers {
+		for _, tr := range []string{" ws", " sse"} {
+			r := rows[key+tr]
+			// … delivered / expected, lost, duplicated: 120 / 120, 0, 0; a delivery p99 measured.
+			if n := len(r); n != 10 || r[n-3] != "120 / 120" || r[n-2] != "0" || r[n-1] != "0" || strings.HasPrefix(r[3], "0.000") {
+				t.Errorf("row %s: %q: want 120 / 120 delivered, 0 lost, 0 duplicated, a delivery p99", key+tr, r)
+			}
+			// The floor's CPU can be under a clock tick at this size: no multiple of it then.
+			if f := rows["floor (writes only)"+tr]; key == "wasmgap chat" && len(r) == 10 && len(f) == 10 &&
+				(!strings.HasSuffix(r[3], "×)") || !strings.HasPrefix(f[4], "<") && !strings.HasSuffix(r[4], "×)")) {
+				t.Errorf("row %s: %q: want the p99 and CPU as multiples of the floor's (%q)", key+tr, r, f)
+			}
 		}
-	}
-	for _, key := range []string{"wasmgap chat 40", cfName + " 40"} {
-		if r := rows[key]; len(r) != 5 || r[2] != "0" {
-			t.Errorf("churn row %s: %q: want 40 connections, 0 errors", key, r)
+		if key == "floor (writes only)" {
+			if _, ok := rows[key+" 40"]; ok || strings.Count(out.String(), "| floor") != 2 {
+				t.Errorf("the floor has %d rows, want its two fan-out rows only:\n%s", strings.Count(out.String(), "| floor"), out.String())
+			}
+			continue
+		}
+		if r := rows[key+" 40"]; len(r) != 6 || r[2] != "0" || strings.HasPrefix(r[4], "0.000") {
+			t.Errorf("churn row %s: %q: want 40 connections, 0 errors, a connect p99", key+" 40", r)
 		}
 	}
 }

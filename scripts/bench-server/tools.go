@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/benchtool"
+	"github.com/wasmgap/wasmgap/load"
 )
 
 // row is one line of the table: one server under one run kind, over -reps runs.
@@ -37,7 +38,7 @@ type cell struct {
 	row
 	srv      *server
 	pids     []int
-	rec      *receiver
+	rec      *load.Receiver
 	began    bool
 	done     bool // no more runs: failed, missing, or finished
 	finished bool
@@ -58,7 +59,7 @@ func (c *cell) runOnce(ctx context.Context, o *options, rep int, stderr io.Write
 			return
 		}
 		if r.message {
-			rec, err := startReceiver(ctx, c.srv.url, "john", "mary: hello")
+			rec, err := load.Listen(ctx, c.srv.url, "john", "mary: hello")
 			if err != nil {
 				c.failure, c.done = err.Error(), true
 				return
@@ -71,7 +72,7 @@ func (c *cell) runOnce(ctx context.Context, o *options, rep int, stderr io.Write
 	fmt.Fprintf(stderr, "  %s: %s, run %d of %d\n", c.server, r.label, rep+1, o.reps)
 	base := int64(0)
 	if c.rec != nil {
-		base = c.rec.count.Load()
+		base = c.rec.Count()
 	}
 	cpu0 := benchtool.CPUTime(c.pids...)
 	sampler := benchtool.SampleRSS(c.pids...)
@@ -79,7 +80,7 @@ func (c *cell) runOnce(ctx context.Context, o *options, rep int, stderr io.Write
 	if err == nil && c.rec != nil {
 		sent := res.Requests - res.Errors
 		c.sent += sent
-		c.delivered += c.rec.waitFor(ctx, base+sent, 3*time.Second) - base
+		c.delivered += c.rec.WaitFor(ctx, base+sent, 3*time.Second) - base
 	}
 	c.rssPeak = max(c.rssPeak, sampler.Stop())
 	c.cpu += benchtool.CPUTime(c.pids...) - cpu0
@@ -101,15 +102,16 @@ func (c *cell) finish() {
 		return
 	}
 	c.finished, c.done = true, true
+	var drops int64
 	if c.rec != nil {
-		c.rec.close()
+		drops = c.rec.Close()
 	}
 	switch {
 	case c.missing != "" || c.failure != "":
 	case !c.began:
 		c.failure = "not run: interrupted"
-	case c.rec != nil && c.rec.err() != nil:
-		c.failure = "the receiver's stream ended: " + c.rec.err().Error()
+	case drops > 0:
+		c.failure = fmt.Sprintf("the receiver's stream dropped %d time(s)", drops)
 	case c.delivered != c.sent:
 		c.failure = fmt.Sprintf("john received %d of the %d messages answered", c.delivered, c.sent)
 	case c.errors > 0:

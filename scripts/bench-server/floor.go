@@ -1,0 +1,107 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/base64"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+)
+
+// The floor is the fan-out mode's third server: the least any server does for a broadcast,
+// the same frame written to every receiver's connection, one write each, from one goroutine,
+// so that the chat's and Centrifugo's CPU and p99 per broadcast read as multiples of what the
+// writes alone cost on this machine. It speaks just enough of the chat's protocol for `wasmgap
+// load`'s fan-out receivers: GET /<nick> (SSE) and GET /ws (WebSocket) answer the stream's
+// head and one event, which welcomes the receiver; POST /send writes its body, unread, as one
+// SSE event to every SSE stream and one text frame to every WebSocket, and answers once every
+// write is done. Nothing is stored, nothing read from a stream once open, no id given. It runs
+// as this program, started again with floorEnv set to its address.
+
+// floorEnv, set to an address, makes this program the floor server on it.
+const floorEnv = "BENCH_SERVER_FLOOR"
+
+// serveFloorIfAsked serves the floor and exits when floorEnv is set.
+func serveFloorIfAsked() {
+	if addr := os.Getenv(floorEnv); addr != "" {
+		srv := &http.Server{Addr: addr, Handler: &floor{}, ReadHeaderTimeout: 10 * time.Second}
+		os.Stderr.WriteString(srv.ListenAndServe().Error() + "\n")
+		os.Exit(1)
+	}
+}
+
+// floor holds the open streams of each transport.
+type floor struct {
+	mu      sync.Mutex
+	sse, ws []net.Conn
+}
+
+func (f *floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.URL.Path == "/health":
+	case r.Method == http.MethodPost && r.URL.Path == "/send":
+		body, err := io.ReadAll(io.LimitReader(r.Body, 4<<10))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		body = bytes.TrimSpace(body)
+		sse := append(append([]byte("data: "), body...), "\n\n"...)
+		ws := wsServerFrame(body)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.sse, f.ws = writeAll(f.sse, sse), writeAll(f.ws, ws)
+	case r.URL.Path == "/ws":
+		sum := sha1.Sum([]byte(r.Header.Get("Sec-WebSocket-Key") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+		head := "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: " +
+			base64.StdEncoding.EncodeToString(sum[:]) + "\r\n\r\n"
+		f.open(w, &f.ws, append([]byte(head), wsServerFrame([]byte("welcome"))...))
+	default:
+		f.open(w, &f.sse, []byte("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\r\ndata: welcome\n\n"))
+	}
+}
+
+// open takes the request's connection from net/http, writes first on it and adds it to the
+// streams.
+func (f *floor) open(w http.ResponseWriter, streams *[]net.Conn, first []byte) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	if _, err := conn.Write(first); err != nil {
+		conn.Close()
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	*streams = append(*streams, conn)
+}
+
+// writeAll writes frame to each connection and returns those it could write to.
+func writeAll(conns []net.Conn, frame []byte) []net.Conn {
+	live := conns[:0]
+	for _, c := range conns {
+		if _, err := c.Write(frame); err != nil {
+			c.Close()
+			continue
+		}
+		live = append(live, c)
+	}
+	return live
+}
+
+// wsServerFrame is a final, unmasked text frame of payload (RFC 6455 §5.2), shorter than 64 KiB.
+func wsServerFrame(payload []byte) []byte {
+	n := len(payload)
+	if n < 126 {
+		return append([]byte{0x81, byte(n)}, payload...)
+	}
+	return append([]byte{0x81, 126, byte(n >> 8), byte(n)}, payload...)
+}
