@@ -85,6 +85,8 @@ type catalogue struct {
 	CustomWarming bool  `json:"custom_warming,omitempty"`
 	Runs          limit `json:"runs"`
 	Warmup        limit `json:"warmup"`
+	// Executions bounds executions, the worker processes of one cell.
+	Executions limit `json:"executions"`
 	// MinSampleMS bounds min_sample_ms, how long a sample lasts at least (0: one call
 	// per sample).
 	MinSampleMS limit `json:"min_sample_ms"`
@@ -113,6 +115,7 @@ func (s *Server) handleKernels(w http.ResponseWriter, r *http.Request) {
 		EngineInfo:    engineInfo(s.engines),
 		Runs:          countLimit(runner.Bounds.Runs),
 		Warmup:        countLimit(runner.Bounds.Warmup),
+		Executions:    countLimit(runner.Bounds.Executions),
 		MinSampleMS:   msLimit(runner.Bounds.MinSample),
 		WarmupMS:      msLimit(runner.Bounds.WarmupTime),
 		TimeoutNS:     timeout,
@@ -209,6 +212,9 @@ type runRequest struct {
 	Args   map[string]json.RawMessage `json:"args"`
 	Runs   *int                       `json:"runs"`
 	Warmup *int                       `json:"warmup"`
+	// Executions is how many worker processes measure the cell, its runs spread over
+	// them (runner.Bounds.Executions); absent for runner.DefaultExecutions.
+	Executions *int `json:"executions"`
 	// MinSampleMS is how long a sample lasts at least, in milliseconds: 0 for one call
 	// per sample, up to MaxMinSampleMS; absent for measure.DefaultMinSample.
 	MinSampleMS *int `json:"min_sample_ms"`
@@ -255,24 +261,18 @@ func (s *Server) job(req runRequest) (runner.Job, *apiError) {
 		return runner.Job{}, aerr
 	}
 	in := runner.Input{
-		Engines:   []string{req.Engine},
-		Args:      make(map[string]string, len(req.Args)),
-		OneKernel: true,
-		Runs:      req.Runs,
-		Warmup:    req.Warmup,
+		Engines:    []string{req.Engine},
+		Args:       make(map[string]string, len(req.Args)),
+		OneKernel:  true,
+		Runs:       req.Runs,
+		Warmup:     req.Warmup,
+		Executions: req.Executions,
 		// 0 ms is none, as the Input's zero durations.
 		MinSample:  millis(req.MinSampleMS),
 		WarmupTime: millis(req.WarmupMS),
 	}
-	// The request's own time limit (timeout_ms) within the server's, else the server's;
-	// zero is none.
-	timeout, aerr := s.cellTimeout(req.TimeoutMS)
-	if aerr != nil {
-		return runner.Job{}, aerr
-	}
-	if timeout > 0 {
-		in.Timeout = &timeout
-	}
+	// The request's own time limit (timeout_ms) within the server's, else the server's.
+	in.Timeout, in.MaxTimeout = millis(req.TimeoutMS), s.limit()
 	for name, raw := range req.Args {
 		in.Args[name] = string(bytes.TrimSpace(raw))
 	}
@@ -304,6 +304,10 @@ func fieldAPIError(err error) *apiError {
 			aerr.Field = "min_sample_ms"
 		case runner.Bounds.WarmupTime.Field:
 			aerr.Field = "warmup_ms"
+		case runner.Bounds.Timeout.Field:
+			aerr.Field = "timeout_ms"
+		case runner.Bounds.Budget.Field:
+			aerr.Field = "budget_ms"
 		}
 	}
 	return aerr
@@ -320,7 +324,7 @@ func millis(v *int) *time.Duration {
 }
 
 // runFields are the fields of a run request (POST /api/run, POST /api/forecast).
-const runFields = "kernel (string), engine (string), args (object of integers), runs (integer), warmup (integer), min_sample_ms (integer), warmup_ms (integer), batch (string), timeout_ms (integer)"
+const runFields = "kernel (string), engine (string), args (object of integers), runs (integer), warmup (integer), executions (integer), min_sample_ms (integer), warmup_ms (integer), batch (string), timeout_ms (integer)"
 
 // decodeRunRequest reads a run request sent to route, naming the field of any JSON type
 // error.

@@ -35,13 +35,15 @@ const (
 
 // warmupRequest is the body of POST /api/warmup.
 type warmupRequest struct {
-	Kernel     string         `json:"kernel"`
-	Args       map[string]int `json:"args"`
-	Engines    []string       `json:"engines"`
-	Executions int            `json:"executions"`
-	Calls      int            `json:"calls"`
-	Group      int            `json:"group"`
-	BudgetMS   int            `json:"budget_ms"`
+	Kernel  string         `json:"kernel"`
+	Args    map[string]int `json:"args"`
+	Engines []string       `json:"engines"`
+	// Executions, Calls, Group and BudgetMS are the study's settings (runner.Bounds);
+	// absent for their defaults, budget_ms 0 for none (which this server refuses).
+	Executions *int `json:"executions"`
+	Calls      *int `json:"calls"`
+	Group      *int `json:"group"`
+	BudgetMS   *int `json:"budget_ms"`
 	// Series, when set, are timed already (the page's browser engines): they are
 	// analysed and nothing runs. Kernel and Args then only label the report.
 	Series []warmupSeries `json:"series,omitempty"`
@@ -124,16 +126,21 @@ func (s *Server) warmupPlan(req warmupRequest) (runner.WarmupPlan, *apiError) {
 			return runner.WarmupPlan{}, &apiError{Error: fmt.Sprintf("engine %q is not offered by this server: it offers %s", e, strings.Join(s.engines, ", ")), Field: "engines"}
 		}
 	}
-	if req.BudgetMS < 0 || time.Duration(req.BudgetMS)*time.Millisecond > maxWarmupBudget {
-		return runner.WarmupPlan{}, &apiError{Error: fmt.Sprintf("budget_ms = %d is out of range: allowed 1 to %d (0 for %d)", req.BudgetMS, maxWarmupBudget.Milliseconds(), maxWarmupBudget.Milliseconds()), Field: "budget_ms"}
+	// The study's settings against the one table, then this shared server's own bound
+	// on a budget: one it allows, absent for the most it allows.
+	budget := maxWarmupBudget
+	if req.BudgetMS != nil {
+		budget = time.Duration(*req.BudgetMS) * time.Millisecond
+		if *req.BudgetMS < 1 || budget > maxWarmupBudget {
+			return runner.WarmupPlan{}, &apiError{Error: fmt.Sprintf("budget_ms = %d is out of range on this server: allowed 1 to %d (absent for %d)", *req.BudgetMS, maxWarmupBudget.Milliseconds(), maxWarmupBudget.Milliseconds()), Field: "budget_ms"}
+		}
 	}
-	budget := time.Duration(req.BudgetMS) * time.Millisecond
-	if budget == 0 {
-		budget = maxWarmupBudget
+	executions, collection, _, err := runner.WarmupSettings{Executions: req.Executions, Calls: req.Calls, Group: req.Group, Budget: &budget}.Check()
+	if err != nil {
+		return runner.WarmupPlan{}, fieldAPIError(err)
 	}
 	plan := runner.WarmupPlan{
-		Engines: req.Engines, Kernel: req.Kernel, Args: req.Args, Executions: req.Executions,
-		Collection: warmup.Collection{Samples: req.Calls, Group: req.Group, Budget: budget},
+		Engines: req.Engines, Kernel: req.Kernel, Args: req.Args, Executions: executions, Collection: collection,
 	}
 	if plan.Kernel == "" && len(plan.Args) == 0 {
 		plan.Args = map[string]int{"n": 20} // fib_rec(20), as `wasmgap warmup`
@@ -143,16 +150,13 @@ func (s *Server) warmupPlan(req warmupRequest) (runner.WarmupPlan, *apiError) {
 		var fe *runner.FieldError
 		if errors.As(err, &fe) {
 			field = fe.Field
-			switch field {
-			case "engine":
+			if field == "engine" {
 				field = "engines"
-			case "collection":
-				field = "calls"
 			}
 		}
 		return runner.WarmupPlan{}, &apiError{Error: err.Error(), Field: field}
 	}
-	if n := time.Duration(len(plan.Engines) * plan.Executions); req.BudgetMS == 0 && n*plan.Collection.Budget > maxWarmupTotal {
+	if n := time.Duration(len(plan.Engines) * plan.Executions); req.BudgetMS == nil && n*plan.Collection.Budget > maxWarmupTotal {
 		// No budget asked for: the default one, shared so that the study fits the
 		// server's (fib_rec on the default engines, 4 × 5 executions, gets 6 s each).
 		plan.Collection.Budget, plan.Timeout = maxWarmupTotal/n, 0

@@ -19,7 +19,7 @@ func TestExecutionStatisticsAgreeWithMeasure(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := runNode(t, cases, `const s = await import(process.env.DIR + "/stats.mjs");
-const ex = (es) => es.map((e) => (e.ci ? { median_ns: e.median_ns, ci: e.ci } : { median_ns: e.median_ns }));
+const ex = (es) => es.map((e) => ({ median_ns: e.median_ns, ci: e.ci ?? undefined, min_ns: e.min_ns ?? undefined, max_ns: e.max_ns ?? undefined }));
 const r = (x) => ({ x: x.x, lo: x.lo, hi: x.hi, level: x.level, verdict: s.verdict(x) });
 console.log(JSON.stringify({
   quantiles: input.quantiles.map((c) => s.tQuantile(c.p, c.df)),
@@ -53,7 +53,7 @@ console.log(JSON.stringify({
 	execs := func(cs []formatcases.Execution) []measure.Execution {
 		var out []measure.Execution
 		for _, c := range cs {
-			e := measure.Execution{Median: c.Median}
+			e := measure.Execution{Median: c.Median, Min: c.Min, Max: c.Max}
 			if c.CI != nil {
 				e.CI = measure.Interval{Lo: c.CI.Lo, Hi: c.CI.Hi, Level: c.CI.Level}
 			}

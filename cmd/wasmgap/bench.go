@@ -57,7 +57,8 @@ func (a argFlag) Set(v string) error {
 
 // defaultEngines are the engines a bench without --engine or --all runs: Go compiled to
 // machine code and Go compiled to wasm under wazero's compiler, the first article's gap,
-// at the articles' sizes in about a minute and a half on two idle cores. The interpreted tiers
+// at the articles' sizes in about three minutes on two idle cores (each cell in three worker
+// processes; an estimate from the method, its forecast printed first). The interpreted tiers
 // (wazero-interpreter, yaegi) take minutes or time out at those sizes; --all adds them and
 // every other engine.
 var defaultEngines = []string{engine.Native, engine.WazeroCompiler}
@@ -77,7 +78,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	warmupTime := fs.Duration("warmup-time", time.Duration(b.WarmupTime.Default), "how long the warm-up lasts at least: calls go on past --warmup until it has ("+b.WarmupTime.Range()+")")
 	minSample := fs.Duration("min-sample", time.Duration(b.MinSample.Default), "how long a sample lasts at least: shorter calls are repeated k times per sample and timed together ("+b.MinSample.Range()+")")
 	cold := fs.Bool("cold", false, "compile without the on-disk cache (wazero's compiler), so that the setup table shows a cold start")
-	timeout := fs.Duration("timeout", time.Duration(b.Timeout.Default), "time limit per cell, loading included ("+b.Timeout.Range()+")")
+	timeout := fs.Duration("timeout", time.Duration(b.Timeout.Default), "time limit per execution of a cell, loading included ("+b.Timeout.Range()+")")
+	executions := fs.Int("executions", int(b.Executions.Default), "worker processes per cell, a kernel's engines taking turns; the cell's --runs spread over them, its interval built over them ("+b.Executions.Range()+"; 2 or more give × an interval)")
 	format := fs.String("format", report.FormatTable, "output format: "+strings.Join(report.Formats(), ", "))
 	withHistory := fs.Bool("history", false, "print the source articles' historical figures beside the live rows")
 	allowFailures := fs.Bool("allow-failures", false, "exit 0 even when a cell failed (timed out, overflowed its stack, gave a wrong value); without it such a run exits 1 after printing the table")
@@ -85,10 +87,11 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	farmed := addFarmFlags(fs)        // --farm, --each, --split (bench_farm.go)
 	fs.Usage = func() {
 		w := fs.Output()
-		fmt.Fprintln(w, "usage: wasmgap bench [--all | --engine E...] [--kernel K]... [--arg name=value]... [--runs N] [--warmup N] [--warmup-time D] [--min-sample D] [--cold] [--timeout D] [--format F] [--history] [--allow-failures] [--no-save] [--results-db DB] [--compare-last] [--farm URL --each|--split]")
-		fmt.Fprintln(w, "\nMeasures kernels on server engines, one cell at a time, each in a worker process.")
+		fmt.Fprintln(w, "usage: wasmgap bench [--all | --engine E...] [--kernel K]... [--arg name=value]... [--runs N] [--executions N] [--warmup N] [--warmup-time D] [--min-sample D] [--cold] [--timeout D] [--format F] [--history] [--allow-failures] [--no-save] [--results-db DB] [--compare-last] [--farm URL --each|--split]")
+		fmt.Fprintln(w, "\nMeasures kernels on server engines, each cell in several worker processes (--executions), a kernel's")
+		fmt.Fprintln(w, "engines taking turns (A B, B A, …) so that the machine's drift falls on each alike.")
 		fmt.Fprintf(w, "Without --engine or --all: every kernel at the articles' sizes on %s (Go compiled to\n", strings.Join(defaultEngines, " and "))
-		fmt.Fprintln(w, "machine code and to wasm), a minute and a half on two idle cores. --all runs every server engine: an hour.")
+		fmt.Fprintln(w, "machine code and to wasm), about three minutes on two idle cores. --all runs every server engine: hours.")
 		fmt.Fprintln(w, "Before it starts, bench says how many cells and about how long (from this machine's stored runs);")
 		fmt.Fprintln(w, "off a terminal it prints one line per finished cell on stderr. Ctrl-C or SIGTERM stops the cell")
 		fmt.Fprintln(w, "in flight, prints the table of the cells done and stores them as a partial run.")
@@ -136,6 +139,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 			in.MinSample = minSample
 		case "timeout":
 			in.Timeout = timeout
+		case "executions":
+			in.Executions = executions
 		}
 	})
 	plan, err := in.Plan()
@@ -170,7 +175,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	progress := newProgressLine(stderr)
 	rep := report.Report{
 		Method: report.Method{
-			Runs: opts.Runs, Warmup: opts.Warmup, WarmupTime: opts.WarmupTarget(), Timeout: timeLimit,
+			Runs: opts.Runs, Warmup: opts.Warmup, Executions: cmp.Or(plan.Executions, runner.DefaultExecutions), WarmupTime: opts.WarmupTarget(), Timeout: timeLimit,
 			MinSample: opts.SampleTarget(), Cold: opts.Cold, Timing: report.DefaultTiming,
 		},
 		Environment: report.CurrentEnvironment(),
@@ -182,22 +187,23 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return farmed.run(ctx, jobs, rep, stored, *format, *allowFailures, func() os.Signal { sig, _ := caught.Load().(os.Signal); return sig }, stdout, stderr)
 	}
 	began := time.Now()
-	for i, job := range jobs {
-		cell := fmt.Sprintf("[%d/%d] %s on %s", i+1, len(jobs), job.Label(), job.Engine())
-		progress.start(cell)
-		res, err := runner.Run(ctx, job, runner.Options{OnProgress: func(p runner.Progress) {
+	cellName := func(i int) string {
+		return fmt.Sprintf("[%d/%d] %s on %s", i+1, len(jobs), jobs[i].Label(), jobs[i].Engine())
+	}
+	var err2 error
+	rep.Results, err2 = runner.RunCells(ctx, jobs, runner.CellsOptions{
+		OnExecution: func(i, execution int) {
+			progress.start(fmt.Sprintf("%s, execution %d/%d", cellName(i), execution+1, jobs[i].Executions()))
+		},
+		OnProgress: func(_ int, p runner.Progress) {
 			progress.phase(fmt.Sprintf("%s %d/%d", p.Phase, p.Done, p.Total))
-		}})
-		if err != nil {
-			if ctx.Err() != nil {
-				break // interrupted: the cells done are the report
-			}
-			progress.clear()
-			fmt.Fprintln(stderr, "wasmgap bench:", err)
-			return 1
-		}
-		rep.Results = append(rep.Results, res)
-		progress.done(cell, res, opts.Runs)
+		},
+		OnCell: func(i int, r measure.Result) { progress.done(cellName(i), r, opts.Runs) },
+	})
+	if err2 != nil && ctx.Err() == nil {
+		progress.clear()
+		fmt.Fprintln(stderr, "wasmgap bench:", err2)
+		return 1
 	}
 	progress.clear()
 	sig, _ := caught.Load().(os.Signal)
@@ -242,7 +248,7 @@ func flagError(err error) string {
 	var fe *runner.FieldError
 	if errors.As(err, &fe) {
 		b := runner.Bounds
-		for _, s := range []runner.Setting{b.Runs, b.Warmup, b.WarmupTime, b.MinSample, b.Timeout} {
+		for _, s := range []runner.Setting{b.Runs, b.Warmup, b.WarmupTime, b.MinSample, b.Timeout, b.Executions} {
 			if fe.Field == s.Field {
 				return "--" + s.Flag + ": " + err.Error()
 			}

@@ -40,8 +40,9 @@ func TestBenchRejectsBadInput(t *testing.T) {
 		{[]string{"--format", "xml"}, `unknown format "xml": valid formats are table, markdown, json, csv, gobench`},
 		{[]string{"--runs", "0"}, "--runs: timed runs = 0 is out of range: allowed 1 to 100"},
 		{[]string{"--runs", "0", "--warmup", "0"}, "--runs: timed runs = 0 is out of range: allowed 1 to 100"},
+		{[]string{"--executions", "0"}, "--executions: worker processes per cell = 0 is out of range: allowed 1 to 20"},
 		{[]string{"--warmup", "-1"}, "--warmup: warm-up runs = -1 is out of range: allowed 0 (no warm-up) to 100"},
-		{[]string{"--timeout", "0s"}, "--timeout: time limit per cell = 0s is out of range: allowed 1ms to 1h0m0s"},
+		{[]string{"--timeout", "0s"}, "--timeout: time limit per execution = 0s is out of range: allowed 1s to 1h0m0s"},
 		{[]string{"--min-sample", "1m"}, "--min-sample: minimum sample time = 1m0s is out of range: allowed 0 (one call per sample) to 1s"},
 		{[]string{"--min-sample", "-1ms"}, "--min-sample: minimum sample time = -1ms is out of range"},
 		{[]string{"--warmup-time", "11s"}, "--warmup-time: minimum warm-up time = 11s is out of range: allowed 0 (the warm-up runs only) to 10s"},
@@ -79,8 +80,15 @@ func TestBenchJSON(t *testing.T) {
 	// fib_it(40) is shorter than a sample: its samples repeat it k times, k grown until a
 	// sample lasts the minimum (half of it at least, whatever this machine's speed); the
 	// method says how long a sample lasts.
-	if fib := rep.Results[0]; fib.Calls <= 1 || fib.Median <= 0 || float64(fib.Calls)*fib.Median < float64(rep.Method.MinSample/2) || rep.Method.MinSample != 10*time.Millisecond {
-		t.Errorf("fib_it(40): k = %d, median %.1f ns per call; method %+v", fib.Calls, fib.Median, rep.Method)
+	// Its two runs were two executions, a worker process each.
+	if fib := rep.Results[0]; len(fib.Executions) != 2 || rep.Method.Executions != runner.DefaultExecutions || rep.Method.MinSample != 10*time.Millisecond {
+		t.Errorf("fib_it(40): executions %+v; method %+v", fib.Executions, rep.Method)
+	} else {
+		for _, e := range fib.Executions {
+			if e.Calls <= 1 || e.Median <= 0 || float64(e.Calls)*e.Median < float64(rep.Method.MinSample/2) || e.Runs != 1 {
+				t.Errorf("fib_it(40): an execution of k = %d, median %.1f ns per call, %d runs", e.Calls, e.Median, e.Runs)
+			}
+		}
 	}
 	// --warmup 0 is no warm-up, whatever --warmup-time says.
 	if fib := rep.Results[0]; fib.WarmedUp != 0 {

@@ -80,7 +80,9 @@ func TestCompareTwoRuns(t *testing.T) {
 	a := benchJSON(t, dir, "a.json", "--engine", "native", "--kernel", "fib_it,fib_rec,ack_while,ack,test7,test8b",
 		"--arg", "fib_rec.n=20", "--arg", "ack_while.m=5", "--arg", "ack.m=5", "--arg", "large=20000", "--min-sample", "2ms",
 		// Native code is warm after its first calls: 50 ms of warm-up, not 500, a cell.
-		"--warmup-time", "50ms")
+		// One process a cell: the samples are compared (the U test), not the processes,
+		// whose spread on a busy machine is report's tests' business.
+		"--warmup-time", "50ms", "--executions", "1")
 	shuffled := rewriteSamples(t, a, dir, "shuffled.json", "", func(s []any) { slices.Reverse(s) })
 	c := compareJSON(t, a, shuffled)
 	if len(c.Changes) != 6 {

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/wasmgap/wasmgap/internal/results"
 	"github.com/wasmgap/wasmgap/internal/runner"
@@ -33,11 +34,12 @@ func runWarmup(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&engineNames, "engine", "an engine to run (repeatable, or a,b; default: "+strings.Join(runner.DefaultWarmupEngines, ",")+")")
 	fs.Var(&kernelNames, "kernel", "a kernel to run (repeatable, or a,b; default: "+runner.DefaultWarmupKernel+"); with several, --format json gives an array")
 	fs.Var(named, "arg", "a kernel parameter as name=value, or kernel.name=value for one of several kernels (repeatable; default: n=20 for fib_rec, the articles' sizes otherwise)")
-	executions := fs.Int("executions", runner.DefaultWarmupExecutions, fmt.Sprintf("fresh processes per engine (1 to %d)", runner.MaxWarmupExecutions))
-	calls := fs.Int("calls", warmup.DefaultSamples, fmt.Sprintf("samples per execution, each of --group calls (%d to %d)", warmup.MinSamples, warmup.MaxSamples))
-	group := fs.Int("group", 1, fmt.Sprintf("calls per sample, timed together: for calls of a few nanoseconds, which a clock cannot time one by one (1 to %d)", warmup.MaxGroup))
-	budget := fs.Duration("budget", warmup.DefaultBudget, fmt.Sprintf("time per execution after which the samples stop, even short of --calls (up to %v)", warmup.MaxBudget))
-	timeout := fs.Duration("timeout", 0, "time limit per execution, the engine's start included (default: --budget + "+runner.DefaultTimeout.String()+")")
+	b := runner.Bounds
+	executions := fs.Int(b.WarmupExecutions.Flag, int(b.WarmupExecutions.Default), b.WarmupExecutions.What+" ("+b.WarmupExecutions.Range()+")")
+	calls := fs.Int(b.Calls.Flag, int(b.Calls.Default), b.Calls.What+", each of --group calls ("+b.Calls.Range()+")")
+	group := fs.Int(b.Group.Flag, int(b.Group.Default), b.Group.What+", timed together: for calls of a few nanoseconds, which a clock cannot time one by one ("+b.Group.Range()+")")
+	budget := fs.Duration(b.Budget.Flag, time.Duration(b.Budget.Default), b.Budget.What+", even short of --calls ("+b.Budget.Range()+")")
+	timeout := fs.Duration(b.Timeout.Flag, 0, "time limit per execution, the engine's start included (default: --budget + "+runner.DefaultTimeout.String()+"; "+b.Timeout.Range()+")")
 	noSave := fs.Bool("no-save", false, "do not store the study in the results store")
 	resultsDB := fs.String("results-db", "", resultsDBUsage)
 	maxBytes := fs.Int64("results-max-bytes", 0, resultsMaxBytesUsage)
@@ -63,12 +65,25 @@ func runWarmup(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "wasmgap warmup: unknown format %q: valid formats are %s, %s, %s\n", *format, warmupText, warmupJSON, warmupMarkdown)
 		return 2
 	}
-	if *timeout < 0 {
-		fmt.Fprintf(stderr, "wasmgap warmup: --timeout %v: give a positive duration such as 60s, or 0 for the default\n", *timeout)
-		return 2
-	}
-	if *budget == 0 {
-		fmt.Fprintln(stderr, "wasmgap warmup: --budget 0: give a positive duration such as 20s")
+	// Only the flags given are the settings': the rest keep the one table's defaults.
+	var set runner.WarmupSettings
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case b.WarmupExecutions.Flag:
+			set.Executions = executions
+		case b.Calls.Flag:
+			set.Calls = calls
+		case b.Group.Flag:
+			set.Group = group
+		case b.Budget.Flag:
+			set.Budget = budget
+		case b.Timeout.Flag:
+			set.Timeout = timeout
+		}
+	})
+	nExec, collection, limit, err := set.Check()
+	if err != nil {
+		fmt.Fprintln(stderr, "wasmgap warmup:", warmupError(err))
 		return 2
 	}
 	if len(kernelNames) == 0 {
@@ -94,16 +109,11 @@ func runWarmup(args []string, stdout, stderr io.Writer) int {
 	var plans []runner.WarmupPlan
 	for _, k := range kernelNames {
 		plan := runner.WarmupPlan{
-			Engines: engineNames, Kernel: k, Args: argsFor(k, ints), Executions: *executions,
-			Collection: warmup.Collection{Samples: *calls, Group: *group, Budget: *budget}, Timeout: *timeout,
+			Engines: engineNames, Kernel: k, Args: argsFor(k, ints), Executions: nExec,
+			Collection: collection, Timeout: limit,
 		}
 		if _, err := plan.Jobs(); err != nil {
-			var fe *runner.FieldError
-			if errors.As(err, &fe) {
-				fmt.Fprintf(stderr, "wasmgap warmup: --%s: %v\n", warmupFlag(fe.Field), err)
-				return 2
-			}
-			fmt.Fprintln(stderr, "wasmgap warmup:", err)
+			fmt.Fprintln(stderr, "wasmgap warmup:", warmupError(err))
 			return 2
 		}
 		plans = append(plans, plan)
@@ -198,15 +208,17 @@ func argsFor(k string, named map[string]int) map[string]int {
 	return out
 }
 
-// warmupFlag names the flag of a plan's field.
-func warmupFlag(field string) string {
+// warmupError words an error of the settings or the plan for the command line: a
+// *runner.FieldError after its flag ("--calls: …", "--arg …"), the rest as they are.
+func warmupError(err error) string {
+	var fe *runner.FieldError
 	switch {
-	case field == "collection":
-		return "calls, --group or --budget"
-	case strings.HasPrefix(field, "args"):
-		return "arg"
+	case !errors.As(err, &fe):
+		return err.Error()
+	case strings.HasPrefix(fe.Field, "args"):
+		return "--arg: " + err.Error()
 	}
-	return field
+	return "--" + fe.Field + ": " + err.Error()
 }
 
 // saveStudies stores each finished study in the results store, as bench stores its runs,

@@ -21,11 +21,12 @@ func TestWarmupRejectsBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"--format", "xml"}, `unknown format "xml"`},
-		{[]string{"--executions", "99"}, "--executions: executions = 99 is out of range"},
-		{[]string{"--calls", "3"}, "calls = 3 is out of range"},
+		{[]string{"--executions", "99"}, "--executions: fresh processes per engine = 99 is out of range: allowed 1 to 20"},
+		{[]string{"--calls", "3"}, "--calls: samples per execution = 3 is out of range: allowed 10 to 10000"},
 		{[]string{"--engine", "nope"}, `unknown engine "nope"`},
 		{[]string{"--arg", "n=500"}, "--arg:"},
-		{[]string{"--budget", "0s"}, "--budget 0"},
+		{[]string{"--budget", "6m"}, "--budget: time per execution after which the samples stop = 6m0s is out of range"},
+		{[]string{"--timeout", "0s"}, "--timeout: time limit per execution = 0s is out of range"},
 		{[]string{"--arg", "big=5"}, `no selected kernel has a parameter "big"`},
 		{[]string{"--kernel", "fib_rec,nope"}, `--kernel: unknown kernel "nope"`},
 		{[]string{"extra"}, "unexpected arguments"},

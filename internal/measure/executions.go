@@ -15,6 +15,9 @@ type Execution struct {
 	// execution's own samples.
 	Median float64  `json:"median_ns"`
 	CI     Interval `json:"ci"`
+	// Min and Max are the execution's fastest and slowest samples.
+	Min float64 `json:"min_ns,omitempty"`
+	Max float64 `json:"max_ns,omitempty"`
 	// Runs is the samples the execution took, Calls the calls in each.
 	Runs  int `json:"runs"`
 	Calls int `json:"calls,omitempty"`
@@ -159,6 +162,22 @@ func GeoMean(rs []Ratio) Ratio {
 	return g.withInterval()
 }
 
+// P is the two-sided p-value of the ratio's being 1 (its logarithm 0) by Welch's t test
+// on the executions' logarithms: below 0.05 exactly when its 95% interval leaves out 1.
+// 1 for a ratio without an interval.
+func (r Ratio) P() float64 {
+	switch {
+	case !r.Valid():
+		return 1
+	case r.Var <= 0:
+		if r.Log == 0 {
+			return 1
+		}
+		return 0
+	}
+	return 2 * (1 - tCDF(math.Abs(r.Log)/math.Sqrt(r.Var), r.DF))
+}
+
 // The verdicts of a ratio: a ratio whose interval spans 1, or that has none, is never
 // called faster or slower.
 const (
@@ -183,9 +202,10 @@ func (r Ratio) Verdict() string {
 }
 
 // ProcessSpread returns how far a cell's executions spread (the largest median over the
-// smallest) and whether that spread dominates: two executions' own intervals do not
-// overlap, so the processes differ by more than each one's samples do, and the reader is
-// told "varies between processes: ×1.40" beside the interval.
+// smallest) and whether that spread dominates: two executions' own ranges do not overlap
+// (each one's interval, or its min–max where it has too few samples for one), so the
+// processes differ by more than each one's samples do, and the reader is told "varies
+// between processes: ×1.40" beside the interval.
 func ProcessSpread(execs []Execution) (x float64, dominates bool) {
 	if len(execs) < 2 {
 		return 0, false
@@ -199,12 +219,26 @@ func ProcessSpread(execs []Execution) (x float64, dominates bool) {
 	}
 	for i, a := range execs {
 		for _, b := range execs[i+1:] {
-			if a.CI.Valid() && b.CI.Valid() && (a.CI.Hi < b.CI.Lo || b.CI.Hi < a.CI.Lo) {
+			alo, ahi, aok := a.own()
+			blo, bhi, bok := b.own()
+			if aok && bok && (ahi < blo || bhi < alo) {
 				dominates = true
 			}
 		}
 	}
 	return hi / lo, dominates
+}
+
+// own is the range of an execution's own samples that ProcessSpread compares: its
+// interval, else its min–max; false for neither.
+func (e Execution) own() (lo, hi float64, ok bool) {
+	switch {
+	case e.CI.Valid():
+		return e.CI.Lo, e.CI.Hi, true
+	case e.Max > 0:
+		return e.Min, e.Max, true
+	}
+	return 0, 0, false
 }
 
 // TQuantile returns the p quantile (0.5 ≤ p < 1) of Student's t distribution with df

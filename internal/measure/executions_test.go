@@ -19,7 +19,7 @@ func near(got, want float64) bool {
 func executions(cs []formatcases.Execution) []Execution {
 	out := make([]Execution, len(cs))
 	for i, c := range cs {
-		out[i].Median = c.Median
+		out[i].Median, out[i].Min, out[i].Max = c.Median, c.Min, c.Max
 		if c.CI != nil {
 			out[i].CI = Interval{Lo: c.CI.Lo, Hi: c.CI.Hi, Level: c.CI.Level}
 		}
@@ -89,6 +89,20 @@ func TestVerdictNeedsAnInterval(t *testing.T) {
 	} {
 		if got := c.r.Verdict(); got != c.want {
 			t.Errorf("%+v.Verdict() = %q, want %q", c.r, got, c.want)
+		}
+	}
+}
+
+// A ratio's p-value is below 0.05 exactly when its 95% interval leaves out 1.
+func TestRatioP(t *testing.T) {
+	cases, err := formatcases.Executions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cases.Ratios {
+		r := RatioOf(executions(c.A), executions(c.B))
+		if p := r.P(); (p < 0.05) != (r.Verdict() != VerdictUnclear) || p < 0 || p > 1 {
+			t.Errorf("ratio case %d: p = %v, verdict %q", i, p, r.Verdict())
 		}
 	}
 }

@@ -17,6 +17,10 @@ type Noise struct {
 	// driver process, whose CPU time is the measurement itself (/proc/<pid>/stat's
 	// utime, stime, and cutime, cstime for children that ended during the samples).
 	OtherCPU float64 `json:"other_cpu"`
+	// Steal is the CPU time the hypervisor gave other guests during the samples while
+	// this machine wanted it (/proc/stat's steal), in cores on average: a virtual
+	// machine's share of a busy host, which no process here shows.
+	Steal float64 `json:"steal,omitempty"`
 	// Cores is the machine's CPU count.
 	Cores int `json:"cores"`
 	// FaultsPerCall is the minor page faults of this process tree (the worker and an
@@ -44,6 +48,7 @@ const BusyCPU = 0.5
 type noiseMeter struct {
 	ok         bool
 	busy, self uint64 // clock ticks: the machine's busy time, this process tree's
+	steal      uint64 // clock ticks: the machine's steal time
 	faults     uint64 // this process tree's minor page faults
 	wall       float64
 }
@@ -51,6 +56,7 @@ type noiseMeter struct {
 func startNoise() *noiseMeter {
 	m := &noiseMeter{}
 	m.busy, m.self, m.faults, m.wall, m.ok = readCPU()
+	m.steal, _ = readSteal()
 	return m
 }
 
@@ -69,6 +75,9 @@ func (m *noiseMeter) stop(calls int) *Noise {
 	if elapsed := (wall - m.wall) * clockTicks; elapsed > 0 && busy >= m.busy && self >= m.self {
 		other := float64(busy-m.busy) - float64(self-m.self)
 		n.OtherCPU = max(other/elapsed, 0)
+		if steal, ok := readSteal(); ok && steal >= m.steal {
+			n.Steal = float64(steal-m.steal) / elapsed
+		}
 	}
 	n.Busy = n.OtherCPU > BusyCPU
 	if calls > 0 && faults >= m.faults {

@@ -26,6 +26,16 @@ func readCPU() (busy, self, faults uint64, wall float64, ok bool) {
 	return busy, tree.cpu, tree.faults, wall, ok
 }
 
+// readSteal returns the machine's steal time (/proc/stat's eighth column: what the
+// hypervisor gave other guests while this one wanted the CPU), in clock ticks.
+func readSteal() (uint64, bool) {
+	c, err := procfs.SystemCPU()
+	if err != nil || len(c) < 8 {
+		return 0, false
+	}
+	return c[7], true
+}
+
 // procStat is what readCPU needs of one /proc/<pid>/stat.
 type procStat struct {
 	ppid int

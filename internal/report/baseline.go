@@ -65,3 +65,16 @@ func (g grid) ratio(row, eng string) (measure.Ratio, bool) {
 	}
 	return BaseRatio(c, g.cells[[2]string{row, base}])
 }
+
+// ProcessVariation is how far a cell's executions spread, written as a ratio ("×1.40"),
+// when that spread dominates their own samples' (measure.ProcessSpread): the reader is
+// told "varies between processes: ×1.40" beside the interval. "" otherwise.
+func ProcessVariation(r measure.Result) string {
+	if r.Failed() {
+		return ""
+	}
+	if x, dominates := measure.ProcessSpread(r.Executions); dominates {
+		return FormatRatio(x)
+	}
+	return ""
+}

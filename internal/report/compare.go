@@ -58,17 +58,24 @@ type Change struct {
 	// Label and Engine name the cell: "fib_it(40)", "native".
 	Label  string `json:"label"`
 	Engine string `json:"engine"`
-	// Old and New summarise each side's samples (ns per call): the median and its 95%
-	// interval, recomputed from the samples.
+	// Old and New summarise each side (ns per call): the median and its 95% interval,
+	// over the executions where the cell has two or more, else recomputed from the
+	// samples.
 	Old Side `json:"old"`
 	New Side `json:"new"`
 	// Delta is New's median over Old's, minus one: +0.25 is 25% slower.
 	Delta float64 `json:"delta"`
-	// P is the Mann–Whitney U test's p-value of the two samples (benchstat's test); 1 when
-	// it cannot be computed.
+	// Ratio is New over Old with its 95% interval from both sides' executions
+	// (measure.RatioOf), when each side has two or more; nil otherwise.
+	Ratio *measure.Ratio `json:"ratio,omitempty"`
+	// P is the p-value of no change: with executions on both sides, Welch's t test on the
+	// logarithms of the executions' medians (Ratio.P), so that two runs that differ only
+	// by which processes they drew are not significant; with one process a side, the
+	// Mann–Whitney U test of the two samples (benchstat's test). 1 when it cannot be
+	// computed.
 	P float64 `json:"p"`
-	// Significant is true when P is below the comparison's α and both sides have at
-	// least the samples the U test needs to reach it, as benchstat decides.
+	// Significant is true when P is below the comparison's α and, for the U test, both
+	// sides have at least the samples it needs to reach it, as benchstat decides.
 	Significant bool `json:"significant"`
 	// Note says why a cell cannot be compared ("failed in the new run: …", "need ≥ 4
 	// samples a side …"); such a cell is not significant.
@@ -77,11 +84,12 @@ type Change struct {
 
 // Side is one report's summary of a cell.
 type Side struct {
-	Median  float64          `json:"median_ns"`
-	CI      measure.Interval `json:"ci"`
-	Samples int              `json:"samples"`
-	Calls   int              `json:"calls,omitempty"`
-	Failure string           `json:"failure,omitempty"`
+	Median     float64          `json:"median_ns"`
+	CI         measure.Interval `json:"ci"`
+	Samples    int              `json:"samples"`
+	Executions int              `json:"executions,omitempty"`
+	Calls      int              `json:"calls,omitempty"`
+	Failure    string           `json:"failure,omitempty"`
 }
 
 // Comparison is the cells two reports share, in the old report's order, and the cells
@@ -92,6 +100,10 @@ type Comparison struct {
 	OnlyNew []string `json:"only_new,omitempty"`
 	// Alpha is the significance level the changes were judged at.
 	Alpha float64 `json:"alpha"`
+	// OldBusy and NewBusy count each report's cells measured busy (measure.Noise.Busy):
+	// a change there may be the machine's.
+	OldBusy int `json:"old_busy,omitempty"`
+	NewBusy int `json:"new_busy,omitempty"`
 }
 
 // Alpha is the U test's significance level, benchstat's default.
@@ -125,10 +137,26 @@ func cellKey(r measure.Result) string { return r.Label() + " on " + r.Engine }
 
 func side(r measure.Result) Side {
 	s := Side{Samples: len(r.Samples), Calls: r.Calls, Failure: r.Failure}
-	if !r.Failed() && len(r.Samples) > 0 {
+	switch {
+	case r.Failed():
+	case len(r.Executions) >= 2:
+		s.Executions = len(r.Executions)
+		s.Median, s.CI = measure.AcrossExecutions(r.Executions)
+	case len(r.Samples) > 0:
 		_, s.Median, _, s.CI = measure.Summarize(r.Samples)
 	}
 	return s
+}
+
+// busyCells counts a report's cells measured busy.
+func busyCells(r Report) int {
+	n := 0
+	for _, c := range r.Results {
+		if busy(c) {
+			n++
+		}
+	}
+	return n
 }
 
 // Compare matches the cells of two reports (same kernel, arguments and engine) and says
@@ -151,7 +179,7 @@ func CompareWith(old, new Report, opt CompareOptions) (Comparison, error) {
 	if !(alpha > 0 && alpha < 1) {
 		return Comparison{}, fmt.Errorf("alpha %v is out of range: a significance level lies between 0 and 1 (benchstat's default is %v)", opt.Alpha, Alpha)
 	}
-	c := Comparison{Alpha: alpha}
+	c := Comparison{Alpha: alpha, OldBusy: busyCells(old), NewBusy: busyCells(new)}
 	newCells := map[string]measure.Result{}
 	var newOrder []string
 	for _, r := range new.Results {
@@ -205,6 +233,12 @@ func compareCell(o, n measure.Result, alpha float64) Change {
 		return ch
 	case len(o.Samples) == 0 || len(n.Samples) == 0:
 		ch.Note = "no samples in the JSON"
+		return ch
+	}
+	if ch.Old.Executions >= 2 && ch.New.Executions >= 2 {
+		r := measure.RatioOf(n.Executions, o.Executions)
+		ch.Ratio, ch.Delta, ch.P = &r, r.X-1, r.P()
+		ch.Significant = ch.P < alpha
 		return ch
 	}
 	if ch.Old.Median > 0 {
@@ -275,8 +309,20 @@ func WriteComparison(w io.Writer, format string, c Comparison, oldName, newName 
 	if len(c.OnlyNew) > 0 {
 		d.para("only in "+newName, strings.Join(c.OnlyNew, ", "))
 	}
-	d.para("method", fmt.Sprintf("a change is reported when the Mann–Whitney U test's p (benchstat's test) is below α = %g and each side has at least %d samples (fewer cannot reach that p); "+
-		"otherwise \"~\" with its p, as benchstat prints it; each side's median ± its 95%% interval is recomputed from its samples", c.Alpha, SamplesNeeded(c.Alpha)))
+	d.para("method", fmt.Sprintf("a change is reported when its p is below α = %g, otherwise \"~\" with its p, as benchstat prints it: "+
+		"for cells measured in 2 or more worker processes a side, Welch's t test on the logarithms of the processes' medians "+
+		"(two runs that differ only by which processes they drew are not significant), each side the geometric mean of its processes' medians ± its 95%% interval over them; "+
+		"for a cell of one process a side, the Mann–Whitney U test of the samples (benchstat's test, which cannot tell process luck from a change), "+
+		"with at least %d samples a side (fewer cannot reach that p), each side's median ± its 95%% interval recomputed from its samples", c.Alpha, SamplesNeeded(c.Alpha)))
+	for _, b := range []struct {
+		name string
+		busy int
+		of   Report
+	}{{oldName, c.OldBusy, old}, {newName, c.NewBusy, new}} {
+		if b.busy > 0 {
+			d.para("caution", fmt.Sprintf("%s: %d of %d cells measured busy (other processes took over half a core): a change there may be the machine's, not the code's", b.name, b.busy, len(b.of.Results)))
+		}
+	}
 	d.para(oldName, old.Environment.line())
 	d.para(newName, new.Environment.line())
 	return d.err

@@ -196,3 +196,53 @@ func TestSamplesNeeded(t *testing.T) {
 		}
 	}
 }
+
+// withExecutions makes a cell of executions with the medians given, each of 4 samples within
+// ±1% of its median: the samples of one process agree, the processes do not.
+func withExecutions(medians ...float64) measure.Result {
+	r := measure.Result{Kernel: "fib_it", Args: []int{40}, Engine: "native", Calls: 1000}
+	for _, m := range medians {
+		s := samples(m, 4)
+		r.Samples = append(r.Samples, s...)
+		r.Executions = append(r.Executions, measure.Execution{Median: m, Min: slices.Min(s), Max: slices.Max(s), Runs: 4})
+	}
+	r.Runs = len(r.Samples)
+	r.Median, r.CI = measure.AcrossExecutions(r.Executions)
+	return r
+}
+
+// Two runs whose processes differ by luck (each process's samples tight, the processes
+// ±15% apart) are not significant, by a test of the processes rather than the samples; a
+// doubling is; a busy run is named in a caution.
+func TestCompareExecutions(t *testing.T) {
+	old := Report{Results: []measure.Result{withExecutions(100, 130, 110)}}
+	luck := Report{Results: []measure.Result{withExecutions(125, 100, 118)}}
+	c, err := Compare(old, luck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch := c.Changes[0]; ch.Significant || ch.Ratio == nil || ch.Ratio.Verdict() != measure.VerdictUnclear || ch.Old.Executions != 3 || !strings.HasPrefix(ch.Verdict(), "~ no significant difference") {
+		t.Errorf("process luck: %+v (%s)", ch, ch.Verdict())
+	}
+	// The same samples as one process a side: compared sample by sample, by the U test.
+	flat := func(r measure.Result) Report { r.Executions = nil; return Report{Results: []measure.Result{r}} }
+	if c, _ := Compare(flat(old.Results[0]), flat(luck.Results[0])); c.Changes[0].Ratio != nil {
+		t.Errorf("one process a side compared by executions: %+v", c.Changes[0])
+	}
+	doubled := withExecutions(205, 220, 230)
+	doubled.Noise = &measure.Noise{Busy: true}
+	c, err = Compare(old, Report{Results: []measure.Result{doubled}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch := c.Changes[0]; !ch.Significant || ch.P >= Alpha || ch.Ratio.Verdict() != measure.VerdictSlower || c.NewBusy != 1 || c.OldBusy != 0 {
+		t.Errorf("a doubling: %+v, busy %d and %d", ch, c.OldBusy, c.NewBusy)
+	}
+	var buf bytes.Buffer
+	if err := WriteComparison(&buf, FormatTable, c, "a", "b", old, Report{Results: []measure.Result{doubled}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "caution: b: 1 of 1 cells measured busy") {
+		t.Errorf("no caution for the busy run:\n%s", buf.String())
+	}
+}

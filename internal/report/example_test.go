@@ -27,7 +27,7 @@ func ExampleWrite() {
 	// |---|---:|---:|---:|
 	// | fib_rec(40) | 410 ms ±? | 1.23 s ±? ×3.00 | timed out after 30s |
 	//
-	// **method:** median of 1 timed sample after 1 warm-up call, one call per sample; ±: half-width of the median's 95% confidence interval, "wide" past ±5%, ±? under 6 samples; "busy": other processes took over half a core
+	// **method:** median of 1 timed sample after 1 warm-up call, one call per sample; ±: half-width of the 95% confidence interval (over the executions, or of one execution's median: ±? under 6 samples), "wide" past ±5%; "busy": other processes took over half a core
 	//
 	// **environment:** AMD EPYC, 2 cores, GOMAXPROCS 2, go1.26.8 linux/amd64, wazero v1.12.0, yaegi v0.16.1, 0001-01-01T00:00:00Z
 }

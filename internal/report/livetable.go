@@ -171,6 +171,7 @@ func writeLiveTable(d *doc, g grid) {
 	} else {
 		legend += "; no interval: each cell had under 6 runs (--runs 6 or more gives one)"
 	}
+	legend += "; \"varies ×N\": the cell's worker processes differ N-fold, more than each one's own samples do"
 	legend += "; \"(n runs)\": fewer runs than asked fitted the time limit; k (calls per sample) and every sample: --format json"
 	d.wrapped("legend", legend)
 	if len(busy) > 0 {
@@ -190,6 +191,9 @@ func writeLiveTable(d *doc, g grid) {
 // asked fitted the time limit, how many ran.
 func cellSpread(r measure.Result, asked int) string {
 	s := Spread(r)
+	if v := ProcessVariation(r); v != "" {
+		s += " varies " + v
+	}
 	if asked > 0 && r.Runs < asked {
 		s += " (" + plural(r.Runs, "run") + ")"
 	}
@@ -235,7 +239,7 @@ func wrap(text string, width int, indent string) string {
 // short is the method in a few lines, for the text table: what each cell ran and how it
 // was timed; Markdown and JSON carry the whole method (Method.line, Timing).
 func (m Method) short() string {
-	return m.counts() + "; each cell in a worker process of its own, timed with a monotonic clock around the samples only, " +
+	return m.counts() + "; each worker process of its own, the engines of a kernel taking turns, timed with a monotonic clock around the samples only, " +
 		"every call checked against the catalogue; setup and the first call reported apart (Phases, First call). " +
 		"The whole method: --format markdown or json."
 }

@@ -40,6 +40,9 @@ type Report struct {
 type Method struct {
 	Runs   int `json:"runs"`
 	Warmup int `json:"warmup"`
+	// Executions is how many worker processes measured each cell, its runs spread over
+	// them (0: one, before executions were kept).
+	Executions int `json:"executions,omitempty"`
 	// WarmupTime is how long a warm-up lasts at least (measure.Options.WarmupTime): calls
 	// go on past Warmup until it has. Zero means the Warmup calls only.
 	WarmupTime time.Duration `json:"warmup_time_ns,omitempty"`
@@ -58,14 +61,15 @@ type Method struct {
 
 // DefaultTiming is the timing method of measure.Measure run in package runner's workers.
 const DefaultTiming = "time.Now/time.Since (monotonic clock) around each sample only, " +
-	"in a worker process per cell; a sample repeats the call k times (k grown, as testing.B grows b.N, " +
+	"in several worker processes per cell (executions, a kernel's engines taking turns), the cell's runs spread over them; a sample repeats the call k times (k grown, as testing.B grows b.N, " +
 	"until a sample lasts the minimum, grown again with the samples started over if one lasts under half of it) " +
 	"and reports its time divided by k; every call checked " +
 	"(the first value of each sample against the catalogue, the sum of all against k × the expected value); " +
-	"median of the samples with its 95% confidence interval (order statistics: the samples whose ranks " +
-	"a binomial(n, ½) places around the median with ≥ 95% probability, as benchstat; needs 6 samples), " +
+	"each execution's median of its samples, the cell's figure their geometric mean with a 95% Student's t interval " +
+	"on their logarithms (one execution: the median of its samples with its order-statistics interval, as benchstat, " +
+	"from 6 samples); × a ratio of geometric means with Welch's t interval, " +
 	"min and max in the JSON; compile, instantiate and the first call reported apart; " +
-	"load average and other processes' CPU time recorded per cell"
+	"load average, other processes' CPU time and the hypervisor's steal recorded per execution"
 
 // Formats a report can be written in.
 const (
@@ -165,6 +169,9 @@ func (g grid) cell(row, eng string) string {
 		return r.Failure
 	}
 	s := FormatNs(r.Median) + " " + Spread(r)
+	if v := ProcessVariation(r); v != "" {
+		s += " (varies between processes: " + v + ")"
+	}
 	if x, ok := g.ratio(row, eng); ok {
 		s += " " + FormatRatio(x.X)
 		if ci := FormatRatioInterval(x); ci != "" {
@@ -344,13 +351,17 @@ func (m Method) line() string {
 	if m.Timing != "" {
 		s += "; " + m.Timing
 	}
-	s += "; ±: half-width of the median's 95% confidence interval, \"wide\" past ±5%, ±? under 6 samples; \"busy\": other processes took over half a core"
+	s += "; ±: half-width of the 95% confidence interval (over the executions, or of one execution's median: ±? under 6 samples), \"wide\" past ±5%; \"busy\": other processes took over half a core"
 	return s
 }
 
 // counts says what each cell ran: its samples, warm-up, sample minimum, time limit.
 func (m Method) counts() string {
 	s := fmt.Sprintf("median of %s after %s", plural(m.Runs, "timed sample"), plural(m.Warmup, "warm-up call"))
+	if m.Executions > 1 {
+		s = fmt.Sprintf("%s per cell, the geometric mean of their medians, %s spread over %d worker processes each warmed up by %s",
+			plural(m.Runs, "timed sample"), "the samples", m.Executions, plural(m.Warmup, "call"))
+	}
 	if m.Warmup > 0 && m.WarmupTime > 0 {
 		s += fmt.Sprintf(" and more until the warm-up lasted %v", m.WarmupTime)
 	}
@@ -360,7 +371,7 @@ func (m Method) counts() string {
 		s += ", one call per sample"
 	}
 	if m.Timeout > 0 {
-		s += fmt.Sprintf(", time limit %v per cell (runs that would not fit are skipped: such a cell says how many ran)", m.Timeout)
+		s += fmt.Sprintf(", time limit %v per worker process (runs that would not fit are skipped: such a cell says how many ran)", m.Timeout)
 	}
 	if m.Cold {
 		s += ", compiled without the on-disk cache (cold)"

@@ -17,17 +17,23 @@ import (
 // engine loaded, a few tenths of a second on two busy cores.
 const workerStart = 300 * time.Millisecond
 
-// cellTime is how long a stored cell took, from what it recorded: its setup, its first
-// call, its warm-up, and its samples (one more for calibration) of Calls calls each, at
-// most its budget under the time limit.
-func cellTime(r measure.Result, timeLimit time.Duration) time.Duration {
+// cellTime is how long a cell like the stored r takes in executions worker processes of
+// runs samples in all: in each, the setup, the first call and the warm-up r recorded, and
+// its share of the samples (one more for calibration) of Calls calls each, at most its
+// budget under the time limit.
+func cellTime(r measure.Result, runs, executions int, timeLimit time.Duration) time.Duration {
+	executions = max(executions, 1)
 	if strings.HasPrefix(r.Failure, "timed out") {
-		return timeLimit
+		return timeLimit * time.Duration(executions)
 	}
-	calls := float64(max(r.Calls, 1)) * float64(r.Runs+1)
-	d := r.Setup.Compile + r.Setup.Instantiate + r.First + r.WarmedUp + time.Duration(calls*r.Median)
-	// A cell whose runs would outlast its budget runs fewer of them.
-	return workerStart + min(d, CellBudget(timeLimit))
+	var total time.Duration
+	for i := range executions {
+		calls := float64(max(r.Calls, 1)) * float64(runsOfExecution(i, runs, executions)+1)
+		d := r.Setup.Compile + r.Setup.Instantiate + r.First + r.WarmedUp + time.Duration(calls*r.Median)
+		// An execution whose runs would outlast its budget runs fewer of them.
+		total += workerStart + min(d, CellBudget(timeLimit))
+	}
+	return total
 }
 
 // growth is how a kernel's work grows with its arguments, up to a constant: the
@@ -55,8 +61,9 @@ func growth(kernel string, args []int) float64 {
 // stored time of the same kernel (most engines are slower), at least its floor: a worker,
 // the method's warm-up and samples.
 func Estimate(job Job, past map[string][]measure.Result, timeLimit time.Duration) (time.Duration, bool) {
-	opts := job.Options()
-	floor := min(workerStart+opts.WarmupTarget()+time.Duration(opts.Runs+1)*opts.SampleTarget(), timeLimit)
+	opts := job.Options().WithDefaults()
+	n := job.Executions()
+	floor := time.Duration(n)*min(workerStart+opts.WarmupTarget(), timeLimit) + time.Duration(opts.Runs+n)*opts.SampleTarget()
 	if d, ok := storedEstimate(job, past[job.Engine()+" "+job.Kernel().Name], timeLimit); ok {
 		return d, true
 	}
@@ -85,11 +92,10 @@ func storedEstimate(job Job, stored []measure.Result, timeLimit time.Duration) (
 		return 0, false
 	}
 	r := *best
-	r.Runs = job.Options().Runs
 	if !slices.Equal(r.Args, args) {
 		scale := growth(r.Kernel, args) / growth(r.Kernel, r.Args)
 		r.Median *= scale
 		r.First = time.Duration(float64(r.First) * scale)
 	}
-	return cellTime(r, timeLimit), true
+	return cellTime(r, job.Options().WithDefaults().Runs, job.Executions(), timeLimit), true
 }

@@ -10,7 +10,7 @@ import (
 
 func estimatePlan(t *testing.T, args map[string]int) []Job {
 	t.Helper()
-	jobs, err := Plan{Engines: []string{"native"}, Kernels: []string{"fib_rec"}, Args: args, Options: measure.Options{Runs: 6, Warmup: 1}}.Jobs()
+	jobs, err := Plan{Engines: []string{"native"}, Kernels: []string{"fib_rec"}, Args: args, Options: measure.Options{Runs: 6, Warmup: 1}, Executions: 1}.Jobs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestEstimate(t *testing.T) {
 	}
 
 	// An engine with nothing stored: native's time of the kernel, said as a guess.
-	wasmJobs, err := Plan{Engines: []string{"wazero-compiler"}, Kernels: []string{"fib_rec"}, Args: map[string]int{"n": 20}, Options: measure.Options{Runs: 6, Warmup: 1}}.Jobs()
+	wasmJobs, err := Plan{Engines: []string{"wazero-compiler"}, Kernels: []string{"fib_rec"}, Args: map[string]int{"n": 20}, Options: measure.Options{Runs: 6, Warmup: 1}, Executions: 1}.Jobs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,4 +48,30 @@ func TestEstimate(t *testing.T) {
 	if guess, ok := Estimate(wasmJobs[0], past, limit); ok || guess != max(same, floor) {
 		t.Errorf("wazero-compiler with only native stored: %v (%v), want native's %v or the floor %v, not from its own runs", guess, ok, same, floor)
 	}
+
+	// Three executions: each its worker, first call and share of the runs (2 and one for
+	// calibration); the floor of an engine with nothing stored counts each one's worker
+	// and warm-up, and every sample with one per execution for calibration.
+	three, err := Plan{Engines: []string{"native"}, Kernels: []string{"fib_rec"}, Args: map[string]int{"n": 20}, Options: measure.Options{Runs: 6, Warmup: 1}, Executions: 3}.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := must(Estimate(three[0], past, limit)), 3*(workerStart+10*time.Millisecond+3*10*time.Millisecond); got != want {
+		t.Errorf("three executions: %v, want %v", got, want)
+	}
+	three[0] = estimateJob(t, "wazero-compiler", 3)
+	if got, want := must(Estimate(three[0], map[string][]measure.Result{}, limit)), 3*(workerStart+measure.DefaultWarmupTime)+9*measure.DefaultMinSample; got != want {
+		t.Errorf("three executions, nothing stored: %v, want the floor %v", got, want)
+	}
+}
+
+func must(d time.Duration, _ bool) time.Duration { return d }
+
+func estimateJob(t *testing.T, eng string, executions int) Job {
+	t.Helper()
+	jobs, err := Plan{Engines: []string{eng}, Kernels: []string{"fib_rec"}, Args: map[string]int{"n": 20}, Options: measure.Options{Runs: 6, Warmup: 1}, Executions: executions}.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jobs[0]
 }

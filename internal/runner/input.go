@@ -10,6 +10,7 @@ import (
 	"github.com/wasmgap/wasmgap/internal/custom"
 	"github.com/wasmgap/wasmgap/internal/explain"
 	"github.com/wasmgap/wasmgap/internal/measure"
+	"github.com/wasmgap/wasmgap/internal/warmup"
 )
 
 // Setting is one number a person sets for a run, with its default and its range: a count,
@@ -40,6 +41,14 @@ type Settings struct {
 	WarmupTime Setting `json:"warmup_time"`
 	MinSample  Setting `json:"min_sample"`
 	Timeout    Setting `json:"timeout"`
+	Executions Setting `json:"executions"`
+	// The settings of a warm-up study (WarmupSettings): its fresh processes per engine,
+	// the samples of each, the calls of a sample and the time after which the samples
+	// stop; its time limit is Timeout's.
+	WarmupExecutions Setting `json:"warmup_executions"`
+	Calls            Setting `json:"calls"`
+	Group            Setting `json:"group"`
+	Budget           Setting `json:"budget"`
 	// ExplainWarmup and ExplainProfile are explain's: how long a JIT runs the kernel
 	// before its code is read, and how long a profiled run lasts.
 	ExplainWarmup  Setting `json:"explain_warmup"`
@@ -61,10 +70,61 @@ var Bounds = Settings{
 	Warmup:     Setting{Field: "warmup", Flag: "warmup", What: "warm-up runs", Default: measure.DefaultWarmup, Min: 0, Max: MaxJobWarmup, Zero: "no warm-up"},
 	WarmupTime: Setting{Field: "warmup_time", Flag: "warmup-time", What: "minimum warm-up time", Duration: true, Default: int64(measure.DefaultWarmupTime), Min: 0, Max: int64(MaxWarmupTime), Zero: "the warm-up runs only"},
 	MinSample:  Setting{Field: "min_sample", Flag: "min-sample", What: "minimum sample time", Duration: true, Default: int64(measure.DefaultMinSample), Min: 0, Max: int64(MaxMinSample), Zero: "one call per sample"},
-	Timeout:    Setting{Field: "timeout", Flag: "timeout", What: "time limit per cell", Duration: true, Default: int64(DefaultTimeout), Min: int64(time.Millisecond), Max: int64(time.Hour)},
+	Timeout:    Setting{Field: "timeout", Flag: "timeout", What: "time limit per execution", Duration: true, Default: int64(DefaultTimeout), Min: int64(time.Second), Max: int64(time.Hour)},
+	Executions: Setting{Field: "executions", Flag: "executions", What: "worker processes per cell", Default: DefaultExecutions, Min: 1, Max: MaxExecutions},
+
+	WarmupExecutions: Setting{Field: "executions", Flag: "executions", What: "fresh processes per engine", Default: DefaultWarmupExecutions, Min: 1, Max: MaxWarmupExecutions},
+	Calls:            Setting{Field: "calls", Flag: "calls", What: "samples per execution", Default: warmup.DefaultSamples, Min: warmup.MinSamples, Max: warmup.MaxSamples},
+	Group:            Setting{Field: "group", Flag: "group", What: "calls per sample", Default: 1, Min: 1, Max: warmup.MaxGroup},
+	Budget:           Setting{Field: "budget", Flag: "budget", What: "time per execution after which the samples stop", Duration: true, Default: int64(warmup.DefaultBudget), Min: 0, Max: int64(warmup.MaxBudget), Zero: "none: the samples run to their count, within the time limit"},
 
 	ExplainWarmup:  Setting{Field: "explain_warmup", Flag: "warmup-time", What: "explain's warm-up time", Duration: true, Default: int64(measure.DefaultWarmupTime), Min: 0, Max: int64(MaxWarmupTime), Zero: "the first call only"},
 	ExplainProfile: Setting{Field: "explain_profile", Flag: "profile-time", What: "profiled run's time", Duration: true, Default: int64(explain.DefaultProfileTime), Min: int64(10 * time.Millisecond), Max: int64(MaxWarmupTime)},
+}
+
+// WarmupSettings are a warm-up study's numbers as a person gives them (the CLI's flags,
+// the page's request), before any check: nil is its setting's default (Bounds), a zero
+// budget is none.
+type WarmupSettings struct {
+	Executions, Calls, Group *int
+	Budget, Timeout          *time.Duration
+}
+
+// Check checks the settings against Bounds, once, and returns them as WarmupPlan holds
+// them (a timeout of zero: the collection's budget and DefaultTimeout), or a *FieldError
+// that names the setting and what it allows.
+func (in WarmupSettings) Check() (executions int, c warmup.Collection, timeout time.Duration, err error) {
+	count := func(s Setting, v *int) (int, error) {
+		if v == nil {
+			return int(s.Default), nil
+		}
+		return *v, s.Check(int64(*v))
+	}
+	if executions, err = count(Bounds.WarmupExecutions, in.Executions); err != nil {
+		return
+	}
+	if c.Samples, err = count(Bounds.Calls, in.Calls); err != nil {
+		return
+	}
+	if c.Group, err = count(Bounds.Group, in.Group); err != nil {
+		return
+	}
+	if in.Budget != nil {
+		if err = Bounds.Budget.Check(int64(*in.Budget)); err != nil {
+			return
+		}
+		c.Budget = *in.Budget
+		if c.Budget == 0 {
+			c.Budget = -1 // none
+		}
+	}
+	if in.Timeout != nil {
+		if err = Bounds.Timeout.Check(int64(*in.Timeout)); err != nil {
+			return
+		}
+		timeout = *in.Timeout
+	}
+	return executions, c, timeout, nil
 }
 
 // format renders a value of the setting: "20", "1.5s".
@@ -82,6 +142,16 @@ func (s Setting) Range() string {
 		lo = "0 (" + s.Zero + ")"
 	}
 	return lo + " to " + s.format(s.Max)
+}
+
+// WithMax is the setting with a lower maximum, when max is set and below its own: a
+// server's own bound (Input.MaxTimeout). Its default is then at most that maximum.
+func (s Setting) WithMax(max int64) Setting {
+	if max > 0 && max < s.Max {
+		s.Max = max
+		s.Default = min(s.Default, max)
+	}
+	return s
 }
 
 // Check returns a *FieldError when v is outside the setting's range, saying what is
@@ -106,11 +176,15 @@ type Input struct {
 	// Custom), as the page's request gives them: an unknown name is that kernel's error
 	// ("fib_rec has no parameter k: its parameters are n").
 	OneKernel bool
-	// Runs and Warmup count timed and untimed runs per cell.
-	Runs, Warmup *int
+	// Runs and Warmup count timed runs per cell and untimed runs per execution;
+	// Executions counts a cell's worker processes, among which its runs are spread.
+	Runs, Warmup, Executions *int
 	// WarmupTime and MinSample are the minimum warm-up and sample times; Timeout bounds a
 	// cell (setup included).
 	WarmupTime, MinSample, Timeout *time.Duration
+	// MaxTimeout, when set, is a server's own time limit: Timeout may not pass it, and an
+	// absent Timeout is it (Bounds.Timeout narrowed, WithMaxTimeout).
+	MaxTimeout time.Duration
 	// Cold compiles without a compilation cache (measure.Options.Cold).
 	Cold bool
 	// Custom is a user's kernel, as Plan.Custom.
@@ -172,7 +246,13 @@ func (in Input) Plan() (Plan, error) {
 	if o.MinSample, err = duration(Bounds.MinSample, in.MinSample); err != nil {
 		return Plan{}, err
 	}
-	if p.Timeout, err = duration(Bounds.Timeout, in.Timeout); err != nil {
+	if p.Timeout, err = duration(Bounds.Timeout.WithMax(int64(in.MaxTimeout)), in.Timeout); err != nil {
+		return Plan{}, err
+	}
+	if in.Timeout == nil {
+		p.Timeout = in.MaxTimeout
+	}
+	if p.Executions, err = count(Bounds.Executions, in.Executions); err != nil {
 		return Plan{}, err
 	}
 	p.Options = o
@@ -195,29 +275,6 @@ func ParseArgs(named map[string]string) (map[string]int, error) {
 		ints[name] = v
 	}
 	return ints, nil
-}
-
-// checkOptions checks measure.Options as a Plan holds them (zero for a default, negative
-// durations for none) against Bounds.
-func checkOptions(o measure.Options, timeout time.Duration) error {
-	if timeout < 0 {
-		return fieldError(Bounds.Timeout.Field, fmt.Errorf("timeout %v is negative: give a positive duration, or zero for %v", timeout, DefaultTimeout))
-	}
-	if timeout > 0 {
-		if err := Bounds.Timeout.Check(int64(timeout)); err != nil {
-			return err
-		}
-	}
-	if err := Bounds.Runs.Check(int64(o.Runs)); err != nil {
-		return err
-	}
-	if err := Bounds.Warmup.Check(int64(o.Warmup)); err != nil {
-		return err
-	}
-	if err := Bounds.WarmupTime.Check(int64(max(o.WarmupTime, 0))); err != nil {
-		return err
-	}
-	return Bounds.MinSample.Check(int64(max(o.MinSample, 0)))
 }
 
 // CellBudget is the time a cell's runs are planned to fit in under a time limit

@@ -13,12 +13,14 @@ func TestInputPlan(t *testing.T) {
 	n := func(v int) *int { return &v }
 	d := func(v time.Duration) *time.Duration { return &v }
 	for _, c := range []struct {
-		name  string
-		in    Input
-		opts  measure.Options
-		args  map[string]int
-		field string // of the error, "" for none
-		err   string
+		name    string
+		in      Input
+		opts    measure.Options
+		args    map[string]int
+		field   string // of the error, "" for none
+		err     string
+		execs   int           // the plan's executions, when not 0
+		timeout time.Duration // the plan's timeout, when not 0
 	}{
 		{name: "absent: the table's defaults", in: Input{}, opts: measure.Options{Runs: measure.DefaultRuns, Warmup: measure.DefaultWarmup}},
 		{name: "zero durations: none", in: Input{Runs: n(6), Warmup: n(0), MinSample: d(0), WarmupTime: d(0)}, opts: measure.Options{Runs: 6, Warmup: 0, MinSample: -1, WarmupTime: -1}},
@@ -30,7 +32,12 @@ func TestInputPlan(t *testing.T) {
 		{name: "warm-up too many", in: Input{Warmup: n(101)}, field: "warmup", err: "allowed 0 (no warm-up) to 100"},
 		{name: "sample too long", in: Input{MinSample: d(2 * time.Second)}, field: "min_sample", err: "minimum sample time = 2s is out of range: allowed 0 (one call per sample) to 1s"},
 		{name: "negative warm-up time", in: Input{WarmupTime: d(-time.Millisecond)}, field: "warmup_time", err: "allowed 0 (the warm-up runs only) to 10s"},
-		{name: "zero timeout", in: Input{Timeout: d(0)}, field: "timeout", err: "time limit per cell = 0s is out of range: allowed 1ms to 1h0m0s"},
+		{name: "zero timeout", in: Input{Timeout: d(0)}, field: "timeout", err: "time limit per execution = 0s is out of range: allowed 1s to 1h0m0s"},
+		{name: "timeout past the server's", in: Input{Timeout: d(time.Minute), MaxTimeout: 20 * time.Second}, field: "timeout", err: "time limit per execution = 1m0s is out of range: allowed 1s to 20s"},
+		{name: "no executions", in: Input{Executions: n(0)}, field: "executions", err: "worker processes per cell = 0 is out of range: allowed 1 to 20"},
+		{name: "executions given", in: Input{Executions: n(5)}, opts: measure.Options{Runs: measure.DefaultRuns, Warmup: measure.DefaultWarmup}, execs: 5},
+		{name: "the server's timeout when absent", in: Input{MaxTimeout: 20 * time.Second}, opts: measure.Options{Runs: measure.DefaultRuns, Warmup: measure.DefaultWarmup}, timeout: 20 * time.Second},
+		{name: "executions absent", in: Input{}, opts: measure.Options{Runs: measure.DefaultRuns, Warmup: measure.DefaultWarmup}, execs: DefaultExecutions},
 	} {
 		p, err := c.in.Plan()
 		if c.field != "" {
@@ -43,6 +50,12 @@ func TestInputPlan(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
+		}
+		if c.timeout != 0 && p.Timeout != c.timeout {
+			t.Errorf("%s: timeout %v, want %v", c.name, p.Timeout, c.timeout)
+		}
+		if c.execs != 0 && p.Executions != c.execs {
+			t.Errorf("%s: %d executions, want %d", c.name, p.Executions, c.execs)
 		}
 		if p.Options != c.opts || len(p.Args) != len(c.args) {
 			t.Errorf("%s: options %+v, args %v; want %+v, %v", c.name, p.Options, p.Args, c.opts, c.args)
@@ -62,12 +75,12 @@ func TestInputPlan(t *testing.T) {
 // Every setting's default lies in its range, and the counts' ranges are the runner's.
 func TestBoundsTable(t *testing.T) {
 	b := Bounds
-	for _, s := range []Setting{b.Runs, b.Warmup, b.WarmupTime, b.MinSample, b.Timeout} {
+	for _, s := range []Setting{b.Runs, b.Warmup, b.WarmupTime, b.MinSample, b.Timeout, b.Executions} {
 		if s.Default < s.Min || s.Default > s.Max || s.Field == "" || s.Flag == "" || s.What == "" {
 			t.Errorf("setting %+v: default outside its range, or unnamed", s)
 		}
 	}
-	if b.Runs.Max != MaxJobRuns || b.Warmup.Max != MaxJobWarmup || b.MinSample.Max != int64(MaxMinSample) || b.WarmupTime.Max != int64(MaxWarmupTime) {
+	if b.Runs.Max != MaxJobRuns || b.Warmup.Max != MaxJobWarmup || b.MinSample.Max != int64(MaxMinSample) || b.WarmupTime.Max != int64(MaxWarmupTime) || b.Executions.Max != MaxExecutions {
 		t.Errorf("bounds %+v disagree with the runner's maxima", b)
 	}
 }

@@ -29,8 +29,11 @@ type Plan struct {
 	// Options are the runs and warm-up runs of each cell, taken as given and checked
 	// against Bounds: zero durations for measure's defaults, negative ones for none.
 	Options measure.Options
-	// Timeout bounds each cell, setup included; 0 means DefaultTimeout.
+	// Timeout bounds each execution of a cell, setup included; 0 means DefaultTimeout.
 	Timeout time.Duration
+	// Executions is how many worker processes measure each cell; 0 means
+	// DefaultExecutions.
+	Executions int
 	// Custom, when set, is a user's built kernel (package custom), the one kernel of the
 	// plan: Kernels must be empty, and Engines are limited to custom.EnginesFor (all of
 	// them when empty). Args name its function's parameters.
@@ -60,14 +63,12 @@ func argField(err error) string {
 	return "args"
 }
 
-// Jobs checks the plan and returns its jobs, kernel by kernel and engine by engine, or a
-// *FieldError that names what is allowed: the valid engines or kernels, a kernel's
-// parameters and their ranges, the bounds on runs and time.
+// Jobs checks the plan's names and arguments and returns its jobs, kernel by kernel and
+// engine by engine, or a *FieldError that names what is allowed: the valid engines or
+// kernels, a kernel's parameters and their ranges. The numbers (runs, times, executions)
+// are Input.Plan's to check, against Bounds, once.
 func (p Plan) Jobs() ([]Job, error) {
 	opts := p.Options
-	if err := checkOptions(opts, p.Timeout); err != nil {
-		return nil, err
-	}
 	engineNames := p.Engines
 	if len(engineNames) == 0 {
 		engineNames = engine.Names()
@@ -161,7 +162,7 @@ func (p Plan) Jobs() ([]Job, error) {
 				notApplicable = cmp.Or(notApplicable, err)
 				continue
 			}
-			jobs = append(jobs, Job{engine: e, kernel: k, custom: p.Custom, args: args, options: opts, timeout: p.Timeout})
+			jobs = append(jobs, Job{engine: e, kernel: k, custom: p.Custom, args: args, options: opts, timeout: p.Timeout, executions: p.Executions})
 		}
 	}
 	if len(jobs) == 0 && notApplicable != nil {

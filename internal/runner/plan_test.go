@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/wasmgap/wasmgap/internal/engine"
 	"github.com/wasmgap/wasmgap/internal/measure"
@@ -35,7 +34,7 @@ func TestPlanJobs(t *testing.T) {
 			plan:    Plan{Options: measure.Defaults(), Engines: []string{"native", "yaegi"}, Kernels: []string{"host_call"}},
 			wantErr: "not applicable: host_call times one call from a host into kernels.wasm, and native does not run kernels.wasm: choose an engine that runs kernels.wasm (wazero-compiler, wazero-compiler-opt, wazero-interpreter",
 		},
-		{name: "no runs", plan: Plan{}, wantErr: "runs = 0 is out of range: allowed 1 to 100"},
+		{name: "zero options: measure's defaults", plan: Plan{Engines: []string{"native"}, Kernels: []string{"fib_it"}}, want: []string{"native fib_it(40)"}},
 		{
 			name: "one engine, two kernels, defaults",
 			plan: Plan{Options: measure.Defaults(), Engines: []string{"native"}, Kernels: []string{"fib_rec", "ack"}},
@@ -63,11 +62,6 @@ func TestPlanJobs(t *testing.T) {
 		{name: "qualified, kernel not selected", plan: Plan{Options: measure.Defaults(), Kernels: []string{"ack"}, Args: map[string]int{"fib_rec.n": 3}}, wantErr: "argument fib_rec.n: kernel fib_rec is not selected"},
 		{name: "qualified, unknown kernel", plan: Plan{Options: measure.Defaults(), Args: map[string]int{"fib.n": 3}}, wantErr: `argument fib.n: unknown kernel "fib"`},
 		{name: "qualified, unknown parameter", plan: Plan{Options: measure.Defaults(), Args: map[string]int{"ack.x": 3}}, wantErr: "ack has no parameter x: its parameters are n, m"},
-		{name: "runs out of range", plan: Plan{Options: measure.Options{Runs: 500}}, wantErr: "runs = 500 is out of range: allowed 1 to 100"},
-		{name: "warm-up but no runs", plan: Plan{Options: measure.Options{Warmup: 3}}, wantErr: "runs = 0 is out of range: allowed 1 to 100"},
-		{name: "warm-up out of range", plan: Plan{Options: measure.Options{Runs: 1, Warmup: 101}}, wantErr: "warm-up runs = 101 is out of range: allowed 0 (no warm-up) to 100"},
-		{name: "warm-up time out of range", plan: Plan{Options: measure.Options{Runs: 1, Warmup: 1, WarmupTime: time.Minute}}, wantErr: "minimum warm-up time = 1m0s is out of range: allowed 0 (the warm-up runs only) to 10s"},
-		{name: "negative timeout", plan: Plan{Options: measure.Defaults(), Timeout: -time.Second}, wantErr: "timeout -1s is negative"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			jobs, err := c.plan.Jobs()
@@ -105,11 +99,6 @@ func TestPlanErrorFields(t *testing.T) {
 		{Plan{Kernels: []string{"fib_rec"}, Args: map[string]int{"fib_rec.n": 93}, Options: measure.Defaults()}, "args.n"},
 		{Plan{Kernels: []string{"fib_rec"}, Args: map[string]int{"fib_rec.x": 1}, Options: measure.Defaults()}, "args.x"},
 		{Plan{Kernels: []string{"fib_rec"}, Args: map[string]int{"m": 1}, Options: measure.Defaults()}, "args.m"},
-		{Plan{Options: measure.Options{Runs: -1}}, "runs"},
-		{Plan{Options: measure.Options{Runs: 1, Warmup: -1}}, "warmup"},
-		{Plan{Options: measure.Options{Runs: 1, Warmup: 1, WarmupTime: time.Hour}}, "warmup_time"},
-		{Plan{Options: measure.Options{Runs: 1, MinSample: time.Hour}}, "min_sample"},
-		{Plan{Timeout: -1}, "timeout"},
 	} {
 		_, err := c.plan.Jobs()
 		var fe *FieldError

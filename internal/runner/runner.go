@@ -72,6 +72,8 @@ type Job struct {
 	args    []int
 	options measure.Options
 	timeout time.Duration
+	// executions is how many worker processes measure the cell (0: DefaultExecutions).
+	executions int
 }
 
 // Engine is the name of the engine that runs the job.
@@ -89,7 +91,18 @@ func (j Job) Args() []int { return slices.Clone(j.args) }
 // Options are the job's runs and warm-up runs, as measure.Measure takes them.
 func (j Job) Options() measure.Options { return j.options }
 
-// Timeout bounds the whole job, setup included. Unless Options.Budget is set, runs that
+// Executions is how many worker processes measure the cell, one after another (Run), or
+// in turns with the other engines of its row (RunCells): its options' runs spread over
+// them, never more processes than runs.
+func (j Job) Executions() int {
+	n := j.executions
+	if n <= 0 {
+		n = DefaultExecutions
+	}
+	return min(n, j.options.WithDefaults().Runs)
+}
+
+// Timeout bounds each execution of the job, setup included. Unless Options.Budget is set, runs that
 // would not fit in 85% of it are skipped (Result.Runs says how many ran); a job still
 // running at the limit is killed and reported as timed out.
 func (j Job) Timeout() time.Duration { return j.timeout }
@@ -129,6 +142,9 @@ type Progress struct {
 	// Done and Total count runs within the phase.
 	Done  int `json:"done"`
 	Total int `json:"total"`
+	// Execution is the worker process reporting, from 1, of the cell's Executions.
+	Execution  int `json:"execution,omitempty"`
+	Executions int `json:"executions,omitempty"`
 }
 
 // Options configure Run. The zero value is ready to use.
@@ -148,15 +164,34 @@ type message struct {
 	Result   *measure.Result `json:"result,omitempty"`
 }
 
-// Run runs the job in a worker process. Failures of the run itself (stack overflow, time
-// limit, crash, wrong result) come back in Result.Failure. When ctx ends first, the worker
-// is killed and Run returns ctx.Err(). The worker also ends when this process does, however
-// it ends (see ServeWorkerIfRequested).
+// Run measures the job's cell in its executions (Job.Executions), one worker process
+// after another, and returns the cell with its figures over them (Result.Executions).
+// Failures of the run itself (stack overflow, time limit, crash, wrong result) come back
+// in Result.Failure: the first failed execution ends the cell. When ctx ends first, the
+// worker is killed and Run returns ctx.Err(). A worker also ends when this process does,
+// however it ends (see ServeWorkerIfRequested). RunCells interleaves a row's cells.
 func Run(ctx context.Context, job Job, opts Options) (measure.Result, error) {
 	if job.kernel == nil {
 		return measure.Result{}, errors.New("runner: the job was not made by Plan.Jobs: it has no kernel")
 	}
+	c := &cell{job: job}
+	for !c.done() {
+		if err := c.run(ctx, opts); err != nil {
+			return measure.Result{}, err
+		}
+	}
+	return c.result(), nil
+}
+
+// runExecution runs the job's execution i (from 0) in a worker process: its share of the
+// job's runs (runsOfExecution), under the job's time limit.
+func runExecution(ctx context.Context, job Job, i int, opts Options) (measure.Result, error) {
 	wire := wireJob{Engine: job.engine, Kernel: job.kernel.Name, Args: job.args, Options: job.options, Timeout: job.timeout}
+	if n := job.Executions(); n > 1 {
+		o := wire.Options.WithDefaults()
+		wire.Options.Runs = runsOfExecution(i, o.Runs, n)
+		wire.Options.Warmup = o.Warmup
+	}
 	if job.custom != nil {
 		wire.Custom = &wireCustom{ID: job.custom.ID, Func: job.custom.Func, Dir: job.custom.Dir, Native: job.custom.Native}
 	}

@@ -63,18 +63,23 @@ func TestRunNative(t *testing.T) {
 	if r.Failed() || r.Value != 102_334_155 || r.Expected != 102_334_155 {
 		t.Fatalf("fib_it(40) = %+v", r)
 	}
+	// The default runs spread over the default executions, each a worker of its own.
 	n := measure.DefaultRuns
-	if r.Runs != n || r.Warmup != 1 || len(r.Samples) != n || r.Median <= 0 || r.Calls <= 1 || !r.CI.Valid() {
-		t.Errorf("runs %d warm-up %d samples %d median %v k %d interval %+v; want the defaults %d, 1, k > 1 and an interval",
-			r.Runs, r.Warmup, len(r.Samples), r.Median, r.Calls, r.CI, n)
+	if r.Runs != n || r.Warmup != 1 || len(r.Samples) != n || r.Median <= 0 || r.Calls <= 1 || !r.CI.Valid() || len(r.Executions) != DefaultExecutions {
+		t.Errorf("runs %d warm-up %d samples %d median %v k %d interval %+v executions %d; want %d runs, 1, k > 1, an interval and %d executions",
+			r.Runs, r.Warmup, len(r.Samples), r.Median, r.Calls, r.CI, len(r.Executions), n, DefaultExecutions)
 	}
-	// How large k is depends on this machine's speed; that k calls fill the sample does
-	// not: a sample lasting under half the minimum starts the samples over with a larger k.
-	if sample := time.Duration(float64(r.Calls) * r.Median); sample < measure.DefaultMinSample/2 {
-		t.Errorf("k = %d calls of %.1f ns make a %v sample, under half the %v minimum", r.Calls, r.Median, sample, measure.DefaultMinSample)
+	for i, e := range r.Executions {
+		// How large k is depends on this machine's speed; that k calls fill the sample does
+		// not: a sample lasting under half the minimum starts the samples over with a larger k.
+		if sample := time.Duration(float64(e.Calls) * e.Median); e.Runs != runsOfExecution(i, n, DefaultExecutions) || sample < measure.DefaultMinSample/2 {
+			t.Errorf("execution %d: %d runs, k = %d calls of %.1f ns make a %v sample; want %d runs, not under half the %v minimum", i, e.Runs, e.Calls, e.Median, sample, runsOfExecution(i, n, DefaultExecutions), measure.DefaultMinSample)
+		}
 	}
-	if len(progress) == 0 || progress[len(progress)-1] != (Progress{Phase: "run", Done: n, Total: n}) {
-		t.Errorf("progress = %v, want it to end with run %d/%d", progress, n, n)
+	each := runsOfExecution(DefaultExecutions-1, n, DefaultExecutions)
+	last := Progress{Phase: "run", Done: each, Total: each, Execution: DefaultExecutions, Executions: DefaultExecutions}
+	if len(progress) == 0 || progress[len(progress)-1] != last {
+		t.Errorf("progress = %v, want it to end with %+v", progress, last)
 	}
 }
 
@@ -91,18 +96,14 @@ var optsQuick = measure.Options{Runs: 2, Warmup: 1}
 
 func TestRunTimeout(t *testing.T) {
 	const limit = 2 * time.Second
-	start := time.Now()
+	// fib_rec(60) would take hours: that Run returns at all is the limit's doing (no
+	// time is asserted: a busy machine may take longer to kill and reap the worker).
 	r, err := Run(context.Background(), oneJob(t, "native", "fib_rec", map[string]int{"n": 60}, measure.Defaults(), limit), Options{})
-	elapsed := time.Since(start)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Failure != "timed out after 2s" || r.Median != 0 {
 		t.Errorf("fib_rec(60) with a 2s limit: %+v", r)
-	}
-	// Generous: the point is that Run returns at all, soon after the limit.
-	if elapsed > limit+5*time.Second {
-		t.Errorf("Run returned %v after the start, for a %v limit", elapsed, limit)
 	}
 	checkStillWorks(t)
 }
@@ -142,7 +143,8 @@ func TestRunCancel(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 		cancel()
 	}()
-	start := time.Now()
+	// fib_rec(60) would take hours, and its limit is the default 30 s: that Run returns
+	// context.Canceled is the cancellation's doing.
 	_, err := Run(ctx, oneJob(t, "native", "fib_rec", map[string]int{"n": 60}, measure.Defaults(), 0), Options{
 		OnProgress: func(Progress) {
 			select {
@@ -153,9 +155,6 @@ func TestRunCancel(t *testing.T) {
 	})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("after cancel: err = %v, want context.Canceled", err)
-	}
-	if elapsed := time.Since(start); elapsed > 10*time.Second {
-		t.Errorf("Run returned %v after the start although cancelled after about 200ms", elapsed)
 	}
 	checkStillWorks(t)
 }

@@ -29,10 +29,10 @@ type wireWarmup struct {
 }
 
 // WarmupTimeout is the time limit of one warm-up execution whose job has none of its own:
-// its budget and the default time limit for the engine's start and the last samples.
+// its budget (none: nothing) and the default time limit for the engine's start and the
+// last samples.
 func WarmupTimeout(c warmup.Collection) time.Duration {
-	c, _ = c.WithDefaults()
-	return c.Budget + DefaultTimeout
+	return max(c.WithDefaults().Budget, 0) + DefaultTimeout
 }
 
 // RunWarmup runs one execution of a warm-up series in a fresh worker process: the job's
@@ -48,10 +48,7 @@ func RunWarmup(ctx context.Context, job Job, c warmup.Collection) (warmup.Series
 	if job.custom != nil {
 		return warmup.Series{}, fmt.Errorf("a warm-up runs catalogue kernels only, not the user kernel %s", job.kernel.Name)
 	}
-	c, err := c.WithDefaults()
-	if err != nil {
-		return warmup.Series{}, err
-	}
+	c = c.WithDefaults()
 	wire := wireWarmup{Engine: job.engine, Kernel: job.kernel.Name, Args: job.args, Collection: c, Timeout: job.timeout}
 	if wire.Timeout == 0 {
 		wire.Timeout = WarmupTimeout(c)
@@ -117,14 +114,14 @@ var (
 	DefaultWarmupEngines = []string{engine.Native, "java", "node-js", "pypy"}
 )
 
-// Bounds and default of a study's executions (fresh processes per engine).
+// Bounds and default of a study's executions (fresh processes per engine; Bounds).
 const (
 	DefaultWarmupExecutions = 5
 	MaxWarmupExecutions     = 20
 )
 
-// WarmupPlan is a warm-up study as a person asks for it (the CLI's flags, the page's
-// request): one kernel with its arguments on several engines, several executions each.
+// WarmupPlan is a warm-up study: one kernel with its arguments on several engines, several
+// executions each, its numbers checked already (WarmupSettings.Check, against Bounds).
 // Empty fields take the defaults above.
 type WarmupPlan struct {
 	Engines []string
@@ -139,8 +136,9 @@ type WarmupPlan struct {
 	Timeout time.Duration
 }
 
-// Jobs checks the plan (through Plan.Jobs, the one check of engines and arguments) and
-// returns one job per engine, with the plan's defaults filled in, or a *FieldError.
+// Jobs checks the plan's names and arguments (through Plan.Jobs, the one check of engines
+// and arguments) and returns one job per engine, with the plan's defaults filled in, or a
+// *FieldError.
 func (p *WarmupPlan) Jobs() ([]Job, error) {
 	if p.Kernel == "" {
 		p.Kernel = DefaultWarmupKernel
@@ -151,13 +149,7 @@ func (p *WarmupPlan) Jobs() ([]Job, error) {
 	if p.Executions == 0 {
 		p.Executions = DefaultWarmupExecutions
 	}
-	if p.Executions < 1 || p.Executions > MaxWarmupExecutions {
-		return nil, fieldError("executions", fmt.Errorf("executions = %d is out of range: allowed 1 to %d", p.Executions, MaxWarmupExecutions))
-	}
-	c, err := p.Collection.WithDefaults()
-	if err != nil {
-		return nil, fieldError("collection", err)
-	}
+	c := p.Collection.WithDefaults()
 	p.Collection = c
 	if p.Timeout == 0 {
 		p.Timeout = WarmupTimeout(c)

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,9 +67,6 @@ func TestWarmupPlanRefuses(t *testing.T) {
 		plan  WarmupPlan
 		field string
 	}{
-		{"too many executions", WarmupPlan{Executions: MaxWarmupExecutions + 1}, "executions"},
-		{"too few samples", WarmupPlan{Collection: warmup.Collection{Samples: 3}}, "collection"},
-		{"a group of none", WarmupPlan{Collection: warmup.Collection{Group: -1}}, "collection"},
 		{"unknown engine", WarmupPlan{Engines: []string{"nope"}}, "engine"},
 		{"an engine twice", WarmupPlan{Engines: []string{engine.Native, engine.Native}}, "engine"},
 		{"unknown kernel", WarmupPlan{Kernel: "nope"}, "kernel"},
@@ -86,5 +84,36 @@ func TestWarmupPlanRefuses(t *testing.T) {
 				t.Error("a refused plan started a worker")
 			}
 		})
+	}
+}
+
+// A study's settings are checked once, against the table of bounds: nil is the default, a
+// zero budget none, anything out of range an error naming the setting.
+func TestWarmupSettings(t *testing.T) {
+	n := func(v int) *int { return &v }
+	d := func(v time.Duration) *time.Duration { return &v }
+	execs, c, timeout, err := WarmupSettings{}.Check()
+	if err != nil || execs != DefaultWarmupExecutions || c.WithDefaults() != (warmup.Collection{Samples: warmup.DefaultSamples, Group: 1, Budget: warmup.DefaultBudget}) || timeout != 0 {
+		t.Errorf("defaults: %d %+v %v %v", execs, c, timeout, err)
+	}
+	if _, c, _, err := (WarmupSettings{Budget: d(0)}).Check(); err != nil || c.Budget >= 0 || WarmupTimeout(c) != DefaultTimeout {
+		t.Errorf("budget 0: %+v %v, want none", c, err)
+	}
+	for _, tt := range []struct {
+		in    WarmupSettings
+		field string
+	}{
+		{WarmupSettings{Executions: n(MaxWarmupExecutions + 1)}, "executions"},
+		{WarmupSettings{Calls: n(3)}, "calls"},
+		{WarmupSettings{Group: n(0)}, "group"},
+		{WarmupSettings{Budget: d(-time.Second)}, "budget"},
+		{WarmupSettings{Budget: d(warmup.MaxBudget + time.Second)}, "budget"},
+		{WarmupSettings{Timeout: d(0)}, "timeout"},
+	} {
+		_, _, _, err := tt.in.Check()
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != tt.field || !strings.Contains(err.Error(), "out of range: allowed") {
+			t.Errorf("%+v: %v, want an error on %s saying what is allowed", tt.in, err, tt.field)
+		}
 	}
 }

@@ -28,8 +28,9 @@ const (
 	maxChunk = 1000
 )
 
-// Collection says what one execution collects. The zero value of a field means its
-// default.
+// Collection says what one execution collects, its numbers checked already (against
+// runner.Bounds, the one table). The zero value of a field means its default; a negative
+// Budget means none (the samples run to their count, within the execution's time limit).
 type Collection struct {
 	// Samples is how many samples to time (DefaultSamples), each of Group calls (1).
 	Samples int `json:"samples,omitempty"`
@@ -38,9 +39,8 @@ type Collection struct {
 	Budget time.Duration `json:"budget_ns,omitempty"`
 }
 
-// WithDefaults fills the zero fields and checks the others, with an error that says what
-// is allowed.
-func (c Collection) WithDefaults() (Collection, error) {
+// WithDefaults fills the zero fields with their defaults.
+func (c Collection) WithDefaults() Collection {
 	if c.Samples == 0 {
 		c.Samples = DefaultSamples
 	}
@@ -50,15 +50,7 @@ func (c Collection) WithDefaults() (Collection, error) {
 	if c.Budget == 0 {
 		c.Budget = DefaultBudget
 	}
-	switch {
-	case c.Samples < MinSamples || c.Samples > MaxSamples:
-		return c, fmt.Errorf("calls = %d is out of range: allowed %d to %d samples", c.Samples, MinSamples, MaxSamples)
-	case c.Group < 1 || c.Group > MaxGroup:
-		return c, fmt.Errorf("group = %d is out of range: allowed 1 to %d calls per sample", c.Group, MaxGroup)
-	case c.Budget < 0 || c.Budget > MaxBudget:
-		return c, fmt.Errorf("budget %v is out of range: allowed up to %v", c.Budget, MaxBudget)
-	}
-	return c, nil
+	return c
 }
 
 // Series is one execution's calls as an engine ran them: the times of its samples in the
@@ -90,10 +82,7 @@ type Series struct {
 // kernel's expected one; a failure is in Series.Failure. Call it in a fresh process: its
 // first call is the process's first.
 func Collect(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int, c Collection) Series {
-	c, err := c.WithDefaults()
-	if err != nil {
-		return Series{Failure: err.Error()}
-	}
+	c = c.WithDefaults()
 	s := Series{Group: c.Group, Stopped: "samples"}
 	setup, err := e.Load(ctx)
 	if err != nil {
@@ -127,7 +116,7 @@ func Collect(ctx context.Context, e engine.Engine, k *kernels.Kernel, args []int
 	start := time.Now()
 	chunk := 1
 	for len(s.Times) < c.Samples {
-		if time.Since(start) >= c.Budget {
+		if c.Budget > 0 && time.Since(start) >= c.Budget {
 			s.Stopped = "budget"
 			break
 		}

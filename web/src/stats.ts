@@ -88,6 +88,9 @@ export interface Execution {
   /** The execution's median, in ns per call, and its interval over its own samples. */
   median_ns: number;
   ci?: Interval;
+  /** Its fastest and slowest samples. */
+  min_ns?: number;
+  max_ns?: number;
   /** The samples it took and the calls in each. */
   runs?: number;
   calls?: number;
@@ -284,8 +287,17 @@ export function verdict(r: Ratio): Verdict {
   return "no clear difference";
 }
 
+/** own is the range of an execution's samples processSpread compares: its interval, else its
+ * min–max (measure.Execution's own). */
+function own(e: Execution): [number, number] | undefined {
+  if (e.ci && (e.ci.level ?? 0) > 0) return [e.ci.lo_ns, e.ci.hi_ns];
+  if ((e.max_ns ?? 0) > 0) return [e.min_ns ?? 0, e.max_ns!];
+  return undefined;
+}
+
 /** processSpread is how far a cell's executions spread, largest median over smallest, and
- * whether it dominates: two executions' own intervals are disjoint (measure.ProcessSpread). */
+ * whether it dominates: two executions' own ranges (interval, else min–max) are disjoint
+ * (measure.ProcessSpread). */
 export function processSpread(execs: Execution[]): { x: number; dominates: boolean } {
   if (execs.length < 2) return { x: 0, dominates: false };
   let lo = Infinity;
@@ -296,12 +308,11 @@ export function processSpread(execs: Execution[]): { x: number; dominates: boole
   }
   if (!(lo > 0)) return { x: 0, dominates: false };
   let dominates = false;
-  const valid = (c?: Interval): c is Interval => !!c && (c.level ?? 0) > 0;
   for (let i = 0; i < execs.length; i++) {
     for (let j = i + 1; j < execs.length; j++) {
-      const a = execs[i]!.ci;
-      const b = execs[j]!.ci;
-      if (valid(a) && valid(b) && (a.hi_ns < b.lo_ns || b.hi_ns < a.lo_ns)) dominates = true;
+      const a = own(execs[i]!);
+      const b = own(execs[j]!);
+      if (a && b && (a[1] < b[0] || b[1] < a[0])) dominates = true;
     }
   }
   return { x: hi / lo, dominates };

@@ -76,6 +76,8 @@ export interface Catalogue {
   custom_warming?: boolean;
   runs: Limit;
   warmup: Limit;
+  /** The worker processes of one server cell (its runs spread over them). */
+  executions?: Limit;
   /** How long a sample lasts at least, in ms (0: one call per sample). */
   min_sample_ms: Limit;
   /** How long a warm-up lasts at least, in ms (0: its warmup calls alone). */
@@ -144,6 +146,8 @@ export interface Noise {
   other_cpu: number;
   cores: number;
   busy?: boolean;
+  /** The hypervisor's steal time during the samples, in cores on average. */
+  steal?: number;
   /** The worker's minor page faults per call, from calibration to the last sample. */
   faults_per_call?: number;
 }

@@ -85,10 +85,12 @@ func decode[T any](name string, data []byte) ([]T, error) {
 }
 
 // Execution is one process's measurement of a cell, as a cell's executions array holds it:
-// its median and, when it has one, its interval.
+// its median and, when it has them, its interval and its fastest and slowest samples.
 type Execution struct {
 	Median float64   `json:"median_ns"`
 	CI     *Interval `json:"ci,omitempty"`
+	Min    float64   `json:"min_ns,omitempty"`
+	Max    float64   `json:"max_ns,omitempty"`
 }
 
 // Interval is a 95% interval in ns, as a cell's ci holds it.

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package native_test
+package main
 
 import "os"
 
