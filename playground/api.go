@@ -216,10 +216,10 @@ type runRequest struct {
 	// them (runner.Bounds.Executions); absent for runner.DefaultExecutions.
 	Executions *int `json:"executions"`
 	// MinSampleMS is how long a sample lasts at least, in milliseconds: 0 for one call
-	// per sample, up to MaxMinSampleMS; absent for measure.DefaultMinSample.
+	// per sample, up to runner.MaxMinSample; absent for measure.DefaultMinSample.
 	MinSampleMS *int `json:"min_sample_ms"`
 	// WarmupMS is how long a warm-up (warmup of 1 or more) lasts at least, in
-	// milliseconds: 0 for its warmup calls alone, up to MaxWarmupMS; absent for
+	// milliseconds: 0 for its warmup calls alone, up to runner.MaxWarmupTime; absent for
 	// measure.DefaultWarmupTime.
 	WarmupMS *int `json:"warmup_ms"`
 	// Batch names the page's Run this cell belongs to (pagerun.go): the cells of one
@@ -229,12 +229,6 @@ type runRequest struct {
 	// (timeout.go); absent for the server's.
 	TimeoutMS *int `json:"timeout_ms"`
 }
-
-// MaxMinSampleMS bounds a run request's min_sample_ms (runner.Bounds).
-const MaxMinSampleMS = int(runner.MaxMinSample / time.Millisecond)
-
-// MaxWarmupMS bounds a run request's warmup_ms (runner.Bounds).
-const MaxWarmupMS = int(runner.MaxWarmupTime / time.Millisecond)
 
 // job turns a run request into a job through a one-cell runner.Plan, the path the CLI's
 // cells take too, or says what is wrong. Only what is the page's own is checked here:

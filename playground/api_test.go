@@ -167,8 +167,8 @@ func TestRunDefaults(t *testing.T) {
 	})
 	resp := postRun(t, ts.URL, `{"kernel":"test1","engine":"native","args":{"small":10}}`)
 	readEvents(t, resp.Body)
-	if got.Options().Runs != DefaultRuns || got.Options().Warmup != DefaultWarmup {
-		t.Errorf("options %+v, want runs %d warmup %d", got.Options(), DefaultRuns, DefaultWarmup)
+	if got.Options().Runs != int(runner.Bounds.Runs.Default) || got.Options().Warmup != int(runner.Bounds.Warmup.Default) {
+		t.Errorf("options %+v, want runs %d warmup %d (runner.Bounds)", got.Options(), runner.Bounds.Runs.Default, runner.Bounds.Warmup.Default)
 	}
 	if args := got.Args(); len(args) != 2 || args[0] != 50_000 || args[1] != 10 {
 		t.Errorf("args %v, want the default big and small = 10", args)
@@ -382,11 +382,11 @@ func TestKernelsAndExpected(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The page's bound on timed runs is the CLI's.
-	if c.Runs != (limit{DefaultRuns, 1, runner.MaxJobRuns}) {
-		t.Errorf("runs bounds %+v, want default %d, 1 to %d as wasmgap bench", c.Runs, DefaultRuns, runner.MaxJobRuns)
+	if c.Runs != (limit{int(runner.Bounds.Runs.Default), 1, runner.MaxJobRuns}) {
+		t.Errorf("runs bounds %+v, want default %d, 1 to %d as wasmgap bench", c.Runs, runner.Bounds.Runs.Default, runner.MaxJobRuns)
 	}
-	if c.MinSampleMS != (limit{10, 0, MaxMinSampleMS}) {
-		t.Errorf("min_sample_ms bounds %+v, want default 10, 0 to %d", c.MinSampleMS, MaxMinSampleMS)
+	if maxMS := int(runner.MaxMinSample / time.Millisecond); c.MinSampleMS != (limit{10, 0, maxMS}) {
+		t.Errorf("min_sample_ms bounds %+v, want default 10, 0 to %d", c.MinSampleMS, maxMS)
 	}
 	// The warm-up's minimum is the CLI's --warmup-time: its default and its bound.
 	if c.WarmupMS != (limit{int(measure.DefaultWarmupTime / time.Millisecond), 0, int(runner.MaxWarmupTime / time.Millisecond)}) {

@@ -86,11 +86,7 @@ type Options struct {
 	Results *results.Store
 }
 
-// Defaults of one run, as the API applies and reports them. Its timed runs and warm-up
-// runs are bounded as the CLI's, by runner.MaxJobRuns and runner.MaxJobWarmup.
 const (
-	DefaultRuns   = measure.DefaultRuns
-	DefaultWarmup = 1
 	// defaultMaxQueued is Options.MaxQueued's default.
 	defaultMaxQueued = 64
 	// defaultBodyTimeout is Options.BodyTimeout's default.

@@ -181,8 +181,8 @@ func checkShare(req shareRequest) (report.Report, *apiError) {
 		return report.Report{}, &apiError{Error: fmt.Sprintf("method.runs = %d is out of range: allowed 1 to %d", req.Method.Runs, runner.MaxJobRuns), Field: "method.runs"}
 	case req.Method.Warmup < 0 || req.Method.Warmup > 100:
 		return report.Report{}, &apiError{Error: fmt.Sprintf("method.warmup = %d is out of range: allowed 0 to 100", req.Method.Warmup), Field: "method.warmup"}
-	case !(req.Method.MinSampleNS >= 0 && req.Method.MinSampleNS <= float64(MaxMinSampleMS)*1e6):
-		return report.Report{}, &apiError{Error: fmt.Sprintf("method.min_sample_ns = %v is out of range: allowed 0 to %v", req.Method.MinSampleNS, float64(MaxMinSampleMS)*1e6), Field: "method.min_sample_ns"}
+	case !(req.Method.MinSampleNS >= 0 && req.Method.MinSampleNS <= float64(runner.MaxMinSample)):
+		return report.Report{}, &apiError{Error: fmt.Sprintf("method.min_sample_ns = %v is out of range: allowed 0 to %v", req.Method.MinSampleNS, float64(runner.MaxMinSample)), Field: "method.min_sample_ns"}
 	}
 	rep := report.Report{Method: report.Method{
 		Runs: req.Method.Runs, Warmup: req.Method.Warmup, MinSample: time.Duration(req.Method.MinSampleNS),

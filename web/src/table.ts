@@ -37,6 +37,17 @@ function rowOrder(grid: Grid, sort: TableHooks["sort"]): number[] {
   });
 }
 
+/** breakAfterDash writes text into e with each end of a range ("0.02 ns–248 µs", "0.00–26315")
+ * kept whole and the line free to break after the dash, so that a wide interval wraps in its
+ * cell rather than widening the table; e's text stays the range as written. */
+function breakAfterDash(e: HTMLElement, text: string): HTMLElement {
+  text.split("–").forEach((part, i) => {
+    if (i > 0) e.append("–", document.createElement("wbr"));
+    e.append(el("span", "nobreak", part));
+  });
+  return e;
+}
+
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
@@ -214,7 +225,7 @@ function fillCell(td: HTMLTableCellElement, grid: Grid, r: number, engine: strin
         // One figure: the median, its interval and its ×; k, min–max and the first call
         // are in the details.
         const isWide = wide(res.median_ns, res.ci);
-        const sp = el("span", isWide ? "spread wide" : "spread", ` ${interval(res.median_ns, res.ci, spread(res.median_ns, res.ci))}`);
+        const sp = breakAfterDash(el("span", isWide ? "spread wide" : "spread"), ` ${interval(res.median_ns, res.ci, spread(res.median_ns, res.ci))}`);
         sp.title = res.ci
           ? `95% confidence interval of the median: ${duration(res.ci.lo_ns)} – ${duration(res.ci.hi_ns)}${isWide ? " (wider than ±5%: read with care)" : ""}`
           : "too few samples for a 95% interval (6 needed)";
@@ -226,7 +237,7 @@ function fillCell(td: HTMLTableCellElement, grid: Grid, r: number, engine: strin
           const xs = el("span", "ratio", ratio(x.x));
           xs.title = ratioInterval(x) ? `95% interval of the ratio: ${ratioInterval(x)}, from both cells' processes` : "no interval: a cell measured in one process";
           parts.push(xs);
-          if (ratioInterval(x)) parts.push(el("span", "ratio-ci", ratioInterval(x)));
+          if (ratioInterval(x)) parts.push(breakAfterDash(el("span", "ratio-ci"), ratioInterval(x)));
         }
         else if (grid.baseline(r) === engine) parts.push(el("span", "ratio base", "×1"));
         if (res.noise?.busy) {
