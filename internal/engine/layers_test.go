@@ -36,7 +36,8 @@ const (
 	analysis
 	// application: the worker processes, stored results, the load page.
 	application
-	// server: the playground's HTTP API.
+	// server: the playground's HTTP API, and the bench farm (on the worker processes and
+	// the stored results, as the playground).
 	server
 	// top: the binary, the scripts and the build.
 	top
@@ -64,7 +65,7 @@ var layers = map[string]int{
 	"internal/runner": application, "internal/results": application, "internal/loadpage": application,
 	"internal/explain": analysis, "internal/warmup": analysis,
 
-	"playground": server,
+	"playground": server, "internal/farm": server,
 
 	"build": top,
 }
