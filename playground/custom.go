@@ -87,12 +87,8 @@ func (s *Server) handleCustom(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var errs custom.Errors
 		var limit *custom.LimitError
-		var busy *custom.BusyError
 		var rateErr *custom.RateError
 		switch {
-		case errors.As(err, &busy):
-			w.Header().Set("Retry-After", retryAfter(busy.RetryAfter))
-			writeError(w, http.StatusServiceUnavailable, apiError{Error: busy.Error()})
 		case errors.As(err, &rateErr):
 			w.Header().Set("Retry-After", retryAfter(rateErr.RetryAfter))
 			writeError(w, http.StatusTooManyRequests, apiError{Error: rateErr.Error()})
