@@ -80,7 +80,7 @@ func TestRepeatedQueryParameterRefused(t *testing.T) {
 		var e apiError
 		_ = json.NewDecoder(resp.Body).Decode(&e)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusBadRequest || e.Field != tt.param || !strings.Contains(e.Error, "more than once") {
+		if resp.StatusCode != http.StatusBadRequest || e.Field != tt.param || !strings.Contains(e.Error, "give each parameter once") {
 			t.Errorf("%s %s: %d %+v, want 400 on %q saying it is given more than once", tt.method, tt.target, resp.StatusCode, e, tt.param)
 		}
 	}

@@ -175,3 +175,22 @@ func TestBrowserOf(t *testing.T) {
 		}
 	}
 }
+
+// Every per-address limit of the playground counts an IPv6 client by its /64, as the
+// chat's do: the addresses of one subscriber are one client.
+func TestClientOfKeysIPv6ByPrefix(t *testing.T) {
+	key := func(remote string) string {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = remote
+		return clientOf(r)
+	}
+	if a, b := key("[2001:db8:1:2::1]:1000"), key("[2001:db8:1:2:ffff::9]:2000"); a != b || a != "2001:db8:1:2::/64" {
+		t.Errorf("two addresses of one /64: %q and %q, want both 2001:db8:1:2::/64", a, b)
+	}
+	if a, b := key("[2001:db8:1:2::1]:1000"), key("[2001:db8:1:3::1]:1000"); a == b {
+		t.Errorf("two /64s share the key %q", a)
+	}
+	if got := key("192.0.2.7:1234"); got != "192.0.2.7" {
+		t.Errorf("an IPv4 client: %q, want 192.0.2.7", got)
+	}
+}
