@@ -92,12 +92,17 @@ type catalogue struct {
 	MinSampleMS limit `json:"min_sample_ms"`
 	// WarmupMS bounds warmup_ms, how long a warm-up lasts at least (0: its warmup calls
 	// alone).
-	WarmupMS    limit              `json:"warmup_ms"`
-	TimeoutNS   time.Duration      `json:"timeout_ns"`
-	Slots       int                `json:"slots"`
-	Environment report.Environment `json:"environment"`
-	Panels      map[string]bool    `json:"panels"`
-	Articles    map[string]string  `json:"articles"`
+	WarmupMS limit `json:"warmup_ms"`
+	// StudyExecutions, Calls and BudgetMS bound a warm-up study's (POST /api/warmup)
+	// executions, samples per execution and time per execution in ms (0: none).
+	StudyExecutions limit              `json:"study_executions"`
+	Calls           limit              `json:"calls"`
+	BudgetMS        limit              `json:"budget_ms"`
+	TimeoutNS       time.Duration      `json:"timeout_ns"`
+	Slots           int                `json:"slots"`
+	Environment     report.Environment `json:"environment"`
+	Panels          map[string]bool    `json:"panels"`
+	Articles        map[string]string  `json:"articles"`
 }
 
 func (s *Server) handleKernels(w http.ResponseWriter, r *http.Request) {
@@ -108,20 +113,23 @@ func (s *Server) handleKernels(w http.ResponseWriter, r *http.Request) {
 		customEngines, warming = custom.Engines, s.opts.Custom.Warming()
 	}
 	writeJSON(w, http.StatusOK, catalogue{
-		CustomEngines: customEngines,
-		CustomWarming: warming,
-		Kernels:       kernels.Every(),
-		Engines:       s.engines,
-		EngineInfo:    engineInfo(s.engines),
-		Runs:          countLimit(runner.Bounds.Runs),
-		Warmup:        countLimit(runner.Bounds.Warmup),
-		Executions:    countLimit(runner.Bounds.Executions),
-		MinSampleMS:   msLimit(runner.Bounds.MinSample),
-		WarmupMS:      msLimit(runner.Bounds.WarmupTime),
-		TimeoutNS:     timeout,
-		Slots:         s.queue.slots,
-		Environment:   s.env,
-		Panels:        map[string]bool{"chat": s.opts.Chat != nil, "load": s.opts.Load != nil, "custom": s.opts.Custom != nil, "results": s.opts.Results != nil},
+		CustomEngines:   customEngines,
+		CustomWarming:   warming,
+		Kernels:         kernels.Every(),
+		Engines:         s.engines,
+		EngineInfo:      engineInfo(s.engines),
+		Runs:            countLimit(runner.Bounds.Runs),
+		Warmup:          countLimit(runner.Bounds.Warmup),
+		Executions:      countLimit(runner.Bounds.Executions),
+		MinSampleMS:     msLimit(runner.Bounds.MinSample),
+		WarmupMS:        msLimit(runner.Bounds.WarmupTime),
+		StudyExecutions: countLimit(runner.Bounds.WarmupExecutions),
+		Calls:           countLimit(runner.Bounds.Calls),
+		BudgetMS:        msLimit(runner.Bounds.Budget),
+		TimeoutNS:       timeout,
+		Slots:           s.queue.slots,
+		Environment:     s.env,
+		Panels:          map[string]bool{"chat": s.opts.Chat != nil, "load": s.opts.Load != nil, "custom": s.opts.Custom != nil, "results": s.opts.Results != nil},
 		Articles: map[string]string{
 			kernels.GroupRecursion: kernels.ArticleRecursion,
 			kernels.GroupLoops:     kernels.ArticleLoops,
