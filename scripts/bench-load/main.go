@@ -424,42 +424,15 @@ func startNginx(bin string) (string, func(), error) {
 	if err != nil {
 		return "", nil, err
 	}
-	// nginx's worker runs as an unprivileged user: it must be able to read the page.
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return "", nil, err
-	}
 	addr, err := benchtool.FreeAddr()
 	if err != nil {
 		return "", nil, err
 	}
-	page := strings.Repeat("<p>wasmgap load benchmark page</p>\n", 60)
-	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte(page), 0o644); err != nil {
+	conf, err := benchtool.NginxConf(dir, addr, "1", bytes.Repeat([]byte("<p>wasmgap load benchmark page</p>\n"), 60))
+	if err != nil {
 		return "", nil, err
 	}
-	conf := fmt.Sprintf(`worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path %[1]s/body;
-  proxy_temp_path %[1]s/proxy;
-  fastcgi_temp_path %[1]s/fastcgi;
-  uwsgi_temp_path %[1]s/uwsgi;
-  scgi_temp_path %[1]s/scgi;
-  keepalive_requests 100000000;
-  server {
-    listen %[2]s;
-    root %[1]s;
-    location / { index index.html; }
-  }
-}
-`, dir, addr)
-	confPath := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
-		return "", nil, err
-	}
-	cmd := exec.Command(bin, "-c", confPath, "-p", dir, "-g", "daemon off;")
+	cmd := exec.Command(bin, "-e", filepath.Join(dir, "error.log"), "-c", conf, "-p", dir, "-g", "daemon off;")
 	return startListening("nginx", cmd, addr, dir, 5*time.Second)
 }
 
