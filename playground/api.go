@@ -70,6 +70,16 @@ func msLimit(s runner.Setting) limit {
 	return limit{ms(s.Default), ms(s.Min), ms(s.Max)}
 }
 
+// studyBudgetMS is a study's budget_ms as POST /api/warmup takes it: runner.Bounds.Budget
+// narrowed to this server's maxWarmupBudget, which is also the default of an absent one
+// (shared out when the study's engines and executions would outlast maxWarmupTotal), and
+// never none, so that a study's total stays bounded.
+func studyBudgetMS() limit {
+	l := msLimit(runner.Bounds.Budget.WithMax(int64(maxWarmupBudget)))
+	l.Min = 1
+	return l
+}
+
 // catalogue is the answer of GET /api/kernels.
 type catalogue struct {
 	Kernels []*kernels.Kernel `json:"kernels"`
@@ -94,7 +104,7 @@ type catalogue struct {
 	// alone).
 	WarmupMS limit `json:"warmup_ms"`
 	// StudyExecutions, Calls and BudgetMS bound a warm-up study's (POST /api/warmup)
-	// executions, samples per execution and time per execution in ms (0: none).
+	// executions, samples per execution and time per execution in ms.
 	StudyExecutions limit              `json:"study_executions"`
 	Calls           limit              `json:"calls"`
 	BudgetMS        limit              `json:"budget_ms"`
@@ -125,7 +135,7 @@ func (s *Server) handleKernels(w http.ResponseWriter, r *http.Request) {
 		WarmupMS:        msLimit(runner.Bounds.WarmupTime),
 		StudyExecutions: countLimit(runner.Bounds.WarmupExecutions),
 		Calls:           countLimit(runner.Bounds.Calls),
-		BudgetMS:        msLimit(runner.Bounds.Budget),
+		BudgetMS:        studyBudgetMS(),
 		TimeoutNS:       timeout,
 		Slots:           s.queue.slots,
 		Environment:     s.env,

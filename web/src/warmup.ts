@@ -284,7 +284,8 @@ function buildView(section: HTMLElement, cat: Catalogue, q: URLSearchParams): vo
       engines: selectedEngines(),
       executions: Number(execIn.value),
       calls: Number(callsIn.value),
-      budget_ms: Number(budgetIn.value),
+      // Left at its default, the budget is the server's to share out among the engines.
+      ...(budgetIn.value === String(cat.budget_ms.default) ? {} : { budget_ms: Number(budgetIn.value) }),
     };
     try {
       await postNDJSON<WarmupEvent>("/api/warmup", body, ctl.signal, (e) => {
