@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,11 +17,7 @@ import (
 
 func resultsServer(t *testing.T, opts Options) (*httptest.Server, *results.Store) {
 	t.Helper()
-	store, err := results.Open(context.Background(), filepath.Join(t.TempDir(), "results.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := tempStore(t)
 	opts.Results = store
 	ts := httptest.NewServer(New(opts))
 	t.Cleanup(ts.Close)
