@@ -258,8 +258,7 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// Build is BuildFor with no client named: every such build shares one client's share
-// and rate.
+// Build is BuildFor with no client named: every such build shares one client's rate.
 func (b *Builder) Build(ctx context.Context, src []byte) (*Kernel, error) {
 	return b.BuildFor(ctx, "", src)
 }
@@ -267,8 +266,7 @@ func (b *Builder) Build(ctx context.Context, src []byte) (*Kernel, error) {
 // BuildFor checks src (see Check) and builds it to WebAssembly for client (an address),
 // or returns the cached build of the same source. A refusal or a compiler error is
 // Errors, naming lines and columns; a limit of the build is *LimitError; a client over
-// its rate is *RateError; other errors
-// (no toolchain) say what happened.
+// its rate is *RateError; other errors (no toolchain) say what happened.
 func (b *Builder) BuildFor(ctx context.Context, client string, src []byte) (*Kernel, error) {
 	fn, err := Check(src)
 	if err != nil {
