@@ -28,8 +28,8 @@ type natsFlags struct {
 func addNATSFlags(fs *flag.FlagSet, urlName, urlUsage string) *natsFlags {
 	return &natsFlags{
 		url:   fs.String(urlName, "", urlUsage),
-		nkey:  fs.String("nkey", "", "authenticate to NATS with the nkey seed in this file (see docs/FARM.md)"),
-		creds: fs.String("creds", "", "authenticate to NATS with this credentials file (JWT and seed)"),
+		nkey:  fs.String("nkey", "", "authenticate to the farm's NATS server with the nkey seed in this file (see docs/FARM.md)"),
+		creds: fs.String("creds", "", "authenticate to the farm's NATS server with this credentials file (JWT and seed)"),
 	}
 }
 

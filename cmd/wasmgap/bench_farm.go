@@ -41,9 +41,10 @@ func (f *farmFlags) check() error {
 		return errors.New("--farm: give --each (every agent runs the plan) or --split (the agents of one kind share it)")
 	case *f.attempts < 1 || *f.attempts > 100:
 		return fmt.Errorf("--attempts %d: allowed 1 to 100", *f.attempts)
-	case *f.agents < 1 || *f.agents > 1000:
-		return fmt.Errorf("--agents %d: allowed 1 to 1000", *f.agents)
 	case *f.nats.url != "":
+		if err := farm.CheckAgents(*f.agents); err != nil {
+			return fmt.Errorf("--%w", err)
+		}
 		return farm.CheckURL(*f.nats.url)
 	}
 	return nil

@@ -17,12 +17,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nkeys"
 
 	"github.com/wasmgap/wasmgap/internal/childproc"
 	"github.com/wasmgap/wasmgap/internal/engine"
+	"github.com/wasmgap/wasmgap/internal/farm/farmtest"
 	"github.com/wasmgap/wasmgap/internal/measure"
 	"github.com/wasmgap/wasmgap/internal/results"
 	"github.com/wasmgap/wasmgap/internal/runner"
@@ -58,51 +57,17 @@ const testTimeout = 4 * time.Minute
 // other agent after it.
 const testAckWait = 2 * time.Second
 
-// agentPermissions are an agent's rights on the farm's server, as docs/FARM.md gives
-// them: JetStream's API, acks, its results and its registration; never a job.
-var agentPermissions = &server.Permissions{
-	Publish: &server.SubjectPermission{
-		Allow: []string{"$JS.API.>", "$JS.ACK.FARM_JOBS.>", "farm.result.>", "$KV.farm-agents.>"},
-		Deny:  []string{"farm.job.>"},
-	},
-	Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>"}},
-}
-
 // startNATS starts an embedded NATS server with JetStream on loopback that admits only
 // the holders of the nkeys it returns (the seed files' paths); users other than "bench"
 // have an agent's permissions.
 func startNATS(t *testing.T, users ...string) (url string, seeds map[string]string) {
 	t.Helper()
-	seeds = map[string]string{}
-	var nk []*server.NkeyUser
-	for _, u := range users {
-		kp, err := nkeys.CreateUser()
-		if err != nil {
-			t.Fatal(err)
-		}
-		pub, _ := kp.PublicKey()
-		seed, _ := kp.Seed()
-		path := filepath.Join(t.TempDir(), u+".nk")
-		if err := os.WriteFile(path, seed, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		seeds[u] = path
-		user := &server.NkeyUser{Nkey: pub}
-		if u != "bench" {
-			user.Permissions = agentPermissions
-		}
-		nk = append(nk, user)
-	}
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true, JetStream: true, StoreDir: t.TempDir(), Nkeys: nk})
+	n, err := farmtest.StartNATS(t.TempDir(), users...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	go srv.Start()
-	t.Cleanup(srv.Shutdown)
-	if !srv.ReadyForConnections(20 * time.Second) {
-		t.Fatal("NATS server not ready")
-	}
-	return srv.ClientURL(), seeds
+	t.Cleanup(n.Shutdown)
+	return n.URL, n.Seeds
 }
 
 // agentProc is an agent running in a process of its own, its log lines kept.
