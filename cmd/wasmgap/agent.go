@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -45,7 +44,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	nf := addNATSFlags(fs, "nats", "the farm's NATS server, nats://host:port (required)")
 	name := fs.String("name", "", "the agent's name in the farm and the results store: letters, digits, - and _ (default: the host name)")
 	var engines listFlag
-	fs.Var(&engines, "engine", "an engine this agent offers (repeatable; default: "+strings.Join(defaultEngines, " and ")+")")
+	fs.Var(&engines, "engine", "an engine this agent offers (repeatable; default: every engine installed on this machine: those built in, and those whose runtime or browser is found)")
 	ackWait := fs.Duration("ack-wait", farm.DefaultAckWait, "the ack deadline: a job whose agent went silent this long goes to another agent")
 	fs.Usage = func() {
 		w := fs.Output()
@@ -71,9 +70,6 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	if *name == "" {
 		host, _ := os.Hostname()
 		*name = strings.Trim(regexp.MustCompile(`[^A-Za-z0-9_-]+`).ReplaceAllString(host, "-"), "-")
-	}
-	if len(engines) == 0 {
-		engines = slices.Clone(defaultEngines)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,7 +32,8 @@ type AgentConfig struct {
 	Auth Auth
 	// Name names the agent in subjects, results and the store: one per machine.
 	Name string
-	// Engines are the engines the agent offers; a job naming another is refused.
+	// Engines are the engines the agent offers; a job naming another is refused. Nil
+	// offers every engine installed on the machine (Installed).
 	Engines []string
 	// AckWait is the ack deadline of the consumers the agent creates; 0 is
 	// DefaultAckWait.
@@ -61,6 +63,16 @@ type agent struct {
 func RunAgent(ctx context.Context, cfg AgentConfig) error {
 	if err := CheckName("agent name", cfg.Name); err != nil {
 		return err
+	}
+	installed := Installed()
+	var missing []string
+	if cfg.Engines == nil {
+		cfg.Engines = installed
+	}
+	for _, name := range cfg.Engines {
+		if !slices.Contains(installed, name) {
+			missing = append(missing, name)
+		}
 	}
 	if len(cfg.Engines) == 0 {
 		return errors.New("an agent offers at least one engine")
@@ -98,6 +110,9 @@ func RunAgent(ctx context.Context, cfg AgentConfig) error {
 	}
 	if cfg.Auth == (Auth{}) {
 		log.Warn("no credentials given: a NATS server that admits anyone takes jobs and results from anyone (docs/FARM.md, Security)")
+	}
+	if len(missing) > 0 {
+		log.Warn("engines offered whose runtime was not found on this machine: their cells may fail", "engines", strings.Join(missing, ","))
 	}
 	log.Info("agent ready", "agent", cfg.Name, "kind", m.Kind, "machine", m.Summary(), "engines", strings.Join(m.EngineNames(), ","))
 	go a.refresh(ctx)

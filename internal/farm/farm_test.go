@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -538,5 +539,65 @@ func TestInterruptedPlanKeepsItsCells(t *testing.T) {
 	// The agent may hold one job it took before the interrupt; the rest are withdrawn.
 	if info.State.Msgs > 1 {
 		t.Errorf("%d jobs left in %s after the interrupt; want those no agent took withdrawn", info.State.Msgs, JobsStream)
+	}
+}
+
+// TestInstalledRule: a probed runtime is offered when its probe found it, a browser engine
+// when its browser is installed, an engine built into the binary always; an engine that
+// needs a program nothing probes, and an engine of the page, are not offered.
+func TestInstalledRule(t *testing.T) {
+	probe := func() string { return "" }
+	infos := []engine.Info{
+		{Name: "built-in", Place: engine.PlaceServer},
+		{Name: "found", Place: engine.PlaceServer, Probe: probe, Version: "gcc 12", Install: "apt-get install gcc"},
+		{Name: "not-found", Place: engine.PlaceServer, Probe: probe, Install: "apt-get install php-cli"},
+		{Name: "unprobed", Place: engine.PlaceServer, Install: "apt-get install binaryen", Version: "wazero 1.9"},
+		{Name: "browser-there", Place: engine.PlaceServer},
+		{Name: "browser-missing", Place: engine.PlaceServer},
+		{Name: "in-page", Place: engine.PlacePage},
+	}
+	browsers := map[string]bool{"browser-there": true, "browser-missing": false}
+	got := installed(infos, func(name string) (bool, bool) { has, ok := browsers[name]; return has, ok })
+	if want := []string{"built-in", "found", "browser-there"}; !slices.Equal(got, want) {
+		t.Errorf("installed = %v, want %v", got, want)
+	}
+	all := Installed()
+	for _, name := range []string{engine.Native, engine.WazeroCompiler, engine.WazeroInterpreter, engine.Yaegi} {
+		if !slices.Contains(all, name) {
+			t.Errorf("Installed() = %v lacks %s, built into the binary", all, name)
+		}
+	}
+}
+
+// TestAgentOffersInstalledEngines: an agent given no engines offers every engine
+// installed on its machine; given some, it offers those only.
+func TestAgentOffersInstalledEngines(t *testing.T) {
+	url, seeds := startNATS(t, "bench", "a", "b")
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	agentCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for name, engines := range map[string][]string{"a": nil, "b": {engine.Native}} {
+		wg.Go(func() {
+			if err := RunAgent(agentCtx, AgentConfig{URL: url, Auth: Auth{NkeyFile: seeds[name]}, Name: name, Engines: engines}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	defer func() { stop(); wg.Wait() }()
+	c, err := connect(ctx, url, Auth{NkeyFile: seeds["bench"]}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	agents, err := waitAgents(ctx, c, 2, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"a": Installed(), "b": {engine.Native}}
+	for _, a := range agents {
+		if got := a.Machine.EngineNames(); !slices.Equal(got, want[a.Name]) {
+			t.Errorf("agent %s offers %v, want %v", a.Name, got, want[a.Name])
+		}
 	}
 }
