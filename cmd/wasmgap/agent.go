@@ -45,10 +45,9 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	name := fs.String("name", "", "the agent's name in the farm and the results store: letters, digits, - and _ (default: the host name)")
 	var engines listFlag
 	fs.Var(&engines, "engine", "an engine this agent offers (repeatable; default: every engine installed on this machine: those built in, and those whose runtime or browser is found)")
-	ackWait := fs.Duration("ack-wait", farm.DefaultAckWait, "the ack deadline: a job whose agent went silent this long goes to another agent")
 	fs.Usage = func() {
 		w := fs.Output()
-		fmt.Fprintln(w, "usage: wasmgap agent --nats URL [--nkey FILE | --creds FILE] [--name NAME] [--engine E]... [--ack-wait D]")
+		fmt.Fprintln(w, "usage: wasmgap agent --nats URL [--nkey FILE | --creds FILE] [--name NAME] [--engine E]...")
 		fmt.Fprintln(w, "\nOne per machine of a bench farm: registers this machine (CPU, cores, memory, OS, kernel, engines)")
 		fmt.Fprintln(w, "with the NATS server and runs the cells that `wasmgap bench --farm` publishes, one at a time,")
 		fmt.Fprintln(w, "each in a worker as bench runs it. A token is read from $"+natsTokenEnv+". SIGINT or SIGTERM")
@@ -74,7 +73,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	err := farm.RunAgent(ctx, farm.AgentConfig{URL: *nf.url, Auth: nf.auth(), Name: *name, Engines: engines, AckWait: *ackWait, Log: log})
+	err := farm.RunAgent(ctx, farm.AgentConfig{URL: *nf.url, Auth: nf.auth(), Name: *name, Engines: engines, Log: log})
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmgap agent:", err)
 		return 1

@@ -41,6 +41,9 @@ type PlanConfig struct {
 	Method report.Method
 	// Attempts bounds the deliveries of a job without a result; 0 is DefaultAttempts.
 	Attempts int
+	// AckWait is the ack deadline of the plan's jobs: a job whose agent went silent this
+	// long goes to another agent. 0 is DefaultAckWait.
+	AckWait time.Duration
 	// Agents is how many agents to wait for (up to AgentWait) before publishing; 0 is 1.
 	Agents    int
 	AgentWait time.Duration
@@ -137,6 +140,10 @@ func RunPlan(ctx context.Context, cfg PlanConfig) ([]*Table, error) {
 			return nil, fmt.Errorf("farm: %w", err)
 		}
 	}
+	ackWait := cmp.Or(cfg.AckWait, DefaultAckWait)
+	if err := CheckAckWait(ackWait); err != nil {
+		return nil, fmt.Errorf("farm: %w", err)
+	}
 	progress := cfg.Progress
 	if progress == nil {
 		progress = io.Discard
@@ -169,6 +176,9 @@ func RunPlan(ctx context.Context, cfg PlanConfig) ([]*Table, error) {
 
 	jobs := map[string]jobRef{}
 	for ti, t := range tables {
+		if err := c.jobsConsumer(ctx, t, ackWait); err != nil {
+			return nil, fmt.Errorf("farm: %w", err)
+		}
 		for ci, cell := range cfg.Cells {
 			j := Job{ID: fmt.Sprintf("%s-%d-%d", run, ti, ci), Run: run, Cell: cell, Attempts: attempts}
 			data, err := json.Marshal(j)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -54,7 +55,7 @@ func TestMain(m *testing.M) {
 // testTimeout bounds each test's plan: generous, for a machine whose cores are busy.
 const testTimeout = 4 * time.Minute
 
-// testAckWait is the agents' ack deadline in the tests: a killed agent's job goes to the
+// testAckWait is the plans' ack deadline in the tests: a killed agent's job goes to the
 // other agent after it.
 const testAckWait = 2 * time.Second
 
@@ -83,7 +84,7 @@ type agentProc struct {
 
 func startAgent(t *testing.T, url, seed, name string, engines ...string) *agentProc {
 	t.Helper()
-	cfg, _ := json.Marshal(AgentConfig{URL: url, Auth: Auth{NkeyFile: seed}, Name: name, Engines: engines, AckWait: testAckWait})
+	cfg, _ := json.Marshal(AgentConfig{URL: url, Auth: Auth{NkeyFile: seed}, Name: name, Engines: engines})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), agentEnv+"="+string(cfg))
 	stderr, err := cmd.StderrPipe()
@@ -203,7 +204,7 @@ func TestSplitSurvivesAKilledAgent(t *testing.T) {
 	}()
 	var progress strings.Builder
 	tables, err := RunPlan(ctx, PlanConfig{URL: url, Auth: Auth{NkeyFile: seeds["bench"]}, Mode: Split, Cells: testCells(t, 20, 300*time.Millisecond),
-		Engines: []string{engine.Native}, Agents: 2, Store: store, Progress: &progress})
+		Engines: []string{engine.Native}, Agents: 2, AckWait: testAckWait, Store: store, Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +280,7 @@ func TestEachRunsThePlanOnEveryAgent(t *testing.T) {
 	done := make(chan answer, 1)
 	go func() {
 		tables, err := RunPlan(ctx, PlanConfig{URL: url, Auth: Auth{NkeyFile: seeds["bench"]}, Mode: Each, Cells: cells,
-			Engines: []string{engine.Native}, Agents: 2, Store: store, Progress: &progress})
+			Engines: []string{engine.Native}, Agents: 2, AckWait: testAckWait, Store: store, Progress: &progress})
 		done <- answer{tables, err}
 	}()
 	for i := 0; i < 2; i++ {
@@ -387,7 +388,7 @@ func TestAgentRefusesBadJobs(t *testing.T) {
 	agentCtx, stop := context.WithCancel(ctx)
 	agentDone := make(chan error, 1)
 	go func() {
-		agentDone <- RunAgent(agentCtx, AgentConfig{URL: url, Auth: Auth{NkeyFile: seeds["a"]}, Name: "a", Engines: []string{engine.Native}, AckWait: testAckWait})
+		agentDone <- RunAgent(agentCtx, AgentConfig{URL: url, Auth: Auth{NkeyFile: seeds["a"]}, Name: "a", Engines: []string{engine.Native}})
 	}()
 	defer func() {
 		stop()
@@ -497,7 +498,7 @@ func TestInterruptedPlanKeepsItsCells(t *testing.T) {
 	agentCtx, stopAgent := context.WithCancel(ctx)
 	agentDone := make(chan error, 1)
 	go func() {
-		agentDone <- RunAgent(agentCtx, AgentConfig{URL: url, Auth: Auth{NkeyFile: seeds["a"]}, Name: "a", Engines: []string{engine.Native}, AckWait: testAckWait})
+		agentDone <- RunAgent(agentCtx, AgentConfig{URL: url, Auth: Auth{NkeyFile: seeds["a"]}, Name: "a", Engines: []string{engine.Native}})
 	}()
 	defer func() {
 		stopAgent()
@@ -509,7 +510,7 @@ func TestInterruptedPlanKeepsItsCells(t *testing.T) {
 	planCtx, interrupt := context.WithCancel(ctx)
 	progress := &cancelOn{text: "[1/", cancel: interrupt}
 	tables, err := RunPlan(planCtx, PlanConfig{URL: url, Auth: Auth{NkeyFile: seeds["bench"]}, Mode: Each, Cells: testCells(t, 6, 300*time.Millisecond),
-		Engines: []string{engine.Native}, Store: store, Progress: progress})
+		Engines: []string{engine.Native}, AckWait: testAckWait, Store: store, Progress: progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -599,5 +600,68 @@ func TestAgentOffersInstalledEngines(t *testing.T) {
 		if got := a.Machine.EngineNames(); !slices.Equal(got, want[a.Name]) {
 			t.Errorf("agent %s offers %v, want %v", a.Name, got, want[a.Name])
 		}
+	}
+}
+
+// TestAckDeadlineIsThePlans: the agents of one kind share their kind's consumer; its ack
+// deadline is the one the plan gives, whichever agents start before or after it.
+func TestAckDeadlineIsThePlans(t *testing.T) {
+	url, seeds := startNATS(t, "bench", "a", "b", "c")
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	agentCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	startAgent := func(name string, log io.Writer) {
+		wg.Go(func() {
+			if err := RunAgent(agentCtx, AgentConfig{URL: url, Auth: Auth{NkeyFile: seeds[name]}, Name: name, Engines: []string{engine.Native},
+				Log: slog.New(slog.NewTextHandler(log, nil))}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	defer func() { stop(); wg.Wait() }()
+	startAgent("a", io.Discard)
+	startAgent("b", io.Discard)
+	c, err := connect(ctx, url, Auth{NkeyFile: seeds["bench"]}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	deadline := func(kind string) time.Duration {
+		t.Helper()
+		cons, err := c.js.Consumer(ctx, JobsStream, kindConsumer(kind))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cons.CachedInfo().Config.AckWait
+	}
+	plan := func(ackWait time.Duration) {
+		t.Helper()
+		tables, err := RunPlan(ctx, PlanConfig{URL: url, Auth: Auth{NkeyFile: seeds["bench"]}, Mode: Split, Cells: testCells(t, 2, 0),
+			Engines: []string{engine.Native}, Agents: 2, AckWait: ackWait})
+		if err != nil || len(tables) != 1 || tables[0].Done() != 2 {
+			t.Fatalf("plan: %v, tables %+v", err, tables)
+		}
+	}
+	plan(2 * time.Second)
+	agents, err := listAgents(ctx, c)
+	if err != nil || len(agents) < 2 {
+		t.Fatalf("agents %+v (%v)", agents, err)
+	}
+	kind := agents[0].Machine.Kind
+	if got := deadline(kind); got != 2*time.Second {
+		t.Errorf("after a plan of 2s: the kind's ack deadline is %v", got)
+	}
+	ready := &cancelOn{text: `msg="agent ready"`, cancel: func() {}}
+	readyCtx, isReady := context.WithCancel(ctx)
+	ready.cancel = isReady
+	startAgent("c", ready)
+	<-readyCtx.Done() // c has set itself up
+	if got := deadline(kind); got != 2*time.Second {
+		t.Errorf("after agent c started: the kind's ack deadline is %v, want the plan's 2s", got)
+	}
+	plan(3 * time.Second)
+	if got := deadline(kind); got != 3*time.Second {
+		t.Errorf("after a plan of 3s: the kind's ack deadline is %v", got)
 	}
 }

@@ -96,7 +96,7 @@ func demo(wasmgap, mode string, benchArgs []string) error {
 	}
 
 	for _, name := range []string{"demo-1", "demo-2"} {
-		cmd := exec.Command(wasmgap, "agent", "--nats", url, "--nkey", seeds[name], "--name", name, "--engine", "native,wazero-compiler", "--ack-wait", "10s")
+		cmd := exec.Command(wasmgap, "agent", "--nats", url, "--nkey", seeds[name], "--name", name, "--engine", "native,wazero-compiler")
 		cmd.Stderr = prefixed{name}
 		if err := childproc.Start(cmd); err != nil {
 			return fmt.Errorf("start agent %s: %w", name, err)
@@ -106,7 +106,7 @@ func demo(wasmgap, mode string, benchArgs []string) error {
 			_ = cmd.Wait()
 		}()
 	}
-	args := []string{"bench", "--farm", url, "--nkey", seeds["bench"], "--" + mode, "--agents", "2", "--results-db", dsn}
+	args := []string{"bench", "--farm", url, "--nkey", seeds["bench"], "--" + mode, "--agents", "2", "--ack-wait", "10s", "--results-db", dsn}
 	if len(benchArgs) == 0 {
 		benchArgs = []string{"--engine", "native,wazero-compiler", "--kernel", "fib_rec,fib_it,ack,test7", "--arg", "fib_rec.n=25", "--arg", "fib_it.n=40", "--arg", "ack.m=7", "--arg", "test7.large=100000", "--runs", "6", "--allow-failures"}
 	}
