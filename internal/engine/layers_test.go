@@ -17,7 +17,7 @@ const (
 	// the gccgo driver's server goserve, the farm's NATS server for tests farmtest).
 	ground = iota
 	// tools: kernels.wasm and its loader, and internal/'s tools that stand on the ground
-	// (sandbox, headless, benchtool, history).
+	// (sandbox, headless, benchtool, history, the throwaway PostgreSQL server pgtest).
 	tools
 	// contract: the Engine contract (internal/engine), and the browsers for tests
 	// (internal/browsertest, on headless).
@@ -53,7 +53,7 @@ var layers = map[string]int{
 	"internal/engine/driver/goserve": ground, "internal/report/formatcases": ground, "internal/farm/farmtest": ground,
 
 	"wasm": tools, "wasm/module": tools, "internal/sandbox": tools, "internal/headless": tools,
-	"internal/benchtool": tools, "internal/history": tools, "internal/gotool": tools,
+	"internal/benchtool": tools, "internal/history": tools, "internal/gotool": tools, "internal/results/pgtest": tools,
 
 	"internal/engine": contract, "internal/browsertest": contract,
 
