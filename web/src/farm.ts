@@ -46,10 +46,11 @@ interface FarmEvent {
 }
 
 /**
- * mountFarm adds the farm's control under the Run button when the server has a farm
- * (cat.panels.farm); plan returns the Run's plan as the form stands.
+ * mountFarm adds the farm's control after the element `after` (in the Run button's row)
+ * when the server has a farm (cat.panels.farm); plan returns the Run's plan as the form
+ * stands.
  */
-export function mountFarm(cat: Catalogue, form: HTMLElement, plan: () => FarmPlan): void {
+export function mountFarm(cat: Catalogue, after: HTMLElement, plan: () => FarmPlan): void {
   if (cat.panels["farm"] !== true) return;
   const box = document.createElement("div");
   box.id = "farm";
@@ -80,7 +81,7 @@ export function mountFarm(cat: Catalogue, form: HTMLElement, plan: () => FarmPla
   const list = document.createElement("ul");
   list.id = "farm-tables";
   box.append(label, " ", run, " ", stop, status, list, log);
-  form.after(box);
+  after.after(box);
 
   let controller: AbortController | undefined;
   const show = (tables: FarmTable[]): void => {

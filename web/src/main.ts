@@ -92,7 +92,7 @@ async function start(): Promise<void> {
   app.custom = mountCustom(cat, bundle, { changed: () => changed(app), run: () => runAll(app) });
   app.stored = mountResults(cat);
   mountWarmup(cat);
-  mountFarm(cat, $("forecast"), () => farmPlan(app));
+  mountFarm(cat, $("ask"), () => farmPlan(app));
   buildPanels(cat);
   mountBuildCacheNote($("build-cache"), cat);
   tickElapsed();
