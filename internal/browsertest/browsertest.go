@@ -14,7 +14,6 @@ import (
 	"os"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -94,24 +93,20 @@ var shared struct {
 func firefoxWindow() (headless.Page, error) {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
-	// A window opens in a minute; the start is bounded by headless.Start's own limit, which
-	// a busy machine stretches (a minute here would fail the test of a machine at load 20).
-	window := func(f headless.Page) (headless.Page, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		return headless.OpenWindow(ctx, f)
-	}
+	// The start and the window are bounded by headless's own limits, which a busy machine
+	// stretches (a fixed minute here failed the tests of a machine at load 20).
+	ctx := context.Background()
 	if shared.firefox != nil {
-		if w, err := window(shared.firefox); err == nil {
+		if w, err := headless.OpenWindow(ctx, shared.firefox); err == nil {
 			return w, nil
 		}
 		shared.firefox.Close()
 		shared.firefox = nil
 	}
-	f, err := headless.Start(context.Background(), headless.Firefox, headless.Options{})
+	f, err := headless.Start(ctx, headless.Firefox, headless.Options{})
 	if err != nil {
 		return nil, err
 	}
 	shared.firefox = f
-	return window(f)
+	return headless.OpenWindow(ctx, f)
 }
