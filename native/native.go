@@ -1,7 +1,7 @@
 // Package native is the native engine: the kernels compiled by the Go toolchain into
 // this binary and called in-process. It is the baseline every ratio is taken against.
 //
-// Importing the package registers the engine as engine.Native.
+// Importing the package registers the engine as engine.Native; it exports nothing else.
 package native
 
 import (
@@ -19,30 +19,27 @@ func init() {
 		Color:   "#4c78a8",
 		Version: runtime.Version(),
 		Runtime: "Go", Tier: engine.TierJIT,
-	}, func() engine.Engine { return New() })
+	}, func() engine.Engine { return goEngine{} })
 }
 
-// Engine calls the kernels directly. Its zero value is ready to use.
-type Engine struct{}
-
-// New returns the native engine.
-func New() *Engine { return &Engine{} }
+// goEngine calls the kernels directly; engine.New(engine.Native) returns it.
+type goEngine struct{}
 
 // Name returns engine.Native.
-func (*Engine) Name() string { return engine.Native }
+func (goEngine) Name() string { return engine.Native }
 
 // Load has nothing to prepare: the kernels were compiled with the binary.
-func (*Engine) Load(context.Context) (engine.Setup, error) { return engine.Setup{}, nil }
+func (goEngine) Load(context.Context) (engine.Setup, error) { return engine.Setup{}, nil }
 
 // Run calls the kernel. A runaway or stack-exhausting kernel cannot be stopped from inside
 // the process: run measurements in worker processes (package runner) to survive them.
-func (*Engine) Run(_ context.Context, k *kernels.Kernel, args []int) (int64, error) {
+func (goEngine) Run(_ context.Context, k *kernels.Kernel, args []int) (int64, error) {
 	return k.Call(args), nil
 }
 
 // RunBatch calls the kernel reps times in a loop as tight as a `go test -bench` loop's,
 // and returns the first value and the sum of all (engine.Batcher).
-func (*Engine) RunBatch(_ context.Context, k *kernels.Kernel, args []int, reps int) (first, sum int64, err error) {
+func (goEngine) RunBatch(_ context.Context, k *kernels.Kernel, args []int, reps int) (first, sum int64, err error) {
 	call := k.Call
 	first = call(args)
 	sum = first
@@ -53,4 +50,4 @@ func (*Engine) RunBatch(_ context.Context, k *kernels.Kernel, args []int, reps i
 }
 
 // Close does nothing.
-func (*Engine) Close(context.Context) error { return nil }
+func (goEngine) Close(context.Context) error { return nil }

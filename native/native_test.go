@@ -8,11 +8,14 @@ import (
 	"github.com/wasmgap/wasmgap/kernels"
 )
 
-var _ engine.Engine = (*Engine)(nil)
+var _ engine.Batcher = goEngine{}
 
 func TestRunMatchesExpected(t *testing.T) {
 	ctx := context.Background()
-	e := New()
+	e, err := engine.New(engine.Native)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := e.Load(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -70,6 +70,16 @@ func msLimit(s runner.Setting) limit {
 	return limit{ms(s.Default), ms(s.Min), ms(s.Max)}
 }
 
+// studyBudgetMS is a study's budget_ms as POST /api/warmup takes it: runner.Bounds.Budget
+// narrowed to this server's maxWarmupBudget, which is also the default of an absent one
+// (shared out when the study's engines and executions would outlast maxWarmupTotal), and
+// never none, so that a study's total stays bounded.
+func studyBudgetMS() limit {
+	l := msLimit(runner.Bounds.Budget.WithMax(int64(maxWarmupBudget)))
+	l.Min = 1
+	return l
+}
+
 // catalogue is the answer of GET /api/kernels.
 type catalogue struct {
 	Kernels []*kernels.Kernel `json:"kernels"`
@@ -92,12 +102,17 @@ type catalogue struct {
 	MinSampleMS limit `json:"min_sample_ms"`
 	// WarmupMS bounds warmup_ms, how long a warm-up lasts at least (0: its warmup calls
 	// alone).
-	WarmupMS    limit              `json:"warmup_ms"`
-	TimeoutNS   time.Duration      `json:"timeout_ns"`
-	Slots       int                `json:"slots"`
-	Environment report.Environment `json:"environment"`
-	Panels      map[string]bool    `json:"panels"`
-	Articles    map[string]string  `json:"articles"`
+	WarmupMS limit `json:"warmup_ms"`
+	// StudyExecutions, Calls and BudgetMS bound a warm-up study's (POST /api/warmup)
+	// executions, samples per execution and time per execution in ms.
+	StudyExecutions limit              `json:"study_executions"`
+	Calls           limit              `json:"calls"`
+	BudgetMS        limit              `json:"budget_ms"`
+	TimeoutNS       time.Duration      `json:"timeout_ns"`
+	Slots           int                `json:"slots"`
+	Environment     report.Environment `json:"environment"`
+	Panels          map[string]bool    `json:"panels"`
+	Articles        map[string]string  `json:"articles"`
 }
 
 func (s *Server) handleKernels(w http.ResponseWriter, r *http.Request) {
@@ -108,20 +123,23 @@ func (s *Server) handleKernels(w http.ResponseWriter, r *http.Request) {
 		customEngines, warming = custom.Engines, s.opts.Custom.Warming()
 	}
 	writeJSON(w, http.StatusOK, catalogue{
-		CustomEngines: customEngines,
-		CustomWarming: warming,
-		Kernels:       kernels.Every(),
-		Engines:       s.engines,
-		EngineInfo:    engineInfo(s.engines),
-		Runs:          countLimit(runner.Bounds.Runs),
-		Warmup:        countLimit(runner.Bounds.Warmup),
-		Executions:    countLimit(runner.Bounds.Executions),
-		MinSampleMS:   msLimit(runner.Bounds.MinSample),
-		WarmupMS:      msLimit(runner.Bounds.WarmupTime),
-		TimeoutNS:     timeout,
-		Slots:         s.queue.slots,
-		Environment:   s.env,
-		Panels:        map[string]bool{"chat": s.opts.Chat != nil, "load": s.opts.Load != nil, "custom": s.opts.Custom != nil, "results": s.opts.Results != nil, "farm": s.opts.Farm != nil},
+		CustomEngines:   customEngines,
+		CustomWarming:   warming,
+		Kernels:         kernels.Every(),
+		Engines:         s.engines,
+		EngineInfo:      engineInfo(s.engines),
+		Runs:            countLimit(runner.Bounds.Runs),
+		Warmup:          countLimit(runner.Bounds.Warmup),
+		Executions:      countLimit(runner.Bounds.Executions),
+		MinSampleMS:     msLimit(runner.Bounds.MinSample),
+		WarmupMS:        msLimit(runner.Bounds.WarmupTime),
+		StudyExecutions: countLimit(runner.Bounds.WarmupExecutions),
+		Calls:           countLimit(runner.Bounds.Calls),
+		BudgetMS:        studyBudgetMS(),
+		TimeoutNS:       timeout,
+		Slots:           s.queue.slots,
+		Environment:     s.env,
+		Panels:          map[string]bool{"chat": s.opts.Chat != nil, "load": s.opts.Load != nil, "custom": s.opts.Custom != nil, "results": s.opts.Results != nil, "farm": s.opts.Farm != nil},
 		Articles: map[string]string{
 			kernels.GroupRecursion: kernels.ArticleRecursion,
 			kernels.GroupLoops:     kernels.ArticleLoops,

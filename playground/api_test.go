@@ -377,6 +377,9 @@ func TestKernelsAndExpected(t *testing.T) {
 		MinSampleMS limit           `json:"min_sample_ms"`
 		WarmupMS    limit           `json:"warmup_ms"`
 		Runs        limit           `json:"runs"`
+		Study       limit           `json:"study_executions"`
+		Calls       limit           `json:"calls"`
+		BudgetMS    limit           `json:"budget_ms"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil {
 		t.Fatal(err)
@@ -391,6 +394,14 @@ func TestKernelsAndExpected(t *testing.T) {
 	// The warm-up's minimum is the CLI's --warmup-time: its default and its bound.
 	if c.WarmupMS != (limit{int(measure.DefaultWarmupTime / time.Millisecond), 0, int(runner.MaxWarmupTime / time.Millisecond)}) {
 		t.Errorf("warmup_ms bounds %+v, want default %v, 0 to %v", c.WarmupMS, measure.DefaultWarmupTime, runner.MaxWarmupTime)
+	}
+	// A warm-up study's limits are the table's (its budget narrowed to this server's), which
+	// the page's Warm-up view reads.
+	b := runner.Bounds
+	if c.Study != (limit{int(b.WarmupExecutions.Default), int(b.WarmupExecutions.Min), int(b.WarmupExecutions.Max)}) ||
+		c.Calls != (limit{int(b.Calls.Default), int(b.Calls.Min), int(b.Calls.Max)}) ||
+		c.BudgetMS != (limit{int(maxWarmupBudget / time.Millisecond), 1, int(maxWarmupBudget / time.Millisecond)}) {
+		t.Errorf("a study's bounds: executions %+v, calls %+v, budget_ms %+v; want runner.Bounds' %+v, %+v, %+v", c.Study, c.Calls, c.BudgetMS, b.WarmupExecutions, b.Calls, b.Budget)
 	}
 	if len(c.Kernels) < 4 || c.Kernels[0].Name != "fib_it" || c.Kernels[0].Params[0].Max != 92 {
 		t.Errorf("kernels %+v", c.Kernels)

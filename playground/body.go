@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 
 	"github.com/wasmgap/wasmgap/internal/httpguard"
@@ -77,19 +75,15 @@ func isBodyReadError(err error) bool {
 	return tooLarge || slow
 }
 
-// checkQuery refuses a query that names a parameter more than once (kernel=a&kernel=b,
-// profile=1&profile=0): which value was meant cannot be told, and taking one would answer
-// another question than the one asked. A query that does not parse is refused too, rather
-// than read without its broken pairs. The error names the parameter.
+// checkQuery refuses a query that names a parameter more than once (kernel=a&kernel=b:
+// httpguard.RepeatedQuery), naming it, and a query that does not parse, rather than read
+// without its broken pairs.
 func checkQuery(r *http.Request) *apiError {
-	q, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
+	if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
 		return &apiError{Error: "the query does not parse: " + err.Error() + ": write it as name=value pairs joined by &, each escaped"}
 	}
-	for _, name := range slices.Sorted(maps.Keys(q)) {
-		if vs := q[name]; len(vs) > 1 {
-			return &apiError{Error: fmt.Sprintf("%s is given more than once (%s): give each parameter once", name, strings.Join(vs, ", ")), Field: name}
-		}
+	if err, ok := httpguard.RepeatedQuery(r).(*httpguard.RepeatedParamError); ok {
+		return &apiError{Error: err.Error(), Field: err.Param}
 	}
 	return nil
 }

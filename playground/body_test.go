@@ -2,26 +2,19 @@ package playground
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/wasmgap/wasmgap/internal/custom"
-	"github.com/wasmgap/wasmgap/internal/results"
 )
 
 // Every POST route of the API reads its body through jsonBody.decode, so each refuses a
 // bad body the same way: 415 for a body that is not JSON, 400 naming what follows the
 // object, 400 naming an unknown field, 413 past its limit.
 func TestEveryPostRouteRefusesABadBodyAlike(t *testing.T) {
-	store, err := results.Open(context.Background(), filepath.Join(t.TempDir(), "results.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := tempStore(t)
 	ts := fakeServer(t, Options{Custom: custom.NewBuilder(custom.Options{Dir: t.TempDir()}), Results: store}, instantRun)
 	routes := map[string]int64{
 		"/api/run": maxRequestBody, "/api/forecast": maxRequestBody, "/api/compare": maxCompareBody, "/api/warmup": maxWarmupBody,
@@ -80,7 +73,7 @@ func TestRepeatedQueryParameterRefused(t *testing.T) {
 		var e apiError
 		_ = json.NewDecoder(resp.Body).Decode(&e)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusBadRequest || e.Field != tt.param || !strings.Contains(e.Error, "more than once") {
+		if resp.StatusCode != http.StatusBadRequest || e.Field != tt.param || !strings.Contains(e.Error, "give each parameter once") {
 			t.Errorf("%s %s: %d %+v, want 400 on %q saying it is given more than once", tt.method, tt.target, resp.StatusCode, e, tt.param)
 		}
 	}

@@ -1,10 +1,8 @@
 package playground
 
 import (
-	"context"
 	"io"
 	"net"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,7 +10,6 @@ import (
 
 	"github.com/wasmgap/wasmgap/internal/custom"
 	"github.com/wasmgap/wasmgap/internal/loadpage"
-	"github.com/wasmgap/wasmgap/internal/results"
 )
 
 // TestSlowBodyIs408 (issue 21, item 17; the results share: issue 39, item 10):
@@ -20,11 +17,7 @@ import (
 // reads one, as docs/SECURITY.md says, and the answer names no address of the
 // connection.
 func TestSlowBodyIs408(t *testing.T) {
-	store, err := results.Open(context.Background(), filepath.Join(t.TempDir(), "results.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := tempStore(t)
 	ts := fakeServer(t, Options{
 		BodyTimeout: 300 * time.Millisecond,
 		Custom:      custom.NewBuilder(custom.Options{Dir: t.TempDir()}),

@@ -87,12 +87,8 @@ func (s *Server) handleCustom(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var errs custom.Errors
 		var limit *custom.LimitError
-		var busy *custom.BusyError
 		var rateErr *custom.RateError
 		switch {
-		case errors.As(err, &busy):
-			w.Header().Set("Retry-After", retryAfter(busy.RetryAfter))
-			writeError(w, http.StatusServiceUnavailable, apiError{Error: busy.Error()})
 		case errors.As(err, &rateErr):
 			w.Header().Set("Retry-After", retryAfter(rateErr.RetryAfter))
 			writeError(w, http.StatusTooManyRequests, apiError{Error: rateErr.Error()})
@@ -123,10 +119,11 @@ func (s *Server) admitBuild(w http.ResponseWriter, r *http.Request, src []byte) 
 	return s.admit(w, r, building)
 }
 
-// clientOf names the client of a run, a study or a build for its share of the queue and
-// its rate of builds: its address, the port left out.
+// clientOf names the client of a run, a study, a build or a submission for every
+// per-address limit of the playground (its share of the queue, its rates): its address as
+// httpguard keys it, an IPv6 address by its /64 (Proxies.Key).
 func clientOf(r *http.Request) string {
-	return httpguard.PeerAddr(r.RemoteAddr)
+	return (*httpguard.Proxies)(nil).Key(httpguard.PeerAddr(r.RemoteAddr))
 }
 
 // retryAfter renders d as a Retry-After header: whole seconds, at least one.

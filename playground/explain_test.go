@@ -31,8 +31,8 @@ func TestExplainAPIErrors(t *testing.T) {
 		{"kernel=fib_rec&engine=source&n=200", "args.n", ""},
 		{"kernel=fib_rec&engine=source&m=2", "args.m", ""},
 		{"kernel=fib_rec&engine=source&profile=maybe", "profile", ""},
-		{"kernel=fib_rec&kernel=fib_it&engine=source", "kernel", "more than once"},
-		{"kernel=fib_rec&engine=source&profile=1&profile=0", "profile", "more than once"},
+		{"kernel=fib_rec&kernel=fib_it&engine=source", "kernel", "give each parameter once"},
+		{"kernel=fib_rec&engine=source&profile=1&profile=0", "profile", "give each parameter once"},
 	} {
 		resp, err := http.Get(ts.URL + "/api/explain?" + tt.query)
 		if err != nil {

@@ -1,24 +1,16 @@
 package playground
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/wasmgap/wasmgap/internal/results"
 )
 
 // POST /api/forecast gives a cell's time from this machine's stored runs once one of its
 // engine is stored, a guess before, and refuses what a run refuses.
 func TestForecastFromStoredRuns(t *testing.T) {
-	store, err := results.Open(context.Background(), filepath.Join(t.TempDir(), "results.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := tempStore(t)
 	ts := fakeServer(t, Options{Engines: []string{"native", "wazero-interpreter"}, Results: store}, instantRun)
 	forecast := func(body string) (int, forecastAnswer) {
 		t.Helper()

@@ -6,8 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -60,16 +58,9 @@ func testMachinesSideBySide(t *testing.T, kind headless.Kind) {
 	if testing.Short() {
 		t.Skip("starts a browser")
 	}
-	dist := distDir(t)
-	store, err := results.Open(context.Background(), filepath.Join(t.TempDir(), "results.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := tempStore(t)
 	ids := storeMachineRuns(t, store, map[string][2]float64{"alpha": {100, 300}, "beta": {200, 400}}, "alpha", "beta")
-	ts := httptest.NewServer(New(Options{Dist: os.DirFS(dist), Timeout: time.Minute, Results: store}))
-	defer ts.Close()
-	p := openBrowser(t, kind, ts.URL, 1400)
+	_, p := resultsPage(t, kind, store)
 
 	p.open("#results?kernel=fib_it&args=30")
 	p.waitFor(`document.getElementById("stored").dataset.loaded >= "1"`, 20*time.Second, "the Results tab")
@@ -103,11 +94,7 @@ func testMachinesSideBySide(t *testing.T, kind headless.Kind) {
 // by side and refuses fewer, more, or an id that is not a run; a stored run's page names
 // its machine.
 func TestResultsMachinesRoute(t *testing.T) {
-	store, err := results.Open(context.Background(), filepath.Join(t.TempDir(), "results.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := tempStore(t)
 	ids := storeMachineRuns(t, store, map[string][2]float64{"alpha": {100, 300}, "beta": {200, 400}}, "alpha", "beta")
 	ts := httptest.NewServer(New(Options{Timeout: time.Minute, Results: store}))
 	defer ts.Close()

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -33,11 +32,7 @@ func newFullPage(t *testing.T, kind headless.Kind, width int) *fullPage {
 		t.Skip("starts a browser")
 	}
 	dist := distDir(t)
-	store, err := results.Open(context.Background(), filepath.Join(t.TempDir(), "results.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := tempStore(t)
 	chat, err := chatserver.New(chatserver.Options{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

@@ -40,15 +40,8 @@ func testBrowserCellsStored(t *testing.T, kind headless.Kind) {
 	if testing.Short() {
 		t.Skip("starts a browser")
 	}
-	dist := distDir(t)
-	store, err := results.Open(context.Background(), filepath.Join(t.TempDir(), "results.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	ts := httptest.NewServer(New(Options{Dist: os.DirFS(dist), Timeout: time.Minute, Results: store}))
-	defer ts.Close()
-	p := openBrowser(t, kind, ts.URL, 1400)
+	store := tempStore(t)
+	ts, p := resultsPage(t, kind, store)
 	ctx := p.bound()
 	name := sharedBrowserName[kind]
 
@@ -238,4 +231,24 @@ func testStoredRunPageFits(t *testing.T, kind headless.Kind) {
 	if errs := p.consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors: %v", errs)
 	}
+}
+
+// tempStore is a results store in a temporary folder, closed when the test ends.
+func tempStore(t *testing.T) *results.Store {
+	t.Helper()
+	store, err := results.Open(context.Background(), filepath.Join(t.TempDir(), "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store
+}
+
+// resultsPage serves the built page with store, as `wasmgap serve --results-db` does, and
+// opens it in kind's browser, 1400 px wide.
+func resultsPage(t *testing.T, kind headless.Kind, store *results.Store) (*httptest.Server, *browserPage) {
+	t.Helper()
+	ts := httptest.NewServer(New(Options{Dist: os.DirFS(distDir(t)), Timeout: time.Minute, Results: store}))
+	t.Cleanup(ts.Close)
+	return ts, openBrowser(t, kind, ts.URL, 1400)
 }

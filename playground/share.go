@@ -104,7 +104,7 @@ func (l *addressLimiter) allow(addr string) bool {
 func (s *Server) shareHandler() http.Handler {
 	lim := &addressLimiter{}
 	return httpguard.CrossOrigin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !lim.allow(httpguard.PeerAddr(r.RemoteAddr)) {
+		if !lim.allow(clientOf(r)) {
 			w.Header().Set("Retry-After", strconv.Itoa(int(shareEvery/time.Second)))
 			writeError(w, http.StatusTooManyRequests, apiError{Error: fmt.Sprintf("too many submissions from this address: %d at once, then one every %v", shareBurst, shareEvery)})
 			return

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,11 +17,7 @@ import (
 
 func resultsServer(t *testing.T, opts Options) (*httptest.Server, *results.Store) {
 	t.Helper()
-	store, err := results.Open(context.Background(), filepath.Join(t.TempDir(), "results.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := tempStore(t)
 	opts.Results = store
 	ts := httptest.NewServer(New(opts))
 	t.Cleanup(ts.Close)
@@ -173,5 +168,24 @@ func TestBrowserOf(t *testing.T) {
 		if got := n + " " + v + " " + osOf(ua); got != want {
 			t.Errorf("%s: %q, want %q", ua, got, want)
 		}
+	}
+}
+
+// Every per-address limit of the playground counts an IPv6 client by its /64, as the
+// chat's do: the addresses of one subscriber are one client.
+func TestClientOfKeysIPv6ByPrefix(t *testing.T) {
+	key := func(remote string) string {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = remote
+		return clientOf(r)
+	}
+	if a, b := key("[2001:db8:1:2::1]:1000"), key("[2001:db8:1:2:ffff::9]:2000"); a != b || a != "2001:db8:1:2::/64" {
+		t.Errorf("two addresses of one /64: %q and %q, want both 2001:db8:1:2::/64", a, b)
+	}
+	if a, b := key("[2001:db8:1:2::1]:1000"), key("[2001:db8:1:3::1]:1000"); a == b {
+		t.Errorf("two /64s share the key %q", a)
+	}
+	if got := key("192.0.2.7:1234"); got != "192.0.2.7" {
+		t.Errorf("an IPv4 client: %q, want 192.0.2.7", got)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,11 +15,7 @@ import (
 // TestWarmupGet: GET /api/warmup/{id} answers a stored study, 404 for an id the store
 // does not hold or a server without a store, 400 for what is not an id.
 func TestWarmupGet(t *testing.T) {
-	store, err := results.Open(context.Background(), filepath.Join(t.TempDir(), "results.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := tempStore(t)
 	rep := warmup.Report{Kernel: "fib_it", Args: []int{30}, Label: "fib_it(30)"}
 	rep.Engines = append(rep.Engines, warmup.NewEngineResult("native", []warmup.Series{{Times: []float64{5, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4}, Group: 1}}, warmup.Options{}))
 	id, err := store.SaveStudy(context.Background(), results.NewStudy(results.SourceCLI, rep))

@@ -46,7 +46,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	addr := fs.String("addr", serveAddr, "address to listen on (host:port)")
 	dist := fs.String("dist", "", "serve the page from this folder (e.g. web/dist) instead of the bundle built into the binary")
 	maxConcurrent := fs.Int("max-concurrent", 0, "runs at once (0 = one per CPU)")
-	timeout := fs.Duration("timeout", 0, "time limit of one run, setup included (0 = 30s)")
+	tb := runner.Bounds.Timeout
+	timeout := fs.Duration(tb.Flag, time.Duration(tb.Default), "time limit of one execution of a run, setup included, and the longest a page may ask ("+tb.Range()+")")
 	chatOptions := addChatFlags(fs, serveDataDir, stderr)
 	verbose := fs.Bool("v", false, "log every chat connection")
 	noCustom := fs.Bool("no-custom", false, "turn off user kernels (the page's \"Your kernel\" tab, POST /api/custom)")
@@ -66,8 +67,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "wasmgap serve: unexpected arguments %q: serve takes flags only\n", fs.Args())
 		return 2
 	}
-	if *maxConcurrent < 0 || *timeout < 0 {
-		fmt.Fprintln(stderr, "wasmgap serve: -max-concurrent and -timeout must not be negative")
+	if *maxConcurrent < 0 {
+		fmt.Fprintln(stderr, "wasmgap serve: -max-concurrent must not be negative")
 		return 2
 	}
 	if *farmNATS.url != "" {
@@ -76,13 +77,11 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	if *timeout > 0 {
-		// The page's runs are checked against the one table: a limit outside it would
-		// refuse every run.
-		if err := runner.Bounds.Timeout.Check(int64(*timeout)); err != nil {
-			fmt.Fprintf(stderr, "wasmgap serve: %s\n", flagError(err))
-			return 2
-		}
+	// The page's runs are checked against the one table: a limit outside it would refuse
+	// every run.
+	if err := tb.Check(int64(*timeout)); err != nil {
+		fmt.Fprintf(stderr, "wasmgap serve: %s\n", flagError(err))
+		return 2
 	}
 	chatOpts, err := chatOptions(*verbose)
 	if err != nil {

@@ -2,7 +2,7 @@
 // (ab, wrk, wasmgap load) in a process group of its own under a time limit and
 // reading its report (scripts/bench-server, scripts/bench-load), and reading a
 // process's CPU time and resident memory from /proc (those scripts, and the
-// load generator's --pid sampler).
+// load generator's --pid sampler), and printing the scripts' tables (Table).
 //
 // Every parser returns the same Result, counted the same way: Errors are the
 // failed requests and the answers that are not 2xx (3xx for wrk), as each tool

@@ -44,7 +44,7 @@ func TestEveryChildThroughChildproc(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range found {
-		t.Errorf("%s starts a command itself: use childproc.Start, childproc.Run or childproc.CombinedOutput", f)
+		t.Errorf("%s starts a command itself: use childproc.Start or childproc.CombinedOutput", f)
 	}
 }
 

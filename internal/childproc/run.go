@@ -37,12 +37,3 @@ func CombinedOutput(cmd *exec.Cmd) ([]byte, error) {
 	err := cmd.Wait()
 	return b.Bytes(), err
 }
-
-// Run starts cmd through Start (its own process group, dying with this process) and waits
-// for it, as exec.Cmd's Run does; set its Stdout and Stderr first to keep what it writes.
-func Run(cmd *exec.Cmd) error {
-	if err := Start(cmd); err != nil {
-		return err
-	}
-	return cmd.Wait()
-}

@@ -46,15 +46,6 @@ type Options struct {
 	Go string
 	// Timeout bounds one build; 0 means DefaultTimeout.
 	Timeout time.Duration
-	// Parallel is how many builds run at once; 0 means one per CPU.
-	Parallel int
-	// PerClient is how many builds one client (BuildFor) may run or wait for at once;
-	// 0 means half of Parallel, at least one: a client's compile bombs take its share,
-	// not the machine.
-	PerClient int
-	// MaxWait bounds how long a build waits for its turn before it is refused with a
-	// BusyError; 0 means DefaultMaxWait.
-	MaxWait time.Duration
 	// BuildsPerMinute is how many builds one client may start a minute (a source built
 	// before does not count); beyond, RateError. 0 means DefaultBuildsPerMinute.
 	BuildsPerMinute int
@@ -107,17 +98,18 @@ func (k *Kernel) SourcePath() string { return filepath.Join(k.Dir, "kernel.go") 
 // ModulePath is the path of the kernel's WebAssembly module.
 func (k *Kernel) ModulePath() string { return filepath.Join(k.Dir, "kernel.wasm") }
 
-// Builder checks and builds user kernels, one build per CPU at a time, each source once.
-// It is safe for concurrent use.
+// Builder checks and builds user kernels, each source once. It is safe for concurrent
+// use; how many builds run at once is its caller's to bound (the playground's run queue).
 type Builder struct {
-	opts  Options
-	slots chan struct{}
+	opts Options
 
 	warmOnce sync.Once
 	warmErr  error
 	warm     map[string]bool // the Go cache's files once warm (warmSet)
 
-	limiter buildLimiter
+	rate buildRate // each client's builds of the last minute (buildrate.go)
+	// trimming excludes builds while the Go cache is trimmed.
+	trimming sync.RWMutex
 
 	mu       sync.Mutex
 	inflight map[string]*flight
@@ -141,15 +133,6 @@ func NewBuilder(opts Options) *Builder {
 	if opts.Timeout == 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	if opts.Parallel <= 0 {
-		opts.Parallel = runtime.NumCPU()
-	}
-	if opts.PerClient <= 0 {
-		opts.PerClient = max(1, opts.Parallel/2)
-	}
-	if opts.MaxWait <= 0 {
-		opts.MaxWait = DefaultMaxWait
-	}
 	if opts.BuildsPerMinute <= 0 {
 		opts.BuildsPerMinute = DefaultBuildsPerMinute
 	}
@@ -159,7 +142,7 @@ func NewBuilder(opts Options) *Builder {
 	if opts.MaxCache <= 0 {
 		opts.MaxCache = DefaultMaxCache
 	}
-	return &Builder{opts: opts, slots: make(chan struct{}, opts.Parallel), inflight: map[string]*flight{}}
+	return &Builder{opts: opts, inflight: map[string]*flight{}}
 }
 
 // ID returns the id of a source: IDPrefix and 24 hex digits of its SHA-256.
@@ -275,8 +258,7 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// Build is BuildFor with no client named: every such build shares one client's share
-// and rate.
+// Build is BuildFor with no client named: every such build shares one client's rate.
 func (b *Builder) Build(ctx context.Context, src []byte) (*Kernel, error) {
 	return b.BuildFor(ctx, "", src)
 }
@@ -284,8 +266,7 @@ func (b *Builder) Build(ctx context.Context, src []byte) (*Kernel, error) {
 // BuildFor checks src (see Check) and builds it to WebAssembly for client (an address),
 // or returns the cached build of the same source. A refusal or a compiler error is
 // Errors, naming lines and columns; a limit of the build is *LimitError; a client over
-// its rate is *RateError; no turn within Options.MaxWait is *BusyError; other errors
-// (no toolchain) say what happened.
+// its rate is *RateError; other errors (no toolchain) say what happened.
 func (b *Builder) BuildFor(ctx context.Context, client string, src []byte) (*Kernel, error) {
 	fn, err := Check(src)
 	if err != nil {
@@ -361,11 +342,8 @@ func (b *Builder) build(ctx context.Context, client, id string, src []byte, fn *
 	if err := b.Warm(ctx); err != nil {
 		return nil, err
 	}
-	done, err := b.turn(ctx, client)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
+	b.trimming.RLock()
+	defer b.trimming.RUnlock()
 	work, err := os.MkdirTemp(b.tmpRoot(), "build-")
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", fn.Name, err)
@@ -667,14 +645,13 @@ func (b *Builder) scrub(text, dir, goBin string) string {
 	return absPath.ReplaceAllString(text, "${1}…/${2}")
 }
 
-// scrubError keeps Errors, limits, refusals for want of a turn and the context's errors as they are, and removes this
+// scrubError keeps Errors, limits and the context's errors as they are, and removes this
 // machine's paths from the text of any other error (a folder that could not be made, a
 // toolchain that failed).
 func (b *Builder) scrubError(err error) error {
 	var errs Errors
 	var limit *LimitError
-	var busy *BusyError
-	if err == nil || errors.As(err, &errs) || errors.As(err, &limit) || errors.As(err, &busy) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if err == nil || errors.As(err, &errs) || errors.As(err, &limit) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return errors.New(b.scrub(err.Error(), "", ""))

@@ -70,7 +70,7 @@ func (r *buildRate) take(client string, max int) (retryAfter time.Duration, ok b
 // allow counts one build of client, or refuses it with a RateError.
 func (b *Builder) allow(client string) error {
 	per := b.opts.BuildsPerMinute
-	d, ok := b.limiter.rate.take(client, per)
+	d, ok := b.rate.take(client, per)
 	if !ok {
 		return &RateError{Msg: fmt.Sprintf("too many builds from this client: at most %d a minute (sources already built do not count); try again in %v", per, d.Round(time.Second)+time.Second), RetryAfter: d}
 	}

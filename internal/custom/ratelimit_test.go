@@ -41,56 +41,6 @@ func fakeSource(name string, lines ...string) []byte {
 	return []byte(strings.Join(lines, "\n") + "\npackage kernel\n\nfunc " + name + "(n int) int64 { return int64(n) }\n")
 }
 
-// A client's builds take its share of the slots, never the others': while one client
-// holds its share with a build that does not end, another client's build runs at once,
-// and the first client's next build is refused after MaxWait with a BusyError.
-func TestBuildFairShare(t *testing.T) {
-	b := fakeBuilder(t, Options{Parallel: 2, PerClient: 1, MaxWait: 300 * time.Millisecond})
-	release := filepath.Join(t.TempDir(), "release")
-	ctx := context.Background()
-	if err := b.Warm(ctx); err != nil {
-		t.Fatal(err)
-	}
-	bomb := make(chan error, 1)
-	go func() {
-		_, err := b.BuildFor(ctx, "a", fakeSource("Bomb", "// BLOCK "+release))
-		bomb <- err
-	}()
-	waitFor(t, func() bool { b.limiter.mu.Lock(); defer b.limiter.mu.Unlock(); return b.limiter.held["a"] == 1 })
-	_, err := b.BuildFor(ctx, "a", fakeSource("Second", "// BLOCK "+release))
-	var busy *BusyError
-	if !errors.As(err, &busy) || !strings.Contains(err.Error(), "this client's other kernels") || busy.RetryAfter <= 0 {
-		t.Errorf("a's second build = %v, want a BusyError for its share", err)
-	}
-	if _, err := b.BuildFor(ctx, "b", fakeSource("Other")); err != nil {
-		t.Errorf("b's build while a's bomb runs = %v", err)
-	}
-	select {
-	case err := <-bomb:
-		t.Fatalf("a's bomb ended before its release: %v", err)
-	default:
-	}
-	// Both slots taken (a's bomb, c's): d waits for a slot and is refused.
-	third := make(chan error, 1)
-	go func() {
-		_, err := b.BuildFor(ctx, "c", fakeSource("Third", "// BLOCK "+release))
-		third <- err
-	}()
-	waitFor(t, func() bool { return len(b.slots) == 2 })
-	if _, err := b.BuildFor(ctx, "d", fakeSource("Fourth")); !errors.As(err, &busy) || !strings.Contains(err.Error(), "other clients' kernels") {
-		t.Errorf("d's build with every slot taken = %v, want a BusyError", err)
-	}
-	if err := os.WriteFile(release, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-bomb; err != nil {
-		t.Errorf("a's bomb after its release: %v", err)
-	}
-	if err := <-third; err != nil {
-		t.Errorf("c's build after its release: %v", err)
-	}
-}
-
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {

@@ -268,7 +268,7 @@ func PageCSP(page []byte) string {
 const MaxHeaderBytes = 16<<10 - 4096
 
 // RepeatedQuery says which query parameter of r is given more than once (the first such
-// in r's query, by name), with its values, or nil when each is given once.
+// in r's query, by name), as a *RepeatedParamError, or nil when each is given once.
 func RepeatedQuery(r *http.Request) error {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
@@ -276,8 +276,19 @@ func RepeatedQuery(r *http.Request) error {
 	}
 	for _, k := range slices.Sorted(maps.Keys(q)) {
 		if v := q[k]; len(v) > 1 {
-			return fmt.Errorf("the query parameter %q is given %d times (%q): give each parameter once", k, len(v), v)
+			return &RepeatedParamError{Param: k, Values: v}
 		}
 	}
 	return nil
+}
+
+// RepeatedParamError is a query parameter given more than once: which value was meant
+// cannot be told, and taking one would answer another question than the one asked.
+type RepeatedParamError struct {
+	Param  string
+	Values []string
+}
+
+func (e *RepeatedParamError) Error() string {
+	return fmt.Sprintf("the query parameter %q is given %d times (%q): give each parameter once", e.Param, len(e.Values), e.Values)
 }

@@ -2,6 +2,8 @@ package measure
 
 import (
 	"math"
+
+	"github.com/aclements/go-moremath/mathx"
 )
 
 // Execution is one worker process's measurement of a cell: the median of its samples with
@@ -268,88 +270,10 @@ func TQuantile(p, df float64) float64 {
 	return (lo + hi) / 2
 }
 
-// tCDF is Student's t distribution function at t ≥ 0.
+// tCDF is Student's t distribution function at t ≥ 0, through the regularized incomplete
+// beta function (Numerical Recipes' continued fraction, as stats.ts computes it).
 func tCDF(t, df float64) float64 {
-	return 1 - 0.5*betaInc(df/(df+t*t), df/2, 0.5)
-}
-
-// betaInc is the regularized incomplete beta function I_x(a, b), by its continued
-// fraction (modified Lentz), as in Numerical Recipes' betai.
-func betaInc(x, a, b float64) float64 {
-	if x <= 0 {
-		return 0
-	}
-	if x >= 1 {
-		return 1
-	}
-	front := math.Exp(lgamma(a+b) - lgamma(a) - lgamma(b) + a*math.Log(x) + b*math.Log(1-x))
-	if x < (a+1)/(a+b+2) {
-		return front * betaFraction(x, a, b) / a
-	}
-	return 1 - front*betaFraction(1-x, b, a)/b
-}
-
-func betaFraction(x, a, b float64) float64 {
-	const tiny = 1e-300
-	c, d := 1.0, 1-(a+b)*x/(a+1)
-	if math.Abs(d) < tiny {
-		d = tiny
-	}
-	d = 1 / d
-	f := d
-	for m := 1; m <= 300; m++ {
-		fm := float64(m)
-		num := fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm))
-		d = 1 + num*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + num/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		f *= d * c
-		num = -(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1))
-		d = 1 + num*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + num/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		step := d * c
-		f *= step
-		if math.Abs(step-1) < 1e-15 {
-			break
-		}
-	}
-	return f
-}
-
-// lanczos are the coefficients of Lanczos's approximation of the gamma function (g = 7,
-// n = 9), which lgamma uses; stats.ts holds the same.
-var lanczos = [...]float64{
-	0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
-	-176.61502916214059, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6,
-	1.5056327351493116e-7,
-}
-
-// lgamma is ln Γ(x) for x > 0 by Lanczos's approximation (about 15 digits), written out
-// rather than math.Lgamma so that the page computes it by the same steps.
-func lgamma(x float64) float64 {
-	if x < 0.5 {
-		return math.Log(math.Pi/math.Sin(math.Pi*x)) - lgamma(1-x)
-	}
-	x--
-	a := lanczos[0]
-	t := x + 7.5
-	for i := 1; i < len(lanczos); i++ {
-		a += lanczos[i] / (x + float64(i))
-	}
-	return 0.5*math.Log(2*math.Pi) + (x+0.5)*math.Log(t) - t + math.Log(a)
+	return 1 - 0.5*mathx.BetaInc(df/(df+t*t), df/2, 0.5)
 }
 
 // ExecutionsOf returns the cell's executions: Executions, or for a cell measured in one

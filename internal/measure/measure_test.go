@@ -13,7 +13,7 @@ import (
 
 	"github.com/wasmgap/wasmgap/internal/engine"
 	"github.com/wasmgap/wasmgap/kernels"
-	"github.com/wasmgap/wasmgap/native"
+	_ "github.com/wasmgap/wasmgap/native"
 )
 
 // fakeEngine returns scripted values and errors, one per call, and counts its calls.
@@ -220,7 +220,7 @@ func TestStats(t *testing.T) {
 func TestMeasureNative(t *testing.T) {
 	for _, k := range kernels.All() {
 		args := smallArgs(k)
-		r := Measure(context.Background(), native.New(), k, args, Options{Runs: 2}, nil)
+		r := Measure(context.Background(), nativeEngine(t), k, args, Options{Runs: 2}, nil)
 		if r.Failed() || r.Value != r.Expected {
 			t.Errorf("%s: %+v", k.Label(args), r)
 		}
@@ -243,7 +243,8 @@ func smallArgs(k *kernels.Kernel) []int {
 
 func ExampleMeasure() {
 	k, _ := kernels.Lookup("ack")
-	r := Measure(context.Background(), native.New(), k, []int{3, 5}, Options{Runs: 3}, nil)
+	e, _ := engine.New(engine.Native)
+	r := Measure(context.Background(), e, k, []int{3, 5}, Options{Runs: 3}, nil)
 	fmt.Println(r.Label(), "on", r.Engine, "=", r.Value, "failed:", r.Failed(), "samples:", len(r.Samples))
 	// Output: ack(3, 5) on native = 253 failed: false samples: 3
 }
@@ -512,7 +513,7 @@ func TestMeasureRecordsNoise(t *testing.T) {
 		t.Skip("noise is read from /proc")
 	}
 	k, _ := kernels.Lookup("fib_it")
-	r := Measure(context.Background(), native.New(), k, []int{40}, Options{Runs: 6, MinSample: time.Millisecond}, nil)
+	r := Measure(context.Background(), nativeEngine(t), k, []int{40}, Options{Runs: 6, MinSample: time.Millisecond}, nil)
 	if r.Noise == nil || r.Noise.Cores < 1 || r.Noise.Load1 < 0 || r.Noise.OtherCPU < 0 {
 		t.Errorf("noise %+v", r.Noise)
 	}
@@ -644,4 +645,14 @@ func TestWarmLeavesTheEngineLoaded(t *testing.T) {
 	if !strings.HasPrefix(r.Failure, "wrong result") || e.closed != 1 {
 		t.Errorf("a wrong value: %q, %d closes; want the failure and the engine closed", r.Failure, e.closed)
 	}
+}
+
+// nativeEngine is the registered native engine.
+func nativeEngine(t *testing.T) engine.Engine {
+	t.Helper()
+	e, err := engine.New(engine.Native)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

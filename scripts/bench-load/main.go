@@ -37,7 +37,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/benchtool"
@@ -226,13 +225,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		results[i] = ms
 	}
-	for _, l := range env {
-		if o.markdown {
-			l = "- " + l
-		}
-		fmt.Fprintln(stdout, l)
-	}
-	fmt.Fprintln(stdout)
+	benchtool.PrintHeader(stdout, o.markdown, env)
 	printTable(stdout, &o, cases, results)
 	return 0
 }
@@ -338,30 +331,7 @@ func vegetaAttackArgs(c benchCase, d time.Duration, output string) []string {
 }
 
 func printTable(w io.Writer, o *options, cases []benchCase, results [][]measurement) {
-	fmtP99 := func(tool string, d time.Duration) string {
-		if tool == "ab" {
-			return fmt.Sprintf("%d ms", d.Milliseconds()) // ab prints whole milliseconds
-		}
-		if d < time.Millisecond {
-			return fmt.Sprintf("%d µs", d.Microseconds())
-		}
-		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
-	}
-	var tw *tabwriter.Writer
-	row := func(cells ...string) {
-		if o.markdown {
-			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
-		} else {
-			fmt.Fprintln(tw, strings.Join(cells, "\t"))
-		}
-	}
-	if !o.markdown {
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	}
-	row("server", "-c", "keep-alive / rate", "tool", "req/s (median)", "vs wrk", "best", "best vs wrk", "p99 (median)", "CPU/req (median)", "errors", "runs")
-	if o.markdown {
-		row("---", "---:", "---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---")
-	}
+	t := benchtool.NewTable(w, o.markdown, "lrllrrrrrrrl", "server", "-c", "keep-alive / rate", "tool", "req/s (median)", "vs wrk", "best", "best vs wrk", "p99 (median)", "CPU/req (median)", "errors", "runs")
 	for i, c := range cases {
 		var wrkRate, wrkBest float64
 		for _, m := range results[i] {
@@ -378,7 +348,7 @@ func printTable(w io.Writer, o *options, cases []benchCase, results [][]measurem
 				ka += fmt.Sprintf(", open %d/s", c.rate)
 			}
 			if len(m.rps) == 0 {
-				row(c.server, strconv.Itoa(c.conns), ka, m.tool, "failed: "+m.err.Error(), "", "", "", "", "", "", "")
+				t.Row(c.server, strconv.Itoa(c.conns), ka, m.tool, "failed: "+m.err.Error(), "", "", "", "", "", "", "")
 				continue
 			}
 			rate := benchtool.Median(m.rps)
@@ -388,18 +358,12 @@ func printTable(w io.Writer, o *options, cases []benchCase, results [][]measurem
 				ratio = fmt.Sprintf("%.2f", rate/wrkRate)
 				bestRatio = fmt.Sprintf("%.2f", best/wrkBest)
 			}
-			runs := make([]string, len(m.rps))
-			for k, r := range m.rps {
-				runs[k] = strconv.FormatFloat(r, 'f', 0, 64)
-			}
-			row(c.server, strconv.Itoa(c.conns), ka, m.tool, strconv.FormatFloat(rate, 'f', 0, 64), ratio,
+			t.Row(c.server, strconv.Itoa(c.conns), ka, m.tool, strconv.FormatFloat(rate, 'f', 0, 64), ratio,
 				strconv.FormatFloat(best, 'f', 0, 64), bestRatio,
-				fmtP99(m.tool, benchtool.Median(m.p99)), cpuString(m.cpuPerReq), strconv.FormatInt(m.errors, 10), strings.Join(runs, " "))
+				benchtool.P99(m.tool, benchtool.Median(m.p99)), cpuString(m.cpuPerReq), strconv.FormatInt(m.errors, 10), benchtool.Rates(m.rps))
 		}
 	}
-	if tw != nil {
-		tw.Flush()
-	}
+	t.Flush()
 }
 
 func cpuString(xs []time.Duration) string {
@@ -460,42 +424,15 @@ func startNginx(bin string) (string, func(), error) {
 	if err != nil {
 		return "", nil, err
 	}
-	// nginx's worker runs as an unprivileged user: it must be able to read the page.
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return "", nil, err
-	}
 	addr, err := benchtool.FreeAddr()
 	if err != nil {
 		return "", nil, err
 	}
-	page := strings.Repeat("<p>wasmgap load benchmark page</p>\n", 60)
-	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte(page), 0o644); err != nil {
+	conf, err := benchtool.NginxConf(dir, addr, "1", bytes.Repeat([]byte("<p>wasmgap load benchmark page</p>\n"), 60))
+	if err != nil {
 		return "", nil, err
 	}
-	conf := fmt.Sprintf(`worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path %[1]s/body;
-  proxy_temp_path %[1]s/proxy;
-  fastcgi_temp_path %[1]s/fastcgi;
-  uwsgi_temp_path %[1]s/uwsgi;
-  scgi_temp_path %[1]s/scgi;
-  keepalive_requests 100000000;
-  server {
-    listen %[2]s;
-    root %[1]s;
-    location / { index index.html; }
-  }
-}
-`, dir, addr)
-	confPath := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
-		return "", nil, err
-	}
-	cmd := exec.Command(bin, "-c", confPath, "-p", dir, "-g", "daemon off;")
+	cmd := exec.Command(bin, "-e", filepath.Join(dir, "error.log"), "-c", conf, "-p", dir, "-g", "daemon off;")
 	return startListening("nginx", cmd, addr, dir, 5*time.Second)
 }
 

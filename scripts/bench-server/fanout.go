@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/benchtool"
@@ -142,13 +141,7 @@ func runFanout(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	for _, l := range env {
-		if o.markdown {
-			l = "- " + l
-		}
-		fmt.Fprintln(stdout, l)
-	}
-	fmt.Fprintln(stdout)
+	benchtool.PrintHeader(stdout, o.markdown, env)
 	printFanout(stdout, o, rows, churn)
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "bench-server: interrupted: every server started was stopped")
@@ -323,17 +316,6 @@ func centrifugoConfig(addr string) []byte {
 }
 
 func printFanout(w io.Writer, o *options, rows []*fanoutRow, churn map[string]*churnRow) {
-	var tw *tabwriter.Writer
-	line := func(cells ...string) {
-		if o.markdown {
-			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
-		} else {
-			fmt.Fprintln(tw, strings.Join(cells, "\t"))
-		}
-	}
-	if !o.markdown {
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	}
 	// The ratios are to the floor's p99 and CPU and to Centrifugo's memory and connect time,
 	// of the same transport, in the same run.
 	ref := map[string]*fanoutRow{}
@@ -350,17 +332,14 @@ func printFanout(w io.Writer, o *options, rows []*fanoutRow, churn map[string]*c
 	}
 	fmt.Fprintf(w, "Fan-out: %d receivers, %d broadcasts at %g/s, runs per row: %d (medians; × is to the floor's delivery p99 and CPU, to Centrifugo's RSS and connect time, on the same transport; the floor writes each broadcast's frame to every connection and does nothing else); %s\n\n",
 		o.fanout, o.broadcasts, o.broadcastRate, o.reps, o.procsNote())
-	line("server", "transport", "delivery p50", "delivery p99", "server CPU / broadcast", "server RSS / idle connection", "connect all", "delivered / expected", "lost", "duplicated")
-	if o.markdown {
-		line("---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:")
-	}
+	t := benchtool.NewTable(w, o.markdown, "llrrrrrrrr", "server", "transport", "delivery p50", "delivery p99", "server CPU / broadcast", "server RSS / idle connection", "connect all", "delivered / expected", "lost", "duplicated")
 	for _, r := range rows {
 		if len(r.p99) == 0 {
 			msg := "no run finished"
 			if r.err != nil {
 				msg = "failed: " + r.err.Error()
 			}
-			line(serverName(r.server), r.transport, msg, "", "", "", "", "", "", "")
+			t.Row(serverName(r.server), r.transport, msg, "", "", "", "", "", "", "")
 			continue
 		}
 		var p99r, cpur, rssr, conr string
@@ -379,24 +358,16 @@ func printFanout(w io.Writer, o *options, rows []*fanoutRow, churn map[string]*c
 		if cpu == 0 { // under one clock tick over the broadcasts: too little to tell
 			cpuCell = "< " + ms(benchtool.ClockTick/time.Duration(o.broadcasts))
 		}
-		line(serverName(r.server), r.transport, ms(benchtool.Median(r.p50)), ms(p99)+p99r, cpuCell+cpur,
+		t.Row(serverName(r.server), r.transport, ms(benchtool.Median(r.p50)), ms(p99)+p99r, cpuCell+cpur,
 			fmt.Sprintf("%.1f KB%s", float64(rss)/1000, rssr), ms(con)+conr,
 			fmt.Sprintf("%d / %d", r.delivered, r.expected), strconv.FormatInt(r.lost, 10), strconv.FormatInt(r.dup, 10))
 	}
-	if tw != nil {
-		tw.Flush()
-	}
+	t.Flush()
 	if o.churn == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\nChurn: %d WebSocket connects per second for %s, each closed after the server's first answer\n\n", o.churn, o.churnTime)
-	if !o.markdown {
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	}
-	line("server", "connections", "errors", "connect p50", "connect p99", "server CPU / connection")
-	if o.markdown {
-		line("---", "---:", "---:", "---:", "---:", "---:")
-	}
+	t = benchtool.NewTable(w, o.markdown, "lrrrrr", "server", "connections", "errors", "connect p50", "connect p99", "server CPU / connection")
 	for _, s := range o.servers {
 		c := churn[s]
 		if s == "floor" {
@@ -407,15 +378,13 @@ func printFanout(w io.Writer, o *options, rows []*fanoutRow, churn map[string]*c
 			if c.err != nil {
 				msg = "failed: " + c.err.Error()
 			}
-			line(serverName(s), msg, "", "", "", "")
+			t.Row(serverName(s), msg, "", "", "", "")
 			continue
 		}
-		line(serverName(s), strconv.FormatInt(c.attempts, 10), strconv.FormatInt(c.errors, 10), ms(benchtool.Median(c.p50)),
+		t.Row(serverName(s), strconv.FormatInt(c.attempts, 10), strconv.FormatInt(c.errors, 10), ms(benchtool.Median(c.p50)),
 			ms(benchtool.Median(c.p99)), ms(benchtool.Median(c.cpuPer)))
 	}
-	if tw != nil {
-		tw.Flush()
-	}
+	t.Flush()
 }
 
 func serverName(key string) string {

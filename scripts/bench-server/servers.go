@@ -17,15 +17,14 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
-	"text/template"
 	"time"
 
 	"github.com/wasmgap/wasmgap/internal/benchtool"
 )
 
-// peerFiles are the peer servers' sources and nginx's configuration.
+// peerFiles are the peer servers' sources.
 //
-//go:embed chat.php chat.js nginx.conf.tmpl
+//go:embed chat.php chat.js
 var peerFiles embed.FS
 
 // serverSpec is one server of the table.
@@ -107,7 +106,7 @@ func startServer(ctx context.Context, o *options, spec serverSpec, dir string, p
 		cmd = exec.Command(bin, args...)
 		cmd.Env = o.goServerEnv()
 	case "nginx":
-		conf, err := nginxConf(dir, addr, page)
+		conf, err := benchtool.NginxConf(dir, addr, "auto", page)
 		if err != nil {
 			return nil, err
 		}
@@ -235,38 +234,6 @@ func (s *server) logTail() string {
 		b = b[len(b)-600:]
 	}
 	return "; its log: " + string(b)
-}
-
-// nginxConf writes nginx's configuration and the page into dir and returns the
-// configuration's path.
-func nginxConf(dir, addr string, page []byte) (string, error) {
-	// nginx's workers run as an unprivileged user: they must be able to read the page.
-	root := filepath.Join(dir, "root")
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", err
-	}
-	for _, d := range []string{dir, root} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			return "", err
-		}
-	}
-	if err := os.WriteFile(filepath.Join(root, "index.html"), page, 0o644); err != nil {
-		return "", err
-	}
-	src, err := peerFiles.ReadFile("nginx.conf.tmpl")
-	if err != nil {
-		return "", err
-	}
-	t, err := template.New("nginx").Parse(string(src))
-	if err != nil {
-		return "", err
-	}
-	var b bytes.Buffer
-	if err := t.Execute(&b, struct{ Dir, Addr string }{dir, addr}); err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, "nginx.conf")
-	return path, os.WriteFile(path, b.Bytes(), 0o644)
 }
 
 // fetchPage starts a `wasmgap chat` and returns the bytes it serves at /.

@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/wasmgap/wasmgap/internal/benchtool"
 )
@@ -49,33 +46,11 @@ func printTable(w io.Writer, o *options, env []string, rows []row) {
 		return "—"
 	}
 
-	var tw *tabwriter.Writer
-	line := func(cells ...string) {
-		if o.markdown {
-			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
-		} else {
-			fmt.Fprintln(tw, strings.Join(cells, "\t"))
-		}
-	}
-	if o.markdown {
-		for _, l := range env {
-			fmt.Fprintf(w, "- %s\n", l)
-		}
-		fmt.Fprintln(w)
-	} else {
-		for _, l := range env {
-			fmt.Fprintln(w, l)
-		}
-		fmt.Fprintln(w)
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	}
-	line("server", "run", "req/s (median)", "p99", "vs nginx", "vs PHP", "RSS before", "RSS peak", "RSS after", "CPU s / 10k req", "check", "req/s of each run")
-	if o.markdown {
-		line("---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---", "---")
-	}
+	benchtool.PrintHeader(w, o.markdown, env)
+	t := benchtool.NewTable(w, o.markdown, "llrrrrrrrrll", "server", "run", "req/s (median)", "p99", "vs nginx", "vs PHP", "RSS before", "RSS peak", "RSS after", "CPU s / 10k req", "check", "req/s of each run")
 	for _, r := range rows {
 		if r.missing != "" {
-			line(r.server, r.run.label, "—", "—", "—", "—", "—", "—", "—", "—", r.missing, "")
+			t.Row(r.server, r.run.label, "—", "—", "—", "—", "—", "—", "—", "—", r.missing, "")
 			continue
 		}
 		check := "ok"
@@ -86,14 +61,10 @@ func printTable(w io.Writer, o *options, env []string, rows []row) {
 			check = "FAILED: " + r.failure
 		}
 		if len(r.rps) == 0 {
-			line(r.server, r.run.label, "—", "—", "—", "—", mb(r.rssBefore), mb(r.rssPeak), mb(r.rssAfter), "—", check, "")
+			t.Row(r.server, r.run.label, "—", "—", "—", "—", mb(r.rssBefore), mb(r.rssPeak), mb(r.rssAfter), "—", check, "")
 			continue
 		}
 		rate := benchtool.Median(r.rps)
-		runs := make([]string, len(r.rps))
-		for i, v := range r.rps {
-			runs[i] = strconv.FormatFloat(v, 'f', 0, 64)
-		}
 		cpu := "—"
 		switch {
 		case r.requests > 0 && r.cpu == 0:
@@ -102,13 +73,11 @@ func printTable(w io.Writer, o *options, env []string, rows []row) {
 		case r.requests > 0:
 			cpu = fmt.Sprintf("%.2f", r.cpu.Seconds()/float64(r.requests)*10000)
 		}
-		line(r.server, r.run.label, strconv.FormatFloat(rate, 'f', 0, 64), p99String(r.run.tool, benchtool.Median(r.p99)),
+		t.Row(r.server, r.run.label, strconv.FormatFloat(rate, 'f', 0, 64), benchtool.P99(r.run.tool, benchtool.Median(r.p99)),
 			ratio(rate, nginx, r.run.key), ratio(rate, php, r.run.key),
-			mb(r.rssBefore), mb(r.rssPeak), mb(r.rssAfter), cpu, check, strings.Join(runs, " "))
+			mb(r.rssBefore), mb(r.rssPeak), mb(r.rssAfter), cpu, check, benchtool.Rates(r.rps))
 	}
-	if tw != nil {
-		tw.Flush()
-	}
+	t.Flush()
 	order := "one after the other, one server running at a time"
 	if o.interleave {
 		order = "every server started at once, the runs going round them rep by rep (-interleave)"
@@ -119,17 +88,6 @@ func printTable(w io.Writer, o *options, env []string, rows []row) {
 		"ab without -k (HTTP/1.0, a connection per request, as in the article); wrk -t %d; wasmgap load and wrk keep connections open unless marked; "+
 		"`wasmgap chat` runs with --send-rate -1 (the peers limit no sender); the message route's receiver must get every message answered; %s.\n",
 		order, o.reps, o.wrkThr, o.procsNote())
-}
-
-func p99String(tool string, d time.Duration) string {
-	switch {
-	case tool == "ab":
-		return fmt.Sprintf("%d ms", d.Milliseconds())
-	case d < time.Millisecond:
-		return fmt.Sprintf("%d µs", d.Microseconds())
-	default:
-		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
-	}
 }
 
 func mb(b int64) string {

@@ -1,5 +1,6 @@
 // Command check-arch fails when docs/ARCHITECTURE.md and the module disagree: a package
 // that the document's package table does not name, or a name in it that is no package; a
+// package of the table that its map (the code block under "## The map") does not name; a
 // subcommand of the binary, or an API route of the playground, that its row does not name,
 // or one the row names that does not exist (surface.go); and when docs/SECURITY.md's table
 // of exposed routes lacks an API route of the playground, or names one that is gone.
@@ -48,7 +49,7 @@ func main() {
 		for _, p := range problems {
 			fmt.Fprintln(os.Stderr, "  "+p)
 		}
-		fmt.Fprintf(os.Stderr, "name every package, and nothing else, in the first column of %s's package table; every subcommand in the `cmd/wasmgap` row and every /api/ route in the `playground` row, in backquotes; every /api/ route in the `wasmgap serve` rows of %s's table of exposed routes\n", doc, securityDoc)
+		fmt.Fprintf(os.Stderr, "name every package, and nothing else, in the first column of %s's package table, and each of them in its map; every subcommand in the `cmd/wasmgap` row and every /api/ route in the `playground` row, in backquotes; every /api/ route in the `wasmgap serve` rows of %s's table of exposed routes\n", doc, securityDoc)
 		os.Exit(1)
 	}
 }
@@ -67,6 +68,10 @@ func check(root, docName string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", docName, err)
 	}
+	inMap, err := mapped(text)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", docName, err)
+	}
 	var problems []string
 	seen := map[string]int{}
 	for _, n := range named {
@@ -77,6 +82,8 @@ func check(root, docName string) ([]string, error) {
 		seen[n.path] = n.line
 		if !slices.Contains(pkgs, n.path) {
 			problems = append(problems, fmt.Sprintf("%s:%d: `%s` is no package of the module (no directory with a .go file)", docName, n.line, n.path))
+		} else if !inMap[n.path] {
+			problems = append(problems, fmt.Sprintf("%s:%d: `%s` is in the package table but not in the map (the code block under \"## The map\")", docName, n.line, n.path))
 		}
 	}
 	for _, p := range pkgs {
@@ -185,4 +192,38 @@ func names(text []byte) ([]name, error) {
 		return nil, errors.New(`no package table: a table whose header's first cell is "package", each row naming packages in backquotes in its first cell`)
 	}
 	return out, nil
+}
+
+var (
+	// mapGroup is a map's "dir/{a, b}", which stands for dir/a and dir/b.
+	mapGroup = regexp.MustCompile(`([\w./-]+/)\{([^}]*)\}`)
+	// mapPath is a word of a path's letters in the map.
+	mapPath = regexp.MustCompile(`[\w][\w./-]*`)
+)
+
+// mapped lists the paths the map names: the words of the first code block after the
+// heading "## The map".
+func mapped(text []byte) (map[string]bool, error) {
+	_, after, ok := strings.Cut(string(text), "\n## The map\n")
+	var block string
+	if ok {
+		_, after, ok = strings.Cut(after, "```")
+		block, _, ok = strings.Cut(after, "```")
+	}
+	if !ok {
+		return nil, errors.New(`no map: a code block after the heading "## The map", naming every package of the table`)
+	}
+	block = mapGroup.ReplaceAllStringFunc(block, func(g string) string {
+		m := mapGroup.FindStringSubmatch(g)
+		var out []string
+		for _, p := range strings.Split(m[2], ",") {
+			out = append(out, m[1]+strings.TrimSpace(p))
+		}
+		return strings.Join(out, " ")
+	})
+	set := map[string]bool{}
+	for _, w := range mapPath.FindAllString(block, -1) {
+		set[strings.TrimRight(w, "/.")] = true
+	}
+	return set, nil
 }

@@ -20,7 +20,7 @@ func write(t *testing.T, root string, files map[string]string) {
 	}
 }
 
-const table = "# A\n\n| package | what |\n| --- | --- |\n| `a/` | one |\n| `b`, `b/c` | two |\n\nafter\n"
+const table = "# A\n\n| package | what |\n| --- | --- |\n| `a/` | one |\n| `b`, `b/c` | two |\n\nafter\n\n## The map\n\n```\na ─▶ b/{c, d}\nb ◀── a\n```\n"
 
 func tree(t *testing.T, doc string, extra map[string]string) string {
 	root := t.TempDir()
@@ -64,6 +64,18 @@ func TestCheckFindsBothKindsOfDisagreement(t *testing.T) {
 	}
 	if len(problems) != 2 {
 		t.Errorf("%d problems, want 2: %q", len(problems), problems)
+	}
+}
+
+// A package of the table that the map leaves out is a problem; a map's dir/{x, y} names
+// dir/x and dir/y.
+func TestCheckFindsAPackageMissingFromTheMap(t *testing.T) {
+	problems, err := check(tree(t, strings.Replace(table, "b/{c, d}", "b/{d}", 1), nil), "docs/ARCHITECTURE.md")
+	if err != nil || len(problems) != 1 || !strings.Contains(problems[0], "`b/c` is in the package table but not in the map") {
+		t.Errorf("b/c left out of the map: %q, %v", problems, err)
+	}
+	if _, err := check(tree(t, strings.Replace(table, "## The map", "## Map", 1), nil), "docs/ARCHITECTURE.md"); err == nil || !strings.Contains(err.Error(), "no map") {
+		t.Errorf("a document without its map: %v, want an error saying so", err)
 	}
 }
 

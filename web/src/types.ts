@@ -82,6 +82,11 @@ export interface Catalogue {
   min_sample_ms: Limit;
   /** How long a warm-up lasts at least, in ms (0: its warmup calls alone). */
   warmup_ms: Limit;
+  /** A warm-up study's executions, samples per execution and budget in ms (its default: the
+   * server's, which it shares out when a study would last too long). */
+  study_executions: Limit;
+  calls: Limit;
+  budget_ms: Limit;
   timeout_ns: number;
   slots: number;
   environment: ServerEnvironment;

@@ -8,7 +8,7 @@
 import { postNDJSON } from "./api";
 import { info } from "./engines";
 import { duration } from "./format";
-import type { Catalogue, Kernel, Setup } from "./types";
+import type { Catalogue, Kernel, Limit, Setup } from "./types";
 import { fetchStudy, showStudyLink } from "./warmup-stored";
 
 /** The analysis of one execution (package internal/warmup's Execution). */
@@ -209,19 +209,20 @@ function buildView(section: HTMLElement, cat: Catalogue, q: URLSearchParams): vo
     l.append(cb, ` ${info(name).title}`);
     engineBoxes.append(l);
   }
-  const number = (id: string, value: string, min: number, max: number): HTMLInputElement => {
+  // The limits are the server's table's (runner.Bounds, served by GET /api/kernels).
+  const number = (id: string, value: string | null, lim: Limit): HTMLInputElement => {
     const i = el("input");
     i.type = "number";
     i.id = id;
-    i.min = String(min);
-    i.max = String(max);
-    i.value = value;
+    i.min = String(lim.min);
+    i.max = String(lim.max);
+    i.value = value ?? String(lim.default);
     i.onchange = () => saveURL();
     return i;
   };
-  const execIn = number("warmup-executions", q.get("executions") ?? "3", 1, 20);
-  const callsIn = number("warmup-calls", q.get("calls") ?? "1000", 10, 10000);
-  const budgetIn = number("warmup-budget", q.get("budget_ms") ?? "5000", 1, 10000);
+  const execIn = number("warmup-executions", q.get("executions"), cat.study_executions);
+  const callsIn = number("warmup-calls", q.get("calls"), cat.calls);
+  const budgetIn = number("warmup-budget", q.get("budget_ms"), cat.budget_ms);
   const runBtn = el("button", undefined, "Run");
   runBtn.type = "button";
   runBtn.id = "warmup-run";
@@ -283,7 +284,8 @@ function buildView(section: HTMLElement, cat: Catalogue, q: URLSearchParams): vo
       engines: selectedEngines(),
       executions: Number(execIn.value),
       calls: Number(callsIn.value),
-      budget_ms: Number(budgetIn.value),
+      // Left at its default, the budget is the server's to share out among the engines.
+      ...(budgetIn.value === String(cat.budget_ms.default) ? {} : { budget_ms: Number(budgetIn.value) }),
     };
     try {
       await postNDJSON<WarmupEvent>("/api/warmup", body, ctl.signal, (e) => {

@@ -112,9 +112,6 @@ func (b *Built) Run(ctx context.Context, stderr io.Writer, program string, args 
 	return p, nil
 }
 
-// Cleanup returns what a Process made from b must run at Close (nil when nothing).
-func (b *Built) Cleanup() func() { return b.cleanup }
-
 // Done removes the temporary cache directory, if Prepare made one; call it when b is not
 // handed to a Process.
 func (b *Built) Done() {

@@ -1,7 +1,6 @@
 package custom
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -22,80 +20,7 @@ const (
 	DefaultMaxCache = 1 << 30
 	// DefaultBuildsPerMinute is how many builds (not cached) one client may start a minute.
 	DefaultBuildsPerMinute = 30
-	// DefaultMaxWait bounds how long a build waits for its turn.
-	DefaultMaxWait = 15 * time.Second
 )
-
-// BusyError is a build refused because no turn came within Options.MaxWait: the server
-// is busy with other builds (or with this client's own). Retry after RetryAfter.
-type BusyError struct {
-	Msg        string
-	RetryAfter time.Duration
-}
-
-func (e *BusyError) Error() string { return e.Msg }
-
-// buildLimiter is the builder's rate limiting of builds: slots for the machine, a fair
-// share of them per client, a rate per client (buildrate.go). (It has nothing to do with
-// sharing results: that is the playground's POST /api/results/share.)
-type buildLimiter struct {
-	mu   sync.Mutex
-	held map[string]int // builds per client, waiting or running
-	rate buildRate
-	// trimming excludes builds while the Go cache is trimmed.
-	trimming sync.RWMutex
-}
-
-// turn waits, at most Options.MaxWait, until client is under its share (Options.PerClient
-// builds at a time) and a slot is free, and returns the function that gives both back.
-func (b *Builder) turn(ctx context.Context, client string) (func(), error) {
-	s := &b.limiter
-	busy := func(why string) error {
-		return &BusyError{Msg: fmt.Sprintf("the server is busy building %s: no turn came within %v; try again in a few seconds", why, b.opts.MaxWait), RetryAfter: b.opts.MaxWait / 2}
-	}
-	deadline := time.NewTimer(b.opts.MaxWait)
-	defer deadline.Stop()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		s.mu.Lock()
-		if s.held == nil {
-			s.held = map[string]int{}
-		}
-		if s.held[client] < b.opts.PerClient {
-			s.held[client]++
-			s.mu.Unlock()
-			break
-		}
-		s.mu.Unlock()
-		// This client's own builds take its share: wait for one of them to end.
-		select {
-		case <-tick.C:
-		case <-deadline.C:
-			return nil, busy(fmt.Sprintf("this client's other kernels (at most %d at a time)", b.opts.PerClient))
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	leave := func() {
-		s.mu.Lock()
-		if s.held[client]--; s.held[client] <= 0 {
-			delete(s.held, client)
-		}
-		s.mu.Unlock()
-	}
-	select {
-	case b.slots <- struct{}{}:
-	case <-deadline.C:
-		leave()
-		return nil, busy("other clients' kernels")
-	case <-ctx.Done():
-		leave()
-		return nil, ctx.Err()
-	}
-	s.trimming.RLock()
-	return func() { s.trimming.RUnlock(); <-b.slots; leave() }, nil
-}
 
 // touch marks a stored build as used, for the cache's least-recently-used order.
 func touch(dir string) {
@@ -187,10 +112,10 @@ func (b *Builder) trimGoCache() {
 		}
 		return nil
 	})
-	if size <= b.opts.MaxCache || !b.limiter.trimming.TryLock() {
+	if size <= b.opts.MaxCache || !b.trimming.TryLock() {
 		return
 	}
-	defer b.limiter.trimming.Unlock()
+	defer b.trimming.Unlock()
 	for _, p := range extra {
 		// Only entries: the cache's own files (README, trim.txt) stay.
 		if strings.HasSuffix(p, "-a") || strings.HasSuffix(p, "-d") {
