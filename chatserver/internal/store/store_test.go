@@ -27,7 +27,7 @@ func filled(t *testing.T, n int) (*Store, string) {
 	}
 	for i := 1; i <= n; i++ {
 		if _, err := st.Write(func(tx *Tx) error {
-			if err := PutSeq(tx, uint64(i)); err != nil {
+			if err := ReserveIDs(tx, uint64(i)); err != nil {
 				return err
 			}
 			if err := PutRecord(tx, &Record{ID: uint64(i), Time: time.Now().UnixNano(), Text: fmt.Sprint("event ", i)}); err != nil {
@@ -250,4 +250,89 @@ func readAll(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestReserveIDs: ids are reserved a block at a time, so a batch whose ids
+// are reserved writes nothing and waits only for the record that reserved
+// them (none once they are in chat.db); a failed batch gives back what it
+// reserved; and a store reopened after a crash (its files as they are,
+// never closed) goes on after every id reserved, whatever was handed out.
+func TestReserveIDs(t *testing.T) {
+	dir := t.TempDir()
+	st, state, err := Open(filepath.Join(dir, "chat.db"), false, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if state.Seq != 0 {
+		t.Fatalf("a new store's last id: %d", state.Seq)
+	}
+	reserve := func(last uint64, fail error) (int64, error) {
+		return st.Write(func(tx *Tx) error {
+			if err := ReserveIDs(tx, last); err != nil {
+				return err
+			}
+			return fail
+		})
+	}
+	first, err := reserve(2, nil)
+	if err != nil || first != st.wal.size.Load() || first <= walFileHeader {
+		t.Fatalf("the first ids: end %d (log %d bytes), %v; want the record written", first, st.wal.size.Load(), err)
+	}
+	for _, last := range []uint64{2, 4, 2 + IDBlock} {
+		if end, err := reserve(last, nil); err != nil || end != first {
+			t.Fatalf("ids up to %d, within the block: end %d, %v; want %d, the end of the record that reserved them", last, end, err, first)
+		}
+	}
+	if st.wal.size.Load() != first {
+		t.Fatalf("ids within the block wrote %d bytes", st.wal.size.Load()-first)
+	}
+	y := NewSyncer(st)
+	defer y.Close()
+	y.After(first, func(error) {})
+	y.Drain()
+	ranAtOnce := false
+	y.After(first, func(err error) { ranAtOnce = err == nil })
+	if !ranAtOnce {
+		t.Fatal("a batch whose ids were reserved by a synced record did not run at once")
+	}
+
+	boom := errors.New("the batch fails")
+	if _, err := reserve(3+IDBlock, boom); !errors.Is(err, boom) {
+		t.Fatalf("failed batch: %v", err)
+	}
+	if end, err := reserve(2+IDBlock, nil); err != nil || end != first {
+		t.Fatalf("after a failed batch past the block: end %d, %v; want %d (its reservation given back)", end, err, first)
+	}
+	second, err := reserve(3+IDBlock, nil)
+	if err != nil || second <= first {
+		t.Fatalf("ids past the block: end %d, %v; want a record after %d", second, err, first)
+	}
+	handed := uint64(5 + IDBlock) // within the second block: written nowhere
+	if end, err := reserve(handed, nil); err != nil || end != second {
+		t.Fatalf("ids within the second block: end %d, %v; want %d", end, err, second)
+	}
+	if err := st.SyncTo(second); err != nil {
+		t.Fatal(err)
+	}
+
+	log, err := os.ReadFile(filepath.Join(dir, "chat.wal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashed, state, err := Open(filepath.Join(copyWith(t, dir, log), "chat.db"), true, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashed.Close()
+	if state.Seq < handed || state.Seq != 3+2*IDBlock {
+		t.Fatalf("reopened after a crash: last id %d; want %d (every id reserved, and %d was handed out)", state.Seq, 3+2*IDBlock, handed)
+	}
+
+	if err := st.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if end, err := reserve(handed, nil); err != nil || end != 0 {
+		t.Fatalf("ids reserved in chat.db: end %d, %v; want 0 (nothing to wait for)", end, err)
+	}
 }

@@ -86,6 +86,9 @@ type Tx struct {
 	bytes   int64     // m.bytes before the batch
 	dels    int64     // m.dels before the batch
 	rtx     *bolt.Tx  // a read transaction of chat.db, opened on first use
+
+	reserved bool  // the batch reserves ids (ReserveIDs)
+	waitFor  int64 // where the record that reserved the batch's ids ends
 }
 
 // metaOld is a meta value as it was before a batch (had: there was one).
@@ -165,6 +168,7 @@ func (t *Tx) begin(s *Store) {
 	t.s, t.m = s, s.mem
 	t.buf = append(t.buf[:0], make([]byte, walHeader)...)
 	t.logLen, t.bytes, t.dels = len(t.m.ids), t.m.bytes, t.m.dels
+	t.reserved, t.waitFor = false, 0
 }
 
 // changed reports whether the batch wrote anything.
