@@ -336,3 +336,71 @@ func TestReserveIDs(t *testing.T) {
 		t.Fatalf("ids reserved in chat.db: end %d, %v; want 0 (nothing to wait for)", end, err)
 	}
 }
+
+// TestLogFilledAhead: a synced log is filled with zeros a step ahead of
+// its records, so its size changes once a step, not once a batch; at open
+// the zeros after its last record are its end (no warning, nothing
+// dropped), a record cut short before them is dropped with a warning, and
+// a damaged record with whole ones after it is refused, zeros or not.
+func TestLogFilledAhead(t *testing.T) {
+	dir := t.TempDir()
+	st, _, err := Open(filepath.Join(dir, "chat.db"), false, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	walPath := filepath.Join(dir, "chat.wal")
+	sizes := map[int64]bool{}
+	for i := 1; i <= 6; i++ {
+		if err := sendMail(st, uint64(i), fmt.Sprint("mail ", i)); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(walPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes[fi.Size()] = true
+	}
+	if len(sizes) != 1 || !sizes[fillStep] {
+		t.Fatalf("the log's file took the sizes %v over 6 batches; want %d alone", sizes, fillStep)
+	}
+	log, err := os.ReadFile(walPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := int(st.wal.size.Load())
+	if !allZero(log[end:]) {
+		t.Fatal("the log's file past its records is not zeros")
+	}
+	starts := recordStarts(t, log[:end])
+	last := starts[len(starts)-1]
+
+	open := func(log []byte) ([]string, string, error) {
+		var warned bytes.Buffer
+		to := copyWith(t, dir, log)
+		st, _, err := Open(filepath.Join(to, "chat.db"), true, slog.New(slog.NewTextHandler(&warned, nil)))
+		if err != nil {
+			return nil, warned.String(), err
+		}
+		st.Close()
+		texts, err := mailsOf(t, to)
+		return texts, warned.String(), err
+	}
+	texts, warned, err := open(log)
+	if err != nil || len(texts) != 6 || warned != "" {
+		t.Fatalf("the log filled ahead: %d mails, %v, logged %q; want all 6 and nothing said", len(texts), err, warned)
+	}
+	for _, cut := range []int{last + 3, last + walHeader - 2, last + walHeader + 5, end - 1} {
+		torn := bytes.Clone(log)
+		clear(torn[cut:end]) // the write cut short: zeros where the rest of it was to go
+		texts, warned, err := open(torn)
+		if err != nil || len(texts) != 5 || !strings.Contains(warned, "cut short") {
+			t.Fatalf("the last record cut at %d (of %d to %d), zeros after it: %d mails, %v, logged %q; want the 5 before it and a warning", cut, last, end, len(texts), err, warned)
+		}
+	}
+	bad := bytes.Clone(log)
+	bad[starts[1]+walHeader+2] ^= 0xff
+	if _, _, err := open(bad); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), fmt.Sprintf("at byte %d ", starts[1])) {
+		t.Fatalf("record 2 of 6 damaged, zeros after the last: %v; want the log refused at byte %d", err, starts[1])
+	}
+}
