@@ -39,8 +39,10 @@
 //
 // # Nothing lost
 //
-// Event ids come from one sequence shared by all users and kept in the
-// store, so the ids of one user's stream grow strictly, across restarts.
+// Event ids come from one sequence shared by all users and reserved in the
+// store a block at a time (a restart goes on after the last block), so the
+// ids of one user's stream grow strictly, across restarts and kill -9, and
+// a login, whose welcome lines take ids and store nothing, waits for no sync.
 // Every event a user can receive (a message to all, to the user, an echo, a
 // join or leave notice) is stored under its id. A stream that reconnects
 // with the last id it saw first gets the stored events it missed (within

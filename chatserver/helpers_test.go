@@ -347,6 +347,17 @@ func (ts *testServer) mailbox(nick string) int {
 	return n
 }
 
+// logBytes is where the records of the store's log end (its file is filled
+// with zeros past them).
+func (ts *testServer) logBytes() int64 {
+	var n int64
+	ts.srv.localHub().do(context.Background(), &inspectReq{fn: func(h *hub) {
+		st, _ := h.store.Stats()
+		n = st.LogBytes
+	}})
+	return n
+}
+
 // waitMailbox waits until n offline messages wait for nick.
 func (ts *testServer) waitMailbox(t testing.TB, nick string, n int) {
 	t.Helper()

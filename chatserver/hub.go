@@ -257,7 +257,7 @@ func (h *hub) process(batch []request) {
 			cm.results[i] = res
 		}
 		if h.m.Last() != seq {
-			return store.PutSeq(tx, h.m.Last())
+			return store.ReserveIDs(tx, h.m.Last())
 		}
 		return nil
 	})

@@ -2,6 +2,7 @@ package chatserver
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -142,6 +143,7 @@ func TestLogDamage(t *testing.T) {
 	snap := crashCopy(t, ts)
 	wal := filepath.Join(snap, "chat.wal")
 	good, _ := os.ReadFile(wal)
+	good = good[:ts.logBytes()] // the records, not the zeros the file is filled with past them
 
 	// Cut short: the last record loses its tail.
 	torn := t.TempDir()
@@ -243,5 +245,66 @@ func TestKill9KeepsClaims(t *testing.T) {
 			t.Fatalf("%s's login with the claim after the restart: %d %s", nick, status, body)
 		}
 		c.close()
+	}
+}
+
+// TestKill9IDsOnlyGrow: event ids are reserved in the store a block at a
+// time, and a login stores nothing of its own (its welcome's ids are
+// reserved), yet ids only grow across a kill -9: killed after a few
+// logins, and again after logins that crossed into a new block, the
+// server's first id after the restart is above every id handed out before.
+// The logins within a block leave the log as it was (no record, no sync).
+func TestKill9IDsOnlyGrow(t *testing.T) {
+	dir := t.TempDir()
+	walPath := filepath.Join(dir, "chat.wal")
+	logSize := func() int { // where the log's records end: the file is filled with zeros past them
+		return len(bytes.TrimRight(readFile(t, walPath), "\x00"))
+	}
+	// relogins logs joe in on a second stream (joe stays online on his
+	// first, so nobody is told of a join or a leave) until the ids handed
+	// out reach until, then more times; it returns the last id seen and
+	// how many logins grew the log.
+	relogins := func(ts *testServer, until uint64, more int) (last uint64, grew int) {
+		for i := 0; i <= 2*store.IDBlock && more > 0; i++ {
+			before := logSize()
+			c := ts.login(t, "ws", "joe")
+			c.expect("Welcome joe!", "now online: joe")
+			last = c.lastID
+			c.close()
+			if logSize() != before {
+				grew++
+			}
+			if last >= until {
+				more--
+			}
+		}
+		return last, grew
+	}
+	ts, cmd := startChild(t, dir)
+	joe := ts.login(t, "ws", "joe")
+	joe.expect("Welcome joe!", "now online: ")
+	last, grew := relogins(ts, 0, 5)
+	if grew != 0 {
+		t.Errorf("5 logins within the first block grew the log %d times; want none", grew)
+	}
+	for round, cross := range []bool{false, true} {
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		joe.close()
+		ts, cmd = startChild(t, dir)
+		joe = ts.login(t, "ws", "joe")
+		if w := joe.next(); w.text != "Welcome joe!" || w.id <= last {
+			t.Fatalf("round %d: after a kill -9, the first event is %d %q after %d: ids must grow", round, w.id, w.text, last)
+		}
+		joe.expect("now online: ")
+		if cross {
+			break
+		}
+		// Into the next block and 5 logins past its reservation.
+		first := joe.lastID
+		last, grew = relogins(ts, first+store.IDBlock, 5)
+		if grew < 1 || grew > 2 {
+			t.Errorf("logins from id %d to %d grew the log %d times; want once per block crossed", first, last, grew)
+		}
 	}
 }

@@ -20,7 +20,7 @@
 //
 // (the last only for the chat servers; `wasmgap chat --no-fsync` runs only the message
 // route, since the page does not touch its store; -baseline adds an older wasmgap binary,
-// measured on the page in the same run.) Each run is repeated -reps times and the
+// measured on the page and the message route in the same run.) Each run is repeated -reps times and the
 // median req/s is shown, with the tool's own p99 (ab prints whole milliseconds), the ratio
 // to nginx and to the PHP chat for the same run, and the server's resident memory (the sum
 // of VmRSS over its process group from /proc/PID/status) before the run, at its peak
@@ -137,7 +137,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, int, error) {
 	fs.IntVar(&o.reps, "reps", 3, "runs of each case (the median req/s is shown)")
 	fs.BoolVar(&o.interleave, "interleave", false, "start every server at once and take the runs round the servers, rep by rep, so that a busy machine's noise falls on all of them alike (default: one server after the other)")
 	fs.BoolVar(&o.markdown, "markdown", false, "print the table in Markdown (for docs/BENCHMARKS.md)")
-	fs.StringVar(&o.baseline, "baseline", "", "path of an older wasmgap binary, measured on the page beside -wasmgap in the same run (adds the server wasmgap-baseline)")
+	fs.StringVar(&o.baseline, "baseline", "", "path of an older wasmgap binary, measured on the page and the message route beside -wasmgap in the same run (adds the server wasmgap-baseline)")
 	fs.IntVar(&o.fanout, "fanout", 0, "fan-out mode: this many receivers (e.g. 10000) on each of -servers wasmgap,centrifugo,floor (the floor: each broadcast's frame written to every connection, nothing else), over WebSocket and SSE, instead of the page and message runs")
 	fs.IntVar(&o.broadcasts, "broadcasts", 41, "fan-out mode: messages broadcast to every receiver per run")
 	fs.Float64Var(&o.broadcastRate, "broadcast-rate", 10, "fan-out mode: broadcasts per second")

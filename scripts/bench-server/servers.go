@@ -39,8 +39,9 @@ type serverSpec struct {
 var serverSpecs = []serverSpec{
 	{"wasmgap", "wasmgap chat", "wasmgap", true, true},
 	{"wasmgap-no-fsync", "wasmgap chat --no-fsync", "wasmgap", false, true},
-	// An older build (-baseline), on the page: a change before and after in one run.
-	{"wasmgap-baseline", "wasmgap chat (-baseline build)", "wasmgap", true, false},
+	// An older build (-baseline), durable, on the page and the message route: a change
+	// before and after in one run.
+	{"wasmgap-baseline", "wasmgap chat (-baseline build)", "wasmgap", true, true},
 	{"nginx", "nginx (same page)", "nginx", true, false},
 	{"php", "PHP chat (php-cli, stream_select)", "php", true, true},
 	{"node", "Node chat (http module)", "node", true, true},

@@ -72,7 +72,7 @@ func allocated(t *testing.T, path string) int64 {
 // was acknowledged.
 func sendMail(st *Store, id uint64, text string) error {
 	end, err := st.Write(func(tx *Tx) error {
-		if err := PutSeq(tx, id); err != nil {
+		if err := ReserveIDs(tx, id); err != nil {
 			return err
 		}
 		if err := PutRecord(tx, &Record{ID: id, Time: time.Now().UnixNano(), To: "mary", Text: text}); err != nil {

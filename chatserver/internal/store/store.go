@@ -15,7 +15,7 @@ import (
 
 // The store is one bbolt file. Its buckets:
 //
-//	meta     "seq" → the last event id handed out (8 bytes, big endian)
+//	meta     "seq" → the last event id reserved (ReserveIDs; 8 bytes, big endian)
 //	         "pruned" → the last event id pruned
 //	         "walepoch" → the epoch of the log that follows the last checkpoint
 //	log      event id → record: every stored event, pruned after the retention window
@@ -102,6 +102,8 @@ type Store struct {
 	epoch  uint64 // the epoch of the log chat.db expects
 	room   room   // the room held for the next checkpoint (room.go)
 	tx     Tx     // the batch being written, its buffers kept from one to the next
+	ids    uint64 // the last event id reserved: stored as meta "seq" (ReserveIDs)
+	idsEnd int64  // where the log's record that reserved ids ends (0: chat.db holds them)
 }
 
 var pathLog, pathMeta, pathClaims = [][]byte{bucketLog}, [][]byte{bucketMeta}, [][]byte{bucketClaims}
@@ -109,8 +111,9 @@ var pathLog, pathMeta, pathClaims = [][]byte{bucketLog}, [][]byte{bucketMeta}, [
 func mailPath(nick string) [][]byte { return [][]byte{bucketMailbox, []byte(nick)} }
 
 // Write runs fn, whose changes go to the memtable and, as one record, to
-// the log, unsynced; it returns the log's size after them (0: nothing
-// written). syncTo makes them durable. When fn or the log's write fails,
+// the log, unsynced; it returns the log's size after them, or, when fn
+// wrote nothing, where the record that reserved its ids ends (ReserveIDs;
+// 0: nothing to wait for). SyncTo makes them durable. When fn or the log's write fails,
 // the memtable is as it was before.
 func (s *Store) Write(fn func(tx *Tx) error) (int64, error) {
 	m := s.mem
@@ -130,15 +133,21 @@ func (s *Store) Write(fn func(tx *Tx) error) (int64, error) {
 		if err == nil {
 			err = s.wal.write(tx.buf)
 		}
+		if err == nil && tx.reserved {
+			s.idsEnd = s.wal.size.Load()
+		}
 	}
 	tx.closeView()
 	if err != nil {
 		tx.rollback()
 	}
-	changed := tx.changed()
+	changed, waitFor := tx.changed(), tx.waitFor
 	tx.end()
-	if err != nil || !changed {
+	switch {
+	case err != nil:
 		return 0, err
+	case !changed:
+		return waitFor, nil
 	}
 	return s.wal.size.Load(), nil
 }
@@ -172,7 +181,7 @@ func (s *Store) Checkpoint() error {
 	}); err != nil {
 		return fmt.Errorf("checkpoint: write %s: %w", s.path, err)
 	}
-	s.epoch = next
+	s.epoch, s.idsEnd = next, 0
 	m.reset()
 	if err := s.wal.reset(next); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
@@ -201,7 +210,7 @@ func dbFree(db *bolt.DB) (free, pageSize int64) {
 
 // State is what the hub needs from the store at start.
 type State struct {
-	Seq       uint64           // the last event id handed out
+	Seq       uint64           // the last event id reserved: every id handed out is at most it
 	Pruned    uint64           // the last event id pruned
 	Mailboxes map[string]int   // nick → waiting messages
 	Claims    map[string]Claim // nick → its claim
@@ -340,7 +349,7 @@ func Open(path string, noSync bool, log *slog.Logger) (*Store, State, error) {
 		os.Truncate(walPath, walFileHeader)
 	}
 	w := &wal{path: walPath, noSync: noSync}
-	s := &Store{db: db, path: path, wal: w, mem: newMemtable(), epoch: epoch + 1, room: rm}
+	s := &Store{db: db, path: path, wal: w, mem: newMemtable(), epoch: epoch + 1, room: rm, ids: st.Seq}
 	if err = w.reset(epoch + 1); err == nil {
 		err = s.Measure()
 	}
@@ -548,9 +557,29 @@ func IDKey(id uint64) []byte {
 	return k[:]
 }
 
-// PutSeq stores seq as the last event id handed out.
-func PutSeq(tx *Tx, seq uint64) error {
-	tx.putMeta(keySeq, IDKey(seq))
+// IDBlock is how many event ids ReserveIDs reserves past the last one
+// asked for: one record (and its sync) per block of ids rather than per
+// batch. A login's welcome lines take ids and store nothing else, so
+// most logins write nothing and wait for no sync of their own.
+const IDBlock = 1024
+
+// ReserveIDs makes the event ids up to last safe to hand out with the
+// batch: ids are stored as reserved before any is handed out, and a
+// restart goes on after the last id reserved (State.Seq), so ids only
+// grow across a crash. When last is past the ids reserved, the batch
+// stores the end of a new block (last+IDBlock); when it is not, the batch
+// writes nothing for them and waits only for the record that reserved
+// them to be synced (Write's end).
+func ReserveIDs(tx *Tx, last uint64) error {
+	s := tx.s
+	if last <= s.ids {
+		tx.waitFor = max(tx.waitFor, s.idsEnd)
+		return nil
+	}
+	ids, end := s.ids, s.idsEnd
+	tx.undo = append(tx.undo, func() { s.ids, s.idsEnd = ids, end })
+	s.ids, tx.reserved = last+IDBlock, true
+	tx.putMeta(keySeq, IDKey(s.ids))
 	return nil
 }
 

@@ -27,7 +27,7 @@ func filled(t *testing.T, n int) (*Store, string) {
 	}
 	for i := 1; i <= n; i++ {
 		if _, err := st.Write(func(tx *Tx) error {
-			if err := PutSeq(tx, uint64(i)); err != nil {
+			if err := ReserveIDs(tx, uint64(i)); err != nil {
 				return err
 			}
 			if err := PutRecord(tx, &Record{ID: uint64(i), Time: time.Now().UnixNano(), Text: fmt.Sprint("event ", i)}); err != nil {
@@ -250,4 +250,157 @@ func readAll(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestReserveIDs: ids are reserved a block at a time, so a batch whose ids
+// are reserved writes nothing and waits only for the record that reserved
+// them (none once they are in chat.db); a failed batch gives back what it
+// reserved; and a store reopened after a crash (its files as they are,
+// never closed) goes on after every id reserved, whatever was handed out.
+func TestReserveIDs(t *testing.T) {
+	dir := t.TempDir()
+	st, state, err := Open(filepath.Join(dir, "chat.db"), false, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if state.Seq != 0 {
+		t.Fatalf("a new store's last id: %d", state.Seq)
+	}
+	reserve := func(last uint64, fail error) (int64, error) {
+		return st.Write(func(tx *Tx) error {
+			if err := ReserveIDs(tx, last); err != nil {
+				return err
+			}
+			return fail
+		})
+	}
+	first, err := reserve(2, nil)
+	if err != nil || first != st.wal.size.Load() || first <= walFileHeader {
+		t.Fatalf("the first ids: end %d (log %d bytes), %v; want the record written", first, st.wal.size.Load(), err)
+	}
+	for _, last := range []uint64{2, 4, 2 + IDBlock} {
+		if end, err := reserve(last, nil); err != nil || end != first {
+			t.Fatalf("ids up to %d, within the block: end %d, %v; want %d, the end of the record that reserved them", last, end, err, first)
+		}
+	}
+	if st.wal.size.Load() != first {
+		t.Fatalf("ids within the block wrote %d bytes", st.wal.size.Load()-first)
+	}
+	y := NewSyncer(st)
+	defer y.Close()
+	y.After(first, func(error) {})
+	y.Drain()
+	ranAtOnce := false
+	y.After(first, func(err error) { ranAtOnce = err == nil })
+	if !ranAtOnce {
+		t.Fatal("a batch whose ids were reserved by a synced record did not run at once")
+	}
+
+	boom := errors.New("the batch fails")
+	if _, err := reserve(3+IDBlock, boom); !errors.Is(err, boom) {
+		t.Fatalf("failed batch: %v", err)
+	}
+	if end, err := reserve(2+IDBlock, nil); err != nil || end != first {
+		t.Fatalf("after a failed batch past the block: end %d, %v; want %d (its reservation given back)", end, err, first)
+	}
+	second, err := reserve(3+IDBlock, nil)
+	if err != nil || second <= first {
+		t.Fatalf("ids past the block: end %d, %v; want a record after %d", second, err, first)
+	}
+	handed := uint64(5 + IDBlock) // within the second block: written nowhere
+	if end, err := reserve(handed, nil); err != nil || end != second {
+		t.Fatalf("ids within the second block: end %d, %v; want %d", end, err, second)
+	}
+	if err := st.SyncTo(second); err != nil {
+		t.Fatal(err)
+	}
+
+	log, err := os.ReadFile(filepath.Join(dir, "chat.wal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashed, state, err := Open(filepath.Join(copyWith(t, dir, log), "chat.db"), true, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashed.Close()
+	if state.Seq < handed || state.Seq != 3+2*IDBlock {
+		t.Fatalf("reopened after a crash: last id %d; want %d (every id reserved, and %d was handed out)", state.Seq, 3+2*IDBlock, handed)
+	}
+
+	if err := st.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if end, err := reserve(handed, nil); err != nil || end != 0 {
+		t.Fatalf("ids reserved in chat.db: end %d, %v; want 0 (nothing to wait for)", end, err)
+	}
+}
+
+// TestLogFilledAhead: a synced log is filled with zeros a step ahead of
+// its records, so its size changes once a step, not once a batch; at open
+// the zeros after its last record are its end (no warning, nothing
+// dropped), a record cut short before them is dropped with a warning, and
+// a damaged record with whole ones after it is refused, zeros or not.
+func TestLogFilledAhead(t *testing.T) {
+	dir := t.TempDir()
+	st, _, err := Open(filepath.Join(dir, "chat.db"), false, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	walPath := filepath.Join(dir, "chat.wal")
+	sizes := map[int64]bool{}
+	for i := 1; i <= 6; i++ {
+		if err := sendMail(st, uint64(i), fmt.Sprint("mail ", i)); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(walPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes[fi.Size()] = true
+	}
+	if len(sizes) != 1 || !sizes[fillStep] {
+		t.Fatalf("the log's file took the sizes %v over 6 batches; want %d alone", sizes, fillStep)
+	}
+	log, err := os.ReadFile(walPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := int(st.wal.size.Load())
+	if !allZero(log[end:]) {
+		t.Fatal("the log's file past its records is not zeros")
+	}
+	starts := recordStarts(t, log[:end])
+	last := starts[len(starts)-1]
+
+	open := func(log []byte) ([]string, string, error) {
+		var warned bytes.Buffer
+		to := copyWith(t, dir, log)
+		st, _, err := Open(filepath.Join(to, "chat.db"), true, slog.New(slog.NewTextHandler(&warned, nil)))
+		if err != nil {
+			return nil, warned.String(), err
+		}
+		st.Close()
+		texts, err := mailsOf(t, to)
+		return texts, warned.String(), err
+	}
+	texts, warned, err := open(log)
+	if err != nil || len(texts) != 6 || warned != "" {
+		t.Fatalf("the log filled ahead: %d mails, %v, logged %q; want all 6 and nothing said", len(texts), err, warned)
+	}
+	for _, cut := range []int{last + 3, last + walHeader - 2, last + walHeader + 5, end - 1} {
+		torn := bytes.Clone(log)
+		clear(torn[cut:end]) // the write cut short: zeros where the rest of it was to go
+		texts, warned, err := open(torn)
+		if err != nil || len(texts) != 5 || !strings.Contains(warned, "cut short") {
+			t.Fatalf("the last record cut at %d (of %d to %d), zeros after it: %d mails, %v, logged %q; want the 5 before it and a warning", cut, last, end, len(texts), err, warned)
+		}
+	}
+	bad := bytes.Clone(log)
+	bad[starts[1]+walHeader+2] ^= 0xff
+	if _, _, err := open(bad); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), fmt.Sprintf("at byte %d ", starts[1])) {
+		t.Fatalf("record 2 of 6 damaged, zeros after the last: %v; want the log refused at byte %d", err, starts[1])
+	}
 }

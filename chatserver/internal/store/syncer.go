@@ -30,13 +30,14 @@ func NewSyncer(s *Store) *Syncer {
 	return y
 }
 
-// After calls then once the log is synced up to end (the size Write
-// returned; 0 for a batch that wrote nothing), with nil, or with the sync's
-// error. then runs after the functions handed before it: on the syncer's
-// goroutine, or at once on the caller's when the log is not synced and
-// nothing handed before it still waits. It must not wait on the writer.
+// After calls then once the log is synced up to end (what Write
+// returned; 0 for a batch that waits for nothing), with nil, or with the
+// sync's error. then runs after the functions handed before it: on the
+// syncer's goroutine, or at once on the caller's when the log is synced up
+// to end already (or not synced at all) and nothing handed before it still
+// waits. It must not wait on the writer.
 func (y *Syncer) After(end int64, then func(err error)) {
-	if y.s.wal.noSync && y.handed.Load() == 0 {
+	if y.handed.Load() == 0 && (y.s.wal.noSync || end <= y.s.wal.synced.Load()) {
 		// Nothing to wait for, nothing before it: run it here rather than
 		// wake the goroutine (only the writer hands jobs, so none can
 		// come in between).

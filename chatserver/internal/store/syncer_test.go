@@ -17,7 +17,7 @@ func TestSyncer(t *testing.T) {
 	}
 	defer st.Close()
 	write := func(seq uint64) int64 {
-		end, err := st.Write(func(tx *Tx) error { return PutSeq(tx, seq) })
+		end, err := st.Write(func(tx *Tx) error { return PutRecord(tx, &Record{ID: seq, Text: "event"}) })
 		if err != nil || end <= 0 {
 			t.Fatalf("write %d: end %d, %v", seq, end, err)
 		}

@@ -50,7 +50,10 @@ import (
 // open with ErrDamaged, naming the file and the offset. If there is none,
 // only a write cut short at the end of the log is dropped (with a
 // warning: its batch was never answered): the next record's header whole
-// and its body running to or past the end, a header cut short, or zeros.
+// and its body running to or past the end, or a header cut short. A
+// synced log is filled with zeros ahead of its records (fillStep), so the
+// end is where only zeros follow, and a write cut short may have zeros
+// after it.
 // A record whose length was damaged (a whole record lies within it) and
 // bytes that are no record of this log at all (a log of noise) are
 // refused.
@@ -86,6 +89,9 @@ type Tx struct {
 	bytes   int64     // m.bytes before the batch
 	dels    int64     // m.dels before the batch
 	rtx     *bolt.Tx  // a read transaction of chat.db, opened on first use
+
+	reserved bool  // the batch reserves ids (ReserveIDs)
+	waitFor  int64 // where the record that reserved the batch's ids ends
 }
 
 // metaOld is a meta value as it was before a batch (had: there was one).
@@ -165,6 +171,7 @@ func (t *Tx) begin(s *Store) {
 	t.s, t.m = s, s.mem
 	t.buf = append(t.buf[:0], make([]byte, walHeader)...)
 	t.logLen, t.bytes, t.dels = len(t.m.ids), t.m.bytes, t.m.dels
+	t.reserved, t.waitFor = false, 0
 }
 
 // changed reports whether the batch wrote anything.
@@ -335,6 +342,34 @@ type wal struct {
 	noSync bool
 	epoch  uint64 // the log's, in its header
 	seq    uint64 // the last record's sequence (hub goroutine)
+	filled int64  // the file's size: past size, zeros (hub goroutine)
+}
+
+// fillStep is how far ahead of its records a synced log is filled with
+// zeros: a record written within them changes neither the file's size nor
+// its extents, so its fdatasync writes data alone; one sync in fillStep
+// bytes of log commits the file's new size. Recovery takes zeros after the
+// last record for the end of the log (readWAL).
+const fillStep = 1 << 20
+
+var zeros [64 << 10]byte
+
+// fill writes zeros from where the file ends to the fillStep past end.
+// Where the disk has no room for them, the file is cut back and the log
+// is written on without them.
+func (w *wal) fill(end int64) {
+	from := max(w.filled, w.size.Load())
+	to := (end + fillStep - 1) / fillStep * fillStep
+	for at := from; at < to; {
+		n, err := w.f.WriteAt(zeros[:min(int64(len(zeros)), to-at)], at)
+		if err != nil {
+			w.f.Truncate(from)
+			w.filled = from
+			return
+		}
+		at += int64(n)
+	}
+	w.filled = to
 }
 
 // write appends one record, unsynced: rec is the record's header's room
@@ -343,10 +378,14 @@ func (w *wal) write(rec []byte) error {
 	seq := w.seq + 1
 	sealRecord(rec, seq, w.epoch)
 	size := w.size.Load()
+	if end := size + int64(len(rec)); end > w.filled && !w.noSync {
+		w.fill(end)
+	}
 	if _, err := w.f.WriteAt(rec, size); err != nil {
 		// A part of the record may be in the file: cut it off, so that no
 		// bytes of it lie past a shorter record written there next.
 		w.f.Truncate(size)
+		w.filled = size
 		return w.failed("write", err)
 	}
 	w.seq = seq
@@ -401,7 +440,7 @@ func (w *wal) reset(epoch uint64) error {
 	if w.f != nil {
 		w.f.Close()
 	}
-	w.f, w.epoch, w.seq = f, epoch, 0
+	w.f, w.epoch, w.seq, w.filled = f, epoch, 0, walFileHeader
 	w.size.Store(walFileHeader)
 	w.synced.Store(walFileHeader)
 	return nil
@@ -449,7 +488,7 @@ type walDamage struct {
 func readWAL(data []byte, epoch uint64) ([][]byte, *walDamage) {
 	var out [][]byte
 	off := 0
-	for off < len(data) {
+	for off < len(data) && !allZero(data[off:]) { // zeros: the log's end (wal.fill)
 		seq := uint64(len(out)) + 1
 		n, got, ok := recordAt(data[off:], epoch)
 		if !ok || got != seq {
@@ -481,9 +520,11 @@ func recordAt(b []byte, epoch uint64) (n int, seq uint64, ok bool) {
 }
 
 // damageAt says what lies at off of data, where record seq was expected
-// and is not.
+// and is not: the zeros the log was filled with ahead of its records
+// (wal.fill) are past its end, and a record cut short is cut short
+// whether they follow it or not.
 func damageAt(data []byte, off int, seq, epoch uint64) *walDamage {
-	rest := data[off:]
+	rest := bytes.TrimRight(data[off:], "\x00")
 	at := int64(off)
 	// A whole record further on: what lies here was acknowledged.
 	for p := off; p+walHeader <= len(data); p++ {
@@ -496,8 +537,6 @@ func damageAt(data []byte, off int, seq, epoch uint64) *walDamage {
 	}
 	headed := len(rest) >= walHeader && bytes.Equal(rest[:len(recordMagic)], recordMagic) && binary.LittleEndian.Uint64(rest[seqAt:]) == seq
 	switch {
-	case allZero(rest):
-		return &walDamage{torn: true, offset: at, what: fmt.Sprintf("%d zero bytes", len(rest))}
 	case len(rest) < walHeader && bytes.HasPrefix(recordMagic, rest[:min(len(rest), len(recordMagic))]):
 		return &walDamage{torn: true, offset: at, what: fmt.Sprintf("a record header cut short (%d bytes)", len(rest))}
 	case headed:
@@ -506,7 +545,7 @@ func damageAt(data []byte, off int, seq, epoch uint64) *walDamage {
 			return &walDamage{offset: at, what: fmt.Sprintf("a damaged record length (%d bytes, while the first %d bytes are a whole record, its checksum matching)", n, m)}
 		}
 		if walHeader+n >= uint64(len(rest)) {
-			return &walDamage{torn: true, offset: at, what: fmt.Sprintf("a last record of %d bytes with %d left in the file, or whose checksum does not match", n, len(rest)-walHeader)}
+			return &walDamage{torn: true, offset: at, what: fmt.Sprintf("a last record of %d bytes with %d written, or whose checksum does not match", n, len(rest)-walHeader)}
 		}
 		return &walDamage{offset: at, what: "a record whose checksum does not match, with more of the log after it"}
 	}
