@@ -75,11 +75,17 @@ func TestCustomBuildRate(t *testing.T) {
 	ts := httptest.NewServer(New(Options{Custom: b}))
 	defer ts.Close()
 	src := "package kernel\n\nfunc F(n int) int64 { return int64(n) }\n"
+	started := time.Now()
 	if status, out := postCustom(t, ts.URL, src); status != http.StatusOK {
 		t.Fatalf("first build = %d %v", status, out)
 	}
 	if status, out := postCustom(t, ts.URL, src); status != http.StatusOK || out["cached"] != true {
 		t.Errorf("the same source again = %d %v, want it cached", status, out)
+	}
+	if time.Since(started) >= 50*time.Second {
+		// The rate counts a minute from the first build's start (buildrate_test.go holds
+		// the rule on a clock of its own); a busy machine's build can outlast it.
+		t.Skip("the first build took most of the rate's minute: its window cannot be seen from here")
 	}
 	body, _ := json.Marshal(map[string]string{"source": "package kernel\n\nfunc G(n int) int64 { return int64(n) + 1 }\n"})
 	resp, err := http.Post(ts.URL+"/api/custom", "application/json", strings.NewReader(string(body)))
