@@ -156,27 +156,30 @@ func readGoBinary(path string) (*goBinary, error) {
 }
 
 // moduleText finds runtime.text's address in a binary without symbols: the runtime's
-// first module data (runtime.firstmoduledata, in .noptrdata) starts with the line
+// first module data (runtime.firstmoduledata, in .go.module, or .noptrdata before Go
+// 1.26) starts with the line
 // table's address and holds the text's start after the table's six slices, findfunctab,
 // minpc and maxpc (64-bit targets; runtime/symtab.go's moduledata).
 func moduleText(f *elf.File, pcln, text *elf.Section) (uint64, bool) {
-	data := f.Section(".noptrdata")
-	if data == nil {
-		return 0, false
-	}
-	b, err := data.Data()
-	if err != nil {
-		return 0, false
-	}
 	const textAt = 8 + 6*24 + 3*8
-	for off := 0; off+textAt+8 <= len(b); off += 8 {
-		if binary.LittleEndian.Uint64(b[off:]) != pcln.Addr {
+	for _, name := range []string{".go.module", ".noptrdata"} {
+		data := f.Section(name)
+		if data == nil {
 			continue
 		}
-		names := binary.LittleEndian.Uint64(b[off+8:]) // funcnametab's data, inside the table
-		start := binary.LittleEndian.Uint64(b[off+textAt:])
-		if names > pcln.Addr && names < pcln.Addr+pcln.Size && start >= text.Addr && start < text.Addr+text.Size {
-			return start, true
+		b, err := data.Data()
+		if err != nil {
+			continue
+		}
+		for off := 0; off+textAt+8 <= len(b); off += 8 {
+			if binary.LittleEndian.Uint64(b[off:]) != pcln.Addr {
+				continue
+			}
+			names := binary.LittleEndian.Uint64(b[off+8:]) // funcnametab's data, inside the table
+			start := binary.LittleEndian.Uint64(b[off+textAt:])
+			if names > pcln.Addr && names < pcln.Addr+pcln.Size && start >= text.Addr && start < text.Addr+text.Size {
+				return start, true
+			}
 		}
 	}
 	return 0, false
