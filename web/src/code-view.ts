@@ -314,7 +314,11 @@ function render(host: HTMLElement, req: CodeRequest, cat: CodeCatalogue, signal:
   show(0);
   lineEvents(view, cols);
 
-  for (const col of view.columns) {
+  // The quick tiers are asked first and the JITs once they have answered: an address's
+  // explanations share its places in the server's queue, where a JIT's warm-up ahead of
+  // native's code would hold it back for seconds.
+  const jits = cat.explain_jits ?? [];
+  const load = (col: Column) =>
     explainOne(req, col.engine, signal).then(
       (rep) => {
         if (signal.aborted) return;
@@ -334,7 +338,9 @@ function render(host: HTMLElement, req: CodeRequest, cat: CodeCatalogue, signal:
         col.el.textContent = `${title(col.engine)}: ${err instanceof Error ? err.message : String(err)}`;
       },
     );
-  }
+  void Promise.all(view.columns.filter((c) => !jits.includes(c.engine)).map(load)).then(() => {
+    if (!signal.aborted) view.columns.filter((c) => jits.includes(c.engine)).forEach(load);
+  });
 }
 
 /** writeSummary lists the tiers' summaries in words, in the columns' order. */
