@@ -126,7 +126,7 @@ func (s *Server) handleKernels(w http.ResponseWriter, r *http.Request) {
 		TimeoutNS:     timeout,
 		Slots:         s.queue.slots,
 		Environment:   s.env,
-		Panels:        map[string]bool{"chat": s.opts.Chat != nil, "load": s.opts.Load != nil, "custom": s.opts.Custom != nil, "results": s.opts.Results != nil},
+		Panels:        map[string]bool{"chat": s.opts.Chat != nil, "load": s.opts.Load != nil, "custom": s.opts.Custom != nil, "results": s.opts.Results != nil, "farm": s.opts.Farm != nil},
 		Articles: map[string]string{
 			kernels.GroupRecursion: kernels.ArticleRecursion,
 			kernels.GroupLoops:     kernels.ArticleLoops,

@@ -17,6 +17,7 @@
 //	POST /api/custom    {source}: a user's kernel checked and built; {id, func, params, engines}
 //	GET  /api/custom/ID a built user kernel, with its source (…/kernel.wasm: its module)
 //	POST /api/custom/format {source}: the source as gofmt prints it (format.go)
+//	POST /api/farm      {mode, kernels, engines, args, …}: a Run's plan on a bench farm's agents, with Options.Farm (farm.go)
 //	GET  /api/results…  stored runs, with Options.Results (results.go); POST /api/results/share: a browser's cells (share.go)
 //	GET  /runs/{id}     a stored run's own page, with Options.Results (runpage.go); /runs/{id}.csv its cells as CSV
 //	/chat/, /load/      the chat and load handlers, when Options sets them
@@ -84,6 +85,9 @@ type Options struct {
 	// Results, when set, stores every server cell the page runs and the browser cells a
 	// page shares, and serves them to the Results tab (results.go, share.go).
 	Results *results.Store
+	// Farm, when set, is the bench farm that POST /api/farm sends a Run's plan to
+	// (farm.go), its results stored in Results.
+	Farm *FarmOptions
 }
 
 const (
@@ -166,9 +170,10 @@ func New(opts Options) *Server {
 	s.mountResults(mux)
 	s.mountRunPages(mux)
 	mux.HandleFunc("GET /api/explain", s.handleExplain)
+	mux.Handle("POST /api/farm", httpguard.CrossOrigin(http.HandlerFunc(s.handleFarm)))
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, apiError{Error: "no such API route: " + r.Method + " " + r.URL.Path +
-			"; routes are GET /api/kernels, GET /api/expected, POST /api/run, POST /api/forecast, GET /api/history, POST /api/compare, POST /api/warmup, GET /api/warmup/{id}, POST /api/custom, GET /api/custom/{id}, GET /api/custom/{id}/kernel.wasm, GET /api/explain"})
+			"; routes are GET /api/kernels, GET /api/expected, POST /api/run, POST /api/forecast, GET /api/history, POST /api/compare, POST /api/warmup, GET /api/warmup/{id}, POST /api/custom, GET /api/custom/{id}, GET /api/custom/{id}/kernel.wasm, GET /api/explain, POST /api/farm"})
 	})
 	if opts.Chat != nil {
 		mux.Handle("/chat/", http.StripPrefix("/chat", opts.Chat))

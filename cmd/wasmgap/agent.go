@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -28,8 +27,8 @@ type natsFlags struct {
 func addNATSFlags(fs *flag.FlagSet, urlName, urlUsage string) *natsFlags {
 	return &natsFlags{
 		url:   fs.String(urlName, "", urlUsage),
-		nkey:  fs.String("nkey", "", "authenticate to NATS with the nkey seed in this file (see docs/FARM.md)"),
-		creds: fs.String("creds", "", "authenticate to NATS with this credentials file (JWT and seed)"),
+		nkey:  fs.String("nkey", "", "authenticate to the farm's NATS server with the nkey seed in this file (see docs/FARM.md)"),
+		creds: fs.String("creds", "", "authenticate to the farm's NATS server with this credentials file (JWT and seed)"),
 	}
 }
 
@@ -45,11 +44,10 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	nf := addNATSFlags(fs, "nats", "the farm's NATS server, nats://host:port (required)")
 	name := fs.String("name", "", "the agent's name in the farm and the results store: letters, digits, - and _ (default: the host name)")
 	var engines listFlag
-	fs.Var(&engines, "engine", "an engine this agent offers (repeatable; default: "+strings.Join(defaultEngines, " and ")+")")
-	ackWait := fs.Duration("ack-wait", farm.DefaultAckWait, "the ack deadline: a job whose agent went silent this long goes to another agent")
+	fs.Var(&engines, "engine", "an engine this agent offers (repeatable; default: every engine installed on this machine: those built in, and those whose runtime or browser is found)")
 	fs.Usage = func() {
 		w := fs.Output()
-		fmt.Fprintln(w, "usage: wasmgap agent --nats URL [--nkey FILE | --creds FILE] [--name NAME] [--engine E]... [--ack-wait D]")
+		fmt.Fprintln(w, "usage: wasmgap agent --nats URL [--nkey FILE | --creds FILE] [--name NAME] [--engine E]...")
 		fmt.Fprintln(w, "\nOne per machine of a bench farm: registers this machine (CPU, cores, memory, OS, kernel, engines)")
 		fmt.Fprintln(w, "with the NATS server and runs the cells that `wasmgap bench --farm` publishes, one at a time,")
 		fmt.Fprintln(w, "each in a worker as bench runs it. A token is read from $"+natsTokenEnv+". SIGINT or SIGTERM")
@@ -72,13 +70,10 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		host, _ := os.Hostname()
 		*name = strings.Trim(regexp.MustCompile(`[^A-Za-z0-9_-]+`).ReplaceAllString(host, "-"), "-")
 	}
-	if len(engines) == 0 {
-		engines = slices.Clone(defaultEngines)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	err := farm.RunAgent(ctx, farm.AgentConfig{URL: *nf.url, Auth: nf.auth(), Name: *name, Engines: engines, AckWait: *ackWait, Log: log})
+	err := farm.RunAgent(ctx, farm.AgentConfig{URL: *nf.url, Auth: nf.auth(), Name: *name, Engines: engines, Log: log})
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmgap agent:", err)
 		return 1

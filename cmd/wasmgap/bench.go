@@ -402,6 +402,9 @@ func (p *progressLine) done(cell string, r measure.Result, asked int) {
 	if !r.Failed() && r.Runs < asked {
 		what += fmt.Sprintf(" (%d of %d runs fitted the time limit)", r.Runs, asked)
 	}
+	if r.Lost != "" {
+		what += "; " + r.Lost + ": the figure is over the executions before it"
+	}
 	fmt.Fprintf(p.w, "%s: %s (%v)\n", cell, what, took.Round(100*time.Millisecond))
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/wasmgap/wasmgap/internal/farm"
 	"github.com/wasmgap/wasmgap/internal/report"
@@ -20,6 +21,7 @@ type farmFlags struct {
 	each, split *bool
 	agents      *int
 	attempts    *int
+	ackWait     *time.Duration
 }
 
 func addFarmFlags(fs *flag.FlagSet) *farmFlags {
@@ -29,6 +31,7 @@ func addFarmFlags(fs *flag.FlagSet) *farmFlags {
 		split:    fs.Bool("split", false, "with --farm: the plan's cells shared among the agents of one kind, to finish sooner (a table per kind)"),
 		agents:   fs.Int("agents", 1, "with --farm: wait (up to a minute) until this many agents are registered"),
 		attempts: fs.Int("attempts", farm.DefaultAttempts, "with --farm: deliveries of a cell without a result (its agent killed) before it is reported as failed (1 to 100)"),
+		ackWait:  fs.Duration("ack-wait", farm.DefaultAckWait, "with --farm: the ack deadline: a cell whose agent went silent this long goes to another agent (300ms to 1h)"),
 	}
 }
 
@@ -41,9 +44,13 @@ func (f *farmFlags) check() error {
 		return errors.New("--farm: give --each (every agent runs the plan) or --split (the agents of one kind share it)")
 	case *f.attempts < 1 || *f.attempts > 100:
 		return fmt.Errorf("--attempts %d: allowed 1 to 100", *f.attempts)
-	case *f.agents < 1 || *f.agents > 1000:
-		return fmt.Errorf("--agents %d: allowed 1 to 1000", *f.agents)
 	case *f.nats.url != "":
+		if err := farm.CheckAgents(*f.agents); err != nil {
+			return fmt.Errorf("--%w", err)
+		}
+		if err := farm.CheckAckWait(*f.ackWait); err != nil {
+			return fmt.Errorf("--ack-wait: %w", err)
+		}
 		return farm.CheckURL(*f.nats.url)
 	}
 	return nil
@@ -78,7 +85,7 @@ func (f *farmFlags) run(ctx context.Context, jobs []runner.Job, rep report.Repor
 	}
 	tables, err := farm.RunPlan(ctx, farm.PlanConfig{
 		URL: *f.nats.url, Auth: f.nats.auth(), Mode: mode, Cells: cells, Engines: rep.Engines, Method: rep.Method,
-		Attempts: *f.attempts, Agents: *f.agents, Store: store, Progress: stderr,
+		Attempts: *f.attempts, AckWait: *f.ackWait, Agents: *f.agents, Store: store, Progress: stderr,
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmgap bench:", err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/wasmgap/wasmgap/chatserver"
 	"github.com/wasmgap/wasmgap/internal/custom"
+	"github.com/wasmgap/wasmgap/internal/farm"
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 	"github.com/wasmgap/wasmgap/internal/loadpage"
 	"github.com/wasmgap/wasmgap/internal/runner"
@@ -53,6 +54,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	customDir := fs.String("custom-dir", "", "folder of user kernels' builds and their Go build cache (default: the user cache folder's wasmgap/custom)")
 	resultsDB := fs.String("results-db", "", resultsDBUsage+"; none stores nothing")
 	resultsMaxBytes := fs.Int64("results-max-bytes", 0, resultsMaxBytesUsage)
+	farmNATS := addNATSFlags(fs, "farm", "let the page send a Run's plan to a bench farm's agents through this NATS server, nats://host:port (POST /api/farm, docs/FARM.md); its results go to --results-db")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: wasmgap serve [flags]\n\nServe the playground page, its API (/api/) and the panels beside it.\n\nflags:")
 		fs.PrintDefaults()
@@ -67,6 +69,12 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if *maxConcurrent < 0 || *timeout < 0 {
 		fmt.Fprintln(stderr, "wasmgap serve: -max-concurrent and -timeout must not be negative")
 		return 2
+	}
+	if *farmNATS.url != "" {
+		if err := farm.CheckURL(*farmNATS.url); err != nil {
+			fmt.Fprintf(stderr, "wasmgap serve: --farm: %v\n", err)
+			return 2
+		}
 	}
 	if *timeout > 0 {
 		// The page's runs are checked against the one table: a limit outside it would
@@ -89,6 +97,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	// One host allow-list and one body deadline for the playground, /chat/ and /load/ alike:
 	// the chat flags --allow-host and --body-timeout.
 	opts := playground.Options{MaxConcurrent: *maxConcurrent, Timeout: *timeout, BodyTimeout: chatOpts.BodyTimeout}
+	if *farmNATS.url != "" {
+		opts.Farm = &playground.FarmOptions{URL: *farmNATS.url, Auth: farmNATS.auth()}
+	}
 	page := web.Dist()
 	if *dist != "" {
 		if st, err := os.Stat(*dist); err != nil || !st.IsDir() {

@@ -14,10 +14,10 @@ const module = "github.com/wasmgap/wasmgap"
 const (
 	// ground: packages that import nothing of the module (the kernels, the page's files,
 	// internal/'s small tools: childproc, procfs, capped, epoll, httpguard, ndjson, bidi,
-	// the gccgo driver's server goserve).
+	// the gccgo driver's server goserve, the farm's NATS server for tests farmtest).
 	ground = iota
 	// tools: kernels.wasm and its loader, and internal/'s tools that stand on the ground
-	// (sandbox, headless, benchtool, history).
+	// (sandbox, headless, benchtool, history, the throwaway PostgreSQL server pgtest).
 	tools
 	// contract: the Engine contract (internal/engine), and the browsers for tests
 	// (internal/browsertest, on headless).
@@ -36,8 +36,10 @@ const (
 	analysis
 	// application: the worker processes, stored results, the load page.
 	application
-	// server: the playground's HTTP API, and the bench farm (on the worker processes and
-	// the stored results, as the playground).
+	// farm: the bench farm, on the worker processes and the stored results, which the
+	// playground's server drives as bench does.
+	farm
+	// server: the playground's HTTP API.
 	server
 	// top: the binary, the scripts and the build.
 	top
@@ -48,10 +50,10 @@ var layers = map[string]int{
 	"kernels": ground, "web": ground,
 	"internal/bidi": ground, "internal/capped": ground, "internal/childproc": ground, "internal/epoll": ground,
 	"internal/httpguard": ground, "internal/ndjson": ground, "internal/procfs": ground,
-	"internal/engine/driver/goserve": ground, "internal/report/formatcases": ground,
+	"internal/engine/driver/goserve": ground, "internal/report/formatcases": ground, "internal/farm/farmtest": ground,
 
 	"wasm": tools, "wasm/module": tools, "internal/sandbox": tools, "internal/headless": tools,
-	"internal/benchtool": tools, "internal/history": tools, "internal/gotool": tools,
+	"internal/benchtool": tools, "internal/history": tools, "internal/gotool": tools, "internal/results/pgtest": tools,
 
 	"internal/engine": contract, "internal/browsertest": contract,
 
@@ -65,7 +67,9 @@ var layers = map[string]int{
 	"internal/runner": application, "internal/results": application, "internal/loadpage": application,
 	"internal/explain": analysis, "internal/warmup": analysis,
 
-	"playground": server, "internal/farm": server,
+	"internal/farm": farm,
+
+	"playground": server,
 
 	"build": top,
 }

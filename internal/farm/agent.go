@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,10 +16,18 @@ import (
 	"github.com/wasmgap/wasmgap/internal/report"
 )
 
-// DefaultAckWait is the ack deadline of the agents' consumers: a job whose agent said
+// DefaultAckWait is a plan's ack deadline when it names none: a job whose agent said
 // nothing for this long goes to another agent. A running agent says it is working every
 // third of it, so the deadline bounds how long a dead agent's job waits, not a cell.
 const DefaultAckWait = time.Minute
+
+// CheckAckWait refuses an ack deadline outside 300ms to 1h.
+func CheckAckWait(d time.Duration) error {
+	if d < 300*time.Millisecond || d > time.Hour {
+		return fmt.Errorf("ack deadline %v: allowed 300ms to 1h", d)
+	}
+	return nil
+}
 
 // fetchWait is how long an agent waits for a job before it asks again (and looks at its
 // own queue first).
@@ -31,11 +40,9 @@ type AgentConfig struct {
 	Auth Auth
 	// Name names the agent in subjects, results and the store: one per machine.
 	Name string
-	// Engines are the engines the agent offers; a job naming another is refused.
+	// Engines are the engines the agent offers; a job naming another is refused. Nil
+	// offers every engine installed on the machine (Installed).
 	Engines []string
-	// AckWait is the ack deadline of the consumers the agent creates; 0 is
-	// DefaultAckWait.
-	AckWait time.Duration
 	// Log receives what the agent does: each job taken, done or refused.
 	Log *slog.Logger
 }
@@ -62,14 +69,18 @@ func RunAgent(ctx context.Context, cfg AgentConfig) error {
 	if err := CheckName("agent name", cfg.Name); err != nil {
 		return err
 	}
+	installed := Installed()
+	var missing []string
+	if cfg.Engines == nil {
+		cfg.Engines = installed
+	}
+	for _, name := range cfg.Engines {
+		if !slices.Contains(installed, name) {
+			missing = append(missing, name)
+		}
+	}
 	if len(cfg.Engines) == 0 {
 		return errors.New("an agent offers at least one engine")
-	}
-	if cfg.AckWait == 0 {
-		cfg.AckWait = DefaultAckWait
-	}
-	if cfg.AckWait < 300*time.Millisecond || cfg.AckWait > time.Hour {
-		return fmt.Errorf("ack deadline %v: allowed 300ms to 1h", cfg.AckWait)
 	}
 	m, err := Describe(cfg.Engines)
 	if err != nil {
@@ -88,21 +99,17 @@ func RunAgent(ctx context.Context, cfg AgentConfig) error {
 	if err := a.register(ctx); err != nil {
 		return err
 	}
-	own, err := a.consumer(ctx, "agent-"+cfg.Name, agentJobs(cfg.Name, "*"))
-	if err != nil {
-		return err
-	}
-	kind, err := a.consumer(ctx, "kind-"+m.Kind, kindJobs(m.Kind, "*"))
-	if err != nil {
-		return err
-	}
+	own, kind := &queue{name: ownConsumer(cfg.Name)}, &queue{name: kindConsumer(m.Kind)}
 	if cfg.Auth == (Auth{}) {
 		log.Warn("no credentials given: a NATS server that admits anyone takes jobs and results from anyone (docs/FARM.md, Security)")
+	}
+	if len(missing) > 0 {
+		log.Warn("engines offered whose runtime was not found on this machine: their cells may fail", "engines", strings.Join(missing, ","))
 	}
 	log.Info("agent ready", "agent", cfg.Name, "kind", m.Kind, "machine", m.Summary(), "engines", strings.Join(m.EngineNames(), ","))
 	go a.refresh(ctx)
 	for ctx.Err() == nil {
-		msg, err := a.next(own, kind)
+		msg, cons, err := a.next(ctx, own, kind)
 		if err != nil {
 			if ctx.Err() != nil {
 				break
@@ -112,7 +119,7 @@ func RunAgent(ctx context.Context, cfg AgentConfig) error {
 			continue
 		}
 		if msg != nil {
-			a.handle(ctx, msg)
+			a.handle(ctx, msg, cons)
 		}
 	}
 	_ = c.agents.Delete(context.Background(), cfg.Name)
@@ -147,40 +154,60 @@ func (a *agent) refresh(ctx context.Context) {
 	}
 }
 
-// consumer makes sure of a durable consumer of the jobs stream.
-func (a *agent) consumer(ctx context.Context, name, filter string) (jetstream.Consumer, error) {
-	cons, err := a.c.js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
-		Durable: name, FilterSubject: filter, AckPolicy: jetstream.AckExplicitPolicy,
-		AckWait: a.cfg.AckWait, MaxDeliver: -1, MaxAckPending: 1000,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("consumer %s: %w", name, err)
+// queue is one of an agent's queues of jobs: a durable consumer of the jobs stream that
+// the first plan for the agent (or its kind) creates, with the plan's ack deadline.
+type queue struct {
+	name string
+	cons jetstream.Consumer // nil until a plan has made it
+}
+
+// bound reports whether the queue's consumer exists, looking it up until it does.
+func (a *agent) bound(ctx context.Context, q *queue) (bool, error) {
+	if q.cons != nil {
+		return true, nil
 	}
-	return cons, nil
+	cons, err := a.c.js.Consumer(ctx, JobsStream, q.name)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return false, nil // no plan for this queue yet
+	}
+	if err != nil {
+		return false, fmt.Errorf("consumer %s: %w", q.name, err)
+	}
+	q.cons = cons
+	return true, nil
 }
 
 // next takes one job: from the agent's own queue if one waits there, else from its
 // kind's, waiting up to fetchWait. It returns nil when none came.
-func (a *agent) next(own, kind jetstream.Consumer) (jetstream.Msg, error) {
-	batch, err := own.FetchNoWait(1)
+func (a *agent) next(ctx context.Context, own, kind *queue) (jetstream.Msg, jetstream.Consumer, error) {
+	if ok, err := a.bound(ctx, own); err != nil {
+		return nil, nil, err
+	} else if ok {
+		batch, err := own.cons.FetchNoWait(1)
+		if err != nil {
+			return nil, nil, err
+		}
+		for m := range batch.Messages() {
+			return m, own.cons, nil
+		}
+	}
+	if ok, err := a.bound(ctx, kind); err != nil || !ok {
+		sleep(ctx, fetchWait)
+		return nil, nil, err
+	}
+	batch, err := kind.cons.Fetch(1, jetstream.FetchMaxWait(fetchWait))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for m := range batch.Messages() {
-		return m, nil
+		return m, kind.cons, nil
 	}
-	batch, err = kind.Fetch(1, jetstream.FetchMaxWait(fetchWait))
-	if err != nil {
-		return nil, err
-	}
-	for m := range batch.Messages() {
-		return m, nil
-	}
-	return nil, batch.Error()
+	return nil, nil, batch.Error()
 }
 
-// handle answers one job: a result with the measured cell, or with why it was refused.
-func (a *agent) handle(ctx context.Context, msg jetstream.Msg) {
+// handle answers one job of cons: a result with the measured cell, or with why it was
+// refused.
+func (a *agent) handle(ctx context.Context, msg jetstream.Msg, cons jetstream.Consumer) {
 	run := runOfSubject(msg.Subject())
 	meta, err := msg.Metadata()
 	if err != nil {
@@ -220,7 +247,7 @@ func (a *agent) handle(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	a.log.Info("job started", "job", id, "cell", job.Cell.Label(), "delivery", meta.NumDelivered)
-	cell, err := a.run(ctx, msg, job.Cell)
+	cell, err := a.run(ctx, msg, cons, job.Cell)
 	switch {
 	case ctx.Err() != nil:
 		// Stopping: the job goes back for another agent, at once.
@@ -235,13 +262,19 @@ func (a *agent) handle(ctx context.Context, msg jetstream.Msg) {
 	a.answer(ctx, msg, Result{Job: id, Run: run, Cell: &cell})
 }
 
-// run runs the cell, telling the server every third of the ack deadline that the job is
-// still in hand.
-func (a *agent) run(ctx context.Context, msg jetstream.Msg, c Cell) (measure.Result, error) {
+// run runs the cell, telling the server every third of the ack deadline (the one the
+// plan gave the job's consumer) that the job is still in hand.
+func (a *agent) run(ctx context.Context, msg jetstream.Msg, cons jetstream.Consumer, c Cell) (measure.Result, error) {
+	ackWait := DefaultAckWait
+	if info, err := cons.Info(ctx); err == nil && info.Config.AckWait > 0 {
+		ackWait = info.Config.AckWait
+	} else if err != nil {
+		a.log.Warn("read the job's ack deadline: saying it is in hand as for the default", "err", err)
+	}
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
-		t := time.NewTicker(a.cfg.AckWait / 3)
+		t := time.NewTicker(ackWait / 3)
 		defer t.Stop()
 		for {
 			select {

@@ -23,7 +23,7 @@ func CellsOf(jobs []runner.Job) ([]Cell, error) {
 		if j.Custom() != nil {
 			return nil, fmt.Errorf("%s on %s: a farm runs the catalogue's kernels, not user kernels", j.Label(), j.Engine())
 		}
-		cells = append(cells, Cell{Engine: j.Engine(), Kernel: j.Kernel().Name, Args: j.Args(), Options: j.Options(), Timeout: j.Timeout()})
+		cells = append(cells, Cell{Engine: j.Engine(), Kernel: j.Kernel().Name, Args: j.Args(), Options: j.Options(), Timeout: j.Timeout(), Executions: j.Executions()})
 	}
 	return cells, nil
 }
@@ -35,6 +35,9 @@ func CellsOf(jobs []runner.Job) ([]Cell, error) {
 func runCell(ctx context.Context, c Cell, onProgress func(phase string, done, total int)) (measure.Result, error) {
 	in := runner.Input{Engines: []string{c.Engine}, Kernels: []string{c.Kernel}, Cold: c.Options.Cold}
 	in.Runs, in.Warmup = &c.Options.Runs, &c.Options.Warmup
+	if c.Executions != 0 {
+		in.Executions = &c.Executions
+	}
 	// runner.Input reads an absent duration as the default and zero as none; the plan
 	// held zero for the default and a negative duration for none.
 	asInput := func(d time.Duration) *time.Duration {

@@ -41,6 +41,9 @@ type PlanConfig struct {
 	Method report.Method
 	// Attempts bounds the deliveries of a job without a result; 0 is DefaultAttempts.
 	Attempts int
+	// AckWait is the ack deadline of the plan's jobs: a job whose agent went silent this
+	// long goes to another agent. 0 is DefaultAckWait.
+	AckWait time.Duration
 	// Agents is how many agents to wait for (up to AgentWait) before publishing; 0 is 1.
 	Agents    int
 	AgentWait time.Duration
@@ -48,6 +51,22 @@ type PlanConfig struct {
 	Store *results.Store
 	// Progress receives one line per result and per machine's news.
 	Progress io.Writer
+	// OnPublish, when set, is told the run's id and tables once its jobs are published;
+	// OnResult, each result as it is taken. Both are called from RunPlan's goroutine.
+	OnPublish func(run string, tables []*Table)
+	OnResult  func(Update)
+}
+
+// Update is one result as the collector took it.
+type Update struct {
+	// Table is the table it belongs to; Agent measured it.
+	Table *Table
+	Agent string
+	Cell  measure.Result
+	// Done and Total count the run's jobs answered and published; Left is the time the
+	// plan has left at the pace so far (0 before it is known).
+	Done, Total int
+	Left        time.Duration
 }
 
 // Table is one stored run of a farm plan: a machine's (Each) or a kind's (Split).
@@ -91,6 +110,17 @@ func listAgents(ctx context.Context, c *conn) ([]AgentInfo, error) {
 	return out, nil
 }
 
+// MaxAgents bounds how many agents a plan waits for.
+const MaxAgents = 1000
+
+// CheckAgents refuses a count of agents to wait for outside 1 to MaxAgents.
+func CheckAgents(n int) error {
+	if n < 1 || n > MaxAgents {
+		return fmt.Errorf("agents %d: allowed 1 to %d", n, MaxAgents)
+	}
+	return nil
+}
+
 // RunPlan publishes the plan's cells as jobs, collects their results, storing each once,
 // and returns a table per machine (Each) or per kind (Split). When ctx ends first, the
 // jobs not yet taken are withdrawn and the tables hold the cells done, marked partial.
@@ -104,6 +134,15 @@ func RunPlan(ctx context.Context, cfg PlanConfig) ([]*Table, error) {
 	attempts := cmp.Or(cfg.Attempts, DefaultAttempts)
 	if attempts < 1 || attempts > 100 {
 		return nil, fmt.Errorf("farm: attempts = %d: allowed 1 to 100", attempts)
+	}
+	if cfg.Agents != 0 {
+		if err := CheckAgents(cfg.Agents); err != nil {
+			return nil, fmt.Errorf("farm: %w", err)
+		}
+	}
+	ackWait := cmp.Or(cfg.AckWait, DefaultAckWait)
+	if err := CheckAckWait(ackWait); err != nil {
+		return nil, fmt.Errorf("farm: %w", err)
 	}
 	progress := cfg.Progress
 	if progress == nil {
@@ -137,6 +176,9 @@ func RunPlan(ctx context.Context, cfg PlanConfig) ([]*Table, error) {
 
 	jobs := map[string]jobRef{}
 	for ti, t := range tables {
+		if err := c.jobsConsumer(ctx, t, ackWait); err != nil {
+			return nil, fmt.Errorf("farm: %w", err)
+		}
 		for ci, cell := range cfg.Cells {
 			j := Job{ID: fmt.Sprintf("%s-%d-%d", run, ti, ci), Run: run, Cell: cell, Attempts: attempts}
 			data, err := json.Marshal(j)
@@ -162,6 +204,9 @@ func RunPlan(ctx context.Context, cfg PlanConfig) ([]*Table, error) {
 	}
 	fmt.Fprintf(progress, "farm run %s: %d cells %s, %d jobs published\n", run, len(cfg.Cells), where, len(jobs))
 
+	if cfg.OnPublish != nil {
+		cfg.OnPublish(run, tables)
+	}
 	col := &collector{cfg: cfg, run: run, tables: tables, jobs: jobs, progress: progress, total: len(jobs)}
 	for col.done < col.total && ctx.Err() == nil {
 		batch, err := cons.Fetch(16, jetstream.FetchMaxWait(time.Second))
@@ -283,12 +328,23 @@ func (col *collector) take(ctx context.Context, msg jetstream.Msg) {
 	t.cells[ref.cell] = cell
 	t.took = append(t.took, time.Since(t.began))
 	col.done++
+	left := col.left()
 	what := cell.Failure
 	if !cell.Failed() {
 		what = report.FormatNs(cell.Median) + " per call " + report.Spread(cell)
 	}
-	fmt.Fprintf(col.progress, "[%d/%d] %s: %s on %s: %s (agent %s)%s\n", col.done, col.total, t.Name, cell.Label(), cell.Engine, what, r.Agent, col.forecast())
+	forecast := ""
+	if left > 0 {
+		forecast = fmt.Sprintf(", about %v left", left.Round(time.Second))
+	}
+	fmt.Fprintf(col.progress, "[%d/%d] %s: %s on %s: %s (agent %s)%s\n", col.done, col.total, t.Name, cell.Label(), cell.Engine, what, r.Agent, forecast)
+	if col.cfg.OnResult != nil {
+		col.cfg.OnResult(Update{Table: t, Agent: r.Agent, Cell: cell, Done: col.done, Total: col.total, Left: left})
+	}
 }
+
+// Done is how many of the plan's cells the table holds.
+func (t *Table) Done() int { return len(t.cells) }
 
 // check decodes a result and checks that it answers a job of this run, from an agent
 // the job was for, with the job's cell.
@@ -361,9 +417,9 @@ func (col *collector) store(ctx context.Context, t *Table, r Result, cell measur
 	return err
 }
 
-// forecast says how long the plan has left, from the pace of each table so far: ", about
-// 40s left".
-func (col *collector) forecast() string {
+// left is how long the plan has left, from the pace of each table so far; 0 before any
+// table has a result.
+func (col *collector) left() time.Duration {
 	var left time.Duration
 	for _, t := range col.tables {
 		n := len(t.took)
@@ -373,10 +429,7 @@ func (col *collector) forecast() string {
 		pace := t.took[n-1] / time.Duration(n)
 		left = max(left, pace*time.Duration(len(col.cfg.Cells)-len(t.cells)))
 	}
-	if left == 0 {
-		return ""
-	}
-	return fmt.Sprintf(", about %v left", left.Round(time.Second))
+	return left
 }
 
 // withdraw takes back the jobs not yet taken and marks the stored runs partial.

@@ -8,7 +8,8 @@
 //     plan per agent, and farm.job.kind.<kind>.<run> for --split, the plan shared among
 //     the agents of one kind (same CPU model, cores, memory, OS, architecture and
 //     engines). Each agent pulls from its own consumer (agent-<name>) and from its kind's
-//     (kind-<kind>), one job at a time.
+//     (kind-<kind>), one job at a time. A plan makes these consumers with its ack
+//     deadline; the agents only read them.
 //   - FARM_RESULTS (work queue): farm.result.<run>, read by that run's collector.
 //   - the farm-agents bucket: each agent's description, expiring when the agent stops
 //     refreshing it.
@@ -164,6 +165,28 @@ func (c *conn) close() { c.nc.Close() }
 func agentJobs(agent, run string) string { return jobSubject + "agent." + agent + "." + run }
 func kindJobs(kind, run string) string   { return jobSubject + "kind." + kind + "." + run }
 func resultSubjectOf(run string) string  { return resultSubject + run }
+
+// The durable consumers of the jobs stream: an agent's own queue and its kind's.
+func ownConsumer(agent string) string { return "agent-" + agent }
+func kindConsumer(kind string) string { return "kind-" + kind }
+
+// jobsConsumer makes sure of the consumer of a table's jobs, with the plan's ack
+// deadline: the plan sets it, never an agent, so that the agents of one kind, which share
+// their kind's consumer, work to one deadline.
+func (c *conn) jobsConsumer(ctx context.Context, t *Table, ackWait time.Duration) error {
+	name, filter := ownConsumer(t.agent), agentJobs(t.agent, "*")
+	if t.kind != "" {
+		name, filter = kindConsumer(t.kind), kindJobs(t.kind, "*")
+	}
+	_, err := c.js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
+		Durable: name, FilterSubject: filter, AckPolicy: jetstream.AckExplicitPolicy,
+		AckWait: ackWait, MaxDeliver: -1, MaxAckPending: 1000,
+	})
+	if err != nil {
+		return fmt.Errorf("consumer %s: %w", name, err)
+	}
+	return nil
+}
 
 // runOfSubject is the run a job's subject names: its last token.
 func runOfSubject(subject string) string {

@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,12 +19,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nkeys"
 
 	"github.com/wasmgap/wasmgap/internal/childproc"
 	"github.com/wasmgap/wasmgap/internal/engine"
+	"github.com/wasmgap/wasmgap/internal/farm/farmtest"
 	"github.com/wasmgap/wasmgap/internal/measure"
 	"github.com/wasmgap/wasmgap/internal/results"
 	"github.com/wasmgap/wasmgap/internal/runner"
@@ -54,55 +55,21 @@ func TestMain(m *testing.M) {
 // testTimeout bounds each test's plan: generous, for a machine whose cores are busy.
 const testTimeout = 4 * time.Minute
 
-// testAckWait is the agents' ack deadline in the tests: a killed agent's job goes to the
+// testAckWait is the plans' ack deadline in the tests: a killed agent's job goes to the
 // other agent after it.
 const testAckWait = 2 * time.Second
-
-// agentPermissions are an agent's rights on the farm's server, as docs/FARM.md gives
-// them: JetStream's API, acks, its results and its registration; never a job.
-var agentPermissions = &server.Permissions{
-	Publish: &server.SubjectPermission{
-		Allow: []string{"$JS.API.>", "$JS.ACK.FARM_JOBS.>", "farm.result.>", "$KV.farm-agents.>"},
-		Deny:  []string{"farm.job.>"},
-	},
-	Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>"}},
-}
 
 // startNATS starts an embedded NATS server with JetStream on loopback that admits only
 // the holders of the nkeys it returns (the seed files' paths); users other than "bench"
 // have an agent's permissions.
 func startNATS(t *testing.T, users ...string) (url string, seeds map[string]string) {
 	t.Helper()
-	seeds = map[string]string{}
-	var nk []*server.NkeyUser
-	for _, u := range users {
-		kp, err := nkeys.CreateUser()
-		if err != nil {
-			t.Fatal(err)
-		}
-		pub, _ := kp.PublicKey()
-		seed, _ := kp.Seed()
-		path := filepath.Join(t.TempDir(), u+".nk")
-		if err := os.WriteFile(path, seed, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		seeds[u] = path
-		user := &server.NkeyUser{Nkey: pub}
-		if u != "bench" {
-			user.Permissions = agentPermissions
-		}
-		nk = append(nk, user)
-	}
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true, JetStream: true, StoreDir: t.TempDir(), Nkeys: nk})
+	n, err := farmtest.StartNATS(t.TempDir(), users...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	go srv.Start()
-	t.Cleanup(srv.Shutdown)
-	if !srv.ReadyForConnections(20 * time.Second) {
-		t.Fatal("NATS server not ready")
-	}
-	return srv.ClientURL(), seeds
+	t.Cleanup(n.Shutdown)
+	return n.URL, n.Seeds
 }
 
 // agentProc is an agent running in a process of its own, its log lines kept.
@@ -117,7 +84,7 @@ type agentProc struct {
 
 func startAgent(t *testing.T, url, seed, name string, engines ...string) *agentProc {
 	t.Helper()
-	cfg, _ := json.Marshal(AgentConfig{URL: url, Auth: Auth{NkeyFile: seed}, Name: name, Engines: engines, AckWait: testAckWait})
+	cfg, _ := json.Marshal(AgentConfig{URL: url, Auth: Auth{NkeyFile: seed}, Name: name, Engines: engines})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), agentEnv+"="+string(cfg))
 	stderr, err := cmd.StderrPipe()
@@ -237,7 +204,7 @@ func TestSplitSurvivesAKilledAgent(t *testing.T) {
 	}()
 	var progress strings.Builder
 	tables, err := RunPlan(ctx, PlanConfig{URL: url, Auth: Auth{NkeyFile: seeds["bench"]}, Mode: Split, Cells: testCells(t, 20, 300*time.Millisecond),
-		Engines: []string{engine.Native}, Agents: 2, Store: store, Progress: &progress})
+		Engines: []string{engine.Native}, Agents: 2, AckWait: testAckWait, Store: store, Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +280,7 @@ func TestEachRunsThePlanOnEveryAgent(t *testing.T) {
 	done := make(chan answer, 1)
 	go func() {
 		tables, err := RunPlan(ctx, PlanConfig{URL: url, Auth: Auth{NkeyFile: seeds["bench"]}, Mode: Each, Cells: cells,
-			Engines: []string{engine.Native}, Agents: 2, Store: store, Progress: &progress})
+			Engines: []string{engine.Native}, Agents: 2, AckWait: testAckWait, Store: store, Progress: &progress})
 		done <- answer{tables, err}
 	}()
 	for i := 0; i < 2; i++ {
@@ -421,7 +388,7 @@ func TestAgentRefusesBadJobs(t *testing.T) {
 	agentCtx, stop := context.WithCancel(ctx)
 	agentDone := make(chan error, 1)
 	go func() {
-		agentDone <- RunAgent(agentCtx, AgentConfig{URL: url, Auth: Auth{NkeyFile: seeds["a"]}, Name: "a", Engines: []string{engine.Native}, AckWait: testAckWait})
+		agentDone <- RunAgent(agentCtx, AgentConfig{URL: url, Auth: Auth{NkeyFile: seeds["a"]}, Name: "a", Engines: []string{engine.Native}})
 	}()
 	defer func() {
 		stop()
@@ -531,7 +498,7 @@ func TestInterruptedPlanKeepsItsCells(t *testing.T) {
 	agentCtx, stopAgent := context.WithCancel(ctx)
 	agentDone := make(chan error, 1)
 	go func() {
-		agentDone <- RunAgent(agentCtx, AgentConfig{URL: url, Auth: Auth{NkeyFile: seeds["a"]}, Name: "a", Engines: []string{engine.Native}, AckWait: testAckWait})
+		agentDone <- RunAgent(agentCtx, AgentConfig{URL: url, Auth: Auth{NkeyFile: seeds["a"]}, Name: "a", Engines: []string{engine.Native}})
 	}()
 	defer func() {
 		stopAgent()
@@ -543,7 +510,7 @@ func TestInterruptedPlanKeepsItsCells(t *testing.T) {
 	planCtx, interrupt := context.WithCancel(ctx)
 	progress := &cancelOn{text: "[1/", cancel: interrupt}
 	tables, err := RunPlan(planCtx, PlanConfig{URL: url, Auth: Auth{NkeyFile: seeds["bench"]}, Mode: Each, Cells: testCells(t, 6, 300*time.Millisecond),
-		Engines: []string{engine.Native}, Store: store, Progress: progress})
+		Engines: []string{engine.Native}, AckWait: testAckWait, Store: store, Progress: progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -573,5 +540,128 @@ func TestInterruptedPlanKeepsItsCells(t *testing.T) {
 	// The agent may hold one job it took before the interrupt; the rest are withdrawn.
 	if info.State.Msgs > 1 {
 		t.Errorf("%d jobs left in %s after the interrupt; want those no agent took withdrawn", info.State.Msgs, JobsStream)
+	}
+}
+
+// TestInstalledRule: a probed runtime is offered when its probe found it, a browser engine
+// when its browser is installed, an engine built into the binary always; an engine that
+// needs a program nothing probes, and an engine of the page, are not offered.
+func TestInstalledRule(t *testing.T) {
+	probe := func() string { return "" }
+	infos := []engine.Info{
+		{Name: "built-in", Place: engine.PlaceServer},
+		{Name: "found", Place: engine.PlaceServer, Probe: probe, Version: "gcc 12", Install: "apt-get install gcc"},
+		{Name: "not-found", Place: engine.PlaceServer, Probe: probe, Install: "apt-get install php-cli"},
+		{Name: "unprobed", Place: engine.PlaceServer, Install: "apt-get install binaryen", Version: "wazero 1.9"},
+		{Name: "browser-there", Place: engine.PlaceServer},
+		{Name: "browser-missing", Place: engine.PlaceServer},
+		{Name: "in-page", Place: engine.PlacePage},
+	}
+	browsers := map[string]bool{"browser-there": true, "browser-missing": false}
+	got := installed(infos, func(name string) (bool, bool) { has, ok := browsers[name]; return has, ok })
+	if want := []string{"built-in", "found", "browser-there"}; !slices.Equal(got, want) {
+		t.Errorf("installed = %v, want %v", got, want)
+	}
+	all := Installed()
+	for _, name := range []string{engine.Native, engine.WazeroCompiler, engine.WazeroInterpreter, engine.Yaegi} {
+		if !slices.Contains(all, name) {
+			t.Errorf("Installed() = %v lacks %s, built into the binary", all, name)
+		}
+	}
+}
+
+// TestAgentOffersInstalledEngines: an agent given no engines offers every engine
+// installed on its machine; given some, it offers those only.
+func TestAgentOffersInstalledEngines(t *testing.T) {
+	url, seeds := startNATS(t, "bench", "a", "b")
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	agentCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for name, engines := range map[string][]string{"a": nil, "b": {engine.Native}} {
+		wg.Go(func() {
+			if err := RunAgent(agentCtx, AgentConfig{URL: url, Auth: Auth{NkeyFile: seeds[name]}, Name: name, Engines: engines}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	defer func() { stop(); wg.Wait() }()
+	c, err := connect(ctx, url, Auth{NkeyFile: seeds["bench"]}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	agents, err := waitAgents(ctx, c, 2, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"a": Installed(), "b": {engine.Native}}
+	for _, a := range agents {
+		if got := a.Machine.EngineNames(); !slices.Equal(got, want[a.Name]) {
+			t.Errorf("agent %s offers %v, want %v", a.Name, got, want[a.Name])
+		}
+	}
+}
+
+// TestAckDeadlineIsThePlans: the agents of one kind share their kind's consumer; its ack
+// deadline is the one the plan gives, whichever agents start before or after it.
+func TestAckDeadlineIsThePlans(t *testing.T) {
+	url, seeds := startNATS(t, "bench", "a", "b", "c")
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	agentCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	startAgent := func(name string, log io.Writer) {
+		wg.Go(func() {
+			if err := RunAgent(agentCtx, AgentConfig{URL: url, Auth: Auth{NkeyFile: seeds[name]}, Name: name, Engines: []string{engine.Native},
+				Log: slog.New(slog.NewTextHandler(log, nil))}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	defer func() { stop(); wg.Wait() }()
+	startAgent("a", io.Discard)
+	startAgent("b", io.Discard)
+	c, err := connect(ctx, url, Auth{NkeyFile: seeds["bench"]}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	deadline := func(kind string) time.Duration {
+		t.Helper()
+		cons, err := c.js.Consumer(ctx, JobsStream, kindConsumer(kind))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cons.CachedInfo().Config.AckWait
+	}
+	plan := func(ackWait time.Duration) {
+		t.Helper()
+		tables, err := RunPlan(ctx, PlanConfig{URL: url, Auth: Auth{NkeyFile: seeds["bench"]}, Mode: Split, Cells: testCells(t, 2, 0),
+			Engines: []string{engine.Native}, Agents: 2, AckWait: ackWait})
+		if err != nil || len(tables) != 1 || tables[0].Done() != 2 {
+			t.Fatalf("plan: %v, tables %+v", err, tables)
+		}
+	}
+	plan(2 * time.Second)
+	agents, err := listAgents(ctx, c)
+	if err != nil || len(agents) < 2 {
+		t.Fatalf("agents %+v (%v)", agents, err)
+	}
+	kind := agents[0].Machine.Kind
+	if got := deadline(kind); got != 2*time.Second {
+		t.Errorf("after a plan of 2s: the kind's ack deadline is %v", got)
+	}
+	ready := &cancelOn{text: `msg="agent ready"`, cancel: func() {}}
+	readyCtx, isReady := context.WithCancel(ctx)
+	ready.cancel = isReady
+	startAgent("c", ready)
+	<-readyCtx.Done() // c has set itself up
+	if got := deadline(kind); got != 2*time.Second {
+		t.Errorf("after agent c started: the kind's ack deadline is %v, want the plan's 2s", got)
+	}
+	plan(3 * time.Second)
+	if got := deadline(kind); got != 3*time.Second {
+		t.Errorf("after a plan of 3s: the kind's ack deadline is %v", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/wasmgap/wasmgap/internal/engine"
+	"github.com/wasmgap/wasmgap/internal/headless"
 	"github.com/wasmgap/wasmgap/internal/report"
 	"github.com/wasmgap/wasmgap/internal/results"
 )
@@ -68,6 +69,52 @@ func Describe(engines []string) (Machine, error) {
 	offered := slices.Sorted(slices.Values(m.EngineNames()))
 	m.Kind = hashHex(m.CPU, strconv.Itoa(m.Cores), strconv.FormatInt(m.MemoryBytes>>30, 10), m.OS, m.Arch, strings.Join(offered, ","))
 	return m, nil
+}
+
+// Installed lists the server engines this machine runs, in engine.Order's order, by what
+// the registry knows of each (engine.Infos): an engine whose runtime has a probe
+// (Info.Probe: gcc, node, java, php, …) when the probe found the runtime; a browser engine
+// when its browser is installed (headless.Path); an engine built into this binary
+// (neither a probe nor an install hint) always. An engine that needs a program nothing
+// probes (binaryen's wasm-opt) is offered only when named.
+func Installed() []string {
+	return installed(engine.Infos(), browserInstalled)
+}
+
+// installed is Installed's rule over infos; hasBrowser says, for a browser engine,
+// whether its browser is installed (ok false for an engine that is not a browser's).
+func installed(infos []engine.Info, hasBrowser func(name string) (installed, ok bool)) []string {
+	var names []string
+	for _, info := range infos {
+		ok := false
+		switch {
+		case info.Place != engine.PlaceServer:
+		case info.Probe != nil:
+			ok = info.Version != ""
+		case info.Install == "":
+			has, browser := hasBrowser(info.Name)
+			ok = has || !browser
+		}
+		if ok {
+			names = append(names, info.Name)
+		}
+	}
+	return names
+}
+
+// browserInstalled says whether the named engine is a browser's, and if so whether that
+// browser is installed.
+func browserInstalled(name string) (installed, ok bool) {
+	e, err := engine.New(name)
+	if err != nil {
+		return false, false
+	}
+	b, ok := e.(interface{ Browser() headless.Kind })
+	if !ok {
+		return false, false
+	}
+	_, err = headless.Path(b.Browser())
+	return err == nil, true
 }
 
 // Offers reports whether the machine offers the engine.

@@ -45,6 +45,9 @@ type Cell struct {
 	Args    []int           `json:"args"`
 	Options measure.Options `json:"options"`
 	Timeout time.Duration   `json:"timeout_ns,omitempty"`
+	// Executions is the cell's worker processes, its runs spread over them (0: runner's
+	// default), as bench's --executions.
+	Executions int `json:"executions,omitempty"`
 }
 
 // Label is the cell as the reports write it: "fib_rec(40) on native".

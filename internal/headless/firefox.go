@@ -157,12 +157,15 @@ func (f *firefox) logged(e bidi.LogEntry) {
 // is hidden, its timers and animation frames throttled to about one a second, while each
 // window stays visible. Its Close closes the window and its user context, not the browser.
 // Starting a browser costs Firefox about 2.5 s and as much CPU; a window, milliseconds.
-// Chromium's pages are refused.
+// Chromium's pages are refused. It is bounded as a start is (a minute, stretched by a busy
+// machine's load: a first window at load 20 took over a minute) and by ctx.
 func OpenWindow(ctx context.Context, p Page) (Page, error) {
 	f, ok := p.(*firefox)
 	if !ok {
 		return nil, fmt.Errorf("headless: OpenWindow takes a Firefox page, not %s's", p.Kind())
 	}
+	ctx, cancel := context.WithTimeout(ctx, startTimeout(0, loadPerCPU()))
+	defer cancel()
 	var uc struct {
 		UserContext string `json:"userContext"`
 	}

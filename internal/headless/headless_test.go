@@ -133,7 +133,7 @@ func TestOpenWindow(t *testing.T) {
 		fmt.Fprintf(w, `<!doctype html><title>t</title><script>console.error("boom in " + %q)</script>`, r.URL.Query().Get("who"))
 	}))
 	defer ts.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout(0, loadPerCPU()))
 	defer cancel()
 	f := open(t, Firefox)
 	var tabs []Page

@@ -174,6 +174,9 @@ type Result struct {
 	// Failure, when not empty, is what happened instead of a time: "stack overflow",
 	// "timed out after 30s", "crashed: <reason>", "wrong result: got X, want Y".
 	Failure string `json:"failure,omitempty"`
+	// Lost names a later execution that reached the time limit ("timed out after 30s
+	// (execution 2 of 3)"): the figures are over the executions before it, which ended.
+	Lost string `json:"lost,omitempty"`
 }
 
 // Failed reports whether the cell holds a failure rather than times.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/wasmgap/wasmgap/internal/measure"
 )
@@ -38,12 +39,17 @@ func runsOfExecution(i, runs, executions int) int {
 type cell struct {
 	job   Job
 	execs []measure.Result
-	// failed is the first failed execution, which ends the cell.
+	// failed is the first failed execution, which ends the cell; lost a later execution
+	// that reached its time limit, which ends the cell too but keeps the executions before
+	// it (their figures stand: the limit, not the engine, cut the next one short).
 	failed *measure.Result
+	lost   string
 }
 
 // done reports whether the cell needs no more executions.
-func (c *cell) done() bool { return c.failed != nil || len(c.execs) >= c.job.Executions() }
+func (c *cell) done() bool {
+	return c.failed != nil || c.lost != "" || len(c.execs) >= c.job.Executions()
+}
 
 // run runs the cell's next execution.
 func (c *cell) run(ctx context.Context, opts Options) error {
@@ -59,23 +65,36 @@ func (c *cell) run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if r.Failed() {
-		if n > 1 && i > 0 {
-			r.Failure += fmt.Sprintf(" (execution %d of %d)", i+1, n)
-		}
-		c.failed = &r
-		return nil
-	}
-	c.execs = append(c.execs, r)
+	c.add(r)
 	return nil
 }
 
-// result is the cell's result: its failure, or its executions merged (merge).
+// add takes the cell's next execution's result.
+func (c *cell) add(r measure.Result) {
+	i, n := len(c.execs), c.job.Executions()
+	if r.Failed() {
+		if n > 1 && i > 0 {
+			r.Failure += fmt.Sprintf(" (execution %d of %d)", i+1, n)
+			if strings.HasPrefix(r.Failure, "timed out") {
+				c.lost = r.Failure
+				return
+			}
+		}
+		c.failed = &r
+		return
+	}
+	c.execs = append(c.execs, r)
+}
+
+// result is the cell's result: its failure, or its executions merged (merge), with the
+// one lost to the time limit named.
 func (c *cell) result() measure.Result {
 	if c.failed != nil {
 		return *c.failed
 	}
-	return merge(c.execs)
+	r := merge(c.execs)
+	r.Lost = c.lost
+	return r
 }
 
 // merge makes one cell of its executions' results: every sample, in the order they ran,

@@ -62,3 +62,38 @@ func TestMergeExecutions(t *testing.T) {
 		t.Errorf("one execution: %+v, want its own figures and no executions", one)
 	}
 }
+
+// A later execution cut short by the time limit ends the cell but keeps the executions
+// before it, named in Lost; any other failure, or a first execution's, is the cell's.
+func TestLaterTimeoutKeepsExecutions(t *testing.T) {
+	jobs, err := Plan{Engines: []string{"native"}, Kernels: []string{"fib_it"}, Executions: 3}.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := func(median float64) measure.Result {
+		return measure.Result{Kernel: "fib_it", Engine: "native", Runs: 2, Samples: []float64{median, median}, Median: median}
+	}
+	failed := func(why string) measure.Result {
+		return measure.Result{Kernel: "fib_it", Engine: "native", Failure: why}
+	}
+	c := &cell{job: jobs[0]}
+	for _, r := range []measure.Result{ok(100), ok(110), failed("timed out after 30s")} {
+		c.add(r)
+	}
+	if r := c.result(); !c.done() || r.Failed() || len(r.Executions) != 2 || r.Runs != 4 || r.Lost != "timed out after 30s (execution 3 of 3)" {
+		t.Errorf("a third execution timed out: done %v, %+v; want the two before it, the third named in Lost", c.done(), r)
+	}
+	for _, first := range [][]measure.Result{
+		{failed("timed out after 30s")},
+		{ok(100), failed("wrong result: got 1, want 2")},
+		{ok(100), failed("stack overflow")},
+	} {
+		c := &cell{job: jobs[0]}
+		for _, r := range first {
+			c.add(r)
+		}
+		if r := c.result(); !c.done() || !r.Failed() || r.Lost != "" {
+			t.Errorf("after %v: done %v, %+v; want the cell failed", first, c.done(), r)
+		}
+	}
+}

@@ -167,7 +167,8 @@ type message struct {
 // Run measures the job's cell in its executions (Job.Executions), one worker process
 // after another, and returns the cell with its figures over them (Result.Executions).
 // Failures of the run itself (stack overflow, time limit, crash, wrong result) come back
-// in Result.Failure: the first failed execution ends the cell. When ctx ends first, the
+// in Result.Failure: the first failed execution ends the cell (a later one that reaches the
+// time limit ends it keeping the executions before it, named in Result.Lost). When ctx ends first, the
 // worker is killed and Run returns ctx.Err(). A worker also ends when this process does,
 // however it ends (see ServeWorkerIfRequested). RunCells interleaves a row's cells.
 func Run(ctx context.Context, job Job, opts Options) (measure.Result, error) {

@@ -12,26 +12,18 @@
 package main
 
 import (
-	"context"
-	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
-	"time"
-
-	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nkeys"
 
 	"github.com/wasmgap/wasmgap/internal/childproc"
+	"github.com/wasmgap/wasmgap/internal/farm/farmtest"
+	"github.com/wasmgap/wasmgap/internal/results/pgtest"
 )
 
 func main() {
@@ -55,48 +47,31 @@ func demo(wasmgap, mode string, benchArgs []string) error {
 	}
 	defer os.RemoveAll(dir)
 
-	// NATS: one nkey per client; a client without one is refused.
-	seeds := map[string]string{}
-	var users []*server.NkeyUser
-	for _, name := range []string{"bench", "demo-1", "demo-2"} {
-		kp, err := nkeys.CreateUser()
-		if err != nil {
-			return err
-		}
-		pub, _ := kp.PublicKey()
-		seed, _ := kp.Seed()
-		seeds[name] = filepath.Join(dir, name+".nk")
-		if err := os.WriteFile(seeds[name], seed, 0o600); err != nil {
-			return err
-		}
-		users = append(users, &server.NkeyUser{Nkey: pub})
-	}
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true, JetStream: true, StoreDir: filepath.Join(dir, "nats"), Nkeys: users})
+	// NATS: one nkey per client, the agents' with an agent's rights; a client without
+	// one is refused.
+	ns, err := farmtest.StartNATS(dir, farmtest.Bench, "demo-1", "demo-2")
 	if err != nil {
 		return err
 	}
-	go ns.Start()
 	defer ns.Shutdown()
-	if !ns.ReadyForConnections(30 * time.Second) {
-		return errors.New("the NATS server did not start within 30s")
-	}
-	url := ns.ClientURL()
+	url, seeds := ns.URL, ns.Seeds
 	fmt.Fprintf(os.Stderr, "farm-demo: NATS with JetStream at %s, nkeys in %s\n", url, dir)
 
-	dsn, stopPG, err := startPostgres(dir)
-	if err != nil {
-		return err
-	}
-	defer stopPG()
-	if dsn == "" {
+	var dsn string
+	switch pg, err := pgtest.Start(); {
+	case errors.Is(err, pgtest.ErrNotInstalled):
 		dsn = filepath.Join(dir, "results.db")
-		fmt.Fprintf(os.Stderr, "farm-demo: PostgreSQL is not installed: results in %s (SQLite)\n", dsn)
-	} else {
+		fmt.Fprintf(os.Stderr, "farm-demo: %v: results in %s (SQLite)\n", err, dsn)
+	case err != nil:
+		return err
+	default:
+		defer pg.Stop()
+		dsn = pg.DSN("postgres")
 		fmt.Fprintf(os.Stderr, "farm-demo: results in PostgreSQL at %s\n", dsn)
 	}
 
 	for _, name := range []string{"demo-1", "demo-2"} {
-		cmd := exec.Command(wasmgap, "agent", "--nats", url, "--nkey", seeds[name], "--name", name, "--engine", "native,wazero-compiler", "--ack-wait", "10s")
+		cmd := exec.Command(wasmgap, "agent", "--nats", url, "--nkey", seeds[name], "--name", name, "--engine", "native,wazero-compiler")
 		cmd.Stderr = prefixed{name}
 		if err := childproc.Start(cmd); err != nil {
 			return fmt.Errorf("start agent %s: %w", name, err)
@@ -106,7 +81,7 @@ func demo(wasmgap, mode string, benchArgs []string) error {
 			_ = cmd.Wait()
 		}()
 	}
-	args := []string{"bench", "--farm", url, "--nkey", seeds["bench"], "--" + mode, "--agents", "2", "--results-db", dsn}
+	args := []string{"bench", "--farm", url, "--nkey", seeds[farmtest.Bench], "--" + mode, "--agents", "2", "--ack-wait", "10s", "--results-db", dsn}
 	if len(benchArgs) == 0 {
 		benchArgs = []string{"--engine", "native,wazero-compiler", "--kernel", "fib_rec,fib_it,ack,test7", "--arg", "fib_rec.n=25", "--arg", "fib_it.n=40", "--arg", "ack.m=7", "--arg", "test7.large=100000", "--runs", "6", "--allow-failures"}
 	}
@@ -132,72 +107,4 @@ func (p prefixed) Write(b []byte) (int, error) {
 		}
 	}
 	return len(b), nil
-}
-
-// startPostgres starts Debian's PostgreSQL in dir on a free loopback port and returns
-// its address, or "" when it is not installed.
-func startPostgres(dir string) (dsn string, stop func(), err error) {
-	stop = func() {}
-	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
-	if len(matches) == 0 {
-		return "", stop, nil
-	}
-	bin := filepath.Dir(matches[len(matches)-1])
-	var attr *syscall.SysProcAttr
-	data := filepath.Join(dir, "pg")
-	if err := os.Mkdir(data, 0o700); err != nil {
-		return "", stop, err
-	}
-	if os.Geteuid() == 0 { // initdb and postgres refuse root
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			return "", stop, fmt.Errorf("running as root, and no postgres user to run PostgreSQL as: %w", err)
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		attr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
-		for _, p := range []string{dir, data} {
-			if err := os.Chown(p, uid, gid); err != nil {
-				return "", stop, err
-			}
-		}
-	}
-	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")
-	initdb.SysProcAttr = attr
-	if out, err := childproc.CombinedOutput(initdb); err != nil {
-		return "", stop, fmt.Errorf("initdb: %v\n%s", err, out)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", stop, err
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	pg := exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-k", dir)
-	pg.SysProcAttr = attr
-	if err := childproc.Start(pg); err != nil {
-		return "", stop, fmt.Errorf("postgres: %w", err)
-	}
-	stop = func() {
-		_ = pg.Process.Signal(syscall.SIGINT)
-		_ = pg.Wait()
-	}
-	dsn = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	for {
-		db, err := sql.Open("pgx", dsn)
-		if err == nil {
-			err = db.PingContext(ctx)
-			db.Close()
-		}
-		if err == nil {
-			return dsn, stop, nil
-		}
-		if ctx.Err() != nil {
-			stop()
-			return "", func() {}, fmt.Errorf("postgres did not answer within 60s: %w", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

@@ -25,6 +25,7 @@ import { CompareView } from "./compare";
 import { JITView } from "./jit";
 import { type ResultsTab, mountResults } from "./results-tab";
 import { mountWarmup } from "./warmup";
+import { type FarmPlan, mountFarm } from "./farm";
 import { renderLessons } from "./lessons";
 import { BROWSER_ENGINES, type Catalogue, type Kernel, type Limit } from "./types";
 
@@ -91,6 +92,7 @@ async function start(): Promise<void> {
   app.custom = mountCustom(cat, bundle, { changed: () => changed(app), run: () => runAll(app) });
   app.stored = mountResults(cat);
   mountWarmup(cat);
+  mountFarm(cat, $("ask"), () => farmPlan(app));
   buildPanels(cat);
   mountBuildCacheNote($("build-cache"), cat);
   tickElapsed();
@@ -433,6 +435,24 @@ function showForecasts(app: App): void {
 function limitOf(cat: Catalogue): Limit {
   const most = Math.max(1, Math.round(cat.timeout_ns / 1e9));
   return { default: most, min: 1, max: most };
+}
+
+/** farmPlan is the Run's plan for the bench farm: its kernels with their arguments, its
+ * server engines and its settings, as the form stands (the server checks them). */
+function farmPlan(app: App): FarmPlan {
+  const args: Record<string, number> = {};
+  const rows = rowsOf(app);
+  for (const row of rows) row.kernel.params.forEach((p, i) => (args[`${row.kernel.name}.${p.name}`] = row.args[i]!));
+  return {
+    kernels: rows.map((r) => r.kernel.name),
+    engines: app.sel.engines.filter((e) => app.cat.engines.includes(e)),
+    args,
+    runs: Number(app.sel.runs),
+    warmup: Number(app.sel.warmup),
+    min_sample_ms: Number(app.sel.min_sample_ms),
+    warmup_ms: Number(app.sel.warmup_ms),
+    timeout_ms: limitMs(app),
+  };
 }
 
 /** limitMs is the per-cell time limit chosen, in ms (the server's when it is not a number in range). */
