@@ -15,6 +15,7 @@ import (
 
 	"github.com/wasmgap/wasmgap/internal/custom"
 	"github.com/wasmgap/wasmgap/internal/engine"
+	"github.com/wasmgap/wasmgap/internal/explain"
 	"github.com/wasmgap/wasmgap/internal/measure"
 	"github.com/wasmgap/wasmgap/internal/report"
 	"github.com/wasmgap/wasmgap/internal/runner"
@@ -87,6 +88,9 @@ type catalogue struct {
 	// EngineInfo describes the offered engines and the page's own (engine.Infos): the
 	// page's titles, groups, order, colours and install hints.
 	EngineInfo []engine.Info `json:"engine_info"`
+	// ExplainJITs are the engines whose explanation (GET /api/explain) waits for a JIT's
+	// warm-up, seconds (explain.JITs): the Code view says so while it waits.
+	ExplainJITs []string `json:"explain_jits"`
 	// CustomEngines are the server engines that run user kernels (custom.Engines), when
 	// the server builds them.
 	CustomEngines []string `json:"custom_engines,omitempty"`
@@ -128,6 +132,7 @@ func (s *Server) handleKernels(w http.ResponseWriter, r *http.Request) {
 		Kernels:         kernels.Every(),
 		Engines:         s.engines,
 		EngineInfo:      engineInfo(s.engines),
+		ExplainJITs:     explain.JITs(),
 		Runs:            countLimit(runner.Bounds.Runs),
 		Warmup:          countLimit(runner.Bounds.Warmup),
 		Executions:      countLimit(runner.Bounds.Executions),

@@ -24,7 +24,9 @@ import (
 
 // GET /api/explain?kernel=K&engine=E[&<param>=<value>…][&profile=1] answers what
 // `wasmgap explain --format json` prints for one engine: the code of the kernel's hot
-// function as that tier runs it after the warm-up (package explain). An explanation
+// function as that tier runs it after the warm-up (package explain), with its summary in
+// words (explain.Summarize). The page asks once per tier, so that each column shows as
+// soon as its tier is explained. An explanation
 // starts runtimes and compilers for seconds, so it takes a place in the run queue, as a
 // run does, and runs in a worker process (runner.Explain) killed at its time limit, the
 // server's limit of a cell with the warm-up and the profile on top (not minutes). Its
@@ -104,7 +106,9 @@ func (s *Server) handleExplain(w http.ResponseWriter, r *http.Request) {
 	case ent.err != nil:
 		writeError(w, http.StatusInternalServerError, apiError{Error: withoutPaths(ent.err.Error())})
 	default:
-		b, err := json.Marshal(ent.rep)
+		answer := *ent.rep
+		answer.Summary = explain.Summarize(&answer)
+		b, err := json.Marshal(&answer)
 		if err != nil {
 			writeError(w, http.StatusInternalServerError, apiError{Error: "encode the explanation: " + err.Error()})
 			return

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -68,6 +69,30 @@ func TestExplainAPIInAWorker(t *testing.T) {
 		if rep.Label != "fib_rec(20)" || len(rep.Engines) != 1 || len(rep.Engines[0].Listings) != 1 || rep.Engines[0].Listings[0].RecursiveCalls != 1 {
 			t.Errorf("request %d: %+v", i, rep)
 		}
+		if len(rep.Summary) != 1 || !strings.Contains(rep.Summary[0].Words, "calls itself at 1 place") {
+			t.Errorf("request %d: summary %+v, want the source's line in words (explain.Summarize)", i, rep.Summary)
+		}
+	}
+}
+
+// TestCatalogueNamesTheJITsExplainWaitsFor: the Code view's waiting words come from
+// explain.JITs, served in the catalogue: V8's tiers among them, wazero's compiler (ahead
+// of time) and gc not.
+func TestCatalogueNamesTheJITsExplainWaitsFor(t *testing.T) {
+	ts := fakeServer(t, Options{}, nil)
+	resp, err := http.Get(ts.URL + "/api/kernels")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var cat struct {
+		JITs []string `json:"explain_jits"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&cat); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(cat.JITs, "node-wasm") || slices.Contains(cat.JITs, "wazero-compiler") || slices.Contains(cat.JITs, "native") {
+		t.Errorf("explain_jits %v: want node-wasm, not wazero-compiler nor native", cat.JITs)
 	}
 }
 

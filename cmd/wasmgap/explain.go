@@ -112,6 +112,7 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *format == "json" {
+		rep.Summary = explain.Summarize(rep)
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {

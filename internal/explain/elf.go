@@ -4,6 +4,7 @@ import (
 	"context"
 	"debug/elf"
 	"debug/gosym"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -134,8 +135,12 @@ func readGoBinary(path string) (*goBinary, error) {
 		return nil, fmt.Errorf("read the code of %s: %w", filepath.Base(path), err)
 	}
 	// The table counts from runtime.text, which need not be where .text starts (as go
-	// tool objdump reads it); a stripped binary has no symbols, and its table's own start.
-	start := text.Addr
+	// tool objdump reads it); a stripped binary (go test's, -ldflags=-s) has no symbols,
+	// but its runtime's module data holds that start.
+	start, ok := moduleText(f, pcln, text)
+	if !ok {
+		start = text.Addr
+	}
 	syms, _ := f.Symbols()
 	for _, s := range syms {
 		if s.Name == "runtime.text" {
@@ -148,6 +153,36 @@ func readGoBinary(path string) (*goBinary, error) {
 	}
 	arch := map[elf.Machine]string{elf.EM_X86_64: "amd64", elf.EM_AARCH64: "arm64"}[f.Machine]
 	return &goBinary{tab: tab, text: code, at: text.Addr, arch: arch}, nil
+}
+
+// moduleText finds runtime.text's address in a binary without symbols: the runtime's
+// first module data (runtime.firstmoduledata, in .go.module, or .noptrdata before Go
+// 1.26) starts with the line
+// table's address and holds the text's start after the table's six slices, findfunctab,
+// minpc and maxpc (64-bit targets; runtime/symtab.go's moduledata).
+func moduleText(f *elf.File, pcln, text *elf.Section) (uint64, bool) {
+	const textAt = 8 + 6*24 + 3*8
+	for _, name := range []string{".go.module", ".noptrdata"} {
+		data := f.Section(name)
+		if data == nil {
+			continue
+		}
+		b, err := data.Data()
+		if err != nil {
+			continue
+		}
+		for off := 0; off+textAt+8 <= len(b); off += 8 {
+			if binary.LittleEndian.Uint64(b[off:]) != pcln.Addr {
+				continue
+			}
+			names := binary.LittleEndian.Uint64(b[off+8:]) // funcnametab's data, inside the table
+			start := binary.LittleEndian.Uint64(b[off+textAt:])
+			if names > pcln.Addr && names < pcln.Addr+pcln.Size && start >= text.Addr && start < text.Addr+text.Size {
+				return start, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // function is fn's machine code, without the padding that aligns the next function

@@ -117,6 +117,9 @@ type Listing struct {
 	Notes []string `json:"notes,omitempty"`
 	// Profile is where a timed run's samples fell, when one was asked for.
 	Profile *Profile `json:"profile,omitempty"`
+	// NoLines says why the instructions carry no Go source line, for a tier compiled from
+	// the Go kernels whose code cannot be mapped back to them here.
+	NoLines string `json:"no_lines,omitempty"`
 }
 
 // Explanation is one engine's listings, or why there are none.
@@ -138,6 +141,9 @@ type Report struct {
 	Label   string        `json:"label"`
 	Arch    string        `json:"arch"`
 	Engines []Explanation `json:"engines"`
+	// Summary is Summarize's rows, where the answer carries them (GET /api/explain's,
+	// `wasmgap explain --format json`'s).
+	Summary []SummaryRow `json:"summary,omitempty"`
 }
 
 // Options configure Explain. The zero value is ready to use; the bounds of each setting
@@ -183,6 +189,9 @@ type explainer struct {
 	// interprets says the engine runs no machine code of the kernel (its listing is what an
 	// interpreter runs instead): a report lists it after the compiled tiers.
 	interprets bool
+	// jit says the code is a JIT's, read after the harness's warm-up has run the kernel in
+	// the runtime (seconds), not compiled ahead of time.
+	jit bool
 	// inProcess, for an engine whose code runs in this process (its listing's addresses
 	// are this process's), loads it and returns a call of the kernel, for a profile.
 	inProcess func(ctx context.Context, r request) (call func() error, done func(), err error)
@@ -207,16 +216,16 @@ var explainers = map[string]explainer{
 	engine.WazeroCompiler:    {run: explainWazero, inProcess: wazeroCall},
 	engine.WazeroCompilerOpt: {run: explainWazeroOpt, inProcess: wazeroCall},
 	engine.GCCGo:             {run: explainGCCGo},
-	engine.NodeWasm:          {run: explainNodeWasm},
-	engine.NodeWasmOpt:       {run: explainNodeWasm},
-	engine.NodeWasmTurbofan:  {run: explainNodeWasm},
-	engine.NodeWasmLiftoff:   {run: explainNodeWasm},
+	engine.NodeWasm:          {run: explainNodeWasm, jit: true},
+	engine.NodeWasmOpt:       {run: explainNodeWasm, jit: true},
+	engine.NodeWasmTurbofan:  {run: explainNodeWasm, jit: true},
+	engine.NodeWasmLiftoff:   {run: explainNodeWasm, jit: true},
 	engine.C:                 {run: explainC},
-	engine.Java:              {run: explainJava},
-	engine.NodeJS:            {run: explainNodeJS},
-	engine.LuaJIT:            {run: explainLuaJIT},
-	engine.PyPy:              {run: explainPyPy},
-	engine.PHPJIT:            {run: explainPHPJIT},
+	engine.Java:              {run: explainJava, jit: true},
+	engine.NodeJS:            {run: explainNodeJS, jit: true},
+	engine.LuaJIT:            {run: explainLuaJIT, jit: true},
+	engine.PyPy:              {run: explainPyPy, jit: true},
+	engine.PHPJIT:            {run: explainPHPJIT, jit: true},
 
 	engine.WazeroInterpreter: {run: explainWazeroInterpreter, interprets: true},
 	engine.Yaegi:             {run: explainYaegi, interprets: true},
@@ -256,6 +265,17 @@ func Engines() []string {
 					names = append(names, Source, Wasm)
 				}
 			}
+		}
+	}
+	return names
+}
+
+// JITs returns the engines whose explanation waits for a JIT's warm-up, in report order.
+func JITs() []string {
+	var names []string
+	for _, n := range Engines() {
+		if explainers[n].jit {
+			names = append(names, n)
 		}
 	}
 	return names

@@ -50,84 +50,45 @@ func WriteEngine(w io.Writer, e Explanation) {
 }
 
 // counts says a listing's size and marks in words: "120 bytes, 35 instructions, 2 calls
-// (2 recursive), 1 back edge".
+// (2 recursive), 1 back edge" (no recursive count when there is none).
 func (l Listing) counts() string {
 	s := ""
 	if l.Bytes > 0 {
 		s = plural(l.Bytes, "byte") + ", "
 	}
-	return fmt.Sprintf("%s%s, %s (%d recursive), %s", s, plural(l.Instructions, "instruction"),
-		plural(l.Calls, "call"), l.RecursiveCalls, plural(l.BackEdges, "back edge"))
+	s += plural(l.Instructions, "instruction") + ", " + plural(l.Calls, "call")
+	if l.RecursiveCalls > 0 {
+		s += fmt.Sprintf(" (%d recursive)", l.RecursiveCalls)
+	}
+	return s + ", " + plural(l.BackEdges, "back edge")
 }
 
-// plural is n and the noun, in the plural unless n is 1.
+// plural is n and the noun, in the plural unless n is 1 ("entry", "entries").
 func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
+	if stem, ok := strings.CutSuffix(noun, "ry"); ok {
+		return fmt.Sprintf("%d %sries", n, stem)
+	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// WriteSummary writes a table of every tier's listings, each in words (its size, its
-// calls of itself, its loops), measured against the baseline's machine code when the
-// report has it, and the tiers that were not explained with why.
+// WriteSummary writes Summarize's table: every tier's listings in words, and the tiers
+// that were not explained with why.
 func WriteSummary(w io.Writer, rep *Report) {
 	fmt.Fprintf(w, "\nSummary of %s:\n", rep.Label)
-	var base *Listing
-	for i := range rep.Engines {
-		for j := range rep.Engines[i].Listings {
-			if l := &rep.Engines[i].Listings[j]; base == nil && l.Kind == KindMachine {
-				base = l
-			}
-		}
-	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  tier\tform\tinstructions\tin words")
-	for _, e := range rep.Engines {
-		if e.Refused != "" {
-			fmt.Fprintf(tw, "  %s\t-\t-\tnot explained: %s\n", e.Engine, strings.TrimPrefix(firstLineOf(e.Refused), ": "))
+	for _, r := range Summarize(rep) {
+		if r.Form == "" {
+			fmt.Fprintf(tw, "  %s\t-\t-\t%s\n", r.Engine, r.Words)
 			continue
 		}
-		for _, l := range e.Listings {
-			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\n", e.Engine, l.Tier, l.Instructions, l.inWords(base))
-		}
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\n", r.Engine, r.Tier, r.Instructions, r.Words)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nThe terms (back edge, tier, trace, OSR, jump table): docs/KERNELS.md § Glossary of explain's terms")
-}
-
-// inWords says what a listing is beside the baseline's: "machine code, 548 instructions
-// against native's 35 (15.7×); calls itself twice; one loop".
-func (l *Listing) inWords(base *Listing) string {
-	var parts []string
-	switch {
-	case l.Kind == KindMachine && base != nil && (base.Engine != l.Engine || base.Tier != l.Tier) && base.Instructions > 0:
-		parts = append(parts, fmt.Sprintf("%s against %s's %d (%.1f×)", plural(l.Instructions, "instruction"), base.Engine, base.Instructions,
-			float64(l.Instructions)/float64(base.Instructions)))
-	case l.Kind == KindBytecode:
-		parts = append(parts, "no machine code: an interpreter runs these "+plural(l.Instructions, "instruction")+", one dispatch each")
-	case l.Kind == KindSource:
-		parts = append(parts, "the source every Go tier compiles, "+plural(l.Instructions, "line"))
-	default:
-		parts = append(parts, l.Kind+", "+plural(l.Instructions, "instruction"))
-	}
-	switch l.RecursiveCalls {
-	case 0:
-	case 1:
-		parts = append(parts, "calls itself at 1 place")
-	default:
-		parts = append(parts, fmt.Sprintf("calls itself at %d places", l.RecursiveCalls))
-	}
-	if n := l.Calls - l.RecursiveCalls; n > 0 {
-		parts = append(parts, plural(n, "other call"))
-	}
-	if l.BackEdges > 0 {
-		parts = append(parts, plural(l.BackEdges, "back edge"))
-	}
-	if l.OpsPerCall > 0 {
-		parts = append(parts, fmt.Sprintf("%.1f dispatches a call", l.OpsPerCall))
-	}
-	return strings.Join(parts, "; ")
 }
 
 func textLine(l Listing, ln Line) string {

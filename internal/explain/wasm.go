@@ -227,10 +227,15 @@ func hotWasmListing(ctx context.Context, module []byte, k *kernels.Kernel, tier 
 	return wasmListing(f, tier, note), nil
 }
 
+// noWasmLines says why kernels.wasm's instructions carry no Go line: Go writes no DWARF
+// into it, and its own pc table (in the module's data, for the runtime's tracebacks) maps
+// a function's resumption blocks, each many instructions, not the instructions.
+const noWasmLines = "no line table for this tier: Go writes no DWARF into kernels.wasm, and its own pc table maps resumption blocks (many instructions each), not instructions"
+
 // wasmListing is a decoded wasm function as a listing of tier.
 func wasmListing(f *wasmFunc, tier, note string) Listing {
 	l := Listing{Tier: tier, Kind: KindWasm, Function: fmt.Sprintf("%s (func %d)", f.name, f.index),
-		From: "kernels.wasm, decoded by wasm-objdump -d", Lines: f.lines}
+		From: "kernels.wasm, decoded by wasm-objdump -d", Lines: f.lines, NoLines: noWasmLines}
 	if note != "" {
 		l.Notes = append(l.Notes, note)
 	}

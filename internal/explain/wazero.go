@@ -128,6 +128,11 @@ func loadWazero(ctx context.Context, module []byte) (*wazero.Engine, *wazeroCode
 	return e, code, nil
 }
 
+// noWazeroLines says why wazero's code carries no Go line: wazero keeps a map from its
+// machine code to the wasm's offsets (wazevo's source map) only for a module with DWARF
+// lines, unexported, and the wasm holds no Go line for those offsets (noWasmLines).
+const noWazeroLines = "no line table for this tier: wazero maps its machine code back to the wasm only for a module with DWARF lines, which Go does not write into kernels.wasm"
+
 // explainWazero lists the kernel's function as wazero's optimizing compiler compiled it,
 // read from wazero's compilation cache (the bytes it maps and runs; an ahead-of-time
 // compiler, so the warm-up changes nothing).
@@ -199,5 +204,6 @@ func wazeroListing(ctx context.Context, r request, module []byte, tierPrefix str
 	if note != "" {
 		l.Notes = append(l.Notes, note)
 	}
+	l.NoLines = noWazeroLines
 	return []Listing{l}, nil
 }

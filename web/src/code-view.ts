@@ -1,8 +1,12 @@
 // The Code view: why a cell's number is what it is. For one kernel call, one to four tiers'
-// code of the kernel's hot function (GET /api/explain: machine code decoded by one
-// disassembler, the wasm, the Go source), side by side and aligned at their loop heads (at
-// their first recursive call in a recursive kernel), with each tier's instruction count, size and time per call
-// above it. The view is a URL of its own: #code?kernel=K&<param>=<value>…&engines=A,B[&t.A=ns…].
+// code of the kernel's hot function (GET /api/explain, one request per tier: machine code
+// decoded by one disassembler, the wasm, the Go source), each column shown as its tier
+// answers, scrolled so that the columns' aligned points (their loop heads, their first
+// recursive call in a recursive kernel) line up in view, with each tier's instruction count,
+// size and time per call above it and the tiers' summary in words (the server's) at the top.
+// Selecting a Go line lights the instructions compiled from it in every column that keeps
+// its line table. At phone widths one tier is shown at a time, with a switcher. The view is
+// a URL of its own: #code?kernel=K&<param>=<value>…&engines=A,B[&t.A=ns…].
 
 import "./code-view.css";
 import { failure } from "./api";
@@ -23,6 +27,9 @@ interface CodeLine {
   data?: boolean;
   target: number;
   samples?: number;
+  /** The Go line the instruction was compiled from, where the tier keeps its line table. */
+  source_file?: string;
+  source_line?: number;
 }
 
 /** One tier's code of the function. */
@@ -40,12 +47,24 @@ interface CodeListing {
   lines: CodeLine[];
   notes?: string[];
   profile?: { samples: number; in_function: number; refused?: string };
+  /** Why the instructions carry no Go line, where the server knows. */
+  no_lines?: string;
+}
+
+/** One listing in words (explain.Summarize): the same words `wasmgap explain` ends with. */
+interface SummaryRow {
+  engine: string;
+  tier?: string;
+  form?: string;
+  instructions: number;
+  words: string;
 }
 
 /** The answer of GET /api/explain for one engine. */
 interface ExplainReport {
   label: string;
   engines: { engine: string; listings?: CodeListing[]; refused?: string }[];
+  summary?: SummaryRow[];
 }
 
 /** The most tiers one comparison shows. */
@@ -131,9 +150,16 @@ export function codeLinks(grid: Grid, r: number, engine: string): HTMLElement {
   return p;
 }
 
+/** What the view needs of the catalogue: the server's engines, and those whose
+ * explanation waits for a JIT's warm-up. */
+export interface CodeCatalogue {
+  engines: string[];
+  explain_jits?: string[];
+}
+
 /** mountCodeView shows the view whenever the URL's fragment names one, and hides it when
  * the fragment goes. */
-export function mountCodeView(serverEngines: () => string[]): void {
+export function mountCodeView(catalogue: () => CodeCatalogue): void {
   const host = document.createElement("section");
   host.id = "code-view";
   host.hidden = true;
@@ -143,10 +169,13 @@ export function mountCodeView(serverEngines: () => string[]): void {
   let abort: AbortController | undefined;
   const update = () => {
     const req = parseCodeHash(location.hash);
+    // The page beneath the view does not scroll while the view covers it.
+    document.documentElement.classList.toggle("code-open", !!req);
     if (!req) {
       host.hidden = true;
       shown = "";
       abort?.abort();
+      current = undefined;
       return;
     }
     if (location.hash === shown) return;
@@ -154,17 +183,58 @@ export function mountCodeView(serverEngines: () => string[]): void {
     abort?.abort();
     abort = new AbortController();
     host.hidden = false;
-    void render(host, req, serverEngines(), abort.signal);
+    render(host, req, catalogue(), abort.signal);
   };
   window.addEventListener("hashchange", update);
+  window.addEventListener("resize", () => {
+    if (current) align(current);
+  });
   update();
 }
 
-async function render(host: HTMLElement, req: CodeRequest, choices: string[], signal: AbortSignal): Promise<void> {
+/** One tier's column: its element, and once its listing is in, the box that scrolls it,
+ * the row it is aligned at and the spacer above the table that lets a short listing be
+ * aligned too. */
+interface Column {
+  engine: string;
+  el: HTMLElement;
+  tab: HTMLButtonElement;
+  box?: HTMLElement;
+  spacer?: HTMLElement;
+  anchor?: HTMLTableRowElement;
+  /** The scroll the view gave the box; touched once the reader scrolls it elsewhere. */
+  aligned?: number;
+  touched?: boolean;
+}
+
+/** The view on screen: its columns, and the Go line selected and hovered. */
+interface View {
+  columns: Column[];
+  summaries: Map<string, SummaryRow[]>;
+  summary: HTMLElement;
+  selected: string;
+  hovered: string;
+}
+
+let current: View | undefined;
+
+function title(engine: string): string {
+  return engine === "source" ? "Go source" : engine === "wasm" ? "kernels.wasm" : info(engine).title;
+}
+
+/** waiting says what a column waits for: a JIT's warm-up only for a JIT. */
+function waiting(engine: string, jits: string[]): string {
+  if (engine === "source") return "reading the Go source…";
+  if (engine === "wasm") return "decoding kernels.wasm's function…";
+  if (jits.includes(engine)) return "explaining… (a JIT's warm-up and its printed code take seconds)";
+  return "explaining… (reading the code this tier runs)";
+}
+
+function render(host: HTMLElement, req: CodeRequest, cat: CodeCatalogue, signal: AbortSignal): void {
   const call = label(req.kernel, req.params.map(([, v]) => v));
   const head = document.createElement("header");
-  const title = document.createElement("h2");
-  title.textContent = `Code of ${call}`;
+  const h2 = document.createElement("h2");
+  h2.textContent = `Code of ${call}`;
   const close = document.createElement("a");
   close.className = "close-code";
   close.textContent = "✕ close";
@@ -174,21 +244,32 @@ async function render(host: HTMLElement, req: CodeRequest, choices: string[], si
     history.pushState(null, "", location.pathname + location.search);
     window.dispatchEvent(new HashChangeEvent("hashchange"));
   });
-  const add = document.createElement("select");
-  add.className = "add-tier";
-  add.append(new Option(req.engines.length >= MAX_TIERS ? `at most ${MAX_TIERS} tiers side by side` : "compare with…", ""));
-  for (const e of ["source", "wasm", ...choices]) {
-    if (!req.engines.includes(e)) add.append(new Option(e === "source" ? "Go source" : e === "wasm" ? "kernels.wasm" : info(e).title, e));
+  let add: HTMLElement;
+  if (req.engines.length >= MAX_TIERS) {
+    add = document.createElement("span");
+    add.className = "add-tier muted";
+    add.textContent = `${MAX_TIERS} tiers, the most side by side`;
+  } else {
+    const sel = document.createElement("select");
+    sel.className = "add-tier";
+    sel.append(new Option("compare with…", ""));
+    for (const e of ["source", "wasm", ...cat.engines]) if (!req.engines.includes(e)) sel.append(new Option(title(e), e));
+    sel.addEventListener("change", () => {
+      if (sel.value) location.hash = codeHash({ ...req, engines: [...req.engines, sel.value] });
+    });
+    add = sel;
   }
-  add.disabled = req.engines.length >= MAX_TIERS;
-  add.addEventListener("change", () => {
-    if (add.value) location.hash = codeHash({ ...req, engines: [...req.engines, add.value] });
-  });
-  const note = document.createElement("p");
-  note.className = "muted";
-  note.textContent =
+  // How to read the columns, folded: at phone widths the code itself comes first.
+  const note = document.createElement("details");
+  note.className = "muted code-note";
+  const legend = document.createElement("summary");
+  legend.textContent = "How to read the columns";
+  note.append(legend);
+  note.append(
     "Each tier's code of the kernel's hot function after the harness's warm-up, decoded by one disassembler (golang.org/x/arch), " +
-    "aligned at the first recursive call of a recursive kernel, else at the first loop head. ◀ marks a recursive call, ↑ a loop's back edge, ● a loop head.";
+    "lined up at the first recursive call of a recursive kernel, else at the first loop head. ◀ marks a recursive call, ↑ a loop's back edge, ● a loop head; " +
+    "select a Go line (click, or Enter) to light its instructions. The terms: docs/KERNELS.md § Glossary of explain's terms.",
+  );
   const profile = document.createElement("label");
   const box = document.createElement("input");
   box.type = "checkbox";
@@ -196,50 +277,85 @@ async function render(host: HTMLElement, req: CodeRequest, choices: string[], si
   box.checked = !!req.profile;
   box.addEventListener("change", () => (location.hash = codeHash({ ...req, profile: box.checked })));
   profile.append(box, " profile (perf: where each tier's time goes)");
-  head.append(title, add, profile, close);
+  head.append(h2, add, profile, close);
+  const summary = document.createElement("ul");
+  summary.className = "code-summary";
+  summary.setAttribute("aria-label", "summary");
+  const switcher = document.createElement("nav");
+  switcher.className = "code-switch";
+  switcher.setAttribute("aria-label", "tiers");
   const cols = document.createElement("div");
   cols.className = "code-columns";
-  host.replaceChildren(head, note, cols);
+  host.replaceChildren(head, note, summary, switcher, cols);
 
-  const columns = req.engines.map((e) => {
-    const col = document.createElement("div");
-    col.className = "code-column";
-    col.dataset.engine = e;
-    col.dataset.state = "loading";
-    col.textContent = `${e}: explaining… (a JIT's warm-up and its printed code take seconds)`;
-    cols.append(col);
-    return col;
+  const view: View = { columns: [], summaries: new Map(), summary, selected: "", hovered: "" };
+  current = view;
+  const show = (i: number) => {
+    view.columns.forEach((c, j) => {
+      c.el.classList.toggle("shown", i === j);
+      c.tab.setAttribute("aria-pressed", String(i === j));
+    });
+    align(view);
+  };
+  req.engines.forEach((e, i) => {
+    const el = document.createElement("div");
+    el.className = "code-column";
+    el.dataset.engine = e;
+    el.dataset.state = "loading";
+    el.textContent = `${title(e)}: ${waiting(e, cat.explain_jits ?? [])}`;
+    cols.append(el);
+    const tab = document.createElement("button");
+    tab.type = "button";
+    tab.textContent = title(e);
+    tab.addEventListener("click", () => show(i));
+    switcher.append(tab);
+    view.columns.push({ engine: e, el, tab });
   });
-  const results = await Promise.all(req.engines.map((e) => explainOne(req, e, signal).catch((err: unknown) => err)));
-  if (signal.aborted) return;
-  const listings: (CodeListing | undefined)[] = [];
-  results.forEach((res, i) => {
-    const e = req.engines[i]!;
-    const col = columns[i]!;
-    if (res instanceof Error || typeof res !== "object" || res === null) {
-      col.dataset.state = "error";
-      col.textContent = `${e}: ${res instanceof Error ? res.message : String(res)}`;
-      listings.push(undefined);
-      return;
-    }
-    const ex = (res as ExplainReport).engines[0];
-    if (!ex || ex.refused || !ex.listings?.length) {
-      col.dataset.state = "refused";
-      col.textContent = `${e}: not explained: ${ex?.refused ?? "no listing"}`;
-      listings.push(undefined);
-      return;
-    }
-    listings.push(ex.listings[0]);
+  show(0);
+  lineEvents(view, cols);
+
+  // The quick tiers are asked first and the JITs once they have answered: an address's
+  // explanations share its places in the server's queue, where a JIT's warm-up ahead of
+  // native's code would hold it back for seconds.
+  const jits = cat.explain_jits ?? [];
+  const load = (col: Column) =>
+    explainOne(req, col.engine, signal).then(
+      (rep) => {
+        if (signal.aborted) return;
+        view.summaries.set(col.engine, rep.summary ?? []);
+        writeSummary(view);
+        const ex = rep.engines[0];
+        if (!ex || ex.refused || !ex.listings?.length) {
+          col.el.dataset.state = "refused";
+          col.el.textContent = `${title(col.engine)}: not explained: ${ex?.refused ?? "no listing"}`;
+          return;
+        }
+        fillColumn(view, col, ex.listings, 0, req.times[col.engine]);
+      },
+      (err: unknown) => {
+        if (signal.aborted) return;
+        col.el.dataset.state = "error";
+        col.el.textContent = `${title(col.engine)}: ${err instanceof Error ? err.message : String(err)}`;
+      },
+    );
+  void Promise.all(view.columns.filter((c) => !jits.includes(c.engine)).map(load)).then(() => {
+    if (!signal.aborted) view.columns.filter((c) => jits.includes(c.engine)).forEach(load);
   });
-  // Aligned at each listing's anchor (anchorOf).
-  const anchors = listings.map((l) => (l ? anchorOf(l) : 0));
-  const top = Math.max(0, ...anchors);
-  listings.forEach((l, i) => {
-    if (!l) return;
-    const e = req.engines[i]!;
-    const all = (results[i] as ExplainReport).engines[0]!.listings!;
-    fillColumn(columns[i]!, e, all, 0, req.times[e], top);
-  });
+}
+
+/** writeSummary lists the tiers' summaries in words, in the columns' order. */
+function writeSummary(view: View): void {
+  view.summary.replaceChildren(
+    ...view.columns.flatMap((c) =>
+      (view.summaries.get(c.engine) ?? []).map((r) => {
+        const li = document.createElement("li");
+        const b = document.createElement("b");
+        b.textContent = r.tier && r.tier !== title(c.engine) ? `${title(c.engine)} · ${r.tier}` : title(c.engine);
+        li.append(b, `: ${r.words}`);
+        return li;
+      }),
+    ),
+  );
 }
 
 async function explainOne(req: CodeRequest, engine: string, signal: AbortSignal): Promise<ExplainReport> {
@@ -261,37 +377,136 @@ function anchorOf(l: CodeListing): number {
   return head >= 0 ? head : 0;
 }
 
-function fillColumn(col: HTMLElement, engine: string, all: CodeListing[], which: number, time: number | undefined, top: number): void {
+/** align scrolls every column the reader has not scrolled so that the aligned points of
+ * the columns on screen sit at one height, a third down the lowest-starting box. */
+function align(view: View): void {
+  const on = view.columns.filter((c) => c.box && c.box.clientHeight > 0);
+  if (on.length === 0) return;
+  const y = Math.max(...on.map((c) => c.box!.getBoundingClientRect().top)) + Math.min(...on.map((c) => c.box!.clientHeight)) / 3;
+  for (const c of on) {
+    if (c.touched || !c.anchor) continue;
+    const box = c.box!;
+    const spacer = c.spacer!;
+    // The anchor's place in the box's content, less the spacer above it.
+    const at = c.anchor.getBoundingClientRect().top - box.getBoundingClientRect().top + box.scrollTop - spacer.offsetHeight;
+    const top = box.getBoundingClientRect().top;
+    const scroll = top + at - y;
+    spacer.style.height = `${Math.max(0, -scroll)}px`;
+    box.scrollTop = Math.max(0, scroll);
+    c.aligned = box.scrollTop;
+  }
+}
+
+/** lineKey names the Go line a listing's line is, or was compiled from: "kernels/loops.go:12"
+ * ("" where the tier keeps no line table). */
+function lineKey(l: CodeListing, ln: CodeLine): string {
+  if (l.kind === "source") return `${l.from}:${ln.offset}`;
+  return ln.source_line ? `${ln.source_file}:${ln.source_line}` : "";
+}
+
+/** lineEvents lights a Go line's rows in every column as it is hovered, and keeps them lit
+ * once it is selected (a click, or Enter or Space on a row); selecting it again lets go. */
+function lineEvents(view: View, cols: HTMLElement): void {
+  const keyOf = (ev: Event) => (ev.target as HTMLElement).closest<HTMLElement>("tr[data-line]")?.dataset.line ?? "";
+  cols.addEventListener("mouseover", (ev) => {
+    view.hovered = keyOf(ev);
+    light(view);
+  });
+  cols.addEventListener("mouseleave", () => {
+    view.hovered = "";
+    light(view);
+  });
+  const select = (key: string) => {
+    if (!key) return;
+    view.selected = view.selected === key ? "" : key;
+    light(view);
+    if (view.selected) reveal(view);
+  };
+  cols.addEventListener("click", (ev) => select(keyOf(ev)));
+  cols.addEventListener("keydown", (ev) => {
+    if (ev.key !== "Enter" && ev.key !== " ") return;
+    const key = keyOf(ev);
+    if (!key) return;
+    ev.preventDefault();
+    select(key);
+  });
+}
+
+/** light marks the rows of the selected and the hovered Go lines. */
+function light(view: View): void {
+  for (const c of view.columns) {
+    for (const tr of c.el.querySelectorAll<HTMLElement>("tr[data-line]")) {
+      tr.classList.toggle("line-selected", tr.dataset.line === view.selected);
+      tr.classList.toggle("line-hovered", tr.dataset.line === view.hovered);
+    }
+  }
+}
+
+/** reveal scrolls each column whose rows of the selected line are all out of its box to
+ * the first of them. */
+function reveal(view: View): void {
+  for (const c of view.columns) {
+    if (!c.box || c.box.clientHeight === 0) continue;
+    const rows = [...c.el.querySelectorAll<HTMLElement>("tr.line-selected")];
+    const b = c.box.getBoundingClientRect();
+    const seen = rows.some((r) => {
+      const rr = r.getBoundingClientRect();
+      return rr.bottom > b.top && rr.top < b.bottom;
+    });
+    if (rows.length === 0 || seen) continue;
+    c.box.scrollTop += rows[0]!.getBoundingClientRect().top - b.top - c.box.clientHeight / 3;
+    c.touched = true;
+  }
+}
+
+function fillColumn(view: View, col: Column, all: CodeListing[], which: number, time: number | undefined): void {
   const l = all[which]!;
-  col.dataset.state = "done";
-  col.dataset.tier = l.tier;
+  const el = col.el;
+  el.dataset.state = "done";
+  el.dataset.tier = l.tier;
   const h = document.createElement("h3");
-  h.textContent = engine === "source" ? "Go source" : engine === "wasm" ? "kernels.wasm" : info(engine).title;
+  h.textContent = title(col.engine);
   // One tier is named, not offered in a select with nothing to choose.
   const tier = document.createElement(all.length < 2 ? "span" : "select");
   tier.className = "tier";
   if (tier instanceof HTMLSelectElement) {
     all.forEach((x, i) => tier.append(new Option(x.tier, String(i), i === which, i === which)));
-    tier.addEventListener("change", () => fillColumn(col, engine, all, Number(tier.value), time, top));
-  } else tier.textContent = all[which]?.tier ?? "";
+    tier.addEventListener("change", () => {
+      col.touched = false;
+      fillColumn(view, col, all, Number(tier.value), time);
+    });
+  } else tier.textContent = l.tier;
   const stats = document.createElement("p");
   stats.className = "code-stats";
-  const unit = l.kind === "source" ? "lines" : l.kind === "trace" ? "operations" : "instructions";
+  const unit = l.kind === "source" ? "line" : l.kind === "trace" ? "operation" : "instruction";
   stats.textContent =
-    `${l.instructions} ${unit}${l.bytes ? ` · ${l.bytes} bytes` : ""} · ${count(l.calls, "call")}${l.recursive_calls ? ` (${l.recursive_calls} recursive)` : ""} · ${count(l.back_edges, "back edge")}` +
+    `${count(l.instructions, unit)}${l.bytes ? ` · ${count(l.bytes, "byte")}` : ""} · ${count(l.calls, "call")}${l.recursive_calls ? ` (${l.recursive_calls} recursive)` : ""} · ${count(l.back_edges, "back edge")}` +
     (time !== undefined ? ` · ${duration(time)} per call` : "");
   const from = document.createElement("p");
   from.className = "muted code-from";
   from.textContent = [l.function, l.from, ...(l.notes ?? [])].join(" — ");
+  const mapped = l.lines.some((ln) => ln.source_line);
+  const lines = document.createElement("p");
+  lines.className = "muted code-lines";
+  lines.dataset.mapped = String(l.kind === "source" || mapped);
+  lines.textContent =
+    l.kind === "source"
+      ? "select a line to light the instructions compiled from it"
+      : mapped
+        ? "each instruction's Go line beside it: select one to light that line's instructions"
+        : (l.no_lines ?? "no line table for this tier: its instructions carry no Go line");
   const table = document.createElement("table");
   table.className = "code";
   const body = table.createTBody();
-  const pad = top - anchorOf(l);
-  for (let i = 0; i < pad; i++) body.insertRow().className = "pad";
   const hot = l.profile && !l.profile.refused && l.profile.in_function > 0 ? l.profile.in_function : 0;
   for (const ln of l.lines) {
     const tr = body.insertRow();
     tr.dataset.offset = String(ln.offset);
+    const key = lineKey(l, ln);
+    if (key) {
+      tr.dataset.line = key;
+      tr.tabIndex = 0;
+    }
     const marks: string[] = [];
     if (ln.loop_head) marks.push("●");
     if (ln.recursive) marks.push("◀");
@@ -314,6 +529,14 @@ function fillColumn(col: HTMLElement, engine: string, all: CodeListing[], which:
     // Machine code and wasm count bytes (hex); a source, an interpreter's bytecode and a
     // trace count as their runtime does (decimal).
     off.textContent = l.kind === "machine code" || l.kind === "wasm" ? `+${ln.offset.toString(16)}` : String(ln.offset);
+    if (mapped) {
+      const src = tr.insertCell();
+      src.className = "src";
+      if (ln.source_line) {
+        src.textContent = `:${ln.source_line}`;
+        src.title = `${ln.source_file}:${ln.source_line}`;
+      }
+    }
     const mark = tr.insertCell();
     mark.className = "mark";
     mark.textContent = marks.join("");
@@ -327,7 +550,20 @@ function fillColumn(col: HTMLElement, engine: string, all: CodeListing[], which:
   if (l.profile) {
     prof.textContent = l.profile.refused ? `profile: none (${l.profile.refused})` : `profile: ${l.profile.in_function} of ${l.profile.samples} samples in this code`;
   }
-  col.replaceChildren(h, tier, stats, from, prof, table);
+  const box = document.createElement("div");
+  box.className = "code-scroll";
+  const spacer = document.createElement("div");
+  spacer.className = "code-spacer";
+  const after = document.createElement("div");
+  after.className = "code-after";
+  box.append(spacer, table, after);
+  box.addEventListener("scroll", () => {
+    if (col.aligned !== undefined && Math.abs(box.scrollTop - col.aligned) > 2) col.touched = true;
+  });
+  el.replaceChildren(h, tier, stats, from, lines, prof, box);
+  Object.assign(col, { box, spacer, anchor: body.rows[anchorOf(l)], aligned: undefined });
+  light(view);
+  align(view);
 }
 
 /** count writes a count with its noun: "1 call", "2 back edges". */

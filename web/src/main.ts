@@ -118,7 +118,7 @@ async function start(): Promise<void> {
   // The articles' figures: their rows when asked for, their claims beside the lessons always.
   if (sel.history) await loadHistory(app);
   else void loadHistory(app).then(() => { if (!app.running) redraw(app); });
-  mountCodeView(() => app.cat.engines);
+  mountCodeView(() => app.cat);
   document.body.dataset.ready = "1";
   if (new URLSearchParams(location.search).get("run") === "1") {
     // A reload of a run=1 link shows the run this selection made within the hour.

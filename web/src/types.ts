@@ -68,6 +68,8 @@ export interface BrowserEnvironment {
 export interface Catalogue {
   kernels: Kernel[];
   engines: string[];
+  /** The engines whose explanation waits for a JIT's warm-up (explain.JITs). */
+  explain_jits?: string[];
   /** What the server says about its engines and the page's (package engine's registry). */
   engine_info?: EngineInfo[];
   /** The server engines that run user kernels (package custom's Engines), when it builds them. */
