@@ -240,6 +240,8 @@ func FormatNs(ns float64) string {
 // page's sig does: 0 digits after the point from 100 on, 1 from 10 on, 2 below.
 func sigDigits(v float64) string {
 	switch {
+	case v >= 1e5:
+		return exponent(v)
 	case v >= 100:
 		return toFixed(v, 0)
 	case v >= 10:
@@ -251,6 +253,15 @@ func sigDigits(v float64) string {
 // toFixed is JavaScript's Number.prototype.toFixed for finite v: the exact value of v
 // rounded to digits after the point, halves away from zero (Go's 'f' format rounds an
 // exact half to even: 0.125 is "0.12" there and "0.13" in a browser).
+// exponent writes a figure of 100,000 or more with three significant digits and its power
+// of ten, as the page's expo does: 6.037e21 → "6.04e21", 100000 → "1e5" (an interval
+// over two busy processes can reach that far; its digits in full would widen a table).
+func exponent(v float64) string {
+	m, e, _ := strings.Cut(strconv.FormatFloat(v, 'e', 2, 64), "e")
+	m = strings.TrimSuffix(strings.TrimRight(m, "0"), ".")
+	return m + "e" + strings.TrimLeft(strings.TrimPrefix(e, "+"), "0")
+}
+
 func toFixed(v float64, digits int) string {
 	return new(big.Rat).SetFloat64(v).FloatString(digits)
 }
@@ -285,6 +296,8 @@ func FormatRatio(x float64) string {
 	switch {
 	case math.IsNaN(x) || math.IsInf(x, 0) || x <= 0:
 		return ""
+	case x >= 1e5:
+		return "×" + exponent(x)
 	case x >= 100:
 		return "×" + toFixed(x, 0)
 	case x >= 10:

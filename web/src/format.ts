@@ -13,14 +13,23 @@ export function duration(ns: number): string {
 
 /** Three significant digits, without a trailing ".0". */
 export function sig(v: number): string {
+  if (v >= 1e5) return expo(v);
   if (v >= 100) return v.toFixed(0);
   if (v >= 10) return v.toFixed(1).replace(/\.0$/, "");
   return v.toFixed(2).replace(/\.?0+$/, "");
 }
 
+/** A figure of 100,000 or more with three significant digits and its power of ten, as
+ * report's exponent: 6.037e21 → "6.04e21", 100000 → "1e5". */
+export function expo(v: number): string {
+  const [m = "", e = ""] = v.toExponential(2).split("e");
+  return `${m.replace(/\.?0+$/, "")}e${e.replace(/^\+/, "")}`;
+}
+
 /** A ratio as "×2.4" (or "×0.61"). */
 export function ratio(r: number): string {
   if (!Number.isFinite(r) || r <= 0) return "";
+  if (r >= 1e5) return `×${expo(r)}`;
   if (r >= 100) return `×${r.toFixed(0)}`;
   if (r >= 10) return `×${r.toFixed(1)}`;
   return `×${r.toFixed(2)}`;
