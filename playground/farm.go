@@ -174,7 +174,7 @@ func (s *Server) farmPlan(req farmRequest) (farm.PlanConfig, *apiError) {
 	return farm.PlanConfig{
 		URL: s.opts.Farm.URL, Auth: s.opts.Farm.Auth, Mode: mode, Cells: cells, Engines: req.Engines, Agents: agents, Store: s.opts.Results,
 		Method: report.Method{
-			Runs: o.Runs, Warmup: o.Warmup, WarmupTime: o.WarmupTarget(), MinSample: o.SampleTarget(), Cold: o.Cold,
+			Runs: o.Runs, Warmup: o.Warmup, Executions: cmp.Or(plan.Executions, runner.DefaultExecutions), WarmupTime: o.WarmupTarget(), MinSample: o.SampleTarget(), Cold: o.Cold,
 			Timeout: cmp.Or(plan.Timeout, runner.DefaultTimeout), Timing: report.DefaultTiming,
 		},
 	}, nil

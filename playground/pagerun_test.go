@@ -45,6 +45,13 @@ func TestBatchIsOneStoredRun(t *testing.T) {
 	if len(run.Report.Results) != 2 || run.Report.Results[0].Engine != "native" || run.Report.Results[1].Engine != "wazero-interpreter" {
 		t.Errorf("run %d: %+v, want native then wazero-interpreter", ids[0], run.Report.Results)
 	}
+	// The stored method says how many worker processes measured each cell.
+	events := readEvents(t, postRun(t, ts.URL, `{"kernel":"fib_it","engine":"native","args":{"n":92},"runs":3}`).Body)
+	if last := events[len(events)-1]; last.Run == 0 {
+		t.Fatalf("last event %+v, want a stored result", last)
+	} else if run, err := store.Get(ctx, last.Run); err != nil || run.Report.Method.Executions != 3 {
+		t.Errorf("a cell of 3 runs stored with method %+v (%v), want its 3 executions", run.Report.Method, err)
+	}
 	for _, bad := range []string{"short", "0123456789abcdef/../x", "0123456789abcdef 0123"} {
 		resp := postRun(t, ts.URL, `{"kernel":"fib_it","engine":"native","args":{"n":92},"batch":"`+bad+`"}`)
 		var e apiError

@@ -45,7 +45,7 @@ func (s *Server) saveServerCell(job runner.Job, res measure.Result, env report.E
 	o := job.Options()
 	env.Time = time.Now().UTC().Truncate(time.Second)
 	rep := report.Report{
-		Method:      report.Method{Runs: o.Runs, Warmup: o.Warmup, WarmupTime: o.WarmupTime, MinSample: o.MinSample, Cold: o.Cold, Timeout: job.Timeout(), Timing: report.DefaultTiming},
+		Method:      report.Method{Runs: o.Runs, Warmup: o.Warmup, Executions: job.Executions(), WarmupTime: o.WarmupTime, MinSample: o.MinSample, Cold: o.Cold, Timeout: job.Timeout(), Timing: report.DefaultTiming},
 		Environment: env,
 		Results:     []measure.Result{res},
 	}
