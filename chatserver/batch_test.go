@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -29,9 +30,8 @@ func holdHub(t *testing.T, h *hub) (release func()) {
 		close(started)
 		<-done
 	}}
-	if err := h.submit(context.Background(), r); err != nil {
-		t.Fatal(err)
-	}
+	// Handled at once by the caller when the hub is idle: on a goroutine of its own.
+	go h.submit(context.Background(), r)
 	<-started
 	return func() {
 		close(done)
@@ -212,5 +212,41 @@ func TestFailedLeaveRetried(t *testing.T) {
 	}
 	if n := ts.streams("eve"); n != -1 {
 		t.Fatalf("after the leave submitted again eve has %d streams, want none", n)
+	}
+}
+
+// TestIdleHubAnswersOnTheCaller: a request that finds the hub idle is
+// handled on its caller's goroutine (no goroutine woken for it); one
+// submitted while the hub is busy waits its turn and is handled, in order,
+// by the hub's goroutine.
+func TestIdleHubAnswersOnTheCaller(t *testing.T) {
+	ts := startServer(t, Options{})
+	h := ts.srv.localHub()
+	var inline bool
+	r := &inspectReq{fn: func(*hub) { inline = strings.Contains(string(debug.Stack()), "(*hub).submit(") }}
+	if res := h.do(t.Context(), r); res.err != nil || !inline {
+		t.Fatalf("a request to an idle hub: handled on the caller %v (err %v), want true", inline, res.err)
+	}
+
+	release := holdHub(t, h)
+	var order []int
+	var queued []*inspectReq
+	for i := range 3 {
+		q := &inspectReq{fn: func(*hub) {
+			order = append(order, i)
+			inline = inline || strings.Contains(string(debug.Stack()), "(*hub).submit(")
+		}}
+		if err := h.submit(t.Context(), q); err != nil {
+			t.Fatal(err)
+		}
+		queued = append(queued, q)
+	}
+	inline = false
+	release()
+	for _, q := range queued {
+		h.wait(q)
+	}
+	if fmt.Sprint(order) != "[0 1 2]" || inline {
+		t.Fatalf("requests sent to a busy hub: handled in order %v, on a caller %v; want [0 1 2] on the hub's goroutine", order, inline)
 	}
 }

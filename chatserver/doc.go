@@ -77,8 +77,9 @@
 // # Store
 //
 // A single node keeps its chat in chatserver/internal/store: chat.db (bbolt)
-// and its write-ahead log, one hub goroutine committing requests in
-// batches with one fdatasync each. Events reach the streams only after
+// and its write-ahead log, the hub committing requests in batches with one
+// fdatasync each (a request to an idle hub is a batch of one, handled on
+// its caller's goroutine). Events reach the streams only after
 // their batch is synced, and a send is answered only then, so an answered
 // send survives a restart, a kill -9 and a crash of the machine; a damaged
 // store is refused with ErrStoreDamaged (the store's package comment says

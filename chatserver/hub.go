@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,9 +19,12 @@ import (
 )
 
 // hub runs one node's chat: the rules' state machine (internal/room) fed
-// from this node's own log. One goroutine runs it; requests (requests.go)
-// are handled in batches, each batch one store transaction (a group
-// commit), and events reach the streams only after their commit. The
+// from this node's own log. Requests (requests.go) are handled in batches,
+// each batch one store transaction (a group commit), and events reach the
+// streams only after their commit. A request that finds the hub idle is
+// handled at once on its caller's goroutine, a batch of one (no goroutine
+// woken); under load, requests queue and the hub's goroutine takes them in
+// batches. The
 // machine decides; the hub writes what it decided into the store
 // (store.go: the write-ahead log and the memtable) and hands the events
 // to the streams connected here (local). A NATS node (nats.go) feeds the
@@ -34,6 +38,8 @@ type hub struct {
 	maxBytes  int64
 	now       func() time.Time
 
+	mu       sync.Mutex   // held while a batch is handled: the hub's state below
+	queued   atomic.Int64 // requests handed to reqs and not yet handled
 	reqs     chan request
 	syncer   *store.Syncer      // syncs the batches written, then answers them
 	pruneNow chan chan struct{} // prunes at once, on the hub goroutine (tests)
@@ -46,12 +52,12 @@ type hub struct {
 
 	claims *auth.Book // the nickname claims (Options.ClaimNicks), saved in the store
 
-	// Owned by the hub goroutine.
+	// Guarded by mu.
+	stopped         bool // the hub's goroutine has returned
 	m               *room.Machine
-	reqSeq          uint64                // the sequence of the machine's requests
-	local           map[string]stream.Set // nick → its streams here and their tokens
+	reqSeq          uint64       // the sequence of the machine's requests
+	local           stream.Local // the streams here, by nick, and their tokens
 	tokens          uint64
-	localUndo       []func() // undoes the batch's changes of local
 	pending         []delivery
 	after           []func()
 	checkpointAt    int64         // the log's size at which the next checkpoint is due
@@ -84,7 +90,6 @@ func newHub(st *store.Store, state store.State, o *Options) (*hub, error) {
 		quit:      make(chan struct{}),
 		done:      make(chan struct{}),
 		m:         room.New(roomConfig(o, 0), state.Seq),
-		local:     map[string]stream.Set{},
 
 		checkpointAt:    store.CheckpointBytes,
 		checkpointEvery: store.CheckpointBytes,
@@ -114,6 +119,7 @@ func newHub(st *store.Store, state store.State, o *Options) (*hub, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chat store: read the mailboxes: %w", err)
 	}
+	h.syncer = store.NewSyncer(st)
 	return h, nil
 }
 
@@ -149,20 +155,45 @@ func (h *hub) do(ctx context.Context, r request) result {
 	return h.wait(r)
 }
 
-// submit hands r to the hub without waiting for its result. Requests are
-// handled in the order they were submitted.
+// submit hands r to the hub without waiting for its result: it handles r
+// at once when nothing is queued or being handled. Requests are handled in
+// the order they were submitted.
 func (h *hub) submit(ctx context.Context, r request) error {
 	if rp := r.replyTo(); rp.then == nil {
 		rp.ch = make(chan result, 1)
 	}
+	if h.queued.Load() == 0 && h.mu.TryLock() {
+		if h.queued.Load() == 0 && !h.stopped {
+			h.process([]request{r})
+			h.mu.Unlock()
+			return nil
+		}
+		h.mu.Unlock()
+	}
+	h.queued.Add(1)
 	select {
 	case h.reqs <- r:
 		return nil
 	case <-ctx.Done():
+		h.queued.Add(-1)
 		return ctx.Err()
 	case <-h.quit:
+		h.queued.Add(-1)
 		return ErrShuttingDown
 	}
+}
+
+// handle handles r, taken from reqs, in a batch with those queued behind it.
+func (h *hub) handle(r request) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.batch = append(h.batch[:0], r)
+	for len(h.batch) < maxBatch && len(h.reqs) > 0 {
+		h.batch = append(h.batch, <-h.reqs)
+	}
+	h.process(h.batch)
+	h.queued.Add(-int64(len(h.batch)))
+	clear(h.batch)
 }
 
 // wait returns the result of a submitted request.
@@ -183,7 +214,6 @@ func (h *hub) wait(r request) result {
 }
 
 func (h *hub) run() {
-	h.syncer = store.NewSyncer(h.store)
 	defer close(h.done)
 	defer h.syncer.Close()
 	pruneEvery := min(h.retention/10, time.Minute)
@@ -194,18 +224,7 @@ func (h *hub) run() {
 	for {
 		select {
 		case r := <-h.reqs:
-			h.batch = append(h.batch[:0], r)
-		fill:
-			for len(h.batch) < maxBatch {
-				select {
-				case r := <-h.reqs:
-					h.batch = append(h.batch, r)
-				default:
-					break fill
-				}
-			}
-			h.process(h.batch)
-			clear(h.batch)
+			h.handle(r)
 		case <-tick.C:
 			h.prune()
 		case done := <-h.pruneNow:
@@ -215,8 +234,11 @@ func (h *hub) run() {
 			for {
 				select {
 				case r := <-h.reqs:
-					h.process([]request{r})
+					h.handle(r)
 				default:
+					h.mu.Lock()
+					h.stopped = true
+					h.mu.Unlock()
 					return
 				}
 			}
@@ -243,7 +265,6 @@ func (h *hub) stop() {
 func (h *hub) process(batch []request) {
 	h.pending = h.pending[:0]
 	h.after = h.after[:0]
-	h.localUndo = h.localUndo[:0]
 	cm := &commit{results: make([]result, len(batch)), replies: make([]*reply, len(batch))}
 	seq := h.m.Last()
 	h.m.Begin()
@@ -265,9 +286,7 @@ func (h *hub) process(batch []request) {
 		// Nothing of this batch is stored, so nothing of it is delivered.
 		h.log.Error("store batch", "requests", len(batch), "err", err)
 		h.m.Rollback()
-		for i := len(h.localUndo) - 1; i >= 0; i-- {
-			h.localUndo[i]()
-		}
+		h.local.Undo()
 		for i := range cm.results {
 			cm.results[i] = result{err: fmt.Errorf("store: %w", err)}
 		}
@@ -277,7 +296,7 @@ func (h *hub) process(batch []request) {
 	} else {
 		h.m.Commit()
 	}
-	clear(h.localUndo)
+	h.local.Keep()
 	cm.deliveries = append([]delivery(nil), h.pending...)
 	if len(h.after) > 0 {
 		cm.after = append([]func(){}, h.after...)
@@ -319,12 +338,7 @@ func (h *hub) retryLeaves(batch []request) {
 
 // resubmitLater hands r to the hub again a second later.
 func (h *hub) resubmitLater(r request) {
-	time.AfterFunc(time.Second, func() {
-		select {
-		case h.reqs <- r:
-		case <-h.quit:
-		}
-	})
+	time.AfterFunc(time.Second, func() { h.submit(context.Background(), r) })
 }
 
 // commit is a batch written to the store's log, waiting for its sync.
@@ -383,23 +397,13 @@ func (h *hub) apply(tx *store.Tx, in room.Request) (room.Output, error) {
 	}
 	for _, g := range out.Graces {
 		h.after = append(h.after, func() {
-			time.AfterFunc(h.grace, func() {
-				select {
-				case h.reqs <- &graceReq{nick: g.Nick, gen: g.Gen}:
-				case <-h.quit:
-				}
-			})
+			time.AfterFunc(h.grace, func() { h.submit(context.Background(), &graceReq{nick: g.Nick, gen: g.Gen}) })
 		})
 	}
 	if !out.FlushAt.IsZero() {
 		wait := out.FlushAt.Sub(now)
 		h.after = append(h.after, func() {
-			time.AfterFunc(max(wait, 0), func() {
-				select {
-				case h.reqs <- &presenceReq{}:
-				case <-h.quit:
-				}
-			})
+			time.AfterFunc(max(wait, 0), func() { h.submit(context.Background(), &presenceReq{}) })
 		})
 	}
 	if out.Refusal != nil {
@@ -425,47 +429,7 @@ func refusalOf(r *room.Refusal) error {
 // deliver hands e to the streams here it is addressed to once the batch commits.
 func (h *hub) deliver(e *room.Event) {
 	ev := stream.NewEvent(e.ID, e.Text)
-	if e.To != "" {
-		for c := range h.local[e.To].All() {
-			h.pending = append(h.pending, delivery{c, ev})
-		}
-		return
+	for c := range h.local.To(e.To, e.Except) {
+		h.pending = append(h.pending, delivery{c, ev})
 	}
-	for nick, cs := range h.local {
-		if nick == e.Except {
-			continue
-		}
-		for c := range cs.All() {
-			h.pending = append(h.pending, delivery{c, ev})
-		}
-	}
-}
-
-// addLocal and dropLocal change the streams here, undone if the batch fails.
-func (h *hub) addLocal(c *stream.Conn, token uint64) {
-	h.addLocalNow(c, token)
-	h.localUndo = append(h.localUndo, func() { h.dropLocalNow(c) })
-}
-
-func (h *hub) addLocalNow(c *stream.Conn, token uint64) {
-	cs := h.local[c.Nick]
-	cs.Add(c, token)
-	h.local[c.Nick] = cs
-}
-
-func (h *hub) dropLocal(c *stream.Conn) (uint64, bool) {
-	token, ok := h.dropLocalNow(c)
-	if ok {
-		h.localUndo = append(h.localUndo, func() { h.addLocalNow(c, token) })
-	}
-	return token, ok
-}
-
-func (h *hub) dropLocalNow(c *stream.Conn) (uint64, bool) {
-	cs := h.local[c.Nick]
-	token, ok := cs.Remove(c)
-	if h.local[c.Nick] = cs; cs.Empty() {
-		delete(h.local, c.Nick)
-	}
-	return token, ok
 }

@@ -26,14 +26,14 @@ func (h *hub) handleJoin(tx *store.Tx, r *joinReq) (result, error) {
 		return result{}, fmt.Errorf("chat: the open of a stream of %s made no welcome", r.conn.Nick)
 	}
 	// Registered after its open's events: it writes them from the log.
-	h.addLocal(r.conn, h.tokens)
+	h.local.Add(r.conn, h.tokens)
 	return result{joined: stream.PlanOf(out.Joined)}, nil
 }
 
 // handleLeave removes a stream that ended; the user's last one starts the
 // leave grace (or leaves at once without one).
 func (h *hub) handleLeave(tx *store.Tx, c *stream.Conn) error {
-	token, ok := h.dropLocal(c)
+	token, ok := h.local.Remove(c)
 	if !ok {
 		return nil
 	}
@@ -60,9 +60,7 @@ func (h *hub) flushPresence(tx *store.Tx) error {
 
 // cutAll closes every stream with reason.
 func (h *hub) cutAll(reason string) {
-	for _, cs := range h.local {
-		for c := range cs.All() {
-			c.Cut(reason)
-		}
+	for c := range h.local.To("", "") {
+		c.Cut(reason)
 	}
 }

@@ -13,6 +13,8 @@ func (h *hub) prune() {
 	if h.retention <= 0 {
 		return
 	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	cutoff := h.now().Add(-h.retention)
 	h.syncer.Drain()
 	if err := h.store.Checkpoint(); err != nil {

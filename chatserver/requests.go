@@ -6,7 +6,7 @@ import (
 	"github.com/wasmgap/wasmgap/chatserver/internal/stream"
 )
 
-// request is one thing the hub goroutine does for a caller, inside the
+// request is one thing the hub does for a caller, inside the
 // store transaction of its batch. There is one type per kind.
 type request interface {
 	// apply does it. An error of a refusal kind (refusesOne) refuses this

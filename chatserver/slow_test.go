@@ -267,7 +267,7 @@ func TestStalledAmongMany(t *testing.T) {
 		reasons, queued = make([]string, len(stalledNicks)), make([]int, len(stalledNicks))
 		ts.srv.localHub().do(t.Context(), &inspectReq{fn: func(h *hub) {
 			for i, nick := range stalledNicks {
-				if c := first(h.local[nick].All()); c != nil {
+				if c := first(h.local.To(nick, "")); c != nil {
 					reasons[i], queued[i] = c.CutReason(), c.Queued()
 				} else {
 					reasons[i] = "(gone)"

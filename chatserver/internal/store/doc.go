@@ -1,7 +1,7 @@
 // Package store is the chat's storage engine: chat.db, a bbolt file, and
 // its write-ahead log chat.wal beside it, the store of record between two
 // checkpoints (wal.go), with a memtable in memory over chat.db for what the
-// log holds (memtable.go). One goroutine writes, a batch at a time (Write:
+// log holds (memtable.go). One writer at a time writes, a batch at a time (Write:
 // one log record), and a Syncer syncs behind it (one fdatasync for every
 // batch written meanwhile) and runs what waited for each batch, in order;
 // replays read beside them (ReadLog).
@@ -17,7 +17,7 @@
 // The store (whose API is the dozen names the hub writes and reads with)
 // is one bbolt file under the chat's data folder (chat.db: pure Go, one
 // file, readers that never block the writer) and its write-ahead log (chat.wal),
-// which is the store of record between two checkpoints. One hub goroutine
+// which is the store of record between two checkpoints. The hub (one lock)
 // owns the users and streams and handles requests in batches (a group
 // commit): a batch's changes go to a memtable in memory and are appended
 // to the log as one record (length, CRC-32C, the changes), synced with one

@@ -15,7 +15,7 @@ import (
 // in chat.db, which a checkpoint writes in one synced bbolt transaction.
 // Reads see the memtable over chat.db.
 //
-// Only the hub goroutine changes it, holding mu; replays read it holding mu
+// Only the writer (under the hub's lock) changes it, holding mu; replays read it holding mu
 // for reading, together with chat.db, so a checkpoint (which holds mu) never
 // shows them a change twice or not at all.
 type memtable struct {

@@ -22,7 +22,7 @@ import (
 //	mailbox  nick → bucket of sequence → mail: private messages waiting for a login
 //	claims   nick → claim: the nicknames claimed by their first login (Claim)
 //
-// Only the hub goroutine writes; replays read concurrently (bbolt readers
+// One writer at a time (the hub's lock); replays read concurrently (bbolt readers
 // never block the writer).
 var (
 	bucketMeta    = []byte("meta")
@@ -91,8 +91,8 @@ type MailEntry struct {
 	Mail Mail
 }
 
-// Store is chat.db and its log, open. Only one goroutine (the hub's) writes
-// and checkpoints; ReadLog may run beside it.
+// Store is chat.db and its log, open. One writer at a time (the hub's lock)
+// writes and checkpoints; ReadLog may run beside it.
 type Store struct {
 	db     *bolt.DB
 	path   string

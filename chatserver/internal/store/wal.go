@@ -332,7 +332,7 @@ func (t *Tx) dropBox(nick string) {
 	t.path(walDeleteBucket, [][]byte{bucketMailbox}, []byte(nick))
 }
 
-// wal is the open log file. The hub goroutine writes records; the syncer
+// wal is the open log file. The writer (under the hub's lock) writes records; the syncer
 // syncs them (an fdatasync covers every write made before it).
 type wal struct {
 	f      *os.File
@@ -341,8 +341,8 @@ type wal struct {
 	synced atomic.Int64 // bytes known to be on disk
 	noSync bool
 	epoch  uint64 // the log's, in its header
-	seq    uint64 // the last record's sequence (hub goroutine)
-	filled int64  // the file's size: past size, zeros (hub goroutine)
+	seq    uint64 // the last record's sequence (the writer)
+	filled int64  // the file's size: past size, zeros (the writer)
 }
 
 // fillStep is how far ahead of its records a synced log is filled with
