@@ -13,6 +13,7 @@ import type { WorkerMessage, WorkerRequest } from "./protocol";
 import type { Row } from "./results";
 import { checkInt } from "./selection";
 import type { Catalogue, Kernel, Param } from "./types";
+import { $, el } from "./dom";
 
 /** The answer of POST /api/custom. */
 export interface Built {
@@ -56,12 +57,6 @@ export interface Hooks {
 
 const BROWSER_WASM = "browser-wasm";
 
-
-const $ = <T extends HTMLElement>(id: string): T => {
-  const e = document.getElementById(id);
-  if (!e) throw new Error(`the page lacks #${id}`);
-  return e as T;
-};
 
 // ---- the source in the URL: deflate-raw, then base64url --------------------------------
 
@@ -116,9 +111,8 @@ export function mountCustom(cat: Catalogue, bundle: Bundle, hooks: Hooks): Custo
   const argsHost = $("custom-args");
   const select = $<HTMLSelectElement>("custom-example");
   for (const [i, ex] of EXAMPLES.entries()) {
-    const opt = document.createElement("option");
+    const opt = el("option", undefined, ex.title);
     opt.value = String(i);
-    opt.textContent = ex.title;
     select.append(opt);
   }
 
@@ -138,8 +132,7 @@ export function mountCustom(cat: Catalogue, bundle: Bundle, hooks: Hooks): Custo
   const renderArgs = (): void => {
     argsHost.replaceChildren();
     for (const p of params()) {
-      const lab = document.createElement("label");
-      lab.className = "param";
+      const lab = el("label", "param");
       const input = document.createElement("input");
       input.type = "number";
       input.inputMode = "numeric";
