@@ -277,22 +277,8 @@ func (s *Server) job(req runRequest) (runner.Job, *apiError) {
 	if aerr != nil {
 		return runner.Job{}, aerr
 	}
-	in := runner.Input{
-		Engines:    []string{req.Engine},
-		Args:       make(map[string]string, len(req.Args)),
-		OneKernel:  true,
-		Runs:       req.Runs,
-		Warmup:     req.Warmup,
-		Executions: req.Executions,
-		// 0 ms is none, as the Input's zero durations.
-		MinSample:  millis(req.MinSampleMS),
-		WarmupTime: millis(req.WarmupMS),
-	}
-	// The request's own time limit (timeout_ms) within the server's, else the server's.
-	in.Timeout, in.MaxTimeout = millis(req.TimeoutMS), s.limit()
-	for name, raw := range req.Args {
-		in.Args[name] = string(bytes.TrimSpace(raw))
-	}
+	in := s.input(req.Args, req.Runs, req.Warmup, req.MinSampleMS, req.WarmupMS, req.TimeoutMS)
+	in.Engines, in.OneKernel, in.Executions = []string{req.Engine}, true, req.Executions
 	if isCustom {
 		in.Custom = ck
 	} else {
@@ -328,6 +314,20 @@ func fieldAPIError(err error) *apiError {
 		}
 	}
 	return aerr
+}
+
+// input is the runner.Input of a request's settings that a run and a farm plan share: its
+// args, runs and warm-up, its durations in milliseconds (0 ms is none, as the Input's zero
+// durations), and its own time limit (timeout_ms) within the server's, else the server's.
+func (s *Server) input(args map[string]json.RawMessage, runs, warmup, minSampleMS, warmupMS, timeoutMS *int) runner.Input {
+	in := runner.Input{
+		Args: make(map[string]string, len(args)), Runs: runs, Warmup: warmup, MinSample: millis(minSampleMS),
+		WarmupTime: millis(warmupMS), Timeout: millis(timeoutMS), MaxTimeout: s.limit(),
+	}
+	for name, raw := range args {
+		in.Args[name] = string(bytes.TrimSpace(raw))
+	}
+	return in
 }
 
 // millis is a request's setting given in milliseconds (min_sample_ms, warmup_ms) as a

@@ -150,14 +150,8 @@ func (s *Server) farmPlan(req farmRequest) (farm.PlanConfig, *apiError) {
 	if err := farm.CheckAgents(agents); err != nil {
 		return farm.PlanConfig{}, &apiError{Error: err.Error(), Field: "agents"}
 	}
-	in := runner.Input{
-		Engines: req.Engines, Kernels: req.Kernels, Args: make(map[string]string, len(req.Args)),
-		Runs: req.Runs, Warmup: req.Warmup, MinSample: millis(req.MinSampleMS), WarmupTime: millis(req.WarmupMS),
-	}
-	in.Timeout, in.MaxTimeout = millis(req.TimeoutMS), s.limit()
-	for name, raw := range req.Args {
-		in.Args[name] = string(bytes.TrimSpace(raw))
-	}
+	in := s.input(req.Args, req.Runs, req.Warmup, req.MinSampleMS, req.WarmupMS, req.TimeoutMS)
+	in.Engines, in.Kernels = req.Engines, req.Kernels
 	plan, err := in.Plan()
 	var jobs []runner.Job
 	if err == nil {

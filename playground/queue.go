@@ -277,10 +277,3 @@ func (q *queue) notify() {
 		}
 	}
 }
-
-// stats reports how many runs are running and waiting.
-func (q *queue) stats() (running, waiting int) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.running, len(q.waiting)
-}

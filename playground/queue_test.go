@@ -257,3 +257,10 @@ func TestQueueBuildsDoNotPauseWarmup(t *testing.T) {
 		t.Fatalf("%d started, %d in flight; want the run that followed the build", s, n)
 	}
 }
+
+// stats reports how many runs are running and waiting.
+func (q *queue) stats() (running, waiting int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.running, len(q.waiting)
+}

@@ -59,12 +59,10 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "wasmgap agent: unexpected arguments %q\n", fs.Args())
-		return 2
+		return exitf(stderr, 2, "wasmgap agent: unexpected arguments %q", fs.Args())
 	}
 	if *nf.url == "" {
-		fmt.Fprintln(stderr, "wasmgap agent: --nats is required: the farm's NATS server, nats://host:port")
-		return 2
+		return exitf(stderr, 2, "wasmgap agent: --nats is required: the farm's NATS server, nats://host:port")
 	}
 	if *name == "" {
 		host, _ := os.Hostname()
@@ -75,8 +73,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	err := farm.RunAgent(ctx, farm.AgentConfig{URL: *nf.url, Auth: nf.auth(), Name: *name, Engines: engines, Log: log})
 	if err != nil {
-		fmt.Fprintln(stderr, "wasmgap agent:", err)
-		return 1
+		return exitf(stderr, 1, "wasmgap agent: %v", err)
 	}
 	return 0
 }

@@ -105,21 +105,17 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "wasmgap bench: unexpected arguments %q (kernels are chosen with --kernel)\n", fs.Args())
-		return 2
+		return exitf(stderr, 2, "wasmgap bench: unexpected arguments %q (kernels are chosen with --kernel)", fs.Args())
 	}
 	if err := farmed.check(); err != nil {
-		fmt.Fprintln(stderr, "wasmgap bench:", err)
-		return 2
+		return exitf(stderr, 2, "wasmgap bench: %v", err)
 	}
 	if !slices.Contains(report.Formats(), *format) {
-		fmt.Fprintf(stderr, "wasmgap bench: unknown format %q: valid formats are %s\n", *format, strings.Join(report.Formats(), ", "))
-		return 2
+		return exitf(stderr, 2, "wasmgap bench: unknown format %q: valid formats are %s", *format, strings.Join(report.Formats(), ", "))
 	}
 	switch {
 	case *all && len(engineNames) > 0:
-		fmt.Fprintln(stderr, "wasmgap bench: give --all or --engine, not both: --all runs every server engine")
-		return 2
+		return exitf(stderr, 2, "wasmgap bench: give --all or --engine, not both: --all runs every server engine")
 	case *all:
 		engineNames = engine.Names()
 	case len(engineNames) == 0:
@@ -149,8 +145,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		jobs, err = plan.Jobs()
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "wasmgap bench: %s\n", flagError(err))
-		return 2
+		return exitf(stderr, 2, "wasmgap bench: %s", flagError(err))
 	}
 	opts := plan.Options
 
@@ -202,8 +197,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	})
 	if err2 != nil && ctx.Err() == nil {
 		progress.clear()
-		fmt.Fprintln(stderr, "wasmgap bench:", err2)
-		return 1
+		return exitf(stderr, 1, "wasmgap bench: %v", err2)
 	}
 	progress.clear()
 	sig, _ := caught.Load().(os.Signal)
@@ -222,8 +216,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		rep.History = history.ForKernels(names...)
 	}
 	if err := report.WriteWidth(stdout, *format, rep, terminalWidth(stdout)); err != nil {
-		fmt.Fprintln(stderr, "wasmgap bench: write report:", err)
-		return 1
+		return exitf(stderr, 1, "wasmgap bench: write report: %v", err)
 	}
 	if sig != nil {
 		// Stored, never compared: a part of a plan has no earlier run to meet.
@@ -236,8 +229,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if failed := countFailed(rep.Results); failed > 0 && !*allowFailures {
-		fmt.Fprintf(stderr, "wasmgap bench: %d of %d cells failed (the table says why); --allow-failures exits 0 anyway\n", failed, len(rep.Results))
-		return 1
+		return exitf(stderr, 1, "wasmgap bench: %d of %d cells failed (the table says why); --allow-failures exits 0 anyway", failed, len(rep.Results))
 	}
 	return 0
 }

@@ -63,19 +63,16 @@ func (f *farmFlags) check() error {
 func (f *farmFlags) run(ctx context.Context, jobs []runner.Job, rep report.Report, stored *benchResults, format string, allowFailures bool,
 	caught func() os.Signal, stdout, stderr io.Writer) int {
 	if *stored.compareLast {
-		fmt.Fprintln(stderr, "wasmgap bench: --compare-last compares with this machine's last run: with --farm, compare the stored runs with wasmgap results compare or machines")
-		return 2
+		return exitf(stderr, 2, "wasmgap bench: --compare-last compares with this machine's last run: with --farm, compare the stored runs with wasmgap results compare or machines")
 	}
 	cells, err := farm.CellsOf(jobs)
 	if err != nil {
-		fmt.Fprintln(stderr, "wasmgap bench:", err)
-		return 2
+		return exitf(stderr, 2, "wasmgap bench: %v", err)
 	}
 	var store *results.Store
 	if dsn, ok := resultsDSN(*stored.db); ok && !*stored.noSave {
 		if store, err = openLimited(ctx, dsn, *stored.maxBytes); err != nil {
-			fmt.Fprintln(stderr, "wasmgap bench:", err)
-			return 1
+			return exitf(stderr, 1, "wasmgap bench: %v", err)
 		}
 		defer store.Close()
 	}
@@ -109,16 +106,14 @@ func (f *farmFlags) run(ctx context.Context, jobs []runner.Job, rep report.Repor
 			fmt.Fprintf(stdout, "== %s: %s%s\n\n", t.Name, t.Machine.Summary(), stored)
 		}
 		if err := report.WriteWidth(stdout, format, t.Report, terminalWidth(stdout)); err != nil {
-			fmt.Fprintln(stderr, "wasmgap bench: write report:", err)
-			return 1
+			return exitf(stderr, 1, "wasmgap bench: write report: %v", err)
 		}
 		failed += countFailed(t.Report.Results)
 		names, reps = append(names, t.Name), append(reps, t.Report)
 	}
 	if len(reps) > 1 && (format == report.FormatTable || format == report.FormatMarkdown) {
 		if err := report.WriteMachines(stdout, names, reps, format == report.FormatMarkdown); err != nil {
-			fmt.Fprintln(stderr, "wasmgap bench: write report:", err)
-			return 1
+			return exitf(stderr, 1, "wasmgap bench: write report: %v", err)
 		}
 	}
 	if sig := caught(); sig != nil {
@@ -128,8 +123,7 @@ func (f *farmFlags) run(ctx context.Context, jobs []runner.Job, rep report.Repor
 		return 1
 	}
 	if failed > 0 && !allowFailures {
-		fmt.Fprintf(stderr, "wasmgap bench: %d cells failed (the tables say why); --allow-failures exits 0 anyway\n", failed)
-		return 1
+		return exitf(stderr, 1, "wasmgap bench: %d cells failed (the tables say why); --allow-failures exits 0 anyway", failed)
 	}
 	return 0
 }

@@ -53,13 +53,11 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "wasmgap chat: unexpected arguments %q: every setting is a flag\n", fs.Args())
-		return 2
+		return exitf(stderr, 2, "wasmgap chat: unexpected arguments %q: every setting is a flag", fs.Args())
 	}
 	o, err := chatOptions(*verbose)
 	if err != nil {
-		fmt.Fprintf(stderr, "wasmgap chat: %v\n", err)
-		return 2
+		return exitf(stderr, 2, "wasmgap chat: %v", err)
 	}
 	o.MaxOpenConnsPerAddr = *maxOpen
 	o.MaxOpenConnsPerProxy = *maxOpenProxy
@@ -69,22 +67,19 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 	// another chat may hold) is opened.
 	ln, err := chatserver.Listen(*addr)
 	if err != nil {
-		fmt.Fprintf(stderr, "wasmgap chat: %v\n", err)
-		return 1
+		return exitf(stderr, 1, "wasmgap chat: %v", err)
 	}
 	srv, err := chatserver.New(o)
 	if err != nil {
 		ln.Close()
-		fmt.Fprintf(stderr, "wasmgap chat: %v\n", err)
-		return 1
+		return exitf(stderr, 1, "wasmgap chat: %v", err)
 	}
 	if *pprofAddr != "" {
 		pln, err := listenPprof(*pprofAddr)
 		if err != nil {
 			ln.Close()
 			srv.Shutdown(context.Background())
-			fmt.Fprintf(stderr, "wasmgap chat: --pprof: %v\n", err)
-			return 2
+			return exitf(stderr, 2, "wasmgap chat: --pprof: %v", err)
 		}
 		defer pln.Close()
 		fmt.Fprintf(stderr, "profiles on http://%s/debug/pprof/ (go tool pprof http://%s/debug/pprof/profile?seconds=10)\n", pln.Addr(), pln.Addr())
@@ -97,8 +92,7 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := srv.Serve(ctx, ln); err != nil {
-		fmt.Fprintf(stderr, "wasmgap chat: %v\n", err)
-		return 1
+		return exitf(stderr, 1, "wasmgap chat: %v", err)
 	}
 	fmt.Fprintln(stdout, "chat stopped: every stream told to resume, store closed")
 	return 0
@@ -279,18 +273,15 @@ func runChatToken(args []string, stdout, stderr io.Writer) int {
 		rest = append(rest[:1], fs.Args()...)
 	}
 	if len(rest) != 1 {
-		fmt.Fprintf(stderr, "wasmgap chat token: give one nickname, got %d arguments %q\n", len(rest), rest)
-		return 2
+		return exitf(stderr, 2, "wasmgap chat token: give one nickname, got %d arguments %q", len(rest), rest)
 	}
 	secret, err := readSecret(*secretFile)
 	if err != nil {
-		fmt.Fprintf(stderr, "wasmgap chat token: %v\n", err)
-		return 2
+		return exitf(stderr, 2, "wasmgap chat token: %v", err)
 	}
 	tok, err := chatserver.MintToken(secret, rest[0], *ttl, time.Now())
 	if err != nil {
-		fmt.Fprintf(stderr, "wasmgap chat token: %v\n", err)
-		return 2
+		return exitf(stderr, 2, "wasmgap chat token: %v", err)
 	}
 	fmt.Fprintln(stdout, tok)
 	return 0

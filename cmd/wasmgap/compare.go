@@ -28,43 +28,36 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if !slices.Contains(report.ComparisonFormats(), *format) {
-		fmt.Fprintf(stderr, "wasmgap compare: unknown format %q: valid formats are %s\n", *format, strings.Join(report.ComparisonFormats(), ", "))
-		return 2
+		return exitf(stderr, 2, "wasmgap compare: unknown format %q: valid formats are %s", *format, strings.Join(report.ComparisonFormats(), ", "))
 	}
 	if !(*alpha > 0 && *alpha < 1) {
-		fmt.Fprintf(stderr, "wasmgap compare: --alpha %v is out of range: a significance level lies between 0 and 1 (default %v)\n", *alpha, report.Alpha)
-		return 2
+		return exitf(stderr, 2, "wasmgap compare: --alpha %v is out of range: a significance level lies between 0 and 1 (default %v)", *alpha, report.Alpha)
 	}
 	if fs.NArg() != 2 {
-		fmt.Fprintf(stderr, "wasmgap compare: give two reports, the old and the new (%d given): wasmgap bench --format json > old.json, …, wasmgap compare old.json new.json\n", fs.NArg())
-		return 2
+		return exitf(stderr, 2, "wasmgap compare: give two reports, the old and the new (%d given): wasmgap bench --format json > old.json, …, wasmgap compare old.json new.json", fs.NArg())
 	}
 	var reps [2]report.Report
 	for i, path := range fs.Args() {
 		f, err := os.Open(path)
 		if err != nil {
-			fmt.Fprintln(stderr, "wasmgap compare:", err)
-			return 2
+			return exitf(stderr, 2, "wasmgap compare: %v", err)
 		}
 		reps[i], err = report.Read(f)
 		f.Close()
 		if err != nil {
-			fmt.Fprintf(stderr, "wasmgap compare: %s: %v\n", path, err)
-			return 2
+			return exitf(stderr, 2, "wasmgap compare: %s: %v", path, err)
 		}
 	}
 	c, err := report.CompareWith(reps[0], reps[1], report.CompareOptions{Alpha: *alpha})
 	if err != nil {
-		fmt.Fprintln(stderr, "wasmgap compare:", err)
-		return 2
+		return exitf(stderr, 2, "wasmgap compare: %v", err)
 	}
 	oldName, newName := filepath.Base(fs.Arg(0)), filepath.Base(fs.Arg(1))
 	if oldName == newName {
 		oldName, newName = fs.Arg(0), fs.Arg(1)
 	}
 	if err := report.WriteComparison(stdout, *format, c, oldName, newName, reps[0], reps[1]); err != nil {
-		fmt.Fprintln(stderr, "wasmgap compare: write:", err)
-		return 1
+		return exitf(stderr, 1, "wasmgap compare: write: %v", err)
 	}
 	return 0
 }

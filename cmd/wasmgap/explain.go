@@ -116,8 +116,7 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {
-			fmt.Fprintf(stderr, "wasmgap explain: %v\n", err)
-			return 1
+			return exitf(stderr, 1, "wasmgap explain: %v", err)
 		}
 	} else {
 		explain.WriteSummary(stdout, rep)

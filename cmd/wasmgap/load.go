@@ -214,12 +214,10 @@ func runLoadHTTP(args []string, stdout, stderr io.Writer) int {
 	rep, err := load.Run(ctx, o)
 	clear()
 	if err != nil {
-		fmt.Fprintf(stderr, "wasmgap load: %v\n", err)
-		return 1
+		return exitf(stderr, 1, "wasmgap load: %v", err)
 	}
 	if err := out.write(stdout, rep); err != nil {
-		fmt.Fprintf(stderr, "wasmgap load: write report: %v\n", err)
-		return 1
+		return exitf(stderr, 1, "wasmgap load: write report: %v", err)
 	}
 	return requestsFailed("wasmgap load", rep, stderr)
 }
@@ -231,11 +229,9 @@ func requestsFailed(cmd string, rep *load.Report, stderr io.Writer) int {
 	failed := rep.ErrorCount()
 	switch {
 	case rep.OK == 0:
-		fmt.Fprintf(stderr, "%s: no request succeeded (%d sent, %d failed): the report's Errors lines say why\n", cmd, rep.Sent, failed)
-		return 1
+		return exitf(stderr, 1, "%s: no request succeeded (%d sent, %d failed): the report's Errors lines say why", cmd, rep.Sent, failed)
 	case failed > 0:
-		fmt.Fprintf(stderr, "%s: %d of %d requests failed: the report's Errors lines say why\n", cmd, failed, rep.Sent)
-		return 1
+		return exitf(stderr, 1, "%s: %d of %d requests failed: the report's Errors lines say why", cmd, failed, rep.Sent)
 	}
 	return 0
 }

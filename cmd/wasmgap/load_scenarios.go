@@ -97,12 +97,10 @@ func runLoadScenario(name string, args []string, stdout, stderr io.Writer) int {
 	rep, err := load.RunScenario(ctx, o)
 	clear()
 	if err != nil {
-		fmt.Fprintf(stderr, "wasmgap load %s: %v\n", name, err)
-		return 1
+		return exitf(stderr, 1, "wasmgap load %s: %v", name, err)
 	}
 	if err := out.write(stdout, rep); err != nil {
-		fmt.Fprintf(stderr, "wasmgap load %s: write report: %v\n", name, err)
-		return 1
+		return exitf(stderr, 1, "wasmgap load %s: write report: %v", name, err)
 	}
 	if rep.Delivery == nil { // churn
 		return requestsFailed("wasmgap load "+name, rep, stderr)
@@ -153,16 +151,13 @@ func runLoadSeed(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "wasmgap load seed: unexpected arguments %q\n", fs.Args())
-		return 2
+		return exitf(stderr, 2, "wasmgap load seed: unexpected arguments %q", fs.Args())
 	}
 	if err := out.check(); err != nil {
-		fmt.Fprintf(stderr, "wasmgap load seed: %v\n", err)
-		return 2
+		return exitf(stderr, 2, "wasmgap load seed: %v", err)
 	}
 	if o.Scale < 1 {
-		fmt.Fprintf(stderr, "wasmgap load seed: --scale %d: want 1 or more\n", o.Scale)
-		return 2
+		return exitf(stderr, 2, "wasmgap load seed: --scale %d: want 1 or more", o.Scale)
 	}
 	ctx, stop := interruptible()
 	defer stop()
@@ -170,8 +165,7 @@ func runLoadSeed(args []string, stdout, stderr io.Writer) int {
 	if target == "" {
 		url, shutdown, err := startInProcessChat()
 		if err != nil {
-			fmt.Fprintf(stderr, "wasmgap load seed: %v\n", err)
-			return 1
+			return exitf(stderr, 1, "wasmgap load seed: %v", err)
 		}
 		defer shutdown()
 		o.Target = url
@@ -183,8 +177,7 @@ func runLoadSeed(args []string, stdout, stderr io.Writer) int {
 	}
 	rep, err := load.RunSeed(ctx, o)
 	if err != nil {
-		fmt.Fprintf(stderr, "wasmgap load seed: %v\n", err)
-		return 1
+		return exitf(stderr, 1, "wasmgap load seed: %v", err)
 	}
 	if out.format == "json" {
 		enc := json.NewEncoder(stdout)
@@ -194,8 +187,7 @@ func runLoadSeed(args []string, stdout, stderr io.Writer) int {
 		err = load.WriteSeedText(stdout, rep)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "wasmgap load seed: write report: %v\n", err)
-		return 1
+		return exitf(stderr, 1, "wasmgap load seed: write report: %v", err)
 	}
 	return 0
 }

@@ -128,6 +128,13 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code
 	}
 }
 
+// exitf says why a command stops, one line on stderr (format as fmt.Printf's, its newline
+// added), and returns the exit status to stop with: 2 for bad flags, 1 for a failure.
+func exitf(stderr io.Writer, code int, format string, a ...any) int {
+	fmt.Fprintf(stderr, format+"\n", a...)
+	return code
+}
+
 // parseInterspersed is fs.Parse for flags among the positional arguments: the flag
 // package stops at the first positional one, so parsing resumes after each, and the
 // positional ones are handed back to fs (fs.Args) once all flags are read.

@@ -69,16 +69,14 @@ func (b *benchResults) after(rep report.Report, format string, stdout, stderr io
 	dsn, ok := resultsDSN(*b.db)
 	if !ok {
 		if *b.compareLast {
-			fmt.Fprintln(stderr, "wasmgap bench: --compare-last: no results store under go test: give --results-db")
-			return 2
+			return exitf(stderr, 2, "wasmgap bench: --compare-last: no results store under go test: give --results-db")
 		}
 		return 0
 	}
 	ctx := context.Background()
 	store, err := openLimited(ctx, dsn, *b.maxBytes)
 	if err != nil {
-		fmt.Fprintln(stderr, "wasmgap bench:", err)
-		return 1
+		return exitf(stderr, 1, "wasmgap bench: %v", err)
 	}
 	defer store.Close()
 	run := results.NewRun(results.SourceCLI, rep)
@@ -92,8 +90,7 @@ func (b *benchResults) after(rep report.Report, format string, stdout, stderr io
 		case errors.Is(err, results.ErrNotFound):
 			fmt.Fprintf(stderr, "wasmgap bench: --compare-last: no earlier run of these cells on this machine in %s: nothing to compare yet\n", dsn)
 		case err != nil:
-			fmt.Fprintln(stderr, "wasmgap bench:", err)
-			return 1
+			return exitf(stderr, 1, "wasmgap bench: %v", err)
 		default:
 			fmt.Fprintln(w)
 			if code := writeRunComparison(w, stderr, "wasmgap bench", format, report.Alpha, last, run); code != 0 {
@@ -134,8 +131,7 @@ func (b *benchResults) save(rep report.Report, stderr io.Writer) int {
 	}
 	store, err := results.Open(context.Background(), dsn)
 	if err != nil {
-		fmt.Fprintln(stderr, "wasmgap bench:", err)
-		return 1
+		return exitf(stderr, 1, "wasmgap bench: %v", err)
 	}
 	defer store.Close()
 	return saveRun(store, dsn, results.NewRun(results.SourceCLI, rep), stderr)
@@ -167,12 +163,10 @@ func runName(r results.Run) string {
 func writeRunComparison(stdout, stderr io.Writer, cmd, format string, alpha float64, old, new results.Run) int {
 	c, err := report.CompareWith(old.Report, new.Report, report.CompareOptions{Alpha: alpha})
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
-		return 2
+		return exitf(stderr, 2, "%s: %v", cmd, err)
 	}
 	if err := report.WriteComparison(stdout, format, c, runName(old), runName(new), old.Report, new.Report); err != nil {
-		fmt.Fprintf(stderr, "%s: write: %v\n", cmd, err)
-		return 1
+		return exitf(stderr, 1, "%s: write: %v", cmd, err)
 	}
 	return 0
 }
@@ -215,8 +209,7 @@ Run 'wasmgap results <command> -h' for its flags.`
 	}
 	sub, ok := resultsCommands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "wasmgap results: unknown command %q\n\n%s\n", args[0], usage)
-		return 2
+		return exitf(stderr, 2, "wasmgap results: unknown command %q\n\n%s", args[0], usage)
 	}
 	return sub(args[1:], stdout, stderr)
 }
@@ -329,21 +322,17 @@ func resultsList(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "wasmgap results list: unexpected arguments %q: list takes flags only\n", fs.Args())
-		return 2
+		return exitf(stderr, 2, "wasmgap results list: unexpected arguments %q: list takes flags only", fs.Args())
 	}
 	if *format != "table" && *format != "json" && *format != "csv" {
-		fmt.Fprintf(stderr, "wasmgap results list: unknown format %q: valid formats are table, csv, json\n", *format)
-		return 2
+		return exitf(stderr, 2, "wasmgap results list: unknown format %q: valid formats are table, csv, json", *format)
 	}
 	if !slices.Contains(listKinds, *kind) {
-		fmt.Fprintf(stderr, "wasmgap results list: --kind %q: allowed %s\n", *kind, strings.Join(listKinds, ", "))
-		return 2
+		return exitf(stderr, 2, "wasmgap results list: --kind %q: allowed %s", *kind, strings.Join(listKinds, ", "))
 	}
 	flt, err := ff.filter()
 	if err != nil {
-		fmt.Fprintln(stderr, "wasmgap results list:", err)
-		return 2
+		return exitf(stderr, 2, "wasmgap results list: %v", err)
 	}
 	store, ok := openResults("wasmgap results list", *ff.db, stderr)
 	if !ok {
@@ -353,15 +342,13 @@ func resultsList(args []string, stdout, stderr io.Writer) int {
 	var list []results.Summary
 	if *kind != listStudies {
 		if list, err = store.List(context.Background(), flt); err != nil {
-			fmt.Fprintln(stderr, "wasmgap results list:", err)
-			return 1
+			return exitf(stderr, 1, "wasmgap results list: %v", err)
 		}
 	}
 	var studies []results.StudySummary
 	if *kind != listRuns {
 		if studies, err = store.ListStudies(context.Background(), flt); err != nil {
-			fmt.Fprintln(stderr, "wasmgap results list:", err)
-			return 1
+			return exitf(stderr, 1, "wasmgap results list: %v", err)
 		}
 	}
 	if *format == "json" {
@@ -522,8 +509,7 @@ func resultsShow(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout)
 	}
 	if err := report.Write(stdout, *format, r.Report); err != nil {
-		fmt.Fprintln(stderr, "wasmgap results show:", err)
-		return 2
+		return exitf(stderr, 2, "wasmgap results show: %v", err)
 	}
 	return 0
 }
@@ -560,12 +546,10 @@ func resultsCompare(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if !(*alpha > 0 && *alpha < 1) {
-		fmt.Fprintf(stderr, "wasmgap results compare: --alpha %v is out of range: a significance level lies between 0 and 1 (default %v)\n", *alpha, report.Alpha)
-		return 2
+		return exitf(stderr, 2, "wasmgap results compare: --alpha %v is out of range: a significance level lies between 0 and 1 (default %v)", *alpha, report.Alpha)
 	}
 	if !slices.Contains(report.ComparisonFormats(), *format) {
-		fmt.Fprintf(stderr, "wasmgap results compare: unknown format %q: valid formats are %s\n", *format, strings.Join(report.ComparisonFormats(), ", "))
-		return 2
+		return exitf(stderr, 2, "wasmgap results compare: unknown format %q: valid formats are %s", *format, strings.Join(report.ComparisonFormats(), ", "))
 	}
 	runs, ok := getRuns("wasmgap results compare", *db, fs.Args(), 2, stderr)
 	if !ok {
@@ -591,8 +575,7 @@ func resultsDelete(args []string, stdout, stderr io.Writer) int {
 	}
 	flt, err := ff.filter()
 	if err != nil {
-		fmt.Fprintln(stderr, "wasmgap results delete:", err)
-		return 2
+		return exitf(stderr, 2, "wasmgap results delete: %v", err)
 	}
 	ids, ok := runIDs("wasmgap results delete", fs.Args(), stderr)
 	if !ok {
@@ -606,8 +589,7 @@ func resultsDelete(args []string, stdout, stderr io.Writer) int {
 	defer store.Close()
 	n, err := store.Delete(context.Background(), flt)
 	if err != nil {
-		fmt.Fprintln(stderr, "wasmgap results delete:", err)
-		return 2
+		return exitf(stderr, 2, "wasmgap results delete: %v", err)
 	}
 	fmt.Fprintf(stdout, "deleted %d run(s)\n", n)
 	return 0

@@ -26,14 +26,12 @@ func resultsMachines(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if *format != report.FormatTable && *format != report.FormatMarkdown {
-		fmt.Fprintf(stderr, "%s: unknown format %q: valid formats are table, markdown\n", cmd, *format)
-		return 2
+		return exitf(stderr, 2, "%s: unknown format %q: valid formats are table, markdown", cmd, *format)
 	}
 	var runs []results.Run
 	switch n := fs.NArg(); {
 	case n == 1:
-		fmt.Fprintf(stderr, "%s: give two run ids or more, or none for the newest run of each machine\n", cmd)
-		return 2
+		return exitf(stderr, 2, "%s: give two run ids or more, or none for the newest run of each machine", cmd)
 	case n > 1:
 		var ok bool
 		if runs, ok = getRuns(cmd, *db, fs.Args(), n, stderr); !ok {
@@ -53,8 +51,7 @@ func resultsMachines(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout)
 	if err := report.WriteMachines(stdout, names, reps, *format == report.FormatMarkdown); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
-		return 1
+		return exitf(stderr, 1, "%s: %v", cmd, err)
 	}
 	return 0
 }

@@ -68,16 +68,14 @@ func studyIDs(cmd string, args []string, stderr io.Writer) ([]int64, bool) {
 func showStudy(db, format string, args []string, stdout, stderr io.Writer) int {
 	const cmd = "wasmgap results show"
 	if !slices.Contains(studyFormats, format) {
-		fmt.Fprintf(stderr, "%s: --study: unknown format %q: valid formats are %s\n", cmd, format, strings.Join(studyFormats, ", "))
-		return 2
+		return exitf(stderr, 2, "%s: --study: unknown format %q: valid formats are %s", cmd, format, strings.Join(studyFormats, ", "))
 	}
 	ids, ok := studyIDs(cmd, args, stderr)
 	if !ok {
 		return 2
 	}
 	if len(ids) != 1 {
-		fmt.Fprintf(stderr, "%s: --study: give one study id (%d given)\n", cmd, len(ids))
-		return 2
+		return exitf(stderr, 2, "%s: --study: give one study id (%d given)", cmd, len(ids))
 	}
 	store, ok := openResults(cmd, db, stderr)
 	if !ok {
@@ -87,12 +85,10 @@ func showStudy(db, format string, args []string, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	st, err := store.Study(ctx, ids[0])
 	if errors.Is(err, results.ErrStudyNotFound) {
-		fmt.Fprintf(stderr, "%s: %v: %s\n", cmd, err, store.StudyHint(ctx))
-		return 2
+		return exitf(stderr, 2, "%s: %v: %s", cmd, err, store.StudyHint(ctx))
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
-		return 1
+		return exitf(stderr, 1, "%s: %v", cmd, err)
 	}
 	switch format {
 	case warmupJSON:
@@ -106,8 +102,7 @@ func showStudy(db, format string, args []string, stdout, stderr io.Writer) int {
 		err = warmup.WriteText(stdout, st.Report)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
-		return 1
+		return exitf(stderr, 1, "%s: %v", cmd, err)
 	}
 	return 0
 }
@@ -123,8 +118,7 @@ func deleteStudies(fs *flag.FlagSet, db string, stdout, stderr io.Writer) int {
 		}
 	})
 	if len(filters) > 0 {
-		fmt.Fprintf(stderr, "%s: --study takes study ids only, not %s: `wasmgap results list --kind studies` with filters shows the ids\n", cmd, strings.Join(filters, ", "))
-		return 2
+		return exitf(stderr, 2, "%s: --study takes study ids only, not %s: `wasmgap results list --kind studies` with filters shows the ids", cmd, strings.Join(filters, ", "))
 	}
 	ids, ok := studyIDs(cmd, fs.Args(), stderr)
 	if !ok {
@@ -137,8 +131,7 @@ func deleteStudies(fs *flag.FlagSet, db string, stdout, stderr io.Writer) int {
 	defer store.Close()
 	n, err := store.DeleteStudies(context.Background(), ids)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
-		return 2
+		return exitf(stderr, 2, "%s: %v", cmd, err)
 	}
 	fmt.Fprintf(stdout, "deleted %d warm-up study(ies)\n", n)
 	return 0

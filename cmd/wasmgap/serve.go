@@ -64,33 +64,27 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "wasmgap serve: unexpected arguments %q: serve takes flags only\n", fs.Args())
-		return 2
+		return exitf(stderr, 2, "wasmgap serve: unexpected arguments %q: serve takes flags only", fs.Args())
 	}
 	if *maxConcurrent < 0 {
-		fmt.Fprintln(stderr, "wasmgap serve: -max-concurrent must not be negative")
-		return 2
+		return exitf(stderr, 2, "wasmgap serve: -max-concurrent must not be negative")
 	}
 	if *farmNATS.url != "" {
 		if err := farm.CheckURL(*farmNATS.url); err != nil {
-			fmt.Fprintf(stderr, "wasmgap serve: --farm: %v\n", err)
-			return 2
+			return exitf(stderr, 2, "wasmgap serve: --farm: %v", err)
 		}
 	}
 	// The page's runs are checked against the one table: a limit outside it would refuse
 	// every run.
 	if err := tb.Check(int64(*timeout)); err != nil {
-		fmt.Fprintf(stderr, "wasmgap serve: %s\n", flagError(err))
-		return 2
+		return exitf(stderr, 2, "wasmgap serve: %s", flagError(err))
 	}
 	chatOpts, err := chatOptions(*verbose)
 	if err != nil {
-		fmt.Fprintf(stderr, "wasmgap serve: %v\n", err)
-		return 2
+		return exitf(stderr, 2, "wasmgap serve: %v", err)
 	}
 	if chatOpts.ReadHeaderTimeout < 0 || chatOpts.IdleTimeout < 0 {
-		fmt.Fprintln(stderr, "wasmgap serve: -read-header-timeout and -idle-timeout must not be negative (0 for the defaults, 10s and 120s)")
-		return 2
+		return exitf(stderr, 2, "wasmgap serve: -read-header-timeout and -idle-timeout must not be negative (0 for the defaults, 10s and 120s)")
 	}
 
 	// One host allow-list and one body deadline for the playground, /chat/ and /load/ alike:
@@ -102,8 +96,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	page := web.Dist()
 	if *dist != "" {
 		if st, err := os.Stat(*dist); err != nil || !st.IsDir() {
-			fmt.Fprintf(stderr, "wasmgap serve: -dist %s is not a folder\n", *dist)
-			return 2
+			return exitf(stderr, 2, "wasmgap serve: -dist %s is not a folder", *dist)
 		}
 		page = os.DirFS(*dist)
 		opts.Dist = page
@@ -126,14 +119,12 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	// under /load/, whose runs may target this server alone.
 	chat, err := chatserver.New(chatOpts)
 	if err != nil {
-		fmt.Fprintf(stderr, "wasmgap serve: %v\n", err)
-		return 1
+		return exitf(stderr, 1, "wasmgap serve: %v", err)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		chat.Shutdown(context.Background())
-		fmt.Fprintf(stderr, "wasmgap serve: %v\n", err)
-		return 1
+		return exitf(stderr, 1, "wasmgap serve: %v", err)
 	}
 	opts.Chat = chat.Handler()
 	opts.Load = loadpage.Handler(loadpage.Options{BaseURL: "http://" + ln.Addr().String(), ChatPath: "/chat/"})
@@ -171,8 +162,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	select {
 	case err := <-errc:
 		chat.Shutdown(context.Background())
-		fmt.Fprintf(stderr, "wasmgap serve: %v\n", err)
-		return 1
+		return exitf(stderr, 1, "wasmgap serve: %v", err)
 	case <-ctx.Done():
 	}
 	// The chat's streams never go idle: it tells them to resume elsewhere while the HTTP
@@ -188,8 +178,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	wg.Go(func() { runsErr = pg.Shutdown(shutdown) })
 	wg.Wait()
 	if err := errors.Join(httpErr, chatErr, runsErr); err != nil {
-		fmt.Fprintf(stderr, "wasmgap serve: shutdown: %v\n", err)
-		return 1
+		return exitf(stderr, 1, "wasmgap serve: shutdown: %v", err)
 	}
 	fmt.Fprintln(stdout, "playground stopped: runs in progress ended, every chat stream told to resume, store closed")
 	return 0

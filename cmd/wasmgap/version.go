@@ -21,8 +21,7 @@ func runVersion(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "wasmgap version: unexpected arguments %q: version takes none\n", fs.Args())
-		return 2
+		return exitf(stderr, 2, "wasmgap version: unexpected arguments %q: version takes none", fs.Args())
 	}
 	fmt.Fprintf(stdout, "wasmgap %s %s %s/%s\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return 0

@@ -58,12 +58,10 @@ func runWarmup(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "wasmgap warmup: unexpected arguments %q (the kernel is chosen with --kernel)\n", fs.Args())
-		return 2
+		return exitf(stderr, 2, "wasmgap warmup: unexpected arguments %q (the kernel is chosen with --kernel)", fs.Args())
 	}
 	if *format != warmupText && *format != warmupJSON && *format != warmupMarkdown {
-		fmt.Fprintf(stderr, "wasmgap warmup: unknown format %q: valid formats are %s, %s, %s\n", *format, warmupText, warmupJSON, warmupMarkdown)
-		return 2
+		return exitf(stderr, 2, "wasmgap warmup: unknown format %q: valid formats are %s, %s, %s", *format, warmupText, warmupJSON, warmupMarkdown)
 	}
 	// Only the flags given are the settings': the rest keep the one table's defaults.
 	var set runner.WarmupSettings
@@ -83,8 +81,7 @@ func runWarmup(args []string, stdout, stderr io.Writer) int {
 	})
 	nExec, collection, limit, err := set.Check()
 	if err != nil {
-		fmt.Fprintln(stderr, "wasmgap warmup:", warmupError(err))
-		return 2
+		return exitf(stderr, 2, "wasmgap warmup: %v", warmupError(err))
 	}
 	if len(kernelNames) == 0 {
 		kernelNames = listFlag{runner.DefaultWarmupKernel}
@@ -97,14 +94,12 @@ func runWarmup(args []string, stdout, stderr io.Writer) int {
 			kern, err := kernels.Lookup(k)
 			return err == nil && slices.ContainsFunc(kern.Params, func(p kernels.Param) bool { return p.Name == name })
 		}) {
-			fmt.Fprintf(stderr, "wasmgap warmup: --arg %s: no selected kernel has a parameter %q (wasmgap warmup -h lists them)\n", name, name)
-			return 2
+			return exitf(stderr, 2, "wasmgap warmup: --arg %s: no selected kernel has a parameter %q (wasmgap warmup -h lists them)", name, name)
 		}
 	}
 	ints, err := runner.ParseArgs(named)
 	if err != nil {
-		fmt.Fprintf(stderr, "wasmgap warmup: --arg: %v\n", err)
-		return 2
+		return exitf(stderr, 2, "wasmgap warmup: --arg: %v", err)
 	}
 	var plans []runner.WarmupPlan
 	for _, k := range kernelNames {
@@ -113,8 +108,7 @@ func runWarmup(args []string, stdout, stderr io.Writer) int {
 			Collection: collection, Timeout: limit,
 		}
 		if _, err := plan.Jobs(); err != nil {
-			fmt.Fprintln(stderr, "wasmgap warmup:", warmupError(err))
-			return 2
+			return exitf(stderr, 2, "wasmgap warmup: %v", warmupError(err))
 		}
 		plans = append(plans, plan)
 	}
@@ -128,8 +122,7 @@ func runWarmup(args []string, stdout, stderr io.Writer) int {
 		})
 		if err != nil {
 			progress.clear()
-			fmt.Fprintln(stderr, "wasmgap warmup:", err)
-			return 1
+			return exitf(stderr, 1, "wasmgap warmup: %v", err)
 		}
 		reps = append(reps, rep)
 	}
@@ -156,8 +149,7 @@ func runWarmup(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "wasmgap warmup: write report:", err)
-		return 1
+		return exitf(stderr, 1, "wasmgap warmup: write report: %v", err)
 	}
 	if !*noSave {
 		if code := saveStudies(reps, *resultsDB, *maxBytes, stderr); code != 0 {
@@ -175,8 +167,7 @@ func runWarmup(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if failed > 0 {
-		fmt.Fprintf(stderr, "wasmgap warmup: %d executions failed (the report says why)\n", failed)
-		return 1
+		return exitf(stderr, 1, "wasmgap warmup: %d executions failed (the report says why)", failed)
 	}
 	return 0
 }
@@ -231,15 +222,13 @@ func saveStudies(reps []warmup.Report, flagDB string, maxBytes int64, stderr io.
 	ctx := context.Background()
 	store, err := openLimited(ctx, dsn, maxBytes)
 	if err != nil {
-		fmt.Fprintln(stderr, "wasmgap warmup:", err)
-		return 1
+		return exitf(stderr, 1, "wasmgap warmup: %v", err)
 	}
 	defer store.Close()
 	for _, rep := range reps {
 		id, err := store.SaveStudy(ctx, results.NewStudy(results.SourceCLI, rep))
 		if err != nil {
-			fmt.Fprintf(stderr, "wasmgap warmup: %s: %v (--no-save runs without storing)\n", rep.Label, err)
-			return 1
+			return exitf(stderr, 1, "wasmgap warmup: %s: %v (--no-save runs without storing)", rep.Label, err)
 		}
 		fmt.Fprintf(stderr, "wasmgap warmup: %s stored as study %d in %s (GET /api/warmup/%d; the page: ?view=warmup&study=%d)\n", rep.Label, id, dsn, id, id)
 	}

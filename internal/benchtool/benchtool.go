@@ -10,6 +10,7 @@
 package benchtool
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -48,7 +49,8 @@ var (
 )
 
 // ParseAb reads ab's report (ab 2.3).
-func ParseAb(out string) (Result, error) {
+func ParseAb(report []byte) (Result, error) {
+	out := string(report)
 	m, l, c := abRPS.FindStringSubmatch(out), abP99.FindStringSubmatch(out), abComplete.FindStringSubmatch(out)
 	if m == nil || l == nil || c == nil {
 		return Result{}, fmt.Errorf("parse ab's report: %q", out)
@@ -64,7 +66,8 @@ func ParseAb(out string) (Result, error) {
 }
 
 // ParseWrk reads wrk's report, run with --latency (wrk 4).
-func ParseWrk(out string) (Result, error) {
+func ParseWrk(report []byte) (Result, error) {
+	out := string(report)
 	m, l, c := wrkRPS.FindStringSubmatch(out), wrkP99.FindStringSubmatch(out), wrkRequests.FindStringSubmatch(out)
 	if m == nil || l == nil || c == nil {
 		return Result{}, fmt.Errorf("parse wrk's report (run with --latency): %q", out)
@@ -130,6 +133,21 @@ func Run(ctx context.Context, cmd *exec.Cmd, limit time.Duration) error {
 		<-done
 		return ctx.Err()
 	}
+}
+
+// RunTool runs a load tool's command under a time limit (Run) and reads its standard
+// output with parse; an error names the tool and quotes the first line it wrote to its
+// standard error, or says it was interrupted when ctx ended.
+func RunTool(ctx context.Context, tool string, cmd *exec.Cmd, limit time.Duration, parse func([]byte) (Result, error)) (Result, error) {
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := Run(ctx, cmd, limit); err != nil {
+		if ctx.Err() != nil {
+			return Result{}, fmt.Errorf("%s: interrupted", tool)
+		}
+		return Result{}, fmt.Errorf("%s: %v: %s", tool, err, FirstLine(errb.String()))
+	}
+	return parse(out.Bytes())
 }
 
 // CPUPerRequest is the CPU time (user + system) a finished command used per

@@ -24,20 +24,20 @@ func readTestdata(t *testing.T, name string) string {
 func TestParsers(t *testing.T) {
 	for _, c := range []struct {
 		file  string
-		parse func(string) (Result, error)
+		parse func([]byte) (Result, error)
 		want  Result
 	}{
 		{"ab.txt", ParseAb, Result{RPS: 1770.35, P99: 67 * time.Millisecond, Requests: 200}},
 		{"ab-404.txt", ParseAb, Result{RPS: 2282.48, P99: 14 * time.Millisecond, Requests: 50, Errors: 50}},
 		{"wrk.txt", ParseWrk, Result{RPS: 28537.60, P99: 78230 * time.Microsecond, Requests: 31386}},
 		{"wrk-404.txt", ParseWrk, Result{RPS: 27998.24, P99: 900 * time.Microsecond, Requests: 30793, Errors: 30793}},
-		{"load.json", parseLoadString, Result{RPS: 23461.505886139905, P99: 1162 * time.Microsecond, Requests: 100}},
-		{"load-404.json", parseLoadString, Result{RPS: 19427.80075546946, Requests: 100, Errors: 100}},
-		{"vegeta.json", parseVegetaString, Result{RPS: 145.32702745280642, P99: 126918801, Requests: 150}},
-		{"vegeta-404.json", parseVegetaString, Result{RPS: 41.84170365833806, P99: 104209753, Requests: 50, Errors: 50}},
-		{"vegeta-refused.json", parseVegetaString, Result{RPS: 21.00557881706352, P99: 3832379, Requests: 20, Errors: 20}},
+		{"load.json", ParseLoad, Result{RPS: 23461.505886139905, P99: 1162 * time.Microsecond, Requests: 100}},
+		{"load-404.json", ParseLoad, Result{RPS: 19427.80075546946, Requests: 100, Errors: 100}},
+		{"vegeta.json", ParseVegeta, Result{RPS: 145.32702745280642, P99: 126918801, Requests: 150}},
+		{"vegeta-404.json", ParseVegeta, Result{RPS: 41.84170365833806, P99: 104209753, Requests: 50, Errors: 50}},
+		{"vegeta-refused.json", ParseVegeta, Result{RPS: 21.00557881706352, P99: 3832379, Requests: 20, Errors: 20}},
 	} {
-		got, err := c.parse(readTestdata(t, c.file))
+		got, err := c.parse([]byte(readTestdata(t, c.file)))
 		if err != nil {
 			t.Errorf("%s: %v", c.file, err)
 			continue
@@ -48,29 +48,25 @@ func TestParsers(t *testing.T) {
 	}
 }
 
-func parseLoadString(s string) (Result, error) { return ParseLoad([]byte(s)) }
-
-func parseVegetaString(s string) (Result, error) { return ParseVegeta([]byte(s)) }
-
 // TestParsersRefuse: a report that is not the tool's (a crash, the wrong
 // tool, wrk without --latency) is an error that quotes it, never zeros.
 func TestParsersRefuse(t *testing.T) {
 	wrkNoLatency := strings.Replace(readTestdata(t, "wrk.txt"), "     99%", "", 1)
 	for _, c := range []struct {
 		name, out string
-		parse     func(string) (Result, error)
+		parse     func([]byte) (Result, error)
 		want      string
 	}{
 		{"ab, crashed", "apr_socket_recv: Connection refused (111)\n", ParseAb, "parse ab's report"},
 		{"ab, given wrk's", readTestdata(t, "wrk.txt"), ParseAb, "parse ab's report"},
 		{"wrk without --latency", wrkNoLatency, ParseWrk, "run with --latency"},
 		{"wrk, given ab's", readTestdata(t, "ab.txt"), ParseWrk, "parse wrk's report"},
-		{"load, text", "Requests/s: 12\n", parseLoadString, "wasmgap load's JSON report"},
-		{"load, other JSON", `{"scenario":"sse-fanout"}`, parseLoadString, "no requests_per_sec"},
-		{"vegeta, text report", "Requests      [total, rate, throughput]  150, 145.33, 144.70\n", parseVegetaString, "vegeta's JSON report"},
-		{"vegeta, given wasmgap load's", readTestdata(t, "load.json"), parseVegetaString, "no rate or latencies.99th"},
+		{"load, text", "Requests/s: 12\n", ParseLoad, "wasmgap load's JSON report"},
+		{"load, other JSON", `{"scenario":"sse-fanout"}`, ParseLoad, "no requests_per_sec"},
+		{"vegeta, text report", "Requests      [total, rate, throughput]  150, 145.33, 144.70\n", ParseVegeta, "vegeta's JSON report"},
+		{"vegeta, given wasmgap load's", readTestdata(t, "load.json"), ParseVegeta, "no rate or latencies.99th"},
 	} {
-		if _, err := c.parse(c.out); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := c.parse([]byte(c.out)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error with %q", c.name, err, c.want)
 		}
 	}

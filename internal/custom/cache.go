@@ -1,7 +1,6 @@
 package custom
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -128,5 +127,3 @@ func (b *Builder) trimGoCache() {
 func (b *Builder) errModule(size int64) Errors {
 	return Errors{{Msg: fmt.Sprintf("the built module is %d MiB: at most %d MiB are allowed (large arrays, composite literals or constant strings make large modules)", size>>20, b.opts.MaxModule>>20)}}
 }
-
-var errNoClient = errors.New("no client")

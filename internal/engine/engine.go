@@ -15,7 +15,7 @@
 // families over the user's module or executable, built per kernel, so never registered. Its
 // name says what it is for, user kernels; the engines it builds are the families above.
 //
-// An engine package registers itself in its init with Describe (or Register), so that
+// An engine package registers itself in its init with Describe, so that
 // this package, which every engine imports for the contract, imports no engine: the
 // registry holds the engines whose packages the program links, with what the reports and
 // the page say about them (Info). The one place that must offer every engine, the worker

@@ -21,16 +21,10 @@ var (
 	registry   []registration
 )
 
-// Register makes the named engine available to New and Names, in its place in Order,
-// described by its name alone (Describe says more). Engine packages call it from their
-// init; a second registration of one name, or a name Order does not list, panics, as it
-// is a programming error.
-func Register(name string, build func() Engine) {
-	Describe(Info{Name: name}, build)
-}
-
-// Describe registers an engine with what the reports and the page say about it: Register
-// with the engine's Info, which Infos and Lookup serve. Its Group and Rank come from its
+// Describe makes an engine available to New and Names, in its place in Order, with what
+// the reports and the page say about it: its Info, which Infos and Lookup serve. Engine
+// packages call it from their init; a second registration of one name, or a name Order
+// does not list, panics, as it is a programming error. Its Group and Rank come from its
 // name's place in Order (the Info leaves them zero); empty fields get defaults: the title
 // is the name, the place PlaceServer.
 func Describe(info Info, build func() Engine) {

@@ -50,17 +50,17 @@ func TestRegisterTwicePanics(t *testing.T) {
 			t.Error("a second registration of native did not panic")
 		}
 	}()
-	engine.Register(engine.Native, func() engine.Engine { return nil })
+	engine.Describe(engine.Info{Name: engine.Native}, func() engine.Engine { return nil })
 }
 
 // testEngine is the engine TestRegisterDescribesWithDefaults registers: the last of
 // Order, whose package this test binary does not link.
 const testEngine = engine.Python
 
-// TestRegisterDescribesWithDefaults: Register, the registry's first API, still works, and
-// describes the engine by its name, in its place in Order.
+// TestRegisterDescribesWithDefaults: an engine described by its name alone is described
+// by its defaults, in its place in Order.
 func TestRegisterDescribesWithDefaults(t *testing.T) {
-	engine.Register(testEngine, func() engine.Engine { return nil })
+	engine.Describe(engine.Info{Name: testEngine}, func() engine.Engine { return nil })
 	info, ok := engine.Lookup(testEngine)
 	last := engine.Order[len(engine.Order)-1]
 	rank := 0

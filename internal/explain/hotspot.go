@@ -33,7 +33,6 @@ var (
 	hsHeader  = regexp.MustCompile(`^Compiled method \((c1|c2)\)\s+\d+\s+\d+\s+(?:\S+\s+)*?(\S+::\S+)(\s+@\s+\d+)?`)
 	hsMain    = regexp.MustCompile(`^\s*main code\s+\[0x([0-9a-f]+),0x([0-9a-f]+)\]`)
 	hsLine    = regexp.MustCompile(`^\s*0x([0-9a-f]+): (.*)$`)
-	hsBytes   = regexp.MustCompile(`^[0-9a-f]{2,8}( [0-9a-f]{2,8})*( \|.*)?\s*$`)
 	hsComment = regexp.MustCompile(`^\s+;`)
 )
 

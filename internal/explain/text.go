@@ -8,17 +8,6 @@ import (
 	"text/tabwriter"
 )
 
-// WriteText writes a report for a terminal: its header, per engine each listing's summary
-// line and its lines with their marks (call, recursive call, back edge, loop head) and
-// samples, then the summary of every tier.
-func WriteText(w io.Writer, rep *Report) {
-	WriteHeader(w, rep)
-	for _, e := range rep.Engines {
-		WriteEngine(w, e)
-	}
-	WriteSummary(w, rep)
-}
-
 // WriteHeader writes the report's first line: the call and the architecture.
 func WriteHeader(w io.Writer, rep *Report) {
 	fmt.Fprintf(w, "%s on %s\n", rep.Label, rep.Arch)

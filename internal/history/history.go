@@ -79,25 +79,6 @@ func ForKernels(names ...string) []Figure {
 	return out
 }
 
-// Column is one language column of a table: its label and hardware.
-type Column struct {
-	Label    string `json:"label"`
-	Hardware string `json:"hardware"`
-}
-
-// Columns returns the columns of a table in the article's order.
-func Columns(table string) []Column {
-	var cols []Column
-	seen := map[string]bool{}
-	for _, f := range figures {
-		if f.Table == table && !seen[f.Label] {
-			seen[f.Label] = true
-			cols = append(cols, Column{Label: f.Label, Hardware: f.Hardware})
-		}
-	}
-	return cols
-}
-
 // Notes used by several figures.
 const (
 	noteCWhole = "the whole program (fib_it(40) then fib_rec(40)) timed by `time`, " +

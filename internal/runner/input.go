@@ -94,37 +94,42 @@ type WarmupSettings struct {
 // them (a timeout of zero: the collection's budget and DefaultTimeout), or a *FieldError
 // that names the setting and what it allows.
 func (in WarmupSettings) Check() (executions int, c warmup.Collection, timeout time.Duration, err error) {
-	count := func(s Setting, v *int) (int, error) {
-		if v == nil {
-			return int(s.Default), nil
-		}
-		return *v, s.Check(int64(*v))
-	}
-	if executions, err = count(Bounds.WarmupExecutions, in.Executions); err != nil {
+	if executions, err = Bounds.WarmupExecutions.count(in.Executions); err != nil {
 		return
 	}
-	if c.Samples, err = count(Bounds.Calls, in.Calls); err != nil {
+	if c.Samples, err = Bounds.Calls.count(in.Calls); err != nil {
 		return
 	}
-	if c.Group, err = count(Bounds.Group, in.Group); err != nil {
+	if c.Group, err = Bounds.Group.count(in.Group); err != nil {
 		return
 	}
-	if in.Budget != nil {
-		if err = Bounds.Budget.Check(int64(*in.Budget)); err != nil {
-			return
-		}
-		c.Budget = *in.Budget
-		if c.Budget == 0 {
-			c.Budget = -1 // none
-		}
+	if c.Budget, err = Bounds.Budget.duration(in.Budget); err != nil {
+		return
 	}
-	if in.Timeout != nil {
-		if err = Bounds.Timeout.Check(int64(*in.Timeout)); err != nil {
-			return
-		}
-		timeout = *in.Timeout
+	if timeout, err = Bounds.Timeout.duration(in.Timeout); err != nil {
+		return
 	}
 	return executions, c, timeout, nil
+}
+
+// count is a count as given (nil: the setting's default), checked.
+func (s Setting) count(v *int) (int, error) {
+	if v == nil {
+		return int(s.Default), nil
+	}
+	return *v, s.Check(int64(*v))
+}
+
+// duration is a duration as measure.Options holds it: absent, 0 (the default); 0, -1
+// (none); else itself, checked.
+func (s Setting) duration(v *time.Duration) (time.Duration, error) {
+	switch {
+	case v == nil:
+		return 0, nil
+	case *v == 0 && s.Min == 0:
+		return -1, nil
+	}
+	return *v, s.Check(int64(*v))
 }
 
 // format renders a value of the setting: "20", "1.5s".
@@ -216,43 +221,26 @@ func (in Input) Plan() (Plan, error) {
 		}
 		p.Args = qualified
 	}
-	count := func(s Setting, v *int) (int, error) {
-		if v == nil {
-			return int(s.Default), nil
-		}
-		return *v, s.Check(int64(*v))
-	}
-	// A duration as measure.Options holds it: absent, 0 (measure's default); 0, -1
-	// (none); else itself.
-	duration := func(s Setting, v *time.Duration) (time.Duration, error) {
-		switch {
-		case v == nil:
-			return 0, nil
-		case *v == 0 && s.Min == 0:
-			return -1, nil
-		}
-		return *v, s.Check(int64(*v))
-	}
 	o := measure.Options{Cold: in.Cold}
-	if o.Runs, err = count(Bounds.Runs, in.Runs); err != nil {
+	if o.Runs, err = Bounds.Runs.count(in.Runs); err != nil {
 		return Plan{}, err
 	}
-	if o.Warmup, err = count(Bounds.Warmup, in.Warmup); err != nil {
+	if o.Warmup, err = Bounds.Warmup.count(in.Warmup); err != nil {
 		return Plan{}, err
 	}
-	if o.WarmupTime, err = duration(Bounds.WarmupTime, in.WarmupTime); err != nil {
+	if o.WarmupTime, err = Bounds.WarmupTime.duration(in.WarmupTime); err != nil {
 		return Plan{}, err
 	}
-	if o.MinSample, err = duration(Bounds.MinSample, in.MinSample); err != nil {
+	if o.MinSample, err = Bounds.MinSample.duration(in.MinSample); err != nil {
 		return Plan{}, err
 	}
-	if p.Timeout, err = duration(Bounds.Timeout.WithMax(int64(in.MaxTimeout)), in.Timeout); err != nil {
+	if p.Timeout, err = Bounds.Timeout.WithMax(int64(in.MaxTimeout)).duration(in.Timeout); err != nil {
 		return Plan{}, err
 	}
 	if in.Timeout == nil {
 		p.Timeout = in.MaxTimeout
 	}
-	if p.Executions, err = count(Bounds.Executions, in.Executions); err != nil {
+	if p.Executions, err = Bounds.Executions.count(in.Executions); err != nil {
 		return Plan{}, err
 	}
 	p.Options = o

@@ -287,30 +287,15 @@ func runTool(o *options, tool string, c benchCase) (float64, time.Duration, int6
 		cmd = exec.Command(o.vegeta, vegetaAttackArgs(c, o.duration, vegetaOut)...)
 		cmd.Stdin = strings.NewReader("GET " + c.url + "\n")
 	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := benchtool.Run(context.Background(), cmd, o.duration*3+30*time.Second); err != nil {
-		return 0, 0, 0, 0, fmt.Errorf("%s: %v: %s", tool, err, strings.TrimSpace(errb.String()))
-	}
-	var res benchtool.Result
-	var err error
-	switch tool {
-	case "wasmgap load", "wasmgap load (baseline)":
-		res, err = benchtool.ParseLoad(out.Bytes())
-	case "wrk":
-		res, err = benchtool.ParseWrk(out.String())
-	case "vegeta":
+	parse := map[string]func([]byte) (benchtool.Result, error){
+		"wasmgap load": benchtool.ParseLoad, "wasmgap load (baseline)": benchtool.ParseLoad, "wrk": benchtool.ParseWrk, "ab": benchtool.ParseAb,
 		// The report is read by a second process, whose CPU is not the attack's.
-		rep := exec.Command(o.vegeta, "report", "-type=json", vegetaOut)
-		var rout, rerr bytes.Buffer
-		rep.Stdout, rep.Stderr = &rout, &rerr
-		if err := benchtool.Run(context.Background(), rep, time.Minute); err != nil {
-			return 0, 0, 0, 0, fmt.Errorf("vegeta report: %v: %s", err, strings.TrimSpace(rerr.String()))
-		}
-		res, err = benchtool.ParseVegeta(rout.Bytes())
-	default:
-		res, err = benchtool.ParseAb(out.String())
-	}
+		"vegeta": func([]byte) (benchtool.Result, error) {
+			rep := exec.Command(o.vegeta, "report", "-type=json", vegetaOut)
+			return benchtool.RunTool(context.Background(), "vegeta report", rep, time.Minute, benchtool.ParseVegeta)
+		},
+	}[tool]
+	res, err := benchtool.RunTool(context.Background(), tool, cmd, o.duration*3+30*time.Second, parse)
 	// The run lasted about the duration; requests ≈ rate × duration.
 	cpu := benchtool.CPUPerRequest(cmd, res.RPS*o.duration.Seconds())
 	return res.RPS, res.P99, res.Errors, cpu, err

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -138,20 +137,6 @@ func runTool(ctx context.Context, o *options, r runKind, url string) (benchtool.
 		}
 		cmd = exec.Command(o.wasmgap, append(args, url)...)
 	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := benchtool.Run(ctx, cmd, limit); err != nil {
-		if ctx.Err() != nil {
-			return benchtool.Result{}, fmt.Errorf("%s: interrupted", r.tool)
-		}
-		return benchtool.Result{}, fmt.Errorf("%s: %v: %s", r.tool, err, benchtool.FirstLine(errb.String()))
-	}
-	switch r.tool {
-	case "ab":
-		return benchtool.ParseAb(out.String())
-	case "wrk":
-		return benchtool.ParseWrk(out.String())
-	default:
-		return benchtool.ParseLoad(out.Bytes())
-	}
+	parse := map[string]func([]byte) (benchtool.Result, error){"ab": benchtool.ParseAb, "wrk": benchtool.ParseWrk, "load": benchtool.ParseLoad}[r.tool]
+	return benchtool.RunTool(ctx, r.tool, cmd, limit, parse)
 }

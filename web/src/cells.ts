@@ -152,8 +152,13 @@ function runOnServerCell(job: CellJob, update: (s: CellState) => void): CellRun 
   return { done, cancel: () => abort.abort() };
 }
 
-function runInBrowser(job: CellJob, bundle: Bundle, timeoutMs: number, update: (s: CellState) => void): CellRun {
-  const abort = new AbortController();
+/**
+ * cellWorker is a cell run in a Web Worker of its own: done settles once, with the first
+ * state finish gives, which also ends the worker. start runs the worker's script on req:
+ * its progress goes to update, its result (through result) settles done, and so do its
+ * failure, named after what, and the time limit, with timedOut.
+ */
+export function cellWorker(update: (s: CellState) => void) {
   let worker: Worker | undefined;
   let settle: ((s: CellState) => void) | undefined;
   const done = new Promise<CellState>((resolve) => {
@@ -165,6 +170,28 @@ function runInBrowser(job: CellJob, bundle: Bundle, timeoutMs: number, update: (
     settle?.(s);
     settle = undefined;
   };
+  const start = (script: string, name: string, what: string, req: WorkerRequest, timeoutMs: number, timedOut: CellResult, result = (r: CellResult) => r): void => {
+    update({ kind: "running" });
+    worker = new Worker(`/${script}`, { type: "module", name });
+    const timer = setTimeout(() => finish({ kind: "done", result: timedOut }), timeoutMs);
+    void done.finally(() => clearTimeout(timer));
+    worker.onmessage = (ev: MessageEvent<WorkerMessage>) => {
+      const m = ev.data;
+      if (m.type === "progress") update({ kind: "running", progress: { phase: m.phase, done: m.done, total: m.total } });
+      else finish({ kind: "done", result: result(m.result) });
+    };
+    worker.onerror = (ev: ErrorEvent) => {
+      ev.preventDefault();
+      finish({ kind: "error", message: `the ${what} worker failed: ${ev.message || "could not start"}` });
+    };
+    worker.postMessage(req);
+  };
+  return { done, finish, start };
+}
+
+function runInBrowser(job: CellJob, bundle: Bundle, timeoutMs: number, update: (s: CellState) => void): CellRun {
+  const abort = new AbortController();
+  const { done, finish, start } = cellWorker(update);
   (async () => {
     let expected: string;
     try {
@@ -182,28 +209,10 @@ function runInBrowser(job: CellJob, bundle: Bundle, timeoutMs: number, update: (
     if (job.engine === "browser-wasm" && !wasm) {
       return finish({ kind: "error", message: "this build has no kernels.wasm: build it with `go tool task build`" });
     }
-    update({ kind: "running" });
-    worker = new Worker(`/${script}`, { type: "module", name: job.engine });
-    const timer = setTimeout(() => {
-      const secs = Math.round(timeoutMs / 1000);
-      finish({
-        kind: "done",
-        result: {
-          kernel: job.kernel.name, args: job.args, engine: job.engine, where: "browser", runs: job.runs, warmup: job.warmup, calls: 1,
-          value: "", expected, samples_ns: [], min_ns: 0, median_ns: 0, max_ns: 0,
-          setup: { compile_ns: 0, instantiate_ns: 0 }, failure: `timed out after ${secs}s`,
-        },
-      });
-    }, timeoutMs);
-    done.finally(() => clearTimeout(timer));
-    worker.onmessage = (ev: MessageEvent<WorkerMessage>) => {
-      const m = ev.data;
-      if (m.type === "progress") update({ kind: "running", progress: { phase: m.phase, done: m.done, total: m.total } });
-      else finish({ kind: "done", result: m.result });
-    };
-    worker.onerror = (ev: ErrorEvent) => {
-      ev.preventDefault();
-      finish({ kind: "error", message: `the ${job.engine} worker failed: ${ev.message || "could not start"}` });
+    const timedOut: CellResult = {
+      kernel: job.kernel.name, args: job.args, engine: job.engine, where: "browser", runs: job.runs, warmup: job.warmup, calls: 1,
+      value: "", expected, samples_ns: [], min_ns: 0, median_ns: 0, max_ns: 0,
+      setup: { compile_ns: 0, instantiate_ns: 0 }, failure: `timed out after ${Math.round(timeoutMs / 1000)}s`,
     };
     const req: WorkerRequest = {
       kernel: job.kernel.name,
@@ -218,7 +227,7 @@ function runInBrowser(job: CellJob, bundle: Bundle, timeoutMs: number, update: (
       budget_ms: timeoutMs * BUDGET_SHARE,
       wasmUrl: wasm ? `/${wasm}` : undefined,
     };
-    worker.postMessage(req);
+    start(script, job.engine, job.engine, req, timeoutMs, timedOut);
   })();
   return {
     done,

@@ -6,18 +6,11 @@ import { info } from "./engines";
 import { duration } from "./format";
 import { type HistoryRow, shown } from "./history";
 import { belowResolution, type Grid, medianText } from "./results";
+import { svg } from "./dom";
 
-const SVG = "http://www.w3.org/2000/svg";
 const BAR_H = 14;
 const GAP = 4;
 const GROUP_GAP = 16;
-
-function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number>, text?: string): SVGElementTagNameMap[K] {
-  const e = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
 
 interface Bar {
   name: string;

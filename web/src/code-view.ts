@@ -13,6 +13,7 @@ import { failure } from "./api";
 import { info } from "./engines";
 import { duration, label } from "./format";
 import type { Grid } from "./results";
+import { el } from "./dom";
 
 /** One line of a listing, as the API answers it. */
 interface CodeLine {
@@ -114,8 +115,7 @@ export function parseCodeHash(hash: string): CodeRequest | undefined {
  * the other measured tiers of its row (the baseline first). */
 export function codeLinks(grid: Grid, r: number, engine: string): HTMLElement {
   const row = grid.rows[r];
-  const p = document.createElement("p");
-  p.className = "code-links";
+  const p = el("p", "code-links");
   if (!row) return p;
   const times: Record<string, number> = {};
   const measured: string[] = [];
@@ -130,15 +130,11 @@ export function codeLinks(grid: Grid, r: number, engine: string): HTMLElement {
   const base = grid.baseline(r);
   const others = [base, ...measured].filter((e): e is string => e !== undefined && e !== engine);
   const compare = [engine, ...new Set(others)].slice(0, 2);
-  const one = document.createElement("a");
-  one.className = "code-link";
-  one.textContent = "Code";
+  const one = el("a", "code-link", "Code");
   one.href = codeHash({ kernel: row.kernel.name, params, engines: [engine], times });
   p.append(one);
   if (compare.length > 1) {
-    const two = document.createElement("a");
-    two.className = "compare-code-link";
-    two.textContent = `compare code with ${info(compare[1]!).title}`;
+    const two = el("a", "compare-code-link", `compare code with ${info(compare[1]!).title}`);
     two.href = codeHash({ kernel: row.kernel.name, params, engines: compare, times });
     p.append(" · ", two);
   }
@@ -233,11 +229,8 @@ function waiting(engine: string, jits: string[]): string {
 function render(host: HTMLElement, req: CodeRequest, cat: CodeCatalogue, signal: AbortSignal): void {
   const call = label(req.kernel, req.params.map(([, v]) => v));
   const head = document.createElement("header");
-  const h2 = document.createElement("h2");
-  h2.textContent = `Code of ${call}`;
-  const close = document.createElement("a");
-  close.className = "close-code";
-  close.textContent = "✕ close";
+  const h2 = el("h2", undefined, `Code of ${call}`);
+  const close = el("a", "close-code", "✕ close");
   close.href = "#";
   close.addEventListener("click", (ev) => {
     ev.preventDefault();
@@ -246,12 +239,9 @@ function render(host: HTMLElement, req: CodeRequest, cat: CodeCatalogue, signal:
   });
   let add: HTMLElement;
   if (req.engines.length >= MAX_TIERS) {
-    add = document.createElement("span");
-    add.className = "add-tier muted";
-    add.textContent = `${MAX_TIERS} tiers, the most side by side`;
+    add = el("span", "add-tier muted", `${MAX_TIERS} tiers, the most side by side`);
   } else {
-    const sel = document.createElement("select");
-    sel.className = "add-tier";
+    const sel = el("select", "add-tier");
     sel.append(new Option("compare with…", ""));
     for (const e of ["source", "wasm", ...cat.engines]) if (!req.engines.includes(e)) sel.append(new Option(title(e), e));
     sel.addEventListener("change", () => {
@@ -260,10 +250,8 @@ function render(host: HTMLElement, req: CodeRequest, cat: CodeCatalogue, signal:
     add = sel;
   }
   // How to read the columns, folded: at phone widths the code itself comes first.
-  const note = document.createElement("details");
-  note.className = "muted code-note";
-  const legend = document.createElement("summary");
-  legend.textContent = "How to read the columns";
+  const note = el("details", "muted code-note");
+  const legend = el("summary", undefined, "How to read the columns");
   note.append(legend);
   note.append(
     "Each tier's code of the kernel's hot function after the harness's warm-up, decoded by one disassembler (golang.org/x/arch), " +
@@ -271,21 +259,17 @@ function render(host: HTMLElement, req: CodeRequest, cat: CodeCatalogue, signal:
     "select a Go line (click, or Enter) to light its instructions. The terms: docs/KERNELS.md § Glossary of explain's terms.",
   );
   const profile = document.createElement("label");
-  const box = document.createElement("input");
+  const box = el("input", "code-profile");
   box.type = "checkbox";
-  box.className = "code-profile";
   box.checked = !!req.profile;
   box.addEventListener("change", () => (location.hash = codeHash({ ...req, profile: box.checked })));
   profile.append(box, " profile (perf: where each tier's time goes)");
   head.append(h2, add, profile, close);
-  const summary = document.createElement("ul");
-  summary.className = "code-summary";
+  const summary = el("ul", "code-summary");
   summary.setAttribute("aria-label", "summary");
-  const switcher = document.createElement("nav");
-  switcher.className = "code-switch";
+  const switcher = el("nav", "code-switch");
   switcher.setAttribute("aria-label", "tiers");
-  const cols = document.createElement("div");
-  cols.className = "code-columns";
+  const cols = el("div", "code-columns");
   host.replaceChildren(head, note, summary, switcher, cols);
 
   const view: View = { columns: [], summaries: new Map(), summary, selected: "", hovered: "" };
@@ -298,18 +282,16 @@ function render(host: HTMLElement, req: CodeRequest, cat: CodeCatalogue, signal:
     align(view);
   };
   req.engines.forEach((e, i) => {
-    const el = document.createElement("div");
-    el.className = "code-column";
-    el.dataset.engine = e;
-    el.dataset.state = "loading";
-    el.textContent = `${title(e)}: ${waiting(e, cat.explain_jits ?? [])}`;
-    cols.append(el);
-    const tab = document.createElement("button");
+    const column = el("div", "code-column");
+    column.dataset.engine = e;
+    column.dataset.state = "loading";
+    column.textContent = `${title(e)}: ${waiting(e, cat.explain_jits ?? [])}`;
+    cols.append(column);
+    const tab = el("button", undefined, title(e));
     tab.type = "button";
-    tab.textContent = title(e);
     tab.addEventListener("click", () => show(i));
     switcher.append(tab);
-    view.columns.push({ engine: e, el, tab });
+    view.columns.push({ engine: e, el: column, tab });
   });
   show(0);
   lineEvents(view, cols);
@@ -349,8 +331,7 @@ function writeSummary(view: View): void {
     ...view.columns.flatMap((c) =>
       (view.summaries.get(c.engine) ?? []).map((r) => {
         const li = document.createElement("li");
-        const b = document.createElement("b");
-        b.textContent = r.tier && r.tier !== title(c.engine) ? `${title(c.engine)} · ${r.tier}` : title(c.engine);
+        const b = el("b", undefined, r.tier && r.tier !== title(c.engine) ? `${title(c.engine)} · ${r.tier}` : title(c.engine));
         li.append(b, `: ${r.words}`);
         return li;
       }),
@@ -461,11 +442,10 @@ function reveal(view: View): void {
 
 function fillColumn(view: View, col: Column, all: CodeListing[], which: number, time: number | undefined): void {
   const l = all[which]!;
-  const el = col.el;
-  el.dataset.state = "done";
-  el.dataset.tier = l.tier;
-  const h = document.createElement("h3");
-  h.textContent = title(col.engine);
+  const column = col.el;
+  column.dataset.state = "done";
+  column.dataset.tier = l.tier;
+  const h = el("h3", undefined, title(col.engine));
   // One tier is named, not offered in a select with nothing to choose.
   const tier = document.createElement(all.length < 2 ? "span" : "select");
   tier.className = "tier";
@@ -476,18 +456,14 @@ function fillColumn(view: View, col: Column, all: CodeListing[], which: number, 
       fillColumn(view, col, all, Number(tier.value), time);
     });
   } else tier.textContent = l.tier;
-  const stats = document.createElement("p");
-  stats.className = "code-stats";
+  const stats = el("p", "code-stats");
   const unit = l.kind === "source" ? "line" : l.kind === "trace" ? "operation" : "instruction";
   stats.textContent =
     `${count(l.instructions, unit)}${l.bytes ? ` · ${count(l.bytes, "byte")}` : ""} · ${count(l.calls, "call")}${l.recursive_calls ? ` (${l.recursive_calls} recursive)` : ""} · ${count(l.back_edges, "back edge")}` +
     (time !== undefined ? ` · ${duration(time)} per call` : "");
-  const from = document.createElement("p");
-  from.className = "muted code-from";
-  from.textContent = [l.function, l.from, ...(l.notes ?? [])].join(" — ");
+  const from = el("p", "muted code-from", [l.function, l.from, ...(l.notes ?? [])].join(" — "));
   const mapped = l.lines.some((ln) => ln.source_line);
-  const lines = document.createElement("p");
-  lines.className = "muted code-lines";
+  const lines = el("p", "muted code-lines");
   lines.dataset.mapped = String(l.kind === "source" || mapped);
   lines.textContent =
     l.kind === "source"
@@ -495,8 +471,7 @@ function fillColumn(view: View, col: Column, all: CodeListing[], which: number, 
       : mapped
         ? "each instruction's Go line beside it: select one to light that line's instructions"
         : (l.no_lines ?? "no line table for this tier: its instructions carry no Go line");
-  const table = document.createElement("table");
-  table.className = "code";
+  const table = el("table", "code");
   const body = table.createTBody();
   const hot = l.profile && !l.profile.refused && l.profile.in_function > 0 ? l.profile.in_function : 0;
   for (const ln of l.lines) {
@@ -545,22 +520,18 @@ function fillColumn(view: View, col: Column, all: CodeListing[], which: number, 
     text.textContent = ln.text;
     if (ln.note) text.title = ln.note;
   }
-  const prof = document.createElement("p");
-  prof.className = "muted";
+  const prof = el("p", "muted");
   if (l.profile) {
     prof.textContent = l.profile.refused ? `profile: none (${l.profile.refused})` : `profile: ${l.profile.in_function} of ${l.profile.samples} samples in this code`;
   }
-  const box = document.createElement("div");
-  box.className = "code-scroll";
-  const spacer = document.createElement("div");
-  spacer.className = "code-spacer";
-  const after = document.createElement("div");
-  after.className = "code-after";
+  const box = el("div", "code-scroll");
+  const spacer = el("div", "code-spacer");
+  const after = el("div", "code-after");
   box.append(spacer, table, after);
   box.addEventListener("scroll", () => {
     if (col.aligned !== undefined && Math.abs(box.scrollTop - col.aligned) > 2) col.touched = true;
   });
-  el.replaceChildren(h, tier, stats, from, lines, prof, box);
+  column.replaceChildren(h, tier, stats, from, lines, prof, box);
   Object.assign(col, { box, spacer, anchor: body.rows[anchorOf(l)], aligned: undefined });
   light(view);
   align(view);

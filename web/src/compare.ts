@@ -8,6 +8,7 @@ import { failure } from "./api";
 import { duration, label } from "./format";
 import type { Grid } from "./results";
 import { type Interval, spread } from "./stats";
+import { el } from "./dom";
 
 /** One cell of a saved report (measure.Result's JSON, the fields the comparison reads). */
 export interface SavedCell {
@@ -141,13 +142,6 @@ export async function compareOnServer(saved: SavedRun, live: CompareCell[], sign
   const c = (await resp.json()) as Comparison;
   c.changes = c.changes ?? [];
   return c;
-}
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
 }
 
 /** sideText renders one side as `wasmgap compare` does: its failure, or its median ± the interval. */

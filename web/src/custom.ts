@@ -5,14 +5,15 @@
 // independent expected value, so a cell whose value differs from the row's first is marked
 // as a mismatch.
 
-import { BUDGET_SHARE, type Bundle, type CellJob, type CellRun, type CellState, runCell } from "./cells";
+import { BUDGET_SHARE, type Bundle, type CellJob, type CellRun, type CellState, cellWorker, runCell } from "./cells";
 import { EXAMPLES, type Example, TEMPLATE } from "./custom-examples";
 import type { Editor, SourceError } from "./editor";
 import { label } from "./format";
-import type { WorkerMessage, WorkerRequest } from "./protocol";
+import type { WorkerRequest } from "./protocol";
 import type { Row } from "./results";
 import { checkInt } from "./selection";
 import type { Catalogue, Kernel, Param } from "./types";
+import { $, el } from "./dom";
 
 /** The answer of POST /api/custom. */
 export interface Built {
@@ -56,12 +57,6 @@ export interface Hooks {
 
 const BROWSER_WASM = "browser-wasm";
 
-
-const $ = <T extends HTMLElement>(id: string): T => {
-  const e = document.getElementById(id);
-  if (!e) throw new Error(`the page lacks #${id}`);
-  return e as T;
-};
 
 // ---- the source in the URL: deflate-raw, then base64url --------------------------------
 
@@ -116,9 +111,8 @@ export function mountCustom(cat: Catalogue, bundle: Bundle, hooks: Hooks): Custo
   const argsHost = $("custom-args");
   const select = $<HTMLSelectElement>("custom-example");
   for (const [i, ex] of EXAMPLES.entries()) {
-    const opt = document.createElement("option");
+    const opt = el("option", undefined, ex.title);
     opt.value = String(i);
-    opt.textContent = ex.title;
     select.append(opt);
   }
 
@@ -138,8 +132,7 @@ export function mountCustom(cat: Catalogue, bundle: Bundle, hooks: Hooks): Custo
   const renderArgs = (): void => {
     argsHost.replaceChildren();
     for (const p of params()) {
-      const lab = document.createElement("label");
-      lab.className = "param";
+      const lab = el("label", "param");
       const input = document.createElement("input");
       input.type = "number";
       input.inputMode = "numeric";
@@ -371,17 +364,7 @@ function guessParams(src: string): string[] {
 /** runInWorker runs a user kernel's module in this browser, in its own Web Worker that a
  * cancel or the time limit terminates. */
 function runInWorker(job: CellJob, bundle: Bundle, timeoutMs: number, update: (s: CellState) => void): CellRun {
-  let worker: Worker | undefined;
-  let settle: ((s: CellState) => void) | undefined;
-  const done = new Promise<CellState>((resolve) => {
-    settle = resolve;
-  });
-  const finish = (s: CellState): void => {
-    worker?.terminate();
-    worker = undefined;
-    settle?.(s);
-    settle = undefined;
-  };
+  const { done, finish, start } = cellWorker(update);
   const base = {
     kernel: job.kernel.func, args: job.args, engine: job.engine, where: "browser" as const, runs: job.runs, warmup: job.warmup, calls: 1,
     value: "", expected: "", samples_ns: [], min_ns: 0, median_ns: 0, max_ns: 0, setup: { compile_ns: 0, instantiate_ns: 0 },
@@ -391,19 +374,6 @@ function runInWorker(job: CellJob, bundle: Bundle, timeoutMs: number, update: (s
     finish({ kind: "error", message: "this build has no worker for user kernels: build the page with `go tool task build`" });
     return { done, cancel: () => undefined };
   }
-  update({ kind: "running" });
-  worker = new Worker(`/${script}`, { type: "module", name: "browser-wasm (your kernel)" });
-  const timer = setTimeout(() => finish({ kind: "done", result: { ...base, failure: `timed out after ${Math.round(timeoutMs / 1000)}s` } }), timeoutMs);
-  void done.finally(() => clearTimeout(timer));
-  worker.onmessage = (ev: MessageEvent<WorkerMessage>) => {
-    const m = ev.data;
-    if (m.type === "progress") update({ kind: "running", progress: { phase: m.phase, done: m.done, total: m.total } });
-    else finish({ kind: "done", result: { ...m.result, kernel: job.kernel.func } });
-  };
-  worker.onerror = (ev: ErrorEvent) => {
-    ev.preventDefault();
-    finish({ kind: "error", message: `the browser-wasm worker failed: ${ev.message || "could not start"}` });
-  };
   const req: WorkerRequest = {
     kernel: job.kernel.func,
     export: job.kernel.export,
@@ -418,6 +388,7 @@ function runInWorker(job: CellJob, bundle: Bundle, timeoutMs: number, update: (s
     budget_ms: timeoutMs * BUDGET_SHARE,
     wasmUrl: `/api/custom/${job.kernel.name}/kernel.wasm`,
   };
-  worker.postMessage(req);
+  const timedOut = { ...base, failure: `timed out after ${Math.round(timeoutMs / 1000)}s` };
+  start(script, "browser-wasm (your kernel)", "browser-wasm", req, timeoutMs, timedOut, (r) => ({ ...r, kernel: job.kernel.func }));
   return { done, cancel: () => finish({ kind: "cancelled" }) };
 }

@@ -6,24 +6,18 @@ import { info } from "./engines";
 import { duration, grouped, label } from "./format";
 import type { Grid } from "./results";
 import { spread, wide } from "./stats";
+import { el } from "./dom";
 
 function dl(pairs: [string, string | Node][]): HTMLDListElement {
   const d = document.createElement("dl");
   for (const [k, v] of pairs) {
-    const dt = document.createElement("dt");
-    dt.textContent = k;
+    const dt = el("dt", undefined, k);
     const dd = document.createElement("dd");
     if (typeof v === "string") dd.textContent = v;
     else dd.append(v);
     d.append(dt, dd);
   }
   return d;
-}
-
-function h(tag: "h2" | "h3" | "p", text: string): HTMLElement {
-  const e = document.createElement(tag);
-  e.textContent = text;
-  return e;
 }
 
 /** showDetails fills the dialog with the cell's method and environment and opens it. */
@@ -33,7 +27,7 @@ export function showDetails(dialog: HTMLDialogElement, grid: Grid, r: number, en
   if (!body || s.kind !== "done") return;
   const res = s.result;
   const row = grid.rows[r];
-  const parts: Node[] = [h("h2", `${label(res.kernel, res.args)} on ${info(engine).title}`), h("p", info(engine).what)];
+  const parts: Node[] = [el("h2", undefined, `${label(res.kernel, res.args)} on ${info(engine).title}`), el("p", undefined, info(engine).what)];
 
   const method: [string, string][] = [];
   const calls = res.calls ?? 1;
@@ -99,7 +93,7 @@ export function showDetails(dialog: HTMLDialogElement, grid: Grid, r: number, en
   method.push(["setup", `compile ${duration(res.setup.compile_ns)}, instantiate ${duration(res.setup.instantiate_ns)}${res.setup.cached ? " (compiled code from the cache)" : ""} — not in the times`]);
   if (res.note) method.push(["note", res.note]);
   if (row) method.push(["kernel", `${row.kernel.summary} — from “${row.kernel.article}”`]);
-  parts.push(codeLinks(grid, r, engine), h("h3", "Method"), dl(method));
+  parts.push(codeLinks(grid, r, engine), el("h3", undefined, "Method"), dl(method));
 
   const env: [string, string][] = [];
   if (res.server) {
@@ -132,7 +126,7 @@ export function showDetails(dialog: HTMLDialogElement, grid: Grid, r: number, en
       ]);
     }
   }
-  parts.push(h("h3", "Environment"), dl(env));
+  parts.push(el("h3", undefined, "Environment"), dl(env));
   body.replaceChildren(...parts);
   dialog.showModal();
 }

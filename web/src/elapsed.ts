@@ -1,6 +1,8 @@
 // A running cell's elapsed seconds: the table renders a span that names when the cell
 // started, and one ticker rewrites every such span once a second, so that a slow cell shows
 // it is still going (and for how long) between its progress events.
+import { el } from "./dom";
+
 
 /** elapsedText is how long since the cell started, in whole seconds ("12 s"). */
 export function elapsedText(since: number, now = Date.now()): string {
@@ -9,8 +11,7 @@ export function elapsedText(since: number, now = Date.now()): string {
 
 /** elapsedSpan renders the elapsed time of a cell started at since (ms since the epoch). */
 export function elapsedSpan(since: number): HTMLSpanElement {
-  const s = document.createElement("span");
-  s.className = "muted elapsed";
+  const s = el("span", "muted elapsed");
   s.dataset.since = String(since);
   s.textContent = elapsedText(since);
   return s;

@@ -3,6 +3,8 @@
 // are registered with it): the order the table shows them in, their colours (the same in the
 // table's headers, the chart and its legend) and the groups the engine checkboxes are shown
 // in. The page keeps no table of its own: setEngines fills it once the catalogue arrives.
+import { el } from "./dom";
+
 
 /** What the server says about an engine (package engine's Info). */
 export interface EngineInfo {
@@ -128,14 +130,10 @@ export function appendGrouped(host: HTMLElement, name: string, chip: HTMLElement
   const all = groups();
   let box = [...host.querySelectorAll<HTMLElement>(".engine-group")].find((b) => b.dataset.group === group);
   if (!box) {
-    box = document.createElement("div");
-    box.className = "engine-group";
+    box = el("div", "engine-group");
     box.dataset.group = group;
-    const title = document.createElement("span");
-    title.className = "engine-group-title";
-    title.textContent = group;
-    const chips = document.createElement("div");
-    chips.className = "engines";
+    const title = el("span", "engine-group-title", group);
+    const chips = el("div", "engines");
     box.append(title, chips);
     const after = [...host.querySelectorAll<HTMLElement>(".engine-group")].find(
       (b) => all.indexOf(b.dataset.group ?? OTHER) > all.indexOf(group),

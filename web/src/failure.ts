@@ -1,7 +1,6 @@
 // A failed cell in one short line, the same words whatever tier failed and however its
 // runtime put it: "timed out after 30 s", "stack overflow", "out of memory", "trapped",
-// "wrong value". The server words its run pages' failures alike (playground/failure.go:
-// the same table); the whole text, a trace included, is in the details dialog.
+// "wrong value". The whole text, a trace included, is in the details dialog.
 
 const KINDS: [RegExp, string][] = [
   [/stack overflow|maximum call stack|too much recursion|call stack exhausted|goroutine stack exceeds/i, "stack overflow"],

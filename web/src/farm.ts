@@ -6,6 +6,7 @@
 import { APIFailure, postNDJSON } from "./api";
 import { duration } from "./format";
 import type { Catalogue } from "./types";
+import { button, el } from "./dom";
 
 /** The body of POST /api/farm: a Run's plan, without its mode. */
 export interface FarmPlan {
@@ -52,18 +53,16 @@ interface FarmEvent {
  */
 export function mountFarm(cat: Catalogue, after: HTMLElement, plan: () => FarmPlan): void {
   if (cat.panels["farm"] !== true) return;
-  const box = document.createElement("div");
+  const box = el("div", "farm");
   box.id = "farm";
-  box.className = "farm";
   const mode = document.createElement("select");
   mode.id = "farm-mode";
   for (const [value, text] of [
     ["each", "each machine runs the plan"],
     ["split", "machines of a kind share it"],
   ] as const) {
-    const o = document.createElement("option");
+    const o = el("option", undefined, text);
     o.value = value;
-    o.textContent = text;
     mode.append(o);
   }
   const label = document.createElement("label");
@@ -71,13 +70,11 @@ export function mountFarm(cat: Catalogue, after: HTMLElement, plan: () => FarmPl
   const run = button("farm-run", "Run on the farm");
   const stop = button("farm-stop", "Stop");
   stop.disabled = true;
-  const status = document.createElement("p");
+  const status = el("p", "muted small");
   status.id = "farm-status";
-  status.className = "muted small";
   status.setAttribute("role", "status");
-  const log = document.createElement("p");
+  const log = el("p", "muted small");
   log.id = "farm-log";
-  log.className = "muted small";
   const list = document.createElement("ul");
   list.id = "farm-tables";
   box.append(label, " ", run, " ", stop, status, list, log);
@@ -95,9 +92,8 @@ export function mountFarm(cat: Catalogue, after: HTMLElement, plan: () => FarmPl
       li.replaceChildren(`${t.name} (${t.machine}): ${t.done} of ${t.cells} cells`);
       if (t.partial) li.append(`, ${t.partial}`);
       if (t.run) {
-        const a = document.createElement("a");
+        const a = el("a", undefined, `run ${t.run}`);
         a.href = `/runs/${t.run}`;
-        a.textContent = `run ${t.run}`;
         li.append(", stored as ", a);
       }
     }
@@ -153,12 +149,4 @@ export function mountFarm(cat: Catalogue, after: HTMLElement, plan: () => FarmPl
       controller = undefined;
     }
   };
-}
-
-function button(id: string, text: string): HTMLButtonElement {
-  const b = document.createElement("button");
-  b.id = id;
-  b.type = "button";
-  b.textContent = text;
-  return b;
 }

@@ -5,6 +5,7 @@
 // The outcomes are kept in localStorage, per kernel and engine: the last failure and the
 // last success, each with its arguments.
 
+import type { RunRequest } from "./api";
 import type { CellState } from "./cells";
 
 const KEY = "wasmgap-outcomes";
@@ -123,17 +124,8 @@ export function cellTime(kernel: string, engine: string, args: number[], limitMs
   return Math.min(limitMs, o.ok.wallMs * factor);
 }
 
-/** A server cell as POST /api/forecast takes it: POST /api/run's body. */
-export interface ServerCell {
-  kernel: string;
-  engine: string;
-  args: Record<string, number>;
-  runs: number;
-  warmup: number;
-  min_sample_ms: number;
-  warmup_ms: number;
-  timeout_ms?: number;
-}
+/** A server cell as POST /api/forecast takes it: POST /api/run's body, without its batch. */
+export type ServerCell = Omit<RunRequest, "batch">;
 
 /** The server's forecasts by cell (its request as JSON): ms from its stored runs, or null
  * when asked and none (a guess, a refusal, or no answer yet). */

@@ -9,6 +9,7 @@ import { engines, info } from "./engines";
 import { duration, ratio } from "./format";
 import type { Grid } from "./results";
 import { belowResolution } from "./results";
+import { el } from "./dom";
 
 /** A runtime's two tiers, as engine names. */
 export interface Pair {
@@ -26,13 +27,6 @@ export function pairs(names: string[]): Pair[] {
     if (i) out.push({ runtime: j.runtime, interpreter: i.name, jit: j.name });
   }
   return out;
-}
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
 }
 
 export class JITView {

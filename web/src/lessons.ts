@@ -13,6 +13,7 @@ import type { HistoryRow } from "./history";
 import type { Grid, Row } from "./results";
 import { executionsOf, geoMean, type Ratio, ratioOf, verdict } from "./stats";
 import type { CellResult } from "./types";
+import { el } from "./dom";
 
 /**
  * The article's pairs: two engines of today and the article's columns they stand for, on
@@ -170,15 +171,13 @@ export function renderLessons(host: HTMLElement, grid: Grid, history: HistoryRow
   }
   const list = document.createElement("ul");
   for (const l of [...all.filter((l) => l.supported), ...all.filter((l) => !l.supported)]) {
-    const li = document.createElement("li");
-    li.textContent = l.text;
+    const li = el("li", undefined, l.text);
     li.dataset.engine = l.engine;
     li.dataset.against = l.against;
     li.dataset.kernel = l.kernel;
     if (!l.supported) li.className = "muted";
     list.append(li);
   }
-  const head = document.createElement("h3");
-  head.textContent = "The lessons, today";
+  const head = el("h3", undefined, "The lessons, today");
   host.replaceChildren(head, list);
 }

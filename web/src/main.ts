@@ -28,12 +28,7 @@ import { mountWarmup } from "./warmup";
 import { type FarmPlan, mountFarm } from "./farm";
 import { renderLessons } from "./lessons";
 import { BROWSER_ENGINES, type Catalogue, type Kernel, type Limit } from "./types";
-
-const $ = <T extends HTMLElement>(id: string): T => {
-  const e = document.getElementById(id);
-  if (!e) throw new Error(`the page lacks #${id}`);
-  return e as T;
-};
+import { $, button, el } from "./dom";
 
 function readBundle(): Bundle {
   const text = document.getElementById("bundle")?.textContent ?? "{}";
@@ -140,19 +135,15 @@ function showKept(app: App): void {
   status.replaceChildren(`Shown: the cells measured at ${when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })} (${mins === 0 ? "just now" : `${mins} min ago`})`);
   if (app.doc.stored) status.append(", stored as ", storedLink(app.doc.stored));
   status.append(". ");
-  const again = document.createElement("button");
-  again.type = "button";
-  again.id = "run-again";
-  again.textContent = "Run again";
+  const again = button("run-again", "Run again");
   again.onclick = () => void runAll(app);
   status.append(again);
 }
 
 /** storedLink links a stored run's own page. */
 function storedLink(id: number): HTMLAnchorElement {
-  const a = document.createElement("a");
+  const a = el("a", undefined, `run ${id}`);
   a.href = `/runs/${id}`;
-  a.textContent = `run ${id}`;
   a.dataset.run = String(id);
   return a;
 }
@@ -165,10 +156,8 @@ function buildForm(app: App): void {
   const groups = [...new Set(cat.kernels.map((k) => k.group))];
   kernelsHost.replaceChildren();
   for (const g of groups) {
-    const box = document.createElement("div");
-    box.className = "kernel-group";
-    const title = document.createElement("h3");
-    title.textContent = g;
+    const box = el("div", "kernel-group");
+    const title = el("h3", undefined, g);
     title.title = cat.articles[g] ?? "";
     box.append(title);
     for (const k of cat.kernels.filter((k) => k.group === g)) box.append(kernelRow(app, k));
@@ -181,8 +170,7 @@ function buildForm(app: App): void {
   enginesHost.replaceChildren();
   const available = browserEngines(app.bundle);
   for (const e of order([...cat.engines, ...BROWSER_ENGINES])) {
-    const lab = document.createElement("label");
-    lab.className = "engine-chip";
+    const lab = el("label", "engine-chip");
     const cb = document.createElement("input");
     cb.type = "checkbox";
     cb.name = "engine";
@@ -190,8 +178,7 @@ function buildForm(app: App): void {
     cb.checked = sel.engines.includes(e);
     cb.disabled = !cat.engines.includes(e) && !available.includes(e);
     if (cb.disabled) cb.dataset.absent = "1";
-    const sw = document.createElement("span");
-    sw.className = "swatch";
+    const sw = el("span", "swatch");
     sw.style.background = info(e).color;
     lab.title = cb.disabled ? `${info(e).what} — not in this build` : info(e).what;
     lab.append(cb, sw, document.createTextNode(info(e).title));
@@ -263,8 +250,7 @@ let relabelSizes = (): void => {};
 
 function kernelRow(app: App, k: Kernel): HTMLElement {
   const { sel } = app;
-  const row = document.createElement("div");
-  row.className = "kernel";
+  const row = el("div", "kernel");
   row.dataset.kernel = k.name;
   const lab = document.createElement("label");
   const cb = document.createElement("input");
@@ -272,15 +258,12 @@ function kernelRow(app: App, k: Kernel): HTMLElement {
   cb.name = "kernel";
   cb.value = k.name;
   cb.checked = sel.kernels.includes(k.name);
-  const name = document.createElement("code");
-  name.textContent = k.name;
+  const name = el("code", undefined, k.name);
   lab.append(cb, name);
   lab.title = k.summary;
-  const params = document.createElement("span");
-  params.className = "params";
+  const params = el("span", "params");
   for (const p of k.params) {
-    const pl = document.createElement("label");
-    pl.className = "param";
+    const pl = el("label", "param");
     pl.title = `${p.doc}: ${p.min} to ${p.max}`;
     const input = document.createElement("input");
     input.type = "number";
@@ -298,8 +281,7 @@ function kernelRow(app: App, k: Kernel): HTMLElement {
     pl.append(document.createTextNode(`${p.name} `), input);
     params.append(pl);
   }
-  const err = document.createElement("div");
-  err.className = "field-error";
+  const err = el("div", "field-error");
   err.setAttribute("aria-live", "polite");
   cb.onchange = () => {
     const chosen = new Set([...document.querySelectorAll<HTMLInputElement>('input[name="kernel"]:checked')].map((i) => i.value));
@@ -335,9 +317,8 @@ function markEngines(app: App): void {
   }
   let note = document.getElementById("engines-note");
   if (!note) {
-    note = document.createElement("p");
+    note = el("p", "muted small");
     note.id = "engines-note";
-    note.className = "muted small";
     $("engines-list").after(note);
   }
   note.textContent = custom
@@ -406,16 +387,13 @@ function showForecasts(app: App): void {
     for (const engine of enginesOf(app)) {
       const f = forecast(k.name, engine, row.args, calls);
       if (!f) continue;
-      const li = document.createElement("li");
+      const li = el("li", undefined, `${row.label} on ${info(engine).title} is expected to fail: ${f.why}.`);
       li.dataset.kernel = k.name;
       li.dataset.engine = engine;
-      li.textContent = `${row.label} on ${info(engine).title} is expected to fail: ${f.why}.`;
       if (f.fits) {
         const fits = f.fits;
-        const b = document.createElement("button");
+        const b = el("button", "ghost fits", `Use ${k.name}(${fits.join(", ")}), which ran`);
         b.type = "button";
-        b.className = "ghost fits";
-        b.textContent = `Use ${k.name}(${fits.join(", ")}), which ran`;
         b.onclick = () => {
           k.params.forEach((p, i) => {
             (app.sel.args[k.name] ??= {})[p.name] = String(fits[i]);
@@ -549,15 +527,9 @@ function askFirst(text: string, count: number, bar?: RunBar): { answer: Promise<
     };
   });
   const buttons = (id: string): HTMLButtonElement[] => {
-    const all = document.createElement("button");
-    all.type = "button";
-    all.id = `${id}-all`;
-    all.textContent = "Run them too";
+    const all = button(`${id}-all`, "Run them too");
     all.onclick = () => settle(true);
-    const skip = document.createElement("button");
-    skip.type = "button";
-    skip.id = `${id}-skip`;
-    skip.textContent = `Skip ${count === 1 ? "it" : "them"}`;
+    const skip = button(`${id}-skip`, `Skip ${count === 1 ? "it" : "them"}`);
     skip.onclick = () => settle(false);
     return [all, skip];
   };

@@ -11,28 +11,7 @@ import { info } from "./engines";
 import { duration } from "./format";
 import type { Grid } from "./results";
 import type { Catalogue, CellResult } from "./types";
-
-const SVG = "http://www.w3.org/2000/svg";
-
-const $ = <T extends HTMLElement>(id: string): T => {
-  const e = document.getElementById(id);
-  if (!e) throw new Error(`the page lacks #${id}`);
-  return e as T;
-};
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number>, text?: string): SVGElementTagNameMap[K] {
-  const e = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
+import { $, button, el, svg, SVG } from "./dom";
 
 /** One run's median (results.Point). */
 interface Point {
@@ -194,15 +173,11 @@ export function mountResults(cat: Catalogue): ResultsTab | undefined {
   plot.id = "stored-plot";
   const runsHost = el("div");
   runsHost.id = "stored-runs";
-  const compareBtn = el("button", undefined, "Compare the two checked runs");
-  compareBtn.type = "button";
-  compareBtn.id = "stored-compare-button";
+  const compareBtn = button("stored-compare-button", "Compare the two checked runs");
   compareBtn.disabled = true;
   const compareOut = el("div", "compare-out");
   compareOut.id = "stored-compare";
-  const machinesBtn = el("button", undefined, "The checked runs' machines side by side");
-  machinesBtn.type = "button";
-  machinesBtn.id = "stored-machines-button";
+  const machinesBtn = button("stored-machines-button", "The checked runs' machines side by side");
   machinesBtn.disabled = true;
   const machinesOut = el("div", "compare-out");
   machinesOut.id = "stored-machines";

@@ -13,31 +13,12 @@ import { duration, label } from "./format";
 import { Grid, type Row } from "./results";
 import { defaults, toQuery } from "./selection";
 import { renderTable } from "./table";
-import { BROWSER_ENGINES, type Catalogue, type CellResult, type Execution, type Kernel, type ServerEnvironment } from "./types";
+import { BROWSER_ENGINES, type Catalogue, type CellResult, type Kernel, type ServerEnvironment, type ServerResult, type Setup } from "./types";
+import { $, el } from "./dom";
 
-/** A cell as the store keeps it (measure.Result's JSON). */
-interface StoredCell {
-  kernel: string;
-  args: number[];
-  engine: string;
-  runs: number;
-  warmup: number;
-  warmed_up_ns?: number;
-  value: number;
-  expected: number;
-  calls: number;
-  samples_ns?: number[];
-  min_ns: number;
-  median_ns: number;
-  max_ns: number;
-  ci?: { lo_ns: number; hi_ns: number; level?: number };
-  executions?: Execution[];
-  first_ns?: number;
-  setup?: { compile_ns: number; instantiate_ns: number; cached?: boolean };
-  runtime?: string;
-  noise?: CellResult["noise"];
-  failure?: string;
-}
+/** A cell as the store keeps it (measure.Result's JSON): as POST /api/run streams it, with its
+ * warm-up's time and its runtime, and a setup only where one was measured. */
+type StoredCell = Omit<ServerResult, "setup"> & { setup?: Setup; warmed_up_ns?: number; runtime?: string };
 
 /** A stored run (results.Run's JSON). */
 interface StoredRun {
@@ -54,12 +35,6 @@ interface StoredRun {
     results: StoredCell[];
   };
 }
-
-const $ = <T extends HTMLElement>(id: string): T => {
-  const e = document.getElementById(id);
-  if (!e) throw new Error(`the page lacks #${id}`);
-  return e as T;
-};
 
 const WHO: Record<string, string> = { cli: "wasmgap bench", server: "the playground's server", browser: "a browser, from the playground" };
 
@@ -228,10 +203,8 @@ function envOf(run: StoredRun): [string, string][] {
 function fill(dl: HTMLElement, pairs: [string, string][]): void {
   dl.replaceChildren();
   for (const [k, v] of pairs) {
-    const dt = document.createElement("dt");
-    dt.textContent = k;
-    const dd = document.createElement("dd");
-    dd.textContent = v;
+    const dt = el("dt", undefined, k);
+    const dd = el("dd", undefined, v);
     dl.append(dt, dd);
   }
 }

@@ -9,6 +9,7 @@ import { type Grid, medianText } from "./results";
 import { type HistoryRow, shown } from "./history";
 import { failureKind } from "./failure";
 import { elapsedSpan } from "./elapsed";
+import { el } from "./dom";
 
 export interface TableHooks {
   /** Called when a finished cell is clicked: open its details. */
@@ -45,13 +46,6 @@ function breakAfterDash(e: HTMLElement, text: string): HTMLElement {
     if (i > 0) e.append("–", document.createElement("wbr"));
     e.append(el("span", "nobreak", part));
   });
-  return e;
-}
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
   return e;
 }
 

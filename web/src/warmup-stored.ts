@@ -4,6 +4,7 @@
 
 import { failure } from "./api";
 import type { WarmupReport } from "./warmup";
+import { el } from "./dom";
 
 /** A stored study (package internal/results's Study). */
 export interface StoredStudy {
@@ -29,12 +30,10 @@ export async function fetchStudy(id: string, signal?: AbortSignal): Promise<Stor
 /** showStudyLink puts the link of stored study id under the status line, and in the address bar. */
 export function showStudyLink(status: HTMLElement, id: number): void {
   document.getElementById("warmup-link")?.remove();
-  const p = document.createElement("p");
-  p.className = "muted small";
-  const a = document.createElement("a");
+  const p = el("p", "muted small");
+  const a = el("a", undefined, `study ${id}`);
   a.id = "warmup-link";
   a.href = studyURL(id);
-  a.textContent = `study ${id}`;
   p.append("Stored as ", a, ": this link opens it again.");
   p.id = "warmup-link-line";
   document.getElementById("warmup-link-line")?.remove();

@@ -10,6 +10,7 @@ import { info } from "./engines";
 import { duration } from "./format";
 import type { Catalogue, Kernel, Limit, Setup } from "./types";
 import { fetchStudy, showStudyLink } from "./warmup-stored";
+import { button, el, svg } from "./dom";
 
 /** The analysis of one execution (package internal/warmup's Execution). */
 interface Execution {
@@ -71,21 +72,6 @@ const DEFAULT_ENGINES = ["native", "java", "node-js", "pypy"];
 /** The colours of the executions within one engine's plot. */
 const RUN_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f"];
 
-const SVG = "http://www.w3.org/2000/svg";
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number>): SVGElementTagNameMap[K] {
-  const e = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
-  return e;
-}
-
 /** thousands writes n with commas, as the CLI does. */
 function thousands(n: number): string {
   return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",");
@@ -118,9 +104,7 @@ export function mountWarmup(cat: Catalogue): void {
   const q = new URLSearchParams(location.search);
   let section: HTMLElement | undefined;
   let before: { url: string; hidden: Map<HTMLElement, boolean> } | undefined;
-  const tab = el("button", undefined, "Warm-up");
-  tab.type = "button";
-  tab.id = "tab-warmup";
+  const tab = button("tab-warmup", "Warm-up");
   tab.setAttribute("role", "tab");
   tab.setAttribute("aria-selected", "false");
   const open = (query: URLSearchParams): void => {
@@ -223,9 +207,7 @@ function buildView(section: HTMLElement, cat: Catalogue, q: URLSearchParams): vo
   const execIn = number("warmup-executions", q.get("executions"), cat.study_executions);
   const callsIn = number("warmup-calls", q.get("calls"), cat.calls);
   const budgetIn = number("warmup-budget", q.get("budget_ms"), cat.budget_ms);
-  const runBtn = el("button", undefined, "Run");
-  runBtn.type = "button";
-  runBtn.id = "warmup-run";
+  const runBtn = button("warmup-run", "Run");
   const status = el("p", "muted small");
   status.id = "warmup-status";
   const plots = el("div", "warmup-plots");
