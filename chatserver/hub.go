@@ -24,10 +24,9 @@ import (
 // streams only after their commit. A request that finds the hub idle is
 // handled at once on its caller's goroutine, a batch of one (no goroutine
 // woken); under load, requests queue and the hub's goroutine takes them in
-// batches. The
-// machine decides; the hub writes what it decided into the store
-// (store.go: the write-ahead log and the memtable) and hands the events
-// to the streams connected here (local). A NATS node (nats.go) feeds the
+// batches. The machine decides; the hub writes what it decided into the
+// store (store.go: the write-ahead log and the memtable) and hands the
+// events to the streams connected here (local). A NATS node (nats.go) feeds the
 // same machine from the JetStream stream instead.
 type hub struct {
 	store     *store.Store
