@@ -4,14 +4,10 @@ import (
 	"context"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/wasmgap/wasmgap/internal/engine"
-	"github.com/wasmgap/wasmgap/internal/farm"
-	"github.com/wasmgap/wasmgap/internal/farm/farmtest"
 	"github.com/wasmgap/wasmgap/internal/headless"
 	"github.com/wasmgap/wasmgap/internal/results"
 )
@@ -30,32 +26,10 @@ func testFarmControl(t *testing.T, kind headless.Kind) {
 		t.Skip("starts a browser")
 	}
 	dist := distDir(t)
-	dir := t.TempDir()
-	nats, err := farmtest.StartNATS(dir, farmtest.Bench, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nats.Shutdown()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	agentCtx, stopAgent := context.WithCancel(ctx)
-	agentDone := make(chan error, 1)
-	go func() {
-		agentDone <- farm.RunAgent(agentCtx, farm.AgentConfig{URL: nats.URL, Auth: farm.Auth{NkeyFile: nats.Seeds["a"]}, Name: "a", Engines: []string{engine.Native}})
-	}()
-	defer func() {
-		stopAgent()
-		if err := <-agentDone; err != nil {
-			t.Error(err)
-		}
-	}()
-	store, err := results.Open(ctx, filepath.Join(dir, "results.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	ts := httptest.NewServer(New(Options{Dist: os.DirFS(dist), Timeout: time.Minute, Results: store,
-		Farm: &FarmOptions{URL: nats.URL, Auth: farm.Auth{NkeyFile: nats.Seeds[farmtest.Bench]}}}))
+	store, farmOpts := farmOfOne(t, ctx)
+	ts := httptest.NewServer(New(Options{Dist: os.DirFS(dist), Timeout: time.Minute, Results: store, Farm: farmOpts}))
 	defer ts.Close()
 	p := openBrowser(t, kind, ts.URL, 1400)
 

@@ -80,31 +80,10 @@ func TestFarmRefused(t *testing.T) {
 // queue, streams each result with its table's progress, and stores the table as a run
 // that names the agent's machine.
 func TestFarmRunsAPlan(t *testing.T) {
-	dir := t.TempDir()
-	nats, err := farmtest.StartNATS(dir, farmtest.Bench, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nats.Shutdown)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	agentCtx, stopAgent := context.WithCancel(ctx)
-	agentDone := make(chan error, 1)
-	go func() {
-		agentDone <- farm.RunAgent(agentCtx, farm.AgentConfig{URL: nats.URL, Auth: farm.Auth{NkeyFile: nats.Seeds["a"]}, Name: "a", Engines: []string{engine.Native}})
-	}()
-	defer func() {
-		stopAgent()
-		if err := <-agentDone; err != nil {
-			t.Error(err)
-		}
-	}()
-	store, err := results.Open(ctx, filepath.Join(dir, "results.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	ts := fakeServer(t, Options{Results: store, Farm: &FarmOptions{URL: nats.URL, Auth: farm.Auth{NkeyFile: nats.Seeds[farmtest.Bench]}}}, nil)
+	store, farmOpts := farmOfOne(t, ctx)
+	ts := fakeServer(t, Options{Results: store, Farm: farmOpts}, nil)
 
 	resp := postFarm(t, ts.URL, `{"mode":"each","kernels":["fib_it","fib_rec"],"engines":["native"],"args":{"n":5},"runs":1,"warmup":0,"min_sample_ms":0,"warmup_ms":0}`)
 	if resp.StatusCode != http.StatusOK {
@@ -155,4 +134,34 @@ func TestFarmRunsAPlan(t *testing.T) {
 	if run.MachineName != "a" || len(run.Report.Results) != 2 {
 		t.Errorf("stored run: machine %q with %d cells; want a with 2", run.MachineName, len(run.Report.Results))
 	}
+}
+
+// farmOfOne starts a farm for a test, stopped when it ends: an embedded NATS server that
+// admits only nkeys, agent "a" offering native alone, and a results store. It returns the
+// store and the page server's FarmOptions for that farm.
+func farmOfOne(t *testing.T, ctx context.Context) (*results.Store, *FarmOptions) {
+	t.Helper()
+	dir := t.TempDir()
+	nats, err := farmtest.StartNATS(dir, farmtest.Bench, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nats.Shutdown)
+	agentCtx, stopAgent := context.WithCancel(ctx)
+	agentDone := make(chan error, 1)
+	go func() {
+		agentDone <- farm.RunAgent(agentCtx, farm.AgentConfig{URL: nats.URL, Auth: farm.Auth{NkeyFile: nats.Seeds["a"]}, Name: "a", Engines: []string{engine.Native}})
+	}()
+	t.Cleanup(func() {
+		stopAgent()
+		if err := <-agentDone; err != nil {
+			t.Error(err)
+		}
+	})
+	store, err := results.Open(ctx, filepath.Join(dir, "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store, &FarmOptions{URL: nats.URL, Auth: farm.Auth{NkeyFile: nats.Seeds[farmtest.Bench]}}
 }
