@@ -245,7 +245,7 @@ func runTool(o *options, tool string, c benchCase) (float64, time.Duration, int6
 	secs := strconv.Itoa(int(o.duration.Seconds()))
 	conns := strconv.Itoa(c.conns)
 	var cmd *exec.Cmd
-	var vegetaOut string // the attack's results file, read by vegeta report
+	parse := benchtool.ParseLoad // the tool's report read from its output
 	switch tool {
 	case "wasmgap load", "wasmgap load (baseline)":
 		args := []string{"load", "-c", conns, "-d", o.duration.String(), "--format", "json", "--progress", "off"}
@@ -268,33 +268,30 @@ func runTool(o *options, tool string, c benchCase) (float64, time.Duration, int6
 		if !c.keepAlive {
 			args = append(args, "-H", "Connection: close")
 		}
-		cmd = exec.Command(o.wrk, append(args, c.url)...)
+		cmd, parse = exec.Command(o.wrk, append(args, c.url)...), benchtool.ParseWrk
 	case "ab":
 		// -t bounds the time; -n must come after it, or -t sets it to 50000.
 		args := []string{"-q", "-c", conns, "-t", secs, "-n", "100000000"}
 		if c.keepAlive {
 			args = append(args, "-k")
 		}
-		cmd = exec.Command(o.ab, append(args, c.url)...)
+		cmd, parse = exec.Command(o.ab, append(args, c.url)...), benchtool.ParseAb
 	case "vegeta":
 		f, err := os.CreateTemp("", "bench-load-vegeta-*.bin")
 		if err != nil {
 			return 0, 0, 0, 0, err
 		}
 		f.Close()
-		vegetaOut = f.Name()
+		vegetaOut := f.Name() // the attack's results file, read by vegeta report
 		defer os.Remove(vegetaOut)
 		cmd = exec.Command(o.vegeta, vegetaAttackArgs(c, o.duration, vegetaOut)...)
 		cmd.Stdin = strings.NewReader("GET " + c.url + "\n")
-	}
-	parse := map[string]func([]byte) (benchtool.Result, error){
-		"wasmgap load": benchtool.ParseLoad, "wasmgap load (baseline)": benchtool.ParseLoad, "wrk": benchtool.ParseWrk, "ab": benchtool.ParseAb,
 		// The report is read by a second process, whose CPU is not the attack's.
-		"vegeta": func([]byte) (benchtool.Result, error) {
+		parse = func([]byte) (benchtool.Result, error) {
 			rep := exec.Command(o.vegeta, "report", "-type=json", vegetaOut)
 			return benchtool.RunTool(context.Background(), "vegeta report", rep, time.Minute, benchtool.ParseVegeta)
-		},
-	}[tool]
+		}
+	}
 	res, err := benchtool.RunTool(context.Background(), tool, cmd, o.duration*3+30*time.Second, parse)
 	// The run lasted about the duration; requests ≈ rate × duration.
 	cpu := benchtool.CPUPerRequest(cmd, res.RPS*o.duration.Seconds())

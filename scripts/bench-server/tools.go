@@ -123,13 +123,14 @@ func runTool(ctx context.Context, o *options, r runKind, url string) (benchtool.
 	secs := strconv.Itoa(int(o.duration / time.Second))
 	var cmd *exec.Cmd
 	limit := 3*o.duration + 30*time.Second
+	parse := benchtool.ParseLoad // the tool's report read from its output
 	switch r.tool {
 	case "ab":
 		// HTTP/1.0 without keep-alive, as the article ran it; -s bounds each response.
-		cmd = exec.Command(o.ab, "-q", "-s", "10", "-n", strconv.Itoa(o.n), "-c", strconv.Itoa(o.abConns), url)
+		cmd, parse = exec.Command(o.ab, "-q", "-s", "10", "-n", strconv.Itoa(o.n), "-c", strconv.Itoa(o.abConns), url), benchtool.ParseAb
 		limit = 2*time.Minute + time.Duration(o.n)*time.Millisecond
 	case "wrk":
-		cmd = exec.Command(o.wrk, "-t", strconv.Itoa(o.wrkThr), "-c", strconv.Itoa(o.loadConns), "-d", secs+"s", "--latency", url)
+		cmd, parse = exec.Command(o.wrk, "-t", strconv.Itoa(o.wrkThr), "-c", strconv.Itoa(o.loadConns), "-d", secs+"s", "--latency", url), benchtool.ParseWrk
 	case "load":
 		args := []string{"load", "-c", strconv.Itoa(o.loadConns), "-d", o.duration.String(), "--format", "json", "--progress", "off"}
 		if !r.keepAlive {
@@ -137,6 +138,5 @@ func runTool(ctx context.Context, o *options, r runKind, url string) (benchtool.
 		}
 		cmd = exec.Command(o.wasmgap, append(args, url)...)
 	}
-	parse := map[string]func([]byte) (benchtool.Result, error){"ab": benchtool.ParseAb, "wrk": benchtool.ParseWrk, "load": benchtool.ParseLoad}[r.tool]
 	return benchtool.RunTool(ctx, r.tool, cmd, limit, parse)
 }
