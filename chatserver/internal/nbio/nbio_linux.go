@@ -37,12 +37,12 @@ func NewRaw(c net.Conn) Raw {
 
 // ReadNow is ReadNow of the connection.
 func (r Raw) ReadNow(buf []byte) (n int, wouldBlock bool, err error) {
-	return r.once(func(fd int) (int, error) { return syscall.Read(fd, buf) })
+	return r.once(func(fd int) (int, error) { return read(fd, buf) })
 }
 
 // WriteNow is WriteNow of the connection.
 func (r Raw) WriteNow(p []byte) (n int, wouldBlock bool, err error) {
-	return r.once(func(fd int) (int, error) { return syscall.Write(fd, p) })
+	return r.once(func(fd int) (int, error) { return write(fd, p) })
 }
 
 // once runs op on the descriptor through Control, again after EINTR.

@@ -57,10 +57,10 @@ func (a *Acceptor) AcceptEach(accepted func(*Socket)) error {
 	var failed error
 	rerr := rc.Read(func(lfd uintptr) bool {
 		for {
-			fd, sa, err := syscall.Accept4(int(lfd), syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC)
+			fd, peer, err := accept4(int(lfd))
 			switch err {
 			case nil:
-				accepted(&Socket{fd: fd, peer: addrPort(sa)})
+				accepted(&Socket{fd: fd, peer: peer})
 			case syscall.EAGAIN:
 				return false // wait for the next connection
 			case syscall.EINTR, syscall.ECONNABORTED:
@@ -85,35 +85,24 @@ func (a *Acceptor) Close() error {
 	return a.f.Close()
 }
 
-func addrPort(sa syscall.Sockaddr) netip.AddrPort {
-	switch sa := sa.(type) {
-	case *syscall.SockaddrInet4:
-		return netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), uint16(sa.Port))
-	case *syscall.SockaddrInet6:
-		// An IPv4 client of an IPv6 socket as net.TCPAddr shows it: unmapped.
-		return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr).Unmap(), uint16(sa.Port))
-	}
-	return netip.AddrPort{}
-}
-
 // Peer is the client's address and port.
 func (s *Socket) Peer() netip.AddrPort { return s.peer }
 
 // ReadNow reads what has arrived, without waiting: wouldBlock when nothing has.
 func (s *Socket) ReadNow(buf []byte) (n int, wouldBlock bool, err error) {
-	n, err = retry(func() (int, error) { return syscall.Read(s.fd, buf) })
+	n, err = retry(func() (int, error) { return read(s.fd, buf) })
 	return result(n, err, nil)
 }
 
 // WriteNow writes what the socket's buffer takes of p, without waiting:
 // wouldBlock (and n == 0) when it takes nothing.
 func (s *Socket) WriteNow(p []byte) (n int, wouldBlock bool, err error) {
-	n, err = retry(func() (int, error) { return syscall.Write(s.fd, p) })
+	n, err = retry(func() (int, error) { return write(s.fd, p) })
 	return result(n, err, nil)
 }
 
 // Close closes the socket.
-func (s *Socket) Close() error { return syscall.Close(s.fd) }
+func (s *Socket) Close() error { return closeFD(s.fd) }
 
 // Conn makes s a net.Conn, in Go's netpoller, without TCP keep-alive (as
 // the chat's listeners accept), and gives it its descriptor: s is not

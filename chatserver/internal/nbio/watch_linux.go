@@ -203,7 +203,7 @@ func (w *Watcher) loop() {
 // true when its client's end is closed or the connection failed.
 func drain(fd int, buf []byte) bool {
 	for {
-		n, err := retry(func() (int, error) { return syscall.Read(fd, buf) })
+		n, err := retry(func() (int, error) { return read(fd, buf) })
 		switch {
 		case err == syscall.EAGAIN:
 			return false
