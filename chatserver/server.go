@@ -242,7 +242,7 @@ type Server struct {
 	handler     http.Handler
 	auth        auth.Guard         // who speaks (auth.go)
 	proxies     *httpguard.Proxies // Options.TrustedProxies
-	writers     *stream.Loops      // the streams' writer loops, one per core
+	writers     *stream.Loops      // the streams' writer loops, one per two cores
 	watcher     *nbio.Watcher      // idle event streams' connections (nil: a goroutine reads each)
 
 	mu       sync.Mutex
@@ -283,7 +283,12 @@ func New(opts Options) (*Server, error) {
 
 // startStreams starts what writes the streams and watches their clients.
 func (s *Server) startStreams() {
-	s.writers = stream.NewLoops(runtime.GOMAXPROCS(0))
+	// A loop per two cores: the writes' kernel work (and on loopback, the
+	// receivers' too), the hub and the readers need the others. With a
+	// loop per core, two loops on two cores cost 1.17x the CPU per
+	// broadcast of one to 10,000 receivers, and their delivery p99 was
+	// longer too (BENCHMARKS.md).
+	s.writers = stream.NewLoops(runtime.GOMAXPROCS(0) / 2)
 	var err error
 	if s.watcher, err = nbio.NewWatcher(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		s.opts.Logger.Warn("event streams are read on a goroutine each", "err", err)

@@ -4,7 +4,7 @@ import (
 	"sync"
 )
 
-// Loops are a few loops (one per core) that write streams' events from
+// Loops are a few loops (one per two cores) that write streams' events from
 // their own goroutines while the sockets take them at once. A broadcast to
 // 10,000 streams is then 10,000 writes shared among the loops, not 10,000
 // goroutines started and scheduled, one per stream (which cost about as
