@@ -2,7 +2,8 @@
 // chat server's watcher of idle connections (chatserver/internal/nbio) and
 // the load generator's event loops (load): a Set of file descriptors, each
 // registered with a 64-bit token that its events carry back, waited on
-// through Go's scheduler (Wait) or polled without it (Poll). It has no
+// in a system call through Go's scheduler (Wait), in Go's netpoller
+// (Await), or polled without either (Poll). It has no
 // other state: the callers keep what a token stands for. Linux only; its
 // importers are Linux files too.
 package epoll

@@ -2,13 +2,18 @@ package epoll
 
 import (
 	"fmt"
+	"os"
 	"syscall"
 	"time"
 	"unsafe"
 )
 
 // Set is an epoll set.
-type Set struct{ fd int }
+type Set struct {
+	fd int
+	f  *os.File        // fd, non-blocking, in Go's netpoller; Close closes it
+	rc syscall.RawConn // f's, where Await waits
+}
 
 // The events a descriptor is registered for, and that Wait reports.
 const (
@@ -32,7 +37,17 @@ func New() (*Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("epoll_create1: %w", err)
 	}
-	return &Set{fd: fd}, nil
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		syscall.Close(fd)
+		return nil, fmt.Errorf("epoll set non-blocking: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "epoll")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("epoll set: %w", err)
+	}
+	return &Set{fd: fd, f: f, rc: rc}, nil
 }
 
 // Add registers fd for events (level-triggered), its events carrying token.
@@ -95,5 +110,24 @@ func (s *Set) Poll(events []Event) (int, error) {
 	return int(n), nil
 }
 
+// Await waits without end for ready descriptors and fills events with
+// them, returning how many, as Wait(events, -1) does, but waits in Go's
+// netpoller, where the set is registered as a descriptor of its own, not
+// in a blocking epoll_wait: no thread is held in a system call while it
+// waits, and its look at the set is a raw epoll_pwait that never blocks
+// (Poll). A loop that waits long and wakes often (a watcher of idle
+// connections) then neither holds a thread in a system call that the
+// runtime's monitor must take back nor wakes that monitor at each wait.
+func (s *Set) Await(events []Event) (n int, err error) {
+	rerr := s.rc.Read(func(uintptr) bool {
+		n, err = s.Poll(events)
+		return err != nil || n > 0
+	})
+	if rerr != nil {
+		return 0, fmt.Errorf("wait for epoll: %w", rerr)
+	}
+	return n, err
+}
+
 // Close closes the set.
-func (s *Set) Close() error { return syscall.Close(s.fd) }
+func (s *Set) Close() error { return s.f.Close() }

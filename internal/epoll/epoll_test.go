@@ -56,3 +56,60 @@ func TestSet(t *testing.T) {
 		t.Error("Delete of a descriptor not in the set: no error")
 	}
 }
+
+// Await waits in Go's netpoller for the set's next event: each round it
+// is already waiting when the byte is written (the set was empty), and it
+// returns the pipe's token; a byte left unread is returned again at once.
+func TestAwait(t *testing.T) {
+	s, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(p[0])
+	defer syscall.Close(p[1])
+	if err := s.Add(p[0], In, 5); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		n   int
+		err error
+		tok uint64
+	}
+	events := make([]Event, 4)
+	await := func() chan result {
+		got := make(chan result, 1)
+		go func() {
+			n, err := s.Await(events)
+			got <- result{n, err, Token(&events[0])}
+		}()
+		return got
+	}
+	check := func(round int, got chan result) {
+		select {
+		case r := <-got:
+			if r.n != 1 || r.err != nil || r.tok != 5 {
+				t.Fatalf("round %d: Await: %d, %v, token %d; want the pipe, token 5", round, r.n, r.err, r.tok)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: Await returned nothing after the pipe's byte", round)
+		}
+	}
+	var buf [8]byte
+	for round := range 3 {
+		got := await()
+		select {
+		case r := <-got:
+			t.Fatalf("round %d: Await returned %+v from an empty set", round, r)
+		case <-time.After(20 * time.Millisecond): // most likely waiting by now; a late start is checked all the same
+		}
+		syscall.Write(p[1], []byte{1})
+		check(round, got)
+		check(round, await()) // unread: reported again
+		syscall.Read(p[0], buf[:])
+	}
+}

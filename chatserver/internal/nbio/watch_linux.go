@@ -169,7 +169,7 @@ func (w *Watcher) loop() {
 	events := make([]epoll.Event, 128)
 	var scratch [512]byte
 	for {
-		n, err := w.set.Wait(events, -1)
+		n, err := w.set.Await(events)
 		if err != nil {
 			return // the set is gone: nothing more can be watched
 		}
