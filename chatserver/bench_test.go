@@ -28,7 +28,7 @@ func benchReceivers(b *testing.B, ts *testServer, n int, got *atomic.Int64) (sto
 			b.Fatal(res.err)
 		}
 		ready := make(chan struct{}, 1)
-		c.OnWake(func() {
+		c.OnWake(func(bool) {
 			select {
 			case ready <- struct{}{}:
 			default:

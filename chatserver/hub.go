@@ -348,6 +348,11 @@ type commit struct {
 	after      []func()
 }
 
+// deliveredHere is how many deliveries a commit writes on its own
+// goroutine at most (stream.Conn.PushHere): a send to one user wakes no
+// writer loop, where the hand-off cost as much CPU as the write.
+const deliveredHere = 4
+
 // committed runs once cm's batch is on disk (failed nil), or cannot be, on
 // the syncer (on the hub with NoSync: Syncer.After). It delivers the
 // batch's events and answers its requests; what is not on disk is neither.
@@ -361,8 +366,16 @@ func (h *hub) committed(cm *commit, failed error) {
 		}
 		cm.deliveries = nil
 	}
+	// A few deliveries (a message to one user) are written here, by
+	// whoever commits, when their streams' writers are idle; a broadcast
+	// goes to the writer loops, which share its writes.
+	here := len(cm.deliveries) <= deliveredHere
 	for _, d := range cm.deliveries {
-		d.c.Push(d.ev)
+		if here {
+			d.c.PushHere(d.ev)
+		} else {
+			d.c.Push(d.ev)
+		}
 	}
 	for _, f := range cm.after {
 		f()

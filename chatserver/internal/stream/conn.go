@@ -38,9 +38,9 @@ type Conn struct {
 	Max    int
 	mu     sync.Mutex
 	queue  []*Event
-	budget Budget // under mu: its address's bytes in queues and kernels (nil: none)
-	held   int64  // under mu: the bytes of queue taken from budget
-	wake   func() // under mu: called after an event is queued and when the stream is cut
+	budget Budget          // under mu: its address's bytes in queues and kernels (nil: none)
+	held   int64           // under mu: the bytes of queue taken from budget
+	wake   func(here bool) // under mu: called after an event is queued (here: PushHere's) and when the stream is cut
 	Gone   chan struct{}
 	reason atomic.Pointer[string]
 	isCut  bool // under mu
@@ -81,10 +81,11 @@ func (c *Conn) DropBudget() {
 	}
 }
 
-// OnWake sets what Push calls once an event is queued, and Cut once the
-// stream is cut: its writer's wake-up. Events queued before it was set
-// wait in the queue.
-func (c *Conn) OnWake(f func()) {
+// OnWake sets what Push and PushHere call once an event is queued, and
+// Cut once the stream is cut: its writer's wake-up, told whether the
+// caller may write the events itself (PushHere). Events queued before it
+// was set wait in the queue.
+func (c *Conn) OnWake(f func(here bool)) {
 	c.mu.Lock()
 	c.wake = f
 	c.mu.Unlock()
@@ -93,7 +94,15 @@ func (c *Conn) OnWake(f func()) {
 // Push queues ev for the writer. A stream whose queue already holds Max
 // events is cut instead (Slow): the hub never waits for a stream, and
 // the client resumes from the last id it received.
-func (c *Conn) Push(ev *Event) {
+func (c *Conn) Push(ev *Event) { c.push(ev, false) }
+
+// PushHere is Push for a caller that delivers a few events and may write
+// them on its own goroutine: a stream whose writer is idle and whose
+// events a writer loop would write (Loops) writes them at once, without
+// waking a loop for them.
+func (c *Conn) PushHere(ev *Event) { c.push(ev, true) }
+
+func (c *Conn) push(ev *Event, here bool) {
 	c.mu.Lock()
 	if c.isCut {
 		c.mu.Unlock()
@@ -118,7 +127,7 @@ func (c *Conn) Push(ev *Event) {
 	wake := c.wake
 	c.mu.Unlock()
 	if wake != nil {
-		wake()
+		wake(here)
 	}
 }
 
@@ -156,7 +165,7 @@ func (c *Conn) Cut(reason string) {
 	wake := c.wake
 	c.mu.Unlock()
 	if wake != nil {
-		wake()
+		wake(false)
 	}
 }
 

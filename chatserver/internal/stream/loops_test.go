@@ -176,3 +176,36 @@ func TestWritersClose(t *testing.T) {
 	sc.Close()
 	waitUntil(t, "no goroutine left", func() bool { return runtime.NumGoroutine() <= before })
 }
+
+// TestPushHereWritesOnTheCaller: an event pushed with PushHere to a stream
+// whose writer is idle is written before PushHere returns, by the caller:
+// the loops here run no goroutine, so an event handed to them would wait.
+// The client reads it; Push's events still go to the loops.
+func TestPushHereWritesOnTheCaller(t *testing.T) {
+	w := &Loops{} // no loop runs: what is handed to it stays queued
+	sc, cc := tcpPair(t)
+	c := NewConn("john", 4)
+	l := Start(c, Plan{}, NewRawSSE(sc), loopHost{w: w}, loopTiming, nil)
+	defer l.Stop()
+	defer w.Close() // what was handed to the loops goes to a goroutine, so that Stop ends
+	r := bufio.NewReader(cc)
+	waitUntil(t, "idle after the login", func() bool { return l.state.Load() == writerIdle })
+	before := writerGoroutines.Load()
+	c.PushHere(NewEvent(7, "mary: hello"))
+	if queued := c.Queued(); queued != 0 || l.state.Load() != writerIdle {
+		t.Fatalf("after PushHere: %d events queued, writer state %d; want none, idle (written by the caller)", queued, l.state.Load())
+	}
+	if started := writerGoroutines.Load() - before; started != 0 {
+		t.Errorf("PushHere started %d writer goroutines, want none", started)
+	}
+	if ids := readEvents(t, cc, r, 1); ids[0] != "7" {
+		t.Errorf("the client read event %s, want 7", ids[0])
+	}
+	c.Push(NewEvent(8, "mary: again"))
+	w.mu.Lock()
+	handed := len(w.ready) - w.head
+	w.mu.Unlock()
+	if handed != 1 {
+		t.Errorf("after Push: %d streams handed to the loops, want 1", handed)
+	}
+}

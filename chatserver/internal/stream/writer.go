@@ -167,8 +167,15 @@ var writerGoroutines atomic.Int64
 func (l *Writer) Wake() { l.wake(false) }
 
 // wakeForEvents is Wake for events queued (or the cut): a stream that
-// has a loop is handed to it.
-func (l *Writer) wakeForEvents() { l.wake(l.loops != nil) }
+// has a loop is handed to it, or with here, written by the caller when
+// its writer is idle (runNow hands on what it cannot write at once).
+func (l *Writer) wakeForEvents(here bool) {
+	if here && l.loops != nil && l.state.CompareAndSwap(writerIdle, writerRunning) {
+		l.runNow()
+		return
+	}
+	l.wake(l.loops != nil)
+}
 
 func (l *Writer) wake(onLoop bool) {
 	for {
