@@ -11,12 +11,14 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"syscall"
 	"time"
+	"unsafe"
 )
 
 // The floor is the fan-out mode's third server: the least any server does for a broadcast,
-// the same frame written to every receiver's connection, one write each, from one goroutine,
-// so that the chat's and Centrifugo's CPU and p99 per broadcast read as multiples of what the
+// the same frame written to every receiver's connection, one raw write(2) each (as the chat's
+// writer loops make them, outside Go's syscall bookkeeping), from one goroutine, so that the chat's and Centrifugo's CPU and p99 per broadcast read as multiples of what the
 // writes alone cost on this machine. It speaks just enough of the chat's protocol for `wasmgap
 // load`'s fan-out receivers: GET /<nick> (SSE) and GET /ws (WebSocket) answer the stream's
 // head and one event, which welcomes the receiver; POST /send writes its body, unread, as one
@@ -39,7 +41,13 @@ func serveFloorIfAsked() {
 // floor holds the open streams of each transport.
 type floor struct {
 	mu      sync.Mutex
-	sse, ws []net.Conn
+	sse, ws []floorStream
+}
+
+// floorStream is an open stream's connection and its descriptor's RawConn, looked up once.
+type floorStream struct {
+	c  net.Conn
+	rc syscall.RawConn
 }
 
 func (f *floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -69,7 +77,7 @@ func (f *floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // open takes the request's connection from net/http, writes first on it and adds it to the
 // streams.
-func (f *floor) open(w http.ResponseWriter, streams *[]net.Conn, first []byte) {
+func (f *floor) open(w http.ResponseWriter, streams *[]floorStream, first []byte) {
 	conn, _, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -79,20 +87,36 @@ func (f *floor) open(w http.ResponseWriter, streams *[]net.Conn, first []byte) {
 		conn.Close()
 		return
 	}
+	rc, err := conn.(syscall.Conn).SyscallConn()
+	if err != nil {
+		conn.Close()
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	*streams = append(*streams, conn)
+	*streams = append(*streams, floorStream{conn, rc})
 }
 
-// writeAll writes frame to each connection and returns those it could write to.
-func writeAll(conns []net.Conn, frame []byte) []net.Conn {
-	live := conns[:0]
-	for _, c := range conns {
-		if _, err := c.Write(frame); err != nil {
-			c.Close()
-			continue
+// writeAll writes frame to each connection and returns those it could write to. Each write
+// is a raw write(2), outside Go's syscall bookkeeping, as the chat's writer loops make them;
+// what a socket does not take at once goes through its net.Conn, which waits.
+func writeAll(streams []floorStream, frame []byte) []floorStream {
+	live := streams[:0]
+	for _, s := range streams {
+		n := 0
+		s.rc.Control(func(fd uintptr) {
+			r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&frame[0])), uintptr(len(frame)))
+			if e == 0 {
+				n = int(r)
+			}
+		})
+		if n < len(frame) {
+			if _, err := s.c.Write(frame[n:]); err != nil {
+				s.c.Close()
+				continue
+			}
 		}
-		live = append(live, c)
+		live = append(live, s)
 	}
 	return live
 }
