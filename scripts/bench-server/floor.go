@@ -16,14 +16,16 @@ import (
 	"unsafe"
 )
 
-// The floor is the fan-out mode's third server: the least any server does for a broadcast,
-// the same frame written to every receiver's connection, one raw write(2) each (as the chat's
-// writer loops make them, outside Go's syscall bookkeeping), from one goroutine, so that the chat's and Centrifugo's CPU and p99 per broadcast read as multiples of what the
-// writes alone cost on this machine. It speaks just enough of the chat's protocol for `wasmgap
-// load`'s fan-out receivers: GET /<nick> (SSE) and GET /ws (WebSocket) answer the stream's
-// head and one event, which welcomes the receiver; POST /send writes its body, unread, as one
-// SSE event to every SSE stream and one text frame to every WebSocket, and answers once every
-// write is done. Nothing is stored, nothing read from a stream once open, no id given. It runs
+// The floor is the fan-out mode's third server: the least any server does for a broadcast it
+// writes everywhere before the next (a server that writes overlapping broadcasts together, as
+// the chat's writer loops do when behind, makes fewer writes): the same frame written to every
+// receiver's connection, one raw write(2) each (as the chat's writer loops make them, outside
+// Go's syscall bookkeeping), from one goroutine, so that the chat's and Centrifugo's CPU and
+// p99 per broadcast read as multiples of what the writes alone cost on this machine. It speaks
+// just enough of the chat's protocol for `wasmgap load`'s fan-out receivers: GET /<nick> (SSE)
+// and GET /ws (WebSocket) answer the stream's head and one event, which welcomes the receiver;
+// POST /send writes its body, unread, as one SSE event to every SSE stream and one text frame
+// to every WebSocket, and answers once every write is done. Nothing is stored, nothing read from a stream once open, no id given. It runs
 // as this program, started again with floorEnv set to its address.
 
 // floorEnv, set to an address, makes this program the floor server on it.
