@@ -25,8 +25,9 @@ import (
 // just enough of the chat's protocol for `wasmgap load`'s fan-out receivers: GET /<nick> (SSE)
 // and GET /ws (WebSocket) answer the stream's head and one event, which welcomes the receiver;
 // POST /send writes its body, unread, as one SSE event to every SSE stream and one text frame
-// to every WebSocket, and answers once every write is done. Nothing is stored, nothing read from a stream once open, no id given. It runs
-// as this program, started again with floorEnv set to its address.
+// to every WebSocket, and answers once every write is done. Nothing is stored, nothing read
+// from a stream once open, no id given. It runs as this program, started again with floorEnv
+// set to its address.
 
 // floorEnv, set to an address, makes this program the floor server on it.
 const floorEnv = "BENCH_SERVER_FLOOR"
