@@ -12,21 +12,8 @@ import (
 // triggered, an unread byte is reported at every look; Modify changes the
 // events and the token; Delete ends the reports.
 func TestSet(t *testing.T) {
-	s, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	var p [2]int
-	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Close(p[0])
-	defer syscall.Close(p[1])
 	const token = 1<<40 | 7
-	if err := s.Add(p[0], In, token); err != nil {
-		t.Fatal(err)
-	}
+	s, p := pipeInSet(t, token)
 	events := make([]Event, 4)
 	if n, err := s.Poll(events); n != 0 || err != nil {
 		t.Fatalf("Poll of an empty pipe: %d, %v", n, err)
@@ -61,20 +48,7 @@ func TestSet(t *testing.T) {
 // is already waiting when the byte is written (the set was empty), and it
 // returns the pipe's token; a byte left unread is returned again at once.
 func TestAwait(t *testing.T) {
-	s, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	var p [2]int
-	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Close(p[0])
-	defer syscall.Close(p[1])
-	if err := s.Add(p[0], In, 5); err != nil {
-		t.Fatal(err)
-	}
+	s, p := pipeInSet(t, 5)
 	type result struct {
 		n   int
 		err error
@@ -112,4 +86,24 @@ func TestAwait(t *testing.T) {
 		check(round, await()) // unread: reported again
 		syscall.Read(p[0], buf[:])
 	}
+}
+
+// pipeInSet is a new set holding a non-blocking pipe's read end, p[0], for
+// In under token; the test's end closes them.
+func pipeInSet(t *testing.T, token uint64) (*Set, [2]int) {
+	t.Helper()
+	s, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(p[0]); syscall.Close(p[1]) })
+	if err := s.Add(p[0], In, token); err != nil {
+		t.Fatal(err)
+	}
+	return s, p
 }
