@@ -1,6 +1,7 @@
 package epoll
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"syscall"
@@ -11,7 +12,7 @@ import (
 // Set is an epoll set.
 type Set struct {
 	fd int
-	f  *os.File        // fd, non-blocking, in Go's netpoller; Close closes it
+	f  *os.File        // NewAwaitable's: fd, non-blocking, in Go's netpoller; Close closes it
 	rc syscall.RawConn // f's, where Await waits
 }
 
@@ -31,23 +32,33 @@ type Event = syscall.EpollEvent
 // Token is the token ev's descriptor was registered with.
 func Token(ev *Event) uint64 { return uint64(uint32(ev.Fd)) | uint64(uint32(ev.Pad))<<32 }
 
-// New makes a set (close-on-exec).
+// New makes a set (close-on-exec), for Wait and Poll.
 func New() (*Set, error) {
 	fd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("epoll_create1: %w", err)
 	}
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		syscall.Close(fd)
+	return &Set{fd: fd}, nil
+}
+
+// NewAwaitable makes a set for Await as well: non-blocking and registered
+// in Go's netpoller, whose own epoll set then hears of each of its events
+// (so a set only polled or waited on is made by New).
+func NewAwaitable() (*Set, error) {
+	s, err := New()
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.SetNonblock(s.fd, true); err != nil {
+		s.Close()
 		return nil, fmt.Errorf("epoll set non-blocking: %w", err)
 	}
-	f := os.NewFile(uintptr(fd), "epoll")
-	rc, err := f.SyscallConn()
-	if err != nil {
-		f.Close()
+	s.f = os.NewFile(uintptr(s.fd), "epoll")
+	if s.rc, err = s.f.SyscallConn(); err != nil {
+		s.Close()
 		return nil, fmt.Errorf("epoll set: %w", err)
 	}
-	return &Set{fd: fd, f: f, rc: rc}, nil
+	return s, nil
 }
 
 // Add registers fd for events (level-triggered), its events carrying token.
@@ -119,6 +130,9 @@ func (s *Set) Poll(events []Event) (int, error) {
 // connections) then neither holds a thread in a system call that the
 // runtime's monitor must take back nor wakes that monitor at each wait.
 func (s *Set) Await(events []Event) (n int, err error) {
+	if s.rc == nil {
+		return 0, errors.New("epoll: Await on a set made by New, not NewAwaitable")
+	}
 	rerr := s.rc.Read(func(uintptr) bool {
 		n, err = s.Poll(events)
 		return err != nil || n > 0
@@ -130,4 +144,9 @@ func (s *Set) Await(events []Event) (n int, err error) {
 }
 
 // Close closes the set.
-func (s *Set) Close() error { return s.f.Close() }
+func (s *Set) Close() error {
+	if s.f != nil {
+		return s.f.Close()
+	}
+	return syscall.Close(s.fd)
+}

@@ -10,10 +10,10 @@ import (
 
 // A registered descriptor's events carry its whole 64-bit token; level-
 // triggered, an unread byte is reported at every look; Modify changes the
-// events and the token; Delete ends the reports.
+// events and the token; Delete ends the reports; Await wants NewAwaitable.
 func TestSet(t *testing.T) {
 	const token = 1<<40 | 7
-	s, p := pipeInSet(t, token)
+	s, p := pipeInSet(t, New, token)
 	events := make([]Event, 4)
 	if n, err := s.Poll(events); n != 0 || err != nil {
 		t.Fatalf("Poll of an empty pipe: %d, %v", n, err)
@@ -42,13 +42,16 @@ func TestSet(t *testing.T) {
 	if err := s.Delete(p[0]); err == nil {
 		t.Error("Delete of a descriptor not in the set: no error")
 	}
+	if _, err := s.Await(events); err == nil {
+		t.Error("Await on a set made by New: no error")
+	}
 }
 
 // Await waits in Go's netpoller for the set's next event: each round it
 // is already waiting when the byte is written (the set was empty), and it
 // returns the pipe's token; a byte left unread is returned again at once.
 func TestAwait(t *testing.T) {
-	s, p := pipeInSet(t, 5)
+	s, p := pipeInSet(t, NewAwaitable, 5)
 	type result struct {
 		n   int
 		err error
@@ -88,11 +91,11 @@ func TestAwait(t *testing.T) {
 	}
 }
 
-// pipeInSet is a new set holding a non-blocking pipe's read end, p[0], for
-// In under token; the test's end closes them.
-func pipeInSet(t *testing.T, token uint64) (*Set, [2]int) {
+// pipeInSet is a set made by newSet holding a non-blocking pipe's read
+// end, p[0], for In under token; the test's end closes them.
+func pipeInSet(t *testing.T, newSet func() (*Set, error), token uint64) (*Set, [2]int) {
 	t.Helper()
-	s, err := New()
+	s, err := newSet()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ type Watcher struct {
 
 // NewWatcher starts a Watcher's loop. Close stops it.
 func NewWatcher() (*Watcher, error) {
-	set, err := epoll.New()
+	set, err := epoll.NewAwaitable()
 	if err != nil {
 		return nil, fmt.Errorf("epoll for idle connections: %w", err)
 	}
