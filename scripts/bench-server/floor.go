@@ -90,7 +90,12 @@ func (f *floor) open(w http.ResponseWriter, streams *[]floorStream, first []byte
 		conn.Close()
 		return
 	}
-	rc, err := conn.(syscall.Conn).SyscallConn()
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		conn.Close()
+		return
+	}
+	rc, err := sc.SyscallConn()
 	if err != nil {
 		conn.Close()
 		return
