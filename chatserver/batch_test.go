@@ -251,3 +251,54 @@ func TestIdleHubAnswersOnTheCaller(t *testing.T) {
 		t.Fatalf("requests sent to a busy hub: handled in order %v, on a caller %v; want [0 1 2] on the hub's goroutine", order, inline)
 	}
 }
+
+// TestLoginGoesAheadOfSyncs: while the syncer still holds an earlier
+// batch, a login that stores and replays nothing (its "has joined." waits
+// for the presence window) is answered, and one that resumes waits for
+// that batch (its replay may show the batch's events).
+func TestLoginGoesAheadOfSyncs(t *testing.T) {
+	ts := startServer(t, Options{PresenceWindow: time.Hour})
+	h := ts.srv.localHub()
+	// The first login's notice is told at once (stored); the next wait.
+	if res := h.do(t.Context(), &joinReq{conn: stream.NewConn("bob", 16)}); res.err != nil {
+		t.Fatal(res.err)
+	}
+	holding, held := make(chan struct{}), make(chan struct{})
+	post := &postReq{msg: message{From: "bob", To: "all", Text: "stored", Time: time.Now()}}
+	post.then = func(result) { close(holding); <-held } // on the syncer, once synced
+	if err := h.submit(t.Context(), post); err != nil {
+		t.Fatal(err)
+	}
+	<-holding
+
+	answered := make(chan result, 1)
+	go func() { answered <- h.do(context.Background(), &joinReq{conn: stream.NewConn("eve", 16)}) }()
+	select {
+	case res := <-answered:
+		if res.err != nil {
+			t.Fatal(res.err)
+		}
+	case <-time.After(waitFor):
+		close(held)
+		t.Fatal("a login that replays nothing was not answered while an earlier batch's answer waited on the syncer")
+	}
+
+	resumed := &joinReq{conn: stream.NewConn("ann", 16), hasResume: true}
+	if err := h.submit(t.Context(), resumed); err != nil {
+		t.Fatal(err)
+	}
+	for h.queued.Load() > 0 {
+		time.Sleep(time.Millisecond)
+	}
+	h.mu.Lock() // the hub handled it
+	h.mu.Unlock()
+	select {
+	case <-resumed.ch:
+		t.Fatal("a login that resumes was answered before the batch before it was synced and answered")
+	default:
+	}
+	close(held)
+	if res := h.wait(resumed); res.err != nil {
+		t.Fatal(res.err)
+	}
+}

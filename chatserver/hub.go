@@ -300,10 +300,16 @@ func (h *hub) process(batch []request) {
 	if len(h.after) > 0 {
 		cm.after = append([]func(){}, h.after...)
 	}
+	ahead := err == nil && len(cm.deliveries) == 0
 	for i, r := range batch {
 		cm.replies[i] = r.replyTo()
+		ahead = ahead && goesAhead(r, cm.results[i])
 	}
-	h.syncer.After(end, func(failed error) { h.committed(cm, failed) })
+	if ahead && h.syncer.Synced(end) {
+		h.committed(cm, nil) // stored nothing, shows nothing stored: waits for no earlier sync
+	} else {
+		h.syncer.After(end, func(failed error) { h.committed(cm, failed) })
+	}
 	clear(h.pending)
 	if end >= h.checkpointAt {
 		h.syncer.Drain()

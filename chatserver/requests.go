@@ -41,6 +41,20 @@ func (r *reply) answer(res result) {
 	}
 }
 
+// goesAhead reports whether r, in a batch that stored nothing, may be
+// answered before the batches waiting for their sync: a leave shows nothing
+// they stored, nor does a login that replays nothing (no resume, no mail).
+func goesAhead(r request, res result) bool {
+	switch r.(type) {
+	case *leaveReq:
+		return true
+	case *joinReq:
+		j := res.joined
+		return res.err == nil && !j.HasResume && j.MailFrom == j.MailTo
+	}
+	return false
+}
+
 // postReq stores and delivers a post.
 type postReq struct {
 	reply

@@ -37,7 +37,7 @@ func NewSyncer(s *Store) *Syncer {
 // to end already (or not synced at all) and nothing handed before it still
 // waits. It must not wait on the writer.
 func (y *Syncer) After(end int64, then func(err error)) {
-	if y.handed.Load() == 0 && (y.s.wal.noSync || end <= y.s.wal.synced.Load()) {
+	if y.handed.Load() == 0 && y.Synced(end) {
 		// Nothing to wait for, nothing before it: run it here rather than
 		// wake the goroutine (only the writer hands jobs, so none can
 		// come in between).
@@ -46,6 +46,12 @@ func (y *Syncer) After(end int64, then func(err error)) {
 	}
 	y.handed.Add(1)
 	y.queue <- syncJob{end: end, then: then}
+}
+
+// Synced reports whether the log is synced up to end (what Write
+// returned), or not synced at all.
+func (y *Syncer) Synced(end int64) bool {
+	return y.s.wal.noSync || end <= y.s.wal.synced.Load()
 }
 
 // Drain returns once every batch handed so far is synced and its function
