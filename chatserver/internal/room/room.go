@@ -411,10 +411,9 @@ func (m *Machine) NodesWithStreams() []string {
 func (m *Machine) Begin() {
 	m.tx = true
 	m.undo = m.undo[:0]
+	// pres.nicks is only appended to (a flush starts a new slice): the
+	// saved slice still holds what it held.
 	m.save = saved{last: m.last, mailKey: m.mailKey, head: m.head, qlen: len(m.queue), pres: m.pres}
-	if len(m.pres.nicks) > 0 {
-		m.save.pres.nicks = slices.Clone(m.pres.nicks)
-	}
 }
 
 // Commit closes the transaction, keeping its changes.
@@ -940,7 +939,7 @@ func (m *Machine) announce(kind int, nick string) {
 	now := m.in.At
 	win := m.cfg.PresenceWindow * time.Duration(max(1, len(m.users)/1000))
 	if m.cfg.PresenceWindow <= 0 || len(m.pres.nicks) == 0 && now.Sub(m.pres.last) >= win {
-		m.pres.kind, m.pres.nicks = kind, append(m.pres.nicks[:0], nick)
+		m.pres.kind, m.pres.nicks = kind, []string{nick}
 		m.flushPresence()
 		return
 	}
@@ -969,7 +968,7 @@ func (m *Machine) flushPresence() {
 	} else {
 		text = ManyText(m.pres.nicks, m.pres.kind == presenceJoin)
 	}
-	// A new slice: the one saved by Begin may share the old one's array.
+	// A new slice (Begin saved the old one).
 	m.pres.nicks = nil
 	m.pres.last = m.in.At
 	m.flushing = true
