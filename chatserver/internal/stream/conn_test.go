@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -48,5 +50,19 @@ func TestEventEncoding(t *testing.T) {
 	long := AppendTextFrame(nil, make([]byte, 300))
 	if long[1] != 126 || int(long[2])<<8|int(long[3]) != 300 {
 		t.Errorf("a 300-byte frame's header % x, want 81 7e 01 2c", long[:4])
+	}
+	// Any text: its frame is the JSON object's, with a header of the length's size.
+	for _, text := range []string{"", "a\nb\n", "<b>&amp;</b> \u2028 é\x01", strings.Repeat("x", 200), strings.Repeat("y", 70000)} {
+		ev := NewEvent(1<<40, text)
+		js, _ := json.Marshal(struct {
+			ID   uint64 `json:"id"`
+			Text string `json:"text"`
+		}{1 << 40, text})
+		if want := AppendTextFrame(nil, js); !bytes.Equal(ev.WS, want) {
+			t.Errorf("the frame of %.20q: % .20x, want % .20x", text, ev.WS, want)
+		}
+		if want := "id: 1099511627776\ndata: " + strings.ReplaceAll(text, "\n", "\ndata: ") + "\n\n"; string(ev.SSE) != want {
+			t.Errorf("the SSE event of %.20q: %.60q, want %.60q", text, ev.SSE, want)
+		}
 	}
 }

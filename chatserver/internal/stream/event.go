@@ -25,39 +25,35 @@ func SendBuffer(maxMessageBytes int) int { return max(32<<10, 6*maxMessageBytes+
 
 // NewEvent encodes the event id with text for both transports.
 func NewEvent(id uint64, text string) *Event {
-	e := &Event{ID: id, Text: text}
-	var b strings.Builder
-	b.Grow(len(text) + 24)
-	b.WriteString("id: ")
-	b.WriteString(strconv.FormatUint(id, 10))
-	b.WriteByte('\n')
+	var digits [20]byte
+	num := strconv.AppendUint(digits[:0], id, 10)
+	sse := make([]byte, 0, len(text)+len(num)+16)
+	sse = append(append(append(sse, "id: "...), num...), '\n')
 	for line := range strings.SplitSeq(text, "\n") {
-		b.WriteString("data: ")
-		b.WriteString(line)
-		b.WriteByte('\n')
+		sse = append(append(append(sse, "data: "...), line...), '\n')
 	}
-	b.WriteByte('\n')
-	e.SSE = []byte(b.String())
-	js, _ := json.Marshal(struct {
-		ID   uint64 `json:"id"`
-		Text string `json:"text"`
-	}{id, text})
-	e.WS = AppendTextFrame(make([]byte, 0, len(js)+10), js)
-	return e
+	quoted, _ := json.Marshal(text) // a string always marshals
+	const head, mid = `{"id":`, `,"text":`
+	n := len(head) + len(num) + len(mid) + len(quoted) + 1
+	ws := appendTextHeader(make([]byte, 0, 10+n), n)
+	ws = append(append(append(append(append(ws, head...), num...), mid...), quoted...), '}')
+	return &Event{ID: id, Text: text, SSE: append(sse, '\n'), WS: ws}
 }
 
 // AppendTextFrame appends payload as one unmasked WebSocket text frame
 // (RFC 6455 5.2: a server's frames are never masked).
 func AppendTextFrame(b, payload []byte) []byte {
+	return append(appendTextHeader(b, len(payload)), payload...)
+}
+
+// appendTextHeader appends the header of an unmasked text frame of n bytes.
+func appendTextHeader(b []byte, n int) []byte {
 	const finText = 0x81
-	switch n := len(payload); {
+	switch {
 	case n < 126:
-		b = append(b, finText, byte(n))
+		return append(b, finText, byte(n))
 	case n < 1<<16:
-		b = append(b, finText, 126, byte(n>>8), byte(n))
-	default:
-		b = append(b, finText, 127)
-		b = binary.BigEndian.AppendUint64(b, uint64(n))
+		return append(b, finText, 126, byte(n>>8), byte(n))
 	}
-	return append(b, payload...)
+	return binary.BigEndian.AppendUint64(append(b, finText, 127), uint64(n))
 }
