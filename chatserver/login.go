@@ -19,10 +19,6 @@ import (
 	"github.com/wasmgap/wasmgap/internal/httpguard"
 )
 
-// ackDelivered tells the node that nick's events with from < id <= to were
-// delivered, so the offline messages among them leave the mailbox.
-func (s *Server) ackDelivered(nick string, from, to uint64) { s.node.ack(nick, from, to) }
-
 // startStream starts writing a joined stream (stream.Start, onEnd as its).
 func (s *Server) startStream(c *stream.Conn, j stream.Plan, t stream.Transport, onEnd func()) *stream.Writer {
 	return stream.Start(c, j, t, writerHost{s}, stream.Timing{WriteTimeout: s.opts.WriteTimeout, KeepAlive: s.opts.KeepAlive, MailAckDelay: s.opts.MailAckDelay, Retention: s.opts.Retention}, onEnd)
@@ -49,7 +45,7 @@ type writerHost struct{ s *Server }
 
 func (h writerHost) Pruned() uint64                         { return h.s.node.pruned() }
 func (h writerHost) Closing() bool                          { return h.s.stopping.Load() }
-func (h writerHost) Delivered(nick string, from, to uint64) { h.s.ackDelivered(nick, from, to) }
+func (h writerHost) Delivered(nick string, from, to uint64) { h.s.node.ack(nick, from, to) }
 func (h writerHost) Loops() *stream.Loops                   { return h.s.writers }
 func (h writerHost) Replay(c *stream.Conn, after, upTo uint64, t stream.Transport, deadline func()) error {
 	return h.s.replay(c, after, upTo, t, deadline)
@@ -140,6 +136,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 	w.WriteHeader(http.StatusOK)
 	s.opts.Logger.Info("connect", "nick", nick, "transport", "sse", "addr", addr, "resume", raw)
 	l := s.startStream(c, res.joined, stream.NewSSE(w), nil)
+	l.Run()
 	select {
 	case <-r.Context().Done():
 	case <-l.Done():
@@ -210,10 +207,10 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		release()
 		return // the upgrader answered the client
 	}
-	// The stream runs on goroutines of its own, and none while it is idle:
-	// this handler returns, so that net/http lets go of the request and
-	// of its buffers, which the WebSocket no longer uses.
-	go s.runWS(u, nick, resume, hasResume, r.RemoteAddr, q.Get("resume"), budget, release)
+	// The stream runs on no goroutine while it is idle: this handler
+	// returns once its login is written, so that net/http lets go of the
+	// request and of its buffers, which the WebSocket no longer uses.
+	s.runWS(u, nick, resume, hasResume, r.RemoteAddr, q.Get("resume"), budget, release)
 }
 
 // runWS logs nick in on an upgraded WebSocket and starts its stream: its
@@ -261,6 +258,7 @@ func (s *Server) runWS(u *stream.Upgraded, nick string, resume uint64, hasResume
 		ws.Close()
 		release()
 	})
+	l.Run()
 }
 
 // wsMessages returns the handler of a WebSocket's messages: each is sent as
@@ -284,7 +282,7 @@ func (s *Server) wsMessages(ctx context.Context, ws *websocket.Conn, nick, addr 
 	})
 	ws.SetPongHandler(func(payload string) error {
 		if from, to, ok := t.Pong(payload); ok {
-			s.ackDelivered(nick, from, to)
+			s.node.ack(nick, from, to)
 		}
 		return nil
 	})
