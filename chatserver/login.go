@@ -136,7 +136,6 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, nick string) {
 	w.WriteHeader(http.StatusOK)
 	s.opts.Logger.Info("connect", "nick", nick, "transport", "sse", "addr", addr, "resume", raw)
 	l := s.startStream(c, res.joined, stream.NewSSE(w), nil)
-	l.Run()
 	select {
 	case <-r.Context().Done():
 	case <-l.Done():
@@ -207,10 +206,10 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		release()
 		return // the upgrader answered the client
 	}
-	// The stream runs on no goroutine while it is idle: this handler
-	// returns once its login is written, so that net/http lets go of the
-	// request and of its buffers, which the WebSocket no longer uses.
-	s.runWS(u, nick, resume, hasResume, r.RemoteAddr, q.Get("resume"), budget, release)
+	// The stream runs on goroutines of its own, and none while it is idle:
+	// this handler returns, so that net/http lets go of the request and
+	// of its buffers, which the WebSocket no longer uses.
+	go s.runWS(u, nick, resume, hasResume, r.RemoteAddr, q.Get("resume"), budget, release)
 }
 
 // runWS logs nick in on an upgraded WebSocket and starts its stream: its
@@ -258,7 +257,6 @@ func (s *Server) runWS(u *stream.Upgraded, nick string, resume uint64, hasResume
 		ws.Close()
 		release()
 	})
-	l.Run()
 }
 
 // wsMessages returns the handler of a WebSocket's messages: each is sent as

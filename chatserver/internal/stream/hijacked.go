@@ -16,7 +16,7 @@ import (
 // The client's going is told by w, one epoll set for every idle stream,
 // so an idle stream holds no goroutine at all; where w cannot watch nc (nil,
 // or not Linux) a goroutine reads nc until the client goes. ServeHijacked
-// returns once the login is written.
+// returns at once.
 func ServeHijacked(nc net.Conn, w *nbio.Watcher, start func(onEnd func()) *Writer, finish func(*Writer)) {
 	var (
 		live  *Writer
@@ -46,7 +46,6 @@ func ServeHijacked(nc net.Conn, w *nbio.Watcher, start func(onEnd func()) *Write
 	watch, err := w.Watch(nc, func() { end(false) })
 	live = start(func() { end(true) })
 	close(ready)
-	live.Run()
 	if err != nil {
 		go func() {
 			var b [64]byte

@@ -76,7 +76,6 @@ func TestWritersWriteEventsWithoutGoroutines(t *testing.T) {
 		sc, cc := tcpPair(t)
 		c := NewConn(fmt.Sprintf("user%d", i), events+1)
 		l := Start(c, Plan{}, NewRawSSE(sc), loopHost{w: w}, loopTiming, nil)
-		l.Run()
 		cs = append(cs, client{c, l, cc, bufio.NewReader(cc)})
 	}
 	for _, c := range cs {
@@ -120,7 +119,6 @@ func TestWritersStalledStream(t *testing.T) {
 	ls := Start(stalled, Plan{}, NewRawSSE(ss), loopHost{w: w}, loopTiming, nil)
 	lf := Start(fast, Plan{}, NewRawSSE(fs), loopHost{w: w}, loopTiming, nil)
 	for _, l := range []*Writer{ls, lf} {
-		l.Run()
 		waitUntil(t, "idle after the login", func() bool { return l.state.Load() == writerIdle })
 	}
 	fr := bufio.NewReader(fc)
@@ -167,7 +165,6 @@ func TestWritersClose(t *testing.T) {
 	sc, cc := tcpPair(t)
 	c := NewConn("john", 8)
 	l := Start(c, Plan{}, NewRawSSE(sc), loopHost{w: w}, loopTiming, nil)
-	l.Run()
 	waitUntil(t, "idle after the login", func() bool { return l.state.Load() == writerIdle })
 	w.Close()
 	c.Push(NewEvent(7, "after close"))
@@ -189,7 +186,6 @@ func TestPushHereWritesOnTheCaller(t *testing.T) {
 	sc, cc := tcpPair(t)
 	c := NewConn("john", 4)
 	l := Start(c, Plan{}, NewRawSSE(sc), loopHost{w: w}, loopTiming, nil)
-	l.Run()
 	defer l.Stop()
 	defer w.Close() // what was handed to the loops goes to a goroutine, so that Stop ends
 	r := bufio.NewReader(cc)

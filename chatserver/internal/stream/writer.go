@@ -139,9 +139,7 @@ const (
 // Start writes the stream c of plan j on t: its writer takes c's queue,
 // the notes (Note) and the pings every KeepAlive. onEnd (may be nil) is
 // called once when the stream ends, from its writer: the stream's owner
-// then stops reading the connection and calls Stop. The caller then
-// writes the login (j) with Run, once what onEnd stops is set up: nothing
-// is written before, and no goroutine is started for a login.
+// then stops reading the connection and calls Stop.
 func Start(c *Conn, j Plan, t Transport, h Host, tm Timing, onEnd func()) *Writer {
 	l := &Writer{c: c, t: t, h: h, tm: tm, plan: &j, done: make(chan struct{}), onEnd: onEnd}
 	if w := h.Loops(); w != nil {
@@ -150,13 +148,9 @@ func Start(c *Conn, j Plan, t Transport, h Host, tm Timing, onEnd func()) *Write
 		}
 	}
 	c.OnWake(l.wakeForEvents)
-	l.state.Store(writerRunning) // by Run
+	l.Wake()
 	return l
 }
-
-// Run writes the login, and what waits behind it, on the caller's
-// goroutine; what comes later is written by the loops or a goroutine.
-func (l *Writer) Run() { l.run() }
 
 // startWriter starts l's writer goroutine.
 func startWriter(l *Writer) {

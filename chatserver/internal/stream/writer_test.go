@@ -55,25 +55,20 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 }
 
 // TestLiveWritesOnDemand: a stream's writer is a goroutine only while there
-// is something to write. Its login is written by Run, on the caller,
-// before Run returns; after each batch of events no goroutine of the
-// stream is left; a pushed event, a note and the cut each start one; the
-// cut's reason is written last, and Stop returns it.
+// is something to write. After its login, and after each batch of events,
+// no goroutine of the stream is left; a pushed event, a note and the cut
+// each start one; the cut's reason is written last, and Stop returns it.
 func TestLiveWritesOnDemand(t *testing.T) {
-	before, started := runtime.NumGoroutine(), writerGoroutines.Load()
+	before := runtime.NumGoroutine()
 	c := NewConn("john", 8)
 	r := &recorder{}
 	l := Start(c, Plan{Preamble: []*Event{NewEvent(1, "Welcome john!")}}, r, noHost{},
 		Timing{WriteTimeout: time.Minute, KeepAlive: time.Hour, MailAckDelay: time.Hour}, nil)
-	if got := r.got(); len(got) != 0 {
-		t.Fatalf("Start wrote %q before Run", got)
-	}
-	l.Run()
-	if got := r.got(); !slices.Equal(got, []string{"Welcome john!", "flush"}) || l.state.Load() != writerIdle || writerGoroutines.Load() != started {
-		t.Fatalf("Run wrote %q, state %d, %d goroutines started; want the login written by the caller, idle after it",
-			got, l.state.Load(), writerGoroutines.Load()-started)
-	}
 	idle := func() bool { return l.state.Load() == writerIdle && runtime.NumGoroutine() <= before }
+	waitUntil(t, "idle after the login", idle)
+	if got := r.got(); !slices.Equal(got, []string{"Welcome john!", "flush"}) {
+		t.Fatalf("login wrote %q", got)
+	}
 
 	c.Push(NewEvent(2, "a"))
 	c.Push(NewEvent(3, "b"))
@@ -112,7 +107,6 @@ func TestLiveStop(t *testing.T) {
 	before := runtime.NumGoroutine()
 	l := Start(NewConn("john", 8), Plan{}, &recorder{}, noHost{},
 		Timing{WriteTimeout: time.Minute, KeepAlive: time.Hour, MailAckDelay: time.Hour}, nil)
-	l.Run()
 	if err := l.Stop(); !errors.Is(err, context.Canceled) {
 		t.Errorf("Stop = %v, want context.Canceled", err)
 	}
