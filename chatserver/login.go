@@ -383,7 +383,7 @@ func budgeted(c *stream.Conn, b stream.Budget, leave func()) func() {
 
 // boundSocket gives a stream's socket its small send buffer.
 func (s *Server) boundSocket(nc net.Conn) {
-	if _, err := nbio.SetSendBuffer(nc, stream.SendBuffer(s.opts.MaxMessageBytes)); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+	if err := nbio.SetSendBuffer(nc, stream.SendBuffer(s.opts.MaxMessageBytes)); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		s.opts.Logger.Debug("stream send buffer", "err", err)
 	}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // SetSendBuffer is unsupported here.
-func SetSendBuffer(net.Conn, int) (int, error) { return 0, errors.ErrUnsupported }
+func SetSendBuffer(net.Conn, int) error { return errors.ErrUnsupported }
 
 // ResetOnClose is unsupported here.
 func ResetOnClose(net.Conn) error { return errors.ErrUnsupported }

@@ -8,23 +8,20 @@ import (
 )
 
 // SetSendBuffer sets the kernel's send buffer of c's socket to bytes
-// (SO_SNDBUF, which also ends its autotuning) and returns the size the
-// kernel took (Linux doubles it, for its bookkeeping).
-func SetSendBuffer(c net.Conn, bytes int) (int, error) {
+// (SO_SNDBUF, which also ends its autotuning; Linux doubles it, for its
+// bookkeeping).
+func SetSendBuffer(c net.Conn, bytes int) error {
 	rc, err := RawConn(c)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	var got int
 	var serr error
 	if err := rc.Control(func(fd uintptr) {
-		if serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, bytes); serr == nil {
-			got, serr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF)
-		}
+		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, bytes)
 	}); err != nil {
-		return 0, err
+		return err
 	}
-	return got, serr
+	return serr
 }
 
 // ResetOnClose makes the close of c's socket a reset (SO_LINGER 0): what
