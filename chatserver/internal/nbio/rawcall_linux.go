@@ -43,6 +43,42 @@ func closeFD(fd int) error {
 	return nil
 }
 
+// setsockoptInt sets a socket option of an int value.
+func setsockoptInt(fd, level, opt, value int) error {
+	v := int32(value)
+	return setsockopt(fd, level, opt, unsafe.Pointer(&v), 4)
+}
+
+// setLinger sets SO_LINGER.
+func setLinger(fd int, l syscall.Linger) error {
+	return setsockopt(fd, syscall.SOL_SOCKET, syscall.SO_LINGER, unsafe.Pointer(&l), unsafe.Sizeof(l))
+}
+
+func setsockopt(fd, level, opt int, value unsafe.Pointer, size uintptr) error {
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_SETSOCKOPT, uintptr(fd), uintptr(level), uintptr(opt), uintptr(value), size, 0); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// shutdownWrite ends a socket's sending side.
+func shutdownWrite(fd int) error {
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SHUTDOWN, uintptr(fd), syscall.SHUT_WR, 0); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// sockname is a socket's own address.
+func sockname(fd int) (netip.AddrPort, error) {
+	var sa syscall.RawSockaddrAny
+	size := uint32(syscall.SizeofSockaddrAny)
+	if _, _, e := syscall.RawSyscall(syscall.SYS_GETSOCKNAME, uintptr(fd), uintptr(unsafe.Pointer(&sa)), uintptr(unsafe.Pointer(&size))); e != 0 {
+		return netip.AddrPort{}, e
+	}
+	return addrOf(&sa), nil
+}
+
 // accept4 accepts a connection from the non-blocking listener lfd as a
 // non-blocking, close-on-exec socket, with its peer's address.
 func accept4(lfd int) (int, netip.AddrPort, error) {
@@ -53,12 +89,12 @@ func accept4(lfd int) (int, netip.AddrPort, error) {
 	if e != 0 {
 		return -1, netip.AddrPort{}, e
 	}
-	return int(fd), peerOf(&sa), nil
+	return int(fd), addrOf(&sa), nil
 }
 
-// peerOf is an accepted socket's peer; an IPv4 client of an IPv6 socket as
-// net.TCPAddr shows it: unmapped.
-func peerOf(sa *syscall.RawSockaddrAny) netip.AddrPort {
+// addrOf is a socket's address (its peer's, or its own) as net.TCPAddr
+// shows it: an IPv4 address of an IPv6 socket unmapped.
+func addrOf(sa *syscall.RawSockaddrAny) netip.AddrPort {
 	switch sa.Addr.Family {
 	case syscall.AF_INET:
 		a := (*syscall.RawSockaddrInet4)(unsafe.Pointer(sa))

@@ -25,8 +25,8 @@ func TestPeerOf(t *testing.T) {
 			p = (*[2]byte)(unsafe.Pointer(&a.Port))
 		}
 		p[0], p[1] = byte(ap.Port()>>8), byte(ap.Port())
-		if got := peerOf(&sa).String(); got != want {
-			t.Errorf("peerOf(%s) = %s", want, got)
+		if got := addrOf(&sa).String(); got != want {
+			t.Errorf("addrOf(%s) = %s", want, got)
 		}
 	}
 	mapped := netip.AddrPortFrom(netip.AddrFrom16(netip.MustParseAddr("::ffff:192.0.2.7").As16()), 80)
@@ -34,12 +34,12 @@ func TestPeerOf(t *testing.T) {
 	a := (*syscall.RawSockaddrInet6)(unsafe.Pointer(&sa))
 	a.Family, a.Addr = syscall.AF_INET6, mapped.Addr().As16()
 	(*[2]byte)(unsafe.Pointer(&a.Port))[1] = 80
-	if got := peerOf(&sa).String(); got != "192.0.2.7:80" {
+	if got := addrOf(&sa).String(); got != "192.0.2.7:80" {
 		t.Errorf("an IPv4 client of an IPv6 socket: %s, want 192.0.2.7:80", got)
 	}
 	sa = syscall.RawSockaddrAny{}
 	sa.Addr.Family = syscall.AF_UNIX
-	if got := peerOf(&sa); got.IsValid() {
+	if got := addrOf(&sa); got.IsValid() {
 		t.Errorf("a Unix socket's peer: %s, want none", got)
 	}
 }

@@ -108,18 +108,13 @@ func (s *Socket) Close() error { return closeFD(s.fd) }
 // the chat's listeners accept), and gives it its descriptor: s is not
 // used again. On failure s is closed.
 func (s *Socket) Conn() (net.Conn, error) {
-	f := os.NewFile(uintptr(s.fd), "tcp "+s.peer.String())
-	c, err := net.FileConn(f) // a duplicate of the descriptor
-	f.Close()
+	c, err := newConn(s)
 	if err != nil {
 		return nil, fmt.Errorf("connection from %s: %w", s.peer, err)
-	}
-	if tc, ok := c.(*net.TCPConn); ok {
-		tc.SetKeepAlive(false) // FileConn turns it on
 	}
 	return c, nil
 }
 
 // CloseWrite ends the sending side: the client reads the end after what
 // was written.
-func (s *Socket) CloseWrite() error { return syscall.Shutdown(s.fd, syscall.SHUT_WR) }
+func (s *Socket) CloseWrite() error { return shutdownWrite(s.fd) }

@@ -1,5 +1,3 @@
-//go:build unix
-
 package nbio
 
 import (
@@ -17,7 +15,7 @@ func SetSendBuffer(c net.Conn, bytes int) error {
 	}
 	var serr error
 	if err := rc.Control(func(fd uintptr) {
-		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, bytes)
+		serr = setsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, bytes)
 	}); err != nil {
 		return err
 	}
@@ -34,7 +32,7 @@ func ResetOnClose(c net.Conn) error {
 	}
 	var serr error
 	if err := rc.Control(func(fd uintptr) {
-		serr = syscall.SetsockoptLinger(int(fd), syscall.SOL_SOCKET, syscall.SO_LINGER, &syscall.Linger{Onoff: 1, Linger: 0})
+		serr = setLinger(int(fd), syscall.Linger{Onoff: 1, Linger: 0})
 	}); err != nil {
 		return err
 	}
