@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wasmgap/wasmgap/chatserver/internal/room"
 	"github.com/wasmgap/wasmgap/chatserver/internal/store"
 	"github.com/wasmgap/wasmgap/chatserver/internal/stream"
 )
@@ -253,14 +256,15 @@ func TestIdleHubAnswersOnTheCaller(t *testing.T) {
 }
 
 // TestLoginGoesAheadOfSyncs: while the syncer still holds an earlier
-// batch, a login that stores and replays nothing (its "has joined." waits
-// for the presence window) is answered, and one that resumes waits for
-// that batch (its replay may show the batch's events).
+// batch, a login that replays nothing is answered, though its own batch
+// stores its "has joined." (no presence window: every notice is told at
+// once), which the others get only after the sync; and one that resumes
+// waits for that batch (its replay may show the batch's events).
 func TestLoginGoesAheadOfSyncs(t *testing.T) {
-	ts := startServer(t, Options{PresenceWindow: time.Hour})
+	ts := startServer(t, Options{PresenceWindow: -1})
 	h := ts.srv.localHub()
-	// The first login's notice is told at once (stored); the next wait.
-	if res := h.do(t.Context(), &joinReq{conn: stream.NewConn("bob", 16)}); res.err != nil {
+	bob := stream.NewConn("bob", 16)
+	if res := h.do(t.Context(), &joinReq{conn: bob}); res.err != nil {
 		t.Fatal(res.err)
 	}
 	holding, held := make(chan struct{}), make(chan struct{})
@@ -271,6 +275,7 @@ func TestLoginGoesAheadOfSyncs(t *testing.T) {
 	}
 	<-holding
 
+	before := bob.Queued()
 	answered := make(chan result, 1)
 	go func() { answered <- h.do(context.Background(), &joinReq{conn: stream.NewConn("eve", 16)}) }()
 	select {
@@ -281,6 +286,16 @@ func TestLoginGoesAheadOfSyncs(t *testing.T) {
 	case <-time.After(waitFor):
 		close(held)
 		t.Fatal("a login that replays nothing was not answered while an earlier batch's answer waited on the syncer")
+	}
+	recs, _, err := h.store.ReadLog("bob", 0, math.MaxUint64, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := slices.IndexFunc(recs, func(r *store.Record) bool { return r.Text == room.JoinedText("eve") }); i < 0 {
+		t.Fatalf("eve's login stored no %q: it did not test a login whose batch stores", room.JoinedText("eve"))
+	}
+	if bob.Queued() != before {
+		t.Fatal("bob was told of eve's login before it was synced")
 	}
 
 	resumed := &joinReq{conn: stream.NewConn("ann", 16), hasResume: true}

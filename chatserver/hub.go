@@ -300,14 +300,16 @@ func (h *hub) process(batch []request) {
 	if len(h.after) > 0 {
 		cm.after = append([]func(){}, h.after...)
 	}
-	ahead := err == nil && len(cm.deliveries) == 0
+	// An answer that shows nothing stored goes before any sync (goesAhead).
+	ahead, waiting := err == nil && h.syncer.Synced(h.store.IDsEnd()), false
 	for i, r := range batch {
-		cm.replies[i] = r.replyTo()
-		ahead = ahead && goesAhead(r, cm.results[i])
+		if ahead && goesAhead(r, cm.results[i]) {
+			r.replyTo().answer(cm.results[i])
+			continue
+		}
+		cm.replies[i], waiting = r.replyTo(), true
 	}
-	if ahead && h.syncer.Synced(end) {
-		h.committed(cm, nil) // stored nothing, shows nothing stored: waits for no earlier sync
-	} else {
+	if waiting || len(cm.deliveries) > 0 || len(cm.after) > 0 || !h.syncer.Synced(end) {
 		h.syncer.After(end, func(failed error) { h.committed(cm, failed) })
 	}
 	clear(h.pending)
@@ -387,7 +389,9 @@ func (h *hub) committed(cm *commit, failed error) {
 		f()
 	}
 	for i, r := range cm.replies {
-		r.answer(cm.results[i])
+		if r != nil { // nil: answered ahead
+			r.answer(cm.results[i])
+		}
 	}
 }
 

@@ -41,9 +41,9 @@ func (r *reply) answer(res result) {
 	}
 }
 
-// goesAhead reports whether r, in a batch that stored nothing, may be
-// answered before the batches waiting for their sync: a leave shows nothing
-// they stored, nor does a login that replays nothing (no resume, no mail).
+// goesAhead reports whether r's answer shows nothing stored, and goes before
+// any sync once the ids it shows are safe: a leave's, or a login's that
+// replays nothing (no resume, no mail; its "has joined." is the others').
 func goesAhead(r request, res result) bool {
 	switch r.(type) {
 	case *leaveReq:

@@ -152,6 +152,11 @@ func (s *Store) Write(fn func(tx *Tx) error) (int64, error) {
 	return s.wal.size.Load(), nil
 }
 
+// IDsEnd is where the log's record that reserved the ids handed out ends
+// (0: chat.db holds them): once the log is synced up to it, they are safe
+// to show (ReserveIDs).
+func (s *Store) IDsEnd() int64 { return s.idsEnd }
+
 // SyncTo syncs the log if its synced part ends before end.
 func (s *Store) SyncTo(end int64) error { return s.wal.syncTo(end) }
 
