@@ -13,8 +13,8 @@ import (
 // monitor thread (sysmon) whenever the process was idle before: a server
 // that answers each request and goes idle again paid that wake-up, and
 // sysmon's 20 µs naps after it, on every request (about a tenth of a
-// send's CPU under `ab -c 10`; BENCHMARKS.md). A call that may wait (a
-// file's write, fdatasync, epoll_wait) keeps Go's wrapper.
+// send's CPU under `ab -c 10`; BENCHMARKS.md). A call that may wait
+// (fdatasync, epoll_wait) keeps Go's wrapper.
 
 // read reads from fd, which must be non-blocking.
 func read(fd int, p []byte) (int, error) { return rawIO(syscall.SYS_READ, fd, p) }

@@ -4,6 +4,12 @@ package store
 
 import "os"
 
+// writeAt writes p to f at off.
+func writeAt(f *os.File, p []byte, off int64) error {
+	_, err := f.WriteAt(p, off)
+	return err
+}
+
 // fdatasync flushes f to the disk.
 func fdatasync(f *os.File) error { return f.Sync() }
 

@@ -381,7 +381,7 @@ func (w *wal) write(rec []byte) error {
 	if end := size + int64(len(rec)); end > w.filled && !w.noSync {
 		w.fill(end)
 	}
-	if _, err := w.f.WriteAt(rec, size); err != nil {
+	if err := writeAt(w.f, rec, size); err != nil {
 		// A part of the record may be in the file: cut it off, so that no
 		// bytes of it lie past a shorter record written there next.
 		w.f.Truncate(size)
