@@ -8,7 +8,8 @@
 // go away, or (Readable) when an idle WebSocket's client sends: a stream's
 // connection needs no goroutine parked in its read. An Acceptor accepts connections as bare Sockets, outside Go's
 // netpoller, for requests answered with one read, one write and a close;
-// Socket.Conn makes one a net.Conn when it must wait.
+// Socket.Conn makes one a net.Conn when it must wait: it waits in Go's
+// netpoller and reads and writes with raw system calls too.
 //
 // Go keeps every socket non-blocking; these calls go through the
 // connection's syscall.RawConn. On systems other than Linux they return
