@@ -19,15 +19,7 @@ import (
 // netpoller between connections and returns net.ErrClosed once the
 // Acceptor is closed.
 func TestAcceptor(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	a, err := NewAcceptor(ln)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln, a := newTestAcceptor(t)
 	sockets := make(chan *Socket)
 	ended := make(chan error, 1)
 	go func() { ended <- a.AcceptEach(func(s *Socket) { sockets <- s }) }()
@@ -102,6 +94,22 @@ func TestAcceptor(t *testing.T) {
 	}
 }
 
+// newTestAcceptor listens on loopback, and accepts from there; the
+// listener closes with the test, the Acceptor is the caller's.
+func newTestAcceptor(t *testing.T) (net.Listener, *Acceptor) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	a, err := NewAcceptor(ln)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln, a
+}
+
 // TestSocketConn: a Socket made a net.Conn behaves as net's TCP
 // connections do: its addresses, TCP_NODELAY on and keep-alive off, reads
 // and writes that wait (a write larger than the socket's buffers ends
@@ -109,15 +117,7 @@ func TestAcceptor(t *testing.T) {
 // Close ends with net.ErrClosed, CloseWrite, and io.EOF once the client
 // has closed.
 func TestSocketConn(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	a, err := NewAcceptor(ln)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln, a := newTestAcceptor(t)
 	defer a.Close()
 	conns := make(chan net.Conn, 1)
 	go a.AcceptEach(func(s *Socket) {
