@@ -92,12 +92,12 @@ func RunAgent(ctx context.Context, cfg AgentConfig) error {
 	}
 	c, err := connect(ctx, cfg.URL, cfg.Auth, "wasmgap agent "+cfg.Name)
 	if err != nil {
-		return err
+		return unlessEnded(ctx, err)
 	}
 	defer c.close()
 	a := &agent{cfg: cfg, c: c, machine: m, log: log}
 	if err := a.register(ctx); err != nil {
-		return err
+		return unlessEnded(ctx, err)
 	}
 	own, kind := &queue{name: ownConsumer(cfg.Name)}, &queue{name: kindConsumer(m.Kind)}
 	if cfg.Auth == (Auth{}) {
@@ -124,6 +124,16 @@ func RunAgent(ctx context.Context, cfg AgentConfig) error {
 	}
 	_ = c.agents.Delete(context.Background(), cfg.Name)
 	return nil
+}
+
+// unlessEnded is err, or nil once ctx has ended: an agent stopped while it
+// starts has ended as asked (its registration's answer may come after the
+// bucket took it).
+func unlessEnded(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
 }
 
 // register puts the agent's description in the bucket.

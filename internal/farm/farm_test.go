@@ -603,6 +603,17 @@ func TestAgentOffersInstalledEngines(t *testing.T) {
 	}
 }
 
+// TestAgentStoppedAsItStarts: an agent whose context ends before it has
+// registered has ended as asked: RunAgent returns no error.
+func TestAgentStoppedAsItStarts(t *testing.T) {
+	url, seeds := startNATS(t, "a")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := RunAgent(ctx, AgentConfig{URL: url, Auth: Auth{NkeyFile: seeds["a"]}, Name: "a", Engines: []string{engine.Native}}); err != nil {
+		t.Fatalf("RunAgent stopped before it registered: %v, want nil", err)
+	}
+}
+
 // TestAckDeadlineIsThePlans: the agents of one kind share their kind's consumer; its ack
 // deadline is the one the plan gives, whichever agents start before or after it.
 func TestAckDeadlineIsThePlans(t *testing.T) {
